@@ -1,0 +1,59 @@
+import { Elysia } from "elysia";
+import { docsUrl, type Herald } from "./herald.ts";
+import { fieldErrorsFromSchemaIssues } from "./http/validation.ts";
+import { readJsonBody } from "./http/body-limit.ts";
+import { heraldPlugin, JSON_PARSER, requestIdOf, setRequestId } from "./http/plugin.ts";
+import { ProblemError, problemResponse } from "./http/problem.ts";
+import { RateLimiter } from "./http/rate-limit.ts";
+import { requestIdFor } from "./http/request-id.ts";
+import type { Scheduler } from "./jobs/scheduler.ts";
+import { accountRoutes } from "./modules/account/routes.ts";
+import { auditRoutes } from "./modules/audit/routes.ts";
+import { invitationRoutes } from "./modules/invitations/routes.ts";
+import { systemRoutes } from "./modules/system/routes.ts";
+import { workspaceRoutes } from "./modules/workspaces/routes.ts";
+
+/** Maps any error raised while handling a request to the problem it becomes. */
+function toProblem(code: string | number, error: unknown): ProblemError | null {
+  if (error instanceof ProblemError) return error;
+  const cause = (error as { cause?: unknown })?.cause;
+  if (cause instanceof ProblemError) return cause;
+  if (code === "VALIDATION") {
+    const validation = error as { type?: string; all?: Parameters<typeof fieldErrorsFromSchemaIssues>[0] };
+    const location = validation.type ?? "body";
+    const errors = fieldErrorsFromSchemaIssues(validation.all ?? [], location);
+    const where = location === "body" ? "The request body" : location === "query" ? "The query string" : location === "params" ? "The path" : "The request headers";
+    return new ProblemError("public_invalid_request", `${where} does not match the contract: ${errors.map((e) => `${e.pointer || "(root)"} ${e.detail}`).join("; ")}.`, { errors });
+  }
+  if (code === "PARSE") {
+    return new ProblemError("public_invalid_request", "The request body is not valid JSON.", { errors: [{ pointer: "", code: "custom", detail: "is not valid JSON" }] });
+  }
+  if (code === "NOT_FOUND") return new ProblemError("public_not_found", "No such route.");
+  return null;
+}
+
+/** Builds the whole HTTP application (routes under /v1, /health, docs) around one Herald value. */
+export function buildApp(h: Herald, options: { scheduler?: () => Scheduler | null } = {}) {
+  const rails = heraldPlugin(h, new RateLimiter(h.config.rateLimitPerMinute));
+  const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ normalize: false })
+    .onRequest(({ request, set }) => {
+      const id = requestIdFor(request.headers.get("service-request-id"));
+      setRequestId(request, id);
+      set.headers["service-request-id"] = id;
+    })
+    .onError({ as: "global" }, ({ code, error, request }) => {
+      const requestId = requestIdOf(request);
+      const problem = toProblem(code, error);
+      if (problem) return problemResponse(problem, requestId, docsUrl(h));
+      h.logger.error("unhandled error", { request_id: requestId, method: request.method, path: new URL(request.url).pathname, error: error instanceof Error ? error.stack ?? error.message : String(error) });
+      return problemResponse(new ProblemError("public_internal_error", "Something went wrong on our side. Quote the request id when reporting it."), requestId, docsUrl(h));
+    })
+    .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
+    .use(systemRoutes(h, options.scheduler ?? (() => null), () => app))
+    .group("/v1", (v1) => v1
+      .use(accountRoutes(h, rails))
+      .use(workspaceRoutes(h, rails))
+      .use(invitationRoutes(h, rails))
+      .use(auditRoutes(h, rails)));
+  return app;
+}

@@ -1,0 +1,109 @@
+import { parseArgs } from "node:util";
+import { loadConfig } from "../config.ts";
+import { inTransaction } from "../db/transaction.ts";
+import { ALL_SCOPES, isScope, type Scope } from "../http/scopes.ts";
+import { findAccount } from "../modules/account/repo.ts";
+import { bootstrapAccount } from "../modules/account/bootstrap.ts";
+import { recordAudit } from "../modules/audit/repo.ts";
+import { createApiKey, UnknownWorkspacesError } from "../modules/keys/service.ts";
+import { openHerald } from "../server.ts";
+import { createLogger } from "../lib/logger.ts";
+
+/** A command-line mistake: printed as one line, exit code 2. */
+export class UsageError extends Error {}
+
+export const ADMIN_HELP = `Usage: herald admin <command> [options]
+
+Commands:
+  bootstrap    Create an account, its owner, a first workspace and a live API key with every scope.
+               --email E            owner's e-mail address (required)
+               --workspace-name W   name of the first workspace, 1-200 characters (required)
+               --password P         owner's password for the web pages (optional)
+               --json               print {"account_id","workspace_id","api_key"} only
+
+  create-key   Create another API key for an account.
+               --account A          account id, acc_... (required)
+               --name N             a name for the key (required)
+               --env live|test      environment (default live; only live keys publish)
+               --scopes all|s1,s2   scopes (default all): ${ALL_SCOPES.join(", ")}
+               --workspaces all|ws_a,ws_b   workspaces the key may use (default all)
+               --expires-at T       ISO 8601 expiry with a UTC offset (optional)
+               --json               print {"credential_id","api_key"} only
+
+Both work on HERALD_DATA_DIR (default ./storage), also while the server is running there.
+The API key is shown once; Herald keeps only its hash.`;
+
+function parse(args: string[], options: Record<string, { type: "string" | "boolean" }>) {
+  try {
+    return parseArgs({ args, options: { ...options, json: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const value = values[name];
+  if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required (see herald admin --help)`);
+  return value;
+}
+
+/** Runs `herald admin …`; returns the text to print on stdout. */
+export async function runAdmin(args: string[]): Promise<string> {
+  const [command, ...rest] = args;
+  if (!command || command === "--help" || command === "-h" || command === "help") return ADMIN_HELP;
+  if (command === "bootstrap") {
+    const v = parse(rest, { email: { type: "string" }, "workspace-name": { type: "string" }, password: { type: "string" } });
+    if (v.help) return ADMIN_HELP;
+    const email = required(v, "email");
+    const workspaceName = required(v, "workspace-name");
+    const h = openHerald(loadConfig(), { logger: createLogger({ silent: true }), mail: null });
+    try {
+      const out = await bootstrapAccount(h, { email, workspaceName, password: typeof v.password === "string" ? v.password : undefined });
+      const json = { account_id: out.account_id, workspace_id: out.workspace_id, api_key: out.api_key };
+      return v.json ? JSON.stringify(json) : `Created account ${out.account_id} with workspace ${out.workspace_id}.\nAPI key (shown once, store it now):\n  ${out.api_key}\nTry it: curl -H "Authorization: Bearer ${out.api_key}" ${h.config.baseUrl}/v1/account`;
+    } finally {
+      h.db.$client.close();
+    }
+  }
+  if (command === "create-key") {
+    const v = parse(rest, { account: { type: "string" }, name: { type: "string" }, env: { type: "string" }, scopes: { type: "string" }, workspaces: { type: "string" }, "expires-at": { type: "string" } });
+    if (v.help) return ADMIN_HELP;
+    const accountId = required(v, "account");
+    const name = required(v, "name");
+    if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
+    const environment = (v.env ?? "live") as string;
+    if (environment !== "live" && environment !== "test") throw new UsageError("--env must be live or test");
+    const scopesArg = (v.scopes ?? "all") as string;
+    const scopes = scopesArg === "all" ? [...ALL_SCOPES] : scopesArg.split(",").map((s) => s.trim());
+    const unknown = scopes.filter((s) => !isScope(s));
+    if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(", ")}`);
+    const workspacesArg = (v.workspaces ?? "all") as string;
+    const workspaceIds = workspacesArg === "all" ? [] : workspacesArg.split(",").map((s) => s.trim()).filter(Boolean);
+    let expiresAt: number | null = null;
+    if (typeof v["expires-at"] === "string") {
+      if (!/(Z|[+-]\d\d:\d\d)$/.test(v["expires-at"]) || Number.isNaN(Date.parse(v["expires-at"]))) throw new UsageError("--expires-at must be an ISO 8601 time with a UTC offset, e.g. 2027-01-01T00:00:00Z");
+      expiresAt = Date.parse(v["expires-at"]);
+    }
+    const h = openHerald(loadConfig(), { logger: createLogger({ silent: true }), mail: null });
+    try {
+      const now = h.clock.now();
+      const out = inTransaction(h.db, (tx) => {
+        if (!findAccount(tx, accountId)) throw new UsageError(`no account ${accountId}`);
+        const key = createApiKey(tx, {
+          accountId, name, environment, scopes: scopes as Scope[],
+          workspaceAccessMode: workspacesArg === "all" ? "all" : "selected", workspaceIds, expiresAt,
+        }, now);
+        recordAudit(tx, { accountId, credentialId: null, requestId: null }, { action: "api_key.created", targetType: "api_key", targetId: key.credentialId }, now);
+        return key;
+      });
+      const json = { credential_id: out.credentialId, api_key: out.apiKey };
+      return v.json ? JSON.stringify(json) : `Created API key ${out.credentialId} (shown once, store it now):\n  ${out.apiKey}`;
+    } catch (error) {
+      if (error instanceof UnknownWorkspacesError) throw new UsageError((error as Error).message);
+      throw error;
+    } finally {
+      h.db.$client.close();
+    }
+  }
+  throw new UsageError(`unknown admin command "${command}" (see herald admin --help)`);
+}

@@ -1,0 +1,114 @@
+import { resolve } from "node:path";
+
+/** Everything Herald can be configured with; read once from HERALD_* variables by `loadConfig`. */
+export interface Config {
+  host: string;
+  port: number;
+  /** Public origin without a trailing slash; the API base is `<baseUrl>/v1`. */
+  baseUrl: string;
+  dataDir: string;
+  storage: "local" | "s3";
+  s3: { endpoint: string | null; bucket: string | null; accessKey: string | null; secretKey: string | null; region: string };
+  /** Master key for secrets at rest and signed values; null means "use or create <dataDir>/secret.key". */
+  secretKey: string | null;
+  smtpUrl: string | null;
+  mailFrom: string;
+  feedbackTo: string | null;
+  slackBotToken: string | null;
+  billingMode: "disabled" | "processor_test" | "processor_live";
+  signup: "open" | "closed";
+  /** Requests per minute per credential before 429. */
+  rateLimitPerMinute: number;
+  /** Test-only: admit http:// loopback origins for webhooks and providers. */
+  devAllowPrivateNetwork: boolean;
+}
+
+/** A bad HERALD_* value; the message is one line naming the variable. */
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string, fallback: string): string;
+function text(env: Env, name: string, fallback: null): string | null;
+function text(env: Env, name: string, fallback: string | null): string | null {
+  const value = env[name];
+  return value === undefined || value === "" ? fallback : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name, null);
+  if (raw === null) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(env, name, fallback);
+  if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+  return raw as T;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = text(env, name, null);
+  if (raw === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${redact(raw)}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(" or ")}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+/** Hides credentials embedded in a URL before it reaches a message. */
+function redact(raw: string): string {
+  return raw.replace(/\/\/[^@/]*@/, "//***@");
+}
+
+/** Reads and validates the HERALD_* variables; the only place that looks at the environment. */
+export function loadConfig(env: Env = process.env): Config {
+  const host = text(env, "HERALD_HOST", "127.0.0.1");
+  const port = integer(env, "HERALD_PORT", 8080, 0, 65535);
+  const baseUrlRaw = url(env, "HERALD_BASE_URL", ["http:", "https:"]);
+  const baseUrl = (baseUrlRaw ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, "");
+  const storage = oneOf(env, "HERALD_STORAGE", ["local", "s3"] as const, "local");
+  const s3 = {
+    endpoint: url(env, "HERALD_S3_ENDPOINT", ["http:", "https:"]),
+    bucket: text(env, "HERALD_S3_BUCKET", null),
+    accessKey: text(env, "HERALD_S3_ACCESS_KEY", null),
+    secretKey: text(env, "HERALD_S3_SECRET_KEY", null),
+    region: text(env, "HERALD_S3_REGION", "us-east-1"),
+  };
+  if (storage === "s3") {
+    for (const [name, value] of [["HERALD_S3_ENDPOINT", s3.endpoint], ["HERALD_S3_BUCKET", s3.bucket], ["HERALD_S3_ACCESS_KEY", s3.accessKey], ["HERALD_S3_SECRET_KEY", s3.secretKey]] as const) {
+      if (!value) throw new ConfigError(`${name} is required when HERALD_STORAGE=s3`);
+    }
+  }
+  const secretKey = text(env, "HERALD_SECRET_KEY", null);
+  if (secretKey !== null && secretKey.length < 32) throw new ConfigError("HERALD_SECRET_KEY must be at least 32 characters");
+  const allowPrivate = text(env, "HERALD_DEV_ALLOW_PRIVATE_NETWORK", "0");
+  if (allowPrivate !== "0" && allowPrivate !== "1") throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got "${allowPrivate}"`);
+  const mailFrom = text(env, "HERALD_MAIL_FROM", "Herald <herald@localhost>");
+  return {
+    host,
+    port,
+    baseUrl,
+    dataDir: resolve(text(env, "HERALD_DATA_DIR", "./storage")),
+    storage,
+    s3,
+    secretKey,
+    smtpUrl: url(env, "HERALD_SMTP_URL", ["smtp:", "smtps:"]),
+    mailFrom,
+    feedbackTo: text(env, "HERALD_FEEDBACK_TO", null),
+    slackBotToken: text(env, "HERALD_SLACK_BOT_TOKEN", null),
+    billingMode: oneOf(env, "HERALD_BILLING_MODE", ["disabled", "processor_test", "processor_live"] as const, "disabled"),
+    signup: oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
+    rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
+    devAllowPrivateNetwork: allowPrivate === "1",
+  };
+}

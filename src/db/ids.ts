@@ -1,0 +1,14 @@
+import { monotonicFactory } from "ulid";
+
+const nextUlid = monotonicFactory();
+
+/** Prefixes of the contract, plus Herald's own internal ones. */
+export type IdPrefix = "acc" | "usr" | "ws" | "key" | "dest" | "send" | "ast" | "upl" | "rcpt" | "att" | "wh" | "evt" | "req" | "aud" | "mail" | "qw" | "dlv" | "conn";
+
+/**
+ * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so
+ * sorting by id sorts by creation and cursors page stably.
+ */
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${nextUlid().toLowerCase()}`;
+}

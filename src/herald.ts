@@ -1,0 +1,26 @@
+import type { Config } from "./config.ts";
+import type { Db } from "./db/open.ts";
+import type { Clock } from "./lib/clock.ts";
+import type { SecretBox } from "./lib/crypto.ts";
+import type { Logger } from "./lib/logger.ts";
+import type { MailTransport } from "./modules/mail/transport.ts";
+
+/** The one value every part of the server receives (PocketBase's `App`): no globals elsewhere. */
+export interface Herald {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  secrets: SecretBox;
+  /** Null when HERALD_SMTP_URL is unset: mail then waits in the outbox. */
+  mail: MailTransport | null;
+  version: string;
+}
+
+/** Where the human-readable docs live; problem `type` URLs point here. */
+export function docsUrl(h: Herald): string {
+  return `${h.config.baseUrl}/v1/docs`;
+}
+
+/** Herald's version, shown in /health, the OpenAPI document and User-Agent headers. */
+export const HERALD_VERSION = "0.1.0";

@@ -1,0 +1,74 @@
+import { sha256Hex } from "../lib/crypto.ts";
+import type { Herald } from "../herald.ts";
+import { findApiKeyBySecretHash, touchApiKey } from "../modules/keys/repo.ts";
+import { ProblemError } from "./problem.ts";
+import type { RouteScope, Scope } from "./scopes.ts";
+
+/** Who is calling: the credential behind the bearer key. */
+export interface AuthContext {
+  credentialId: string;
+  accountId: string;
+  prefix: string;
+  name: string;
+  environment: "live" | "test";
+  scopes: Scope[];
+  workspaceAccessMode: "all" | "selected";
+  /** Selected workspaces; empty when the mode is `all`. */
+  workspaceIds: string[];
+  expiresAt: number | null;
+}
+
+function unauthenticated(detail: string): ProblemError {
+  return new ProblemError("public_authentication_required", detail, {
+    headers: { "www-authenticate": 'Bearer realm="herald", error="invalid_token"' },
+  });
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Checks the bearer key of a request and the scope the route needs. Missing, unknown, revoked or
+ * expired keys are 401 (with a Bearer challenge); a key without the scope is 403.
+ */
+export function authenticate(h: Herald, authorization: string | null, required: RouteScope): AuthContext {
+  if (!authorization) {
+    throw new ProblemError("public_authentication_required", "Send an API key as `Authorization: Bearer <key>`.", {
+      headers: { "www-authenticate": 'Bearer realm="herald"' },
+    });
+  }
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+  if (!match) throw unauthenticated("The Authorization header must be `Bearer <key>`.");
+  const row = findApiKeyBySecretHash(h.db, sha256Hex(match[1]!));
+  const now = h.clock.now();
+  if (!row) throw unauthenticated("The API key is not valid.");
+  if (row.revokedAt !== null) throw unauthenticated("The API key has been revoked.");
+  if (row.expiresAt !== null && row.expiresAt <= now) throw unauthenticated("The API key has expired.");
+  if (required !== "authenticated" && !row.scopes.includes(required)) {
+    throw new ProblemError("public_scope_missing", `This operation needs the \`${required}\` scope, which the API key does not have.`);
+  }
+  // Recording every use would put a write on every request; minute resolution is enough.
+  if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) touchApiKey(h.db, row.id, now);
+  return {
+    credentialId: row.id,
+    accountId: row.accountId,
+    prefix: row.prefix,
+    name: row.name,
+    environment: row.environment,
+    scopes: row.scopes as Scope[],
+    workspaceAccessMode: row.workspaceAccessMode,
+    workspaceIds: row.workspaceIds,
+    expiresAt: row.expiresAt,
+  };
+}
+
+/** Whether the credential may use a workspace of its account (ownership is checked by the caller's query). */
+export function canUseWorkspace(auth: AuthContext, workspaceId: string): boolean {
+  return auth.workspaceAccessMode === "all" || auth.workspaceIds.includes(workspaceId);
+}
+
+/** 403 unless the credential is live: publishing needs one. */
+export function requireLiveCredential(auth: AuthContext): void {
+  if (auth.environment !== "live") {
+    throw new ProblemError("public_live_credential_required", "Publishing and scheduling need a live API key; this one is a test key.");
+  }
+}

@@ -1,0 +1,108 @@
+import { t, type TSchema } from "elysia";
+import type { RouteScope } from "./scopes.ts";
+
+/** The problem+json body, as documented in OpenAPI. */
+export const ProblemSchema = t.Object(
+  {
+    type: t.String(),
+    title: t.String(),
+    status: t.Integer(),
+    detail: t.String(),
+    instance: t.String(),
+    code: t.String(),
+    category: t.Optional(t.String()),
+    request_id: t.String(),
+    retryable: t.Boolean(),
+    retry: t.Optional(t.Object({ safety: t.String(), after: t.Union([t.Integer(), t.Null()]) })),
+    user_action: t.Optional(t.String()),
+    errors: t.Array(t.Object({ pointer: t.String(), code: t.String(), detail: t.String(), parameter: t.Optional(t.String()) })),
+  },
+  { $id: "#/components/schemas/Problem", title: "Problem" },
+);
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "Invalid request (public_invalid_request)",
+  401: "Missing or invalid API key (public_authentication_required)",
+  402: "Subscription or usage limit",
+  403: "The API key lacks the scope (public_scope_missing) or is not live",
+  404: "Not found, or a workspace the key cannot use (public_not_found)",
+  409: "Conflict with current state or an earlier request",
+  412: "If-Match does not match the current ETag (public_precondition_failed)",
+  413: "Body above 1 MiB (public_payload_too_large)",
+  422: "Valid request that cannot be published (public_unpublishable)",
+  428: "If-Match required (public_precondition_required)",
+  429: "Rate limit exceeded (public_rate_limited); see Retry-After",
+  500: "Internal error (public_internal_error)",
+};
+
+const problemContent = { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } };
+
+/** What a route declares about itself: its scope and the documentation OpenAPI shows. */
+export interface OperationSpec {
+  scope: RouteScope | null;
+  summary: string;
+  tag: string;
+  /** Error statuses beyond the ones every authenticated route has (400, 401, 403, 413, 429, 500). */
+  errors?: number[];
+  idempotency?: "required" | "optional";
+  ifMatch?: "required" | "optional";
+  description?: string;
+}
+
+/**
+ * Route options for a Herald operation: the `scope` macro plus an OpenAPI `detail` carrying the
+ * scope (`x-required-scope`) and what `documentOperation` turns into problem responses and headers.
+ */
+export function operation(spec: OperationSpec & { scope: RouteScope }): { scope: RouteScope; detail: Record<string, unknown> };
+export function operation(spec: OperationSpec & { scope: null }): { detail: Record<string, unknown> };
+export function operation(spec: OperationSpec): { scope?: RouteScope; detail: Record<string, unknown> } {
+  const detail: Record<string, unknown> = {
+    summary: spec.summary,
+    tags: [spec.tag],
+    "x-required-scope": spec.scope ?? "none",
+    "x-error-statuses": errorStatuses(spec),
+    "x-idempotency": spec.idempotency ?? "none",
+    "x-if-match": spec.ifMatch ?? "none",
+    security: spec.scope === null ? [] : [{ bearer: [] }],
+  };
+  if (spec.description) detail.description = spec.description;
+  return spec.scope === null ? { detail } : { scope: spec.scope, detail };
+}
+
+function errorStatuses(spec: OperationSpec): number[] {
+  const statuses = new Set<number>([400, 413, 500, ...(spec.errors ?? [])]);
+  if (spec.scope !== null) for (const s of [401, 403, 429]) statuses.add(s);
+  if (spec.ifMatch === "required") statuses.add(428);
+  if (spec.ifMatch) statuses.add(412);
+  if (spec.idempotency) statuses.add(409);
+  return [...statuses].sort();
+}
+
+/**
+ * Completes one generated OpenAPI operation: a problem+json response for every error status it
+ * declares and its Service-Request-Id, Idempotency-Key and If-Match headers. (Elysia replaces
+ * `detail.responses` and `detail.parameters` with what it derives from the schemas, so these are
+ * added afterwards.)
+ */
+export function documentOperation(op: Record<string, any>): void {
+  const responses = (op.responses ??= {});
+  for (const status of (op["x-error-statuses"] as number[] | undefined) ?? []) {
+    responses[String(status)] ??= { description: STATUS_TEXT[status] ?? "Error", content: problemContent };
+  }
+  const parameters = (op.parameters ??= []);
+  parameters.push({ name: "Service-Request-Id", in: "header", required: false, schema: { type: "string", maxLength: 128 }, description: "Echoed when valid; generated otherwise." });
+  if (op["x-idempotency"] !== "none" && op["x-idempotency"] !== undefined) {
+    parameters.push({ name: "Idempotency-Key", in: "header", required: op["x-idempotency"] === "required", schema: { type: "string", minLength: 1, maxLength: 200 } });
+  }
+  if (op["x-if-match"] !== "none" && op["x-if-match"] !== undefined) {
+    parameters.push({ name: "If-Match", in: "header", required: op["x-if-match"] === "required", schema: { type: "string" }, description: "The resource's current ETag." });
+  }
+  for (const key of ["x-error-statuses", "x-idempotency", "x-if-match"]) delete op[key];
+}
+/** A `{data, has_more, next_cursor}` listing schema of `item`. */
+export function listingSchema(item: TSchema) {
+  return t.Object({ data: t.Array(item), has_more: t.Boolean(), next_cursor: t.Union([t.String(), t.Null()]) });
+}
+
+/** A date-time string in responses. */
+export const Timestamp = t.String({ format: "date-time" });

@@ -1,0 +1,46 @@
+import { Elysia } from "elysia";
+import type { Herald } from "../herald.ts";
+import { authenticate, type AuthContext } from "./auth.ts";
+import { readJsonBody } from "./body-limit.ts";
+import { RateLimiter } from "./rate-limit.ts";
+import type { RouteScope } from "./scopes.ts";
+
+// Per-request values set in early hooks and read by later ones (the Request object is the key).
+const requestIds = new WeakMap<Request, string>();
+const auths = new WeakMap<Request, AuthContext>();
+
+/** The request id assigned to a request in onRequest. */
+export function requestIdOf(request: Request): string {
+  return requestIds.get(request) ?? "req_unknown";
+}
+
+/** Records the request id of a request (done once, in onRequest). */
+export function setRequestId(request: Request, id: string): void {
+  requestIds.set(request, id);
+}
+
+/** Name of the JSON parser that enforces the 1 MiB limit; every route with a body uses it. */
+export const JSON_PARSER = "heraldJson";
+
+/**
+ * The plugin every route module `use`s: the `scope` macro (authenticate, check scope, rate limit,
+ * before body validation so an anonymous caller gets 401, not 400) and the size-limited JSON
+ * parser. The parser is registered again on the root app, where the compiled routes look it up
+ * (a deduplicated plugin's parsers do not reach them); here it gives routes its type.
+ */
+export function heraldPlugin(h: Herald, limiter: RateLimiter) {
+  return new Elysia({ name: "herald:rails" })
+    .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
+    .macro({
+      scope: (required: RouteScope) => ({
+        transform({ request }) {
+          const auth = authenticate(h, request.headers.get("authorization"), required);
+          limiter.hit(auth.credentialId, h.clock.now());
+          auths.set(request, auth);
+        },
+        resolve({ request }) {
+          return { auth: auths.get(request)!, requestId: requestIdOf(request) };
+        },
+      }),
+    });
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bun
+import { ADMIN_HELP, runAdmin, UsageError } from "./cli/admin.ts";
+import { ConfigError, loadConfig, type Config } from "./config.ts";
+import { HERALD_VERSION } from "./herald.ts";
+import { hasAnyAccount } from "./modules/account/repo.ts";
+import { BootstrapError } from "./modules/account/bootstrap.ts";
+import { openHerald, startServer } from "./server.ts";
+
+const HELP = `Herald ${HERALD_VERSION}: self-hosted social publishing.
+
+Usage: herald <command> [options]
+
+Commands:
+  serve          Start the API server and its schedules (HERALD_HOST:HERALD_PORT, default 127.0.0.1:8080).
+  admin          Operator commands: bootstrap, create-key (herald admin --help).
+  version        Print the version.
+  help           Show this help.
+
+Configuration comes from HERALD_* environment variables; see README.md.`;
+
+const SERVE_HELP = `Usage: herald serve
+
+Starts the HTTP API (<HERALD_BASE_URL>/v1), the docs (/v1/docs) and the schedules.
+Data lives in HERALD_DATA_DIR (default ./storage): herald.db (SQLite) and blobs/.
+Stop it with Ctrl-C (SIGINT) or SIGTERM; in-flight requests finish first.`;
+
+/** How the user runs this program, so printed hints can be pasted as they are. */
+function selfCommand(): string {
+  return Bun.main.startsWith("/$bunfs/") ? process.execPath : "npm run herald --";
+}
+
+function firstStartHint(config: Config): string {
+  const dataDirEnv = process.env.HERALD_DATA_DIR ? `HERALD_DATA_DIR=${JSON.stringify(config.dataDir)} ` : "";
+  return [
+    "No account exists yet. Create the first account and its API key with:",
+    "",
+    `  ${dataDirEnv}${selfCommand()} admin bootstrap --email you@example.com --workspace-name "My workspace" --json`,
+    "",
+    "It prints the API key once; then try:",
+    `  curl -H "Authorization: Bearer <api_key>" ${config.baseUrl}/v1/account`,
+  ].join("\n");
+}
+
+async function serve(args: string[]): Promise<void> {
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(SERVE_HELP);
+    return;
+  }
+  if (args.length > 0) throw new UsageError(`serve takes no arguments (got ${args.join(" ")}); configure it with HERALD_* variables`);
+  const config = loadConfig();
+  const herald = openHerald(config);
+  const server = startServer(herald);
+  console.log(`Herald ${HERALD_VERSION} listening on ${config.baseUrl} (API ${config.baseUrl}/v1, docs ${config.baseUrl}/v1/docs, data ${config.dataDir})`);
+  if (!config.smtpUrl) console.log("HERALD_SMTP_URL is not set: invitation e-mails wait in the outbox until it is.");
+  if (!hasAnyAccount(herald.db)) console.log("\n" + firstStartHint(config) + "\n");
+  const shutdown = async () => {
+    await server.stop();
+    process.exit(0);
+  };
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "serve":
+        await serve(rest);
+        return -1;
+      case "admin":
+        console.log(await runAdmin(rest));
+        return 0;
+      case "version":
+      case "--version":
+        console.log(HERALD_VERSION);
+        return 0;
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        console.log(rest[0] === "admin" ? ADMIN_HELP : rest[0] === "serve" ? SERVE_HELP : HELP);
+        return 0;
+      default:
+        console.error(`herald: unknown command "${command}"\n\n${HELP}`);
+        return 2;
+    }
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof UsageError || error instanceof BootstrapError) {
+      console.error(`herald: ${error.message}`);
+      return error instanceof UsageError ? 2 : 1;
+    }
+    throw error;
+  }
+}
+
+const code = await main(process.argv.slice(2));
+if (code >= 0) process.exit(code);

@@ -1,0 +1,47 @@
+import { and, desc, eq, inArray, isNull, lt, or, type SQL } from "drizzle-orm";
+import { newId } from "../../db/ids.ts";
+import type { Db } from "../../db/open.ts";
+import { auditRecords } from "../../db/schema.ts";
+
+/** A stored audit record. */
+export type AuditRow = typeof auditRecords.$inferSelect;
+
+/** Who did a write, as the audit log records it. */
+export interface AuditActor {
+  accountId: string;
+  credentialId: string | null;
+  requestId: string | null;
+}
+
+/** Appends an audit record; call inside the transaction of the write it describes. */
+export function recordAudit(
+  db: Db,
+  actor: AuditActor,
+  entry: { action: string; workspaceId?: string | null; targetType: string; targetId: string },
+  at: number,
+): void {
+  db.insert(auditRecords).values({
+    id: newId("aud"),
+    accountId: actor.accountId,
+    credentialId: actor.credentialId,
+    requestId: actor.requestId,
+    action: entry.action,
+    workspaceId: entry.workspaceId ?? null,
+    targetType: entry.targetType,
+    targetId: entry.targetId,
+    createdAt: at,
+  }).run();
+}
+
+/**
+ * One page (plus one row) of an account's audit records, newest first. `visibleWorkspaceIds`
+ * (for selected-access keys) hides records of other workspaces; account-level records stay visible.
+ */
+export function listAuditRecords(db: Db, accountId: string, visibleWorkspaceIds: string[] | null, afterId: string | null, limit: number): AuditRow[] {
+  const conditions: (SQL | undefined)[] = [eq(auditRecords.accountId, accountId)];
+  if (afterId) conditions.push(lt(auditRecords.id, afterId));
+  if (visibleWorkspaceIds) {
+    conditions.push(visibleWorkspaceIds.length > 0 ? or(isNull(auditRecords.workspaceId), inArray(auditRecords.workspaceId, visibleWorkspaceIds)) : isNull(auditRecords.workspaceId));
+  }
+  return db.select().from(auditRecords).where(and(...conditions)).orderBy(desc(auditRecords.id)).limit(limit + 1).all();
+}

@@ -1,0 +1,47 @@
+import { Elysia, t } from "elysia";
+import { iso } from "../../lib/clock.ts";
+import type { Herald } from "../../herald.ts";
+import { listingSchema, operation, Timestamp } from "../../http/docs.ts";
+import { pageResponse, parsePageQuery } from "../../http/pagination.ts";
+import type { heraldPlugin } from "../../http/plugin.ts";
+import { listAuditRecords, type AuditRow } from "./repo.ts";
+
+const AuditRecord = t.Object({
+  id: t.String(),
+  object: t.Literal("audit_record"),
+  action: t.String(),
+  credential_id: t.Union([t.String(), t.Null()]),
+  workspace_id: t.Union([t.String(), t.Null()]),
+  target: t.Object({ type: t.String(), id: t.String() }),
+  request_id: t.Union([t.String(), t.Null()]),
+  created_at: Timestamp,
+}, { title: "AuditRecord" });
+
+function presentAuditRecord(row: AuditRow) {
+  return {
+    id: row.id,
+    object: "audit_record" as const,
+    action: row.action,
+    credential_id: row.credentialId,
+    workspace_id: row.workspaceId,
+    target: { type: row.targetType, id: row.targetId },
+    request_id: row.requestId,
+    created_at: iso(row.createdAt),
+  };
+}
+
+/** The audit log: who changed what, newest first. */
+export function auditRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
+  return new Elysia()
+    .use(rails)
+    .get("/audit-records", ({ auth, request, query }) => {
+      const scope = `audit-records:${auth.credentialId}`;
+      const page = parsePageQuery(h, query, scope);
+      const visible = auth.workspaceAccessMode === "selected" ? auth.workspaceIds : null;
+      return pageResponse(h, request, listAuditRecords(h.db, auth.accountId, visible, page.afterId, page.limit), page, scope, presentAuditRecord);
+    }, {
+      ...operation({ scope: "audit:read", summary: "List audit records", tag: "Account" }),
+      query: t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()) }),
+      response: { 200: listingSchema(AuditRecord) },
+    });
+}

@@ -1,0 +1,84 @@
+import { sha256Hex } from "../../lib/crypto.ts";
+import { inTransaction } from "../../db/transaction.ts";
+import type { Herald } from "../../herald.ts";
+import { invalid, ProblemError } from "../../http/problem.ts";
+import { completeIdempotencyKey, deleteIdempotencyKey, findIdempotencyKey, insertInFlightKey } from "./repo.ts";
+
+/** How long a key is remembered. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+// Headers worth replaying with a stored result.
+const REPLAYED_HEADERS = ["etag", "location", "retry-after", "link"];
+
+/** What an idempotent operation needs to know about its request. */
+export interface IdempotentRequest {
+  accountId: string;
+  request: Request;
+  body: unknown;
+  /** Required on this operation (a missing key is a 400), or optional (a missing key runs plainly). */
+  required: boolean;
+}
+
+/** The Idempotency-Key of a request, validated (1–200 characters); null when absent and optional. */
+export function idempotencyKeyOf(request: Request, required: boolean): string | null {
+  const key = request.headers.get("idempotency-key");
+  if (key === null) {
+    if (required) throw invalid("", "this operation needs an Idempotency-Key header (1 to 200 characters)", "Idempotency-Key");
+    return null;
+  }
+  if (key.length < 1 || key.length > 200) throw invalid("", "must be 1 to 200 characters", "Idempotency-Key");
+  return key;
+}
+
+/**
+ * Runs `operation` at most once per Idempotency-Key: the first result (status, body, key headers)
+ * is stored with a hash of method, path, account and body; the same key and input replays it; other
+ * input is 409 `public_idempotency_key_reused`; a key whose first request is still running, or
+ * died before finishing, is 409 `public_idempotency_outcome_unknown`.
+ */
+export async function runIdempotent(h: Herald, req: IdempotentRequest, operation: () => Promise<Response> | Response): Promise<Response> {
+  const key = idempotencyKeyOf(req.request, req.required);
+  if (key === null) return operation();
+  const url = new URL(req.request.url);
+  const requestHash = sha256Hex(JSON.stringify([req.request.method, url.pathname, req.accountId, req.body ?? null]));
+  const now = h.clock.now();
+
+  const replay = inTransaction(h.db, (tx) => {
+    const existing = findIdempotencyKey(tx, req.accountId, key);
+    if (existing && existing.expiresAt <= now) {
+      deleteIdempotencyKey(tx, req.accountId, key);
+    } else if (existing) {
+      if (existing.requestHash !== requestHash) {
+        throw new ProblemError("public_idempotency_key_reused", "This Idempotency-Key was already used with a different request; use a new key for new work.");
+      }
+      if (existing.state === "in_flight") {
+        throw new ProblemError("public_idempotency_outcome_unknown", "An earlier request with this Idempotency-Key has not finished, or its result was lost. Inspect the resource before creating new work.", { retrySafety: "not_retryable" });
+      }
+      return existing;
+    }
+    insertInFlightKey(tx, { accountId: req.accountId, key, requestHash, createdAt: now, expiresAt: now + IDEMPOTENCY_TTL_MS });
+    return null;
+  });
+  if (replay) {
+    const headers: Record<string, string> = { "content-type": "application/json", "idempotent-replayed": "true", ...JSON.parse(replay.responseHeaders ?? "{}") };
+    return new Response(replay.responseBody, { status: replay.responseStatus ?? 200, headers });
+  }
+
+  let response: Response;
+  try {
+    response = await operation();
+  } catch (error) {
+    // A refused request changed nothing: free the key so the corrected request can use it. Any other
+    // failure may have happened after a commit, so the key stays in flight: its outcome is unknown.
+    if (error instanceof ProblemError) deleteIdempotencyKey(h.db, req.accountId, key);
+    throw error;
+  }
+  const body = await response.clone().text();
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = response.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  completeIdempotencyKey(h.db, req.accountId, key, { status: response.status, body, headers });
+  return response;
+}

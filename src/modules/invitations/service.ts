@@ -1,0 +1,59 @@
+import { iso } from "../../lib/clock.ts";
+import { inTransaction } from "../../db/transaction.ts";
+import type { Herald } from "../../herald.ts";
+import type { AuthContext } from "../../http/auth.ts";
+import { ProblemError } from "../../http/problem.ts";
+import { findAccount, findUserByEmail } from "../account/repo.ts";
+import { recordAudit } from "../audit/repo.ts";
+import { enqueueMail } from "../mail/outbox.ts";
+import { findInvitation, insertInvitation, type InvitationWithDelivery } from "./repo.ts";
+
+/** How long an invitation stays valid. */
+export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** The invitation resource (`status` turns `expired` once `expires_at` passes). */
+export function presentInvitation(row: InvitationWithDelivery, now: number) {
+  return {
+    id: String(row.id),
+    object: "account_invitation" as const,
+    email: row.email,
+    status: row.expiresAt <= now ? ("expired" as const) : ("pending" as const),
+    created_at: iso(row.createdAt),
+    expires_at: iso(row.expiresAt),
+    delivery: { status: row.deliveryStatus, requested_at: iso(row.deliveryRequestedAt) },
+  };
+}
+
+/**
+ * Invites an address to the account: the invitation and its e-mail (in the outbox, sent with
+ * retries when SMTP is configured) are stored in one transaction with the audit record.
+ */
+export function inviteToAccount(h: Herald, auth: AuthContext, requestId: string, email: string): InvitationWithDelivery {
+  const now = h.clock.now();
+  const existing = findUserByEmail(h.db, email);
+  if (existing && existing.accountId === auth.accountId) {
+    throw new ProblemError("public_conflict", "This address already belongs to a member of the account.", { errors: [{ pointer: "/email", code: "custom", detail: "is already a member" }] });
+  }
+  const id = inTransaction(h.db, (tx) => {
+    const account = findAccount(tx, auth.accountId)!;
+    const invitationId = insertInvitation(tx, { accountId: auth.accountId, email, createdAt: now, expiresAt: now + INVITATION_TTL_MS, deliveryRequestedAt: now });
+    enqueueMail(tx, {
+      to: email,
+      subject: `You are invited to ${account.name} on Herald`,
+      text: [
+        `You have been invited to join the Herald account "${account.name}".`,
+        ``,
+        `Invitation number: ${invitationId}`,
+        `Herald: ${h.config.baseUrl}`,
+        `The invitation expires on ${iso(now + INVITATION_TTL_MS)}.`,
+        ``,
+        `If you did not expect this, ignore this message.`,
+      ].join("\n"),
+      invitationId,
+    }, now);
+    recordAudit(tx, { accountId: auth.accountId, credentialId: auth.credentialId, requestId }, { action: "invitation.created", targetType: "account_invitation", targetId: String(invitationId) }, now);
+    return invitationId;
+  });
+  if (!h.mail) h.logger.warn("invitation stored but not e-mailed: HERALD_SMTP_URL is not set; it will be sent once SMTP is configured", { invitation_id: String(id) });
+  return findInvitation(h.db, id)!;
+}

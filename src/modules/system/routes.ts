@@ -1,0 +1,80 @@
+import { Elysia } from "elysia";
+import { toOpenAPISchema } from "@elysiajs/openapi";
+// The package exports no path to its browser bundle, so it is imported by file (embedded by bun build).
+// @ts-ignore: a file import yields its path; the bundle has no type declarations.
+import scalarBundlePath from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
+import { iso } from "../../lib/clock.ts";
+import { docsUrl, type Herald } from "../../herald.ts";
+import { documentOperation, operation, ProblemSchema } from "../../http/docs.ts";
+import { problemCatalog } from "../../http/problem.ts";
+import type { Scheduler } from "../../jobs/scheduler.ts";
+import { countPendingMail } from "../mail/outbox.ts";
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Adds the parts toOpenAPISchema cannot know: info, servers, the bearer scheme, the Problem schema. */
+function completeDocument(h: Herald, generated: { paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } }) {
+  const paths: Record<string, unknown> = {};
+  for (const [path, item] of Object.entries(generated.paths)) {
+    // Documents the API relative to its base `<origin>/v1`, as the contract writes paths.
+    if (!path.startsWith("/v1/")) continue;
+    for (const op of Object.values(item as Record<string, Record<string, unknown>>)) documentOperation(op);
+    paths[path.slice(3)] = item;
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Herald API",
+      version: "1.0.0",
+      description: "Self-hosted social publishing. Errors are application/problem+json; see the error reference.",
+      "x-herald-version": h.version,
+    },
+    servers: [{ url: `${h.config.baseUrl}/v1` }],
+    paths,
+    components: {
+      schemas: { ...generated.components.schemas, Problem: ProblemSchema },
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key: hk_live_… or hk_test_…" } },
+    },
+  };
+}
+
+/** Health, the OpenAPI document, the offline docs page and the error reference. */
+export function systemRoutes(h: Herald, scheduler: () => Scheduler | null, app: () => Elysia<any, any, any, any, any, any, any>) {
+  let cached: unknown = null;
+  return new Elysia()
+    .get("/health", () => {
+      const jobs = scheduler()?.report() ?? [];
+      return {
+        status: "ok",
+        version: h.version,
+        time: iso(h.clock.now()),
+        database: h.db.$client.query("SELECT 1 AS ok").get() ? "ok" : "error",
+        jobs: jobs.map((j) => ({ id: j.id, last_started_at: iso(j.last_started_at), last_finished_at: iso(j.last_finished_at), last_error: j.last_error })),
+        mail_outbox_backlog: countPendingMail(h.db),
+      };
+    }, { detail: { hide: true } })
+    .get("/v1/openapi.json", () => {
+      cached ??= completeDocument(h, toOpenAPISchema(app()) as never);
+      return cached;
+    }, operation({ scope: null, summary: "This OpenAPI 3.1 document", tag: "Meta" }))
+    .get("/v1/docs", () => new Response(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Herald API reference</title></head>
+<body><script id="api-reference" data-url="${escapeHtml(`${h.config.baseUrl}/v1/openapi.json`)}"></script>
+<script src="/v1/docs/assets/api-reference.js"></script></body></html>`, { headers: { "content-type": "text/html; charset=utf-8" } }),
+      { detail: { hide: true } })
+    .get("/v1/docs/assets/api-reference.js", () => new Response(Bun.file(scalarBundlePath), {
+      headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
+    }), { detail: { hide: true } })
+    .get("/v1/docs/reference/errors", () => {
+      const rows = Object.entries(problemCatalog).map(([code, e]) =>
+        `<tr id="${code}"><td><code>${code}</code></td><td>${e.status}</td><td>${escapeHtml(e.title)}</td><td>${e.category ?? "—"}</td><td>${e.userAction ?? "—"}</td></tr>`).join("\n");
+      return new Response(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald error codes</title>
+<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto}td,th{padding:.3rem .6rem;border-bottom:1px solid #ddd;text-align:left}:target{background:#ffd}</style></head>
+<body><h1>Error codes</h1><p>Every error is <code>application/problem+json</code>; <code>type</code> links here. API reference: <a href="${escapeHtml(docsUrl(h))}">${escapeHtml(docsUrl(h))}</a>.</p>
+<table><tr><th>code</th><th>status</th><th>title</th><th>category</th><th>user_action</th></tr>
+${rows}</table></body></html>`, { headers: { "content-type": "text/html; charset=utf-8" } });
+    }, { detail: { hide: true } });
+}

@@ -1,0 +1,51 @@
+import { Elysia, t } from "elysia";
+import type { Herald } from "../../herald.ts";
+import { listingSchema, operation, Timestamp } from "../../http/docs.ts";
+import { resourceResponse } from "../../http/etag.ts";
+import { pageResponse, parsePageQuery } from "../../http/pagination.ts";
+import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
+import { runIdempotent } from "../idempotency/service.ts";
+import { listWorkspaces } from "./repo.ts";
+import { createWorkspace, patchWorkspace, presentWorkspace, requireWorkspace } from "./service.ts";
+
+const Workspace = t.Object({ id: t.String(), object: t.Literal("workspace"), name: t.String(), time_zone: t.String(), created_at: Timestamp, updated_at: Timestamp }, { title: "Workspace" });
+const Name = t.String({ minLength: 1, maxLength: 200 });
+const TimeZone = t.String({ minLength: 1, maxLength: 64, description: "IANA time zone name" });
+const PageQuery = t.Object({ limit: t.Optional(t.String({ description: "1 to 100, default 25" })), after: t.Optional(t.String()) });
+
+/** Workspaces: list the usable ones, create, get, patch. */
+export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
+  return new Elysia()
+    .use(rails)
+    .get("/workspaces", ({ auth, request, query }) => {
+      const scope = `workspaces:${auth.credentialId}`;
+      const page = parsePageQuery(h, query, scope);
+      const onlyIds = auth.workspaceAccessMode === "selected" ? auth.workspaceIds : null;
+      return pageResponse(h, request, listWorkspaces(h.db, auth.accountId, onlyIds, page.afterId, page.limit), page, scope, presentWorkspace);
+    }, {
+      ...operation({ scope: "authenticated", summary: "List the workspaces the API key can use", tag: "Workspaces" }),
+      query: PageQuery,
+      response: { 200: listingSchema(Workspace) },
+    })
+    .post("/workspaces", ({ auth, requestId, request, body }) =>
+      runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () =>
+        resourceResponse(presentWorkspace(createWorkspace(h, auth, requestId, body)), 201)), {
+      ...operation({ scope: "workspaces:write", summary: "Create a workspace", tag: "Workspaces", idempotency: "optional" }),
+      parse: JSON_PARSER,
+      body: t.Object({ name: Name, time_zone: t.Optional(TimeZone) }, { additionalProperties: false }),
+      response: { 201: Workspace },
+    })
+    .get("/workspaces/:workspace_id", ({ auth, params }) => resourceResponse(presentWorkspace(requireWorkspace(h.db, auth, params.workspace_id))), {
+      ...operation({ scope: "workspaces:read", summary: "Get a workspace", tag: "Workspaces", errors: [404] }),
+      params: t.Object({ workspace_id: t.String() }),
+      response: { 200: Workspace },
+    })
+    .patch("/workspaces/:workspace_id", ({ auth, requestId, params, body, request }) =>
+      resourceResponse(presentWorkspace(patchWorkspace(h, auth, requestId, params.workspace_id, body, request.headers.get("if-match")))), {
+      ...operation({ scope: "workspaces:write", summary: "Rename a workspace or change its time zone", tag: "Workspaces", errors: [404], ifMatch: "optional" }),
+      parse: JSON_PARSER,
+      params: t.Object({ workspace_id: t.String() }),
+      body: t.Object({ name: t.Optional(Name), time_zone: t.Optional(TimeZone) }, { additionalProperties: false, minProperties: 1 }),
+      response: { 200: Workspace },
+    });
+}

@@ -1,0 +1,65 @@
+import { iso } from "../../lib/clock.ts";
+import { isIanaTimeZone } from "../../lib/time-zone.ts";
+import { newId } from "../../db/ids.ts";
+import type { Db } from "../../db/open.ts";
+import { inTransaction } from "../../db/transaction.ts";
+import type { Herald } from "../../herald.ts";
+import { canUseWorkspace, type AuthContext } from "../../http/auth.ts";
+import { checkIfMatch, etagOf } from "../../http/etag.ts";
+import { invalid, notFound } from "../../http/problem.ts";
+import { recordAudit } from "../audit/repo.ts";
+import { findWorkspace, grantKeyWorkspace, insertWorkspace, updateWorkspace, type WorkspaceRow } from "./repo.ts";
+
+/** The workspace resource. */
+export function presentWorkspace(row: WorkspaceRow) {
+  return { id: row.id, object: "workspace" as const, name: row.name, time_zone: row.timeZone, created_at: iso(row.createdAt), updated_at: iso(row.updatedAt) };
+}
+
+/**
+ * The workspace a credential asks for, or 404 when it does not exist, belongs to another account
+ * or is outside the key's selection (the three are indistinguishable on purpose).
+ */
+export function requireWorkspace(db: Db, auth: AuthContext, workspaceId: string): WorkspaceRow {
+  const row = canUseWorkspace(auth, workspaceId) ? findWorkspace(db, auth.accountId, workspaceId) : undefined;
+  if (!row) throw notFound("workspace");
+  return row;
+}
+
+function checkTimeZone(zone: string): void {
+  if (!isIanaTimeZone(zone)) throw invalid("/time_zone", `"${zone}" is not an IANA time zone name such as "Europe/Berlin" or "UTC"`);
+}
+
+/** Creates a workspace (time zone UTC unless given); a selected-access key gains access to it. */
+export function createWorkspace(h: Herald, auth: AuthContext, requestId: string, input: { name: string; time_zone?: string }): WorkspaceRow {
+  if (input.time_zone !== undefined) checkTimeZone(input.time_zone);
+  const now = h.clock.now();
+  const row: WorkspaceRow = { id: newId("ws"), accountId: auth.accountId, name: input.name, timeZone: input.time_zone ?? "UTC", createdAt: now, updatedAt: now };
+  inTransaction(h.db, (tx) => {
+    insertWorkspace(tx, row);
+    if (auth.workspaceAccessMode === "selected") grantKeyWorkspace(tx, auth.credentialId, row.id);
+    recordAudit(tx, { accountId: auth.accountId, credentialId: auth.credentialId, requestId }, { action: "workspace.created", workspaceId: row.id, targetType: "workspace", targetId: row.id }, now);
+  });
+  return row;
+}
+
+/** Renames a workspace or changes its time zone; `ifMatch` (optional) guards against lost updates. */
+export function patchWorkspace(
+  h: Herald,
+  auth: AuthContext,
+  requestId: string,
+  workspaceId: string,
+  input: { name?: string; time_zone?: string },
+  ifMatch: string | null,
+): WorkspaceRow {
+  if (input.time_zone !== undefined) checkTimeZone(input.time_zone);
+  return inTransaction(h.db, (tx) => {
+    const current = requireWorkspace(tx, auth, workspaceId);
+    checkIfMatch(ifMatch, etagOf(presentWorkspace(current)), false);
+    const changes = { name: input.name ?? current.name, timeZone: input.time_zone ?? current.timeZone };
+    if (changes.name === current.name && changes.timeZone === current.timeZone) return current;
+    const now = h.clock.now();
+    updateWorkspace(tx, workspaceId, { ...changes, updatedAt: now });
+    recordAudit(tx, { accountId: auth.accountId, credentialId: auth.credentialId, requestId }, { action: "workspace.updated", workspaceId, targetType: "workspace", targetId: workspaceId }, now);
+    return { ...current, ...changes, updatedAt: now };
+  });
+}
