@@ -12,6 +12,9 @@ import { auditRoutes } from "./modules/audit/routes.ts";
 import { invitationRoutes } from "./modules/invitations/routes.ts";
 import { systemRoutes } from "./modules/system/routes.ts";
 import { workspaceRoutes } from "./modules/workspaces/routes.ts";
+import { destinationRoutes, oauthCallbackRoutes } from "./modules/destinations/routes.ts";
+import { postRoutes } from "./modules/posts/routes.ts";
+import type { PublishingEngine } from "./modules/publishing/engine.ts";
 
 /** Maps any error raised while handling a request to the problem it becomes. */
 function toProblem(code: string | number, error: unknown): ProblemError | null {
@@ -33,7 +36,7 @@ function toProblem(code: string | number, error: unknown): ProblemError | null {
 }
 
 /** Builds the whole HTTP application (routes under /v1, /health, docs) around one Herald value. */
-export function buildApp(h: Herald, options: { scheduler?: () => Scheduler | null } = {}) {
+export function buildApp(h: Herald, options: { scheduler?: () => Scheduler | null; engine?: () => PublishingEngine | null } = {}) {
   const rails = heraldPlugin(h, new RateLimiter(h.config.rateLimitPerMinute));
   const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ normalize: false })
     .onRequest(({ request, set }) => {
@@ -49,11 +52,14 @@ export function buildApp(h: Herald, options: { scheduler?: () => Scheduler | nul
       return problemResponse(new ProblemError("public_internal_error", "Something went wrong on our side. Quote the request id when reporting it."), requestId, docsUrl(h));
     })
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
-    .use(systemRoutes(h, options.scheduler ?? (() => null), () => app))
+    .use(systemRoutes(h, { scheduler: options.scheduler ?? (() => null), engine: options.engine ?? (() => null) }, () => app))
+    .use(oauthCallbackRoutes(h))
     .group("/v1", (v1) => v1
       .use(accountRoutes(h, rails))
       .use(workspaceRoutes(h, rails))
       .use(invitationRoutes(h, rails))
-      .use(auditRoutes(h, rails)));
+      .use(auditRoutes(h, rails))
+      .use(destinationRoutes(h, rails))
+      .use(postRoutes(h, rails)));
   return app;
 }

@@ -21,6 +21,19 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Test-only: admit http:// loopback origins for webhooks and providers. */
   devAllowPrivateNetwork: boolean;
+  /** Publishing engine settings. */
+  engine: {
+    /** A scheduled post found later than this past its time becomes `missed` instead of going out late. */
+    missedToleranceMs: number;
+    /** Minimum time between two posts on one destination (0: none). */
+    minSpacingMs: number;
+    /** Per-channel daily cap overrides (HERALD_DAILY_CAP_<CHANNEL>). */
+    dailyCapOverrides: Record<string, number>;
+    /** Timeout of one provider HTTP call. */
+    providerTimeoutMs: number;
+    /** How many posts one process publishes at once. */
+    concurrency: number;
+  };
 }
 
 /** A bad HERALD_* value; the message is one line naming the variable. */
@@ -39,14 +52,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const raw = text(env, name, null);
   if (raw === null) return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${shown(raw)}`);
   }
   return Number(raw);
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = text(env, name, fallback);
-  if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+  if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got ${shown(raw)}`);
   return raw as T;
 }
 
@@ -57,17 +70,40 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be a URL, got "${redact(raw)}"`);
+    throw new ConfigError(`${name} must be a URL, got ${shown(redact(raw))}`);
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name} must use ${protocols.join(" or ")}, got "${parsed.protocol}"`);
+    throw new ConfigError(`${name} must use ${protocols.join(" or ")}, got ${shown(parsed.protocol)}`);
   }
   return raw;
 }
 
-/** Hides credentials embedded in a URL before it reaches a message. */
+/**
+ * Hides credentials embedded in a URL before it reaches a message. The value did not parse, so
+ * where its user-info ends is unknown: everything after the scheme up to the last `@` goes (a
+ * password may itself hold `/` or `@`).
+ */
 function redact(raw: string): string {
-  return raw.replace(/\/\/[^@/]*@/, "//***@");
+  const at = raw.lastIndexOf("@");
+  if (at < 0) return raw;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(raw)?.[0] ?? "";
+  return `${scheme}***${raw.slice(at)}`;
+}
+
+/** A value quoted for a one-line message (newlines and quotes escaped). */
+function shown(raw: string): string {
+  return JSON.stringify(raw);
+}
+
+const CAP_CHANNELS = ["bluesky", "facebook", "instagram", "threads", "mastodon", "x", "linkedin", "tiktok", "youtube"];
+
+function dailyCapOverrides(env: Env): Record<string, number> {
+  const caps: Record<string, number> = {};
+  for (const channel of CAP_CHANNELS) {
+    const name = `HERALD_DAILY_CAP_${channel.toUpperCase()}`;
+    if (text(env, name, null) !== null) caps[channel] = integer(env, name, 0, 0, 1_000_000);
+  }
+  return caps;
 }
 
 /** Reads and validates the HERALD_* variables; the only place that looks at the environment. */
@@ -92,7 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
   const secretKey = text(env, "HERALD_SECRET_KEY", null);
   if (secretKey !== null && secretKey.length < 32) throw new ConfigError("HERALD_SECRET_KEY must be at least 32 characters");
   const allowPrivate = text(env, "HERALD_DEV_ALLOW_PRIVATE_NETWORK", "0");
-  if (allowPrivate !== "0" && allowPrivate !== "1") throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got "${allowPrivate}"`);
+  if (allowPrivate !== "0" && allowPrivate !== "1") throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got ${shown(allowPrivate)}`);
   const mailFrom = text(env, "HERALD_MAIL_FROM", "Herald <herald@localhost>");
   return {
     host,
@@ -110,5 +146,12 @@ export function loadConfig(env: Env = process.env): Config {
     signup: oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
     rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     devAllowPrivateNetwork: allowPrivate === "1",
+    engine: {
+      missedToleranceMs: integer(env, "HERALD_MISSED_TOLERANCE_MINUTES", 30, 1, 10_080) * 60_000,
+      minSpacingMs: integer(env, "HERALD_MIN_SPACING_SECONDS", 0, 0, 86_400) * 1000,
+      dailyCapOverrides: dailyCapOverrides(env),
+      providerTimeoutMs: integer(env, "HERALD_PROVIDER_TIMEOUT_SECONDS", 30, 1, 600) * 1000,
+      concurrency: integer(env, "HERALD_PUBLISH_CONCURRENCY", 8, 1, 256),
+    },
   };
 }

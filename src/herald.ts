@@ -4,6 +4,7 @@ import type { Clock } from "./lib/clock.ts";
 import type { SecretBox } from "./lib/crypto.ts";
 import type { Logger } from "./lib/logger.ts";
 import type { MailTransport } from "./modules/mail/transport.ts";
+import type { ProviderRegistry } from "./providers/registry.ts";
 
 /** The one value every part of the server receives (PocketBase's `App`): no globals elsewhere. */
 export interface Herald {
@@ -14,6 +15,8 @@ export interface Herald {
   secrets: SecretBox;
   /** Null when HERALD_SMTP_URL is unset: mail then waits in the outbox. */
   mail: MailTransport | null;
+  /** The network adapters. */
+  providers: ProviderRegistry;
   version: string;
 }
 

@@ -49,7 +49,18 @@ async function serve(args: string[]): Promise<void> {
   if (args.length > 0) throw new UsageError(`serve takes no arguments (got ${args.join(" ")}); configure it with HERALD_* variables`);
   const config = loadConfig();
   const herald = openHerald(config);
-  const server = startServer(herald);
+  let server: ReturnType<typeof startServer>;
+  try {
+    server = startServer(herald);
+  } catch (error) {
+    // A port in use or not allowed is an operator mistake: one line, not a stack trace.
+    const code = (error as { code?: string }).code;
+    if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
+      herald.db.$client.close();
+      throw new ConfigError(`cannot listen on ${config.host}:${config.port} (${code}); choose another HERALD_PORT or HERALD_HOST`);
+    }
+    throw error;
+  }
   console.log(`Herald ${HERALD_VERSION} listening on ${config.baseUrl} (API ${config.baseUrl}/v1, docs ${config.baseUrl}/v1/docs, data ${config.dataDir})`);
   if (!config.smtpUrl) console.log("HERALD_SMTP_URL is not set: invitation e-mails wait in the outbox until it is.");
   if (!hasAnyAccount(herald.db)) console.log("\n" + firstStartHint(config) + "\n");

@@ -4,12 +4,14 @@ import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { HERALD_VERSION, type Herald } from "./herald.ts";
-import { jobs } from "./jobs/index.ts";
+import { serverJobs } from "./jobs/index.ts";
+import { PublishingEngine } from "./modules/publishing/engine.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { randomBase62, SecretBox } from "./lib/crypto.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
 import { smtpTransport, type MailTransport } from "./modules/mail/transport.ts";
+import { createProviderRegistry } from "./providers/registry.ts";
 
 /**
  * The master secret: HERALD_SECRET_KEY, or `<dataDir>/secret.key`, created (mode 0600) on first
@@ -30,12 +32,14 @@ export function resolveSecretKey(config: Config): string {
 }
 
 /** Opens the data dir and assembles the Herald value (used by `serve` and the admin commands). */
-export function openHerald(config: Config, overrides: { clock?: Clock; logger?: Logger; mail?: MailTransport | null } = {}): Herald {
+export function openHerald(config: Config, overrides: { clock?: Clock; logger?: Logger; mail?: MailTransport | null; fetch?: typeof fetch } = {}): Herald {
   const db = openDatabase(config.dataDir);
+  const clock = overrides.clock ?? systemClock;
   return {
     config,
     db,
-    clock: overrides.clock ?? systemClock,
+    clock,
+    providers: createProviderRegistry({ fetch: overrides.fetch ?? fetch, clock, timeoutMs: config.engine.providerTimeoutMs }),
     logger: overrides.logger ?? createLogger(),
     secrets: new SecretBox(resolveSecretKey(config)),
     mail: overrides.mail !== undefined ? overrides.mail : config.smtpUrl ? smtpTransport(config.smtpUrl) : null,
@@ -48,13 +52,15 @@ export interface RunningServer {
   herald: Herald;
   url: string;
   scheduler: Scheduler;
+  engine: PublishingEngine;
   stop(): Promise<void>;
 }
 
 /** Starts HTTP and the schedules; `startJobs: false` leaves jobs to be run by hand (tests). */
 export function startServer(herald: Herald, options: { startJobs?: boolean } = {}): RunningServer {
-  const scheduler = new Scheduler(herald, jobs);
-  const app = buildApp(herald, { scheduler: () => scheduler });
+  const engine = new PublishingEngine(herald);
+  const scheduler = new Scheduler(herald, serverJobs(engine));
+  const app = buildApp(herald, { scheduler: () => scheduler, engine: () => engine });
   const server = Bun.serve({
     hostname: herald.config.host,
     port: herald.config.port,
@@ -67,8 +73,10 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
     herald,
     url: `http://${server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname}:${server.port}`,
     scheduler,
+    engine,
     async stop() {
       scheduler.stop();
+      await engine.drain();
       await server.stop(true);
       herald.db.$client.close();
     },

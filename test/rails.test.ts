@@ -73,7 +73,6 @@ describe("body limit of 1 MiB", () => {
       method: "POST",
       headers: { authorization: `Bearer ${s.owner.apiKey}`, "content-type": "application/json", "transfer-encoding": "chunked" },
       body: stream,
-      // @ts-expect-error Bun needs duplex for streamed request bodies
       duplex: "half",
     });
     const text = await response.text();

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Timestamps are integer milliseconds since the epoch (UTC); responses format them with `iso()`.
@@ -130,4 +131,206 @@ export const mailOutbox = sqliteTable(
     sentAt: integer("sent_at"),
   },
   (t) => [index("mail_outbox_due").on(t.status, t.nextAttemptAt), index("mail_outbox_invitation").on(t.invitationId)],
+);
+
+export const destinations = sqliteTable(
+  "destinations",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    channel: text("channel").notNull(),
+    displayName: text("display_name").notNull(),
+    handle: text("handle").notNull(),
+    externalId: text("external_id").notNull(),
+    profileImageUrl: text("profile_image_url"),
+    /** Origin of the instance / PDS the adapter talks to. */
+    origin: text("origin").notNull(),
+    /** AES-GCM sealed JSON of the adapter's credentials (SecretBox.encrypt). */
+    credentialsSealed: text("credentials_sealed").notNull(),
+    limits: text("limits", { mode: "json" }).$type<Record<string, number>>().notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
+    /** Set when the account must be connected again (`reauthorization_required`, …). */
+    unavailableReason: text("unavailable_reason"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    deletedAt: integer("deleted_at"),
+  },
+  (t) => [index("destinations_workspace").on(t.workspaceId, t.id)],
+);
+
+export const destinationConnections = sqliteTable(
+  "destination_connections",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    provider: text("provider").notNull(),
+    status: text("status", { enum: ["pending", "completed", "failed", "expired"] }).notNull(),
+    origin: text("origin").notNull(),
+    /** Random OAuth `state`, unique; the callback finds the connection by it. */
+    state: text("state"),
+    /** Sealed PKCE verifier and OAuth client of a pending connection. */
+    secretsSealed: text("secrets_sealed"),
+    authorizationUrl: text("authorization_url"),
+    destinationId: text("destination_id"),
+    error: text("error"),
+    credentialId: text("credential_id"),
+    requestId: text("request_id"),
+    expiresAt: integer("expires_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("destination_connections_state").on(t.state)],
+);
+
+export const oauthApps = sqliteTable(
+  "oauth_apps",
+  {
+    provider: text("provider").notNull(),
+    origin: text("origin").notNull(),
+    redirectUri: text("redirect_uri").notNull(),
+    clientId: text("client_id").notNull(),
+    clientSecretSealed: text("client_secret_sealed").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.origin, t.redirectUri] })],
+);
+
+/** Media files; the upload flow (asset uploads, blobs) builds on this table. */
+export const assets = sqliteTable(
+  "assets",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    type: text("type", { enum: ["card", "video", "poster"] }).notNull(),
+    label: text("label").notNull(),
+    contentType: text("content_type").notNull(),
+    byteSize: integer("byte_size").notNull(),
+    width: integer("width"),
+    height: integer("height"),
+    durationSec: integer("duration_sec"),
+    status: text("status", { enum: ["pending_upload", "ready"] }).notNull(),
+    /** Key of the object in the blob store. */
+    blobKey: text("blob_key"),
+    createdAt: integer("created_at").notNull(),
+    deletedAt: integer("deleted_at"),
+  },
+  (t) => [index("assets_workspace").on(t.workspaceId, t.id)],
+);
+
+export const posts = sqliteTable(
+  "posts",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    groupKey: text("group_key").notNull(),
+    channel: text("channel").notNull(),
+    destinationId: text("destination_id").references(() => destinations.id),
+    state: text("state").notNull(),
+    version: integer("version").notNull(),
+    headline: text("headline").notNull(),
+    body: text("body", { mode: "json" }).$type<string[]>().notNull(),
+    destinationOptions: text("destination_options", { mode: "json" }).$type<Record<string, Record<string, unknown>>>().notNull(),
+    /** [{asset_id, item_index}] in order. */
+    assetItems: text("asset_items", { mode: "json" }).$type<{ asset_id: string; item_index: number }[]>().notNull(),
+    scheduleMode: text("schedule_mode").notNull(),
+    scheduledAt: integer("scheduled_at"),
+    timeZone: text("time_zone").notNull(),
+    queueLocalDate: text("queue_local_date"),
+    queueWindowId: text("queue_window_id"),
+    deferredReason: text("deferred_reason"),
+    deferredUntil: integer("deferred_until"),
+    retrySafety: text("retry_safety").notNull(),
+    lastError: text("last_error", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    attemptCount: integer("attempt_count").notNull().default(0),
+    /** What starts the next attempt: `initial`, `automatic_retry`, `manual_retry` or `recovery`. */
+    nextTrigger: text("next_trigger").notNull().default("initial"),
+    /** Automatic retries used since the last manual action. */
+    autoRetries: integer("auto_retries").notNull().default(0),
+    nextActionAt: integer("next_action_at"),
+    leaseOwner: text("lease_owner"),
+    leaseExpiresAt: integer("lease_expires_at"),
+    publishedAt: integer("published_at"),
+    cancelledAt: integer("cancelled_at"),
+    missedAt: integer("missed_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("posts_workspace").on(t.workspaceId, t.id),
+    index("posts_due").on(t.state, t.nextActionAt),
+    index("posts_destination").on(t.destinationId, t.publishedAt),
+    // One draft per channel per group (the contract's group constraint), enforced by the database.
+    uniqueIndex("posts_one_draft_per_group_channel").on(t.workspaceId, t.groupKey, t.channel).where(sql`state = 'draft'`),
+  ],
+);
+
+export const receipts = sqliteTable(
+  "receipts",
+  {
+    id: text("id").primaryKey(),
+    postId: text("post_id").notNull().references(() => posts.id, { onDelete: "cascade" }),
+    itemIndex: integer("item_index").notNull(),
+    providerObjectId: text("provider_object_id").notNull(),
+    url: text("url").notNull(),
+    extra: text("extra", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    state: text("state").notNull(),
+    publishedAt: integer("published_at").notNull(),
+  },
+  (t) => [uniqueIndex("receipts_post_item").on(t.postId, t.itemIndex)],
+);
+
+export const attempts = sqliteTable(
+  "attempts",
+  {
+    id: text("id").primaryKey(),
+    postId: text("post_id").notNull().references(() => posts.id, { onDelete: "cascade" }),
+    number: integer("number").notNull(),
+    trigger: text("trigger").notNull(),
+    status: text("status").notNull(),
+    startedAt: integer("started_at").notNull(),
+    finishedAt: integer("finished_at"),
+    retrySafety: text("retry_safety").notNull(),
+    error: text("error", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    provider: text("provider", { mode: "json" }).$type<Record<string, unknown> | null>(),
+  },
+  (t) => [index("attempts_post").on(t.postId, t.number)],
+);
+
+export const queueWindows = sqliteTable(
+  "queue_windows",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    weekday: integer("weekday").notNull(),
+    localTime: text("local_time").notNull(),
+  },
+  (t) => [uniqueIndex("queue_windows_slot").on(t.workspaceId, t.weekday, t.localTime)],
+);
+
+/** Events waiting for delivery (webhooks, chat notifications); written with the state change. */
+export const eventsOutbox = sqliteTable(
+  "events_outbox",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    type: text("type").notNull(),
+    postId: text("post_id"),
+    destinationId: text("destination_id"),
+    /** The event body's `data.object` with `content` (stripped for metadata-mode endpoints). */
+    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("events_outbox_workspace").on(t.workspaceId, t.id)],
+);
+
+/** X posts per workspace per calendar month (UTC): `reserved` scheduled, `used` published. */
+export const xUsage = sqliteTable(
+  "x_usage",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    month: text("month").notNull(),
+    reserved: integer("reserved").notNull().default(0),
+    used: integer("used").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.month] })],
 );

@@ -1,9 +1,16 @@
 import { deleteExpiredIdempotencyKeys } from "../modules/idempotency/repo.ts";
 import { deliverDueMail } from "../modules/mail/outbox.ts";
+import { expireConnections } from "../modules/destinations/repo.ts";
+import type { PublishingEngine } from "../modules/publishing/engine.ts";
 import type { Job } from "./scheduler.ts";
 
-/** Every recurring job of the server. */
-export const jobs: Job[] = [
-  { id: "mail-outbox", pattern: "*/5 * * * * *", run: (h) => deliverDueMail(h) },
-  { id: "idempotency-cleanup", pattern: "0 17 * * * *", run: (h) => deleteExpiredIdempotencyKeys(h.db, h.clock.now()) },
-];
+/** Every recurring job of the server; `engine` is this process's publishing engine. */
+export function serverJobs(engine: PublishingEngine): Job[] {
+  return [
+    // Every second: a due post starts within about two seconds of its time.
+    { id: "publishing-engine", pattern: "* * * * * *", run: () => engine.tick() },
+    { id: "mail-outbox", pattern: "*/5 * * * * *", run: (h) => deliverDueMail(h) },
+    { id: "connection-expiry", pattern: "30 * * * * *", run: (h) => expireConnections(h.db, h.clock.now()) },
+    { id: "idempotency-cleanup", pattern: "0 17 * * * *", run: (h) => deleteExpiredIdempotencyKeys(h.db, h.clock.now()) },
+  ];
+}

@@ -6,9 +6,12 @@ import scalarBundlePath from "../../../node_modules/@scalar/api-reference/dist/b
 import { iso } from "../../lib/clock.ts";
 import { docsUrl, type Herald } from "../../herald.ts";
 import { documentOperation, operation, ProblemSchema } from "../../http/docs.ts";
+import { JSON_PARSER } from "../../http/plugin.ts";
 import { problemCatalog } from "../../http/problem.ts";
 import type { Scheduler } from "../../jobs/scheduler.ts";
 import { countPendingMail } from "../mail/outbox.ts";
+import { dueWork } from "../posts/repo.ts";
+import type { PublishingEngine } from "../publishing/engine.ts";
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -40,12 +43,38 @@ function completeDocument(h: Herald, generated: { paths: Record<string, unknown>
   };
 }
 
+type AnyElysia = Elysia<any, any, any, any, any, any, any>;
+
+/** The docs UI works offline: no web fonts from the vendor's CDN, no telemetry. */
+const DOCS_UI_CONFIG = { withDefaultFonts: false, telemetry: false };
+
+/**
+ * The app as the OpenAPI generator reads it, with Herald's size-limited JSON parser presented under
+ * the built-in name `json`: the generator only knows built-in parser names and would otherwise
+ * document every request body with no media type at all.
+ */
+function withJsonParserNamed(app: AnyElysia): AnyElysia {
+  const rename = (parsers: unknown) => Array.isArray(parsers)
+    ? parsers.map((p: { fn?: unknown }) => (p?.fn === JSON_PARSER ? { ...p, fn: "json" } : p))
+    : parsers;
+  // The two (protected) methods toOpenAPISchema reads.
+  const source = app as unknown as { getGlobalDefinitions(): unknown; getGlobalRoutes(): { hooks?: { parse?: unknown } }[] };
+  return {
+    getGlobalDefinitions: () => source.getGlobalDefinitions(),
+    getGlobalRoutes: () => source.getGlobalRoutes().map((route) =>
+      route.hooks?.parse ? { ...route, hooks: { ...route.hooks, parse: rename(route.hooks.parse) } } : route),
+  } as unknown as AnyElysia;
+}
+
 /** Health, the OpenAPI document, the offline docs page and the error reference. */
-export function systemRoutes(h: Herald, scheduler: () => Scheduler | null, app: () => Elysia<any, any, any, any, any, any, any>) {
+export function systemRoutes(h: Herald, parts: { scheduler: () => Scheduler | null; engine: () => PublishingEngine | null }, app: () => AnyElysia) {
   let cached: unknown = null;
   return new Elysia()
     .get("/health", () => {
-      const jobs = scheduler()?.report() ?? [];
+      const jobs = parts.scheduler()?.report() ?? [];
+      const engine = parts.engine()?.status() ?? null;
+      const now = h.clock.now();
+      const due = dueWork(h.db, now);
       return {
         status: "ok",
         version: h.version,
@@ -53,16 +82,23 @@ export function systemRoutes(h: Herald, scheduler: () => Scheduler | null, app: 
         database: h.db.$client.query("SELECT 1 AS ok").get() ? "ok" : "error",
         jobs: jobs.map((j) => ({ id: j.id, last_started_at: iso(j.last_started_at), last_finished_at: iso(j.last_finished_at), last_error: j.last_error })),
         mail_outbox_backlog: countPendingMail(h.db),
+        engine: {
+          last_tick_at: iso(engine?.last_tick_at ?? null),
+          scheduler_lag_ms: engine?.last_tick_at ? Math.max(0, Date.now() - engine.last_tick_at) : null,
+          in_flight: engine?.in_flight ?? 0,
+          due_unclaimed_posts: due.count,
+          oldest_due_age_ms: due.oldest === null ? null : Math.max(0, now - due.oldest),
+        },
       };
     }, { detail: { hide: true } })
     .get("/v1/openapi.json", () => {
-      cached ??= completeDocument(h, toOpenAPISchema(app()) as never);
+      cached ??= completeDocument(h, toOpenAPISchema(withJsonParserNamed(app())) as never);
       return cached;
     }, operation({ scope: null, summary: "This OpenAPI 3.1 document", tag: "Meta" }))
     .get("/v1/docs", () => new Response(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Herald API reference</title></head>
-<body><script id="api-reference" data-url="${escapeHtml(`${h.config.baseUrl}/v1/openapi.json`)}"></script>
+<body><script id="api-reference" data-url="${escapeHtml(`${h.config.baseUrl}/v1/openapi.json`)}" data-configuration="${escapeHtml(JSON.stringify(DOCS_UI_CONFIG))}"></script>
 <script src="/v1/docs/assets/api-reference.js"></script></body></html>`, { headers: { "content-type": "text/html; charset=utf-8" } }),
       { detail: { hide: true } })
     .get("/v1/docs/assets/api-reference.js", () => new Response(Bun.file(scalarBundlePath), {

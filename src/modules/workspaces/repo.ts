@@ -10,6 +10,11 @@ export function findWorkspace(db: Db, accountId: string, id: string): WorkspaceR
   return db.select().from(workspaces).where(and(eq(workspaces.accountId, accountId), eq(workspaces.id, id))).get();
 }
 
+/** A workspace by id alone (background work that has no credential). */
+export function findWorkspaceById(db: Db, id: string): WorkspaceRow | undefined {
+  return db.select().from(workspaces).where(eq(workspaces.id, id)).get();
+}
+
 /** One page (plus one row) of an account's workspaces, newest first, limited to `onlyIds` when given. */
 export function listWorkspaces(db: Db, accountId: string, onlyIds: string[] | null, afterId: string | null, limit: number): WorkspaceRow[] {
   const conditions: (SQL | undefined)[] = [eq(workspaces.accountId, accountId)];

@@ -25,15 +25,17 @@ export function requireWorkspace(db: Db, auth: AuthContext, workspaceId: string)
   return row;
 }
 
-function checkTimeZone(zone: string): void {
+/** The zone as IANA spells it ("europe/berlin" → "Europe/Berlin"; aliases stay as given), or 400. */
+function canonicalTimeZone(zone: string): string {
   if (!isIanaTimeZone(zone)) throw invalid("/time_zone", `"${zone}" is not an IANA time zone name such as "Europe/Berlin" or "UTC"`);
+  return new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
 }
 
 /** Creates a workspace (time zone UTC unless given); a selected-access key gains access to it. */
 export function createWorkspace(h: Herald, auth: AuthContext, requestId: string, input: { name: string; time_zone?: string }): WorkspaceRow {
-  if (input.time_zone !== undefined) checkTimeZone(input.time_zone);
+  const timeZone = input.time_zone === undefined ? "UTC" : canonicalTimeZone(input.time_zone);
   const now = h.clock.now();
-  const row: WorkspaceRow = { id: newId("ws"), accountId: auth.accountId, name: input.name, timeZone: input.time_zone ?? "UTC", createdAt: now, updatedAt: now };
+  const row: WorkspaceRow = { id: newId("ws"), accountId: auth.accountId, name: input.name, timeZone, createdAt: now, updatedAt: now };
   inTransaction(h.db, (tx) => {
     insertWorkspace(tx, row);
     if (auth.workspaceAccessMode === "selected") grantKeyWorkspace(tx, auth.credentialId, row.id);
@@ -51,11 +53,11 @@ export function patchWorkspace(
   input: { name?: string; time_zone?: string },
   ifMatch: string | null,
 ): WorkspaceRow {
-  if (input.time_zone !== undefined) checkTimeZone(input.time_zone);
+  const timeZone = input.time_zone === undefined ? undefined : canonicalTimeZone(input.time_zone);
   return inTransaction(h.db, (tx) => {
     const current = requireWorkspace(tx, auth, workspaceId);
     checkIfMatch(ifMatch, etagOf(presentWorkspace(current)), false);
-    const changes = { name: input.name ?? current.name, timeZone: input.time_zone ?? current.timeZone };
+    const changes = { name: input.name ?? current.name, timeZone: timeZone ?? current.timeZone };
     if (changes.name === current.name && changes.timeZone === current.timeZone) return current;
     const now = h.clock.now();
     updateWorkspace(tx, workspaceId, { ...changes, updatedAt: now });

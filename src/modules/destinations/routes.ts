@@ -1,0 +1,87 @@
+import { Elysia, t } from "elysia";
+import type { Herald } from "../../herald.ts";
+import { listingSchema, operation, Timestamp } from "../../http/docs.ts";
+import { resourceResponse } from "../../http/etag.ts";
+import { wholeListing } from "../../http/pagination.ts";
+import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
+import { runIdempotent } from "../idempotency/service.ts";
+import { requireWorkspace } from "../workspaces/service.ts";
+import { presentConnection, presentDestination } from "./present.ts";
+import { listDestinations } from "./repo.ts";
+import { completeOAuthCallback, disconnectDestination, patchDestination, requireConnection, requireDestination, startConnection } from "./service.ts";
+
+const Destination = t.Object({
+  id: t.String(), object: t.Literal("destination"), channel: t.String(), display_name: t.String(),
+  status: t.Union([t.Literal("ready"), t.Literal("unavailable"), t.Literal("disabled")]), unavailable_reason: t.Optional(t.String()),
+  is_default: t.Boolean(), created_at: Timestamp, updated_at: Timestamp,
+}, { title: "Destination" });
+const Connection = t.Object({
+  object: t.Literal("destination_connection"), id: t.String(), provider: t.String(),
+  status: t.Union([t.Literal("pending"), t.Literal("completed"), t.Literal("failed"), t.Literal("expired")]),
+  authorization_url: t.Union([t.String(), t.Null()]), destination_id: t.Union([t.String(), t.Null()]), error: t.Union([t.String(), t.Null()]), expires_at: Timestamp,
+}, { title: "DestinationConnection" });
+const WorkspaceParams = t.Object({ workspace_id: t.String() });
+const DestinationParams = t.Object({ workspace_id: t.String(), destination_id: t.String() });
+const tag = "Destinations";
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Destinations (connected accounts) and connection sessions. */
+export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
+  return new Elysia({ prefix: "/workspaces/:workspace_id" })
+    .use(rails)
+    .get("/destinations", ({ auth, params }) => {
+      requireWorkspace(h.db, auth, params.workspace_id);
+      return wholeListing(listDestinations(h.db, params.workspace_id).map(presentDestination));
+    }, { ...operation({ scope: "destinations:read", summary: "List destinations (whole, not paged)", tag, errors: [404] }), params: WorkspaceParams, response: { 200: listingSchema(Destination) } })
+    .get("/destinations/:destination_id", ({ auth, params }) => {
+      requireWorkspace(h.db, auth, params.workspace_id);
+      return resourceResponse(presentDestination(requireDestination(h, params.workspace_id, params.destination_id)));
+    }, { ...operation({ scope: "destinations:read", summary: "Get a destination", tag, errors: [404] }), params: DestinationParams, response: { 200: Destination } })
+    .patch("/destinations/:destination_id", ({ auth, requestId, params, body }) => {
+      requireWorkspace(h.db, auth, params.workspace_id);
+      return resourceResponse(presentDestination(patchDestination(h, { auth, requestId }, params.workspace_id, params.destination_id, body)));
+    }, {
+      ...operation({ scope: "destinations:write", summary: "Enable, disable or make default", tag, errors: [404] }),
+      parse: JSON_PARSER, params: DestinationParams,
+      body: t.Object({ enabled: t.Optional(t.Boolean()), is_default: t.Optional(t.Boolean()) }, { additionalProperties: false, minProperties: 1 }),
+      response: { 200: Destination },
+    })
+    .delete("/destinations/:destination_id", ({ auth, requestId, params }) => {
+      requireWorkspace(h.db, auth, params.workspace_id);
+      const row = disconnectDestination(h, { auth, requestId }, params.workspace_id, params.destination_id);
+      return { id: row.id, object: "destination" as const, deleted: true as const };
+    }, { ...operation({ scope: "destinations:write", summary: "Disconnect a destination", tag, errors: [404, 409] }), params: DestinationParams, response: { 200: t.Object({ id: t.String(), object: t.Literal("destination"), deleted: t.Literal(true) }) } })
+    .post("/destination-connections", async ({ auth, requestId, request, params, body }) => {
+      requireWorkspace(h.db, auth, params.workspace_id);
+      return runIdempotent(h, { accountId: auth.accountId, request, body: { ...body, app_password: body.app_password ? "<redacted>" : undefined }, required: false }, async () =>
+        resourceResponse(presentConnection(await startConnection(h, { auth, requestId }, params.workspace_id, body)), 201));
+    }, {
+      ...operation({ scope: "destinations:write", summary: "Connect an account: Bluesky at once (handle + app password), Mastodon through OAuth", tag, errors: [404, 422, 502], idempotency: "optional" }),
+      parse: JSON_PARSER, params: WorkspaceParams,
+      body: t.Object({
+        provider: t.Union([t.Literal("bluesky"), t.Literal("mastodon"), t.Literal("x"), t.Literal("threads"), t.Literal("facebook"), t.Literal("instagram"), t.Literal("linkedin"), t.Literal("tiktok"), t.Literal("youtube")]),
+        instance_origin: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
+        handle: t.Optional(t.String({ minLength: 1, maxLength: 253 })),
+        app_password: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      }, { additionalProperties: false }),
+      response: { 201: Connection },
+    })
+    .get("/destination-connections/:connection_id", ({ auth, params }) => {
+      requireWorkspace(h.db, auth, params.workspace_id);
+      return resourceResponse(presentConnection(requireConnection(h, params.workspace_id, params.connection_id)));
+    }, { ...operation({ scope: "destinations:read", summary: "Get a connection session", tag, errors: [404] }), params: t.Object({ workspace_id: t.String(), connection_id: t.String() }), response: { 200: Connection } });
+}
+
+/** The OAuth return page `<origin>/oauth/callback/{provider}` (no bearer: the `state` identifies the session). */
+export function oauthCallbackRoutes(h: Herald) {
+  return new Elysia().get("/oauth/callback/:provider", async ({ params, query }) => {
+    const result = await completeOAuthCallback(h, params.provider, query as Record<string, string>);
+    const title = result.ok ? "Connected" : "Not connected";
+    return new Response(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>
+<body><h1>${title}</h1><p>${escapeHtml(result.message)}</p></body></html>`, { status: result.ok ? 200 : 400, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+  }, { detail: { hide: true } });
+}

@@ -1,0 +1,246 @@
+import type { Db } from "../../db/open.ts";
+import { inTransaction } from "../../db/transaction.ts";
+import type { Herald } from "../../herald.ts";
+import type { AuthContext } from "../../http/auth.ts";
+import { checkIfMatch } from "../../http/etag.ts";
+import { invalid, notFound, ProblemError, type FieldError } from "../../http/problem.ts";
+import { recordAudit } from "../audit/repo.ts";
+import { findDestination } from "../destinations/repo.ts";
+import type { WorkspaceRow } from "../workspaces/repo.ts";
+import { Findings, headlineOf, xReservations } from "./create.ts";
+import { postEtag } from "./present.ts";
+import { listQueueWindows, nextFreeSlot, slotsOnDate } from "./queue.ts";
+import { deletePostRow, findAssets, findPost, takenQueueSlots, updatePost, type PostRow } from "./repo.ts";
+import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
+import { availableActions, LIVE_STATES, type PostAction, type PostState } from "./states.ts";
+import { releaseXUsage, reserveXUsage, usageMonth } from "./x-usage.ts";
+
+/** Who acts, for audit records. */
+export interface Actor {
+  auth: AuthContext;
+  requestId: string;
+}
+
+function audit(db: Db, actor: Actor, action: string, post: PostRow, now: number): void {
+  recordAudit(db, { accountId: actor.auth.accountId, credentialId: actor.auth.credentialId, requestId: actor.requestId }, { action, workspaceId: post.workspaceId, targetType: "post", targetId: post.id }, now);
+}
+
+/** The post of the workspace, or 404. */
+export function requirePost(db: Db, workspaceId: string, id: string): PostRow {
+  const row = findPost(db, workspaceId, id);
+  if (!row) throw notFound("post");
+  return row;
+}
+
+/** 409 unless the post's state allows `action`. */
+function requireAction(post: PostRow, action: PostAction): void {
+  if (!availableActions(post.state as PostState, post.scheduleMode).includes(action)) {
+    throw new ProblemError("public_conflict", `A ${post.state} post cannot be asked to ${action}; available: ${availableActions(post.state as PostState, post.scheduleMode).join(", ") || "none"}.`);
+  }
+}
+
+function requireConfirmed(confirmed: boolean | undefined): void {
+  if (confirmed !== true) throw invalid("/confirmed", "must be true");
+}
+
+/** Re-reads a post after a write (versions moved on). */
+function reload(db: Db, post: PostRow): PostRow {
+  return findPost(db, post.workspaceId, post.id)!;
+}
+
+/** Edits a draft's body or attached assets; If-Match is required. */
+export function patchDraft(h: Herald, actor: Actor, workspaceId: string, id: string, input: { body?: string[]; asset_items?: { asset_id: string; item_index: number }[] }, ifMatch: string | null): PostRow {
+  return inTransaction(h.db, (tx) => {
+    const post = requirePost(tx, workspaceId, id);
+    checkIfMatch(ifMatch, postEtag(post), true);
+    requireAction(post, "update");
+    const body = input.body ?? post.body;
+    const assetItems = input.asset_items ?? post.assetItems;
+    const content: PostContent = { channel: post.channel, body, assetItems: assetItems.map((a, i) => ({ ...a, pointer: `/asset_items/${i}` })), destinationOptions: post.destinationOptions };
+    const errors = contentErrors(content, "");
+    if (errors.length) throw new ProblemError("public_invalid_request", "The draft cannot take these changes.", { errors });
+    const known = new Set(findAssets(tx, workspaceId, assetItems.map((a) => a.asset_id)).map((a) => a.id));
+    const unknown: FieldError[] = content.assetItems.filter((a) => !known.has(a.asset_id)).map((a) => ({ pointer: a.pointer, code: "custom", detail: `no asset ${a.asset_id} in this workspace` }));
+    if (unknown.length) throw new ProblemError("public_unpublishable", "Unknown assets.", { errors: unknown });
+    const now = h.clock.now();
+    updatePost(tx, id, { body, assetItems, headline: headlineOf(body), updatedAt: now });
+    audit(tx, actor, "post.updated", post, now);
+    return reload(tx, post);
+  });
+}
+
+/** Deletes a draft (If-Match required); a submitted post is refused with 409. */
+export function deleteDraft(h: Herald, actor: Actor, workspaceId: string, id: string, ifMatch: string | null): PostRow {
+  return inTransaction(h.db, (tx) => {
+    const post = requirePost(tx, workspaceId, id);
+    checkIfMatch(ifMatch, postEtag(post), true);
+    if (post.state !== "draft") throw new ProblemError("public_conflict", `Only drafts can be deleted; this post is ${post.state}. Cancel it instead.`);
+    deletePostRow(tx, id);
+    audit(tx, actor, "post.deleted", post, h.clock.now());
+    return post;
+  });
+}
+
+/** Cancels a post that has not gone out; its queue slot and X reservation are released. */
+export function cancelPost(h: Herald, actor: Actor, workspaceId: string, id: string, confirmed: boolean | undefined): PostRow {
+  requireConfirmed(confirmed);
+  return inTransaction(h.db, (tx) => {
+    const post = requirePost(tx, workspaceId, id);
+    requireAction(post, "cancel");
+    const now = h.clock.now();
+    updatePost(tx, id, { state: "cancelled", cancelledAt: now, nextActionAt: null, deferredReason: null, deferredUntil: null, queueWindowId: null, queueLocalDate: null, updatedAt: now });
+    if (post.channel === "x" && post.scheduledAt !== null) releaseXUsage(tx, workspaceId, usageMonth(post.scheduledAt));
+    audit(tx, actor, "post.cancelled", post, now);
+    return reload(tx, post);
+  });
+}
+
+/**
+ * Sends a failed, missed or needs-attention post again now. When the last outcome is unknown
+ * (`retry_safety: unsafe`) the caller must acknowledge that a duplicate may appear.
+ */
+export function retryPost(h: Herald, actor: Actor, workspaceId: string, id: string, input: { confirmed?: boolean; acknowledge_duplicate_risk?: boolean }): PostRow {
+  requireConfirmed(input.confirmed);
+  if (actor.auth.environment !== "live") throw new ProblemError("public_live_credential_required", "Publishing needs a live API key.");
+  return inTransaction(h.db, (tx) => {
+    const post = requirePost(tx, workspaceId, id);
+    requireAction(post, "retry");
+    if (post.retrySafety === "unsafe" && input.acknowledge_duplicate_risk !== true) {
+      throw new ProblemError("public_conflict", "The last attempt's outcome is unknown: the post may already be on the network. Check it there; to send it anyway, retry with acknowledge_duplicate_risk: true.", {
+        errors: [{ pointer: "/acknowledge_duplicate_risk", code: "custom", detail: "must be true to retry a post whose last outcome is unknown" }],
+      });
+    }
+    const destination = post.destinationId ? findDestination(tx, workspaceId, post.destinationId) : undefined;
+    if (!destination) throw new ProblemError("public_unpublishable", "The post's destination was disconnected.", { errors: [{ pointer: "", code: "custom", detail: "destination disconnected" }] });
+    const errors = publicationErrors(h, contentOf(post), destination, new Map(findAssets(tx, workspaceId, post.assetItems.map((a) => a.asset_id)).map((a) => [a.id, a])), "");
+    if (errors.length) throw new ProblemError("public_unpublishable", "The post cannot be published as it is.", { errors });
+    const now = h.clock.now();
+    if (post.channel === "x" && (post.state === "failed" || post.state === "missed")) reserveXUsage(tx, workspaceId, usageMonth(now), 1, []);
+    updatePost(tx, id, {
+      state: "ready", nextActionAt: now, autoRetries: 0, deferredReason: null, deferredUntil: null, missedAt: null,
+      retrySafety: "safe", nextTrigger: "manual_retry", updatedAt: now,
+    });
+    audit(tx, actor, "post.retried", post, now);
+    return reload(tx, post);
+  });
+}
+
+function contentOf(post: PostRow): PostContent {
+  return { channel: post.channel, body: post.body, assetItems: post.assetItems.map((a, i) => ({ ...a, pointer: `/asset_ids/${i}` })), destinationOptions: post.destinationOptions };
+}
+
+/** Moves a post to an exact new time (leaving its queue slot). */
+export function reschedulePost(h: Herald, actor: Actor, workspaceId: string, id: string, input: { confirmed?: boolean; scheduled_at: string; time_zone?: string }): PostRow {
+  requireConfirmed(input.confirmed);
+  const when = parseWhen(input.scheduled_at);
+  if (!when || when.mode !== "exact") throw invalid("/scheduled_at", "must be an ISO 8601 time with a UTC offset");
+  const zoneErrors = timeZoneErrors(input.time_zone, "/time_zone");
+  if (zoneErrors.length) throw new ProblemError("public_invalid_request", zoneErrors[0]!.detail, { errors: zoneErrors });
+  const now = h.clock.now();
+  if (when.at < now - 60_000) throw new ProblemError("public_unpublishable", "The new time is in the past.", { errors: [{ pointer: "/scheduled_at", code: "custom", detail: "is in the past" }] });
+  return inTransaction(h.db, (tx) => {
+    const post = requirePost(tx, workspaceId, id);
+    requireAction(post, "reschedule");
+    const at = Math.max(when.at, now);
+    if (post.channel === "x") {
+      if (post.scheduledAt !== null && post.state !== "failed" && post.state !== "missed") releaseXUsage(tx, workspaceId, usageMonth(post.scheduledAt));
+      reserveXUsage(tx, workspaceId, usageMonth(at), 1, [{ pointer: "/scheduled_at", code: "custom", detail: "X post over the monthly limit" }]);
+    }
+    updatePost(tx, id, {
+      state: at <= now ? "ready" : "scheduled", scheduledAt: at, nextActionAt: at, scheduleMode: "exact", timeZone: input.time_zone ?? post.timeZone,
+      queueWindowId: null, queueLocalDate: null, deferredReason: null, deferredUntil: null, missedAt: null, autoRetries: 0, updatedAt: now,
+    });
+    audit(tx, actor, "post.rescheduled", post, now);
+    return reload(tx, post);
+  });
+}
+
+/** Publish drafts: each `{id, version, destination_id}` is checked, then all are submitted together. */
+export function publishDrafts(h: Herald, actor: Actor, workspace: WorkspaceRow, input: { confirmed?: boolean; when: string; time_zone?: string; posts: { id: string; version: number; destination_id: string }[] }): { rows: PostRow[]; immediate: boolean } {
+  const now = h.clock.now();
+  const findings = new Findings();
+  const when = parseWhen(input.when);
+  if (!when || when.mode === "draft") findings.add("public_invalid_request", [{ pointer: "/when", code: "custom", detail: 'must be "now", "queue" or an ISO 8601 time with a UTC offset' }]);
+  if (input.confirmed !== true) findings.add("public_invalid_request", [{ pointer: "/confirmed", code: "custom", detail: "must be true to publish or schedule" }]);
+  if (actor.auth.environment !== "live") findings.add("public_live_credential_required", [{ pointer: "", code: "custom", detail: "publishing needs a live API key" }]);
+  if (when?.mode === "queue" && input.time_zone !== undefined) findings.add("public_invalid_request", [{ pointer: "/time_zone", code: "custom", detail: "must be omitted with when: queue" }]);
+  findings.add("public_invalid_request", timeZoneErrors(input.time_zone, "/time_zone"));
+  if (new Set(input.posts.map((p) => p.id)).size !== input.posts.length) findings.add("public_invalid_request", [{ pointer: "/posts", code: "custom", detail: "names a post twice" }]);
+  if (when?.mode === "exact" && when.at < now - 60_000) findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "is in the past" }]);
+  findings.throwFirst({});
+
+  return inTransaction(h.db, (tx) => {
+    const drafts = input.posts.map((item, i) => {
+      const post = findPost(tx, workspace.id, item.id);
+      if (!post) throw new ProblemError("public_not_found", `No post ${item.id}.`, { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }] });
+      if (post.state !== "draft") throw new ProblemError("public_conflict", `Post ${item.id} is ${post.state}, not a draft.`, { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "is not a draft" }] });
+      if (post.version !== item.version) throw new ProblemError("public_version_conflict", `Post ${item.id} is at version ${post.version}, not ${item.version}; fetch it again.`, { errors: [{ pointer: `/posts/${i}/version`, code: "custom", detail: `current version is ${post.version}` }] });
+      const destination = findDestination(tx, workspace.id, item.destination_id);
+      const base = `/posts/${i}`;
+      if (!destination) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `no destination ${item.destination_id} in this workspace` }]);
+      else if (destination.channel !== post.channel) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `is a ${destination.channel} destination; the draft is for ${post.channel}` }]);
+      else findings.add("public_unpublishable", publicationErrors(h, { ...contentOf(post), assetItems: post.assetItems.map((a, k) => ({ ...a, pointer: `${base}/asset_ids/${k}` })) }, destination, new Map(findAssets(tx, workspace.id, post.assetItems.map((a) => a.asset_id)).map((a) => [a.id, a])), base));
+      return { post, destination };
+    });
+    findings.throwFirst({});
+    const timeZone = input.time_zone ?? workspace.timeZone;
+    let slot: { windowId: string; localDate: string; at: number } | null = null;
+    let scheduledAt = when!.mode === "exact" ? Math.max((when as { at: number }).at, now) : now;
+    if (when!.mode === "queue") {
+      const ids = drafts.map((d) => d.destination!.id);
+      const taken = new Set(takenQueueSlots(tx, workspace.id, ids, LIVE_STATES).map((s) => `${s.windowId}|${s.localDate}`));
+      slot = nextFreeSlot(listQueueWindows(tx, workspace.id), workspace.timeZone, now, taken);
+      if (!slot) throw new ProblemError("public_unpublishable", "No free queue window.", { errors: [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window" }] });
+      scheduledAt = slot.at;
+    }
+    const rows = drafts.map(({ post, destination }) => {
+      const assetsReady = findAssets(tx, workspace.id, post.assetItems.map((a) => a.asset_id)).every((a) => a.status === "ready");
+      const changes: Partial<PostRow> = {
+        destinationId: destination!.id, state: !assetsReady ? "preparing" : scheduledAt <= now ? "ready" : "scheduled",
+        scheduleMode: when!.mode, scheduledAt, nextActionAt: scheduledAt, timeZone: when!.mode === "queue" ? workspace.timeZone : timeZone,
+        queueWindowId: slot?.windowId ?? null, queueLocalDate: slot?.localDate ?? null, updatedAt: now,
+      };
+      return { ...post, ...changes } as PostRow;
+    });
+    for (const [month, count] of xReservations(rows)) reserveXUsage(tx, workspace.id, month, count, []);
+    for (const row of rows) {
+      updatePost(tx, row.id, row);
+      audit(tx, actor, "post.submitted", row, now);
+    }
+    return { rows: rows.map((r) => reload(tx, r)), immediate: when!.mode === "now" };
+  });
+}
+
+/**
+ * Moves queued posts to the earliest free window on `local_date` (workspace time zone). Each post's
+ * `expected_scheduled_at` must still be its time (an optimistic check), else 409.
+ */
+export function movePostsInQueue(h: Herald, actor: Actor, workspace: WorkspaceRow, input: { confirmed?: boolean; local_date: string; posts: { id: string; expected_scheduled_at: string }[] }): PostRow[] {
+  requireConfirmed(input.confirmed);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(input.local_date) || Number.isNaN(Date.parse(input.local_date))) throw invalid("/local_date", "must be a date YYYY-MM-DD");
+  const now = h.clock.now();
+  return inTransaction(h.db, (tx) => {
+    const windows = listQueueWindows(tx, workspace.id);
+    const slots = slotsOnDate(windows, input.local_date, workspace.timeZone).filter((s) => s.at > now);
+    return input.posts.map((item, i) => {
+      const post = findPost(tx, workspace.id, item.id);
+      if (!post) throw new ProblemError("public_not_found", `No post ${item.id}.`, { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }] });
+      requireAction(post, "move");
+      const expected = parseWhen(item.expected_scheduled_at);
+      if (!expected || expected.mode !== "exact") throw invalid(`/posts/${i}/expected_scheduled_at`, "must be an ISO 8601 time with a UTC offset");
+      if (expected.at !== post.scheduledAt) {
+        throw new ProblemError("public_version_conflict", `Post ${post.id} is no longer scheduled at ${item.expected_scheduled_at}; fetch it again.`, { errors: [{ pointer: `/posts/${i}/expected_scheduled_at`, code: "custom", detail: `the post is scheduled at ${new Date(post.scheduledAt!).toISOString()}` }] });
+      }
+      const taken = new Set(takenQueueSlots(tx, workspace.id, [post.destinationId!], LIVE_STATES).map((s) => `${s.windowId}|${s.localDate}`));
+      const slot = slots.find((s) => !taken.has(`${s.windowId}|${s.localDate}`));
+      if (!slot) throw new ProblemError("public_unpublishable", `No free window on ${input.local_date} for post ${post.id}.`, { errors: [{ pointer: `/posts/${i}`, code: "custom", detail: `no free future window on ${input.local_date}` }] });
+      if (post.channel === "x" && usageMonth(slot.at) !== usageMonth(post.scheduledAt!)) {
+        releaseXUsage(tx, workspace.id, usageMonth(post.scheduledAt!));
+        reserveXUsage(tx, workspace.id, usageMonth(slot.at), 1, [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]);
+      }
+      updatePost(tx, post.id, { scheduledAt: slot.at, nextActionAt: slot.at, queueWindowId: slot.windowId, queueLocalDate: slot.localDate, updatedAt: now });
+      audit(tx, actor, "post.moved", post, now);
+      return reload(tx, post);
+    });
+  });
+}

@@ -1,0 +1,265 @@
+import { newId } from "../../db/ids.ts";
+import type { Db } from "../../db/open.ts";
+import { inTransaction } from "../../db/transaction.ts";
+import type { Herald } from "../../herald.ts";
+import type { AuthContext } from "../../http/auth.ts";
+import { ProblemError, type FieldError, type ProblemCode } from "../../http/problem.ts";
+import { CHANNELS } from "../../providers/types.ts";
+import { recordAudit } from "../audit/repo.ts";
+import { findDestination, type DestinationRow } from "../destinations/repo.ts";
+import type { WorkspaceRow } from "../workspaces/repo.ts";
+import { listQueueWindows, nextFreeSlot, type QueueSlot } from "./queue.ts";
+import { findAssets, findGroupDraft, insertPost, takenQueueSlots, type AssetRow, type PostRow } from "./repo.ts";
+import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
+import { LIVE_STATES } from "./states.ts";
+import { reserveXUsage, usageMonth } from "./x-usage.ts";
+
+/** One item of `posts` in Create Post. */
+export interface PostItemInput {
+  destination_id?: string;
+  channel?: string;
+  body: string[];
+  media?: string[];
+  media_items?: { asset_id: string; item_index: number }[];
+  destination_options?: Record<string, Record<string, unknown>>;
+}
+
+/** The Create Post body. */
+export interface CreatePostsInput {
+  when: string;
+  confirmed?: boolean;
+  time_zone?: string;
+  group: string;
+  posts: PostItemInput[];
+}
+
+/** An exact time may be this far in the past (clock skew) and still mean "now". */
+const PAST_TOLERANCE_MS = 60_000;
+
+// Problem categories in the order they are reported: a request is refused for the first that has errors.
+const PRECEDENCE: ProblemCode[] = ["public_invalid_request", "public_live_credential_required", "public_post_group_channel_conflict", "public_unpublishable", "public_usage_limit_reached"];
+
+/** Errors found in a request, by the problem code they belong to. */
+export class Findings {
+  readonly byCode = new Map<ProblemCode, FieldError[]>();
+  add(code: ProblemCode, errors: FieldError[]): void {
+    if (errors.length === 0) return;
+    this.byCode.set(code, [...(this.byCode.get(code) ?? []), ...errors]);
+  }
+  /** Throws the problem of the first category with errors. */
+  throwFirst(details: Partial<Record<ProblemCode, string>>): void {
+    for (const code of PRECEDENCE) {
+      const errors = this.byCode.get(code);
+      if (errors) throw new ProblemError(code, details[code] ?? `${errors.length} problem(s): ${errors.map((e) => `${e.pointer} ${e.detail}`).join("; ")}`, { errors });
+    }
+  }
+}
+
+/** The first line of the first body item, as the post's headline (≤ 100 characters). */
+export function headlineOf(body: string[]): string {
+  return (body[0] ?? "").split("\n")[0]!.trim().slice(0, 100);
+}
+
+/** Where a post's assets come from in the request, with pointers for errors. */
+function assetItemsOf(item: PostItemInput, base: string): PostContent["assetItems"] {
+  const fromMedia = (item.media ?? []).map((asset_id, i) => ({ asset_id, item_index: 0, pointer: `${base}/media/${i}` }));
+  const fromItems = (item.media_items ?? []).map((m, i) => ({ ...m, pointer: `${base}/media_items/${i}` }));
+  return [...fromMedia, ...fromItems];
+}
+
+/** A planned post, before it is stored. */
+interface Planned {
+  content: PostContent;
+  destination: DestinationRow | null;
+  assets: AssetRow[];
+}
+
+/** Everything Create Post decides before writing: the rows to store, or the findings that refuse it. */
+export interface CreatePlan {
+  findings: Findings;
+  rows: PostRow[];
+  immediate: boolean;
+}
+
+function resolveAssets(db: Db, workspaceId: string, items: PostContent["assetItems"]): Map<string, AssetRow> {
+  return new Map(findAssets(db, workspaceId, [...new Set(items.map((a) => a.asset_id))]).map((a) => [a.id, a]));
+}
+
+/**
+ * Checks a Create Post request against every rule of the contract and plans its rows. Nothing is
+ * written; `findings` says what refuses it.
+ */
+export function planCreatePosts(h: Herald, auth: AuthContext, workspace: WorkspaceRow, input: CreatePostsInput, now: number): CreatePlan {
+  const findings = new Findings();
+  const when = parseWhen(input.when);
+  if (!when) findings.add("public_invalid_request", [{ pointer: "/when", code: "custom", detail: 'must be "now", "draft", "queue" or an ISO 8601 time with a UTC offset (e.g. 2026-05-01T09:00:00+02:00)' }]);
+  const draft = when?.mode === "draft";
+  if (when && !draft) {
+    if (input.confirmed !== true) findings.add("public_invalid_request", [{ pointer: "/confirmed", code: "custom", detail: "must be true to publish or schedule" }]);
+    if (auth.environment !== "live") findings.add("public_live_credential_required", [{ pointer: "", code: "custom", detail: "publishing and scheduling need a live API key" }]);
+  }
+  if (when?.mode === "queue" && input.time_zone !== undefined) findings.add("public_invalid_request", [{ pointer: "/time_zone", code: "custom", detail: "must be omitted with when: queue (the workspace time zone is used)" }]);
+  findings.add("public_invalid_request", timeZoneErrors(input.time_zone, "/time_zone"));
+
+  const planned: Planned[] = input.posts.map((item, i) => {
+    const base = `/posts/${i}`;
+    let destination: DestinationRow | null = null;
+    if (item.destination_id !== undefined) {
+      destination = findDestination(h.db, workspace.id, item.destination_id) ?? null;
+      if (!destination) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `no destination ${item.destination_id} in this workspace` }]);
+    } else if (!draft) {
+      findings.add("public_invalid_request", [{ pointer: `${base}/destination_id`, code: "custom", detail: "is required to publish or schedule (drafts may give channel instead)" }]);
+    } else if (item.channel === undefined) {
+      findings.add("public_invalid_request", [{ pointer: `${base}/channel`, code: "custom", detail: "a draft needs destination_id or channel" }]);
+    }
+    if (destination && item.channel !== undefined && item.channel !== destination.channel) {
+      findings.add("public_invalid_request", [{ pointer: `${base}/channel`, code: "custom", detail: `does not match the destination's channel ${destination.channel}` }]);
+    }
+    const content: PostContent = {
+      channel: destination?.channel ?? item.channel ?? "",
+      body: item.body,
+      assetItems: assetItemsOf(item, base),
+      destinationOptions: item.destination_options ?? {},
+    };
+    findings.add("public_invalid_request", contentErrors(content, base));
+    const assets = resolveAssets(h.db, workspace.id, content.assetItems);
+    if (draft) {
+      for (const a of content.assetItems) if (!assets.has(a.asset_id)) findings.add("public_unpublishable", [{ pointer: a.pointer, code: "custom", detail: `no asset ${a.asset_id} in this workspace` }]);
+    } else if (destination) {
+      findings.add("public_unpublishable", publicationErrors(h, content, destination, assets, base));
+    }
+    return { content, destination, assets: [...assets.values()] };
+  });
+
+  // The group constraint: one draft per channel per group, counting the drafts this request makes.
+  const channels = new Map<string, number>();
+  planned.forEach((p, i) => {
+    if (!p.content.channel) return;
+    if (findGroupDraft(h.db, workspace.id, input.group, p.content.channel)) {
+      findings.add("public_post_group_channel_conflict", [{ pointer: `/posts/${i}`, code: "custom", detail: `group ${input.group} already holds a ${p.content.channel} draft; update or publish it first` }]);
+    } else if (draft && channels.has(p.content.channel)) {
+      findings.add("public_post_group_channel_conflict", [{ pointer: `/posts/${i}`, code: "custom", detail: `this request already makes a ${p.content.channel} draft for the group` }]);
+    }
+    channels.set(p.content.channel, i);
+  });
+
+  const timeZone = input.time_zone ?? workspace.timeZone;
+  let slot: QueueSlot | null = null;
+  let scheduledAt: number | null = null;
+  if (when?.mode === "now") scheduledAt = now;
+  if (when?.mode === "exact") {
+    if (when.at < now - PAST_TOLERANCE_MS) findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "is in the past" }]);
+    scheduledAt = Math.max(when.at, now);
+  }
+  if (when?.mode === "queue") {
+    const destinationIds = planned.flatMap((p) => (p.destination ? [p.destination.id] : []));
+    if (new Set(destinationIds).size !== destinationIds.length) findings.add("public_invalid_request", [{ pointer: "/posts", code: "custom", detail: "a queued request may name each destination once" }]);
+    const taken = new Set(takenQueueSlots(h.db, workspace.id, destinationIds, LIVE_STATES).map((s) => `${s.windowId}|${s.localDate}`));
+    slot = nextFreeSlot(listQueueWindows(h.db, workspace.id), timeZone, now, taken);
+    if (!slot) findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window; set windows with PUT /workspaces/{id}/queue" }]);
+    scheduledAt = slot?.at ?? null;
+  }
+
+  const rows: PostRow[] = planned.map((p) => {
+    const assetsReady = p.assets.every((a) => a.status === "ready");
+    const state = draft ? "draft" : !assetsReady ? "preparing" : scheduledAt !== null && scheduledAt <= now ? "ready" : "scheduled";
+    return {
+      id: newId("send"),
+      workspaceId: workspace.id,
+      groupKey: input.group,
+      channel: p.content.channel,
+      destinationId: p.destination?.id ?? null,
+      state,
+      version: 1,
+      headline: headlineOf(p.content.body),
+      body: p.content.body,
+      destinationOptions: p.content.destinationOptions,
+      assetItems: p.content.assetItems.map(({ asset_id, item_index }) => ({ asset_id, item_index })),
+      scheduleMode: when?.mode ?? "draft",
+      scheduledAt: draft ? null : scheduledAt,
+      timeZone: when?.mode === "queue" ? workspace.timeZone : timeZone,
+      queueLocalDate: slot?.localDate ?? null,
+      queueWindowId: slot?.windowId ?? null,
+      deferredReason: null,
+      deferredUntil: null,
+      retrySafety: "safe",
+      lastError: null,
+      attemptCount: 0,
+      nextTrigger: "initial",
+      autoRetries: 0,
+      nextActionAt: draft ? null : scheduledAt,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      publishedAt: null,
+      cancelledAt: null,
+      missedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+  });
+  return { findings, rows, immediate: when?.mode === "now" };
+}
+
+/** Counts X posts per month among planned rows (for the usage reservation). */
+export function xReservations(rows: PostRow[]): Map<string, number> {
+  const months = new Map<string, number>();
+  for (const row of rows) {
+    if (row.channel !== "x" || row.state === "draft" || row.scheduledAt === null) continue;
+    const month = usageMonth(row.scheduledAt);
+    months.set(month, (months.get(month) ?? 0) + 1);
+  }
+  return months;
+}
+
+/**
+ * Create Post: checks everything, then stores all posts, their X usage reservation and the audit
+ * record in one transaction. Refusals are problems (400, 403, 409, 422, 402), in that order.
+ */
+export function createPosts(h: Herald, auth: AuthContext, requestId: string, workspace: WorkspaceRow, input: CreatePostsInput): { rows: PostRow[]; immediate: boolean } {
+  const now = h.clock.now();
+  const plan = planCreatePosts(h, auth, workspace, input, now);
+  plan.findings.throwFirst({ public_live_credential_required: "Publishing and scheduling need a live API key; this one is a test key." });
+  inTransaction(h.db, (tx) => {
+    for (const [month, count] of xReservations(plan.rows)) {
+      const pointers = plan.rows.flatMap((r, i) => (r.channel === "x" ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }] : []));
+      reserveXUsage(tx, workspace.id, month, count, pointers);
+    }
+    for (const row of plan.rows) insertPost(tx, row);
+    const actor = { accountId: auth.accountId, credentialId: auth.credentialId, requestId };
+    for (const row of plan.rows) recordAudit(tx, actor, { action: row.state === "draft" ? "post.drafted" : "post.submitted", workspaceId: workspace.id, targetType: "post", targetId: row.id }, now);
+  });
+  return { rows: plan.rows, immediate: plan.immediate };
+}
+
+/** The dry run: every finding of Create Post as `{pointer, code, detail, channel}`, nothing stored. */
+export function validatePosts(h: Herald, auth: AuthContext, workspace: WorkspaceRow, input: CreatePostsInput) {
+  const plan = planCreatePosts(h, auth, workspace, input, h.clock.now());
+  const errors: { pointer: string; code: string; detail: string; channel: string | null }[] = [];
+  for (const [code, list] of plan.findings.byCode) {
+    for (const e of list) {
+      const index = /^\/posts\/(\d+)/.exec(e.pointer);
+      const channel = index ? plan.rows[Number(index[1])]?.channel || null : null;
+      errors.push({ pointer: e.pointer, code, detail: e.detail, channel });
+    }
+  }
+  const reservations = xReservations(plan.rows);
+  if (plan.findings.byCode.size === 0 && reservations.size > 0) {
+    try {
+      inTransaction(h.db, (tx) => {
+        for (const [month, count] of reservations) reserveXUsage(tx, workspace.id, month, count, []);
+        throw new RollBack();
+      });
+    } catch (error) {
+      if (error instanceof ProblemError) errors.push({ pointer: "/posts", code: error.code, detail: error.detail, channel: "x" });
+      else if (!(error instanceof RollBack)) throw error;
+    }
+  }
+  return { object: "post_validation" as const, valid: errors.length === 0, errors };
+}
+
+class RollBack extends Error {}
+
+/** Whether a value is a channel of the contract. */
+export function isChannel(value: string): boolean {
+  return (CHANNELS as readonly string[]).includes(value);
+}

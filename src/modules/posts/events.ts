@@ -1,0 +1,36 @@
+import { newId } from "../../db/ids.ts";
+import type { Db } from "../../db/open.ts";
+import { eventsOutbox } from "../../db/schema.ts";
+import { eventPostSummary } from "./present.ts";
+import { listReceipts, type PostRow } from "./repo.ts";
+
+/** The four post event types of the contract. */
+export type PostEventType = "post.published" | "post.failed" | "post.awaiting-provider" | "post.needs-attention";
+
+const EVENT_FOR_STATE: Record<string, PostEventType> = {
+  published: "post.published",
+  failed: "post.failed",
+  "awaiting-provider": "post.awaiting-provider",
+  "needs-attention": "post.needs-attention",
+  missed: "post.needs-attention",
+};
+
+/**
+ * Writes the event a state change causes into the outbox; call in the transaction of the change,
+ * with the post as it is after it. States without an event type write nothing.
+ */
+export function recordPostEvent(db: Db, post: PostRow, now: number): string | null {
+  const type = EVENT_FOR_STATE[post.state];
+  if (!type) return null;
+  const id = newId("evt");
+  db.insert(eventsOutbox).values({
+    id,
+    workspaceId: post.workspaceId,
+    type,
+    postId: post.id,
+    destinationId: post.destinationId,
+    payload: eventPostSummary(post, listReceipts(db, [post.id])),
+    createdAt: now,
+  }).run();
+  return id;
+}

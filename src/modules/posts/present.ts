@@ -1,0 +1,130 @@
+import { iso } from "../../lib/clock.ts";
+import type { Db } from "../../db/open.ts";
+import { findDestinationById, type DestinationRow } from "../destinations/repo.ts";
+import { findAssets, listAttempts, listReceipts, type AssetRow, type AttemptRow, type PostRow, type ReceiptRow } from "./repo.ts";
+import { availableActions, isActionRequired, isTerminal, type PostState } from "./states.ts";
+
+/** The post's ETag: its version (every change bumps it). */
+export function postEtag(row: PostRow): string {
+  return `"${row.id}.v${row.version}"`;
+}
+
+function presentAttempt(a: AttemptRow) {
+  return {
+    id: a.id,
+    object: "publishing_attempt" as const,
+    number: a.number,
+    trigger: a.trigger,
+    status: a.status,
+    started_at: iso(a.startedAt),
+    finished_at: iso(a.finishedAt),
+    retry_safety: a.retrySafety,
+    error: a.error,
+    provider: a.provider,
+  };
+}
+
+function presentReceipt(r: ReceiptRow) {
+  return { id: r.id, object: "receipt" as const, item_index: r.itemIndex, provider_object_id: r.providerObjectId, url: r.url, state: r.state, published_at: iso(r.publishedAt) };
+}
+
+/** Everything a post resource shows besides its own row. */
+export interface PostRelations {
+  destination: DestinationRow | null;
+  receipts: ReceiptRow[];
+  assets: AssetRow[];
+  attempts: AttemptRow[] | null;
+}
+
+/** The post resource of the contract. */
+export function presentPost(row: PostRow, rel: PostRelations) {
+  const state = row.state as PostState;
+  const assetsById = new Map(rel.assets.map((a) => [a.id, a]));
+  const post: Record<string, unknown> = {
+    id: row.id,
+    object: "post",
+    group: row.groupKey,
+    channel: row.channel,
+    state,
+    editable: state === "draft",
+    terminal: isTerminal(state),
+    action_required: isActionRequired(state),
+    next_action_at: iso(row.nextActionAt),
+    retry_safety: row.retrySafety,
+    available_actions: availableActions(state, row.scheduleMode),
+    version: row.version,
+    payload: { headline: row.headline, body: row.body, destination_options: row.destinationOptions },
+    asset_ids: [...new Set(row.assetItems.map((a) => a.asset_id))],
+    destination_id: row.destinationId,
+    scheduled_at: iso(row.scheduledAt),
+    time_zone: row.timeZone,
+    schedule_mode: row.scheduleMode,
+    queue_local_date: row.queueLocalDate,
+    queue_window_id: row.queueWindowId,
+    attempt_count: row.attemptCount,
+    deferred: row.deferredReason ? { reason: row.deferredReason, until: iso(row.deferredUntil) } : null,
+    last_error: row.lastError,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+    published_at: iso(row.publishedAt),
+    cancelled_at: iso(row.cancelledAt),
+    missed_at: iso(row.missedAt),
+    receipts: rel.receipts.map(presentReceipt),
+    destination: rel.destination ? { display_name: rel.destination.displayName, external_id: rel.destination.externalId, profile_image_url: rel.destination.profileImageUrl } : null,
+    assets: row.assetItems.flatMap((item) => {
+      const asset = assetsById.get(item.asset_id);
+      return asset ? [{ id: asset.id, type: asset.type, label: asset.label, content_type: asset.contentType, item_index: item.item_index }] : [];
+    }),
+  };
+  if (rel.attempts) post.attempts = rel.attempts.map(presentAttempt);
+  return post;
+}
+
+/** Loads the relations of many posts at once (a listing page) and presents them. */
+export function presentPosts(db: Db, rows: PostRow[], options: { includeAttempts: boolean }) {
+  const ids = rows.map((r) => r.id);
+  const receipts = groupBy(listReceipts(db, ids), (r) => r.postId);
+  const attempts = options.includeAttempts ? groupBy(listAttempts(db, ids), (a) => a.postId) : null;
+  const destinations = new Map<string, DestinationRow | null>();
+  const assetIdsByWorkspace = new Map<string, Set<string>>();
+  for (const row of rows) {
+    if (row.destinationId && !destinations.has(row.destinationId)) destinations.set(row.destinationId, findDestinationById(db, row.destinationId) ?? null);
+    const set = assetIdsByWorkspace.get(row.workspaceId) ?? new Set();
+    for (const item of row.assetItems) set.add(item.asset_id);
+    assetIdsByWorkspace.set(row.workspaceId, set);
+  }
+  const assets = [...assetIdsByWorkspace].flatMap(([ws, set]) => findAssets(db, ws, [...set]));
+  return rows.map((row) => presentPost(row, {
+    destination: row.destinationId ? destinations.get(row.destinationId) ?? null : null,
+    receipts: receipts.get(row.id) ?? [],
+    assets,
+    attempts: attempts ? attempts.get(row.id) ?? [] : null,
+  }));
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const item of items) {
+    const list = map.get(key(item)) ?? [];
+    list.push(item);
+    map.set(key(item), list);
+  }
+  return map;
+}
+
+/** The post summary events carry as `data.object` (with `content` for full-content endpoints). */
+export function eventPostSummary(row: PostRow, receipts: ReceiptRow[]) {
+  return {
+    id: row.id,
+    object: "post",
+    group: row.groupKey,
+    channel: row.channel,
+    destination_id: row.destinationId,
+    state: row.state,
+    scheduled_at: iso(row.scheduledAt),
+    published_at: iso(row.publishedAt),
+    url: receipts.find((r) => r.itemIndex === 0)?.url ?? null,
+    error: row.lastError,
+    content: { headline: row.headline, body: row.body },
+  };
+}

@@ -1,0 +1,88 @@
+import { and, asc, eq } from "drizzle-orm";
+import { DateTime } from "luxon";
+import { newId } from "../../db/ids.ts";
+import { inTransaction } from "../../db/transaction.ts";
+import type { Herald } from "../../herald.ts";
+import { recordAudit, type AuditActor } from "../audit/repo.ts";
+import type { Db } from "../../db/open.ts";
+import { queueWindows } from "../../db/schema.ts";
+
+/** A stored posting window. */
+export type QueueWindowRow = typeof queueWindows.$inferSelect;
+
+/** A window occurrence a post can be placed in. */
+export interface QueueSlot {
+  windowId: string;
+  localDate: string;
+  at: number;
+}
+
+/** How far ahead the queue looks for a free window. */
+const HORIZON_DAYS = 366;
+
+/** The workspace's windows, by weekday then time. */
+export function listQueueWindows(db: Db, workspaceId: string): QueueWindowRow[] {
+  return db.select().from(queueWindows).where(eq(queueWindows.workspaceId, workspaceId)).orderBy(asc(queueWindows.weekday), asc(queueWindows.localTime)).all();
+}
+
+/** Replaces the windows; a window that stays (same weekday and time) keeps its id. */
+export function replaceQueueWindows(db: Db, workspaceId: string, windows: { weekday: number; local_time: string }[]): QueueWindowRow[] {
+  const current = listQueueWindows(db, workspaceId);
+  const key = (w: { weekday: number; localTime: string }) => `${w.weekday}|${w.localTime}`;
+  const wanted = new Map(windows.map((w) => [key({ weekday: w.weekday, localTime: w.local_time }), w]));
+  for (const row of current) if (!wanted.has(key(row))) db.delete(queueWindows).where(and(eq(queueWindows.id, row.id))).run();
+  const kept = new Set(current.map(key));
+  for (const [k, w] of wanted) {
+    if (!kept.has(k)) db.insert(queueWindows).values({ id: newId("qw"), workspaceId, weekday: w.weekday, localTime: w.local_time }).run();
+  }
+  return listQueueWindows(db, workspaceId);
+}
+
+/**
+ * The instant a window occurs on a local date in a zone. A time that does not exist that day
+ * (spring-forward gap) moves forward by the gap, as clocks do; an ambiguous one (fall-back) takes
+ * the first occurrence.
+ */
+export function windowInstant(localDate: string, localTime: string, timeZone: string): number {
+  const [year, month, day] = localDate.split("-").map(Number);
+  const [hour, minute] = localTime.split(":").map(Number);
+  return DateTime.fromObject({ year, month, day, hour, minute }, { zone: timeZone }).toMillis();
+}
+
+/** The windows that occur on one local date, earliest first. */
+export function slotsOnDate(windows: QueueWindowRow[], localDate: string, timeZone: string): QueueSlot[] {
+  const weekday = DateTime.fromISO(localDate, { zone: timeZone }).weekday;
+  return windows
+    .filter((w) => w.weekday === weekday)
+    .map((w) => ({ windowId: w.id, localDate, at: windowInstant(localDate, w.localTime, timeZone) }))
+    .sort((a, b) => a.at - b.at);
+}
+
+/**
+ * The earliest future window occurrence not taken by any of the destinations; `taken` holds
+ * `"<window id>|<local date>"` of live queued posts on those destinations.
+ */
+export function nextFreeSlot(windows: QueueWindowRow[], timeZone: string, now: number, taken: Set<string>): QueueSlot | null {
+  if (windows.length === 0) return null;
+  let date = DateTime.fromMillis(now, { zone: timeZone }).startOf("day");
+  for (let i = 0; i < HORIZON_DAYS; i++, date = date.plus({ days: 1 })) {
+    for (const slot of slotsOnDate(windows, date.toISODate()!, timeZone)) {
+      if (slot.at > now && !taken.has(`${slot.windowId}|${slot.localDate}`)) return slot;
+    }
+  }
+  return null;
+}
+
+/** Today's date in a zone, `YYYY-MM-DD`. */
+export function localDateOf(ms: number, timeZone: string): string {
+  return DateTime.fromMillis(ms, { zone: timeZone }).toISODate()!;
+}
+
+/** PUT /queue: replaces the windows with an audit record, in one transaction. */
+export function putQueueWindows(h: Herald, actor: AuditActor, workspaceId: string, windows: { weekday: number; local_time: string }[]): QueueWindowRow[] {
+  return inTransaction(h.db, (tx) => {
+    const result = replaceQueueWindows(tx, workspaceId, windows);
+    recordAudit(tx, actor, { action: "queue.updated", workspaceId, targetType: "queue", targetId: workspaceId }, h.clock.now());
+    return result;
+  });
+}

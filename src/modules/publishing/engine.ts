@@ -1,0 +1,160 @@
+import { randomBytes } from "node:crypto";
+import { inTransaction } from "../../db/transaction.ts";
+import type { Herald } from "../../herald.ts";
+import { recordPostEvent } from "../posts/events.ts";
+import { claimPost, findAssets, findPostById, findStartedAttempts, finishAttempt, listDueReady, listDueScheduled, listExpiredLeases, renewLease, type PostRow } from "../posts/repo.ts";
+import { velocityDeferral } from "../posts/velocity.ts";
+import { releaseXUsage, usageMonth } from "../posts/x-usage.ts";
+import { LEASE_MS, publishClaimedPost } from "./publish-post.ts";
+import { listPreparing, updatePostInState } from "./repo.ts";
+
+const BATCH = 200;
+
+/**
+ * The publishing engine of one process. Each `tick` looks in the database for due work (nothing is
+ * kept only in memory): scheduled posts become ready or missed, preparing posts move on when their
+ * assets are ready, expired leases are examined, and ready posts are claimed and published.
+ */
+export class PublishingEngine {
+  /** This process's lease owner id. */
+  readonly owner = `proc_${randomBytes(8).toString("hex")}`;
+  private running = new Map<string, Promise<void>>();
+  private lastTickAt: number | null = null;
+
+  constructor(private readonly h: Herald) {}
+
+  /** One pass over due work; publications it starts continue in the background (see `drain`). */
+  async tick(): Promise<void> {
+    const now = this.h.clock.now();
+    this.lastTickAt = Date.now();
+    this.promoteScheduled(now);
+    this.advancePreparing(now);
+    this.recoverExpiredLeases(now);
+    this.renewLeases(now);
+    this.claimReady(now);
+  }
+
+  /** Waits until every publication this process started has finished. */
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** Ticks and drains until no due work is left (tests, `herald` operators). */
+  async runUntilIdle(maxTicks = 50): Promise<void> {
+    for (let i = 0; i < maxTicks; i++) {
+      await this.tick();
+      if (this.running.size === 0) return;
+      await this.drain();
+    }
+  }
+
+  /** Health numbers: when this engine last looked, and how many posts it is publishing. */
+  status() {
+    return { last_tick_at: this.lastTickAt, in_flight: this.running.size };
+  }
+
+  /** Scheduled posts at their time become ready; those found too late (server was down) become missed. */
+  private promoteScheduled(now: number): void {
+    const tolerance = this.h.config.engine.missedToleranceMs;
+    for (const post of listDueScheduled(this.h.db, now, BATCH)) {
+      if (now - post.scheduledAt! > tolerance) this.markMissed(post, now);
+      else updatePostInState(this.h.db, post.id, "scheduled", { state: "ready", nextActionAt: post.scheduledAt, updatedAt: now });
+    }
+    // A ready post that never started and is long past its time was waiting on a stopped server, too.
+    for (const post of listDueReady(this.h.db, now - tolerance, BATCH)) {
+      if (post.nextTrigger === "initial" && post.attemptCount === 0 && post.deferredReason === null && post.scheduledAt !== null && now - post.scheduledAt > tolerance) this.markMissed(post, now);
+    }
+  }
+
+  private markMissed(post: PostRow, now: number): void {
+    inTransaction(this.h.db, (tx) => {
+      const moved = updatePostInState(tx, post.id, post.state, {
+        state: "missed", missedAt: now, nextActionAt: null, updatedAt: now,
+        lastError: { code: "missed_schedule", message: `Herald was not running at ${new Date(post.scheduledAt!).toISOString()}; the post was not sent late. Reschedule or retry it.`, retryable: true, retry_safety: "safe", user_action: "reschedule" },
+      });
+      if (!moved) return;
+      if (post.channel === "x") releaseXUsage(tx, post.workspaceId, usageMonth(post.scheduledAt!));
+      recordPostEvent(tx, findPostById(tx, post.id)!, now);
+    });
+  }
+
+  /** Preparing posts go on once every asset is ready, or need attention if their time comes first. */
+  private advancePreparing(now: number): void {
+    for (const post of listPreparing(this.h.db, BATCH)) {
+      const ids = post.assetItems.map((a) => a.asset_id);
+      const assets = findAssets(this.h.db, post.workspaceId, ids);
+      const ready = assets.length === new Set(ids).size && assets.every((a) => a.status === "ready");
+      if (ready) {
+        updatePostInState(this.h.db, post.id, "preparing", { state: post.scheduledAt! <= now ? "ready" : "scheduled", nextActionAt: post.scheduledAt, updatedAt: now });
+      } else if (post.scheduledAt! <= now) {
+        inTransaction(this.h.db, (tx) => {
+          const moved = updatePostInState(tx, post.id, "preparing", {
+            state: "needs-attention", nextActionAt: null, updatedAt: now,
+            lastError: { code: "assets_not_ready", message: "An attached asset was not uploaded by the scheduled time.", retryable: true, retry_safety: "safe", user_action: "retry" },
+          });
+          if (moved) recordPostEvent(tx, findPostById(tx, post.id)!, now);
+        });
+      }
+    }
+  }
+
+  /**
+   * Posts whose publishing process died: an attempt left `started` may have reached the network.
+   * On a network with idempotent creates the post is safely re-queued (receipts keep finished items);
+   * otherwise it needs attention with `retry_safety: unsafe`. Never blindly re-run.
+   */
+  private recoverExpiredLeases(now: number): void {
+    for (const post of listExpiredLeases(this.h.db, now, BATCH)) {
+      const idempotent = this.h.providers.adapter(post.channel as never)?.idempotentCreate ?? false;
+      inTransaction(this.h.db, (tx) => {
+        const current = findPostById(tx, post.id);
+        if (!current || current.state !== "processing" || (current.leaseExpiresAt ?? 0) >= now) return;
+        for (const attempt of findStartedAttempts(tx, post.id)) {
+          finishAttempt(tx, attempt.id, {
+            status: idempotent ? "failed" : "outcome_unknown", finishedAt: now, retrySafety: idempotent ? "safe" : "unsafe",
+            error: { code: "publishing_interrupted", message: "Herald stopped while this attempt was running.", retryable: true, user_action: idempotent ? "retry" : "inspect_resource" },
+            provider: null,
+          });
+        }
+        const changes: Partial<PostRow> = idempotent
+          ? { state: "ready", nextActionAt: now, nextTrigger: "recovery", leaseOwner: null, leaseExpiresAt: null, updatedAt: now }
+          : {
+            state: "needs-attention", nextActionAt: null, retrySafety: "unsafe", leaseOwner: null, leaseExpiresAt: null, updatedAt: now,
+            lastError: { code: "provider_outcome_unknown", message: "Herald stopped while publishing; the network may or may not have the post. Check it before retrying.", retryable: true, retry_safety: "unsafe", user_action: "inspect_resource" },
+          };
+        if (!updatePostInState(tx, post.id, "processing", changes)) return;
+        recordPostEvent(tx, findPostById(tx, post.id)!, now);
+      });
+      this.h.logger.warn("recovered a post from an expired lease", { post_id: post.id, requeued: idempotent });
+    }
+  }
+
+  /** Keeps the leases of this process's running publications alive. */
+  private renewLeases(now: number): void {
+    for (const id of this.running.keys()) renewLease(this.h.db, id, this.owner, now + LEASE_MS);
+  }
+
+  /** Claims due ready posts up to the concurrency limit, deferring those over their destination's pace. */
+  private claimReady(now: number): void {
+    const room = this.h.config.engine.concurrency - this.running.size;
+    if (room <= 0) return;
+    for (const post of listDueReady(this.h.db, now, room * 2)) {
+      if (this.running.size >= this.h.config.engine.concurrency) break;
+      if (this.running.has(post.id)) continue;
+      const claimed = inTransaction(this.h.db, (tx) => {
+        const until = velocityDeferral(this.h, tx, post, now);
+        if (until !== null) {
+          updatePostInState(tx, post.id, "ready", { deferredReason: "publishing_velocity", deferredUntil: until, nextActionAt: until, updatedAt: now });
+          return false;
+        }
+        if (post.deferredReason === "publishing_velocity") updatePostInState(tx, post.id, "ready", { deferredReason: null, deferredUntil: null });
+        return claimPost(tx, post.id, this.owner, now + LEASE_MS, now);
+      });
+      if (!claimed) continue;
+      const run = publishClaimedPost(this.h, this.owner, post.id)
+        .catch((error) => this.h.logger.error("publishing crashed", { post_id: post.id, error: (error as Error).stack ?? String(error) }))
+        .finally(() => this.running.delete(post.id));
+      this.running.set(post.id, run);
+    }
+  }
+}

@@ -1,0 +1,203 @@
+import { join } from "node:path";
+import { newId } from "../../db/ids.ts";
+import { inTransaction } from "../../db/transaction.ts";
+import type { Herald } from "../../herald.ts";
+import { ProviderError, type Credentials, type MediaItem, type PublishedItem } from "../../providers/types.ts";
+import { destinationRef } from "../destinations/present.ts";
+import { findDestinationById, updateDestination, type DestinationRow } from "../destinations/repo.ts";
+import { recordPostEvent } from "../posts/events.ts";
+import { findAssets, findPostById, finishAttempt, insertAttempt, insertReceipt, listReceipts, type PostRow, type ReceiptRow } from "../posts/repo.ts";
+import { consumeXUsage, releaseXUsage, usageMonth } from "../posts/x-usage.ts";
+import { MAX_AUTOMATIC_RETRIES, postErrorFrom, providerDetails, retryDelayMs, type PostError } from "./failures.ts";
+import { updateLeasedPost } from "./repo.ts";
+
+/** One refresh at a time per destination in this process (some networks rotate refresh tokens). */
+const refreshing = new Map<string, Promise<Credentials>>();
+
+function receiptAsItem(r: ReceiptRow): PublishedItem {
+  return { providerObjectId: r.providerObjectId, url: r.url, extra: r.extra, provider: { operation: "receipt", requestId: null, statusCode: null } };
+}
+
+/** The media of one body item, read from the data directory's blobs when the adapter asks. */
+function mediaFor(h: Herald, post: PostRow, itemIndex: number): MediaItem[] {
+  const ids = post.assetItems.filter((a) => a.item_index === itemIndex).map((a) => a.asset_id);
+  if (ids.length === 0) return [];
+  const assets = new Map(findAssets(h.db, post.workspaceId, ids).map((a) => [a.id, a]));
+  const alt = (post.destinationOptions.bluesky?.alt_text_by_asset_id as Record<string, string> | undefined) ?? {};
+  return ids.flatMap((id) => {
+    const asset = assets.get(id);
+    if (!asset || !asset.blobKey) return [];
+    const path = join(h.config.dataDir, "blobs", asset.blobKey);
+    return [{ assetId: asset.id, contentType: asset.contentType, byteSize: asset.byteSize, width: asset.width, height: asset.height, altText: alt[asset.id] ?? null, read: () => Bun.file(path).bytes() }];
+  });
+}
+
+/** Renews a destination's credentials once (shared by concurrent runs), storing them before use. */
+async function refreshDestination(h: Herald, destination: DestinationRow): Promise<Credentials> {
+  const pending = refreshing.get(destination.id);
+  if (pending) return pending;
+  const adapter = h.providers.adapter(destination.channel as never)!;
+  const work = (async () => {
+    // Another process may have refreshed already: start from what is stored now.
+    const current = findDestinationById(h.db, destination.id) ?? destination;
+    const credentials = await adapter.refreshCredentials({ destination: destinationRef(h, current) });
+    updateDestination(h.db, destination.id, { credentialsSealed: h.secrets.encrypt(JSON.stringify(credentials)), updatedAt: h.clock.now() });
+    return credentials;
+  })();
+  refreshing.set(destination.id, work);
+  try {
+    return await work;
+  } finally {
+    refreshing.delete(destination.id);
+  }
+}
+
+/**
+ * Publishes one claimed post: an attempt row is written first, each body item after the last
+ * receipt is sent in order (replies to the previous one) and its receipt stored at once, so a
+ * resumed thread never repeats an item. The outcome is written with its event in one transaction.
+ */
+export async function publishClaimedPost(h: Herald, owner: string, postId: string): Promise<void> {
+  const post = findPostById(h.db, postId);
+  if (!post || post.state !== "processing" || post.leaseOwner !== owner) return;
+  const destination = post.destinationId ? findDestinationById(h.db, post.destinationId) : undefined;
+  const adapter = h.providers.adapter(post.channel as never);
+  const attemptId = newId("att");
+  const startedAt = h.clock.now();
+  const idempotent = adapter?.idempotentCreate ?? true;
+  inTransaction(h.db, (tx) => {
+    insertAttempt(tx, {
+      id: attemptId, postId, number: post.attemptCount + 1, trigger: post.nextTrigger, status: "started", startedAt, finishedAt: null,
+      retrySafety: idempotent ? "safe" : "unsafe", error: null, provider: null,
+    });
+    updateLeasedPost(tx, postId, owner, { attemptCount: post.attemptCount + 1, updatedAt: startedAt });
+  });
+
+  if (!destination || destination.deletedAt !== null || !adapter) {
+    const reason = !adapter ? `Publishing to ${post.channel} is not available in this version of Herald.` : "The destination was disconnected.";
+    return finish(h, owner, post, attemptId, { kind: "failed", error: { code: "destination_unavailable", message: reason, retryable: false, retry_safety: "not_retryable", user_action: "edit_post" } });
+  }
+  if (destination.unavailableReason) {
+    return finish(h, owner, post, attemptId, { kind: "needs-attention", error: { code: "destination_reauthorization_required", message: "The destination must be connected again.", retryable: true, retry_safety: "safe", user_action: "reauthorize_destination" } });
+  }
+
+  const receipts = listReceipts(h.db, [postId]);
+  let root: PublishedItem | null = receipts[0] ? receiptAsItem(receipts[0]) : null;
+  let parent: PublishedItem | null = receipts.length ? receiptAsItem(receipts[receipts.length - 1]!) : null;
+  let current = destination;
+  let refreshed = false;
+  let lastProvider: Record<string, unknown> | null = null;
+  for (let index = receipts.length; index < post.body.length; index++) {
+    let published: PublishedItem;
+    try {
+      published = await adapter.publishItem({
+        destination: destinationRef(h, current), text: post.body[index]!, itemIndex: index, media: mediaFor(h, post, index),
+        options: post.destinationOptions[post.channel] ?? {}, root, parent, idempotencyKey: `${postId}.${index}`,
+      });
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      if (error.kind === "auth_expired" && !refreshed) {
+        refreshed = true;
+        try {
+          await refreshDestination(h, current);
+          current = findDestinationById(h.db, current.id)!;
+          index -= 1; // the same item again, with the new credentials
+          continue;
+        } catch (refreshError) {
+          if (!(refreshError instanceof ProviderError)) throw refreshError;
+          return failWith(h, owner, post, attemptId, destination, refreshError.kind === "transient" ? refreshError : new ProviderError("auth_revoked", refreshError.message, refreshError));
+        }
+      }
+      return failWith(h, owner, post, attemptId, destination, error.kind === "auth_expired" ? new ProviderError("auth_revoked", error.message, error) : error);
+    }
+    const now = h.clock.now();
+    const stored = inTransaction(h.db, (tx) => {
+      if (!updateLeasedPost(tx, postId, owner, { leaseExpiresAt: now + LEASE_MS, updatedAt: now })) return false;
+      insertReceipt(tx, { id: newId("rcpt"), postId, itemIndex: index, providerObjectId: published.providerObjectId, url: published.url, extra: published.extra, state: "published", publishedAt: now });
+      return true;
+    });
+    if (!stored) {
+      h.logger.warn("lease lost while publishing; another process owns the post now", { post_id: postId, item_index: index });
+      return;
+    }
+    lastProvider = { operation: published.provider.operation, request_id: published.provider.requestId, status_code: published.provider.statusCode, error_code: null, subcode: null };
+    root ??= published;
+    parent = published;
+  }
+  return finish(h, owner, post, attemptId, { kind: "published", provider: lastProvider });
+}
+
+/** How long a claim lasts without renewal. */
+export const LEASE_MS = 60_000;
+
+function failWith(h: Herald, owner: string, post: PostRow, attemptId: string, destination: DestinationRow, error: ProviderError): void {
+  const postError = postErrorFrom(error);
+  const provider = providerDetails(error);
+  switch (error.kind) {
+    case "transient": {
+      const retries = post.autoRetries + 1;
+      if (retries > MAX_AUTOMATIC_RETRIES) return finish(h, owner, post, attemptId, { kind: "failed", error: { ...postError, message: `${postError.message} (gave up after ${MAX_AUTOMATIC_RETRIES} automatic retries)` }, provider });
+      const now = h.clock.now();
+      const at = Math.max(now + retryDelayMs(retries), error.retryAt ?? 0);
+      return finish(h, owner, post, attemptId, { kind: "retry", at, rateLimited: error.retryAt !== null, retries, error: postError, provider });
+    }
+    case "auth_revoked":
+    case "auth_expired":
+      updateDestination(h.db, destination.id, { unavailableReason: "reauthorization_required", updatedAt: h.clock.now() });
+      return finish(h, owner, post, attemptId, { kind: "needs-attention", error: postError, provider });
+    case "rejected":
+      return finish(h, owner, post, attemptId, { kind: "failed", error: postError, provider });
+    case "outcome_unknown":
+      return finish(h, owner, post, attemptId, { kind: "needs-attention", error: postError, provider, unknown: true });
+  }
+}
+
+type Outcome =
+  | { kind: "published"; provider: Record<string, unknown> | null }
+  | { kind: "retry"; at: number; rateLimited: boolean; retries: number; error: PostError; provider: Record<string, unknown> }
+  | { kind: "failed"; error: PostError; provider?: Record<string, unknown> }
+  | { kind: "needs-attention"; error: PostError; provider?: Record<string, unknown>; unknown?: boolean };
+
+/** Writes the outcome of a run, its attempt and its event in one transaction (only while the lease is ours). */
+function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outcome: Outcome): void {
+  const now = h.clock.now();
+  inTransaction(h.db, (tx) => {
+    const release = { leaseOwner: null, leaseExpiresAt: null, updatedAt: now };
+    let changes: Partial<PostRow>;
+    let attemptStatus: string;
+    switch (outcome.kind) {
+      case "published":
+        changes = { ...release, state: "published", publishedAt: now, nextActionAt: null, lastError: null, deferredReason: null, deferredUntil: null, retrySafety: "safe" };
+        attemptStatus = "succeeded";
+        break;
+      case "retry":
+        changes = {
+          ...release, state: "ready", nextActionAt: outcome.at, autoRetries: outcome.retries, nextTrigger: "automatic_retry", lastError: { ...outcome.error },
+          deferredReason: outcome.rateLimited ? "provider_rate_limit" : null, deferredUntil: outcome.rateLimited ? outcome.at : null,
+        };
+        attemptStatus = "failed";
+        break;
+      case "failed":
+        changes = { ...release, state: "failed", nextActionAt: null, lastError: { ...outcome.error }, retrySafety: "safe", deferredReason: null, deferredUntil: null };
+        attemptStatus = "failed";
+        break;
+      case "needs-attention":
+        changes = { ...release, state: "needs-attention", nextActionAt: null, lastError: { ...outcome.error }, retrySafety: outcome.unknown ? "unsafe" : "safe", deferredReason: null, deferredUntil: null };
+        attemptStatus = outcome.unknown ? "outcome_unknown" : "failed";
+        break;
+    }
+    if (!updateLeasedPost(tx, post.id, owner, changes)) return;
+    finishAttempt(tx, attemptId, {
+      status: attemptStatus, finishedAt: now,
+      retrySafety: outcome.kind === "needs-attention" && outcome.unknown ? "unsafe" : outcome.kind === "failed" ? "not_retryable" : "safe",
+      error: outcome.kind === "published" ? null : { code: outcome.error.code, message: outcome.error.message, retryable: outcome.error.retryable, user_action: outcome.error.user_action },
+      provider: outcome.provider ?? null,
+    });
+    if (post.channel === "x" && post.scheduledAt !== null) {
+      if (outcome.kind === "published") consumeXUsage(tx, post.workspaceId, usageMonth(post.scheduledAt));
+      if (outcome.kind === "failed") releaseXUsage(tx, post.workspaceId, usageMonth(post.scheduledAt));
+    }
+    const after = findPostById(tx, post.id)!;
+    recordPostEvent(tx, after, now);
+  });
+}

@@ -1,0 +1,19 @@
+const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+const encoder = new TextEncoder();
+
+/** User-perceived characters (extended grapheme clusters): "👍🏽" and "é" as e + accent are one each. */
+export function countGraphemes(text: string): number {
+  let count = 0;
+  for (const _ of segmenter.segment(text)) count++;
+  return count;
+}
+
+/** Length of the text in UTF-8 bytes. */
+export function utf8Length(text: string): number {
+  return encoder.encode(text).length;
+}
+
+/** The string values of an option that should be a list of strings (anything else is ignored). */
+export function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string" && v !== "") : [];
+}

@@ -1,0 +1,369 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+// The real CLI, run as a process the way a user runs it from a checkout.
+const ROOT = resolve(import.meta.dir, "..");
+const BUN = join(ROOT, "node_modules/.bin/bun");
+const MAIN = join(ROOT, "src/main.ts");
+
+/** The parent's environment without any HERALD_* variable, plus `extra`. */
+function cleanEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith("HERALD_") && value !== undefined) env[name] = value;
+  return { ...env, ...extra };
+}
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `bun src/main.ts …args` to completion. */
+async function herald(args: string[], env: Record<string, string>): Promise<CliResult> {
+  const proc = Bun.spawn([BUN, MAIN, ...args], { cwd: ROOT, env: cleanEnv(env), stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** stderr of a failed command: exactly one non-empty line. */
+function oneLine(text: string): string {
+  const lines = text.trim().split("\n");
+  expect(lines.length).toBe(1);
+  return lines[0]!;
+}
+
+/** A TCP port nobody listens on right now (briefly bound, then released). */
+function freePort(): number {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
+async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+const tempDirs: string[] = [];
+function tempDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "herald-cli-"));
+  tempDirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("help and usage", () => {
+  test("--help prints the usage and exits 0", async () => {
+    const r = await herald(["--help"], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Usage: herald <command>");
+    for (const command of ["serve", "admin", "version"]) expect(r.stdout).toContain(command);
+  });
+
+  test("no command prints the usage and exits 0", async () => {
+    const r = await herald([], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Usage: herald <command>");
+  });
+
+  test("admin --help lists bootstrap and create-key with their options", async () => {
+    const r = await herald(["admin", "--help"], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Usage: herald admin");
+    for (const word of ["bootstrap", "create-key", "--email", "--workspace-name", "--scopes", "--workspaces", "--expires-at", "--json"]) expect(r.stdout).toContain(word);
+  });
+
+  test("admin bootstrap --help and help admin print the admin usage", async () => {
+    for (const args of [["admin", "bootstrap", "--help"], ["help", "admin"]]) {
+      const r = await herald(args, {});
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("Usage: herald admin");
+    }
+  });
+
+  test("serve --help prints its usage and does not start a server", async () => {
+    const r = await herald(["serve", "--help"], { HERALD_PORT: "abc" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Usage: herald serve");
+    expect(r.stdout).toContain("HERALD_DATA_DIR");
+  });
+
+  test("version prints the version", async () => {
+    const r = await herald(["version"], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  test("an unknown command exits 2 and says so on stderr", async () => {
+    const r = await herald(["frobnicate"], {});
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain('unknown command "frobnicate"');
+  });
+
+  test("an unknown admin command or option exits 2 with one line", async () => {
+    const dataDir = tempDataDir();
+    const unknownCommand = await herald(["admin", "explode"], { HERALD_DATA_DIR: dataDir });
+    expect(unknownCommand.code).toBe(2);
+    expect(oneLine(unknownCommand.stderr)).toContain('unknown admin command "explode"');
+    const unknownOption = await herald(["admin", "bootstrap", "--email", "a@example.com", "--workspace-name", "W", "--colour", "red"], { HERALD_DATA_DIR: dataDir });
+    expect(unknownOption.code).toBe(2);
+    expect(oneLine(unknownOption.stderr)).toContain("--colour");
+  });
+});
+
+describe("admin commands on a data dir", () => {
+  let dataDir: string;
+  let bootstrapped: { account_id: string; workspace_id: string; api_key: string };
+  const env = () => ({ HERALD_DATA_DIR: dataDir });
+
+  beforeAll(async () => {
+    dataDir = tempDataDir();
+  });
+
+  test("bootstrap --json prints exactly one JSON object with the new ids and key", async () => {
+    const r = await herald(["admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "CLI workspace", "--json"], env());
+    expect(r.code).toBe(0);
+    expect(r.stdout.endsWith("\n")).toBe(true);
+    expect(r.stdout.trim().split("\n").length).toBe(1);
+    bootstrapped = JSON.parse(r.stdout);
+    expect(Object.keys(bootstrapped).sort()).toEqual(["account_id", "api_key", "workspace_id"]);
+    expect(bootstrapped.account_id).toMatch(/^acc_/);
+    expect(bootstrapped.workspace_id).toMatch(/^ws_/);
+    expect(bootstrapped.api_key).toMatch(/^hk_live_[0-9A-Za-z]{32,}$/);
+    expect(r.stderr).toBe("");
+  });
+
+  test("a second bootstrap with the same address fails with exit 1 and one line", async () => {
+    const r = await herald(["admin", "bootstrap", "--email", "OWNER@example.com", "--workspace-name", "Again", "--json"], env());
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    const line = oneLine(r.stderr);
+    expect(line).toStartWith("herald: ");
+    expect(line).toContain("already exists");
+  });
+
+  test("bootstrap without --email (or --workspace-name) exits 2 naming the option", async () => {
+    const noEmail = await herald(["admin", "bootstrap", "--workspace-name", "W", "--json"], env());
+    expect(noEmail.code).toBe(2);
+    expect(noEmail.stdout).toBe("");
+    expect(oneLine(noEmail.stderr)).toContain("--email is required");
+    const noName = await herald(["admin", "bootstrap", "--email", "x@example.com"], env());
+    expect(noName.code).toBe(2);
+    expect(oneLine(noName.stderr)).toContain("--workspace-name is required");
+  });
+
+  test("bootstrap with a bad address exits 1 with one line", async () => {
+    const r = await herald(["admin", "bootstrap", "--email", "not-an-address", "--workspace-name", "W"], env());
+    expect(r.code).toBe(1);
+    expect(oneLine(r.stderr)).toContain("not an e-mail address");
+  });
+
+  test("bootstrap without --json explains what was made and how to use the key", async () => {
+    const r = await herald(["admin", "bootstrap", "--email", "human@example.com", "--workspace-name", "Readable"], env());
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Created account acc_\S+ with workspace ws_/);
+    const key = r.stdout.match(/hk_live_[0-9A-Za-z]+/)![0];
+    expect(r.stdout).toContain(`curl -H "Authorization: Bearer ${key}" http://127.0.0.1:8080/v1/account`);
+  });
+
+  test("create-key --json prints {credential_id, api_key} with a test key", async () => {
+    const r = await herald(["admin", "create-key", "--account", bootstrapped.account_id, "--name", "reader", "--env", "test",
+      "--scopes", "posts:read,workspaces:read", "--workspaces", bootstrapped.workspace_id, "--json"], env());
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split("\n").length).toBe(1);
+    const out = JSON.parse(r.stdout);
+    expect(Object.keys(out).sort()).toEqual(["api_key", "credential_id"]);
+    expect(out.credential_id).toMatch(/^key_/);
+    expect(out.api_key).toMatch(/^hk_test_[0-9A-Za-z]{32,}$/);
+  });
+
+  test("create-key with defaults and an expiry", async () => {
+    const r = await herald(["admin", "create-key", "--account", bootstrapped.account_id, "--name", "ci", "--expires-at", "2030-01-01T00:00:00Z", "--json"], env());
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).api_key).toMatch(/^hk_live_/);
+  });
+
+  const failures: { name: string; args: (a: typeof bootstrapped) => string[]; message: RegExp }[] = [
+    { name: "unknown scope", args: (a) => ["--account", a.account_id, "--name", "n", "--scopes", "posts:read,posts:destroy"], message: /unknown scope.*posts:destroy/ },
+    { name: "unknown workspace", args: (a) => ["--account", a.account_id, "--name", "n", "--workspaces", `${a.workspace_id},ws_nope`], message: /unknown workspace.*ws_nope/ },
+    { name: "empty workspace list", args: (a) => ["--account", a.account_id, "--name", "n", "--workspaces", ","], message: /workspace/ },
+    { name: "bad --expires-at", args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "next tuesday"], message: /--expires-at/ },
+    { name: "--expires-at without an offset", args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "2030-01-01T00:00:00"], message: /--expires-at.*offset/ },
+    { name: "bad --env", args: (a) => ["--account", a.account_id, "--name", "n", "--env", "prod"], message: /--env must be live or test/ },
+    { name: "unknown account", args: () => ["--account", "acc_missing", "--name", "n"], message: /no account acc_missing/ },
+    { name: "missing --account", args: () => ["--name", "n"], message: /--account is required/ },
+    { name: "missing --name", args: (a) => ["--account", a.account_id], message: /--name is required/ },
+  ];
+  for (const f of failures) {
+    test(`create-key: ${f.name} fails with a clear one-line message`, async () => {
+      const r = await herald(["admin", "create-key", ...f.args(bootstrapped), "--json"], env());
+      expect(r.code).not.toBe(0);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      const line = oneLine(r.stderr);
+      expect(line).toStartWith("herald: ");
+      expect(line).toMatch(f.message);
+    });
+  }
+});
+
+describe("serve as a process", () => {
+  test("on an empty data dir: first-start hint, /health, then admin commands while it runs", async () => {
+    const dataDir = join(tempDataDir(), "fresh"); // does not exist yet
+    const port = freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const env = { HERALD_DATA_DIR: dataDir, HERALD_PORT: String(port) };
+    const server = Bun.spawn([BUN, MAIN, "serve"], { cwd: ROOT, env: cleanEnv(env), stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+    let stdout = "";
+    let stderr = "";
+    const pump = async (stream: ReadableStream<Uint8Array>, onText: (t: string) => void) => {
+      const decoder = new TextDecoder();
+      for await (const chunk of stream) onText(decoder.decode(chunk, { stream: true }));
+    };
+    const pumping = Promise.all([pump(server.stdout, (t) => (stdout += t)), pump(server.stderr, (t) => (stderr += t))]);
+    try {
+      await waitFor("the first-start hint", () => {
+        if (stdout.includes("admin bootstrap")) return true;
+        if (server.exitCode !== null) throw new Error(`serve exited ${server.exitCode}: ${stderr}`);
+        return undefined;
+      });
+      expect(stdout).toContain(`listening on ${origin}`);
+      expect(stdout).toContain("No account exists yet");
+      expect(stdout).toContain(`admin bootstrap --email`);
+      expect(stdout).toContain(`HERALD_DATA_DIR=${JSON.stringify(dataDir)}`);
+      expect(stdout).toContain(`${origin}/v1/account`);
+
+      const health = await waitFor("/health", async () => {
+        try {
+          const r = await fetch(`${origin}/health`);
+          return r.ok ? await r.json() as Record<string, unknown> : undefined;
+        } catch {
+          return undefined;
+        }
+      });
+      expect(health).toMatchObject({ status: "ok", database: "ok" });
+      expect((await fetch(`${origin}/v1/account`)).status).toBe(401);
+
+      // Bootstrap on the same data dir while the server holds it open.
+      const boot = await herald(["admin", "bootstrap", "--email", "live@example.com", "--workspace-name", "Running", "--json"], env);
+      expect(boot.code).toBe(0);
+      const created = JSON.parse(boot.stdout);
+      const account = await fetch(`${origin}/v1/account`, { headers: { authorization: `Bearer ${created.api_key}` } });
+      expect(account.status).toBe(200);
+      const accountBody = await account.json() as any;
+      expect(accountBody.id).toBe(created.account_id);
+      expect(accountBody.name).toBe("Running");
+      expect(accountBody.authentication).toMatchObject({ environment: "live", workspace_access_mode: "all", prefix: created.api_key.slice(0, 12) });
+
+      const key = await herald(["admin", "create-key", "--account", created.account_id, "--name", "reader", "--env", "test",
+        "--scopes", "posts:read,workspaces:read", "--workspaces", created.workspace_id, "--json"], env);
+      expect(key.code).toBe(0);
+      const { credential_id, api_key } = JSON.parse(key.stdout);
+      const asReader = await fetch(`${origin}/v1/account`, { headers: { authorization: `Bearer ${api_key}` } });
+      expect(asReader.status).toBe(200);
+      const readerBody = await asReader.json() as any;
+      expect(readerBody.id).toBe(created.account_id);
+      expect(readerBody.authentication).toMatchObject({
+        credential_id, name: "reader", environment: "test", workspace_access_mode: "selected", expires_at: null,
+      });
+      expect([...readerBody.authentication.scopes].sort()).toEqual(["posts:read", "workspaces:read"]);
+      const workspaces = await fetch(`${origin}/v1/workspaces`, { headers: { authorization: `Bearer ${api_key}` } });
+      expect(workspaces.status).toBe(200);
+      expect(((await workspaces.json()) as any).data.map((w: { id: string }) => w.id)).toEqual([created.workspace_id]);
+      // The reader key lacks team:write.
+      const invite = await fetch(`${origin}/v1/account/invitations`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${api_key}`, "content-type": "application/json", "idempotency-key": "k1" },
+        body: JSON.stringify({ email: "someone@example.com" }),
+      });
+      expect(invite.status).toBe(403);
+
+      // Nothing secret reached the server's output.
+      expect(stdout + stderr).not.toContain(created.api_key);
+      expect(stdout + stderr).not.toContain(api_key);
+
+      // SIGTERM stops it cleanly.
+      server.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+    } finally {
+      if (server.exitCode === null) server.kill("SIGKILL");
+      await server.exited;
+      await pumping.catch(() => {});
+    }
+  }, 60_000);
+
+  test("serve on a data dir with an account prints no first-start hint", async () => {
+    const dataDir = tempDataDir();
+    const env = { HERALD_DATA_DIR: dataDir };
+    expect((await herald(["admin", "bootstrap", "--email", "a@example.com", "--workspace-name", "W", "--json"], env)).code).toBe(0);
+    const port = freePort();
+    const server = Bun.spawn([BUN, MAIN, "serve"], { cwd: ROOT, env: cleanEnv({ ...env, HERALD_PORT: String(port) }), stdout: "pipe", stderr: "ignore", stdin: "ignore" });
+    try {
+      await waitFor("/health", async () => {
+        try {
+          return (await fetch(`http://127.0.0.1:${port}/health`)).ok ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      });
+    } finally {
+      server.kill("SIGTERM");
+      await server.exited;
+    }
+    const stdout = await new Response(server.stdout).text();
+    expect(stdout).toContain("listening on");
+    expect(stdout).not.toContain("No account exists yet");
+  }, 60_000);
+
+  test("a bad config value makes serve exit non-zero with one line naming it", async () => {
+    const r = await herald(["serve"], { HERALD_DATA_DIR: tempDataDir(), HERALD_PORT: "abc" });
+    expect(r.code).not.toBe(0);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    const line = oneLine(r.stderr);
+    expect(line).toContain("HERALD_PORT");
+    expect(line).toStartWith("herald: ");
+  });
+
+  test("a bad config value makes admin commands fail the same way, and a secret in it is hidden", async () => {
+    const r = await herald(["admin", "bootstrap", "--email", "a@example.com", "--workspace-name", "W"], {
+      HERALD_DATA_DIR: tempDataDir(), HERALD_SMTP_URL: "smtp://user:hunter2-secret@mail example.com",
+    });
+    expect(r.code).toBe(1);
+    const line = oneLine(r.stderr);
+    expect(line).toContain("HERALD_SMTP_URL");
+    expect(line).not.toContain("hunter2");
+  });
+
+  test("a port in use makes serve exit 1 with one line naming HERALD_PORT", async () => {
+    const occupant = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
+    try {
+      const r = await herald(["serve"], { HERALD_DATA_DIR: tempDataDir(), HERALD_PORT: String(occupant.port) });
+      expect(r.code).toBe(1);
+      const line = oneLine(r.stderr);
+      expect(line).toStartWith("herald: ");
+      expect(line).toContain("HERALD_PORT");
+      expect(line).toContain(String(occupant.port));
+    } finally {
+      occupant.stop(true);
+    }
+  });
+
+  test("serve refuses arguments", async () => {
+    const r = await herald(["serve", "--port", "1234"], { HERALD_DATA_DIR: tempDataDir() });
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toContain("serve takes no arguments");
+  });
+});

@@ -1,0 +1,310 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { HERALD_VERSION } from "../src/herald.ts";
+import { problemCatalog } from "../src/http/problem.ts";
+import { ALL_SCOPES } from "../src/http/scopes.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+
+let s: TestServer;
+let doc: any;
+beforeAll(async () => {
+  s = await startTestServer();
+  const r = await s.request("GET", "/v1/openapi.json", { key: null });
+  expect(r.status).toBe(200);
+  doc = r.body;
+});
+afterAll(async () => { await s.stop(); });
+
+const METHODS = ["get", "put", "post", "patch", "delete", "head", "options", "trace"];
+
+interface Operation {
+  method: string;
+  path: string;
+  op: any;
+  /** `POST /account/invitations` */
+  name: string;
+}
+
+/** Every operation of the document. */
+function operations(): Operation[] {
+  const out: Operation[] = [];
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (METHODS.includes(method)) out.push({ method, path, op, name: `${method.toUpperCase()} ${path}` });
+    }
+  }
+  return out;
+}
+
+/** A path with its parameter names erased, to compare `{post}` with `{post_id}`. */
+const shape = (path: string) => path.replace(/\{[^}]+\}/g, "{}");
+const find = (method: string, path: string) => operations().find((o) => o.method === method && shape(o.path) === shape(path));
+const header = (op: any, name: string) => (op.parameters ?? []).find((p: any) => p.in === "header" && p.name.toLowerCase() === name.toLowerCase());
+
+/** Follows a local `$ref` inside the document. */
+function resolveRef(schema: any): any {
+  if (!schema?.$ref) return schema;
+  expect(schema.$ref).toStartWith("#/");
+  return schema.$ref.slice(2).split("/").reduce((node: any, part: string) => node?.[part], doc);
+}
+
+describe("the document", () => {
+  test("is served without authentication, as JSON", async () => {
+    const r = await s.request("GET", "/v1/openapi.json", { key: null });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("application/json");
+    // A bad key does not matter either: the document is public.
+    expect((await s.request("GET", "/v1/openapi.json", { key: "hk_live_nope" })).status).toBe(200);
+  });
+
+  test("is OpenAPI 3.1 with a /v1 server, the bearer scheme and the Problem schema", () => {
+    expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+    expect(doc.info.title).toBeTruthy();
+    expect(doc.info.version).toBe("1.0.0");
+    expect(doc.servers[0].url).toEndWith("/v1");
+    expect(doc.servers[0].url).toBe(`${s.url}/v1`);
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    const problem = doc.components.schemas.Problem;
+    expect(problem.type).toBe("object");
+    for (const field of ["type", "title", "status", "detail", "instance", "code", "request_id", "retryable", "errors"]) {
+      expect(problem.required).toContain(field);
+      expect(problem.properties[field]).toBeDefined();
+    }
+    for (const field of ["category", "retry", "user_action"]) {
+      expect(problem.properties[field]).toBeDefined();
+      expect(problem.required).not.toContain(field); // the 413 omits them
+    }
+  });
+
+  test("paths are relative to the /v1 server and operation ids are unique", () => {
+    const ops = operations();
+    expect(ops.length).toBeGreaterThan(5);
+    for (const { path } of ops) {
+      expect(path).toStartWith("/");
+      expect(path).not.toStartWith("/v1/");
+    }
+    const ids = ops.map((o) => o.op.operationId).filter(Boolean);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  test("the contract's operations that exist so far are documented", () => {
+    for (const [method, path] of [["get", "/account"], ["get", "/me"], ["get", "/workspaces"], ["post", "/account/invitations"], ["patch", "/workspaces/{workspace_id}"]]) {
+      expect(find(method!, path!)).toBeDefined();
+    }
+  });
+});
+
+describe("every operation", () => {
+  test("has a summary, a scope and a security requirement that agree", () => {
+    for (const { name, op } of operations()) {
+      expect({ name, summary: typeof op.summary === "string" && op.summary.length > 0 }).toEqual({ name, summary: true });
+      const scope = op["x-required-scope"];
+      expect({ name, scope: typeof scope }).toEqual({ name, scope: "string" });
+      expect(["none", "authenticated", ...ALL_SCOPES]).toContain(scope);
+      if (scope === "none") expect(op.security ?? []).toEqual([]);
+      else expect({ name, security: op.security }).toEqual({ name, security: [{ bearer: [] }] });
+    }
+  });
+
+  test("has a 2xx response with a JSON schema", () => {
+    for (const { name, op } of operations()) {
+      const success = Object.entries(op.responses ?? {}).filter(([status]) => /^2\d\d$/.test(status));
+      expect({ name, success: success.length > 0 }).toEqual({ name, success: true });
+      for (const [status, response] of success as [string, any][]) {
+        const schema = resolveRef(response.content?.["application/json"]?.schema);
+        expect({ name, status, schema: typeof schema }).toEqual({ name, status, schema: "object" });
+        expect(schema.type ?? schema.anyOf ?? schema.oneOf).toBeDefined();
+      }
+    }
+  });
+
+  test("documents its problem+json errors (400/401/403/413/429/500 when authenticated)", () => {
+    for (const { name, op } of operations()) {
+      const authenticated = op["x-required-scope"] !== "none";
+      const expected = authenticated ? ["400", "401", "403", "413", "429", "500"] : ["400", "413", "500"];
+      for (const status of expected) {
+        const response = op.responses?.[status];
+        expect({ name, status, documented: response !== undefined }).toEqual({ name, status, documented: true });
+        const schema = response.content?.["application/problem+json"]?.schema;
+        expect({ name, status, schema }).toEqual({ name, status, schema: { $ref: "#/components/schemas/Problem" } });
+        expect(typeof response.description).toBe("string");
+      }
+      for (const [status, response] of Object.entries(op.responses ?? {}) as [string, any][]) {
+        if (Number(status) >= 400) expect({ name, status, problem: !!response.content?.["application/problem+json"] }).toEqual({ name, status, problem: true });
+      }
+    }
+  });
+
+  test("documents the optional Service-Request-Id header (at most 128 characters)", () => {
+    for (const { name, op } of operations()) {
+      const p = header(op, "Service-Request-Id");
+      expect({ name, found: !!p }).toEqual({ name, found: true });
+      expect(p.required).toBe(false);
+      expect(p.schema).toMatchObject({ type: "string", maxLength: 128 });
+    }
+  });
+
+  test("POST and PATCH take a JSON body that rejects unknown properties", () => {
+    const writes = operations().filter((o) => o.method === "post" || o.method === "patch");
+    expect(writes.length).toBeGreaterThan(0);
+    for (const { name, op } of writes) {
+      const content = op.requestBody?.content ?? {};
+      expect({ name, types: Object.keys(content) }).toEqual({ name, types: ["application/json"] });
+      const schema = resolveRef(content["application/json"].schema);
+      expect({ name, schema: typeof schema }).toEqual({ name, schema: "object" });
+      if (schema.type === "object") expect({ name, additionalProperties: schema.additionalProperties }).toEqual({ name, additionalProperties: false });
+    }
+  });
+
+  test("every Idempotency-Key and If-Match parameter is a header with the contract's limits", () => {
+    for (const { name, op } of operations()) {
+      const idem = header(op, "Idempotency-Key");
+      if (idem) expect({ name, schema: idem.schema }).toEqual({ name, schema: { type: "string", minLength: 1, maxLength: 200 } });
+      const ifMatch = header(op, "If-Match");
+      if (ifMatch) expect({ name, type: ifMatch.schema.type }).toEqual({ name, type: "string" });
+      if (ifMatch) expect(op.responses["412"]).toBeDefined();
+      if (ifMatch?.required) expect(op.responses["428"]).toBeDefined();
+      if (idem) expect(op.responses["409"]).toBeDefined();
+    }
+  });
+});
+
+describe("headers of particular operations", () => {
+  // The contract's operations with a required Idempotency-Key (checked once each exists).
+  const requiredKey: [string, string][] = [
+    ["post", "/account/invitations"],
+    ["post", "/workspaces/{workspace_id}/asset-uploads"],
+    ["post", "/workspaces/{workspace_id}/asset-uploads/{upload_id}/complete"],
+    ["post", "/workspaces/{workspace_id}/webhook-endpoints"],
+    ["delete", "/workspaces/{workspace_id}/posts/{post}"],
+  ];
+  test("POST /account/invitations (and the contract's other key-required operations) document Idempotency-Key as required", () => {
+    expect(header(find("post", "/account/invitations")!.op, "Idempotency-Key")).toMatchObject({ in: "header", required: true });
+    for (const [method, path] of requiredKey) {
+      const found = find(method, path);
+      if (found) expect({ op: found.name, required: header(found.op, "Idempotency-Key")?.required }).toEqual({ op: found.name, required: true });
+    }
+  });
+
+  test("Create Post documents Idempotency-Key as optional (drafts do without)", () => {
+    const found = find("post", "/workspaces/{workspace_id}/posts");
+    if (found) expect(header(found.op, "Idempotency-Key")).toMatchObject({ required: false });
+  });
+
+  test("an operation that honours Idempotency-Key documents it", async () => {
+    // POST /workspaces replays a repeated key: so its document must say it takes one.
+    const body = { name: "Idempotent" };
+    const a = await s.request("POST", "/v1/workspaces", { headers: { "idempotency-key": "ws-doc" }, body });
+    const b = await s.request("POST", "/v1/workspaces", { headers: { "idempotency-key": "ws-doc" }, body });
+    expect(a.status).toBe(201);
+    expect(b.body.id).toBe(a.body.id);
+    expect(header(find("post", "/workspaces")!.op, "Idempotency-Key")).toBeDefined();
+  });
+
+  test("PATCH /workspaces/{workspace_id} documents If-Match", () => {
+    const op = find("patch", "/workspaces/{workspace_id}")!.op;
+    expect(header(op, "If-Match")).toMatchObject({ in: "header", schema: { type: "string" } });
+    expect(op.responses["412"].content["application/problem+json"]).toBeDefined();
+    const param = (op.parameters as any[]).find((p) => p.in === "path");
+    expect(param).toMatchObject({ name: "workspace_id", required: true });
+  });
+
+  test("POST /account/invitations documents its body and response as the contract has them", () => {
+    const op = find("post", "/account/invitations")!.op;
+    expect(op["x-required-scope"]).toBe("team:write");
+    const body = op.requestBody.content["application/json"].schema;
+    expect(body.required).toEqual(["email"]);
+    expect(body.properties.email).toMatchObject({ type: "string", maxLength: 254 });
+    const created = resolveRef(op.responses["201"].content["application/json"].schema);
+    expect(created.required).toEqual(expect.arrayContaining(["id", "object", "email", "status", "created_at", "expires_at", "delivery"]));
+    expect(op.responses["409"]).toBeDefined();
+  });
+});
+
+describe("docs pages", () => {
+  test("GET /v1/docs is an HTML page that loads the reference from this server only", async () => {
+    const r = await s.request("GET", "/v1/docs", { key: null });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("text/html");
+    expect(r.text).toContain('src="/v1/docs/assets/api-reference.js"');
+    expect(r.text).toContain("/v1/openapi.json");
+    const sources = [...r.text.matchAll(/\b(?:src|href)\s*=\s*["']([^"']+)["']/gi)].map((m) => m[1]!);
+    expect(sources.length).toBeGreaterThan(0);
+    for (const source of sources) expect(source).not.toMatch(/^(https?:)?\/\//i);
+    expect(r.text).not.toMatch(/<script[^>]+src=["']?(https?:)?\/\//i);
+    expect(r.text).not.toMatch(/<link[^>]+href=["']?(https?:)?\/\//i);
+    expect(r.text).not.toMatch(/@import\s+url\(["']?https?:/i);
+    // The UI would otherwise fetch its web fonts from the vendor's CDN.
+    const attribute = r.text.match(/data-configuration="([^"]*)"/)?.[1];
+    expect(attribute).toBeDefined();
+    const configuration = JSON.parse(attribute!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))).replace(/&quot;/g, '"'));
+    expect(configuration.withDefaultFonts).toBe(false);
+  });
+
+  test("the reference's script is served by Herald itself", async () => {
+    const r = await fetch(`${s.url}/v1/docs/assets/api-reference.js`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toStartWith("text/javascript");
+    const body = await r.arrayBuffer();
+    expect(body.byteLength).toBeGreaterThan(100_000);
+    expect(new TextDecoder().decode(body.slice(0, 2000))).not.toMatch(/<html/i);
+  });
+
+  test("GET /v1/docs/reference/errors lists every code with an anchor", async () => {
+    const r = await s.request("GET", "/v1/docs/reference/errors", { key: null });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("text/html");
+    const codes = Object.keys(problemCatalog);
+    expect(codes.length).toBeGreaterThanOrEqual(20);
+    for (const code of codes) {
+      expect(r.text).toContain(`id="${code}"`);
+      expect(r.text).toContain(`<code>${code}</code>`);
+    }
+    for (const code of ["public_invalid_request", "public_idempotency_outcome_unknown", "public_post_group_channel_conflict", "public_payload_too_large"]) {
+      expect(codes).toContain(code);
+    }
+  });
+
+  test("a problem's type URL leads to its entry on that page", async () => {
+    const problem = await s.request("GET", "/v1/account", { key: null });
+    expect(problem.status).toBe(401);
+    const type = new URL(problem.body.type);
+    expect(type.hash).toBe(`#${problem.body.code}`);
+    const page = await fetch(type.href.replace(/#.*$/, ""));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`id="${problem.body.code}"`);
+  });
+});
+
+describe("GET /health", () => {
+  test("reports status, version, database and jobs without authentication", async () => {
+    const r = await s.request("GET", "/health", { key: null });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("application/json");
+    expect(r.body).toMatchObject({ status: "ok", version: HERALD_VERSION, database: "ok" });
+    expect(typeof r.body.mail_outbox_backlog).toBe("number");
+    expect(Array.isArray(r.body.jobs)).toBe(true);
+    const ids = r.body.jobs.map((j: { id: string }) => j.id);
+    expect(ids).toContain("mail-outbox");
+    for (const job of r.body.jobs) expect(Object.keys(job).sort()).toEqual(["id", "last_error", "last_finished_at", "last_started_at"]);
+  });
+
+  test("a job that ran shows when", async () => {
+    await s.server.scheduler.runNow("mail-outbox");
+    const r = await s.request("GET", "/health", { key: null });
+    const job = r.body.jobs.find((j: { id: string }) => j.id === "mail-outbox");
+    expect(job.last_started_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(job.last_finished_at).toMatch(/Z$/);
+    expect(job.last_error).toBeNull();
+  });
+
+  test("the mail backlog counts invitations waiting for SMTP", async () => {
+    const before = (await s.request("GET", "/health", { key: null })).body.mail_outbox_backlog;
+    for (const [i, email] of ["one@example.com", "two@example.com"].entries()) {
+      const r = await s.request("POST", "/v1/account/invitations", { headers: { "idempotency-key": `health-${i}` }, body: { email } });
+      expect(r.status).toBe(201);
+    }
+    await s.server.scheduler.runNow("mail-outbox"); // no SMTP: nothing leaves the outbox
+    const after = (await s.request("GET", "/health", { key: null })).body.mail_outbox_backlog;
+    expect(after).toBe(before + 2);
+  });
+});

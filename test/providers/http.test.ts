@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createServer, type Server } from "node:net";
+import { systemClock } from "../../src/lib/clock.ts";
+import { providerFetch } from "../../src/providers/http.ts";
+import type { FailureKind } from "../../src/providers/types.ts";
+import { closedOrigin, expectProviderError } from "./support.ts";
+
+const deps = { fetch, clock: systemClock, timeoutMs: 150 };
+let origin: string;
+let server: ReturnType<typeof Bun.serve>;
+let resetter: Server;
+let resetOrigin: string;
+
+beforeAll(async () => {
+  server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    fetch: (request) => {
+      const status = Number(new URL(request.url).searchParams.get("status") ?? 200);
+      if (status === 0) return new Promise<Response>(() => {}); // never answers
+      return Response.json({ error: "Oops", message: "went wrong" }, { status, headers: { "ratelimit-reset": "1900000000", "x-request-id": "req_1" } });
+    },
+  });
+  origin = `http://127.0.0.1:${server.port}`;
+  // Reads the request, then cuts the connection: the request was sent, the answer never comes.
+  resetter = createServer((socket) => socket.once("data", () => socket.destroy())).listen(0, "127.0.0.1");
+  await new Promise((resolve) => resetter.once("listening", resolve));
+  resetOrigin = `http://127.0.0.1:${(resetter.address() as { port: number }).port}`;
+});
+afterAll(async () => {
+  await server.stop(true);
+  resetter.close();
+});
+
+const call = (url: string, idempotent: boolean) =>
+  providerFetch({ deps, operation: "create", url, init: { method: "POST", body: "{}" }, idempotent, retryAt: (h) => Number(h.get("ratelimit-reset")) * 1000 });
+
+describe("providerFetch classifies failures the same way for every adapter", () => {
+  const statusCases: { status: number; idempotent: boolean; kind: FailureKind }[] = [
+    { status: 500, idempotent: false, kind: "outcome_unknown" },
+    { status: 504, idempotent: false, kind: "outcome_unknown" },
+    { status: 502, idempotent: false, kind: "transient" },
+    { status: 503, idempotent: false, kind: "transient" },
+    { status: 500, idempotent: true, kind: "transient" },
+    { status: 504, idempotent: true, kind: "transient" },
+    { status: 429, idempotent: false, kind: "transient" },
+  ];
+  for (const c of statusCases) {
+    test(`${c.status} on ${c.idempotent ? "an idempotent" : "a non-idempotent"} call is ${c.kind}`, async () => {
+      const error = await expectProviderError(call(`${origin}/?status=${c.status}`, c.idempotent), c.kind);
+      expect([error.statusCode, error.errorCode, error.requestId]).toEqual([c.status, "Oops", "req_1"]);
+      expect(error.retryAt).toBe(c.status === 429 ? 1_900_000_000_000 : null);
+    });
+  }
+
+  test("4xx and 2xx come back as buffered responses for the adapter to map", async () => {
+    for (const status of [200, 400, 401, 404, 422]) {
+      const response = await call(`${origin}/?status=${status}`, false);
+      expect(response.status).toBe(status);
+      expect(await response.json()).toEqual({ error: "Oops", message: "went wrong" });
+    }
+  });
+
+  test("connection refused is transient even for a create: nothing was sent", async () => {
+    const error = await expectProviderError(call(`${await closedOrigin()}/`, false), "transient");
+    expect(error.errorCode).toBe("ECONNREFUSED");
+  });
+
+  test("a timeout after sending is outcome_unknown, or transient when the call is idempotent", async () => {
+    await expectProviderError(call(`${origin}/?status=0`, false), "outcome_unknown");
+    await expectProviderError(call(`${origin}/?status=0`, true), "transient");
+  });
+
+  test("a connection reset after sending is outcome_unknown, or transient when idempotent", async () => {
+    await expectProviderError(call(`${resetOrigin}/`, false), "outcome_unknown");
+    await expectProviderError(call(`${resetOrigin}/`, true), "transient");
+  });
+});
