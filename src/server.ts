@@ -76,6 +76,7 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
     engine,
     async stop() {
       scheduler.stop();
+      engine.stop();
       await engine.drain();
       await server.stop(true);
       herald.db.$client.close();

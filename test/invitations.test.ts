@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import type { AddressInfo } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { mailOutbox, users } from "../src/db/schema.ts";
 import { MAIL_MAX_ATTEMPTS, mailRetryDelayMs } from "../src/modules/mail/outbox.ts";
@@ -369,6 +369,26 @@ describe("when SMTP fails", () => {
       await s.stop();
     }
   });
+
+  test("a server that never answers times out instead of holding the mail job", async () => {
+    const silent = createServer(() => {}); // accepts the connection, never greets
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const url = `smtp://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const s = await startTestServer({ env: { HERALD_SMTP_URL: url }, mail: smtpTransport(url, { connectionMs: 500, greetingMs: 500, socketMs: 500 }) });
+    try {
+      const r = await invite(s, "slow@example.com");
+      const started = performance.now();
+      await s.server.scheduler.runNow("mail-outbox");
+      expect(performance.now() - started).toBeLessThan(5_000);
+      const row = outboxRowFor(s, r.body.id);
+      expect(row).toMatchObject({ status: "pending", attempts: 1, nextAttemptAt: s.clock.now() + mailRetryDelayMs(1) });
+      expect(row.lastError).toMatch(/timeout|timed out|never received/i);
+    } finally {
+      await s.stop();
+      silent.closeAllConnections?.();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  }, 15_000);
 
   test("the backoff doubles from 30 s and stops growing at one hour", () => {
     expect([1, 2, 3, 4, 5, 6, 7, 8].map(mailRetryDelayMs)).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000, 3_600_000]);

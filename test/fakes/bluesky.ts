@@ -55,7 +55,10 @@ interface Session {
   refreshJwt: string;
   accessExpiresAt: number;
   refreshExpiresAt: number;
+  /** Revoked by the switch: both tokens are dead. */
   revoked: boolean;
+  /** The refresh token was used once (rotation); the access token lives on until it expires. */
+  rotated: boolean;
 }
 
 const S32 = "234567abcdefghijklmnopqrstuvwxyz";
@@ -90,7 +93,7 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
   const xrpcError = (status: number, error: string, message: string) => json({ error, message }, status);
   const invalid = (message: string) => xrpcError(400, "InvalidRequest", message);
   const openSession = (did: string): Session => {
-    const session = { did, accessJwt: token("eyJhY2Nlc3Mi."), refreshJwt: token("eyJyZWZyZXNoIi."), accessExpiresAt: now() + fake.accessTtlMs, refreshExpiresAt: now() + (options.refreshTtlMs ?? 90 * 86_400_000), revoked: false };
+    const session = { did, accessJwt: token("eyJhY2Nlc3Mi."), refreshJwt: token("eyJyZWZyZXNoIi."), accessExpiresAt: now() + fake.accessTtlMs, refreshExpiresAt: now() + (options.refreshTtlMs ?? 90 * 86_400_000), revoked: false, rotated: false };
     sessions.push(session);
     return session;
   };
@@ -131,14 +134,15 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
       const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
       const session = sessions.find((s) => s.refreshJwt === bearer);
       if (!session) return xrpcError(400, "InvalidToken", "Token could not be verified");
-      if (session.revoked) return xrpcError(400, "ExpiredToken", "Token has been revoked");
+      // A real PDS answers a reused refresh token again within a grace period; the fake keeps none.
+      if (session.revoked || session.rotated) return xrpcError(400, "ExpiredToken", "Token has been revoked");
       if (session.refreshExpiresAt <= now()) return xrpcError(400, "ExpiredToken", "Token has expired");
-      session.revoked = true; // rotation: the old pair is dead
+      session.rotated = true;
       return json(sessionJson(openSession(session.did)));
     }
     if (request.method === "GET" && nsid === "com.atproto.identity.resolveHandle") {
       const account = fake.accounts.find((a) => a.handle === q.get("handle"));
-      return account ? json({ did: account.did }) : invalid("Unable to resolve handle");
+      return account ? json({ did: account.did }) : xrpcError(400, "HandleNotFound", "Unable to resolve handle");
     }
     if (request.method === "GET" && nsid === "com.atproto.repo.getRecord") {
       const found = fake.records.find((r) => (r.did === q.get("repo") || handleOf(r.did) === q.get("repo")) && q.get("collection") === "app.bsky.feed.post" && r.rkey === q.get("rkey"));
@@ -174,38 +178,39 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
   /** The lexicon checks the PDS makes on a post (null when valid). */
   function validatePost(record: any, did: string): string | null {
     if (!record || record.$type !== "app.bsky.feed.post") return "Record/$type must be app.bsky.feed.post";
-    if (typeof record.text !== "string") return "Record must have the property \"text\"";
-    if (graphemes(record.text) > 300) return "Record/text must not be longer than 300 graphemes";
+    if (typeof record.text !== "string") return "Missing required key \"text\" at $.record";
     const textBytes = new TextEncoder().encode(record.text).length;
-    if (textBytes > 3000) return "Record/text must not be longer than 3000 characters";
-    if (typeof record.createdAt !== "string" || Number.isNaN(Date.parse(record.createdAt)) || !/^\d{4}-\d\d-\d\dT/.test(record.createdAt)) return "Record/createdAt must be an valid atproto datetime";
+    if (textBytes > 3000) return `string too big (maximum 3000, got ${textBytes}) at $.record.text`;
+    if (graphemes(record.text) > 300) return `grapheme too big (maximum 300, got ${graphemes(record.text)}) at $.record.text`;
+    if (typeof record.createdAt !== "string" || Number.isNaN(Date.parse(record.createdAt)) || !/^\d{4}-\d\d-\d\dT/.test(record.createdAt)) return `Invalid datetime (got ${JSON.stringify(record.createdAt)}) at $.record.createdAt`;
     for (const [i, f] of (record.facets ?? []).entries()) {
       const { byteStart, byteEnd } = f?.index ?? {};
-      if (!Number.isInteger(byteStart) || !Number.isInteger(byteEnd) || byteStart < 0 || byteEnd < byteStart || byteEnd > textBytes) return `Record/facets/${i}/index is out of range`;
-      if (!Array.isArray(f.features) || f.features.length === 0) return `Record/facets/${i}/features must not be empty`;
+      if (!Number.isInteger(byteStart) || !Number.isInteger(byteEnd) || byteStart < 0 || byteEnd < byteStart || byteEnd > textBytes) return `facet index out of range at $.record.facets[${i}].index`;
+      if (!Array.isArray(f.features) || f.features.length === 0) return `Missing required key "features" at $.record.facets[${i}]`;
     }
-    if (record.langs !== undefined && (!Array.isArray(record.langs) || record.langs.length > 3)) return "Record/langs must not have more than 3 elements";
-    if (record.labels !== undefined && (record.labels.$type !== "com.atproto.label.defs#selfLabels" || !Array.isArray(record.labels.values))) return "Record/labels must be com.atproto.label.defs#selfLabels";
+    if (record.langs !== undefined && (!Array.isArray(record.langs) || record.langs.length > 3)) return `array too big (maximum 3, got ${record.langs.length}) at $.record.langs`;
+    if (record.labels !== undefined && (record.labels.$type !== "com.atproto.label.defs#selfLabels" || !Array.isArray(record.labels.values))) return "Invalid label union at $.record.labels";
     if (record.reply !== undefined) {
       for (const which of ["root", "parent"] as const) {
         const ref = record.reply[which];
-        if (!fake.records.some((r) => r.uri === ref?.uri && r.cid === ref?.cid)) return `Record/reply/${which} must reference an existing post`;
+        // Stricter than a PDS (which leaves this to the AppView): catches adapters that chain replies wrongly.
+        if (!fake.records.some((r) => r.uri === ref?.uri && r.cid === ref?.cid)) return `reply ${which} is not an existing post at $.record.reply.${which}`;
       }
     }
     const embed = record.embed;
     const blobOk = (blob: any, mime: (m: string) => boolean) => blob?.$type === "blob" && fake.blobs.some((b) => b.cid === blob.ref?.$link && b.did === did) && mime(blob.mimeType);
     if (embed?.$type === "app.bsky.embed.images") {
-      if (!Array.isArray(embed.images) || embed.images.length > 4) return "Record/embed/images must not have more than 4 elements";
+      if (!Array.isArray(embed.images) || embed.images.length > 4) return `array too big (maximum 4, got ${embed.images?.length}) at $.record.embed.images`;
       for (const [i, image] of embed.images.entries()) {
-        if (!blobOk(image.image, (m) => m.startsWith("image/"))) return `Record/embed/images/${i}/image should be an uploaded image blob`;
-        if (typeof image.alt !== "string") return `Record/embed/images/${i} must have the property "alt"`;
+        if (!blobOk(image.image, (m) => m.startsWith("image/"))) return `Invalid blob (not an uploaded image) at $.record.embed.images[${i}].image`;
+        if (typeof image.alt !== "string") return `Missing required key "alt" at $.record.embed.images[${i}]`;
         const ar = image.aspectRatio;
-        if (ar !== undefined && !(Number.isInteger(ar.width) && ar.width > 0 && Number.isInteger(ar.height) && ar.height > 0)) return `Record/embed/images/${i}/aspectRatio is invalid`;
+        if (ar !== undefined && !(Number.isInteger(ar.width) && ar.width > 0 && Number.isInteger(ar.height) && ar.height > 0)) return `Invalid aspectRatio at $.record.embed.images[${i}].aspectRatio`;
       }
     } else if (embed?.$type === "app.bsky.embed.video") {
-      if (!blobOk(embed.video, (m) => m === "video/mp4")) return "Record/embed/video should be an uploaded video/mp4 blob";
+      if (!blobOk(embed.video, (m) => m === "video/mp4")) return "Invalid blob (not an uploaded video/mp4) at $.record.embed.video";
     } else if (embed !== undefined) {
-      return `Record/embed has an unsupported $type ${embed?.$type}`;
+      return `Unsupported embed $type ${embed?.$type} at $.record.embed`;
     }
     return null;
   }

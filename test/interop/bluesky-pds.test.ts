@@ -133,7 +133,7 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
   test("the PDS's own validation errors are rejected with its message; a bad password is auth_revoked", async () => {
     const error = await expectProviderError(adapter.publishItem({ destination, text: "x".repeat(301), itemIndex: 0, media: [], options: {}, root: null, parent: null, idempotencyKey: "interop:long" }), "rejected");
     expect(error.statusCode).toBe(400);
-    expect(error.message).toContain("300 graphemes");
+    expect(error.message).toBe("Invalid app.bsky.feed.post record: grapheme too big (maximum 300, got 301) at $.record.text");
     await expectProviderError(adapter.connectWithPassword({ origin: info.pds, identifier: "alice.test", password: "wrong-password" }), "auth_revoked");
   }, 30_000);
 });

@@ -180,7 +180,7 @@ describe("failures map to kinds", () => {
     const destination = await connect();
     const error = await expectProviderError(adapter.publishItem(item(destination, { text: "x".repeat(301) })), "rejected");
     expect(error.errorCode).toBe("InvalidRequest");
-    expect(error.message).toContain("300 graphemes");
+    expect(error.message).toBe("Invalid app.bsky.feed.post record: grapheme too big (maximum 300, got 301) at $.record.text");
   });
 
   test("a refused connection is transient (nothing was sent)", async () => {

@@ -20,11 +20,13 @@ export class PublishingEngine {
   readonly owner = `proc_${randomBytes(8).toString("hex")}`;
   private running = new Map<string, Promise<void>>();
   private lastTickAt: number | null = null;
+  private stopped = false;
 
   constructor(private readonly h: Herald) {}
 
   /** One pass over due work; publications it starts continue in the background (see `drain`). */
   async tick(): Promise<void> {
+    if (this.stopped) return;
     const now = this.h.clock.now();
     this.lastTickAt = Date.now();
     this.promoteScheduled(now);
@@ -32,6 +34,11 @@ export class PublishingEngine {
     this.recoverExpiredLeases(now);
     this.renewLeases(now);
     this.claimReady(now);
+  }
+
+  /** Stops claiming new work (publications under way finish; see `drain`). */
+  stop(): void {
+    this.stopped = true;
   }
 
   /** Waits until every publication this process started has finished. */
@@ -153,7 +160,11 @@ export class PublishingEngine {
       if (!claimed) continue;
       const run = publishClaimedPost(this.h, this.owner, post.id)
         .catch((error) => this.h.logger.error("publishing crashed", { post_id: post.id, error: (error as Error).stack ?? String(error) }))
-        .finally(() => this.running.delete(post.id));
+        .finally(() => {
+          this.running.delete(post.id);
+          // Fill the freed slot at once rather than at the next tick, so a backlog drains at full speed.
+          if (!this.stopped) this.claimReady(this.h.clock.now());
+        });
       this.running.set(post.id, run);
     }
   }
