@@ -5,7 +5,7 @@ import type { DestinationRef, PublishedItem, PublishItemInput } from "../../src/
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { closedOrigin, expectProviderError, mediaItem } from "./support.ts";
 
-const clock = new ManualClock("2026-03-01T10:00:00.000Z");
+const clock = new ManualClock(Date.parse("2026-03-01T10:00:00.000Z"));
 const adapter = createBlueskyAdapter({ fetch, clock, timeoutMs: 1000 });
 let fake: BlueskyFake;
 afterEach(async () => fake?.stop());
@@ -134,6 +134,18 @@ describe("failures map to kinds", () => {
     expect(count("com.atproto.server.createSession")).toBe(1);
     await adapter.publishItem(item({ ...destination, credentials }));
     expect(fake.records.length).toBe(1);
+  });
+
+  test("the access token expires after the PDS's TTL (fake clock), and refresh renews it", async () => {
+    const pdsClock = new ManualClock(Date.parse("2026-03-01T10:00:00.000Z"));
+    fake = await startBlueskyFake({ now: () => pdsClock.now(), accessTtlMs: 60_000 });
+    const account = await adapter.connectWithPassword({ origin: fake.origin, identifier: "alice.test", password: "alice-app-pass" });
+    const destination = { origin: fake.origin, externalId: account.externalId, handle: account.handle, credentials: account.credentials, limits: account.limits };
+    await adapter.publishItem(item(destination));
+    pdsClock.advance(60_000);
+    await expectProviderError(adapter.publishItem(item(destination)), "auth_expired");
+    await adapter.publishItem(item({ ...destination, credentials: await adapter.refreshCredentials({ destination }) }));
+    expect(fake.records.length).toBe(2);
   });
 
   test("a 401 is auth_expired too", async () => {

@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import type { AuthContext } from "../../http/auth.ts";
 import { invalid, notFound, ProblemError } from "../../http/problem.ts";
 import { checkPublicOrigin } from "../../lib/network-guard.ts";
+import { createPkcePair } from "../../providers/pkce.ts";
 import { ProviderError, type ConnectedAccount } from "../../providers/types.ts";
 import { recordAudit, type AuditActor } from "../audit/repo.ts";
 import { findWorkspaceById } from "../workspaces/repo.ts";
@@ -123,8 +124,7 @@ export async function startConnection(h: Herald, actor: Actor, workspaceId: stri
       }
     }
     const state = randomBytes(24).toString("base64url");
-    const verifier = randomBytes(48).toString("base64url");
-    const challenge = createHash("sha256").update(verifier).digest("base64url");
+    const { verifier, challenge } = createPkcePair();
     const authorizationUrl = h.providers.mastodon.authorizationUrl({ origin, clientId: app.clientId, redirectUri, state, codeChallenge: challenge });
     const row: ConnectionRow = {
       ...base, status: "pending", origin, state, authorizationUrl, destinationId: null, expiresAt: now + CONNECTION_TTL_MS,

@@ -1,0 +1,17 @@
+// `npm run bench`: runs every benchmark and writes docs/benchmarks.md.
+import { writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { engineBenchmark } from "./engine.ts";
+
+const sections = [await engineBenchmark()];
+const header = [
+  "# Benchmarks",
+  "",
+  `Written by \`npm run bench\` on ${new Date().toISOString()} — ${cpus().length} cores (${cpus()[0]?.model ?? "unknown CPU"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Bun ${Bun.version}.`,
+  "Numbers from a shared VM are noisy; compare runs on the same machine.",
+  "",
+].join("\n");
+const text = `${header}\n${sections.join("\n\n")}\n`;
+writeFileSync(join(import.meta.dir, "..", "docs", "benchmarks.md"), text);
+console.log(text);
