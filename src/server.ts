@@ -78,7 +78,8 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
       scheduler.stop();
       engine.stop();
       await engine.drain();
-      await server.stop(true);
+      // Lets in-flight requests finish; new connections are refused.
+      await server.stop();
       herald.db.$client.close();
     },
   };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { createServer, type AddressInfo } from "node:net";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { mailOutbox, users } from "../src/db/schema.ts";
 import { MAIL_MAX_ATTEMPTS, mailRetryDelayMs } from "../src/modules/mail/outbox.ts";
@@ -371,7 +371,8 @@ describe("when SMTP fails", () => {
   });
 
   test("a server that never answers times out instead of holding the mail job", async () => {
-    const silent = createServer(() => {}); // accepts the connection, never greets
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket)); // accepts the connection, never greets
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const url = `smtp://127.0.0.1:${(silent.address() as AddressInfo).port}`;
     const s = await startTestServer({ env: { HERALD_SMTP_URL: url }, mail: smtpTransport(url, { connectionMs: 500, greetingMs: 500, socketMs: 500 }) });
@@ -385,7 +386,7 @@ describe("when SMTP fails", () => {
       expect(row.lastError).toMatch(/timeout|timed out|never received/i);
     } finally {
       await s.stop();
-      silent.closeAllConnections?.();
+      for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   }, 15_000);

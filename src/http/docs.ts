@@ -6,18 +6,18 @@ export const ProblemSchema = t.Object(
   {
     type: t.String(),
     title: t.String(),
-    status: t.Integer(),
+    status: t.Number({ multipleOf: 1 }),
     detail: t.String(),
     instance: t.String(),
     code: t.String(),
     category: t.Optional(t.String()),
     request_id: t.String(),
     retryable: t.Boolean(),
-    retry: t.Optional(t.Object({ safety: t.String(), after: t.Union([t.Integer(), t.Null()]) })),
+    retry: t.Optional(t.Object({ safety: t.String(), after: t.Union([t.Number({ multipleOf: 1 }), t.Null()]) })),
     user_action: t.Optional(t.String()),
     errors: t.Array(t.Object({ pointer: t.String(), code: t.String(), detail: t.String(), parameter: t.Optional(t.String()) })),
   },
-  { $id: "#/components/schemas/Problem", title: "Problem" },
+  { title: "Problem" },
 );
 
 const STATUS_TEXT: Record<number, string> = {
