@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { sha256Hex } from "../src/lib/crypto.ts";
 import { insertInFlightKey } from "../src/modules/idempotency/repo.ts";
-import { IDEMPOTENCY_TTL_MS } from "../src/modules/idempotency/service.ts";
+import { IDEMPOTENCY_TTL_MS, idempotencyRequestHash } from "../src/modules/idempotency/service.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestAccount, type TestServer } from "./helpers/server.ts";
 
@@ -115,7 +114,7 @@ for (const op of OPERATIONS) {
       const key = newKey();
       const body = op.body(++unique);
       // What runIdempotent stores before running the operation; a crash leaves it like this.
-      const requestHash = sha256Hex(JSON.stringify(["POST", op.path, s.owner.accountId, body]));
+      const requestHash = idempotencyRequestHash("POST", op.path, s.owner.accountId, body);
       const now = s.clock.now();
       insertInFlightKey(s.herald.db, { accountId: s.owner.accountId, key, requestHash, createdAt: now, expiresAt: now + IDEMPOTENCY_TTL_MS });
       const before = count(op.table);
@@ -187,5 +186,22 @@ describe("a refused request does not burn its key", () => {
     const ownerEmail = (s.herald.db.$client.query("SELECT email FROM users WHERE account_id = ?").get(s.owner.accountId) as { email: string }).email;
     expectProblem(await send("/v1/account/invitations", { email: ownerEmail }, key), 409, "public_conflict");
     expect((await send("/v1/account/invitations", { email: "after-conflict@example.com" }, key)).status).toBe(201);
+  });
+});
+
+describe("the request hash ignores key order", () => {
+  test("the same body with its keys in another order replays, it is not a conflict", async () => {
+    const s = await startTestServer();
+    try {
+      const headers = { "idempotency-key": "order-1" };
+      const first = await s.request("POST", "/v1/workspaces", { body: '{"name":"Ordered","time_zone":"UTC"}', headers });
+      expect(first.status).toBe(201);
+      const again = await s.request("POST", "/v1/workspaces", { body: '{"time_zone":"UTC","name":"Ordered"}', headers });
+      expect(again.status).toBe(201);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.body.id).toBe(first.body.id);
+    } finally {
+      await s.stop();
+    }
   });
 });

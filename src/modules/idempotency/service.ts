@@ -19,6 +19,16 @@ export interface IdempotentRequest {
   required: boolean;
 }
 
+/** Same JSON with object keys sorted, so the same input in another key order is the same request. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+}
+
+/** The hash stored with a key: method, path, account and the body in canonical form. */
+export function idempotencyRequestHash(method: string, path: string, accountId: string, body: unknown): string {
+  return sha256Hex(canonicalJson([method, path, accountId, body ?? null]));
+}
+
 /** The Idempotency-Key of a request, validated (1–200 characters); null when absent and optional. */
 export function idempotencyKeyOf(request: Request, required: boolean): string | null {
   const key = request.headers.get("idempotency-key");
@@ -40,7 +50,7 @@ export async function runIdempotent(h: Herald, req: IdempotentRequest, operation
   const key = idempotencyKeyOf(req.request, req.required);
   if (key === null) return operation();
   const url = new URL(req.request.url);
-  const requestHash = sha256Hex(JSON.stringify([req.request.method, url.pathname, req.accountId, req.body ?? null]));
+  const requestHash = idempotencyRequestHash(req.request.method, url.pathname, req.accountId, req.body);
   const now = h.clock.now();
 
   const replay = inTransaction(h.db, (tx) => {
