@@ -334,3 +334,6 @@ export const xUsage = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.month] })],
 );
+
+export * from "./schema-webhooks.ts";
+export * from "./schema-assets.ts";

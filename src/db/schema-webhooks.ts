@@ -1,0 +1,2 @@
+// Tables of the webhooks capability (endpoints, deliveries, delivery attempts).
+export {};
