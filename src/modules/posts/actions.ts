@@ -1,3 +1,4 @@
+import { DateTime } from "luxon";
 import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
@@ -89,7 +90,8 @@ export function cancelPost(h: Herald, actor: Actor, workspaceId: string, id: str
     requireAction(post, "cancel");
     const now = h.clock.now();
     updatePost(tx, id, { state: "cancelled", cancelledAt: now, nextActionAt: null, deferredReason: null, deferredUntil: null, queueWindowId: null, queueLocalDate: null, updatedAt: now });
-    if (post.channel === "x" && post.scheduledAt !== null) releaseXUsage(tx, workspaceId, usageMonth(post.scheduledAt));
+    // A missed post gave its reservation back when it was missed (as a failed one does when it fails).
+    if (post.channel === "x" && post.scheduledAt !== null && post.state !== "missed") releaseXUsage(tx, workspaceId, usageMonth(post.scheduledAt));
     audit(tx, actor, "post.cancelled", post, now);
     return reload(tx, post);
   });
@@ -115,7 +117,8 @@ export function retryPost(h: Herald, actor: Actor, workspaceId: string, id: stri
     const errors = publicationErrors(h, contentOf(post), destination, new Map(findAssets(tx, workspaceId, post.assetItems.map((a) => a.asset_id)).map((a) => [a.id, a])), "");
     if (errors.length) throw new ProblemError("public_unpublishable", "The post cannot be published as it is.", { errors });
     const now = h.clock.now();
-    if (post.channel === "x" && (post.state === "failed" || post.state === "missed")) reserveXUsage(tx, workspaceId, usageMonth(now), 1, []);
+    // Reserved in the month the engine will consume or release it from: the post's scheduled month.
+    if (post.channel === "x" && (post.state === "failed" || post.state === "missed")) reserveXUsage(tx, workspaceId, usageMonth(post.scheduledAt ?? now), 1, []);
     updatePost(tx, id, {
       state: "ready", nextActionAt: now, autoRetries: 0, deferredReason: null, deferredUntil: null, missedAt: null,
       retrySafety: "safe", nextTrigger: "manual_retry", updatedAt: now,
@@ -217,7 +220,8 @@ export function publishDrafts(h: Herald, actor: Actor, workspace: WorkspaceRow, 
  */
 export function movePostsInQueue(h: Herald, actor: Actor, workspace: WorkspaceRow, input: { confirmed?: boolean; local_date: string; posts: { id: string; expected_scheduled_at: string }[] }): PostRow[] {
   requireConfirmed(input.confirmed);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(input.local_date) || Number.isNaN(Date.parse(input.local_date))) throw invalid("/local_date", "must be a date YYYY-MM-DD");
+  // Strict: a calendar date that exists (Date.parse would take 2026-02-30 as March 2nd).
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(input.local_date) || !DateTime.fromISO(input.local_date, { zone: "UTC" }).isValid) throw invalid("/local_date", "must be a date YYYY-MM-DD");
   const now = h.clock.now();
   return inTransaction(h.db, (tx) => {
     const windows = listQueueWindows(tx, workspace.id);
@@ -231,7 +235,8 @@ export function movePostsInQueue(h: Herald, actor: Actor, workspace: WorkspaceRo
       if (expected.at !== post.scheduledAt) {
         throw new ProblemError("public_version_conflict", `Post ${post.id} is no longer scheduled at ${item.expected_scheduled_at}; fetch it again.`, { errors: [{ pointer: `/posts/${i}/expected_scheduled_at`, code: "custom", detail: `the post is scheduled at ${new Date(post.scheduledAt!).toISOString()}` }] });
       }
-      const taken = new Set(takenQueueSlots(tx, workspace.id, [post.destinationId!], LIVE_STATES).map((s) => `${s.windowId}|${s.localDate}`));
+      // The post's own slot is free to it: moving to its own date may keep (or improve) its window.
+      const taken = new Set(takenQueueSlots(tx, workspace.id, [post.destinationId!], LIVE_STATES).filter((s) => s.postId !== post.id).map((s) => `${s.windowId}|${s.localDate}`));
       const slot = slots.find((s) => !taken.has(`${s.windowId}|${s.localDate}`));
       if (!slot) throw new ProblemError("public_unpublishable", `No free window on ${input.local_date} for post ${post.id}.`, { errors: [{ pointer: `/posts/${i}`, code: "custom", detail: `no free future window on ${input.local_date}` }] });
       if (post.channel === "x" && usageMonth(slot.at) !== usageMonth(post.scheduledAt!)) {

@@ -46,7 +46,13 @@ export function replaceQueueWindows(db: Db, workspaceId: string, windows: { week
 export function windowInstant(localDate: string, localTime: string, timeZone: string): number {
   const [year, month, day] = localDate.split("-").map(Number);
   const [hour, minute] = localTime.split(":").map(Number);
-  return DateTime.fromObject({ year, month, day, hour, minute }, { zone: timeZone }).toMillis();
+  const resolved = DateTime.fromObject({ year, month, day, hour, minute }, { zone: timeZone });
+  // Luxon resolves an ambiguous wall time to its later occurrence; take the earliest instant that
+  // shows the same wall time (the offset in force a few hours before is the pre-change one).
+  const wall = resolved.toFormat("yyyy-MM-dd HH:mm");
+  const earlier = resolved.minus({ hours: 3 }).offset;
+  const candidate = DateTime.fromMillis(resolved.toMillis() + (resolved.offset - earlier) * 60_000, { zone: timeZone });
+  return candidate < resolved && candidate.toFormat("yyyy-MM-dd HH:mm") === wall ? candidate.toMillis() : resolved.toMillis();
 }
 
 /** The windows that occur on one local date, earliest first. */

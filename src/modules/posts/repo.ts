@@ -161,11 +161,11 @@ export function countLivePostsOnDestination(db: Db, destinationId: string, liveS
 }
 
 /** Queue slots taken: (window id, local date) pairs of live queued posts on the given destinations. */
-export function takenQueueSlots(db: Db, workspaceId: string, destinationIds: string[], liveStates: string[]): { windowId: string; localDate: string; destinationId: string }[] {
+export function takenQueueSlots(db: Db, workspaceId: string, destinationIds: string[], liveStates: string[]): { windowId: string; localDate: string; destinationId: string; postId: string }[] {
   if (destinationIds.length === 0) return [];
-  return db.select({ windowId: posts.queueWindowId, localDate: posts.queueLocalDate, destinationId: posts.destinationId }).from(posts)
+  return db.select({ windowId: posts.queueWindowId, localDate: posts.queueLocalDate, destinationId: posts.destinationId, postId: posts.id }).from(posts)
     .where(and(eq(posts.workspaceId, workspaceId), inArray(posts.destinationId, destinationIds), inArray(posts.state, liveStates), sql`${posts.queueWindowId} IS NOT NULL`))
-    .all() as { windowId: string; localDate: string; destinationId: string }[];
+    .all() as { windowId: string; localDate: string; destinationId: string; postId: string }[];
 }
 
 /** Ready posts that are due but not yet claimed, and the oldest due time (for /health). */

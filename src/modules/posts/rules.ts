@@ -92,5 +92,7 @@ export function publicationErrors(h: Herald, content: PostContent, destination: 
       }
     }
   });
-  return errors;
+  // Herald's own check and the adapter's may both refuse the same item: one entry per pointer.
+  const seen = new Set<string>();
+  return errors.filter((e) => !seen.has(e.pointer) && (seen.add(e.pointer), true));
 }

@@ -1,0 +1,141 @@
+// Fixtures for the post tests that have no API yet (assets: issue 5; X destinations: a later
+// adapter) and small request helpers that work on any server and workspace.
+import { expect } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { deflateSync } from "node:zlib";
+import { sql } from "drizzle-orm";
+import { newId } from "../../src/db/ids.ts";
+import { assets, destinations, posts } from "../../src/db/schema.ts";
+import type { BlueskyFake } from "../fakes/bluesky.ts";
+import type { TestResponse, TestServer } from "../helpers/server.ts";
+import { idem } from "./helpers.ts";
+
+// ---- a real PNG -------------------------------------------------------------------------------
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+function chunk(type: string, data: Uint8Array): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write(type, 4, "ascii");
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
+  return Buffer.concat([head, data, crc]);
+}
+
+/**
+ * A valid RGB PNG of `width`×`height` in one colour; `padTo` adds a private ancillary chunk so the
+ * file reaches that many bytes (still a valid PNG, which decoders skip over).
+ */
+export function makePng(width = 4, height = 3, padTo = 0): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit, truecolour, deflate, no filter, no interlace
+  const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3, 0x7f)]);
+  const idat = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)));
+  const parts = [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", idat)];
+  const size = parts.reduce((n, p) => n + p.length, 0) + 12; // + IEND
+  if (padTo > size) parts.push(chunk("prVt", Buffer.alloc(Math.max(0, padTo - size - 12))));
+  parts.push(chunk("IEND", new Uint8Array(0)));
+  return Buffer.concat(parts);
+}
+
+// ---- asset and destination rows ---------------------------------------------------------------
+
+/**
+ * Inserts an asset row (there is no upload API yet) and, unless it is pending, writes its blob to
+ * `<dataDir>/blobs/<blobKey>`. Returns the asset id.
+ */
+export function insertAsset(s: TestServer, workspaceId: string, options: { status?: "ready" | "pending_upload"; bytes?: Buffer; width?: number; height?: number; contentType?: string; label?: string } = {}): string {
+  const id = newId("ast");
+  const bytes = options.bytes ?? makePng(options.width ?? 4, options.height ?? 3);
+  const blobKey = `${workspaceId}/${id}`;
+  const status = options.status ?? "ready";
+  // A pending asset's bytes are not there yet; its blob is written when it becomes ready (setAssetReady).
+  if (status === "ready") writeBlob(s, blobKey, bytes);
+  s.herald.db.insert(assets).values({
+    id, workspaceId, type: "card", label: options.label ?? `image ${id.slice(-4)}`, contentType: options.contentType ?? "image/png",
+    byteSize: bytes.length, width: options.width ?? 4, height: options.height ?? 3, durationSec: null, status,
+    blobKey, createdAt: s.clock.now(), deletedAt: null,
+  }).run();
+  return id;
+}
+
+function writeBlob(s: TestServer, blobKey: string, bytes: Buffer): void {
+  const path = join(s.dataDir, "blobs", blobKey);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, bytes);
+}
+
+/** What the upload flow will do when an upload completes: the blob appears and the row is ready. */
+export function setAssetReady(s: TestServer, assetId: string, bytes: Buffer = makePng()): void {
+  const row = s.herald.db.select().from(assets).where(sql`${assets.id} = ${assetId}`).get()!;
+  writeBlob(s, row.blobKey!, bytes);
+  s.herald.db.update(assets).set({ status: "ready", byteSize: bytes.length }).where(sql`${assets.id} = ${assetId}`).run();
+}
+
+/** Inserts a connected X destination (no X adapter exists yet); returns its id. */
+export function insertXDestination(s: TestServer, workspaceId: string): string {
+  const id = newId("dest");
+  const now = s.clock.now();
+  s.herald.db.insert(destinations).values({
+    id, workspaceId, channel: "x", displayName: "Herald on X", handle: "herald", externalId: `x-${id.slice(-6)}`, profileImageUrl: null,
+    origin: "https://api.x.com", credentialsSealed: s.herald.secrets.encrypt("{}"), limits: {}, enabled: true, isDefault: false,
+    unavailableReason: null, createdAt: now, updatedAt: now, deletedAt: null,
+  }).run();
+  return id;
+}
+
+/** Number of stored posts (any workspace). */
+export function countPosts(s: TestServer): number {
+  return s.herald.db.select({ n: sql<number>`count(*)` }).from(posts).get()!.n;
+}
+
+// ---- requests -----------------------------------------------------------------------------------
+
+/** Connects a Bluesky account of the fake (handle + app password, completes at once). */
+export async function connectBluesky(s: TestServer, fake: BlueskyFake, workspaceId: string, handle = "alice.test", password = "alice-app-pass"): Promise<string> {
+  const r = await s.request("POST", `/v1/workspaces/${workspaceId}/destination-connections`, { body: { provider: "bluesky", instance_origin: fake.origin, handle, app_password: password } });
+  expect({ status: r.status, text: r.text }).toMatchObject({ status: 201 });
+  expect(r.body.status).toBe("completed");
+  return r.body.destination_id;
+}
+
+/** Request helpers bound to one server and workspace. */
+export function api(s: TestServer, ws: string) {
+  const base = `/v1/workspaces/${ws}`;
+  return {
+    create: (body: Record<string, unknown>) => s.request("POST", `${base}/posts`, { body, headers: idem() }),
+    get: (id: string, query = "") => s.request("GET", `${base}/posts/${id}${query}`),
+    list: (query = "") => s.request("GET", `${base}/posts${query}`),
+    action: (id: string, action: "cancel" | "retry" | "reschedule", body: Record<string, unknown>) => s.request("POST", `${base}/posts/${id}/${action}`, { body }),
+    move: (body: Record<string, unknown>) => s.request("POST", `${base}/posts/move`, { body }),
+    validate: (body: Record<string, unknown>) => s.request("POST", `${base}/posts/validate`, { body }),
+    putQueue: (windows: { weekday: number; local_time: string }[]) => s.request("PUT", `${base}/queue`, { body: { windows } }),
+    getQueue: () => s.request("GET", `${base}/queue`),
+    setTimeZone: (time_zone: string) => s.request("PATCH", `/v1/workspaces/${ws}`, { body: { time_zone } }),
+  };
+}
+
+/** Asserts a 2xx (showing the body when it is not) and returns the response. */
+export function ok(r: TestResponse, status = 201): TestResponse {
+  expect({ status: r.status, text: r.text }).toMatchObject({ status });
+  return r;
+}
+
+/** Every weekday (1-7) at each local time. */
+export function daily(...times: string[]): { weekday: number; local_time: string }[] {
+  return [1, 2, 3, 4, 5, 6, 7].flatMap((weekday) => times.map((local_time) => ({ weekday, local_time })));
+}
