@@ -141,18 +141,19 @@ export function renewLease(db: Db, id: string, owner: string, leaseUntil: number
     .returning({ id: posts.id }).all().length === 1;
 }
 
-/** Posts published (or being published) on a destination since `since` (velocity). */
-export function countRecentPublications(db: Db, destinationId: string, since: number): { count: number; oldest: number | null; newest: number | null } {
-  const row = db.select({ count: sql<number>`count(*)`, oldest: sql<number | null>`min(${posts.publishedAt})`, newest: sql<number | null>`max(${posts.publishedAt})` })
-    .from(posts).where(and(eq(posts.destinationId, destinationId), eq(posts.state, "published"), gte(posts.publishedAt, since))).get()!;
-  return row;
-}
-
-/** Latest publication time on a destination (spacing). */
-export function lastPublicationAt(db: Db, destinationId: string, excludePostId: string): number | null {
-  const row = db.select({ at: sql<number | null>`max(coalesce(${posts.publishedAt}, 0))` }).from(posts)
-    .where(and(eq(posts.destinationId, destinationId), inArray(posts.state, ["published", "processing"]), ne(posts.id, excludePostId))).get();
-  return row?.at || null;
+/**
+ * A destination's pace as a claim must see it (velocity): posts published since `since` plus posts
+ * claimed and not finished by any process (they publish about now), other than `excludeId`.
+ */
+export function destinationPace(db: Db, destinationId: string, since: number, excludeId: string): { count: number; inFlight: number; oldest: number | null; newest: number | null } {
+  return db.select({
+    count: sql<number>`count(*)`,
+    inFlight: sql<number>`coalesce(sum(${posts.state} = 'processing'), 0)`,
+    oldest: sql<number | null>`min(${posts.publishedAt})`,
+    newest: sql<number | null>`max(${posts.publishedAt})`,
+  }).from(posts)
+    .where(and(eq(posts.destinationId, destinationId), ne(posts.id, excludeId), or(eq(posts.state, "processing"), and(eq(posts.state, "published"), gte(posts.publishedAt, since)))))
+    .get()!;
 }
 
 /** Non-terminal posts on a destination (a destination with any cannot be disconnected). */

@@ -1,6 +1,6 @@
 import type { Herald } from "../../herald.ts";
 import type { Db } from "../../db/open.ts";
-import { countRecentPublications, lastPublicationAt, type PostRow } from "./repo.ts";
+import { destinationPace, type PostRow } from "./repo.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -25,19 +25,17 @@ export function dailyCap(h: Herald, channel: string): number | null {
 
 /**
  * When a due post must wait for its destination's pace: the daily cap (until the oldest publication
- * in the window is 24 h old) or the minimum spacing. Null when it may go now.
+ * in the window is 24 h old) or the minimum spacing (posts being published count as "now"). Null when
+ * it may go now.
  */
 export function velocityDeferral(h: Herald, db: Db, post: PostRow, now: number): number | null {
   if (!post.destinationId) return null;
   const cap = dailyCap(h, post.channel);
-  if (cap !== null) {
-    const recent = countRecentPublications(db, post.destinationId, now - DAY_MS);
-    if (recent.count >= cap) return (recent.oldest ?? now) + DAY_MS;
-  }
   const spacing = h.config.engine.minSpacingMs;
-  if (spacing > 0) {
-    const last = lastPublicationAt(db, post.destinationId, post.id);
-    if (last !== null && last + spacing > now) return last + spacing;
-  }
+  if (cap === null && spacing === 0) return null;
+  const pace = destinationPace(db, post.destinationId, now - DAY_MS, post.id);
+  if (cap !== null && pace.count >= cap) return (pace.oldest ?? now) + DAY_MS;
+  const last = pace.inFlight > 0 ? now : pace.newest;
+  if (spacing > 0 && last !== null && last + spacing > now) return last + spacing;
   return null;
 }

@@ -143,8 +143,7 @@ function failWith(h: Herald, owner: string, post: PostRow, attemptId: string, de
     }
     case "auth_revoked":
     case "auth_expired":
-      updateDestination(h.db, destination.id, { unavailableReason: "reauthorization_required", updatedAt: h.clock.now() });
-      return finish(h, owner, post, attemptId, { kind: "needs-attention", error: postError, provider });
+      return finish(h, owner, post, attemptId, { kind: "needs-attention", error: postError, provider, reauthorize: destination.id });
     case "rejected":
       return finish(h, owner, post, attemptId, { kind: "failed", error: postError, provider });
     case "outcome_unknown":
@@ -156,7 +155,7 @@ type Outcome =
   | { kind: "published"; provider: Record<string, unknown> | null }
   | { kind: "retry"; at: number; rateLimited: boolean; retries: number; error: PostError; provider: Record<string, unknown> }
   | { kind: "failed"; error: PostError; provider?: Record<string, unknown> }
-  | { kind: "needs-attention"; error: PostError; provider?: Record<string, unknown>; unknown?: boolean };
+  | { kind: "needs-attention"; error: PostError; provider?: Record<string, unknown>; unknown?: boolean; reauthorize?: string };
 
 /** Writes the outcome of a run, its attempt and its event in one transaction (only while the lease is ours). */
 function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outcome: Outcome): void {
@@ -187,6 +186,8 @@ function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outc
         break;
     }
     if (!updateLeasedPost(tx, post.id, owner, changes)) return;
+    // Only a run that still owns the post may mark its destination (a stale run must not).
+    if (outcome.kind === "needs-attention" && outcome.reauthorize) updateDestination(tx, outcome.reauthorize, { unavailableReason: "reauthorization_required", updatedAt: now });
     finishAttempt(tx, attemptId, {
       status: attemptStatus, finishedAt: now,
       retrySafety: outcome.kind === "needs-attention" && outcome.unknown ? "unsafe" : outcome.kind === "failed" ? "not_retryable" : "safe",

@@ -1,0 +1,219 @@
+// Helpers of the engine tests: worlds with Mastodon and Bluesky fakes, outbox reads, a fault that
+// hits only the n-th matching request, and real `herald serve` child processes.
+import { expect } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
+import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";
+import type { FailSpec, FakeControls } from "../fakes/shared.ts";
+import { startTestServer } from "../helpers/server.ts";
+import { connectMastodon, idem, type PostsWorld } from "./helpers.ts";
+
+/** A posts world with a Bluesky destination too. */
+export interface EngineWorld extends PostsWorld {
+  bluesky: BlueskyFake;
+  blueskyId: string;
+}
+
+/** Connects alice.test of the Bluesky fake with its app password (completes at once). */
+export async function connectBluesky(s: PostsWorld["s"], fake: BlueskyFake, workspaceId = s.owner.workspaceId): Promise<string> {
+  const r = await s.request("POST", `/v1/workspaces/${workspaceId}/destination-connections`, {
+    body: { provider: "bluesky", instance_origin: fake.origin, handle: "alice.test", app_password: "alice-app-pass" },
+  });
+  expect(r.status).toBe(201);
+  expect(r.body.status).toBe("completed");
+  return r.body.destination_id;
+}
+
+/** A test server (clock 2026-03-01T12:00Z) with a Mastodon and a Bluesky fake, both connected. */
+export async function startEngineWorld(env: Record<string, string> = {}): Promise<EngineWorld> {
+  const s = await startTestServer({ env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1", ...env } });
+  const mastodon = await startMastodonFake({ mediaProcessingPolls: 0 });
+  const bluesky = await startBlueskyFake();
+  const destinationId = await connectMastodon(s, mastodon);
+  const blueskyId = await connectBluesky(s, bluesky);
+  return {
+    s, mastodon, bluesky, destinationId, blueskyId, ws: s.owner.workspaceId,
+    async stop() {
+      await s.stop();
+      await mastodon.stop();
+      await bluesky.stop();
+    },
+  };
+}
+
+/** The destination id of a channel in the world. */
+export function destinationOf(w: EngineWorld, channel: "mastodon" | "bluesky"): string {
+  return channel === "mastodon" ? w.destinationId : w.blueskyId;
+}
+
+let groups = 0;
+/** Create Post `when` (default now) with one post; returns the created post. */
+export async function publish(w: PostsWorld, destinationId: string, body: string[], when = "now"): Promise<any> {
+  const r = await w.s.request("POST", `/v1/workspaces/${w.ws}/posts`, {
+    body: { when, confirmed: true, group: `g${++groups}`, posts: [{ destination_id: destinationId, body }] }, headers: idem(),
+  });
+  expect({ status: r.status, text: r.text }).toMatchObject({ status: when === "now" ? 202 : 201 });
+  return r.body.posts[0];
+}
+
+/** Rows of the events outbox for a post, oldest first. */
+export function outbox(w: PostsWorld, postId: string): { type: string; post_id: string; payload: any }[] {
+  return w.s.herald.db.$client.query<{ type: string; post_id: string; payload: string }, [string]>("SELECT type, post_id, payload FROM events_outbox WHERE post_id = ? ORDER BY rowid").all(postId)
+    .map((r) => ({ ...r, payload: JSON.parse(r.payload) }));
+}
+
+/** Requests the fake received whose path contains `part` (POST only). */
+export function posted(fake: FakeControls, part: string) {
+  return fake.requests.filter((r) => r.method === "POST" && r.path.includes(part));
+}
+
+/**
+ * Runs `action` when the n-th (1-based, counted from now) POST whose path contains `part` arrives,
+ * before the fake acts on it: the fake logs a request before it reads its switches.
+ */
+export function onNth(fake: FakeControls, part: string, n: number, action: () => void): void {
+  let seen = 0;
+  const push = fake.requests.push.bind(fake.requests);
+  fake.requests.push = (...items) => {
+    for (const item of items) if (item.method === "POST" && item.path.includes(part) && ++seen === n) action();
+    return push(...items);
+  };
+}
+
+/** Makes the n-th POST whose path contains `part` (counted from now) answer with `spec`. */
+export function failNth(fake: FakeControls, part: string, n: number, spec: FailSpec): void {
+  onNth(fake, part, n, () => fake.failNext(1, { path: part, ...spec }));
+}
+
+/** Polls `check` every 25 ms until it returns a value, or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(everyMs);
+  }
+}
+
+// ---- real `herald serve` processes ----
+
+const ROOT = resolve(import.meta.dir, "../..");
+const BUN = join(ROOT, "node_modules/.bin/bun");
+const MAIN = join(ROOT, "src/main.ts");
+
+function cleanEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith("HERALD_") && value !== undefined) env[name] = value;
+  return { ...env, ...extra };
+}
+
+/** A TCP port nobody listens on right now. */
+export function freePort(): number {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
+/** A data directory shared by child processes, removed by `cleanup`. */
+export function tempDataDir(): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "herald-engine-"));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** `herald admin bootstrap --json` on a data dir: the first account's workspace and live key. */
+export async function bootstrapCli(dataDir: string): Promise<{ workspaceId: string; apiKey: string }> {
+  const proc = Bun.spawn([BUN, MAIN, "admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "Engine", "--json"], {
+    cwd: ROOT, env: cleanEnv({ HERALD_DATA_DIR: dataDir }), stdout: "pipe", stderr: "pipe", stdin: "ignore",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`bootstrap failed (${code}): ${stderr}`);
+  const out = JSON.parse(stdout);
+  return { workspaceId: out.workspace_id, apiKey: out.api_key };
+}
+
+/** A running `herald serve` child process. */
+export interface HeraldProcess {
+  url: string;
+  proc: ReturnType<typeof Bun.spawn>;
+  /** Its stdout and stderr so far (for failure messages). */
+  log(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+// Children still running when the test process exits (a timed-out test) are killed with it.
+const live = new Set<ReturnType<typeof Bun.spawn>>();
+process.on("exit", () => {
+  for (const proc of live) proc.kill("SIGKILL");
+});
+
+/** Starts `bun src/main.ts serve` on `dataDir` at a free port and waits until /health answers. */
+export async function startHerald(dataDir: string, env: Record<string, string> = {}): Promise<HeraldProcess> {
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const logPath = join(dataDir, `serve-${port}.log`);
+  const proc = Bun.spawn([BUN, MAIN, "serve"], {
+    cwd: ROOT, stdin: "ignore", stdout: Bun.file(logPath), stderr: Bun.file(logPath),
+    env: cleanEnv({ HERALD_DATA_DIR: dataDir, HERALD_PORT: String(port), HERALD_BASE_URL: url, HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1", ...env }),
+  });
+  live.add(proc);
+  void proc.exited.then(() => live.delete(proc));
+  const log = () => { try { return readFileSync(logPath, "utf8"); } catch { return ""; } };
+  const herald: HeraldProcess = {
+    url, proc, log,
+    async kill(signal = "SIGKILL") {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      await proc.exited;
+    },
+  };
+  try {
+    await waitFor(`herald serve on ${url}`, async () => {
+      if (proc.exitCode !== null) throw new Error(`herald serve exited with ${proc.exitCode}: ${log()}`);
+      try {
+        return (await fetch(`${url}/health`)).ok ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    }, 20_000, 50);
+  } catch (error) {
+    await herald.kill();
+    throw error;
+  }
+  return herald;
+}
+
+/** JSON API calls against a child process with a key. */
+export function apiClient(baseUrl: () => string, apiKey: string) {
+  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> => {
+    const response = await fetch(`${baseUrl()}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : null };
+  };
+}
+
+/** Connects a Mastodon fake account through a child process's OAuth flow. */
+export async function connectMastodonVia(api: ReturnType<typeof apiClient>, workspaceId: string, fake: MastodonFake): Promise<string> {
+  const started = await api("POST", `/workspaces/${workspaceId}/destination-connections`, { provider: "mastodon", instance_origin: fake.origin });
+  expect(started.status).toBe(201);
+  const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
+  expect(authorize.status).toBe(302);
+  expect((await fetch(authorize.headers.get("location")!)).status).toBe(200);
+  const done = await api("GET", `/workspaces/${workspaceId}/destination-connections/${started.body.id}`);
+  expect(done.body.status).toBe("completed");
+  return done.body.destination_id;
+}
+
+/** Opens a data dir's database read-only (for lease owners while processes run). */
+export function openReadOnly(dataDir: string): Database {
+  return new Database(join(dataDir, "herald.db"), { readonly: true });
+}
+
+export { startMastodonFake };

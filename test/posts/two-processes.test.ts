@@ -1,0 +1,83 @@
+// Two `herald serve` processes on one data directory publish 300 due posts: each exactly once,
+// counted at the fake network.
+import { expect, test } from "bun:test";
+import {
+  apiClient, bootstrapCli, connectMastodonVia, openReadOnly, posted, startHerald, startMastodonFake, tempDataDir, waitFor, type HeraldProcess,
+} from "./engine-helpers.ts";
+
+const GROUPS = 3;
+const PER_GROUP = 100;
+const TOTAL = GROUPS * PER_GROUP;
+
+test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, async () => {
+  const data = tempDataDir();
+  const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
+  const servers: HeraldProcess[] = [];
+  let db: ReturnType<typeof openReadOnly> | null = null;
+  try {
+    const { workspaceId, apiKey } = await bootstrapCli(data.dir);
+    servers.push(...(await Promise.all([startHerald(data.dir), startHerald(data.dir)])));
+    const apis = servers.map((s) => apiClient(() => s.url, apiKey));
+    const destinationId = await connectMastodonVia(apis[0]!, workspaceId, fake);
+    fake.delayMs = 40; // long enough for both processes to hold work at the same time
+
+    db = openReadOnly(data.dir);
+    const owners = new Set<string>();
+    const sample = db.query<{ owner: string }, []>("SELECT DISTINCT lease_owner AS owner FROM posts WHERE state = 'processing' AND lease_owner IS NOT NULL");
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        for (const row of sample.all()) owners.add(row.owner);
+        await Bun.sleep(10);
+      }
+    })();
+
+    const ids: string[] = [];
+    for (let g = 0; g < GROUPS; g++) {
+      const posts = Array.from({ length: PER_GROUP }, (_, i) => ({ destination_id: destinationId, body: [`bulk ${g}-${i}`] }));
+      // Half the requests go to each process.
+      const r = await apis[g % 2]!("POST", `/workspaces/${workspaceId}/posts`, { when: "now", confirmed: true, group: `bulk-${g}`, posts }, { "idempotency-key": `bulk-${g}` });
+      expect(r.status).toBe(202);
+      ids.push(...r.body.posts.map((p: any) => p.id));
+    }
+    expect(new Set(ids).size).toBe(TOTAL);
+
+    await waitFor(`${TOTAL} statuses`, () => (fake.statuses.length >= TOTAL ? true : undefined), 90_000, 100);
+    // Let anything still in flight land before counting.
+    const settled = await waitFor("no post left processing", async () => {
+      const r = await apis[1]!("GET", `/workspaces/${workspaceId}/posts?view=scheduled&limit=1`);
+      return r.body.data.length === 0 ? true : undefined;
+    }, 20_000, 100);
+    expect(settled).toBe(true);
+    sampling = false;
+    await sampler;
+
+    expect(fake.statuses).toHaveLength(TOTAL);
+    expect(new Set(fake.statuses.map((s) => s.text)).size).toBe(TOTAL);
+    const keys = posted(fake, "/api/v1/statuses").map((r) => r.headers["idempotency-key"]);
+    expect(keys).toHaveLength(TOTAL); // no post was sent twice, not even with the same key
+    expect(new Set(keys).size).toBe(TOTAL);
+    expect(new Set(keys)).toEqual(new Set(ids.map((id) => `${id}.0`)));
+
+    for (let g = 0; g < GROUPS; g++) {
+      const page = await apis[g % 2]!("GET", `/workspaces/${workspaceId}/posts?group=bulk-${g}&limit=100&include=attempts`);
+      expect(page.status).toBe(200);
+      expect(page.body.has_more).toBe(false);
+      expect(page.body.data).toHaveLength(PER_GROUP);
+      for (const post of page.body.data) {
+        expect({ id: post.id, state: post.state, attempts: post.attempts.map((a: any) => a.status), receipts: post.receipts.length })
+          .toEqual({ id: post.id, state: "published", attempts: ["succeeded"], receipts: 1 });
+      }
+    }
+    // Both processes held leases while the backlog drained (sampled from the database).
+    expect(owners.size).toBe(2);
+  } catch (error) {
+    for (const s of servers) console.error(s.log());
+    throw error;
+  } finally {
+    db?.close();
+    for (const s of servers) await s.kill();
+    await fake.stop();
+    data.cleanup();
+  }
+}, 150_000);
