@@ -33,6 +33,8 @@ export interface Config {
     providerTimeoutMs: number;
     /** How many posts one process publishes at once. */
     concurrency: number;
+    /** How long a claim on a post lasts without renewal (a dead process's posts are examined after it). */
+    leaseMs: number;
   };
 }
 
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
       dailyCapOverrides: dailyCapOverrides(env),
       providerTimeoutMs: integer(env, "HERALD_PROVIDER_TIMEOUT_SECONDS", 30, 1, 600) * 1000,
       concurrency: integer(env, "HERALD_PUBLISH_CONCURRENCY", 8, 1, 256),
+      leaseMs: integer(env, "HERALD_LEASE_SECONDS", 60, 3, 3600) * 1000,
     },
   };
 }

@@ -2,7 +2,6 @@
 // and the publishing pace (daily cap, minimum spacing).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PublishingEngine } from "../../src/modules/publishing/engine.ts";
-import { LEASE_MS } from "../../src/modules/publishing/publish-post.ts";
 import { getPost, startPostsWorld, type PostsWorld } from "./helpers.ts";
 import {
   apiClient, bootstrapCli, connectMastodonVia, onNth, outbox, posted, publish, startEngineWorld, startHerald, startMastodonFake, tempDataDir, waitFor,
@@ -10,6 +9,8 @@ import {
 } from "./engine-helpers.ts";
 
 const HOUR = 3600_000;
+// A short lease (HERALD_LEASE_SECONDS) so the restarted server examines the dead one's post soon.
+const CRASH_LEASE_SECONDS = 10;
 const MINUTE = 60_000;
 
 describe("a post whose publisher died (expired lease, attempt left started)", () => {
@@ -39,7 +40,7 @@ describe("a post whose publisher died (expired lease, attempt left started)", ()
     // Within the lease the main engine leaves it alone.
     await w.s.server.engine.tick();
     expect((await getPost(w, created.id)).state).toBe("processing");
-    w.s.clock.advance(LEASE_MS + 1000);
+    w.s.clock.advance(w.s.herald.config.engine.leaseMs + 1000);
     await w.s.server.engine.runUntilIdle();
     w.bluesky.hangAfterReceive = false;
     const post = await getPost(w, created.id, true);
@@ -61,7 +62,7 @@ describe("a post whose publisher died (expired lease, attempt left started)", ()
     const other = await claimAndDie(created, () => w.mastodon.statuses.some((s) => s.text === "r2"));
     w.mastodon.hangAfterReceive = false;
     expect((await getPost(w, created.id)).receipts.map((r: any) => r.item_index)).toEqual([0]);
-    w.s.clock.advance(LEASE_MS + 1000);
+    w.s.clock.advance(w.s.herald.config.engine.leaseMs + 1000);
     await w.s.server.engine.runUntilIdle();
     const post = await getPost(w, created.id, true);
     expect(post).toMatchObject({ state: "published", attempt_count: 2, retry_safety: "safe" });
@@ -84,7 +85,7 @@ test("a real crash: SIGKILL of `herald serve` mid-thread, restart, no item twice
   let server: HeraldProcess | null = null;
   try {
     const { workspaceId, apiKey } = await bootstrapCli(data.dir);
-    server = await startHerald(data.dir);
+    server = await startHerald(data.dir, { HERALD_LEASE_SECONDS: String(CRASH_LEASE_SECONDS) });
     const api = apiClient(() => server!.url, apiKey);
     const destinationId = await connectMastodonVia(api, workspaceId, fake);
     const body = ["crash 1", "crash 2", "crash 3", "crash 4", "crash 5"];
@@ -97,7 +98,7 @@ test("a real crash: SIGKILL of `herald serve` mid-thread, restart, no item twice
     await server.kill("SIGKILL");
     expect(fake.statuses.length).toBe(2);
     fake.delayMs = 0;
-    server = await startHerald(data.dir);
+    server = await startHerald(data.dir, { HERALD_LEASE_SECONDS: String(CRASH_LEASE_SECONDS) });
     // The lease of the dead process has not expired: the restarted server must not re-run the post yet.
     const early = await api("GET", postPath);
     expect(early.body.state).toBe("processing");
@@ -106,7 +107,7 @@ test("a real crash: SIGKILL of `herald serve` mid-thread, restart, no item twice
     const post = await waitFor("the post to be published or need attention", async () => {
       const r = await api("GET", postPath);
       return r.body.state === "published" || r.body.state === "needs-attention" ? r.body : undefined;
-    }, LEASE_MS + 30_000, 250);
+    }, CRASH_LEASE_SECONDS * 1000 + 30_000, 250);
     expect({ state: post.state, error: post.last_error }).toEqual({ state: "published", error: null });
     const texts = fake.statuses.map((s) => s.text);
     expect(texts).toEqual(body); // each once, in order

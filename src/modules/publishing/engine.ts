@@ -5,7 +5,7 @@ import { recordPostEvent } from "../posts/events.ts";
 import { claimPost, findAssets, findPostById, findStartedAttempts, finishAttempt, listDueReady, listDueScheduled, listExpiredLeases, renewLease, type PostRow } from "../posts/repo.ts";
 import { velocityDeferral } from "../posts/velocity.ts";
 import { releaseXUsage, usageMonth } from "../posts/x-usage.ts";
-import { LEASE_MS, publishClaimedPost } from "./publish-post.ts";
+import { publishClaimedPost } from "./publish-post.ts";
 import { listPreparing, updatePostInState } from "./repo.ts";
 
 const BATCH = 200;
@@ -138,7 +138,7 @@ export class PublishingEngine {
 
   /** Keeps the leases of this process's running publications alive. */
   private renewLeases(now: number): void {
-    for (const id of this.running.keys()) renewLease(this.h.db, id, this.owner, now + LEASE_MS);
+    for (const id of this.running.keys()) renewLease(this.h.db, id, this.owner, now + this.h.config.engine.leaseMs);
   }
 
   /** Claims due ready posts up to the concurrency limit, deferring those over their destination's pace. */
@@ -155,7 +155,7 @@ export class PublishingEngine {
           return false;
         }
         if (post.deferredReason === "publishing_velocity") updatePostInState(tx, post.id, "ready", { deferredReason: null, deferredUntil: null });
-        return claimPost(tx, post.id, this.owner, now + LEASE_MS, now);
+        return claimPost(tx, post.id, this.owner, now + this.h.config.engine.leaseMs, now);
       });
       if (!claimed) continue;
       const run = publishClaimedPost(this.h, this.owner, post.id)

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
@@ -18,7 +17,7 @@ function receiptAsItem(r: ReceiptRow): PublishedItem {
   return { providerObjectId: r.providerObjectId, url: r.url, extra: r.extra, provider: { operation: "receipt", requestId: null, statusCode: null } };
 }
 
-/** The media of one body item, read from the data directory's blobs when the adapter asks. */
+/** The media of one body item, read from the blob store (local disk or S3) when the adapter asks. */
 function mediaFor(h: Herald, post: PostRow, itemIndex: number): MediaItem[] {
   const ids = post.assetItems.filter((a) => a.item_index === itemIndex).map((a) => a.asset_id);
   if (ids.length === 0) return [];
@@ -27,8 +26,8 @@ function mediaFor(h: Herald, post: PostRow, itemIndex: number): MediaItem[] {
   return ids.flatMap((id) => {
     const asset = assets.get(id);
     if (!asset || !asset.blobKey) return [];
-    const path = join(h.config.dataDir, "blobs", asset.blobKey);
-    return [{ assetId: asset.id, contentType: asset.contentType, byteSize: asset.byteSize, width: asset.width, height: asset.height, altText: alt[asset.id] ?? null, read: () => Bun.file(path).bytes() }];
+    const key = asset.blobKey;
+    return [{ assetId: asset.id, contentType: asset.contentType, byteSize: asset.byteSize, width: asset.width, height: asset.height, altText: alt[asset.id] ?? null, read: () => h.blobs.readBytes(key) }];
   });
 }
 
@@ -112,7 +111,7 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
     }
     const now = h.clock.now();
     const stored = inTransaction(h.db, (tx) => {
-      if (!updateLeasedPost(tx, postId, owner, { leaseExpiresAt: now + LEASE_MS, updatedAt: now })) return false;
+      if (!updateLeasedPost(tx, postId, owner, { leaseExpiresAt: now + h.config.engine.leaseMs, updatedAt: now })) return false;
       insertReceipt(tx, { id: newId("rcpt"), postId, itemIndex: index, providerObjectId: published.providerObjectId, url: published.url, extra: published.extra, state: "published", publishedAt: now });
       return true;
     });
@@ -126,9 +125,6 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
   }
   return finish(h, owner, post, attemptId, { kind: "published", provider: lastProvider });
 }
-
-/** How long a claim lasts without renewal. */
-export const LEASE_MS = 60_000;
 
 function failWith(h: Herald, owner: string, post: PostRow, attemptId: string, destination: DestinationRow, error: ProviderError): void {
   const postError = postErrorFrom(error);
