@@ -98,7 +98,7 @@ export function systemRoutes(h: Herald, parts: { scheduler: () => Scheduler | nu
     .get("/v1/docs", () => new Response(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Herald API reference</title></head>
-<body><script id="api-reference" data-url="${escapeHtml(`${h.config.baseUrl}/v1/openapi.json`)}" data-configuration="${escapeHtml(JSON.stringify(DOCS_UI_CONFIG))}"></script>
+<body><script id="api-reference" data-url="/v1/openapi.json" data-configuration="${escapeHtml(JSON.stringify(DOCS_UI_CONFIG))}"></script>
 <script src="/v1/docs/assets/api-reference.js"></script></body></html>`, { headers: { "content-type": "text/html; charset=utf-8" } }),
       { detail: { hide: true } })
     .get("/v1/docs/assets/api-reference.js", () => new Response(Bun.file(scalarBundlePath), {
