@@ -2,9 +2,11 @@
 import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
+import { assetsBenchmark } from "./assets.ts";
 import { engineBenchmark } from "./engine.ts";
+import { webhooksBenchmark } from "./webhooks.ts";
 
-const sections = [await engineBenchmark()];
+const sections = [await engineBenchmark(), await webhooksBenchmark(), await assetsBenchmark()];
 const header = [
   "# Benchmarks",
   "",

@@ -8,6 +8,7 @@ import { RateLimiter } from "./http/rate-limit.ts";
 import { requestIdFor } from "./http/request-id.ts";
 import type { Scheduler } from "./jobs/scheduler.ts";
 import { accountRoutes } from "./modules/account/routes.ts";
+import { assetRoutes, assetTransferRoutes } from "./modules/assets/routes.ts";
 import { auditRoutes } from "./modules/audit/routes.ts";
 import { invitationRoutes } from "./modules/invitations/routes.ts";
 import { systemRoutes } from "./modules/system/routes.ts";
@@ -15,6 +16,7 @@ import { workspaceRoutes } from "./modules/workspaces/routes.ts";
 import { destinationRoutes, oauthCallbackRoutes } from "./modules/destinations/routes.ts";
 import { postRoutes } from "./modules/posts/routes.ts";
 import type { PublishingEngine } from "./modules/publishing/engine.ts";
+import { webhookRoutes } from "./modules/webhooks/routes.ts";
 
 /** Maps any error raised while handling a request to the problem it becomes. */
 function toProblem(code: string | number, error: unknown): ProblemError | null {
@@ -54,12 +56,15 @@ export function buildApp(h: Herald, options: { scheduler?: () => Scheduler | nul
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
     .use(systemRoutes(h, { scheduler: options.scheduler ?? (() => null), engine: options.engine ?? (() => null) }, () => app))
     .use(oauthCallbackRoutes(h))
+    .use(assetTransferRoutes(h))
     .group("/v1", (v1) => v1
       .use(accountRoutes(h, rails))
       .use(workspaceRoutes(h, rails))
       .use(invitationRoutes(h, rails))
       .use(auditRoutes(h, rails))
       .use(destinationRoutes(h, rails))
-      .use(postRoutes(h, rails)));
+      .use(postRoutes(h, rails))
+      .use(assetRoutes(h, rails))
+      .use(webhookRoutes(h, rails)));
   return app;
 }

@@ -158,3 +158,23 @@ export function loadConfig(env: Env = process.env): Config {
     },
   };
 }
+
+/** What the command-line client (`herald assets upload`, …) needs to reach a running Herald. */
+export interface ClientConfig {
+  /** Origin of the server (HERALD_API_URL, else HERALD_BASE_URL, else http://127.0.0.1:8080); the API is `<apiUrl>/v1`. */
+  apiUrl: string;
+  /** HERALD_API_KEY; null when unset (commands that call the API refuse to start). */
+  apiKey: string | null;
+  /** HERALD_WORKSPACE_ID; null means "the key's only workspace". */
+  workspaceId: string | null;
+}
+
+/** Reads and validates the client's HERALD_* variables (the server's own settings are not needed). */
+export function loadClientConfig(env: Env = process.env): ClientConfig {
+  const apiUrl = url(env, "HERALD_API_URL", ["http:", "https:"]) ?? url(env, "HERALD_BASE_URL", ["http:", "https:"]) ?? "http://127.0.0.1:8080";
+  const apiKey = text(env, "HERALD_API_KEY", null);
+  if (apiKey !== null && !/^hk_(live|test)_[A-Za-z0-9]+$/.test(apiKey)) throw new ConfigError("HERALD_API_KEY must be an API key like hk_live_…");
+  const workspaceId = text(env, "HERALD_WORKSPACE_ID", null);
+  if (workspaceId !== null && !/^ws_[a-z0-9]+$/.test(workspaceId)) throw new ConfigError(`HERALD_WORKSPACE_ID must be a workspace id like ws_…, got ${shown(workspaceId)}`);
+  return { apiUrl: apiUrl.replace(/\/+$/, "").replace(/\/v1$/, ""), apiKey, workspaceId };
+}

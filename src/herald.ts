@@ -1,3 +1,4 @@
+import type { BlobStore } from "./blobs/store.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/open.ts";
 import type { Clock } from "./lib/clock.ts";
@@ -17,6 +18,8 @@ export interface Herald {
   mail: MailTransport | null;
   /** The network adapters. */
   providers: ProviderRegistry;
+  /** Media bytes: local disk under the data dir, or the S3 bucket (HERALD_STORAGE). */
+  blobs: BlobStore;
   version: string;
 }
 

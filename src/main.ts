@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
 import { ADMIN_HELP, runAdmin, UsageError } from "./cli/admin.ts";
+import { ApiError, ASSETS_HELP, runAssets } from "./cli/assets.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { HERALD_VERSION } from "./herald.ts";
 import { hasAnyAccount } from "./modules/account/repo.ts";
@@ -13,6 +14,7 @@ Usage: herald <command> [options]
 Commands:
   serve          Start the API server and its schedules (HERALD_HOST:HERALD_PORT, default 127.0.0.1:8080).
   admin          Operator commands: bootstrap, create-key (herald admin --help).
+  assets upload  Upload a media file (multipart, checksummed, parallel, with a progress bar; herald assets --help).
   version        Print the version.
   help           Show this help.
 
@@ -82,6 +84,9 @@ async function main(argv: string[]): Promise<number> {
       case "admin":
         console.log(await runAdmin(rest));
         return 0;
+      case "assets":
+        console.log(await runAssets(rest));
+        return 0;
       case "version":
       case "--version":
         console.log(HERALD_VERSION);
@@ -90,14 +95,14 @@ async function main(argv: string[]): Promise<number> {
       case "help":
       case "--help":
       case "-h":
-        console.log(rest[0] === "admin" ? ADMIN_HELP : rest[0] === "serve" ? SERVE_HELP : HELP);
+        console.log(rest[0] === "admin" ? ADMIN_HELP : rest[0] === "serve" ? SERVE_HELP : rest[0] === "assets" ? ASSETS_HELP : HELP);
         return 0;
       default:
         console.error(`herald: unknown command "${command}"\n\n${HELP}`);
         return 2;
     }
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof UsageError || error instanceof BootstrapError) {
+    if (error instanceof ConfigError || error instanceof UsageError || error instanceof BootstrapError || error instanceof ApiError) {
       console.error(`herald: ${error.message}`);
       return error instanceof UsageError ? 2 : 1;
     }

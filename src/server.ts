@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildApp } from "./app.ts";
+import { createBlobStore } from "./blobs/index.ts";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { HERALD_VERSION, type Herald } from "./herald.ts";
@@ -43,6 +44,7 @@ export function openHerald(config: Config, overrides: { clock?: Clock; logger?: 
     logger: overrides.logger ?? createLogger(),
     secrets: new SecretBox(resolveSecretKey(config)),
     mail: overrides.mail !== undefined ? overrides.mail : config.smtpUrl ? smtpTransport(config.smtpUrl) : null,
+    blobs: createBlobStore(config),
     version: HERALD_VERSION,
   };
 }

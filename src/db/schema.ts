@@ -209,12 +209,17 @@ export const assets = sqliteTable(
     height: integer("height"),
     durationSec: integer("duration_sec"),
     status: text("status", { enum: ["pending_upload", "ready"] }).notNull(),
-    /** Key of the object in the blob store. */
+    /** Key of the object in the blob store; null once a deleted asset's bytes are gone. */
     blobKey: text("blob_key"),
+    /** Base64 CRC64NVME of the whole object (set when the upload completes). */
+    checksum: text("checksum"),
+    /** Layout name from the aspect ratio (`x-landscape`, `square`, …; docs/decisions.md). */
+    format: text("format"),
+    inspectedAt: integer("inspected_at"),
     createdAt: integer("created_at").notNull(),
     deletedAt: integer("deleted_at"),
   },
-  (t) => [index("assets_workspace").on(t.workspaceId, t.id)],
+  (t) => [index("assets_workspace").on(t.workspaceId, t.id), index("assets_blob_key").on(t.blobKey)],
 );
 
 export const posts = sqliteTable(

@@ -1,7 +1,9 @@
+import { cleanupAssets } from "../modules/assets/cleanup.ts";
 import { deleteExpiredIdempotencyKeys } from "../modules/idempotency/repo.ts";
 import { deliverDueMail } from "../modules/mail/outbox.ts";
 import { expireConnections } from "../modules/destinations/repo.ts";
 import type { PublishingEngine } from "../modules/publishing/engine.ts";
+import { webhookJobs } from "../modules/webhooks/jobs.ts";
 import type { Job } from "./scheduler.ts";
 
 /** Every recurring job of the server; `engine` is this process's publishing engine. */
@@ -12,5 +14,7 @@ export function serverJobs(engine: PublishingEngine): Job[] {
     { id: "mail-outbox", pattern: "*/5 * * * * *", run: (h) => deliverDueMail(h) },
     { id: "connection-expiry", pattern: "30 * * * * *", run: (h) => expireConnections(h.db, h.clock.now()) },
     { id: "idempotency-cleanup", pattern: "0 17 * * * *", run: (h) => deleteExpiredIdempotencyKeys(h.db, h.clock.now()) },
+    { id: "assets-cleanup", pattern: "0 23 * * * *", run: (h) => cleanupAssets(h) },
+    ...webhookJobs(),
   ];
 }

@@ -1,0 +1,291 @@
+import { randomUUID } from "node:crypto";
+import { stat } from "node:fs/promises";
+import { basename, extname } from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError, loadClientConfig, type ClientConfig } from "../config.ts";
+import { combineCrc64Nvme, createCrc64Nvme, crc64nvmeToBase64 } from "../lib/crc64nvme.ts";
+import { partCountFor, partLength, partSizeFor } from "../modules/assets/parts.ts";
+import { UsageError } from "./admin.ts";
+
+/** `herald assets --help`. */
+export const ASSETS_HELP = `Usage: herald assets upload FILE [options]
+
+Uploads a media file to Herald: computes the CRC64NVME of every part, sends the parts in parallel
+(retrying failed ones), completes the upload and prints the asset.
+
+Options:
+  --kind card|video|poster   asset kind (default: video for video files, card otherwise)
+  --content-type T           media type (default: from the file name: png, jpg, gif, webp, mp4, mov)
+  --workspace ws_…           workspace (default: HERALD_WORKSPACE_ID, else the key's only workspace)
+  --json                     print the asset as JSON
+
+Environment: HERALD_API_URL (server origin, default http://127.0.0.1:8080), HERALD_API_KEY (an API
+key with assets:write), HERALD_WORKSPACE_ID (optional).`;
+
+/** Parts sent at the same time. */
+const PARALLEL_PARTS = 4;
+/** Tries per part (and for the completion) before giving up. */
+const MAX_TRIES = 6;
+
+const TYPES_BY_EXTENSION: Record<string, string> = {
+  ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
+  ".mp4": "video/mp4", ".m4v": "video/mp4", ".mov": "video/quicktime",
+};
+
+/** A refusal from the API, shown as its problem detail. */
+export class ApiError extends Error {
+  constructor(readonly status: number, message: string, readonly code: string | null = null, readonly retryable = false) {
+    super(message);
+  }
+}
+
+/** Where progress goes: a terminal gets a redrawn bar, anything else plain lines. */
+export interface ProgressSink {
+  write(text: string): void;
+  isTTY: boolean;
+}
+
+interface PartPlan {
+  partNumber: number;
+  start: number;
+  length: number;
+  checksum: string;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1048576).toFixed(1)} MiB`;
+}
+
+/** Upload progress: a bar with percentage and throughput on a TTY, a line per 10% otherwise. */
+class Progress {
+  private done = 0;
+  private parts = 0;
+  private lastDraw = 0;
+  private lastStep = -1;
+  private readonly started = performance.now();
+
+  constructor(private readonly sink: ProgressSink, private readonly total: number, private readonly totalParts: number) {}
+
+  partDone(bytes: number): void {
+    this.done += bytes;
+    this.parts++;
+    this.draw(this.parts === this.totalParts);
+  }
+
+  private draw(final: boolean): void {
+    const fraction = this.total === 0 ? 1 : this.done / this.total;
+    const seconds = Math.max(0.001, (performance.now() - this.started) / 1000);
+    const rate = `${mib(this.done / seconds)}/s`;
+    if (this.sink.isTTY) {
+      const now = performance.now();
+      if (!final && now - this.lastDraw < 100) return;
+      this.lastDraw = now;
+      const width = 30;
+      const filled = Math.round(fraction * width);
+      const bar = "#".repeat(filled) + "-".repeat(width - filled);
+      this.sink.write(`\r\x1b[2KUploading [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}%  ${mib(this.done)} of ${mib(this.total)}  ${rate}  ${this.parts}/${this.totalParts} parts${final ? "\n" : ""}`);
+      return;
+    }
+    const step = Math.floor(fraction * 10);
+    if (step === this.lastStep && !final) return;
+    this.lastStep = step;
+    this.sink.write(`uploaded ${this.parts}/${this.totalParts} parts, ${mib(this.done)} of ${mib(this.total)} (${(fraction * 100).toFixed(0)}%), ${rate}\n`);
+  }
+}
+
+/** Calls the API; problems become ApiError with their detail. */
+async function call(config: ClientConfig & { apiKey: string }, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+  const response = await fetch(`${config.apiUrl}/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${config.apiKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  }).catch((error: Error) => {
+    throw new ApiError(0, `cannot reach Herald at ${config.apiUrl} (${error.message})`, null, true);
+  });
+  const text = await response.text();
+  let parsed: any = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  if (!response.ok) {
+    const fields = (parsed?.errors ?? []).map((e: { pointer: string; detail: string }) => `${e.pointer || "(body)"} ${e.detail}`).join("; ");
+    throw new ApiError(response.status, `${parsed?.detail ?? `HTTP ${response.status}`}${fields && !parsed?.detail?.includes(fields) ? ` (${fields})` : ""}`, parsed?.code ?? null, parsed?.retryable === true);
+  }
+  return parsed;
+}
+
+/** Whether a failed attempt is worth another try (network trouble, the server's or store's bad moment, a damaged part). */
+function retryable(status: number | null): boolean {
+  return status === null || status === 400 || status === 408 || status === 429 || status >= 500;
+}
+
+async function pause(attempt: number): Promise<void> {
+  await Bun.sleep(Math.min(30_000, 500 * 2 ** (attempt - 1)) + Math.random() * 250);
+}
+
+/** Reads the file once, computing each part's CRC64NVME and the whole file's. */
+async function planParts(path: string, size: number): Promise<{ partSize: number; parts: PartPlan[]; checksum: string }> {
+  const partSize = partSizeFor(size);
+  const count = partCountFor(size, partSize);
+  const crc = await createCrc64Nvme();
+  const parts: PartPlan[] = [];
+  let whole = 0n;
+  let part = 1;
+  let left = partLength(size, partSize, 1);
+  const finishPart = () => {
+    const value = crc.digest();
+    const length = partLength(size, partSize, part);
+    whole = part === 1 ? value : combineCrc64Nvme(whole, value, length);
+    parts.push({ partNumber: part, start: (part - 1) * partSize, length, checksum: crc64nvmeToBase64(value) });
+    crc.reset();
+    part++;
+    left = part <= count ? partLength(size, partSize, part) : 0;
+  };
+  for await (const chunk of Bun.file(path).stream()) {
+    let offset = 0;
+    while (offset < chunk.byteLength) {
+      if (left === 0) throw new UsageError(`${path} grew while it was read; upload it again once it is complete`);
+      const take = Math.min(left, chunk.byteLength - offset);
+      crc.update(chunk.subarray(offset, offset + take));
+      offset += take;
+      left -= take;
+      if (left === 0) finishPart();
+    }
+  }
+  if (parts.length !== count) throw new UsageError(`${path} shrank while it was read; upload it again once it is complete`);
+  return { partSize, parts, checksum: crc64nvmeToBase64(whole) };
+}
+
+/** Sends one part (from the file, never all of it in memory), retrying; returns its ETag. */
+async function sendPart(path: string, part: PartPlan, target: { upload_url: string; required_headers: Record<string, string> }): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    let status: number | null = null;
+    let detail = "";
+    try {
+      const response = await fetch(target.upload_url, { method: "PUT", headers: target.required_headers, body: Bun.file(path).slice(part.start, part.start + part.length) });
+      status = response.status;
+      const text = await response.text();
+      const etag = response.headers.get("etag");
+      if (response.ok && etag) return etag;
+      detail = response.ok ? "no ETag in the answer" : (() => {
+        try {
+          return JSON.parse(text).detail ?? `HTTP ${status}`;
+        } catch {
+          return `HTTP ${status}`;
+        }
+      })();
+    } catch (error) {
+      detail = (error as Error).message;
+    }
+    if (!retryable(status) || attempt >= MAX_TRIES) throw new ApiError(status ?? 0, `part ${part.partNumber} failed after ${attempt} ${attempt === 1 ? "try" : "tries"}: ${detail}`);
+    await pause(attempt);
+  }
+}
+
+/** Runs `work` on every item with at most `limit` at a time; the first failure stops the rest. */
+async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed: unknown = null;
+  const worker = async () => {
+    while (failed === null && next < items.length) {
+      const item = items[next++]!;
+      try {
+        await work(item);
+      } catch (error) {
+        failed ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failed !== null) throw failed;
+}
+
+async function resolveWorkspace(config: ClientConfig & { apiKey: string }, flag: string | undefined): Promise<string> {
+  const chosen = flag ?? config.workspaceId;
+  if (chosen) return chosen;
+  const listing = await call(config, "GET", "/workspaces?limit=100");
+  const ids: string[] = (listing?.data ?? []).map((w: { id: string }) => w.id);
+  if (ids.length === 1) return ids[0]!;
+  throw new UsageError(ids.length === 0 ? "this API key can use no workspace" : `this API key can use ${ids.length} workspaces; choose one with --workspace or HERALD_WORKSPACE_ID`);
+}
+
+/** Describes a ready asset in one line. */
+function describe(asset: any, file: string): string {
+  const shape = asset.dimensions ? `${asset.dimensions}, ${asset.format}${asset.duration_sec ? `, ${asset.duration_sec} s` : ""}` : "not inspected";
+  return `${asset.id} ${asset.status}: ${basename(file)} (${asset.content_type}, ${shape}, ${mib(asset.byte_size)}, crc64nvme ${asset.checksum?.value ?? "-"})`;
+}
+
+/** `herald assets upload FILE`: the whole flow; returns what to print on stdout. */
+async function upload(args: string[], progress: ProgressSink): Promise<string> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: { kind: { type: "string" }, "content-type": { type: "string" }, workspace: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return ASSETS_HELP;
+  if (positionals.length !== 1) throw new UsageError("give exactly one FILE (see herald assets --help)");
+  const path = positionals[0]!;
+  const info = await stat(path).catch(() => null);
+  if (!info?.isFile()) throw new UsageError(`${path} is not a readable file`);
+  if (info.size === 0) throw new UsageError(`${path} is empty`);
+  const contentType = values["content-type"] ?? TYPES_BY_EXTENSION[extname(path).toLowerCase()];
+  if (!contentType) throw new UsageError(`cannot tell the media type of ${basename(path)}; pass --content-type`);
+  const kind = values.kind ?? (contentType.startsWith("video/") ? "video" : "card");
+  if (!["card", "video", "poster"].includes(kind)) throw new UsageError("--kind must be card, video or poster");
+
+  const client = loadClientConfig();
+  if (!client.apiKey) throw new ConfigError("HERALD_API_KEY is required (an API key with assets:write)");
+  const config = { ...client, apiKey: client.apiKey };
+  const workspace = await resolveWorkspace(config, values.workspace);
+
+  if (!progress.isTTY) progress.write(`computing checksums of ${basename(path)} (${mib(info.size)})\n`);
+  const plan = await planParts(path, info.size);
+  const started = await call(config, "POST", `/workspaces/${workspace}/asset-uploads`, {
+    kind, file_name: basename(path), content_type: contentType, byte_size: info.size, part_size: plan.partSize,
+    parts: plan.parts.map((p) => ({ part_number: p.partNumber, checksum_crc64nvme: p.checksum })),
+  }, { "idempotency-key": randomUUID() });
+
+  const bar = new Progress(progress, info.size, plan.parts.length);
+  const etags = new Map<number, string>();
+  const targets = new Map<number, { upload_url: string; required_headers: Record<string, string> }>(started.parts.map((p: any) => [p.part_number, p]));
+  await inParallel(plan.parts, PARALLEL_PARTS, async (part) => {
+    etags.set(part.partNumber, await sendPart(path, part, targets.get(part.partNumber)!));
+    bar.partDone(part.length);
+  });
+
+  const body = {
+    byte_size: info.size, checksum_crc64nvme: plan.checksum,
+    parts: plan.parts.map((p) => ({ part_number: p.partNumber, etag: etags.get(p.partNumber)!, checksum_crc64nvme: p.checksum })),
+  };
+  const key = randomUUID();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const asset = await call(config, "POST", `/workspaces/${workspace}/asset-uploads/${started.id}/complete`, body, { "idempotency-key": key });
+      return values.json ? JSON.stringify(asset, null, 2) : describe(asset, path);
+    } catch (error) {
+      // The same key replays a finished completion, so network trouble and 5xx are safe to retry, and
+      // so is waiting for a first try that is still assembling (outcome unknown, or "being completed").
+      const api = error instanceof ApiError ? error : null;
+      const again = api === null || api.status === 0 || api.status >= 500 || api.retryable || api.code === "public_idempotency_outcome_unknown";
+      if (!again || attempt >= MAX_TRIES) throw error;
+      await pause(attempt);
+    }
+  }
+}
+
+/** Runs `herald assets …`; returns the text to print on stdout (progress goes to `progress`). */
+export async function runAssets(args: string[], progress: ProgressSink = { write: (t) => void process.stderr.write(t), isTTY: Boolean(process.stderr.isTTY) }): Promise<string> {
+  const [command, ...rest] = args;
+  if (!command || command === "--help" || command === "-h" || command === "help") return ASSETS_HELP;
+  if (command === "upload") return upload(rest, progress);
+  throw new UsageError(`unknown assets command "${command}" (see herald assets --help)`);
+}

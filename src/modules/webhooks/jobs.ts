@@ -1,0 +1,20 @@
+import type { Job } from "../../jobs/scheduler.ts";
+import { dispatchWebhookEvents } from "./dispatcher.ts";
+import { deleteFinishedDeliveries } from "./repo.ts";
+import { sendDueDeliveries } from "./sender.ts";
+
+/** How long the delivery log keeps finished deliveries. */
+export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * The webhook jobs: every second `webhook-dispatch` fans new outbox events out into deliveries and
+ * `webhook-deliveries` sends what is due (dispatching first, so a new event rarely waits a second
+ * tick); hourly `webhook-log-cleanup` drops finished deliveries older than 30 days.
+ */
+export function webhookJobs(): Job[] {
+  return [
+    { id: "webhook-dispatch", pattern: "* * * * * *", run: (h) => dispatchWebhookEvents(h) },
+    { id: "webhook-deliveries", pattern: "* * * * * *", run: (h) => { dispatchWebhookEvents(h); return sendDueDeliveries(h); } },
+    { id: "webhook-log-cleanup", pattern: "0 23 * * * *", run: (h) => deleteFinishedDeliveries(h.db, h.clock.now() - DELIVERY_LOG_RETENTION_MS) },
+  ];
+}
