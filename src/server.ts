@@ -77,7 +77,7 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
     scheduler,
     engine,
     async stop() {
-      scheduler.stop();
+      await scheduler.stop();
       engine.stop();
       await engine.drain();
       // Lets in-flight requests finish; new connections are refused.

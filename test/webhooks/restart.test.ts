@@ -40,7 +40,8 @@ test("events and deliveries survive a stop in the middle of sending", async () =
   const allEvents = w.s.herald.db.$client.query<{ id: string }, []>("SELECT id FROM events_outbox WHERE type = 'post.published'").all().map((e) => e.id);
   expect(allEvents).toHaveLength(30);
 
-  // The receiver is slow: the server stops while the first attempts are in flight.
+  // The receiver is slow: the server stops while the first attempts are in flight; they finish,
+  // and the deliveries not yet started wait in SQLite for the next server.
   receiver.delayMs = 400;
   const sending = w.s.server.scheduler.runNow("webhook-deliveries");
   while (receiver.received.length < 5) await Bun.sleep(10);
@@ -57,14 +58,14 @@ test("events and deliveries survive a stop in the middle of sending", async () =
   restarted = startServer(herald, { startJobs: false });
   receiver.delayMs = 0;
   await restarted.scheduler.runNow("webhook-deliveries");
-  // Attempts cut off by the stop are claimed until their lease ends; then they go out again.
+  // Anything claimed but not finished (a harder stop) is claimed until its lease ends; then it goes out again.
   w.s.clock.advance(61_000);
   await restarted.scheduler.runNow("webhook-deliveries");
 
   expect(count(herald, "webhook_deliveries")).toBe(30);
   expect(count(herald, "webhook_deliveries", "status = 'succeeded'")).toBe(30);
   expect([...receiver.eventIds()].sort()).toEqual([...allEvents].sort());
-  // At least once: some events arrived twice (cut-off attempts), each verifiable.
+  // At least once (a cut-off attempt would arrive twice), each verifiable.
   expect(receiver.received.length).toBeGreaterThanOrEqual(30);
   for (const r of receiver.received) expect(await verifies(r, endpoint.secret, w.s.clock.now())).toBe(true);
 

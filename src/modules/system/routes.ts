@@ -11,6 +11,7 @@ import { problemCatalog } from "../../http/problem.ts";
 import type { Scheduler } from "../../jobs/scheduler.ts";
 import { countPendingMail } from "../mail/outbox.ts";
 import { dueWork } from "../posts/repo.ts";
+import { webhookBacklog } from "../webhooks/repo.ts";
 import type { PublishingEngine } from "../publishing/engine.ts";
 
 function escapeHtml(text: string): string {
@@ -82,6 +83,14 @@ export function systemRoutes(h: Herald, parts: { scheduler: () => Scheduler | nu
         database: h.db.$client.query("SELECT 1 AS ok").get() ? "ok" : "error",
         jobs: jobs.map((j) => ({ id: j.id, last_started_at: iso(j.last_started_at), last_finished_at: iso(j.last_finished_at), last_error: j.last_error })),
         mail_outbox_backlog: countPendingMail(h.db),
+        webhooks: (() => {
+          const backlog = webhookBacklog(h.db);
+          return {
+            pending_deliveries: backlog.pendingDeliveries,
+            oldest_pending_age_ms: backlog.oldestPendingAt === null ? null : Math.max(0, now - backlog.oldestPendingAt),
+            undispatched_events: backlog.undispatchedEvents,
+          };
+        })(),
         engine: {
           last_tick_at: iso(engine?.last_tick_at ?? null),
           scheduler_lag_ms: engine?.last_tick_at ? Math.max(0, Date.now() - engine.last_tick_at) : null,

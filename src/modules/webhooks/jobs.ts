@@ -14,7 +14,7 @@ export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export function webhookJobs(): Job[] {
   return [
     { id: "webhook-dispatch", pattern: "* * * * * *", run: (h) => dispatchWebhookEvents(h) },
-    { id: "webhook-deliveries", pattern: "* * * * * *", run: (h) => { dispatchWebhookEvents(h); return sendDueDeliveries(h); } },
+    { id: "webhook-deliveries", pattern: "* * * * * *", run: (h, stopping) => { dispatchWebhookEvents(h); return sendDueDeliveries(h, stopping); } },
     { id: "webhook-log-cleanup", pattern: "0 23 * * * *", run: (h) => deleteFinishedDeliveries(h.db, h.clock.now() - DELIVERY_LOG_RETENTION_MS) },
   ];
 }

@@ -177,3 +177,12 @@ export function listDeliveryAttempts(db: Db, deliveryIds: string[]): DeliveryAtt
   return db.select().from(webhookDeliveryAttempts).where(inArray(webhookDeliveryAttempts.deliveryId, deliveryIds))
     .orderBy(asc(webhookDeliveryAttempts.deliveryId), asc(webhookDeliveryAttempts.number)).all();
 }
+
+/** Webhook work waiting (for /health): pending deliveries, the oldest one's age basis, and events not yet fanned out. */
+export function webhookBacklog(db: Db): { pendingDeliveries: number; oldestPendingAt: number | null; undispatchedEvents: number } {
+  const deliveries = db.select({ n: sql<number>`count(*)`, oldest: sql<number | null>`min(${webhookDeliveries.createdAt})` })
+    .from(webhookDeliveries).where(eq(webhookDeliveries.status, "pending")).get()!;
+  const cursor = readDispatchCursor(db);
+  const events = db.select({ n: sql<number>`count(*)` }).from(eventsOutbox).where(gt(sql<number>`${eventsOutbox}.rowid`, cursor)).get()!;
+  return { pendingDeliveries: deliveries.n, oldestPendingAt: deliveries.oldest, undispatchedEvents: events.n };
+}

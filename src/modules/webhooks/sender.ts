@@ -45,15 +45,16 @@ export function retryDelayMs(retry: number, random: number): number {
 
 /**
  * Sends due deliveries, CONCURRENCY at a time, claiming more as slots free up, until nothing is due
- * (or the run's time budget is spent). Returns how many attempts it made.
+ * (or the run's time budget is spent, or the server is stopping: attempts under way then finish and
+ * the rest stay due for the next start). Returns how many attempts it made.
  */
-export async function sendDueDeliveries(h: Herald): Promise<number> {
+export async function sendDueDeliveries(h: Herald, stopping?: AbortSignal): Promise<number> {
   const started = Date.now();
   const running = new Set<Promise<void>>();
   let attempts = 0;
   for (;;) {
     const free = CONCURRENCY - running.size;
-    const claimed = free > 0 && Date.now() - started < RUN_BUDGET_MS
+    const claimed = free > 0 && Date.now() - started < RUN_BUDGET_MS && !stopping?.aborted
       ? inTransaction(h.db, (tx) => { const now = h.clock.now(); return claimDueDeliveries(tx, now, now + CLAIM_LEASE_MS, free); })
       : [];
     for (const delivery of claimed) {
