@@ -3,59 +3,25 @@
 import { expect } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { deflateSync } from "node:zlib";
 import { sql } from "drizzle-orm";
 import { newId } from "../../src/db/ids.ts";
 import { assets, destinations, posts } from "../../src/db/schema.ts";
 import type { BlueskyFake } from "../fakes/bluesky.ts";
 import type { TestResponse, TestServer } from "../helpers/server.ts";
 import { idem } from "./helpers.ts";
+import { png } from "../assets/samples.ts";
 
 // ---- a real PNG -------------------------------------------------------------------------------
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-function chunk(type: string, data: Uint8Array): Buffer {
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.length, 0);
-  head.write(type, 4, "ascii");
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-  return Buffer.concat([head, data, crc]);
-}
-
-/**
- * A valid RGB PNG of `width`×`height` in one colour; `padTo` adds a private ancillary chunk so the
- * file reaches that many bytes (still a valid PNG, which decoders skip over).
- */
+/** A valid RGB PNG (the assets suite's writer); `padTo` makes the file exactly that many bytes. */
 export function makePng(width = 4, height = 3, padTo = 0): Buffer {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit, truecolour, deflate, no filter, no interlace
-  const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3, 0x7f)]);
-  const idat = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)));
-  const parts = [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", idat)];
-  const size = parts.reduce((n, p) => n + p.length, 0) + 12; // + IEND
-  if (padTo > size) parts.push(chunk("prVt", Buffer.alloc(Math.max(0, padTo - size - 12))));
-  parts.push(chunk("IEND", new Uint8Array(0)));
-  return Buffer.concat(parts);
+  return png(width, height, padTo);
 }
 
 // ---- asset and destination rows ---------------------------------------------------------------
 
 /**
- * Inserts an asset row (there is no upload API yet) and, unless it is pending, writes its blob to
+ * Inserts an asset row directly (a fixture that skips the upload flow) and, unless it is pending, writes its blob to
  * `<dataDir>/blobs/<blobKey>`. Returns the asset id.
  */
 export function insertAsset(s: TestServer, workspaceId: string, options: { status?: "ready" | "pending_upload"; bytes?: Buffer; width?: number; height?: number; contentType?: string; label?: string } = {}): string {

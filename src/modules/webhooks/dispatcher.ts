@@ -1,4 +1,4 @@
-import { newId } from "../../db/ids.ts";
+import { newDelivery } from "./service.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { WEBHOOK_EVENT_TYPES } from "./present.ts";
@@ -40,26 +40,7 @@ export function dispatchWebhookEvents(h: Herald): number {
         if (!endpoints) endpointsOf.set(event.workspaceId, endpoints = listEnabledEndpoints(tx, event.workspaceId));
         for (const endpoint of endpoints) {
           if (!endpointMatches(endpoint, event)) continue;
-          const inserted = insertDelivery(tx, {
-            id: newId("dlv"),
-            endpointId: endpoint.id,
-            workspaceId: event.workspaceId,
-            eventId: event.id,
-            eventType: event.type,
-            eventCreatedAt: event.createdAt,
-            payload: event.payload,
-            status: "pending",
-            attemptCount: 0,
-            nextAttemptAt: now,
-            lastAttemptAt: null,
-            lastResponseStatus: null,
-            lastError: null,
-            lastDurationMs: null,
-            deliveredAt: null,
-            failedAt: null,
-            redeliveryOf: null,
-            createdAt: now,
-          });
+          const inserted = insertDelivery(tx, newDelivery(endpoint, event, now, null));
           if (inserted) deliveries += 1;
         }
       }

@@ -240,7 +240,8 @@ function requireEnabled(row: EndpointRow, what: string): void {
   }
 }
 
-function newDelivery(row: EndpointRow, event: { id: string; type: string; createdAt: number; payload: Record<string, unknown> }, now: number, redeliveryOf: string | null): DeliveryRow {
+/** A pending delivery of an event to an endpoint (`redeliveryOf` names the delivery it repeats). */
+export function newDelivery(row: EndpointRow, event: { id: string; type: string; createdAt: number; payload: Record<string, unknown> }, now: number, redeliveryOf: string | null): DeliveryRow {
   return {
     id: newId("dlv"),
     endpointId: row.id,
