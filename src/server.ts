@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildApp } from "./app.ts";
 import { createBlobStore } from "./blobs/index.ts";
-import type { Config } from "./config.ts";
+import { ConfigError, type Config } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { HERALD_VERSION, type Herald } from "./herald.ts";
 import { serverJobs } from "./jobs/index.ts";
@@ -13,6 +13,7 @@ import { randomBase62, SecretBox } from "./lib/crypto.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
 import { smtpTransport, type MailTransport } from "./modules/mail/transport.ts";
 import { createProviderRegistry } from "./providers/registry.ts";
+import { createGuardedFetch } from "./lib/guarded-fetch.ts";
 
 /**
  * The master secret: HERALD_SECRET_KEY, or `<dataDir>/secret.key`, created (mode 0600) on first
@@ -21,15 +22,22 @@ import { createProviderRegistry } from "./providers/registry.ts";
 export function resolveSecretKey(config: Config): string {
   if (config.secretKey) return config.secretKey;
   const path = join(config.dataDir, "secret.key");
-  if (existsSync(path)) return readFileSync(path, "utf8").trim();
-  const secret = randomBase62(64);
-  try {
-    writeFileSync(path, secret + "\n", { mode: 0o600, flag: "wx" });
-    return secret;
-  } catch {
-    // Another process created it first: use theirs.
-    return readFileSync(path, "utf8").trim();
+  if (!existsSync(path)) {
+    // Written whole to a temporary file, then linked into place: another process starting at the same
+    // time either wins the link or reads a complete key, never an empty file.
+    const temporary = `${path}.${process.pid}.tmp`;
+    writeFileSync(temporary, randomBase62(64) + "\n", { mode: 0o600 });
+    try {
+      linkSync(temporary, path);
+    } catch (error) {
+      if ((error as { code?: string }).code !== "EEXIST") throw error;
+    } finally {
+      rmSync(temporary, { force: true });
+    }
   }
+  const secret = readFileSync(path, "utf8").trim();
+  if (secret.length < 32) throw new ConfigError(`${path} holds a key shorter than 32 characters; restore it from a backup (or remove it on a fresh install)`);
+  return secret;
 }
 
 /** Opens the data dir and assembles the Herald value (used by `serve` and the admin commands). */
@@ -40,7 +48,8 @@ export function openHerald(config: Config, overrides: { clock?: Clock; logger?: 
     config,
     db,
     clock,
-    providers: createProviderRegistry({ fetch: overrides.fetch ?? fetch, clock, timeoutMs: config.engine.providerTimeoutMs }),
+    // Provider origins are user-chosen: every call is re-checked and pinned to the checked address.
+    providers: createProviderRegistry({ fetch: (overrides.fetch ?? createGuardedFetch({ allowPrivateNetwork: config.devAllowPrivateNetwork })) as typeof fetch, clock, timeoutMs: config.engine.providerTimeoutMs }),
     logger: overrides.logger ?? createLogger(),
     secrets: new SecretBox(resolveSecretKey(config)),
     mail: overrides.mail !== undefined ? overrides.mail : config.smtpUrl ? smtpTransport(config.smtpUrl) : null,

@@ -10,7 +10,9 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
 /** Opens (creating if needed) `<dataDir>/herald.db` with Herald's pragmas and applies pending migrations. */
 export function openDatabase(dataDir: string): Db {
-  mkdirSync(dataDir, { recursive: true });
+  // Post content, media and sealed credentials live here: readable by the server's user only.
+  process.umask(0o077);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const sqlite = new Database(join(dataDir, "herald.db"), { create: true, strict: true });
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA journal_mode = WAL");

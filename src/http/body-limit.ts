@@ -41,9 +41,31 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   } catch {
     throw malformed("The body is not valid UTF-8.");
   }
+  const depth = nestingDepth(text);
+  if (depth > MAX_JSON_DEPTH) throw malformed(`nests ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`);
   try {
     return JSON.parse(text);
   } catch (error) {
     throw malformed((error as Error).message);
   }
+}
+
+/** No request of the contract nests deeper; a deeper body would only exhaust the validator's stack. */
+export const MAX_JSON_DEPTH = 32;
+
+/** The deepest nesting of arrays and objects in JSON text (brackets inside strings ignored), in one pass. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91 /* { [ */) deepest = Math.max(deepest, ++depth);
+    else if (c === 125 || c === 93 /* } ] */) depth--;
+  }
+  return deepest;
 }

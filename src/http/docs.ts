@@ -53,9 +53,9 @@ export interface OperationSpec {
  * Route options for a Herald operation: the `scope` macro plus an OpenAPI `detail` carrying the
  * scope (`x-required-scope`) and what `documentOperation` turns into problem responses and headers.
  */
-export function operation(spec: OperationSpec & { scope: RouteScope }): { scope: RouteScope; detail: Record<string, unknown> };
-export function operation(spec: OperationSpec & { scope: null }): { detail: Record<string, unknown> };
-export function operation(spec: OperationSpec): { scope?: RouteScope; detail: Record<string, unknown> } {
+export function operation(spec: OperationSpec & { scope: RouteScope }): { scope: RouteScope; detail: Record<string, unknown>; query: typeof NoQuery };
+export function operation(spec: OperationSpec & { scope: null }): { detail: Record<string, unknown>; query: typeof NoQuery };
+export function operation(spec: OperationSpec): { scope?: RouteScope; detail: Record<string, unknown>; query: typeof NoQuery } {
   const detail: Record<string, unknown> = {
     summary: spec.summary,
     tags: [spec.tag],
@@ -66,7 +66,8 @@ export function operation(spec: OperationSpec): { scope?: RouteScope; detail: Re
     security: spec.scope === null ? [] : [{ bearer: [] }],
   };
   if (spec.description) detail.description = spec.description;
-  return spec.scope === null ? { detail } : { scope: spec.scope, detail };
+  // Routes that take query parameters declare their own `query` after this spread; the rest refuse any.
+  return spec.scope === null ? { detail, query: NoQuery } : { scope: spec.scope, detail, query: NoQuery };
 }
 
 function errorStatuses(spec: OperationSpec): number[] {
@@ -99,6 +100,9 @@ export function documentOperation(op: Record<string, any>): void {
   }
   for (const key of ["x-error-statuses", "x-idempotency", "x-if-match"]) delete op[key];
 }
+/** The query of a route that takes no parameters: an unknown one is a 400 naming it (a typo is caught). */
+export const NoQuery = t.Object({}, { additionalProperties: false });
+
 /** A `{data, has_more, next_cursor}` listing schema of `item`. */
 export function listingSchema(item: TSchema) {
   return t.Object({ data: t.Array(item), has_more: t.Boolean(), next_cursor: t.Union([t.String(), t.Null()]) });

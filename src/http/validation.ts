@@ -4,7 +4,7 @@ interface SchemaIssue {
   path: string;
   message: string;
   type?: number;
-  schema?: { type?: string; anyOf?: { type?: string; format?: string }[]; format?: string; enum?: unknown[] };
+  schema?: { type?: string; anyOf?: { type?: string; format?: string; const?: unknown }[]; format?: string; enum?: unknown[] };
   value?: unknown;
 }
 
@@ -18,6 +18,8 @@ function describe(issue: SchemaIssue): string {
   if (issue.type === REQUIRED_PROPERTY) return "is required";
   if (issue.type === UNION) {
     const options = issue.schema?.anyOf ?? [];
+    // A union of constants is an enumeration: name the allowed values.
+    if (options.length > 0 && options.every((o) => o.const !== undefined)) return `must be one of ${options.map((o) => JSON.stringify(o.const)).join(", ")}`;
     const types = [...new Set(options.map((o) => o.format ?? o.type).filter(Boolean))];
     if (types.length > 0) return `must be ${types.map((t) => (t === "integer" ? "an integer" : `a ${t}`)).join(" or ")}`;
     return "does not match any allowed form";
@@ -35,8 +37,9 @@ const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${t
 const MESSAGES: [RegExp, (m: RegExpExecArray) => string][] = [
   [/^Expected string length greater or equal to (\d+)$/, (m) => `must be at least ${m[1]} characters`],
   [/^Expected string length less or equal to (\d+)$/, (m) => `must be at most ${m[1]} characters`],
-  [/^Expected array length greater or equal to (\d+)$/, (m) => `must have at least ${m[1]} items`],
-  [/^Expected array length less or equal to (\d+)$/, (m) => `must have at most ${m[1]} items`],
+  [/^Expected array length (?:to be )?greater or equal to (\d+)$/, (m) => `must have at least ${m[1]} items`],
+  [/^Expected array length (?:to be )?less or equal to (\d+)$/, (m) => `must have at most ${m[1]} items`],
+  [/^Expected array to contain unique items$/, () => "must not repeat an item"],
   [/^Expected (?:integer|number) to be greater or equal to (\S+)$/, (m) => `must be at least ${m[1]}`],
   [/^Expected (?:integer|number) to be less or equal to (\S+)$/, (m) => `must be at most ${m[1]}`],
   [/^Expected string to match 'email' format$/, () => "must be an e-mail address"],

@@ -26,7 +26,8 @@ const BLOCKED: { cidr: string; label: string }[] = [
   ["255.255.255.255/32", "broadcast"], ["224.0.0.0/4", "multicast"], ["240.0.0.0/4", "reserved"],
   ["::/128", "unspecified"], ["::1/128", "loopback"], ["::/96", "IPv4-compatible (deprecated)"],
   ["fc00::/7", "unique local"], ["fe80::/10", "link-local"], ["fec0::/10", "site-local (deprecated)"], ["ff00::/8", "multicast"],
-  ["2001:db8::/32", "documentation"], ["64:ff9b::/96", "NAT64"],
+  ["2001:db8::/32", "documentation"], ["64:ff9b::/96", "NAT64"], ["64:ff9b:1::/48", "local-use NAT64"],
+  ["::ffff:0:0/96", "IPv4-translated"], ["100::/64", "discard-only"], ["2001::/32", "Teredo"], ["2002::/16", "6to4"],
 ].map(([cidr, label]) => ({ cidr: cidr!, label: label! }));
 
 const PARSED = BLOCKED.map((b) => ({ ...b, range: ipaddr.parseCIDR(b.cidr) }));
@@ -43,7 +44,9 @@ function blockedRange(ip: string): { cidr: string; label: string } | null {
   for (const b of PARSED) {
     if (b.range[0].kind() === address.kind() && address.match(b.range)) return { cidr: b.cidr, label: b.label };
   }
-  return null;
+  // Anything else ipaddr.js does not call global unicast (new special-purpose ranges) is refused too.
+  const range = address.range();
+  return range === "unicast" ? null : { cidr: ip, label: range };
 }
 
 /** True when the address (IPv4, IPv6, IPv4-mapped IPv6) is private, loopback, link-local or otherwise reserved. */

@@ -23,8 +23,32 @@ export interface ProviderFetchInput {
 const NOT_SENT_CODES = new Set([
   "ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "FailedToOpenSocket",
   "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "CERT_HAS_EXPIRED", "DEPTH_ZERO_SELF_SIGNED_CERT", "SELF_SIGNED_CERT_IN_CHAIN",
-  "ERR_TLS_CERT_ALTNAME_INVALID", "UND_ERR_CONNECT_TIMEOUT",
+  "ERR_TLS_CERT_ALTNAME_INVALID", "UND_ERR_CONNECT_TIMEOUT", "EBLOCKED",
 ]);
+
+/** The most of a provider's answer Herald reads: a hostile server cannot make it buffer gigabytes. */
+export const MAX_PROVIDER_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/** Reads a body up to `limit` bytes; more is an error. */
+async function readCapped(response: Response, limit: number): Promise<ArrayBuffer> {
+  if (!response.body) return new ArrayBuffer(0);
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > limit) throw Object.assign(new Error(`answer of ${declared} bytes is over ${limit}`), { code: "ETOOBIG" });
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      throw Object.assign(new Error(`answer is over ${limit} bytes`), { code: "ETOOBIG" });
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).buffer.slice(0) as ArrayBuffer;
+}
 
 /**
  * Sends one request with `deps.timeoutMs` and returns the Response (body already read, so a later
@@ -46,8 +70,9 @@ export async function providerFetch(input: ProviderFetchInput): Promise<Response
   let response: Response;
   let body: ArrayBuffer;
   try {
-    response = await deps.fetch(url, { ...init, signal });
-    body = await response.arrayBuffer();
+    // Redirects are never followed: a provider origin must not bounce Herald to another host (SSRF).
+    response = await deps.fetch(url, { ...init, signal, redirect: "manual" });
+    body = await readCapped(response, MAX_PROVIDER_RESPONSE_BYTES);
   } catch (error) {
     throw networkFailure({ error, operation, idempotent, timedOut: timeout.aborted, timeoutMs: deps.timeoutMs });
   }
@@ -56,6 +81,9 @@ export async function providerFetch(input: ProviderFetchInput): Promise<Response
     statusText: response.statusText,
     headers: response.headers,
   });
+  if (response.status >= 300 && response.status < 400 && !isNullBodyStatus(response.status)) {
+    throw new ProviderError("rejected", `${operation}: the server answered with a redirect (${response.status}), which Herald does not follow`, responseDetails({ operation, response: buffered }));
+  }
   if (response.status === 429 || response.status >= 500) {
     const errorBody = parseJsonObject(new TextDecoder().decode(body));
     const details = responseDetails({ operation, response: buffered, errorCode: errorCodeOf(errorBody) });

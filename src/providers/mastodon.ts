@@ -205,7 +205,11 @@ export function checkMastodonItem(input: { text: string; media: Omit<MediaItem, 
 /** Status length as Mastodon counts it (StatusLengthValidator): URLs are 23, `@user@domain` counts as `@user`. */
 export function mastodonLength(text: string): number {
   const counted = text
-    .replace(/https?:\/\/[^\s<>"]+?(?=[.,;:!?)\]']*(?:\s|$))/g, "x".repeat(MASTODON_URL_LENGTH))
+    // Greedy match (linear time), then the trailing punctuation a sentence adds is given back.
+    .replace(/https?:\/\/[^\s<>"]+/g, (url) => {
+      const trailing = /[.,;:!?)\]']*$/.exec(url)![0];
+      return "x".repeat(MASTODON_URL_LENGTH) + trailing;
+    })
     .replace(/(^|[^\w/])@(\w+)@[a-z0-9.-]*[a-z0-9]/gi, "$1@$2");
   return countGraphemes(counted);
 }

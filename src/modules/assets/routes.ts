@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
 import { listingSchema, operation, Timestamp } from "../../http/docs.ts";
@@ -16,11 +17,11 @@ const Asset = t.Object({
   type: t.Union([t.Literal("card"), t.Literal("video"), t.Literal("poster")]),
   label: t.String(),
   dimensions: t.Union([t.String(), t.Null()]),
-  width: t.Union([t.Integer({ minimum: 1 }), t.Null()]),
-  height: t.Union([t.Integer({ minimum: 1 }), t.Null()]),
-  duration_sec: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
+  width: t.Union([Type.Integer({ minimum: 1 }), t.Null()]),
+  height: t.Union([Type.Integer({ minimum: 1 }), t.Null()]),
+  duration_sec: t.Union([Type.Integer({ minimum: 0 }), t.Null()]),
   format: t.Union([t.String(), t.Null()]),
-  byte_size: t.Integer({ minimum: 0 }),
+  byte_size: Type.Integer({ minimum: 0 }),
   content_type: t.String(),
   status: t.Union([t.Literal("pending_upload"), t.Literal("ready")]),
   checksum: t.Union([t.Object({ algorithm: t.String(), value: t.String() }), t.Null()]),
@@ -36,9 +37,9 @@ const AssetUpload = t.Object({
   object: t.Literal("asset_upload"),
   asset_id: t.String(),
   protocol: t.Literal("multipart"),
-  part_size: t.Integer({ minimum: MIN_PART_SIZE }),
-  parts: t.Array(t.Object({ part_number: t.Integer({ minimum: 1 }), upload_url: t.String(), required_headers: t.Record(t.String(), t.String()) }), { minItems: 1, maxItems: MAX_PARTS }),
-  byte_size: t.Integer({ minimum: 1 }),
+  part_size: Type.Integer({ minimum: MIN_PART_SIZE }),
+  parts: t.Array(t.Object({ part_number: Type.Integer({ minimum: 1 }), upload_url: t.String(), required_headers: t.Record(t.String(), t.String()) }), { minItems: 1, maxItems: MAX_PARTS }),
+  byte_size: Type.Integer({ minimum: 1 }),
   expires_at: Timestamp,
 }, { title: "AssetUpload" });
 
@@ -48,15 +49,15 @@ const CreateUploadBody = t.Object({
   kind: t.Union([t.Literal("card"), t.Literal("video"), t.Literal("poster")]),
   file_name: t.String({ minLength: 1, maxLength: 500 }),
   content_type: t.String({ minLength: 1, maxLength: 200 }),
-  byte_size: t.Integer({ minimum: 1 }),
-  part_size: t.Optional(t.Integer({ minimum: MIN_PART_SIZE, description: "If given, must equal the part-size rule's value for byte_size" })),
-  parts: t.Array(t.Object({ part_number: t.Integer({ minimum: 1 }), checksum_crc64nvme: Checksum }, { additionalProperties: false }), { minItems: 1, maxItems: MAX_PARTS }),
+  byte_size: Type.Integer({ minimum: 1 }),
+  part_size: t.Optional(Type.Integer({ minimum: MIN_PART_SIZE, description: "If given, must equal the part-size rule's value for byte_size" })),
+  parts: t.Array(t.Object({ part_number: Type.Integer({ minimum: 1 }), checksum_crc64nvme: Checksum }, { additionalProperties: false }), { minItems: 1, maxItems: MAX_PARTS }),
 }, { additionalProperties: false });
 
 const CompleteUploadBody = t.Object({
-  byte_size: t.Integer({ minimum: 1 }),
+  byte_size: Type.Integer({ minimum: 1 }),
   checksum_crc64nvme: Checksum,
-  parts: t.Array(t.Object({ part_number: t.Integer({ minimum: 1 }), etag: t.String({ minLength: 1, maxLength: 200 }), checksum_crc64nvme: Checksum }, { additionalProperties: false }), { minItems: 1, maxItems: MAX_PARTS }),
+  parts: t.Array(t.Object({ part_number: Type.Integer({ minimum: 1 }), etag: t.String({ minLength: 1, maxLength: 200 }), checksum_crc64nvme: Checksum }, { additionalProperties: false }), { minItems: 1, maxItems: MAX_PARTS }),
 }, { additionalProperties: false });
 
 const WorkspaceParams = t.Object({ workspace_id: t.String() });

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
+import { sha256Hex } from "../../lib/crypto.ts";
 import { listingSchema, operation, Timestamp } from "../../http/docs.ts";
 import { resourceResponse } from "../../http/etag.ts";
 import { wholeListing } from "../../http/pagination.ts";
@@ -35,7 +36,13 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
     .get("/destinations", ({ auth, params }) => {
       requireWorkspace(h.db, auth, params.workspace_id);
       return wholeListing(listDestinations(h.db, params.workspace_id).map(presentDestination));
-    }, { ...operation({ scope: "destinations:read", summary: "List destinations (whole, not paged)", tag, errors: [404] }), params: WorkspaceParams, response: { 200: listingSchema(Destination) } })
+    }, {
+      ...operation({ scope: "destinations:read", summary: "List destinations (whole, not paged)", tag, errors: [404] }),
+      params: WorkspaceParams,
+      // Generic paginators send these; the listing is always whole (has_more false), so they change nothing.
+      query: t.Object({ limit: t.Optional(t.String({ description: "accepted and ignored: the listing is whole" })), after: t.Optional(t.String({ description: "accepted and ignored" })) }),
+      response: { 200: listingSchema(Destination) },
+    })
     .get("/destinations/:destination_id", ({ auth, params }) => {
       requireWorkspace(h.db, auth, params.workspace_id);
       return resourceResponse(presentDestination(requireDestination(h, params.workspace_id, params.destination_id)));
@@ -56,7 +63,7 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
     }, { ...operation({ scope: "destinations:write", summary: "Disconnect a destination", tag, errors: [404, 409] }), params: DestinationParams, response: { 200: t.Object({ id: t.String(), object: t.Literal("destination"), deleted: t.Literal(true) }) } })
     .post("/destination-connections", async ({ auth, requestId, request, params, body }) => {
       requireWorkspace(h.db, auth, params.workspace_id);
-      return runIdempotent(h, { accountId: auth.accountId, request, body: { ...body, app_password: body.app_password ? "<redacted>" : undefined }, required: false }, async () =>
+      return runIdempotent(h, { accountId: auth.accountId, request, body: { ...body, app_password: body.app_password ? sha256Hex(body.app_password) : undefined }, required: false }, async () =>
         resourceResponse(presentConnection(await startConnection(h, { auth, requestId }, params.workspace_id, body)), 201));
     }, {
       ...operation({ scope: "destinations:write", summary: "Connect an account: Bluesky at once (handle + app password), Mastodon through OAuth", tag, errors: [404, 422, 502], idempotency: "optional" }),

@@ -107,15 +107,7 @@ export function retryPost(h: Herald, actor: Actor, workspaceId: string, id: stri
   return inTransaction(h.db, (tx) => {
     const post = requirePost(tx, workspaceId, id);
     requireAction(post, "retry");
-    if (post.retrySafety === "unsafe" && input.acknowledge_duplicate_risk !== true) {
-      throw new ProblemError("public_conflict", "The last attempt's outcome is unknown: the post may already be on the network. Check it there; to send it anyway, retry with acknowledge_duplicate_risk: true.", {
-        errors: [{ pointer: "/acknowledge_duplicate_risk", code: "custom", detail: "must be true to retry a post whose last outcome is unknown" }],
-      });
-    }
-    const destination = post.destinationId ? findDestination(tx, workspaceId, post.destinationId) : undefined;
-    if (!destination) throw new ProblemError("public_unpublishable", "The post's destination was disconnected.", { errors: [{ pointer: "", code: "custom", detail: "destination disconnected" }] });
-    const errors = publicationErrors(h, contentOf(post), destination, new Map(findAssets(tx, workspaceId, post.assetItems.map((a) => a.asset_id)).map((a) => [a.id, a])), "");
-    if (errors.length) throw new ProblemError("public_unpublishable", "The post cannot be published as it is.", { errors });
+    requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
     const now = h.clock.now();
     // Reserved in the month the engine will consume or release it from: the post's scheduled month.
     if (post.channel === "x" && (post.state === "failed" || post.state === "missed")) reserveXUsage(tx, workspaceId, usageMonth(post.scheduledAt ?? now), 1, []);
@@ -128,13 +120,30 @@ export function retryPost(h: Herald, actor: Actor, workspaceId: string, id: stri
   });
 }
 
+/**
+ * What sending a post again needs: the duplicate risk acknowledged when the last outcome is unknown,
+ * a connected destination, and content the network will take.
+ */
+function requireSendable(h: Herald, tx: Db, post: PostRow, acknowledged: boolean | undefined): void {
+  if (post.retrySafety === "unsafe" && acknowledged !== true) {
+    throw new ProblemError("public_conflict", "The last attempt's outcome is unknown: the post may already be on the network. Check it there; to send it anyway, repeat with acknowledge_duplicate_risk: true.", {
+      errors: [{ pointer: "/acknowledge_duplicate_risk", code: "custom", detail: "must be true to send again a post whose last outcome is unknown" }],
+    });
+  }
+  const destination = post.destinationId ? findDestination(tx, post.workspaceId, post.destinationId) : undefined;
+  if (!destination) throw new ProblemError("public_unpublishable", "The post's destination was disconnected.", { errors: [{ pointer: "", code: "custom", detail: "destination disconnected" }] });
+  const errors = publicationErrors(h, contentOf(post), destination, new Map(findAssets(tx, post.workspaceId, post.assetItems.map((a) => a.asset_id)).map((a) => [a.id, a])), "");
+  if (errors.length) throw new ProblemError("public_unpublishable", "The post cannot be published as it is.", { errors });
+}
+
 function contentOf(post: PostRow): PostContent {
   return { channel: post.channel, body: post.body, assetItems: post.assetItems.map((a, i) => ({ ...a, pointer: `/asset_ids/${i}` })), destinationOptions: post.destinationOptions };
 }
 
 /** Moves a post to an exact new time (leaving its queue slot). */
-export function reschedulePost(h: Herald, actor: Actor, workspaceId: string, id: string, input: { confirmed?: boolean; scheduled_at: string; time_zone?: string }): PostRow {
+export function reschedulePost(h: Herald, actor: Actor, workspaceId: string, id: string, input: { confirmed?: boolean; scheduled_at: string; time_zone?: string; acknowledge_duplicate_risk?: boolean }): PostRow {
   requireConfirmed(input.confirmed);
+  if (actor.auth.environment !== "live") throw new ProblemError("public_live_credential_required", "Scheduling needs a live API key.");
   const when = parseWhen(input.scheduled_at);
   if (!when || when.mode !== "exact") throw invalid("/scheduled_at", "must be an ISO 8601 time with a UTC offset");
   const zoneErrors = timeZoneErrors(input.time_zone, "/time_zone");
@@ -144,6 +153,8 @@ export function reschedulePost(h: Herald, actor: Actor, workspaceId: string, id:
   return inTransaction(h.db, (tx) => {
     const post = requirePost(tx, workspaceId, id);
     requireAction(post, "reschedule");
+    // Rescheduling a post that failed or needs attention sends it again: the same checks as retry.
+    if (post.state !== "scheduled" && post.state !== "ready") requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
     const at = Math.max(when.at, now);
     if (post.channel === "x") {
       if (post.scheduledAt !== null && post.state !== "failed" && post.state !== "missed") releaseXUsage(tx, workspaceId, usageMonth(post.scheduledAt));
@@ -152,6 +163,7 @@ export function reschedulePost(h: Herald, actor: Actor, workspaceId: string, id:
     updatePost(tx, id, {
       state: at <= now ? "ready" : "scheduled", scheduledAt: at, nextActionAt: at, scheduleMode: "exact", timeZone: input.time_zone ?? post.timeZone,
       queueWindowId: null, queueLocalDate: null, deferredReason: null, deferredUntil: null, missedAt: null, autoRetries: 0, updatedAt: now,
+      ...(post.state === "scheduled" || post.state === "ready" ? {} : { retrySafety: "safe", nextTrigger: "manual_retry" }),
     });
     audit(tx, actor, "post.rescheduled", post, now);
     return reload(tx, post);
@@ -169,6 +181,9 @@ export function publishDrafts(h: Herald, actor: Actor, workspace: WorkspaceRow, 
   if (when?.mode === "queue" && input.time_zone !== undefined) findings.add("public_invalid_request", [{ pointer: "/time_zone", code: "custom", detail: "must be omitted with when: queue" }]);
   findings.add("public_invalid_request", timeZoneErrors(input.time_zone, "/time_zone"));
   if (new Set(input.posts.map((p) => p.id)).size !== input.posts.length) findings.add("public_invalid_request", [{ pointer: "/posts", code: "custom", detail: "names a post twice" }]);
+  if (when?.mode === "queue" && new Set(input.posts.map((p) => p.destination_id)).size !== input.posts.length) {
+    findings.add("public_invalid_request", [{ pointer: "/posts", code: "custom", detail: "a queued request may name each destination once (a window holds one post per destination)" }]);
+  }
   if (when?.mode === "exact" && when.at < now - 60_000) findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "is in the past" }]);
   findings.throwFirst({});
 
@@ -183,6 +198,9 @@ export function publishDrafts(h: Herald, actor: Actor, workspace: WorkspaceRow, 
       if (!destination) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `no destination ${item.destination_id} in this workspace` }]);
       else if (destination.channel !== post.channel) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `is a ${destination.channel} destination; the draft is for ${post.channel}` }]);
       else findings.add("public_unpublishable", publicationErrors(h, { ...contentOf(post), assetItems: post.assetItems.map((a, k) => ({ ...a, pointer: `${base}/asset_ids/${k}` })) }, destination, new Map(findAssets(tx, workspace.id, post.assetItems.map((a) => a.asset_id)).map((a) => [a.id, a])), base));
+      if (post.groupKey !== findPost(tx, workspace.id, input.posts[0]!.id)?.groupKey) {
+        throw new ProblemError("public_invalid_request", "The posts of one request must belong to one group (the answer is one post set).", { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` }] });
+      }
       return { post, destination };
     });
     findings.throwFirst({});
@@ -230,6 +248,9 @@ export function movePostsInQueue(h: Herald, actor: Actor, workspace: WorkspaceRo
       const post = findPost(tx, workspace.id, item.id);
       if (!post) throw new ProblemError("public_not_found", `No post ${item.id}.`, { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }] });
       requireAction(post, "move");
+      if (i > 0 && post.groupKey !== findPost(tx, workspace.id, input.posts[0]!.id)?.groupKey) {
+        throw new ProblemError("public_invalid_request", "The posts of one request must belong to one group (the answer is one post set).", { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` }] });
+      }
       const expected = parseWhen(item.expected_scheduled_at);
       if (!expected || expected.mode !== "exact") throw invalid(`/posts/${i}/expected_scheduled_at`, "must be an ISO 8601 time with a UTC offset");
       if (expected.at !== post.scheduledAt) {

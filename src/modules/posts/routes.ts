@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
 import { listingSchema, operation } from "../../http/docs.ts";
@@ -93,7 +94,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       parse: JSON_PARSER, params: WorkspaceParams,
       body: t.Object({
         confirmed: t.Optional(t.Boolean()), when: t.String({ minLength: 1, maxLength: 64 }), time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-        posts: t.Array(t.Object({ id: t.String({ minLength: 1 }), version: t.Integer({ minimum: 1 }), destination_id: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }),
+        posts: t.Array(t.Object({ id: t.String({ minLength: 1 }), version: Type.Integer({ minimum: 1 }), destination_id: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }),
       }, { additionalProperties: false }),
       response: { 201: PostSet, 202: PostSet },
     })
@@ -127,7 +128,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       parse: JSON_PARSER, params: PostParams,
       body: t.Object({
         body: t.Optional(t.Array(t.String({ maxLength: 100_000 }), { minItems: 1, maxItems: 100 })),
-        asset_items: t.Optional(t.Array(t.Object({ asset_id: t.String({ minLength: 1, maxLength: 200 }), item_index: t.Integer({ minimum: 0, maximum: 99 }) }, { additionalProperties: false }), { maxItems: 100 })),
+        asset_items: t.Optional(t.Array(t.Object({ asset_id: t.String({ minLength: 1, maxLength: 200 }), item_index: Type.Integer({ minimum: 0, maximum: 99 }) }, { additionalProperties: false }), { maxItems: 100 })),
       }, { additionalProperties: false, minProperties: 1 }),
       response: { 200: Post },
     })
@@ -163,7 +164,10 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     }, {
       ...operation({ scope: "posts:write", summary: "Move a post to a new time", tag, errors: [402, 404, 409, 422], idempotency: "optional" }),
       parse: JSON_PARSER, params: PostParams,
-      body: t.Object({ confirmed: t.Optional(t.Boolean()), scheduled_at: t.String({ minLength: 1, maxLength: 64 }), time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false }),
+      body: t.Object({
+        confirmed: t.Optional(t.Boolean()), scheduled_at: t.String({ minLength: 1, maxLength: 64 }), time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+        acknowledge_duplicate_risk: t.Optional(t.Boolean({ description: "Needed when the post's last outcome is unknown (retry_safety unsafe), as for retry." })),
+      }, { additionalProperties: false }),
       response: { 200: Post },
     })
     .get("/queue", ({ auth, params }) => {
@@ -183,7 +187,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     }, {
       ...operation({ scope: "posts:write", summary: "Replace the queue's posting windows", tag, errors: [404] }),
       parse: JSON_PARSER, params: WorkspaceParams,
-      body: t.Object({ windows: t.Array(t.Object({ weekday: t.Integer({ minimum: 1, maximum: 7 }), local_time: t.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$" }) }, { additionalProperties: false }), { maxItems: 500 }) }, { additionalProperties: false }),
+      body: t.Object({ windows: t.Array(t.Object({ weekday: Type.Integer({ minimum: 1, maximum: 7 }), local_time: t.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$" }) }, { additionalProperties: false }), { maxItems: 500 }) }, { additionalProperties: false }),
       response: { 200: Queue },
     });
 }

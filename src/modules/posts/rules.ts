@@ -1,3 +1,4 @@
+import { DateTime } from "luxon";
 import type { Herald } from "../../herald.ts";
 import type { FieldError } from "../../http/problem.ts";
 import { isIanaTimeZone } from "../../lib/time-zone.ts";
@@ -23,8 +24,9 @@ const BLUESKY_LABELS = ["sexual", "nudity", "porn", "graphic-media"];
 export function parseWhen(when: string): { mode: "draft" | "now" | "queue" } | { mode: "exact"; at: number } | null {
   if (when === "draft" || when === "now" || when === "queue") return { mode: when };
   if (!OFFSET_TIMESTAMP.test(when)) return null;
-  const at = Date.parse(when);
-  return Number.isNaN(at) ? null : { mode: "exact", at };
+  // Luxon refuses impossible dates (2027-02-30) that Date.parse would roll into March.
+  const parsed = DateTime.fromISO(when, { setZone: true });
+  return parsed.isValid ? { mode: "exact", at: parsed.toMillis() } : null;
 }
 
 /** Field errors for a `time_zone` value. */

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Timestamp } from "../../http/docs.ts";
 import { CHANNELS } from "../../providers/types.ts";
@@ -8,7 +9,7 @@ const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) =>
 /** A channel value. */
 export const Channel = t.Union(CHANNELS.map((c) => t.Literal(c)));
 const Group = t.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9_-]+$" });
-const AssetItem = t.Object({ asset_id: t.String({ minLength: 1, maxLength: 200 }), item_index: t.Integer({ minimum: 0, maximum: 99 }) }, { additionalProperties: false });
+const AssetItem = t.Object({ asset_id: t.String({ minLength: 1, maxLength: 200 }), item_index: Type.Integer({ minimum: 0, maximum: 99 }) }, { additionalProperties: false });
 
 const DestinationOptions = t.Object({
   bluesky: t.Optional(t.Object({
@@ -53,7 +54,7 @@ export const Post = t.Object({
   next_action_at: Nullable(Timestamp),
   retry_safety: t.String(),
   available_actions: t.Array(t.String()),
-  version: t.Integer(),
+  version: Type.Integer(),
   payload: t.Object({ headline: t.String(), body: t.Array(t.String()), destination_options: t.Record(t.String(), t.Any()) }),
   asset_ids: t.Array(t.String()),
   destination_id: Nullable(t.String()),
@@ -62,7 +63,7 @@ export const Post = t.Object({
   schedule_mode: t.String(),
   queue_local_date: Nullable(t.String()),
   queue_window_id: Nullable(t.String()),
-  attempt_count: t.Integer(),
+  attempt_count: Type.Integer(),
   deferred: Nullable(t.Object({ reason: t.String(), until: Timestamp })),
   last_error: Nullable(PostErrorSchema),
   created_at: Timestamp,
@@ -70,14 +71,14 @@ export const Post = t.Object({
   published_at: Nullable(Timestamp),
   cancelled_at: Nullable(Timestamp),
   missed_at: Nullable(Timestamp),
-  receipts: t.Array(t.Object({ id: t.String(), object: t.Literal("receipt"), item_index: t.Integer(), provider_object_id: t.String(), url: t.String(), state: t.String(), published_at: Timestamp })),
+  receipts: t.Array(t.Object({ id: t.String(), object: t.Literal("receipt"), item_index: Type.Integer(), provider_object_id: t.String(), url: t.String(), state: t.String(), published_at: Timestamp })),
   destination: Nullable(t.Object({ display_name: t.String(), external_id: t.String(), profile_image_url: Nullable(t.String()) })),
-  assets: t.Array(t.Object({ id: t.String(), type: t.String(), label: t.String(), content_type: t.String(), item_index: t.Integer() })),
+  assets: t.Array(t.Object({ id: t.String(), type: t.String(), label: t.String(), content_type: t.String(), item_index: Type.Integer() })),
   attempts: t.Optional(t.Array(t.Object({
-    id: t.String(), object: t.Literal("publishing_attempt"), number: t.Integer(), trigger: t.String(), status: t.String(),
+    id: t.String(), object: t.Literal("publishing_attempt"), number: Type.Integer(), trigger: t.String(), status: t.String(),
     started_at: Timestamp, finished_at: Nullable(Timestamp), retry_safety: t.String(),
     error: Nullable(t.Object({ code: t.String(), message: t.String(), retryable: t.Boolean(), user_action: t.String() })),
-    provider: Nullable(t.Object({ operation: t.String(), request_id: Nullable(t.String()), status_code: Nullable(t.Integer()), error_code: Nullable(t.String()), subcode: Nullable(t.String()) })),
+    provider: Nullable(t.Object({ operation: t.String(), request_id: Nullable(t.String()), status_code: Nullable(Type.Integer()), error_code: Nullable(t.String()), subcode: Nullable(t.String()) })),
   }))),
 }, { title: "Post" });
 
@@ -88,7 +89,7 @@ export const PostSet = t.Object({ object: t.Literal("post_set"), group: t.String
 export const Queue = t.Object({
   object: t.Literal("queue"),
   time_zone: t.String(),
-  windows: t.Array(t.Object({ id: t.String(), weekday: t.Integer(), local_time: t.String() })),
+  windows: t.Array(t.Object({ id: t.String(), weekday: Type.Integer(), local_time: t.String() })),
 }, { title: "Queue" });
 
 /** Query of the post listing. */

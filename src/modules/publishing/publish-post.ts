@@ -173,7 +173,7 @@ function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outc
         attemptStatus = "failed";
         break;
       case "failed":
-        changes = { ...release, state: "failed", nextActionAt: null, lastError: { ...outcome.error }, retrySafety: "safe", deferredReason: null, deferredUntil: null };
+        changes = { ...release, state: "failed", nextActionAt: null, lastError: { ...outcome.error }, retrySafety: outcome.error.retry_safety, deferredReason: null, deferredUntil: null };
         attemptStatus = "failed";
         break;
       case "needs-attention":

@@ -81,7 +81,7 @@ export function systemRoutes(h: Herald, parts: { scheduler: () => Scheduler | nu
         version: h.version,
         time: iso(h.clock.now()),
         database: h.db.$client.query("SELECT 1 AS ok").get() ? "ok" : "error",
-        jobs: jobs.map((j) => ({ id: j.id, last_started_at: iso(j.last_started_at), last_finished_at: iso(j.last_finished_at), last_error: j.last_error })),
+        jobs: jobs.map((j) => ({ id: j.id, last_started_at: iso(j.last_started_at), last_finished_at: iso(j.last_finished_at), failed: j.last_error !== null })),
         mail_outbox_backlog: countPendingMail(h.db),
         webhooks: (() => {
           const backlog = webhookBacklog(h.db);

@@ -1,3 +1,4 @@
+import { pinnedUrl } from "../../lib/guarded-fetch.ts";
 import { checkWebhookUrl } from "./url-rules.ts";
 import type { WebhookTransport } from "./transport.ts";
 
@@ -79,13 +80,6 @@ export async function sendToAddress(transport: WebhookTransport, url: URL, addre
     const code = (error as { code?: string }).code ?? name ?? "unknown";
     return { status: null, error: `connection failed (${code})`, connectFailed: CONNECT_ERRORS.has(code) };
   }
-}
-
-/** The URL with its host replaced by a checked address (IPv6 in brackets); path, query and port kept. */
-export function pinnedUrl(url: URL, address: string): string {
-  const pinned = new URL(url);
-  pinned.hostname = address.includes(":") ? `[${address}]` : address;
-  return pinned.toString();
 }
 
 /** Reads at most MAX_RESPONSE_BYTES of the response and drops the rest. */

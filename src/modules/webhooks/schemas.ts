@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Timestamp } from "../../http/docs.ts";
 import { WEBHOOK_EVENT_TYPES } from "./present.ts";
@@ -43,7 +44,7 @@ export const PatchEndpointBody = t.Object({
 
 /** Body of Rotate Secret. */
 export const RotateSecretBody = t.Object({
-  previous_secret_expires_in: t.Optional(t.Integer({ minimum: 0, maximum: 7 * 24 * 3600, description: "Seconds the replaced secret keeps signing (default 86400; 0 ends it now)" })),
+  previous_secret_expires_in: t.Optional(Type.Integer({ minimum: 0, maximum: 7 * 24 * 3600, description: "Seconds the replaced secret keeps signing (default 86400; 0 ends it now)" })),
 }, { additionalProperties: false });
 
 /** The body of operations that take no fields (`{}`). */
@@ -61,7 +62,7 @@ const endpointFields = {
   content_mode: ContentMode,
   secret_last_four: t.String({ minLength: 4, maxLength: 4 }),
   previous_secret_expires_at: Nullable(Timestamp),
-  config_version: t.Integer({ minimum: 1 }),
+  config_version: Type.Integer({ minimum: 1 }),
   disabled_reason: Nullable(t.String({ description: "`delivery_failures` when Herald disabled the endpoint after three days of failed deliveries" })),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -81,17 +82,17 @@ export const WebhookDelivery = t.Object({
   event_id: t.String(),
   event_type: t.String(),
   status: t.Union([t.Literal("pending"), t.Literal("succeeded"), t.Literal("failed")]),
-  attempt_count: t.Integer({ minimum: 0 }),
+  attempt_count: Type.Integer({ minimum: 0 }),
   next_attempt_at: Nullable(Timestamp),
   last_attempt_at: Nullable(Timestamp),
-  last_response_status: Nullable(t.Integer()),
+  last_response_status: Nullable(Type.Integer()),
   last_error: Nullable(t.String()),
-  last_duration_ms: Nullable(t.Integer()),
+  last_duration_ms: Nullable(Type.Integer()),
   delivered_at: Nullable(Timestamp),
   failed_at: Nullable(Timestamp),
   redelivery_of: Nullable(t.String()),
   created_at: Timestamp,
-  attempts: t.Array(t.Object({ number: t.Integer({ minimum: 1 }), started_at: Timestamp, duration_ms: t.Integer(), response_status: Nullable(t.Integer()), error: Nullable(t.String()) })),
+  attempts: t.Array(t.Object({ number: Type.Integer({ minimum: 1 }), started_at: Timestamp, duration_ms: Type.Integer(), response_status: Nullable(Type.Integer()), error: Nullable(t.String()) })),
 }, { title: "WebhookDelivery" });
 
 /** Query of the endpoint listing. */
