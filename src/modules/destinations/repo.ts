@@ -62,6 +62,13 @@ export function updateConnection(db: Db, id: string, changes: Partial<Connection
   db.update(destinationConnections).set(changes).where(eq(destinationConnections.id, id)).run();
 }
 
+/** Clears a pending session's OAuth `state` if it still has it; false when another callback took it first. */
+export function takeConnectionState(db: Db, id: string, state: string): boolean {
+  return db.update(destinationConnections).set({ state: null })
+    .where(and(eq(destinationConnections.id, id), eq(destinationConnections.state, state), eq(destinationConnections.status, "pending")))
+    .returning({ id: destinationConnections.id }).all().length === 1;
+}
+
 /** Marks pending sessions past their expiry as expired. */
 export function expireConnections(db: Db, now: number): void {
   db.update(destinationConnections).set({ status: "expired", secretsSealed: null }).where(and(eq(destinationConnections.status, "pending"), lt(destinationConnections.expiresAt, now))).run();

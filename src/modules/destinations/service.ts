@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { newId } from "../../db/ids.ts";
+import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import type { AuthContext } from "../../http/auth.ts";
@@ -13,7 +14,7 @@ import { countLivePostsOnDestination } from "../posts/repo.ts";
 import { LIVE_STATES } from "../posts/states.ts";
 import {
   clearOtherDefaults, findConnection, findConnectionByState, findDestination, findDestinationByExternalId, findOAuthApp,
-  insertConnection, insertDestination, insertOAuthApp, updateConnection, updateDestination, type ConnectionRow, type DestinationRow,
+  insertConnection, insertDestination, insertOAuthApp, takeConnectionState, updateConnection, updateDestination, type ConnectionRow, type DestinationRow,
 } from "./repo.ts";
 
 /** How long a pending OAuth connection waits for the user. */
@@ -48,31 +49,29 @@ function connectionProblem(error: unknown, pointer: string): ProblemError {
 }
 
 /** Stores a connected account as a destination (or refreshes the existing one for the same account). */
-function saveDestination(h: Herald, actor: AuditActor, workspaceId: string, channel: string, origin: string, account: ConnectedAccount): DestinationRow {
+function saveDestination(h: Herald, tx: Db, actor: AuditActor, workspaceId: string, channel: string, origin: string, account: ConnectedAccount): DestinationRow {
   const now = h.clock.now();
   const sealed = h.secrets.encrypt(JSON.stringify(account.credentials));
-  return inTransaction(h.db, (tx) => {
-    const existing = findDestinationByExternalId(tx, workspaceId, channel, origin, account.externalId);
-    const fields = {
-      displayName: account.displayName || account.handle,
-      handle: account.handle,
-      profileImageUrl: account.profileImageUrl,
-      credentialsSealed: sealed,
-      limits: account.limits as unknown as Record<string, number>,
-      unavailableReason: null,
-      updatedAt: now,
-    };
-    let row: DestinationRow;
-    if (existing) {
-      updateDestination(tx, existing.id, fields);
-      row = { ...existing, ...fields };
-    } else {
-      row = { id: newId("dest"), workspaceId, channel, externalId: account.externalId, origin, enabled: true, isDefault: false, createdAt: now, deletedAt: null, ...fields };
-      insertDestination(tx, row);
-    }
-    recordAudit(tx, actor, { action: existing ? "destination.reconnected" : "destination.connected", workspaceId, targetType: "destination", targetId: row.id }, now);
-    return row;
-  });
+  const existing = findDestinationByExternalId(tx, workspaceId, channel, origin, account.externalId);
+  const fields = {
+    displayName: account.displayName || account.handle,
+    handle: account.handle,
+    profileImageUrl: account.profileImageUrl,
+    credentialsSealed: sealed,
+    limits: account.limits as unknown as Record<string, number>,
+    unavailableReason: null,
+    updatedAt: now,
+  };
+  let row: DestinationRow;
+  if (existing) {
+    updateDestination(tx, existing.id, fields);
+    row = { ...existing, ...fields };
+  } else {
+    row = { id: newId("dest"), workspaceId, channel, externalId: account.externalId, origin, enabled: true, isDefault: false, createdAt: now, deletedAt: null, ...fields };
+    insertDestination(tx, row);
+  }
+  recordAudit(tx, actor, { action: existing ? "destination.reconnected" : "destination.connected", workspaceId, targetType: "destination", targetId: row.id }, now);
+  return row;
 }
 
 /** Input of POST …/destination-connections. */
@@ -100,10 +99,13 @@ export async function startConnection(h: Herald, actor: Actor, workspaceId: stri
     } catch (error) {
       throw connectionProblem(error, "/app_password");
     }
-    const destination = saveDestination(h, auditActor(actor), workspaceId, "bluesky", origin, account);
-    const row: ConnectionRow = { ...base, status: "completed", origin, state: null, secretsSealed: null, authorizationUrl: null, destinationId: destination.id, expiresAt: now };
-    insertConnection(h.db, row);
-    return row;
+    // The destination and its completed connection are written together.
+    return inTransaction(h.db, (tx) => {
+      const destination = saveDestination(h, tx, auditActor(actor), workspaceId, "bluesky", origin, account);
+      const row: ConnectionRow = { ...base, status: "completed", origin, state: null, secretsSealed: null, authorizationUrl: null, destinationId: destination.id, expiresAt: now };
+      insertConnection(tx, row);
+      return row;
+    });
   }
   if (input.provider === "mastodon") {
     for (const field of ["handle", "app_password"] as const) if (input[field] !== undefined) throw invalid(`/${field}`, "is only for bluesky");
@@ -116,9 +118,10 @@ export async function startConnection(h: Herald, actor: Actor, workspaceId: stri
     } else {
       try {
         const registered = await h.providers.mastodon.registerApp({ origin, redirectUri, clientName: "Herald", website: h.config.baseUrl });
-        clientSecret = registered.clientSecret;
         insertOAuthApp(h.db, { provider: "mastodon", origin, redirectUri, clientId: registered.clientId, clientSecretSealed: h.secrets.encrypt(registered.clientSecret), createdAt: now });
+        // Two first connections racing both register; the stored app wins, with its own secret.
         app = findOAuthApp(h.db, "mastodon", origin, redirectUri)!;
+        clientSecret = h.secrets.decrypt(app.clientSecretSealed);
       } catch (error) {
         throw connectionProblem(error, "/instance_origin");
       }
@@ -163,14 +166,16 @@ export async function completeOAuthCallback(h: Herald, provider: string, query: 
     return { ok: false, message: `The instance did not authorize Herald: ${query.error_description ?? query.error ?? "no code returned"}.` };
   }
   const secrets = JSON.parse(h.secrets.decrypt(connection.secretsSealed!)) as { verifier: string; clientId: string; clientSecret: string; redirectUri: string };
-  // Take the session first so a double-submitted callback cannot connect twice.
-  updateConnection(h.db, connection.id, { state: null });
+  // Take the session first, atomically, so a double-submitted callback (even to two processes) connects once.
+  if (!takeConnectionState(h.db, connection.id, query.state)) return { ok: false, message: "This authorization link was already used; start connecting again." };
   try {
     const account = await h.providers.mastodon.completeAuthorization({ origin: connection.origin, clientId: secrets.clientId, clientSecret: secrets.clientSecret, redirectUri: secrets.redirectUri, code: query.code, codeVerifier: secrets.verifier });
     const workspace = findWorkspaceById(h.db, connection.workspaceId)!;
     const actor = { accountId: workspace.accountId, credentialId: connection.credentialId, requestId: connection.requestId };
-    const destination = saveDestination(h, actor, connection.workspaceId, "mastodon", connection.origin, account);
-    updateConnection(h.db, connection.id, { status: "completed", destinationId: destination.id, secretsSealed: null });
+    inTransaction(h.db, (tx) => {
+      const destination = saveDestination(h, tx, actor, connection.workspaceId, "mastodon", connection.origin, account);
+      updateConnection(tx, connection.id, { status: "completed", destinationId: destination.id, secretsSealed: null });
+    });
     return { ok: true, message: `Connected ${account.displayName || account.handle}. You can close this window.` };
   } catch (error) {
     const message = error instanceof ProviderError ? error.message : "unexpected error";
