@@ -220,3 +220,18 @@ describe("checkIfMatch", () => {
     });
   }
 });
+
+describe("workspace names must say something", () => {
+  test("a name of spaces only is a 400 on /name; a name with spaces around a word is kept as given", async () => {
+    const t = await startTestServer();
+    try {
+      const blank = await t.request("POST", "/v1/workspaces", { body: { name: "   " } });
+      expectProblem(blank, 400, "public_invalid_request", ["/name"]);
+      const spaced = await t.request("POST", "/v1/workspaces", { body: { name: " Team A " } });
+      expect(spaced.status).toBe(201);
+      expect(spaced.body.name).toBe(" Team A ");
+    } finally {
+      await t.stop();
+    }
+  });
+});

@@ -9,7 +9,7 @@ import { listWorkspaces } from "./repo.ts";
 import { createWorkspace, patchWorkspace, presentWorkspace, requireWorkspace } from "./service.ts";
 
 const Workspace = t.Object({ id: t.String(), object: t.Literal("workspace"), name: t.String(), time_zone: t.String(), created_at: Timestamp, updated_at: Timestamp }, { title: "Workspace" });
-const Name = t.String({ minLength: 1, maxLength: 200 });
+const Name = t.String({ minLength: 1, maxLength: 200, pattern: "\\S", description: "1 to 200 characters, not only spaces" });
 const TimeZone = t.String({ minLength: 1, maxLength: 64, description: "IANA time zone name" });
 const PageQuery = t.Object({ limit: t.Optional(t.String({ description: "1 to 100, default 25" })), after: t.Optional(t.String()) });
 
