@@ -308,3 +308,33 @@ describe("GET /health", () => {
     expect(after).toBe(before + 2);
   });
 });
+
+describe("response headers and paging parameters are documented", () => {
+  test("every response names Service-Request-Id; listings Link; resources ETag; 202 and 429 Retry-After; 401 WWW-Authenticate", () => {
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+          const where = `${method.toUpperCase()} ${path} ${status}`;
+          expect({ where, has: "Service-Request-Id" in (response.headers ?? {}) }).toEqual({ where, has: true });
+          if (status === "429" || status === "202") expect({ where, retryAfter: response.headers["Retry-After"]?.schema }).toEqual({ where, retryAfter: { type: "integer", minimum: 1 } });
+          if (status === "401") expect(response.headers).toHaveProperty("WWW-Authenticate");
+        }
+      }
+    }
+    expect(doc.paths["/workspaces"].get.responses["200"].headers).toHaveProperty("Link");
+    expect(doc.paths["/workspaces/{workspace_id}"].get.responses["200"].headers).toHaveProperty("ETag");
+  });
+
+  test("limit is an integer 1 to 100 with default 25 wherever a listing pages", () => {
+    let seen = 0;
+    for (const item of Object.values(doc.paths as Record<string, Record<string, any>>)) {
+      for (const op of Object.values(item)) {
+        const limit = (op.parameters ?? []).find((p: any) => p.name === "limit" && p.in === "query");
+        if (!limit) continue;
+        seen += 1;
+        expect(limit.schema).toEqual({ type: "integer", minimum: 1, maximum: 100, default: 25 });
+      }
+    }
+    expect(seen).toBeGreaterThanOrEqual(5);
+  });
+});

@@ -98,8 +98,29 @@ export function documentOperation(op: Record<string, any>): void {
   if (op["x-if-match"] !== "none" && op["x-if-match"] !== undefined) {
     parameters.push({ name: "If-Match", in: "header", required: op["x-if-match"] === "required", schema: { type: "string" }, description: "The resource's current ETag." });
   }
+  for (const [status, response] of Object.entries(responses as Record<string, Record<string, any>>)) documentResponseHeaders(Number(status), response);
+  // Query parameters the rails parse themselves: their bounds, which the string schemas cannot carry.
+  for (const parameter of parameters as { name: string; in: string; schema?: Record<string, unknown>; description?: string }[]) {
+    if (parameter.in === "query" && parameter.name === "limit") parameter.schema = { type: "integer", minimum: 1, maximum: 100, default: 25 };
+    if (parameter.in === "query" && parameter.name === "after") parameter.description ??= "The next_cursor of the previous page, unchanged.";
+  }
   for (const key of ["x-error-statuses", "x-idempotency", "x-if-match"]) delete op[key];
 }
+
+const header = (description: string, schema: Record<string, unknown> = { type: "string" }) => ({ description, schema });
+
+/** The response headers the rails add: the request id always; ETag, Link and Retry-After where they apply. */
+function documentResponseHeaders(status: number, response: Record<string, any>): void {
+  const headers: Record<string, unknown> = (response.headers ??= {});
+  headers["Service-Request-Id"] = header("The request id (echoed or generated); also `request_id` in problems.");
+  if (status === 202 || status === 429) headers["Retry-After"] = header("Seconds to wait before polling or retrying.", { type: "integer", minimum: 1 });
+  if (status === 401) headers["WWW-Authenticate"] = header("A Bearer challenge.");
+  if (status < 200 || status >= 300) return;
+  const properties = response.content?.["application/json"]?.schema?.properties ?? {};
+  if ("has_more" in properties && "next_cursor" in properties) headers.Link = header('`<…>; rel="next"` when another page exists.');
+  else if ("object" in properties && !("posts" in properties)) headers.ETag = header("The resource's current entity tag, for If-Match.");
+}
+
 /** The query of a route that takes no parameters: an unknown one is a 400 naming it (a typo is caught). */
 export const NoQuery = t.Object({}, { additionalProperties: false });
 
