@@ -1,12 +1,11 @@
-import { createCRC64, type IHasher } from "hash-wasm";
+import { KERNEL_WASM_BASE64 } from "./crc64nvme-wasm/kernel.ts";
 
 // CRC-64/NVME (the checksum S3 calls CRC64NVME): width 64, reflected polynomial 0x9A6C9329AC4BC9B5
-// (normal form 0xAD93D23594C93659), init and xorout all ones. The hashing runs in hash-wasm's
-// WebAssembly slicing-by-8 (embedded in the compiled binary, no native addon); the combine step is
-// ours, in BigInt (it runs once per part, never per byte).
+// (normal form 0xAD93D23594C93659), init and xorout all ones. The hashing runs in our own
+// WebAssembly slicing-by-16 kernel (src/lib/crc64nvme-wasm: generated WAT, embedded as base64, so it
+// is inside the compiled binary; no native addon); the combine step is in BigInt (it runs once per
+// part, never per byte).
 
-/** The reflected polynomial, as hash-wasm takes it (hex, no prefix). */
-const POLYNOMIAL_HEX = "9a6c9329ac4bc9b5";
 const POLYNOMIAL = 0x9a6c9329ac4bc9b5n;
 const TOP = 1n << 63n;
 
@@ -19,20 +18,51 @@ export interface Crc64Nvme {
   reset(): void;
 }
 
+const ALL_ONES = 0xffffffffffffffffn;
+
+interface Kernel {
+  /** Raw (pre-xorout) state in, state out (signed i64 as BigInt), over window[0..length). */
+  update(state: bigint, length: number): bigint;
+  window: Uint8Array;
+}
+
+let kernel: Kernel | undefined;
+
+/** One module instance for the process (updates are synchronous, so hashers can share its window). */
+function getKernel(): Kernel {
+  if (kernel) return kernel;
+  const module = new WebAssembly.Module(Buffer.from(KERNEL_WASM_BASE64, "base64"));
+  const exports = new WebAssembly.Instance(module, {}).exports as {
+    memory: WebAssembly.Memory;
+    window: WebAssembly.Global;
+    windowSize: WebAssembly.Global;
+    init(): void;
+    update(state: bigint, length: number): bigint;
+  };
+  exports.init();
+  const window = new Uint8Array(exports.memory.buffer, exports.window.value, exports.windowSize.value);
+  // Warm-up: one long loop gets the engine (JavaScriptCore) to tier the kernel up to its optimising
+  // compiler early instead of after hundreds of MiB (a few ms, once per process).
+  for (let i = 0; i < 2; i++) exports.update(0n, window.length);
+  kernel = { update: exports.update, window };
+  return kernel;
+}
+
 /** A fresh streaming CRC64NVME. */
 export async function createCrc64Nvme(): Promise<Crc64Nvme> {
-  const hasher: IHasher = await createCRC64(POLYNOMIAL_HEX);
-  hasher.init();
+  const { update, window } = getKernel();
+  let state = ALL_ONES;
   return {
-    update: (chunk) => void hasher.update(chunk),
-    digest: () => {
-      // hash-wasm's digest ends the hasher; save and restore its state so `digest` can be called mid-stream.
-      const state = hasher.save();
-      const value = bytesToBigInt(hasher.digest("binary"));
-      hasher.load(state);
-      return value;
+    update: (chunk) => {
+      for (let offset = 0; offset < chunk.length; offset += window.length) {
+        const part = chunk.subarray(offset, offset + window.length);
+        window.set(part);
+        state = update(state, part.length);
+      }
     },
-    reset: () => void hasher.init(),
+    // The kernel hands i64 back as a signed BigInt; asUintN gives the unsigned 64-bit value.
+    digest: () => BigInt.asUintN(64, ~state),
+    reset: () => void (state = ALL_ONES),
   };
 }
 
@@ -61,10 +91,6 @@ export function crc64nvmeFromBase64(text: string): bigint | null {
 /** The lower-case hex form (16 digits), used in ETags and file names. */
 export function crc64nvmeToHex(value: bigint): string {
   return value.toString(16).padStart(16, "0");
-}
-
-function bytesToBigInt(bytes: Uint8Array): bigint {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).readBigUInt64BE();
 }
 
 // ---- combine: CRC(A ‖ B) from CRC(A), CRC(B) and len(B), as zlib's crc32_combine does it ----------
