@@ -13,19 +13,22 @@ const SIZE = 1024 * MiB;
 const rate = (bytes: number, ms: number) => `${(bytes / MiB / (ms / 1000)).toFixed(0)} MiB/s`;
 
 /** CRC64NVME over a 256 MiB buffer in 1 MiB chunks (as request bodies arrive), best of three. */
-async function crcThroughput(): Promise<{ mibPerSecond: number; ms: number }> {
+async function crcThroughput(): Promise<{ mibPerSecond: number; medianMibPerSecond: number; ms: number }> {
   const buffer = new Uint8Array(256 * MiB);
   for (let i = 0; i < buffer.length; i += 4096) buffer[i] = i & 0xff;
   const crc = await createCrc64Nvme();
-  let best = Infinity;
-  for (let round = 0; round < 3; round++) {
+  // Eight rounds: the engine moves the kernel to its optimising tier at a time it chooses.
+  const times: number[] = [];
+  for (let round = 0; round < 8; round++) {
     crc.reset();
     const started = performance.now();
     for (let offset = 0; offset < buffer.length; offset += MiB) crc.update(buffer.subarray(offset, offset + MiB));
     crc.digest();
-    best = Math.min(best, performance.now() - started);
+    times.push(performance.now() - started);
   }
-  return { mibPerSecond: buffer.length / MiB / (best / 1000), ms: best };
+  times.sort((a, b) => a - b);
+  const rate = (ms: number) => buffer.length / MiB / (ms / 1000);
+  return { mibPerSecond: rate(times[0]!), medianMibPerSecond: rate(times[times.length >> 1]!), ms: times[0]! };
 }
 
 /** Writes the same parts to one file on the same disk and syncs it once. */
@@ -73,7 +76,7 @@ export async function assetsBenchmark(): Promise<string> {
       "",
       "| Measure | Result |",
       "|---|---|",
-      `| CRC64NVME (own WebAssembly kernel), 256 MiB in 1 MiB chunks | ${crc.mibPerSecond.toFixed(0)} MiB/s (${((crc.mibPerSecond * MiB) / 1e9).toFixed(2)} GB/s; target 1 GB/s) |`,
+      `| CRC64NVME (own WebAssembly kernel), 256 MiB in 1 MiB chunks, best of 8 rounds (median) | ${crc.mibPerSecond.toFixed(0)} MiB/s = ${((crc.mibPerSecond * MiB) / 1e9).toFixed(2)} GB/s (median ${((crc.medianMibPerSecond * MiB) / 1e9).toFixed(2)} GB/s); target 1 GB/s |`,
       `| client: generate and checksum 1 GiB | ${checksumMs.toFixed(0)} ms (${rate(SIZE, checksumMs)}) |`,
       `| upload: start + 205 part PUTs | ${(timings.partsMs / 1000).toFixed(1)} s (${rate(SIZE, timings.partsMs)}) |`,
       `| complete: assemble 1 GiB + inspect | ${(timings.completeMs / 1000).toFixed(1)} s (${rate(SIZE, timings.completeMs)}) |`,
