@@ -1,6 +1,6 @@
 import type { Job } from "../../jobs/scheduler.ts";
 import { dispatchWebhookEvents } from "./dispatcher.ts";
-import { deleteFinishedDeliveries } from "./repo.ts";
+import { deleteDispatchedEvents, deleteFinishedDeliveries } from "./repo.ts";
 import { sendDueDeliveries } from "./sender.ts";
 
 /** How long the delivery log keeps finished deliveries. */
@@ -9,12 +9,15 @@ export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 /**
  * The webhook jobs: every second `webhook-dispatch` fans new outbox events out into deliveries and
  * `webhook-deliveries` sends what is due (dispatching first, so a new event rarely waits a second
- * tick); hourly `webhook-log-cleanup` drops finished deliveries older than 30 days.
+ * tick); hourly `webhook-log-cleanup` drops finished deliveries older than 30 days, and daily
+ * `events-outbox-cleanup` drops fanned-out events older than 30 days.
  */
 export function webhookJobs(): Job[] {
   return [
     { id: "webhook-dispatch", pattern: "* * * * * *", run: (h) => dispatchWebhookEvents(h) },
     { id: "webhook-deliveries", pattern: "* * * * * *", run: (h, stopping) => { dispatchWebhookEvents(h); return sendDueDeliveries(h, stopping); } },
     { id: "webhook-log-cleanup", pattern: "0 23 * * * *", run: (h) => deleteFinishedDeliveries(h.db, h.clock.now() - DELIVERY_LOG_RETENTION_MS) },
+    // Events stay 30 days after they were fanned out (deliveries carry their own copy of the body).
+    { id: "events-outbox-cleanup", pattern: "0 41 3 * * *", run: (h) => deleteDispatchedEvents(h.db, h.clock.now() - DELIVERY_LOG_RETENTION_MS) },
   ];
 }

@@ -186,3 +186,14 @@ export function webhookBacklog(db: Db): { pendingDeliveries: number; oldestPendi
   const events = db.select({ n: sql<number>`count(*)` }).from(eventsOutbox).where(gt(sql<number>`${eventsOutbox}.rowid`, cursor)).get()!;
   return { pendingDeliveries: deliveries.n, oldestPendingAt: deliveries.oldest, undispatchedEvents: events.n };
 }
+
+/**
+ * Deletes outbox events created before `before` that the dispatcher has fanned out, always keeping
+ * the newest row (SQLite would otherwise reuse rowids behind the dispatch cursor). Returns how many.
+ */
+export function deleteDispatchedEvents(db: Db, before: number): number {
+  const cursor = readDispatchCursor(db);
+  const rowid = sql<number>`${eventsOutbox}.rowid`;
+  const newest = db.select({ max: sql<number | null>`max(${eventsOutbox}.rowid)` }).from(eventsOutbox).get()?.max ?? 0;
+  return db.delete(eventsOutbox).where(and(lt(eventsOutbox.createdAt, before), lte(rowid, cursor), lt(rowid, newest))).returning({ id: eventsOutbox.id }).all().length;
+}
