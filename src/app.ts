@@ -13,6 +13,7 @@ import { auditRoutes } from "./modules/audit/routes.ts";
 import { invitationRoutes } from "./modules/invitations/routes.ts";
 import { systemRoutes } from "./modules/system/routes.ts";
 import { workspaceRoutes } from "./modules/workspaces/routes.ts";
+import { requireWorkspace } from "./modules/workspaces/service.ts";
 import { destinationRoutes, oauthCallbackRoutes } from "./modules/destinations/routes.ts";
 import { postRoutes } from "./modules/posts/routes.ts";
 import type { PublishingEngine } from "./modules/publishing/engine.ts";
@@ -39,7 +40,7 @@ function toProblem(code: string | number, error: unknown): ProblemError | null {
 
 /** Builds the whole HTTP application (routes under /v1, /health, docs) around one Herald value. */
 export function buildApp(h: Herald, options: { scheduler?: () => Scheduler | null; engine?: () => PublishingEngine | null } = {}) {
-  const rails = heraldPlugin(h, new RateLimiter(h.config.rateLimitPerMinute));
+  const rails = heraldPlugin(h, new RateLimiter(h.config.rateLimitPerMinute), (auth, workspaceId) => void requireWorkspace(h.db, auth, workspaceId));
   const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ normalize: false })
     .onRequest(({ request, set }) => {
       const id = requestIdFor(request.headers.get("service-request-id"));

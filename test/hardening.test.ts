@@ -151,3 +151,20 @@ describe("the master key", () => {
     expect(() => resolveSecretKey(config)).toThrow(ConfigError);
   });
 });
+
+describe("a workspace the key cannot use", () => {
+  test("is 404 even when the body is invalid (validation says nothing about it)", async () => {
+    const w = await startEngineWorld();
+    try {
+      const other = await w.s.bootstrap();
+      const r = await w.s.request("POST", `/v1/workspaces/${other.workspaceId}/posts`, { body: { nonsense: true }, headers: idem() });
+      expectProblem(r, 404, "public_not_found");
+      const selected = w.s.createKey({ workspaceIds: [w.ws] });
+      const second = (await w.s.request("POST", "/v1/workspaces", { body: { name: "second" } })).body.id;
+      expectProblem(await w.s.request("PUT", `/v1/workspaces/${second}/queue`, { key: selected, body: { windows: "bad" } }), 404, "public_not_found");
+      expectProblem(await w.s.request("PUT", `/v1/workspaces/${w.ws}/queue`, { key: selected, body: { windows: "bad" } }), 400, "public_invalid_request", ["/windows"]);
+    } finally {
+      await w.stop();
+    }
+  });
+});

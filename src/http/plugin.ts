@@ -28,14 +28,17 @@ export const JSON_PARSER = "heraldJson";
  * parser. The parser is registered again on the root app, where the compiled routes look it up
  * (a deduplicated plugin's parsers do not reach them); here it gives routes its type.
  */
-export function heraldPlugin(h: Herald, limiter: RateLimiter) {
+export function heraldPlugin(h: Herald, limiter: RateLimiter, checkWorkspace: (auth: AuthContext, workspaceId: string) => void) {
   return new Elysia({ name: "herald:rails" })
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
     .macro({
       scope: (required: RouteScope) => ({
-        transform({ request }) {
+        transform({ request, params }) {
           const auth = authenticate(h, request.headers.get("authorization"), required);
           limiter.hit(auth.credentialId, h.clock.now());
+          // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
+          const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
+          if (workspaceId !== undefined) checkWorkspace(auth, workspaceId);
           auths.set(request, auth);
         },
         resolve({ request }) {
