@@ -40,7 +40,7 @@ function toProblem(code: string | number, error: unknown): ProblemError | null {
 
 /** Builds the whole HTTP application (routes under /v1, /health, docs) around one Herald value. */
 export function buildApp(h: Herald, options: { scheduler?: () => Scheduler | null; engine?: () => PublishingEngine | null } = {}) {
-  const rails = heraldPlugin(h, new RateLimiter(h.config.rateLimitPerMinute), (auth, workspaceId) => void requireWorkspace(h.db, auth, workspaceId));
+  const rails = heraldPlugin(h, new RateLimiter(h.config.rateLimitPerMinute), (auth, workspaceId) => requireWorkspace(h.db, auth, workspaceId));
   const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ normalize: false })
     .onRequest(({ request, set }) => {
       const id = requestIdFor(request.headers.get("service-request-id"));

@@ -1,19 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { BUN, MAIN, ROOT, cleanEnv } from "./helpers/process.ts";
 
 // The real CLI, run as a process the way a user runs it from a checkout.
-const ROOT = resolve(import.meta.dir, "..");
-const BUN = join(ROOT, "node_modules/.bin/bun");
-const MAIN = join(ROOT, "src/main.ts");
-
-/** The parent's environment without any HERALD_* variable, plus `extra`. */
-function cleanEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith("HERALD_") && value !== undefined) env[name] = value;
-  return { ...env, ...extra };
-}
 
 interface CliResult {
   code: number;

@@ -4,10 +4,12 @@ import { authenticate, type AuthContext } from "./auth.ts";
 import { readJsonBody } from "./body-limit.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import type { RouteScope } from "./scopes.ts";
+import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 
 // Per-request values set in early hooks and read by later ones (the Request object is the key).
 const requestIds = new WeakMap<Request, string>();
 const auths = new WeakMap<Request, AuthContext>();
+const workspaces = new WeakMap<Request, WorkspaceRow>();
 
 /** The request id assigned to a request in onRequest. */
 export function requestIdOf(request: Request): string {
@@ -28,7 +30,7 @@ export const JSON_PARSER = "heraldJson";
  * parser. The parser is registered again on the root app, where the compiled routes look it up
  * (a deduplicated plugin's parsers do not reach them); here it gives routes its type.
  */
-export function heraldPlugin(h: Herald, limiter: RateLimiter, checkWorkspace: (auth: AuthContext, workspaceId: string) => void) {
+export function heraldPlugin(h: Herald, limiter: RateLimiter, requireWorkspace: (auth: AuthContext, workspaceId: string) => WorkspaceRow) {
   return new Elysia({ name: "herald:rails" })
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
     .macro({
@@ -38,11 +40,12 @@ export function heraldPlugin(h: Herald, limiter: RateLimiter, checkWorkspace: (a
           limiter.hit(auth.credentialId, h.clock.now());
           // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
           const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
-          if (workspaceId !== undefined) checkWorkspace(auth, workspaceId);
+          if (workspaceId !== undefined) workspaces.set(request, requireWorkspace(auth, workspaceId));
           auths.set(request, auth);
         },
         resolve({ request }) {
-          return { auth: auths.get(request)!, requestId: requestIdOf(request) };
+          // `workspace` is set on routes under /workspaces/{workspace_id}, already checked for this key.
+          return { auth: auths.get(request)!, requestId: requestIdOf(request), workspace: workspaces.get(request) };
         },
       }),
     });

@@ -2,7 +2,7 @@
 // rotating opaque tokens and TTLs, uploadBlob with real CIDs, createRecord validating the post record
 // (300 graphemes / 3000 bytes, embeds, facets, reply refs), resolveHandle, getRecord; XRPC error
 // bodies `{error, message}`, 400 ExpiredToken, 429 with RateLimit-* headers (reset in unix seconds).
-import { cid, graphemes, json, never, readBody, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
+import { cid, graphemes, json, never, newControls, readBody, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
 
 /** A post record the fake stored. */
 export interface FakeRecord {
@@ -71,12 +71,7 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
   let lastTid = 0n;
 
   const fake: BlueskyFake = {
-    origin: "",
-    stop: async () => {},
-    requests: [],
-    delayMs: 0,
-    hangAfterReceive: false,
-    failNext: (n, spec) => void failures.push({ remaining: n, spec }),
+    ...newControls(failures),
     accounts: [
       { did: "did:plc:alice7k4qzyyq3qyd3xg2ww2", handle: "alice.test", password: "alice-app-pass", passwordRevoked: false },
       { did: "did:plc:bob5v6tq2ppjqegufzjzaqbm", handle: "bob.test", password: "bob-app-pass", passwordRevoked: false },

@@ -2,7 +2,7 @@
 // flow with PKCE, verify_credentials, /api/v2/instance, media 202 → 206 → 200, statuses with
 // Idempotency-Key, 401/422/429 bodies and X-RateLimit-* headers (reset as ISO-8601 with microseconds).
 import { createHash } from "node:crypto";
-import { json, never, graphemes, readBody, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
+import { json, never, graphemes, newControls, readBody, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
 
 /** A status the fake stored. */
 export interface FakeStatus {
@@ -68,12 +68,7 @@ export async function startMastodonFake(options: MastodonFakeOptions = {}): Prom
   const id = () => String(++nextId);
 
   const fake: MastodonFake = {
-    origin: "",
-    stop: async () => {},
-    requests: [],
-    delayMs: 0,
-    hangAfterReceive: false,
-    failNext: (n, spec) => void failures.push({ remaining: n, spec }),
+    ...newControls(failures),
     account: { id: "109", username: "alice", acct: "alice", display_name: "Alice", avatar: "", url: "" },
     apps: [],
     statuses: [],

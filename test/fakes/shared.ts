@@ -29,6 +29,11 @@ export interface FakeControls {
   failNext(n: number, spec: FailSpec): void;
 }
 
+/** The switches of a new fake, all off; `failNext` queues into `failures`. */
+export function newControls(failures: { remaining: number; spec: FailSpec }[]): FakeControls & { origin: string; stop: () => Promise<void> } {
+  return { origin: "", stop: async () => {}, requests: [], delayMs: 0, hangAfterReceive: false, failNext: (n, spec) => void failures.push({ remaining: n, spec }) };
+}
+
 /** Starts a Bun server on 127.0.0.1:0 around a fake's router, applying the shared switches first. */
 export function serveFake(input: {
   controls: FakeControls;

@@ -4,10 +4,11 @@ import { expect } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";
 import type { FailSpec, FakeControls } from "../fakes/shared.ts";
+import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { connectMastodon, idem, type PostsWorld } from "./helpers.ts";
 
@@ -101,15 +102,6 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 
 // ---- real `herald serve` processes ----
 
-const ROOT = resolve(import.meta.dir, "../..");
-const BUN = join(ROOT, "node_modules/.bin/bun");
-const MAIN = join(ROOT, "src/main.ts");
-
-function cleanEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith("HERALD_") && value !== undefined) env[name] = value;
-  return { ...env, ...extra };
-}
 
 /** A TCP port nobody listens on right now. */
 export function freePort(): number {

@@ -6,7 +6,6 @@ import { resourceResponse } from "../../http/etag.ts";
 import { pageResponse, parsePageQuery } from "../../http/pagination.ts";
 import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
 import { runIdempotent } from "../idempotency/service.ts";
-import { requireWorkspace } from "../workspaces/service.ts";
 import { MAX_PARTS, MIN_PART_SIZE } from "./parts.ts";
 import { presentAsset } from "./present.ts";
 import { assetResource, completeUpload, createUpload, deleteAsset, downloadAsset, downloadLink, pageOfAssets, receivePart, requireAsset } from "./service.ts";
@@ -69,8 +68,8 @@ const tag = "Assets";
 export function assetRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)
-    .post("/asset-uploads", ({ auth, requestId, request, params, body }) => {
-      const workspace = requireWorkspace(h.db, auth, params.workspace_id);
+    .post("/asset-uploads", ({ auth, workspace: ws, requestId, request, body }) => {
+      const workspace = ws!;
       return runIdempotent(h, { accountId: auth.accountId, request, body, required: true }, async () =>
         resourceResponse(await createUpload(h, { auth, requestId }, workspace, body), 201));
     }, {
@@ -81,15 +80,14 @@ export function assetRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       parse: JSON_PARSER, params: WorkspaceParams, body: CreateUploadBody, response: { 201: AssetUpload },
     })
     .post("/asset-uploads/:upload_id/complete", ({ auth, requestId, request, params, body }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return runIdempotent(h, { accountId: auth.accountId, request, body, required: true }, async () =>
         resourceResponse(presentAsset(await completeUpload(h, { auth, requestId }, params.workspace_id, params.upload_id, body))));
     }, {
       ...operation({ scope: "assets:write", summary: "Complete an upload: check, assemble and inspect the file", tag, errors: [404], idempotency: "required" }),
       parse: JSON_PARSER, params: t.Object({ workspace_id: t.String(), upload_id: t.String() }), body: CompleteUploadBody, response: { 200: Asset },
     })
-    .get("/assets", async ({ auth, request, params, query }) => {
-      const workspace = requireWorkspace(h.db, auth, params.workspace_id);
+    .get("/assets", async ({ auth, workspace: ws, request, query }) => {
+      const workspace = ws!;
       const scope = `assets:${workspace.id}:${auth.credentialId}`;
       const page = parsePageQuery(h, query, scope);
       const rows = pageOfAssets(h, workspace.id, page.afterId, page.limit);
@@ -101,12 +99,10 @@ export function assetRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       query: t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()), include: t.Optional(t.Literal("download")) }),
       response: { 200: listingSchema(Asset) },
     })
-    .get("/assets/:asset_id", async ({ auth, params, query }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
+    .get("/assets/:asset_id", async ({ params, query }) => {
       return resourceResponse(await assetResource(h, requireAsset(h, params.workspace_id, params.asset_id), query.include === "download"));
     }, { ...operation({ scope: "assets:read", summary: "Get an asset", tag, errors: [404] }), params: AssetParams, query: IncludeQuery, response: { 200: Asset } })
     .delete("/assets/:asset_id", async ({ auth, requestId, request, params }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return runIdempotent(h, { accountId: auth.accountId, request, body: null, required: false }, async () => {
         const asset = await deleteAsset(h, { auth, requestId }, params.workspace_id, params.asset_id);
         return new Response(JSON.stringify({ id: asset.id, object: "asset", deleted: true }), { headers: { "content-type": "application/json" } });

@@ -6,7 +6,6 @@ import { resourceResponse } from "../../http/etag.ts";
 import { wholeListing } from "../../http/pagination.ts";
 import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
 import { runIdempotent } from "../idempotency/service.ts";
-import { requireWorkspace } from "../workspaces/service.ts";
 import { presentConnection, presentDestination } from "./present.ts";
 import { listDestinations } from "./repo.ts";
 import { completeOAuthCallback, disconnectDestination, patchDestination, requireConnection, requireDestination, startConnection } from "./service.ts";
@@ -33,8 +32,7 @@ function escapeHtml(text: string): string {
 export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)
-    .get("/destinations", ({ auth, params }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
+    .get("/destinations", ({ params }) => {
       return wholeListing(listDestinations(h.db, params.workspace_id).map(presentDestination));
     }, {
       ...operation({ scope: "destinations:read", summary: "List destinations (whole, not paged)", tag, errors: [404] }),
@@ -43,12 +41,10 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
       query: t.Object({ limit: t.Optional(t.String({ description: "accepted and ignored: the listing is whole" })), after: t.Optional(t.String({ description: "accepted and ignored" })) }),
       response: { 200: listingSchema(Destination) },
     })
-    .get("/destinations/:destination_id", ({ auth, params }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
+    .get("/destinations/:destination_id", ({ params }) => {
       return resourceResponse(presentDestination(requireDestination(h, params.workspace_id, params.destination_id)));
     }, { ...operation({ scope: "destinations:read", summary: "Get a destination", tag, errors: [404] }), params: DestinationParams, response: { 200: Destination } })
     .patch("/destinations/:destination_id", ({ auth, requestId, params, body }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return resourceResponse(presentDestination(patchDestination(h, { auth, requestId }, params.workspace_id, params.destination_id, body)));
     }, {
       ...operation({ scope: "destinations:write", summary: "Enable, disable or make default", tag, errors: [404] }),
@@ -57,12 +53,10 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
       response: { 200: Destination },
     })
     .delete("/destinations/:destination_id", ({ auth, requestId, params }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       const row = disconnectDestination(h, { auth, requestId }, params.workspace_id, params.destination_id);
       return { id: row.id, object: "destination" as const, deleted: true as const };
     }, { ...operation({ scope: "destinations:write", summary: "Disconnect a destination", tag, errors: [404, 409] }), params: DestinationParams, response: { 200: t.Object({ id: t.String(), object: t.Literal("destination"), deleted: t.Literal(true) }) } })
     .post("/destination-connections", async ({ auth, requestId, request, params, body }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return runIdempotent(h, { accountId: auth.accountId, request, body: { ...body, app_password: body.app_password ? sha256Hex(body.app_password) : undefined }, required: false }, async () =>
         resourceResponse(presentConnection(await startConnection(h, { auth, requestId }, params.workspace_id, body)), 201));
     }, {
@@ -76,8 +70,7 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
       }, { additionalProperties: false }),
       response: { 201: Connection },
     })
-    .get("/destination-connections/:connection_id", ({ auth, params }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
+    .get("/destination-connections/:connection_id", ({ params }) => {
       return resourceResponse(presentConnection(requireConnection(h, params.workspace_id, params.connection_id)));
     }, { ...operation({ scope: "destinations:read", summary: "Get a connection session", tag, errors: [404] }), params: t.Object({ workspace_id: t.String(), connection_id: t.String() }), response: { 200: Connection } });
 }

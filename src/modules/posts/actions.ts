@@ -188,6 +188,7 @@ export function publishDrafts(h: Herald, actor: Actor, workspace: WorkspaceRow, 
   findings.throwFirst({});
 
   return inTransaction(h.db, (tx) => {
+    let groupKey: string | undefined;
     const drafts = input.posts.map((item, i) => {
       const post = findPost(tx, workspace.id, item.id);
       if (!post) throw new ProblemError("public_not_found", `No post ${item.id}.`, { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }] });
@@ -198,7 +199,8 @@ export function publishDrafts(h: Herald, actor: Actor, workspace: WorkspaceRow, 
       if (!destination) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `no destination ${item.destination_id} in this workspace` }]);
       else if (destination.channel !== post.channel) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `is a ${destination.channel} destination; the draft is for ${post.channel}` }]);
       else findings.add("public_unpublishable", publicationErrors(h, { ...contentOf(post), assetItems: post.assetItems.map((a, k) => ({ ...a, pointer: `${base}/asset_ids/${k}` })) }, destination, new Map(findAssets(tx, workspace.id, post.assetItems.map((a) => a.asset_id)).map((a) => [a.id, a])), base));
-      if (post.groupKey !== findPost(tx, workspace.id, input.posts[0]!.id)?.groupKey) {
+      groupKey ??= post.groupKey;
+      if (post.groupKey !== groupKey) {
         throw new ProblemError("public_invalid_request", "The posts of one request must belong to one group (the answer is one post set).", { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` }] });
       }
       return { post, destination };
@@ -244,11 +246,13 @@ export function movePostsInQueue(h: Herald, actor: Actor, workspace: WorkspaceRo
   return inTransaction(h.db, (tx) => {
     const windows = listQueueWindows(tx, workspace.id);
     const slots = slotsOnDate(windows, input.local_date, workspace.timeZone).filter((s) => s.at > now);
+    let groupKey: string | undefined;
     return input.posts.map((item, i) => {
       const post = findPost(tx, workspace.id, item.id);
       if (!post) throw new ProblemError("public_not_found", `No post ${item.id}.`, { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }] });
       requireAction(post, "move");
-      if (i > 0 && post.groupKey !== findPost(tx, workspace.id, input.posts[0]!.id)?.groupKey) {
+      groupKey ??= post.groupKey;
+      if (post.groupKey !== groupKey) {
         throw new ProblemError("public_invalid_request", "The posts of one request must belong to one group (the answer is one post set).", { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` }] });
       }
       const expected = parseWhen(item.expected_scheduled_at);

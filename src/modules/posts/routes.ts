@@ -7,7 +7,6 @@ import { pageResponse, parsePageQuery } from "../../http/pagination.ts";
 import { invalid } from "../../http/problem.ts";
 import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
 import { runIdempotent } from "../idempotency/service.ts";
-import { requireWorkspace } from "../workspaces/service.ts";
 import { cancelPost, deleteDraft, movePostsInQueue, patchDraft, publishDrafts, requirePost, reschedulePost, retryPost } from "./actions.ts";
 import { createPosts, validatePosts } from "./create.ts";
 import { postEtag, presentPosts } from "./present.ts";
@@ -49,8 +48,8 @@ function timeFilter(value: string | undefined, name: string): number | undefined
 export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)
-    .post("/posts", ({ auth, requestId, request, body, params }) => {
-      const workspace = requireWorkspace(h.db, auth, params.workspace_id);
+    .post("/posts", ({ auth, workspace: ws, requestId, request, body }) => {
+      const workspace = ws!;
       return runIdempotent(h, { accountId: auth.accountId, request, body, required: body.when !== "draft" }, () => {
         const result = createPosts(h, auth, requestId, workspace, body);
         return postSetResponse(h, body.group, result.rows, result.immediate);
@@ -59,8 +58,8 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       ...operation({ scope: "posts:write", summary: "Create posts: drafts, published now, at a time, or in the queue", tag, errors: [402, 404, 409, 422], idempotency: "optional", description: "Idempotency-Key is required to publish or schedule, optional for drafts. 202 with Retry-After while provider work is active." }),
       parse: JSON_PARSER, params: WorkspaceParams, body: CreatePostsBody, response: { 201: PostSet, 202: PostSet },
     })
-    .get("/posts", ({ auth, request, query, params }) => {
-      const workspace = requireWorkspace(h.db, auth, params.workspace_id);
+    .get("/posts", ({ auth, workspace: ws, request, query }) => {
+      const workspace = ws!;
       const filter = {
         states: query.state ? [query.state as PostState] : VIEWS[query.view ?? "all"]!,
         channel: query.channel, group: query.group, destinationId: query.destination_id,
@@ -78,13 +77,13 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       ...operation({ scope: "posts:read", summary: "List posts (views, filters, include=attempts)", tag, errors: [404] }),
       params: WorkspaceParams, query: ListPostsQuery, response: { 200: listingSchema(Post) },
     })
-    .post("/posts/validate", ({ auth, body, params }) => validatePosts(h, auth, requireWorkspace(h.db, auth, params.workspace_id), body), {
+    .post("/posts/validate", ({ auth, workspace, body }) => validatePosts(h, auth, workspace!, body), {
       ...operation({ scope: "posts:read", summary: "Check a Create Post request without storing anything", tag, errors: [404] }),
       parse: JSON_PARSER, params: WorkspaceParams, body: CreatePostsBody,
       response: { 200: t.Object({ object: t.Literal("post_validation"), valid: t.Boolean(), errors: t.Array(t.Object({ pointer: t.String(), code: t.String(), detail: t.String(), channel: t.Union([t.String(), t.Null()]) })) }) },
     })
-    .post("/posts/publish", ({ auth, requestId, request, body, params }) => {
-      const workspace = requireWorkspace(h.db, auth, params.workspace_id);
+    .post("/posts/publish", ({ auth, workspace: ws, requestId, request, body }) => {
+      const workspace = ws!;
       return runIdempotent(h, { accountId: auth.accountId, request, body, required: true }, () => {
         const result = publishDrafts(h, { auth, requestId }, workspace, body);
         return postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
@@ -98,8 +97,8 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       }, { additionalProperties: false }),
       response: { 201: PostSet, 202: PostSet },
     })
-    .post("/posts/move", ({ auth, requestId, request, body, params }) => {
-      const workspace = requireWorkspace(h.db, auth, params.workspace_id);
+    .post("/posts/move", ({ auth, workspace: ws, requestId, request, body }) => {
+      const workspace = ws!;
       return runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () => {
         const rows = movePostsInQueue(h, { auth, requestId }, workspace, body);
         return new Response(JSON.stringify({ object: "post_set", group: rows[0]?.groupKey ?? "", posts: presentPosts(h.db, rows, { includeAttempts: false }) }), { headers: { "content-type": "application/json" } });
@@ -113,15 +112,13 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       }, { additionalProperties: false }),
       response: { 200: PostSet },
     })
-    .get("/posts/:post_id", ({ auth, params, query }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
+    .get("/posts/:post_id", ({ params, query }) => {
       return postResponse(h, requirePost(h.db, params.workspace_id, params.post_id), query.include === "attempts");
     }, {
       ...operation({ scope: "posts:read", summary: "Get a post", tag, errors: [404] }),
       params: PostParams, query: t.Object({ include: t.Optional(t.Literal("attempts")) }), response: { 200: Post },
     })
     .patch("/posts/:post_id", ({ auth, requestId, params, body, request }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return postResponse(h, patchDraft(h, { auth, requestId }, params.workspace_id, params.post_id, body, request.headers.get("if-match")));
     }, {
       ...operation({ scope: "posts:write", summary: "Edit a draft's body or assets", tag, errors: [404, 409, 422], ifMatch: "required" }),
@@ -133,7 +130,6 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       response: { 200: Post },
     })
     .delete("/posts/:post_id", ({ auth, requestId, params, request }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return runIdempotent(h, { accountId: auth.accountId, request, body: null, required: true }, () => {
         const post = deleteDraft(h, { auth, requestId }, params.workspace_id, params.post_id, request.headers.get("if-match"));
         return new Response(JSON.stringify({ id: post.id, object: "post", deleted: true }), { headers: { "content-type": "application/json" } });
@@ -143,14 +139,12 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       params: PostParams, response: { 200: t.Object({ id: t.String(), object: t.Literal("post"), deleted: t.Literal(true) }) },
     })
     .post("/posts/:post_id/cancel", ({ auth, requestId, params, body, request }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () => postResponse(h, cancelPost(h, { auth, requestId }, params.workspace_id, params.post_id, body.confirmed)));
     }, {
       ...operation({ scope: "posts:write", summary: "Cancel a post that has not gone out", tag, errors: [404, 409], idempotency: "optional" }),
       parse: JSON_PARSER, params: PostParams, body: Confirmed, response: { 200: Post },
     })
     .post("/posts/:post_id/retry", ({ auth, requestId, params, body, request }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () => postResponse(h, retryPost(h, { auth, requestId }, params.workspace_id, params.post_id, body)));
     }, {
       ...operation({ scope: "posts:write", summary: "Send a failed, missed or needs-attention post again", tag, errors: [404, 409, 422], idempotency: "optional" }),
@@ -159,7 +153,6 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       response: { 200: Post },
     })
     .post("/posts/:post_id/reschedule", ({ auth, requestId, params, body, request }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () => postResponse(h, reschedulePost(h, { auth, requestId }, params.workspace_id, params.post_id, body)));
     }, {
       ...operation({ scope: "posts:write", summary: "Move a post to a new time", tag, errors: [402, 404, 409, 422], idempotency: "optional" }),
@@ -170,12 +163,12 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       }, { additionalProperties: false }),
       response: { 200: Post },
     })
-    .get("/queue", ({ auth, params }) => {
-      const workspace = requireWorkspace(h.db, auth, params.workspace_id);
+    .get("/queue", ({ workspace: ws }) => {
+      const workspace = ws!;
       return resourceResponse(presentQueue(workspace.timeZone, listQueueWindows(h.db, workspace.id)));
     }, { ...operation({ scope: "posts:read", summary: "Get the queue's posting windows", tag, errors: [404] }), params: WorkspaceParams, response: { 200: Queue } })
-    .put("/queue", ({ auth, requestId, params, body }) => {
-      const workspace = requireWorkspace(h.db, auth, params.workspace_id);
+    .put("/queue", ({ auth, workspace: ws, requestId, body }) => {
+      const workspace = ws!;
       const seen = new Set<string>();
       body.windows.forEach((w, i) => {
         const key = `${w.weekday}|${w.local_time}`;

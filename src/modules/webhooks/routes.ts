@@ -5,7 +5,6 @@ import { etagOf, resourceResponse } from "../../http/etag.ts";
 import { pageResponse, parsePageQuery } from "../../http/pagination.ts";
 import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
 import { runIdempotent } from "../idempotency/service.ts";
-import { requireWorkspace } from "../workspaces/service.ts";
 import { presentDelivery, presentEndpoint } from "./present.ts";
 import { listDeliveries, listDeliveryAttempts, listEndpoints, type DeliveryRow, type EndpointRow } from "./repo.ts";
 import { CreateEndpointBody, EmptyBody, ListDeliveriesQuery, ListQuery, PatchEndpointBody, RotateSecretBody, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from "./schemas.ts";
@@ -51,8 +50,8 @@ function deliveryResponse(h: Herald, row: DeliveryRow, status: number): Response
 export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id/webhook-endpoints" })
     .use(rails)
-    .post("", async ({ auth, requestId, request, body, params }) => {
-      const workspace = requireWorkspace(h.db, auth, params.workspace_id);
+    .post("", async ({ auth, workspace: ws, requestId, request, body }) => {
+      const workspace = ws!;
       const response = await runIdempotent(h, { accountId: auth.accountId, request, body, required: true }, async () => {
         const { row, secret } = await createWebhookEndpoint(h, { auth, requestId }, workspace, body);
         return sealedSecretResponse(h, row, secret, 201);
@@ -62,8 +61,8 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       ...operation({ scope: "webhooks:write", summary: "Register a webhook endpoint (the signing secret is returned once)", tag, errors: [404], idempotency: "required", description: "`content_mode: full` also needs the posts:read scope. Every URL rule refused is a 400 pointing at /url." }),
       parse: JSON_PARSER, params: WorkspaceParams, body: CreateEndpointBody, response: { 201: WebhookEndpointWithSecret },
     })
-    .get("", ({ auth, request, query, params }) => {
-      const workspace = requireWorkspace(h.db, auth, params.workspace_id);
+    .get("", ({ auth, workspace: ws, request, query }) => {
+      const workspace = ws!;
       const scope = `webhook-endpoints:${workspace.id}:${auth.credentialId}`;
       const page = parsePageQuery(h, query, scope);
       const now = h.clock.now();
@@ -72,15 +71,13 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       ...operation({ scope: "webhooks:read", summary: "List webhook endpoints (never with secrets)", tag, errors: [404] }),
       params: WorkspaceParams, query: ListQuery, response: { 200: listingSchema(WebhookEndpoint) },
     })
-    .get("/:endpoint_id", ({ auth, params }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
+    .get("/:endpoint_id", ({ params }) => {
       return endpointResponse(h, requireEndpoint(h.db, params.workspace_id, params.endpoint_id));
     }, {
       ...operation({ scope: "webhooks:read", summary: "Get a webhook endpoint", tag, errors: [404] }),
       params: EndpointParams, response: { 200: WebhookEndpoint },
     })
     .patch("/:endpoint_id", async ({ auth, requestId, params, body, request }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       const row = await patchWebhookEndpoint(h, { auth, requestId }, params.workspace_id, params.endpoint_id, body, request.headers.get("if-match"));
       return endpointResponse(h, row);
     }, {
@@ -88,7 +85,6 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       parse: JSON_PARSER, params: EndpointParams, body: PatchEndpointBody, response: { 200: WebhookEndpoint },
     })
     .delete("/:endpoint_id", ({ auth, requestId, params, request }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return runIdempotent(h, { accountId: auth.accountId, request, body: null, required: false }, () => {
         const row = deleteWebhookEndpoint(h, { auth, requestId }, params.workspace_id, params.endpoint_id, request.headers.get("if-match"));
         return new Response(JSON.stringify({ id: row.id, object: "webhook_endpoint", deleted: true }), { headers: { "content-type": "application/json" } });
@@ -98,7 +94,6 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       params: EndpointParams, response: { 200: t.Object({ id: t.String(), object: t.Literal("webhook_endpoint"), deleted: t.Literal(true) }) },
     })
     .post("/:endpoint_id/rotate-secret", async ({ auth, requestId, params, body, request }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       const response = await runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () => {
         const { row, secret } = rotateWebhookSecret(h, { auth, requestId }, params.workspace_id, params.endpoint_id, body?.previous_secret_expires_in ?? DEFAULT_PREVIOUS_SECRET_TTL_SECONDS);
         return sealedSecretResponse(h, row, secret, 200);
@@ -109,7 +104,6 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       parse: JSON_PARSER, params: EndpointParams, body: t.Optional(RotateSecretBody), response: { 200: WebhookEndpointWithSecret },
     })
     .post("/:endpoint_id/test", ({ auth, requestId, params, body, request }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return runIdempotent(h, { accountId: auth.accountId, request, body: body ?? {}, required: false }, () =>
         deliveryResponse(h, sendTestEvent(h, { auth, requestId }, params.workspace_id, params.endpoint_id), 202));
     }, {
@@ -117,7 +111,6 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       parse: JSON_PARSER, params: EndpointParams, body: t.Optional(EmptyBody), response: { 202: WebhookDelivery },
     })
     .get("/:endpoint_id/deliveries", ({ auth, request, query, params }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       const endpoint = requireEndpoint(h.db, params.workspace_id, params.endpoint_id);
       const scope = `webhook-deliveries:${endpoint.id}:${auth.credentialId}:${query.status ?? ""}`;
       const page = parsePageQuery(h, query, scope);
@@ -129,7 +122,6 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       params: EndpointParams, query: ListDeliveriesQuery, response: { 200: listingSchema(WebhookDelivery) },
     })
     .post("/:endpoint_id/deliveries/:delivery_id/redeliver", ({ auth, requestId, params, body, request }) => {
-      requireWorkspace(h.db, auth, params.workspace_id);
       return runIdempotent(h, { accountId: auth.accountId, request, body: body ?? {}, required: false }, () =>
         deliveryResponse(h, redeliverWebhook(h, { auth, requestId }, params.workspace_id, params.endpoint_id, params.delivery_id), 202));
     }, {

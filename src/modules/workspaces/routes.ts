@@ -6,7 +6,7 @@ import { pageResponse, parsePageQuery } from "../../http/pagination.ts";
 import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
 import { runIdempotent } from "../idempotency/service.ts";
 import { listWorkspaces } from "./repo.ts";
-import { createWorkspace, patchWorkspace, presentWorkspace, requireWorkspace } from "./service.ts";
+import { createWorkspace, patchWorkspace, presentWorkspace } from "./service.ts";
 
 const Workspace = t.Object({ id: t.String(), object: t.Literal("workspace"), name: t.String(), time_zone: t.String(), created_at: Timestamp, updated_at: Timestamp }, { title: "Workspace" });
 const Name = t.String({ minLength: 1, maxLength: 200, pattern: "\\S", description: "1 to 200 characters, not only spaces" });
@@ -35,7 +35,7 @@ export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin
       body: t.Object({ name: Name, time_zone: t.Optional(TimeZone) }, { additionalProperties: false }),
       response: { 201: Workspace },
     })
-    .get("/workspaces/:workspace_id", ({ auth, params }) => resourceResponse(presentWorkspace(requireWorkspace(h.db, auth, params.workspace_id))), {
+    .get("/workspaces/:workspace_id", ({ workspace }) => resourceResponse(presentWorkspace(workspace!)), {
       ...operation({ scope: "workspaces:read", summary: "Get a workspace", tag: "Workspaces", errors: [404] }),
       params: t.Object({ workspace_id: t.String() }),
       response: { 200: Workspace },
