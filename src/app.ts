@@ -3,21 +3,21 @@ import { docsUrl, type Herald } from "./herald.ts";
 import { fieldErrorsFromSchemaIssues } from "./http/validation.ts";
 import { readJsonBody } from "./http/body-limit.ts";
 import { heraldPlugin, JSON_PARSER, requestIdOf, setRequestId } from "./http/plugin.ts";
-import { ProblemError, problemResponse } from "./http/problem.ts";
+import { ProblemError, problemResponse } from "./core/problem.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { requestIdFor } from "./http/request-id.ts";
 import type { Scheduler } from "./jobs/scheduler.ts";
-import { accountRoutes } from "./modules/account/routes.ts";
-import { assetRoutes, assetTransferRoutes } from "./modules/assets/routes.ts";
-import { auditRoutes } from "./modules/audit/routes.ts";
-import { invitationRoutes } from "./modules/invitations/routes.ts";
-import { systemRoutes } from "./modules/system/routes.ts";
-import { workspaceRoutes } from "./modules/workspaces/routes.ts";
+import { accountRoutes } from "./http/routes/account.ts";
+import { assetRoutes, assetTransferRoutes } from "./http/routes/assets.ts";
+import { auditRoutes } from "./http/routes/audit.ts";
+import { invitationRoutes } from "./http/routes/invitations.ts";
+import { systemRoutes } from "./http/routes/system.ts";
+import { workspaceRoutes } from "./http/routes/workspaces.ts";
 import { requireWorkspace } from "./modules/workspaces/service.ts";
-import { destinationRoutes, oauthCallbackRoutes } from "./modules/destinations/routes.ts";
-import { postRoutes } from "./modules/posts/routes.ts";
+import { destinationRoutes, oauthCallbackRoutes } from "./http/routes/destinations.ts";
+import { postRoutes } from "./http/routes/posts.ts";
 import type { PublishingEngine } from "./modules/publishing/engine.ts";
-import { webhookRoutes } from "./modules/webhooks/routes.ts";
+import { webhookRoutes } from "./http/routes/webhooks.ts";
 
 /** Maps any error raised while handling a request to the problem it becomes. */
 function toProblem(code: string | number, error: unknown): ProblemError | null {
@@ -40,7 +40,7 @@ function toProblem(code: string | number, error: unknown): ProblemError | null {
 
 /** Builds the whole HTTP application (routes under /v1, /health, docs) around one Herald value. */
 export function buildApp(h: Herald, options: { scheduler?: () => Scheduler | null; engine?: () => PublishingEngine | null } = {}) {
-  const rails = heraldPlugin(h, new RateLimiter(h.config.rateLimitPerMinute), (auth, workspaceId) => requireWorkspace(h.db, auth, workspaceId));
+  const rails = heraldPlugin(h, new RateLimiter(h.config.rateLimitPerMinute), (actor, workspaceId) => requireWorkspace(h.db, actor, workspaceId));
   const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ normalize: false })
     .onRequest(({ request, set }) => {
       const id = requestIdFor(request.headers.get("service-request-id"));

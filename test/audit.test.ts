@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ALL_SCOPES, type Scope } from "../src/http/scopes.ts";
+import { ALL_SCOPES, type Scope } from "../src/core/scopes.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestResponse, type TestServer } from "./helpers/server.ts";
 

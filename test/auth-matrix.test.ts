@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { ALL_SCOPES, type Scope } from "../src/http/scopes.ts";
+import { ALL_SCOPES, type Scope } from "../src/core/scopes.ts";
 import { sha256Hex } from "../src/lib/crypto.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type RequestOptions } from "./helpers/server.ts";

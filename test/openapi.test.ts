@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HERALD_VERSION } from "../src/herald.ts";
-import { problemCatalog } from "../src/http/problem.ts";
-import { ALL_SCOPES } from "../src/http/scopes.ts";
+import { problemCatalog } from "../src/core/problem.ts";
+import { ALL_SCOPES } from "../src/core/scopes.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
 let s: TestServer;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { checkIfMatch } from "../src/http/etag.ts";
-import { ProblemError } from "../src/http/problem.ts";
+import { checkIfMatch } from "../src/core/etag.ts";
+import { ProblemError } from "../src/core/problem.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestResponse, type TestServer } from "./helpers/server.ts";
 

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
 import { inTransaction } from "../db/transaction.ts";
-import { ALL_SCOPES, isScope, type Scope } from "../http/scopes.ts";
+import { ALL_SCOPES, isScope, type Scope } from "../core/scopes.ts";
 import { findAccount } from "../modules/account/repo.ts";
 import { bootstrapAccount } from "../modules/account/bootstrap.ts";
 import { recordAudit } from "../modules/audit/repo.ts";

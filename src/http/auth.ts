@@ -1,22 +1,9 @@
 import { sha256Hex } from "../lib/crypto.ts";
 import type { Herald } from "../herald.ts";
 import { findApiKeyBySecretHash, touchApiKey } from "../modules/keys/repo.ts";
-import { ProblemError } from "./problem.ts";
-import type { RouteScope, Scope } from "./scopes.ts";
-
-/** Who is calling: the credential behind the bearer key. */
-export interface AuthContext {
-  credentialId: string;
-  accountId: string;
-  prefix: string;
-  name: string;
-  environment: "live" | "test";
-  scopes: Scope[];
-  workspaceAccessMode: "all" | "selected";
-  /** Selected workspaces; empty when the mode is `all`. */
-  workspaceIds: string[];
-  expiresAt: number | null;
-}
+import { ProblemError } from "../core/problem.ts";
+import type { RouteScope, Scope } from "../core/scopes.ts";
+import type { Actor } from "../core/actor.ts";
 
 function unauthenticated(detail: string): ProblemError {
   return new ProblemError("public_authentication_required", detail, {
@@ -28,9 +15,14 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
  * Checks the bearer key of a request and the scope the route needs. Missing, unknown, revoked or
- * expired keys are 401 (with a Bearer challenge); a key without the scope is 403.
+ * expired keys are 401 (with a Bearer challenge); a key without the scope is 403. The answer is the
+ * actor the domain verbs receive.
  */
-export function authenticate(h: Herald, authorization: string | null, required: RouteScope): AuthContext {
+export function authenticate(
+  h: Herald,
+  input: { authorization: string | null; required: RouteScope; requestId: string },
+): Actor {
+  const { authorization, required } = input;
   if (!authorization) {
     throw new ProblemError("public_authentication_required", "Send an API key as `Authorization: Bearer <key>`.", {
       headers: { "www-authenticate": 'Bearer realm="herald"' },
@@ -49,6 +41,7 @@ export function authenticate(h: Herald, authorization: string | null, required: 
   // Recording every use would put a write on every request; minute resolution is enough.
   if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) touchApiKey(h.db, row.id, now);
   return {
+    kind: "api_key",
     credentialId: row.id,
     accountId: row.accountId,
     prefix: row.prefix,
@@ -58,17 +51,6 @@ export function authenticate(h: Herald, authorization: string | null, required: 
     workspaceAccessMode: row.workspaceAccessMode,
     workspaceIds: row.workspaceIds,
     expiresAt: row.expiresAt,
+    requestId: input.requestId,
   };
-}
-
-/** Whether the credential may use a workspace of its account (ownership is checked by the caller's query). */
-export function canUseWorkspace(auth: AuthContext, workspaceId: string): boolean {
-  return auth.workspaceAccessMode === "all" || auth.workspaceIds.includes(workspaceId);
-}
-
-/** 403 unless the credential is live: publishing needs one. */
-export function requireLiveCredential(auth: AuthContext): void {
-  if (auth.environment !== "live") {
-    throw new ProblemError("public_live_credential_required", "Publishing and scheduling need a live API key; this one is a test key.");
-  }
 }

@@ -1,4 +1,4 @@
-import { ProblemError } from "./problem.ts";
+import { ProblemError } from "../core/problem.ts";
 
 /** The contract's request body limit: 1 MiB. */
 export const MAX_JSON_BODY_BYTES = 1_048_576;

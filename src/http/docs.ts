@@ -1,5 +1,5 @@
 import { t, type TSchema } from "elysia";
-import type { RouteScope } from "./scopes.ts";
+import type { RouteScope } from "../core/scopes.ts";
 
 /** The problem+json body, as documented in OpenAPI. */
 export const ProblemSchema = t.Object(

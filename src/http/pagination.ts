@@ -1,5 +1,5 @@
 import type { Herald } from "../herald.ts";
-import { invalid } from "./problem.ts";
+import { invalid } from "../core/problem.ts";
 
 /** A page request after validation: `afterId` is the last id of the previous page. */
 export interface PageRequest {

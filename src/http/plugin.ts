@@ -1,14 +1,15 @@
 import { Elysia } from "elysia";
 import type { Herald } from "../herald.ts";
-import { authenticate, type AuthContext } from "./auth.ts";
+import type { Actor } from "../core/actor.ts";
+import { authenticate } from "./auth.ts";
 import { readJsonBody } from "./body-limit.ts";
 import { RateLimiter } from "./rate-limit.ts";
-import type { RouteScope } from "./scopes.ts";
+import type { RouteScope } from "../core/scopes.ts";
 import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 
 // Per-request values set in early hooks and read by later ones (the Request object is the key).
 const requestIds = new WeakMap<Request, string>();
-const auths = new WeakMap<Request, AuthContext>();
+const actors = new WeakMap<Request, Actor>();
 const workspaces = new WeakMap<Request, WorkspaceRow>();
 
 /** The request id assigned to a request in onRequest. */
@@ -30,22 +31,27 @@ export const JSON_PARSER = "heraldJson";
  * parser. The parser is registered again on the root app, where the compiled routes look it up
  * (a deduplicated plugin's parsers do not reach them); here it gives routes its type.
  */
-export function heraldPlugin(h: Herald, limiter: RateLimiter, requireWorkspace: (auth: AuthContext, workspaceId: string) => WorkspaceRow) {
+export function heraldPlugin(
+  h: Herald,
+  limiter: RateLimiter,
+  requireWorkspace: (actor: Actor, workspaceId: string) => WorkspaceRow,
+) {
   return new Elysia({ name: "herald:rails" })
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
     .macro({
       scope: (required: RouteScope) => ({
         transform({ request, params }) {
-          const auth = authenticate(h, request.headers.get("authorization"), required);
-          limiter.hit(auth.credentialId, h.clock.now());
+          const authorization = request.headers.get("authorization");
+          const actor = authenticate(h, { authorization, required, requestId: requestIdOf(request) });
+          limiter.hit(actor.credentialId, h.clock.now());
           // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
           const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
-          if (workspaceId !== undefined) workspaces.set(request, requireWorkspace(auth, workspaceId));
-          auths.set(request, auth);
+          if (workspaceId !== undefined) workspaces.set(request, requireWorkspace(actor, workspaceId));
+          actors.set(request, actor);
         },
         resolve({ request }) {
           // `workspace` is set on routes under /workspaces/{workspace_id}, already checked for this key.
-          return { auth: auths.get(request)!, requestId: requestIdOf(request), workspace: workspaces.get(request) };
+          return { actor: actors.get(request)!, workspace: workspaces.get(request) };
         },
       }),
     });

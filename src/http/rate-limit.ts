@@ -1,4 +1,4 @@
-import { ProblemError } from "./problem.ts";
+import { ProblemError } from "../core/problem.ts";
 
 /**
  * Fixed one-minute windows per credential, kept in memory: a limit protects this process, and a

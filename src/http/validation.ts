@@ -1,4 +1,4 @@
-import type { FieldError } from "./problem.ts";
+import type { FieldError } from "../core/problem.ts";
 
 interface SchemaIssue {
   path: string;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import type { Herald } from "../../src/herald.ts";
-import { ALL_SCOPES, type Scope } from "../../src/http/scopes.ts";
+import { ALL_SCOPES, type Scope } from "../../src/core/scopes.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { createMemoryLogger } from "../../src/lib/logger.ts";
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";

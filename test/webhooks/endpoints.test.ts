@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setWebhookTransport } from "../../src/modules/webhooks/transport.ts";
-import { ALL_SCOPES, type Scope } from "../../src/http/scopes.ts";
+import { ALL_SCOPES, type Scope } from "../../src/core/scopes.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { connectMastodon } from "../posts/helpers.ts";
 import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";

@@ -1,7 +1,7 @@
 import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import { ALL_SCOPES } from "../../http/scopes.ts";
+import { ALL_SCOPES } from "../../core/scopes.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { createApiKey } from "../keys/service.ts";
 import { insertWorkspace } from "../workspaces/repo.ts";

@@ -2,10 +2,10 @@ import { BlobError } from "../../blobs/store.ts";
 import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import type { AuthContext } from "../../http/auth.ts";
-import { invalid, notFound, ProblemError, type FieldError } from "../../http/problem.ts";
+import { auditActorOf, type Actor } from "../../core/actor.ts";
+import { invalid, notFound, ProblemError, type FieldError } from "../../core/problem.ts";
 import { combineCrc64Nvme, createCrc64Nvme, crc64nvmeFromBase64, crc64nvmeToBase64 } from "../../lib/crc64nvme.ts";
-import { recordAudit, type AuditActor } from "../audit/repo.ts";
+import { recordAudit } from "../audit/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
 import { canonicalContentType, contentTypeFitsKind, formatFor, inspectBlob, InspectionError, sameMediaFamily } from "./inspect.ts";
 import { MAX_ASSET_BYTES, partCountFor, partLength, partSizeFor } from "./parts.ts";
@@ -23,15 +23,6 @@ export const DOWNLOAD_TTL_MS = 5 * 60 * 1000;
 /** How long one completion may hold an upload before another request may take over. */
 const COMPLETION_LEASE_MS = 15 * 60 * 1000;
 
-/** Who is acting, for audit records. */
-export interface Actor {
-  auth: AuthContext;
-  requestId: string;
-}
-
-function auditActor(actor: Actor): AuditActor {
-  return { accountId: actor.auth.accountId, credentialId: actor.auth.credentialId, requestId: actor.requestId };
-}
 
 /** An instant rounded down to a whole second (signed URLs carry seconds, responses show the same instant). */
 function wholeSecond(ms: number): number {
@@ -103,7 +94,8 @@ async function partInstructions(h: Herald, upload: AssetUploadRow): Promise<Part
  * Starts a multipart upload: validates the request, starts it in the store, reserves the asset
  * (`pending_upload`) and returns the upload with one URL per part.
  */
-export async function createUpload(h: Herald, actor: Actor, workspace: WorkspaceRow, input: CreateUploadInput) {
+export async function createUpload(args: { h: Herald; actor: Actor; workspace: WorkspaceRow; input: CreateUploadInput }) {
+  const { h, actor, workspace, input } = args;
   const { errors, partSize, contentType } = uploadRequestErrors(input);
   if (errors.length) throw badRequest("The upload request does not describe a file Herald can take.", errors);
   const now = h.clock.now();
@@ -124,7 +116,7 @@ export async function createUpload(h: Herald, actor: Actor, workspace: Workspace
       createdAt: now, deletedAt: null,
     });
     insertUpload(tx, upload);
-    recordAudit(tx, auditActor(actor), { action: "asset.upload_started", workspaceId: workspace.id, targetType: "asset", targetId: assetId }, now);
+    recordAudit(tx, auditActorOf(actor), { action: "asset.upload_started", workspaceId: workspace.id, targetType: "asset", targetId: assetId }, now);
   });
   return presentUpload(upload, await partInstructions(h, upload));
 }
@@ -296,7 +288,14 @@ async function assemble(h: Herald, upload: AssetUploadRow, input: CompleteUpload
  * can fix (a missing part, a wrong ETag or checksum, a store error) leaves the upload as it was, so
  * it can be completed again; an upload whose bytes are not a usable file fails for good.
  */
-export async function completeUpload(h: Herald, actor: Actor, workspaceId: string, uploadId: string, input: CompleteUploadInput): Promise<AssetRow> {
+export async function completeUpload(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  uploadId: string;
+  input: CompleteUploadInput;
+}): Promise<AssetRow> {
+  const { h, actor, workspaceId, uploadId, input } = args;
   const upload = findUpload(h.db, workspaceId, uploadId);
   if (!upload) throw notFound("upload");
   if (upload.status === "completed") {
@@ -346,7 +345,7 @@ export async function completeUpload(h: Herald, actor: Actor, workspaceId: strin
       format: formatFor(inspection.width, inspection.height), checksum: input.checksum_crc64nvme, inspectedAt: finishedAt,
     });
     updateUploadInState(tx, upload.id, ["completing"], { status: "completed", completedAt: finishedAt, leaseUntil: null });
-    recordAudit(tx, auditActor(actor), { action: "asset.uploaded", workspaceId, targetType: "asset", targetId: asset.id }, finishedAt);
+    recordAudit(tx, auditActorOf(actor), { action: "asset.uploaded", workspaceId, targetType: "asset", targetId: asset.id }, finishedAt);
     return findAssetById(tx, asset.id)!;
   });
   if (!ready) {
@@ -390,7 +389,8 @@ export function pageOfAssets(h: Herald, workspaceId: string, afterId: string | n
  * Deletes an asset: refused (409) while a post that is not over yet uses it; otherwise it disappears
  * from the API at once and its bytes are removed (by the cleanup job if the store is unreachable now).
  */
-export async function deleteAsset(h: Herald, actor: Actor, workspaceId: string, id: string): Promise<AssetRow> {
+export async function deleteAsset(args: { h: Herald; actor: Actor; workspaceId: string; id: string }): Promise<AssetRow> {
+  const { h, actor, workspaceId, id } = args;
   const now = h.clock.now();
   const asset = inTransaction(h.db, (tx) => {
     const row = findAsset(tx, workspaceId, id);
@@ -400,7 +400,7 @@ export async function deleteAsset(h: Herald, actor: Actor, workspaceId: string, 
       throw new ProblemError("public_conflict", `The asset is attached to post${users.length === 1 ? "" : "s"} ${users.join(", ")} that ${users.length === 1 ? "is" : "are"} not finished; cancel or publish ${users.length === 1 ? "it" : "them"} first.`);
     }
     updateAsset(tx, id, { deletedAt: now });
-    recordAudit(tx, auditActor(actor), { action: "asset.deleted", workspaceId, targetType: "asset", targetId: id }, now);
+    recordAudit(tx, auditActorOf(actor), { action: "asset.deleted", workspaceId, targetType: "asset", targetId: id }, now);
     return row;
   });
   await removeAssetBytes(h, asset);

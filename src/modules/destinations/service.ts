@@ -3,8 +3,8 @@ import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import type { AuthContext } from "../../http/auth.ts";
-import { invalid, notFound, ProblemError } from "../../http/problem.ts";
+import { auditActorOf, type Actor } from "../../core/actor.ts";
+import { invalid, notFound, ProblemError } from "../../core/problem.ts";
 import { checkPublicOrigin } from "../../lib/network-guard.ts";
 import { createPkcePair } from "../../providers/pkce.ts";
 import { ProviderError, type ConnectedAccount } from "../../providers/types.ts";
@@ -20,12 +20,6 @@ import {
 /** How long a pending OAuth connection waits for the user. */
 export const CONNECTION_TTL_MS = 15 * 60 * 1000;
 const BLUESKY_DEFAULT_ORIGIN = "https://bsky.social";
-
-type Actor = { auth: AuthContext; requestId: string };
-
-function auditActor(actor: Actor): AuditActor {
-  return { accountId: actor.auth.accountId, credentialId: actor.auth.credentialId, requestId: actor.requestId };
-}
 
 async function checkedOrigin(h: Herald, raw: string | undefined, fallback: string | null, pointer: string): Promise<string> {
   const value = raw ?? fallback;
@@ -86,9 +80,15 @@ export interface ConnectionInput {
  * Starts connecting an account. Bluesky (handle + app password) completes at once; Mastodon
  * registers Herald on the instance (once per instance) and returns the URL to authorize at.
  */
-export async function startConnection(h: Herald, actor: Actor, workspaceId: string, input: ConnectionInput): Promise<ConnectionRow> {
+export async function startConnection(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  input: ConnectionInput;
+}): Promise<ConnectionRow> {
+  const { h, actor, workspaceId, input } = args;
   const now = h.clock.now();
-  const base = { id: newId("conn"), workspaceId, provider: input.provider, credentialId: actor.auth.credentialId, requestId: actor.requestId, createdAt: now, error: null };
+  const base = { id: newId("conn"), workspaceId, provider: input.provider, credentialId: actor.credentialId, requestId: actor.requestId, createdAt: now, error: null };
   if (input.provider === "bluesky") {
     if (!input.handle) throw invalid("/handle", "is required for bluesky");
     if (!input.app_password) throw invalid("/app_password", "is required for bluesky (create an app password in Bluesky's settings)");
@@ -101,7 +101,7 @@ export async function startConnection(h: Herald, actor: Actor, workspaceId: stri
     }
     // The destination and its completed connection are written together.
     return inTransaction(h.db, (tx) => {
-      const destination = saveDestination(h, tx, auditActor(actor), workspaceId, "bluesky", origin, account);
+      const destination = saveDestination(h, tx, auditActorOf(actor), workspaceId, "bluesky", origin, account);
       const row: ConnectionRow = { ...base, status: "completed", origin, state: null, secretsSealed: null, authorizationUrl: null, destinationId: destination.id, expiresAt: now };
       insertConnection(tx, row);
       return row;
@@ -193,7 +193,14 @@ export function requireDestination(h: Herald, workspaceId: string, id: string): 
 }
 
 /** Enables/disables a destination or makes it the channel's default. */
-export function patchDestination(h: Herald, actor: Actor, workspaceId: string, id: string, input: { enabled?: boolean; is_default?: boolean }): DestinationRow {
+export function patchDestination(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  id: string;
+  input: { enabled?: boolean; is_default?: boolean };
+}): DestinationRow {
+  const { h, actor, workspaceId, id, input } = args;
   return inTransaction(h.db, (tx) => {
     const row = findDestination(tx, workspaceId, id);
     if (!row) throw notFound("destination");
@@ -201,13 +208,14 @@ export function patchDestination(h: Herald, actor: Actor, workspaceId: string, i
     const changes = { enabled: input.enabled ?? row.enabled, isDefault: input.is_default ?? row.isDefault, updatedAt: now };
     updateDestination(tx, id, changes);
     if (changes.isDefault) clearOtherDefaults(tx, workspaceId, row.channel, id);
-    recordAudit(tx, auditActor(actor), { action: "destination.updated", workspaceId, targetType: "destination", targetId: id }, now);
+    recordAudit(tx, auditActorOf(actor), { action: "destination.updated", workspaceId, targetType: "destination", targetId: id }, now);
     return { ...row, ...changes };
   });
 }
 
 /** Disconnects a destination (its credentials are erased); refused while posts still use it. */
-export function disconnectDestination(h: Herald, actor: Actor, workspaceId: string, id: string): DestinationRow {
+export function disconnectDestination(args: { h: Herald; actor: Actor; workspaceId: string; id: string }): DestinationRow {
+  const { h, actor, workspaceId, id } = args;
   return inTransaction(h.db, (tx) => {
     const row = findDestination(tx, workspaceId, id);
     if (!row) throw notFound("destination");
@@ -216,7 +224,7 @@ export function disconnectDestination(h: Herald, actor: Actor, workspaceId: stri
     const now = h.clock.now();
     const changes = { deletedAt: now, updatedAt: now, enabled: false, isDefault: false, credentialsSealed: h.secrets.encrypt("{}") };
     updateDestination(tx, id, changes);
-    recordAudit(tx, auditActor(actor), { action: "destination.disconnected", workspaceId, targetType: "destination", targetId: id }, now);
+    recordAudit(tx, auditActorOf(actor), { action: "destination.disconnected", workspaceId, targetType: "destination", targetId: id }, now);
     return { ...row, ...changes };
   });
 }

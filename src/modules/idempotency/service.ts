@@ -1,7 +1,7 @@
 import { sha256Hex } from "../../lib/crypto.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import { invalid, ProblemError } from "../../http/problem.ts";
+import { invalid, ProblemError } from "../../core/problem.ts";
 import { completeIdempotencyKey, deleteIdempotencyKey, findIdempotencyKey, insertInFlightKey } from "./repo.ts";
 
 /** How long a key is remembered. */

@@ -1,8 +1,8 @@
 import { iso } from "../../lib/clock.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import type { AuthContext } from "../../http/auth.ts";
-import { ProblemError } from "../../http/problem.ts";
+import { auditActorOf, type Actor } from "../../core/actor.ts";
+import { ProblemError } from "../../core/problem.ts";
 import { findAccount, findUserByEmail } from "../account/repo.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { enqueueMail } from "../mail/outbox.ts";
@@ -28,15 +28,16 @@ export function presentInvitation(row: InvitationWithDelivery, now: number) {
  * Invites an address to the account: the invitation and its e-mail (in the outbox, sent with
  * retries when SMTP is configured) are stored in one transaction with the audit record.
  */
-export function inviteToAccount(h: Herald, auth: AuthContext, requestId: string, email: string): InvitationWithDelivery {
+export function inviteToAccount(args: { h: Herald; actor: Actor; email: string }): InvitationWithDelivery {
+  const { h, actor, email } = args;
   const now = h.clock.now();
   const existing = findUserByEmail(h.db, email);
-  if (existing && existing.accountId === auth.accountId) {
+  if (existing && existing.accountId === actor.accountId) {
     throw new ProblemError("public_conflict", "This address already belongs to a member of the account.", { errors: [{ pointer: "/email", code: "custom", detail: "is already a member" }] });
   }
   const id = inTransaction(h.db, (tx) => {
-    const account = findAccount(tx, auth.accountId)!;
-    const invitationId = insertInvitation(tx, { accountId: auth.accountId, email, createdAt: now, expiresAt: now + INVITATION_TTL_MS, deliveryRequestedAt: now });
+    const account = findAccount(tx, actor.accountId)!;
+    const invitationId = insertInvitation(tx, { accountId: actor.accountId, email, createdAt: now, expiresAt: now + INVITATION_TTL_MS, deliveryRequestedAt: now });
     enqueueMail(tx, {
       to: email,
       subject: `You are invited to ${account.name} on Herald`,
@@ -51,7 +52,7 @@ export function inviteToAccount(h: Herald, auth: AuthContext, requestId: string,
       ].join("\n"),
       invitationId,
     }, now);
-    recordAudit(tx, { accountId: auth.accountId, credentialId: auth.credentialId, requestId }, { action: "invitation.created", targetType: "account_invitation", targetId: String(invitationId) }, now);
+    recordAudit(tx, auditActorOf(actor), { action: "invitation.created", targetType: "account_invitation", targetId: String(invitationId) }, now);
     return invitationId;
   });
   if (!h.mail) h.logger.warn("invitation stored but not e-mailed: HERALD_SMTP_URL is not set; it will be sent once SMTP is configured", { invitation_id: String(id) });

@@ -1,7 +1,7 @@
 import { randomBase62, sha256Hex } from "../../lib/crypto.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
-import type { Scope } from "../../http/scopes.ts";
+import type { Scope } from "../../core/scopes.ts";
 import { findAccountWorkspaceIds, insertApiKey } from "./repo.ts";
 
 /** Length of the visible key prefix, e.g. `hk_live_Ab3d`. */

@@ -2,9 +2,9 @@ import { DateTime } from "luxon";
 import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import type { AuthContext } from "../../http/auth.ts";
-import { checkIfMatch } from "../../http/etag.ts";
-import { invalid, notFound, ProblemError, type FieldError } from "../../http/problem.ts";
+import { auditActorOf, requireLive, type Actor } from "../../core/actor.ts";
+import { checkIfMatch } from "../../core/etag.ts";
+import { invalid, notFound, ProblemError, type FieldError } from "../../core/problem.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { findDestination } from "../destinations/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
@@ -16,14 +16,8 @@ import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostC
 import { availableActions, LIVE_STATES, type PostAction, type PostState } from "./states.ts";
 import { releaseXUsage, reserveXUsage, usageMonth } from "./x-usage.ts";
 
-/** Who acts, for audit records. */
-export interface Actor {
-  auth: AuthContext;
-  requestId: string;
-}
-
 function audit(db: Db, actor: Actor, action: string, post: PostRow, now: number): void {
-  recordAudit(db, { accountId: actor.auth.accountId, credentialId: actor.auth.credentialId, requestId: actor.requestId }, { action, workspaceId: post.workspaceId, targetType: "post", targetId: post.id }, now);
+  recordAudit(db, auditActorOf(actor), { action, workspaceId: post.workspaceId, targetType: "post", targetId: post.id }, now);
 }
 
 /** The post of the workspace, or 404. */
@@ -50,7 +44,15 @@ function reload(db: Db, post: PostRow): PostRow {
 }
 
 /** Edits a draft's body or attached assets; If-Match is required. */
-export function patchDraft(h: Herald, actor: Actor, workspaceId: string, id: string, input: { body?: string[]; asset_items?: { asset_id: string; item_index: number }[] }, ifMatch: string | null): PostRow {
+export function patchDraft(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  id: string;
+  input: { body?: string[]; asset_items?: { asset_id: string; item_index: number }[] };
+  ifMatch: string | null;
+}): PostRow {
+  const { h, actor, workspaceId, id, input, ifMatch } = args;
   return inTransaction(h.db, (tx) => {
     const post = requirePost(tx, workspaceId, id);
     checkIfMatch(ifMatch, postEtag(post), true);
@@ -71,7 +73,14 @@ export function patchDraft(h: Herald, actor: Actor, workspaceId: string, id: str
 }
 
 /** Deletes a draft (If-Match required); a submitted post is refused with 409. */
-export function deleteDraft(h: Herald, actor: Actor, workspaceId: string, id: string, ifMatch: string | null): PostRow {
+export function deleteDraft(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  id: string;
+  ifMatch: string | null;
+}): PostRow {
+  const { h, actor, workspaceId, id, ifMatch } = args;
   return inTransaction(h.db, (tx) => {
     const post = requirePost(tx, workspaceId, id);
     checkIfMatch(ifMatch, postEtag(post), true);
@@ -83,8 +92,15 @@ export function deleteDraft(h: Herald, actor: Actor, workspaceId: string, id: st
 }
 
 /** Cancels a post that has not gone out; its queue slot and X reservation are released. */
-export function cancelPost(h: Herald, actor: Actor, workspaceId: string, id: string, confirmed: boolean | undefined): PostRow {
-  requireConfirmed(confirmed);
+export function cancelPost(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  id: string;
+  input: { confirmed?: boolean };
+}): PostRow {
+  const { h, actor, workspaceId, id } = args;
+  requireConfirmed(args.input.confirmed);
   return inTransaction(h.db, (tx) => {
     const post = requirePost(tx, workspaceId, id);
     requireAction(post, "cancel");
@@ -101,9 +117,16 @@ export function cancelPost(h: Herald, actor: Actor, workspaceId: string, id: str
  * Sends a failed, missed or needs-attention post again now. When the last outcome is unknown
  * (`retry_safety: unsafe`) the caller must acknowledge that a duplicate may appear.
  */
-export function retryPost(h: Herald, actor: Actor, workspaceId: string, id: string, input: { confirmed?: boolean; acknowledge_duplicate_risk?: boolean }): PostRow {
+export function retryPost(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  id: string;
+  input: { confirmed?: boolean; acknowledge_duplicate_risk?: boolean };
+}): PostRow {
+  const { h, actor, workspaceId, id, input } = args;
   requireConfirmed(input.confirmed);
-  if (actor.auth.environment !== "live") throw new ProblemError("public_live_credential_required", "Publishing needs a live API key.");
+  requireLive(actor, "Publishing needs a live API key.");
   return inTransaction(h.db, (tx) => {
     const post = requirePost(tx, workspaceId, id);
     requireAction(post, "retry");
@@ -141,9 +164,16 @@ function contentOf(post: PostRow): PostContent {
 }
 
 /** Moves a post to an exact new time (leaving its queue slot). */
-export function reschedulePost(h: Herald, actor: Actor, workspaceId: string, id: string, input: { confirmed?: boolean; scheduled_at: string; time_zone?: string; acknowledge_duplicate_risk?: boolean }): PostRow {
+export function reschedulePost(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  id: string;
+  input: { confirmed?: boolean; scheduled_at: string; time_zone?: string; acknowledge_duplicate_risk?: boolean };
+}): PostRow {
+  const { h, actor, workspaceId, id, input } = args;
   requireConfirmed(input.confirmed);
-  if (actor.auth.environment !== "live") throw new ProblemError("public_live_credential_required", "Scheduling needs a live API key.");
+  requireLive(actor, "Scheduling needs a live API key.");
   const when = parseWhen(input.scheduled_at);
   if (!when || when.mode !== "exact") throw invalid("/scheduled_at", "must be an ISO 8601 time with a UTC offset");
   const zoneErrors = timeZoneErrors(input.time_zone, "/time_zone");
@@ -171,13 +201,19 @@ export function reschedulePost(h: Herald, actor: Actor, workspaceId: string, id:
 }
 
 /** Publish drafts: each `{id, version, destination_id}` is checked, then all are submitted together. */
-export function publishDrafts(h: Herald, actor: Actor, workspace: WorkspaceRow, input: { confirmed?: boolean; when: string; time_zone?: string; posts: { id: string; version: number; destination_id: string }[] }): { rows: PostRow[]; immediate: boolean } {
+export function publishDrafts(args: {
+  h: Herald;
+  actor: Actor;
+  workspace: WorkspaceRow;
+  input: { confirmed?: boolean; when: string; time_zone?: string; posts: { id: string; version: number; destination_id: string }[] };
+}): { rows: PostRow[]; immediate: boolean } {
+  const { h, actor, workspace, input } = args;
   const now = h.clock.now();
   const findings = new Findings();
   const when = parseWhen(input.when);
   if (!when || when.mode === "draft") findings.add("public_invalid_request", [{ pointer: "/when", code: "custom", detail: 'must be "now", "queue" or an ISO 8601 time with a UTC offset' }]);
   if (input.confirmed !== true) findings.add("public_invalid_request", [{ pointer: "/confirmed", code: "custom", detail: "must be true to publish or schedule" }]);
-  if (actor.auth.environment !== "live") findings.add("public_live_credential_required", [{ pointer: "", code: "custom", detail: "publishing needs a live API key" }]);
+  if (actor.environment !== "live") findings.add("public_live_credential_required", [{ pointer: "", code: "custom", detail: "publishing needs a live API key" }]);
   if (when?.mode === "queue" && input.time_zone !== undefined) findings.add("public_invalid_request", [{ pointer: "/time_zone", code: "custom", detail: "must be omitted with when: queue" }]);
   findings.add("public_invalid_request", timeZoneErrors(input.time_zone, "/time_zone"));
   if (new Set(input.posts.map((p) => p.id)).size !== input.posts.length) findings.add("public_invalid_request", [{ pointer: "/posts", code: "custom", detail: "names a post twice" }]);
@@ -238,7 +274,13 @@ export function publishDrafts(h: Herald, actor: Actor, workspace: WorkspaceRow, 
  * Moves queued posts to the earliest free window on `local_date` (workspace time zone). Each post's
  * `expected_scheduled_at` must still be its time (an optimistic check), else 409.
  */
-export function movePostsInQueue(h: Herald, actor: Actor, workspace: WorkspaceRow, input: { confirmed?: boolean; local_date: string; posts: { id: string; expected_scheduled_at: string }[] }): PostRow[] {
+export function movePostsInQueue(args: {
+  h: Herald;
+  actor: Actor;
+  workspace: WorkspaceRow;
+  input: { confirmed?: boolean; local_date: string; posts: { id: string; expected_scheduled_at: string }[] };
+}): PostRow[] {
+  const { h, actor, workspace, input } = args;
   requireConfirmed(input.confirmed);
   // Strict: a calendar date that exists (Date.parse would take 2026-02-30 as March 2nd).
   if (!/^\d{4}-\d{2}-\d{2}$/.test(input.local_date) || !DateTime.fromISO(input.local_date, { zone: "UTC" }).isValid) throw invalid("/local_date", "must be a date YYYY-MM-DD");

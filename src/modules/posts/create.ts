@@ -2,8 +2,8 @@ import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import type { AuthContext } from "../../http/auth.ts";
-import { ProblemError, type FieldError, type ProblemCode } from "../../http/problem.ts";
+import { auditActorOf, type Actor } from "../../core/actor.ts";
+import { ProblemError, type FieldError, type ProblemCode } from "../../core/problem.ts";
 import { CHANNELS } from "../../providers/types.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { findDestination, type DestinationRow } from "../destinations/repo.ts";
@@ -89,14 +89,21 @@ function resolveAssets(db: Db, workspaceId: string, items: PostContent["assetIte
  * Checks a Create Post request against every rule of the contract and plans its rows. Nothing is
  * written; `findings` says what refuses it.
  */
-export function planCreatePosts(h: Herald, auth: AuthContext, workspace: WorkspaceRow, input: CreatePostsInput, now: number): CreatePlan {
+export function planCreatePosts(args: {
+  h: Herald;
+  actor: Actor;
+  workspace: WorkspaceRow;
+  input: CreatePostsInput;
+  now: number;
+}): CreatePlan {
+  const { h, actor, workspace, input, now } = args;
   const findings = new Findings();
   const when = parseWhen(input.when);
   if (!when) findings.add("public_invalid_request", [{ pointer: "/when", code: "custom", detail: 'must be "now", "draft", "queue" or an ISO 8601 time with a UTC offset (e.g. 2026-05-01T09:00:00+02:00)' }]);
   const draft = when?.mode === "draft";
   if (when && !draft) {
     if (input.confirmed !== true) findings.add("public_invalid_request", [{ pointer: "/confirmed", code: "custom", detail: "must be true to publish or schedule" }]);
-    if (auth.environment !== "live") findings.add("public_live_credential_required", [{ pointer: "", code: "custom", detail: "publishing and scheduling need a live API key" }]);
+    if (actor.environment !== "live") findings.add("public_live_credential_required", [{ pointer: "", code: "custom", detail: "publishing and scheduling need a live API key" }]);
   }
   if (when?.mode === "queue" && input.time_zone !== undefined) findings.add("public_invalid_request", [{ pointer: "/time_zone", code: "custom", detail: "must be omitted with when: queue (the workspace time zone is used)" }]);
   findings.add("public_invalid_request", timeZoneErrors(input.time_zone, "/time_zone"));
@@ -215,9 +222,15 @@ export function xReservations(rows: PostRow[]): Map<string, number> {
  * Create Post: checks everything, then stores all posts, their X usage reservation and the audit
  * record in one transaction. Refusals are problems (400, 403, 409, 422, 402), in that order.
  */
-export function createPosts(h: Herald, auth: AuthContext, requestId: string, workspace: WorkspaceRow, input: CreatePostsInput): { rows: PostRow[]; immediate: boolean } {
+export function createPosts(args: {
+  h: Herald;
+  actor: Actor;
+  workspace: WorkspaceRow;
+  input: CreatePostsInput;
+}): { rows: PostRow[]; immediate: boolean } {
+  const { h, actor, workspace, input } = args;
   const now = h.clock.now();
-  const plan = planCreatePosts(h, auth, workspace, input, now);
+  const plan = planCreatePosts({ h, actor, workspace, input, now });
   plan.findings.throwFirst({ public_live_credential_required: "Publishing and scheduling need a live API key; this one is a test key." });
   inTransaction(h.db, (tx) => {
     for (const [month, count] of xReservations(plan.rows)) {
@@ -225,15 +238,15 @@ export function createPosts(h: Herald, auth: AuthContext, requestId: string, wor
       reserveXUsage(tx, workspace.id, month, count, pointers);
     }
     for (const row of plan.rows) insertPost(tx, row);
-    const actor = { accountId: auth.accountId, credentialId: auth.credentialId, requestId };
-    for (const row of plan.rows) recordAudit(tx, actor, { action: row.state === "draft" ? "post.drafted" : "post.submitted", workspaceId: workspace.id, targetType: "post", targetId: row.id }, now);
+    for (const row of plan.rows) recordAudit(tx, auditActorOf(actor), { action: row.state === "draft" ? "post.drafted" : "post.submitted", workspaceId: workspace.id, targetType: "post", targetId: row.id }, now);
   });
   return { rows: plan.rows, immediate: plan.immediate };
 }
 
 /** The dry run: every finding of Create Post as `{pointer, code, detail, channel}`, nothing stored. */
-export function validatePosts(h: Herald, auth: AuthContext, workspace: WorkspaceRow, input: CreatePostsInput) {
-  const plan = planCreatePosts(h, auth, workspace, input, h.clock.now());
+export function validatePosts(args: { h: Herald; actor: Actor; workspace: WorkspaceRow; input: CreatePostsInput }) {
+  const { h, workspace } = args;
+  const plan = planCreatePosts({ ...args, now: h.clock.now() });
   const errors: { pointer: string; code: string; detail: string; channel: string | null }[] = [];
   for (const [code, list] of plan.findings.byCode) {
     for (const e of list) {

@@ -3,7 +3,8 @@ import { DateTime } from "luxon";
 import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import { recordAudit, type AuditActor } from "../audit/repo.ts";
+import { auditActorOf, type Actor } from "../../core/actor.ts";
+import { recordAudit } from "../audit/repo.ts";
 import type { Db } from "../../db/open.ts";
 import { queueWindows } from "../../db/schema.ts";
 
@@ -85,10 +86,16 @@ export function localDateOf(ms: number, timeZone: string): string {
 }
 
 /** PUT /queue: replaces the windows with an audit record, in one transaction. */
-export function putQueueWindows(h: Herald, actor: AuditActor, workspaceId: string, windows: { weekday: number; local_time: string }[]): QueueWindowRow[] {
+export function putQueueWindows(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  windows: { weekday: number; local_time: string }[];
+}): QueueWindowRow[] {
+  const { h, actor, workspaceId, windows } = args;
   return inTransaction(h.db, (tx) => {
     const result = replaceQueueWindows(tx, workspaceId, windows);
-    recordAudit(tx, actor, { action: "queue.updated", workspaceId, targetType: "queue", targetId: workspaceId }, h.clock.now());
+    recordAudit(tx, auditActorOf(actor), { action: "queue.updated", workspaceId, targetType: "queue", targetId: workspaceId }, h.clock.now());
     return result;
   });
 }

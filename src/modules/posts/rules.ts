@@ -1,6 +1,6 @@
 import { DateTime } from "luxon";
 import type { Herald } from "../../herald.ts";
-import type { FieldError } from "../../http/problem.ts";
+import type { FieldError } from "../../core/problem.ts";
 import { isIanaTimeZone } from "../../lib/time-zone.ts";
 import type { ChannelLimits } from "../../providers/types.ts";
 import { destinationStatus } from "../destinations/present.ts";

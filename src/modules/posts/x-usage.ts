@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
 import { xUsage } from "../../db/schema.ts";
-import { ProblemError, type FieldError } from "../../http/problem.ts";
+import { ProblemError, type FieldError } from "../../core/problem.ts";
 
 /** X posts a workspace may publish per calendar month (the contract's `x_usage.limit`). */
 export const X_MONTHLY_LIMIT = 50;

@@ -2,10 +2,10 @@ import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import type { AuthContext } from "../../http/auth.ts";
-import { checkIfMatch, etagOf } from "../../http/etag.ts";
-import { invalid, notFound, ProblemError } from "../../http/problem.ts";
-import { recordAudit, type AuditActor } from "../audit/repo.ts";
+import { auditActorOf, type Actor } from "../../core/actor.ts";
+import { checkIfMatch, etagOf } from "../../core/etag.ts";
+import { invalid, notFound, ProblemError } from "../../core/problem.ts";
+import { recordAudit } from "../audit/repo.ts";
 import { findDestination } from "../destinations/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
 import { presentEndpoint, TEST_EVENT_TYPE, type WebhookEventType } from "./present.ts";
@@ -13,12 +13,6 @@ import { deleteEndpoint, failPendingDeliveries, findDelivery, findEndpoint, inse
 import { generateSigningSecret, lastFour } from "./signing.ts";
 import { webhookTransport } from "./transport.ts";
 import { requireWebhookUrl } from "./url-rules.ts";
-
-/** Who is writing: the credential and the request, for scope checks and the audit log. */
-export interface WebhookActor {
-  auth: AuthContext;
-  requestId: string;
-}
 
 /** The fields of Create Webhook Endpoint. */
 export interface CreateEndpointInput {
@@ -40,17 +34,13 @@ export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 24 * 60 * 60;
 /** Why pending deliveries end when an endpoint is switched off by its owner. */
 const DISABLED_BY_OWNER = "endpoint disabled";
 
-function auditActor(actor: WebhookActor): AuditActor {
-  return { accountId: actor.auth.accountId, credentialId: actor.auth.credentialId, requestId: actor.requestId };
-}
-
-function audit(db: Db, actor: WebhookActor, action: string, workspaceId: string, endpointId: string, now: number): void {
-  recordAudit(db, auditActor(actor), { action, workspaceId, targetType: "webhook_endpoint", targetId: endpointId }, now);
+function audit(db: Db, actor: Actor, action: string, workspaceId: string, endpointId: string, now: number): void {
+  recordAudit(db, auditActorOf(actor), { action, workspaceId, targetType: "webhook_endpoint", targetId: endpointId }, now);
 }
 
 /** 403 unless the credential may read post content: `content_mode: full` ships it to the endpoint. */
-function requireContentScope(auth: AuthContext): void {
-  if (!auth.scopes.includes("posts:read")) {
+function requireContentScope(actor: Actor): void {
+  if (!actor.scopes.includes("posts:read")) {
     throw new ProblemError("public_scope_missing", "content_mode `full` sends post content to the endpoint, so it also needs the `posts:read` scope, which the API key does not have.");
   }
 }
@@ -102,9 +92,15 @@ export function endpointEtag(row: EndpointRow, now: number): string {
  * Registers an endpoint. Returns the row and its signing secret, which is stored only sealed and
  * is shown this once.
  */
-export async function createWebhookEndpoint(h: Herald, actor: WebhookActor, workspace: WorkspaceRow, input: CreateEndpointInput): Promise<{ row: EndpointRow; secret: string }> {
+export async function createWebhookEndpoint(args: {
+  h: Herald;
+  actor: Actor;
+  workspace: WorkspaceRow;
+  input: CreateEndpointInput;
+}): Promise<{ row: EndpointRow; secret: string }> {
+  const { h, actor, workspace, input } = args;
   const contentMode = input.content_mode ?? "metadata";
-  if (contentMode === "full") requireContentScope(actor.auth);
+  if (contentMode === "full") requireContentScope(actor);
   requireDistinct(input.event_types, "/event_types");
   const mode = input.destination_filter_mode ?? "all";
   const destinationIds = resolveFilter(h.db, workspace.id, mode, input.destination_ids, input.destination_ids !== undefined);
@@ -143,14 +139,22 @@ export async function createWebhookEndpoint(h: Herald, actor: WebhookActor, work
  * lost updates. Switching an endpoint off ends its pending deliveries (failed; switching it on
  * again does not resend them, redelivery does).
  */
-export async function patchWebhookEndpoint(h: Herald, actor: WebhookActor, workspaceId: string, endpointId: string, input: PatchEndpointInput, ifMatch: string | null): Promise<EndpointRow> {
+export async function patchWebhookEndpoint(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  endpointId: string;
+  input: PatchEndpointInput;
+  ifMatch: string | null;
+}): Promise<EndpointRow> {
+  const { h, actor, workspaceId, endpointId, input, ifMatch } = args;
   const before = requireEndpoint(h.db, workspaceId, endpointId);
   checkIfMatch(ifMatch, endpointEtag(before, h.clock.now()), false);
   if (input.event_types) requireDistinct(input.event_types, "/event_types");
   const contentMode = input.content_mode ?? before.contentMode;
   const routing = input.url !== undefined || input.content_mode !== undefined || input.event_types !== undefined || input.destination_filter_mode !== undefined || input.destination_ids !== undefined;
   // Where and what full content flows may only be changed by a credential that can read it.
-  if (contentMode === "full" && routing) requireContentScope(actor.auth);
+  if (contentMode === "full" && routing) requireContentScope(actor);
   const url = input.url === undefined ? undefined : (await requireWebhookUrl(input.url, urlOptions(h))).toString();
 
   return inTransaction(h.db, (tx) => {
@@ -190,7 +194,14 @@ export async function patchWebhookEndpoint(h: Herald, actor: WebhookActor, works
 }
 
 /** Deletes an endpoint with its delivery log; pending deliveries are never sent. */
-export function deleteWebhookEndpoint(h: Herald, actor: WebhookActor, workspaceId: string, endpointId: string, ifMatch: string | null): EndpointRow {
+export function deleteWebhookEndpoint(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  endpointId: string;
+  ifMatch: string | null;
+}): EndpointRow {
+  const { h, actor, workspaceId, endpointId, ifMatch } = args;
   return inTransaction(h.db, (tx) => {
     const current = requireEndpoint(tx, workspaceId, endpointId);
     const now = h.clock.now();
@@ -206,7 +217,14 @@ export function deleteWebhookEndpoint(h: Herald, actor: WebhookActor, workspaceI
  * `previous_secret_expires_at`, `ttlSeconds` from now (0 ends it at once); a secret rotated out
  * earlier is dropped. Returns the new secret, shown this once.
  */
-export function rotateWebhookSecret(h: Herald, actor: WebhookActor, workspaceId: string, endpointId: string, ttlSeconds: number): { row: EndpointRow; secret: string } {
+export function rotateWebhookSecret(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  endpointId: string;
+  ttlSeconds: number;
+}): { row: EndpointRow; secret: string } {
+  const { h, actor, workspaceId, endpointId, ttlSeconds } = args;
   const secret = generateSigningSecret();
   return inTransaction(h.db, (tx) => {
     const current = requireEndpoint(tx, workspaceId, endpointId);
@@ -268,7 +286,8 @@ export function newDelivery(row: EndpointRow, event: { id: string; type: string;
  * Queues a `webhook.test` event for one endpoint, whatever its event types; `data.object` is
  * `{id, object: "webhook_endpoint"}`. The sender delivers it like any other (signed, retried).
  */
-export function sendTestEvent(h: Herald, actor: WebhookActor, workspaceId: string, endpointId: string): DeliveryRow {
+export function sendTestEvent(args: { h: Herald; actor: Actor; workspaceId: string; endpointId: string }): DeliveryRow {
+  const { h, actor, workspaceId, endpointId } = args;
   return inTransaction(h.db, (tx) => {
     const row = requireEndpoint(tx, workspaceId, endpointId);
     requireEnabled(row, "sending a test event");
@@ -284,7 +303,14 @@ export function sendTestEvent(h: Herald, actor: WebhookActor, workspaceId: strin
  * Sends an earlier delivery's event again as a new delivery (same event id, so receivers can
  * deduplicate; a new delivery id), due now, whatever became of the original.
  */
-export function redeliverWebhook(h: Herald, actor: WebhookActor, workspaceId: string, endpointId: string, deliveryId: string): DeliveryRow {
+export function redeliverWebhook(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  endpointId: string;
+  deliveryId: string;
+}): DeliveryRow {
+  const { h, actor, workspaceId, endpointId, deliveryId } = args;
   return inTransaction(h.db, (tx) => {
     const row = requireEndpoint(tx, workspaceId, endpointId);
     const original = findDelivery(tx, row.id, deliveryId);
@@ -293,7 +319,7 @@ export function redeliverWebhook(h: Herald, actor: WebhookActor, workspaceId: st
     const now = h.clock.now();
     const delivery = newDelivery(row, { id: original.eventId, type: original.eventType, createdAt: original.eventCreatedAt, payload: original.payload }, now, original.id);
     insertDelivery(tx, delivery);
-    recordAudit(tx, auditActor(actor), { action: "webhook_delivery.redelivered", workspaceId, targetType: "webhook_delivery", targetId: delivery.id }, now);
+    recordAudit(tx, auditActorOf(actor), { action: "webhook_delivery.redelivered", workspaceId, targetType: "webhook_delivery", targetId: delivery.id }, now);
     return delivery;
   });
 }

@@ -1,6 +1,6 @@
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
-import { ProblemError } from "../../http/problem.ts";
+import { ProblemError } from "../../core/problem.ts";
 import { checkPublicOrigin, type Resolver } from "../../lib/network-guard.ts";
 
 /** The contract's longest webhook URL. */

@@ -4,9 +4,9 @@ import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import { canUseWorkspace, type AuthContext } from "../../http/auth.ts";
-import { checkIfMatch, etagOf } from "../../http/etag.ts";
-import { invalid, notFound } from "../../http/problem.ts";
+import { auditActorOf, canUseWorkspace, type Actor } from "../../core/actor.ts";
+import { checkIfMatch, etagOf } from "../../core/etag.ts";
+import { invalid, notFound } from "../../core/problem.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { findWorkspace, grantKeyWorkspace, insertWorkspace, updateWorkspace, type WorkspaceRow } from "./repo.ts";
 
@@ -19,8 +19,8 @@ export function presentWorkspace(row: WorkspaceRow) {
  * The workspace a credential asks for, or 404 when it does not exist, belongs to another account
  * or is outside the key's selection (the three are indistinguishable on purpose).
  */
-export function requireWorkspace(db: Db, auth: AuthContext, workspaceId: string): WorkspaceRow {
-  const row = canUseWorkspace(auth, workspaceId) ? findWorkspace(db, auth.accountId, workspaceId) : undefined;
+export function requireWorkspace(db: Db, actor: Actor, workspaceId: string): WorkspaceRow {
+  const row = canUseWorkspace(actor, workspaceId) ? findWorkspace(db, actor.accountId, workspaceId) : undefined;
   if (!row) throw notFound("workspace");
   return row;
 }
@@ -32,36 +32,37 @@ function canonicalTimeZone(zone: string): string {
 }
 
 /** Creates a workspace (time zone UTC unless given); a selected-access key gains access to it. */
-export function createWorkspace(h: Herald, auth: AuthContext, requestId: string, input: { name: string; time_zone?: string }): WorkspaceRow {
+export function createWorkspace(args: { h: Herald; actor: Actor; input: { name: string; time_zone?: string } }): WorkspaceRow {
+  const { h, actor, input } = args;
   const timeZone = input.time_zone === undefined ? "UTC" : canonicalTimeZone(input.time_zone);
   const now = h.clock.now();
-  const row: WorkspaceRow = { id: newId("ws"), accountId: auth.accountId, name: input.name, timeZone, createdAt: now, updatedAt: now };
+  const row: WorkspaceRow = { id: newId("ws"), accountId: actor.accountId, name: input.name, timeZone, createdAt: now, updatedAt: now };
   inTransaction(h.db, (tx) => {
     insertWorkspace(tx, row);
-    if (auth.workspaceAccessMode === "selected") grantKeyWorkspace(tx, auth.credentialId, row.id);
-    recordAudit(tx, { accountId: auth.accountId, credentialId: auth.credentialId, requestId }, { action: "workspace.created", workspaceId: row.id, targetType: "workspace", targetId: row.id }, now);
+    if (actor.workspaceAccessMode === "selected") grantKeyWorkspace(tx, actor.credentialId, row.id);
+    recordAudit(tx, auditActorOf(actor), { action: "workspace.created", workspaceId: row.id, targetType: "workspace", targetId: row.id }, now);
   });
   return row;
 }
 
 /** Renames a workspace or changes its time zone; `ifMatch` (optional) guards against lost updates. */
-export function patchWorkspace(
-  h: Herald,
-  auth: AuthContext,
-  requestId: string,
-  workspaceId: string,
-  input: { name?: string; time_zone?: string },
-  ifMatch: string | null,
-): WorkspaceRow {
+export function patchWorkspace(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  input: { name?: string; time_zone?: string };
+  ifMatch: string | null;
+}): WorkspaceRow {
+  const { h, actor, workspaceId, input, ifMatch } = args;
   const timeZone = input.time_zone === undefined ? undefined : canonicalTimeZone(input.time_zone);
   return inTransaction(h.db, (tx) => {
-    const current = requireWorkspace(tx, auth, workspaceId);
+    const current = requireWorkspace(tx, actor, workspaceId);
     checkIfMatch(ifMatch, etagOf(presentWorkspace(current)), false);
     const changes = { name: input.name ?? current.name, timeZone: timeZone ?? current.timeZone };
     if (changes.name === current.name && changes.timeZone === current.timeZone) return current;
     const now = h.clock.now();
     updateWorkspace(tx, workspaceId, { ...changes, updatedAt: now });
-    recordAudit(tx, { accountId: auth.accountId, credentialId: auth.credentialId, requestId }, { action: "workspace.updated", workspaceId, targetType: "workspace", targetId: workspaceId }, now);
+    recordAudit(tx, auditActorOf(actor), { action: "workspace.updated", workspaceId, targetType: "workspace", targetId: workspaceId }, now);
     return { ...current, ...changes, updatedAt: now };
   });
 }

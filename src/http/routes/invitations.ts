@@ -1,10 +1,10 @@
 import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
-import { operation, Timestamp } from "../../http/docs.ts";
-import { resourceResponse } from "../../http/etag.ts";
-import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
-import { runIdempotent } from "../idempotency/service.ts";
-import { inviteToAccount, presentInvitation } from "./service.ts";
+import { operation, Timestamp } from "../docs.ts";
+import { resourceResponse } from "../etag.ts";
+import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
+import { runIdempotent } from "../../modules/idempotency/service.ts";
+import { inviteToAccount, presentInvitation } from "../../modules/invitations/service.ts";
 
 const Invitation = t.Object({
   id: t.String({ pattern: "^[0-9]+$" }),
@@ -20,9 +20,9 @@ const Invitation = t.Object({
 export function invitationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia()
     .use(rails)
-    .post("/account/invitations", ({ auth, requestId, request, body }) =>
-      runIdempotent(h, { accountId: auth.accountId, request, body, required: true }, () =>
-        resourceResponse(presentInvitation(inviteToAccount(h, auth, requestId, body.email), h.clock.now()), 201)), {
+    .post("/account/invitations", ({ actor, request, body }) =>
+      runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, () =>
+        resourceResponse(presentInvitation(inviteToAccount({ h, actor, email: body.email }), h.clock.now()), 201)), {
       ...operation({ scope: "team:write", summary: "Invite someone to the account (sends an e-mail)", tag: "Account", idempotency: "required" }),
       parse: JSON_PARSER,
       body: t.Object({ email: t.String({ format: "email", maxLength: 254 }) }, { additionalProperties: false }),

@@ -1,14 +1,14 @@
 import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
 import { sha256Hex } from "../../lib/crypto.ts";
-import { listingSchema, operation, Timestamp } from "../../http/docs.ts";
-import { resourceResponse } from "../../http/etag.ts";
-import { wholeListing } from "../../http/pagination.ts";
-import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
-import { runIdempotent } from "../idempotency/service.ts";
-import { presentConnection, presentDestination } from "./present.ts";
-import { listDestinations } from "./repo.ts";
-import { completeOAuthCallback, disconnectDestination, patchDestination, requireConnection, requireDestination, startConnection } from "./service.ts";
+import { listingSchema, operation, Timestamp } from "../docs.ts";
+import { resourceResponse } from "../etag.ts";
+import { wholeListing } from "../pagination.ts";
+import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
+import { runIdempotent } from "../../modules/idempotency/service.ts";
+import { presentConnection, presentDestination } from "../../modules/destinations/present.ts";
+import { listDestinations } from "../../modules/destinations/repo.ts";
+import { completeOAuthCallback, disconnectDestination, patchDestination, requireConnection, requireDestination, startConnection } from "../../modules/destinations/service.ts";
 
 const Destination = t.Object({
   id: t.String(), object: t.Literal("destination"), channel: t.String(), display_name: t.String(),
@@ -44,21 +44,23 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
     .get("/destinations/:destination_id", ({ params }) => {
       return resourceResponse(presentDestination(requireDestination(h, params.workspace_id, params.destination_id)));
     }, { ...operation({ scope: "destinations:read", summary: "Get a destination", tag, errors: [404] }), params: DestinationParams, response: { 200: Destination } })
-    .patch("/destinations/:destination_id", ({ auth, requestId, params, body }) => {
-      return resourceResponse(presentDestination(patchDestination(h, { auth, requestId }, params.workspace_id, params.destination_id, body)));
+    .patch("/destinations/:destination_id", ({ actor, params, body }) => {
+      return resourceResponse(presentDestination(patchDestination({
+        h, actor, workspaceId: params.workspace_id, id: params.destination_id, input: body,
+      })));
     }, {
       ...operation({ scope: "destinations:write", summary: "Enable, disable or make default", tag, errors: [404] }),
       parse: JSON_PARSER, params: DestinationParams,
       body: t.Object({ enabled: t.Optional(t.Boolean()), is_default: t.Optional(t.Boolean()) }, { additionalProperties: false, minProperties: 1 }),
       response: { 200: Destination },
     })
-    .delete("/destinations/:destination_id", ({ auth, requestId, params }) => {
-      const row = disconnectDestination(h, { auth, requestId }, params.workspace_id, params.destination_id);
+    .delete("/destinations/:destination_id", ({ actor, params }) => {
+      const row = disconnectDestination({ h, actor, workspaceId: params.workspace_id, id: params.destination_id });
       return { id: row.id, object: "destination" as const, deleted: true as const };
     }, { ...operation({ scope: "destinations:write", summary: "Disconnect a destination", tag, errors: [404, 409] }), params: DestinationParams, response: { 200: t.Object({ id: t.String(), object: t.Literal("destination"), deleted: t.Literal(true) }) } })
-    .post("/destination-connections", async ({ auth, requestId, request, params, body }) => {
-      return runIdempotent(h, { accountId: auth.accountId, request, body: { ...body, app_password: body.app_password ? sha256Hex(body.app_password) : undefined }, required: false }, async () =>
-        resourceResponse(presentConnection(await startConnection(h, { auth, requestId }, params.workspace_id, body)), 201));
+    .post("/destination-connections", async ({ actor, request, params, body }) => {
+      return runIdempotent(h, { accountId: actor.accountId, request, body: { ...body, app_password: body.app_password ? sha256Hex(body.app_password) : undefined }, required: false }, async () =>
+        resourceResponse(presentConnection(await startConnection({ h, actor, workspaceId: params.workspace_id, input: body })), 201));
     }, {
       ...operation({ scope: "destinations:write", summary: "Connect an account: Bluesky at once (handle + app password), Mastodon through OAuth", tag, errors: [404, 422, 502], idempotency: "optional" }),
       parse: JSON_PARSER, params: WorkspaceParams,

@@ -1,12 +1,12 @@
 import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
-import { listingSchema, operation, Timestamp } from "../../http/docs.ts";
-import { resourceResponse } from "../../http/etag.ts";
-import { pageResponse, parsePageQuery } from "../../http/pagination.ts";
-import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
-import { runIdempotent } from "../idempotency/service.ts";
-import { listWorkspaces } from "./repo.ts";
-import { createWorkspace, patchWorkspace, presentWorkspace } from "./service.ts";
+import { listingSchema, operation, Timestamp } from "../docs.ts";
+import { resourceResponse } from "../etag.ts";
+import { pageResponse, parsePageQuery } from "../pagination.ts";
+import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
+import { runIdempotent } from "../../modules/idempotency/service.ts";
+import { listWorkspaces } from "../../modules/workspaces/repo.ts";
+import { createWorkspace, patchWorkspace, presentWorkspace } from "../../modules/workspaces/service.ts";
 
 const Workspace = t.Object({ id: t.String(), object: t.Literal("workspace"), name: t.String(), time_zone: t.String(), created_at: Timestamp, updated_at: Timestamp }, { title: "Workspace" });
 const Name = t.String({ minLength: 1, maxLength: 200, pattern: "\\S", description: "1 to 200 characters, not only spaces" });
@@ -17,19 +17,19 @@ const PageQuery = t.Object({ limit: t.Optional(t.String({ description: "1 to 100
 export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia()
     .use(rails)
-    .get("/workspaces", ({ auth, request, query }) => {
-      const scope = `workspaces:${auth.credentialId}`;
+    .get("/workspaces", ({ actor, request, query }) => {
+      const scope = `workspaces:${actor.credentialId}`;
       const page = parsePageQuery(h, query, scope);
-      const onlyIds = auth.workspaceAccessMode === "selected" ? auth.workspaceIds : null;
-      return pageResponse(h, request, listWorkspaces(h.db, auth.accountId, onlyIds, page.afterId, page.limit), page, scope, presentWorkspace);
+      const onlyIds = actor.workspaceAccessMode === "selected" ? actor.workspaceIds : null;
+      return pageResponse(h, request, listWorkspaces(h.db, actor.accountId, onlyIds, page.afterId, page.limit), page, scope, presentWorkspace);
     }, {
       ...operation({ scope: "authenticated", summary: "List the workspaces the API key can use", tag: "Workspaces" }),
       query: PageQuery,
       response: { 200: listingSchema(Workspace) },
     })
-    .post("/workspaces", ({ auth, requestId, request, body }) =>
-      runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () =>
-        resourceResponse(presentWorkspace(createWorkspace(h, auth, requestId, body)), 201)), {
+    .post("/workspaces", ({ actor, request, body }) =>
+      runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () =>
+        resourceResponse(presentWorkspace(createWorkspace({ h, actor, input: body })), 201)), {
       ...operation({ scope: "workspaces:write", summary: "Create a workspace", tag: "Workspaces", idempotency: "optional" }),
       parse: JSON_PARSER,
       body: t.Object({ name: Name, time_zone: t.Optional(TimeZone) }, { additionalProperties: false }),
@@ -40,8 +40,10 @@ export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin
       params: t.Object({ workspace_id: t.String() }),
       response: { 200: Workspace },
     })
-    .patch("/workspaces/:workspace_id", ({ auth, requestId, params, body, request }) =>
-      resourceResponse(presentWorkspace(patchWorkspace(h, auth, requestId, params.workspace_id, body, request.headers.get("if-match")))), {
+    .patch("/workspaces/:workspace_id", ({ actor, params, body, request }) =>
+      resourceResponse(presentWorkspace(patchWorkspace({
+        h, actor, workspaceId: params.workspace_id, input: body, ifMatch: request.headers.get("if-match"),
+      }))), {
       ...operation({ scope: "workspaces:write", summary: "Rename a workspace or change its time zone", tag: "Workspaces", errors: [404], ifMatch: "optional" }),
       parse: JSON_PARSER,
       params: t.Object({ workspace_id: t.String() }),

@@ -1,10 +1,10 @@
 import { Elysia, t } from "elysia";
 import { iso } from "../../lib/clock.ts";
 import type { Herald } from "../../herald.ts";
-import { listingSchema, operation, Timestamp } from "../../http/docs.ts";
-import { pageResponse, parsePageQuery } from "../../http/pagination.ts";
-import type { heraldPlugin } from "../../http/plugin.ts";
-import { listAuditRecords, type AuditRow } from "./repo.ts";
+import { listingSchema, operation, Timestamp } from "../docs.ts";
+import { pageResponse, parsePageQuery } from "../pagination.ts";
+import type { heraldPlugin } from "../plugin.ts";
+import { listAuditRecords, type AuditRow } from "../../modules/audit/repo.ts";
 
 const AuditRecord = t.Object({
   id: t.String(),
@@ -34,11 +34,11 @@ function presentAuditRecord(row: AuditRow) {
 export function auditRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia()
     .use(rails)
-    .get("/audit-records", ({ auth, request, query }) => {
-      const scope = `audit-records:${auth.credentialId}`;
+    .get("/audit-records", ({ actor, request, query }) => {
+      const scope = `audit-records:${actor.credentialId}`;
       const page = parsePageQuery(h, query, scope);
-      const visible = auth.workspaceAccessMode === "selected" ? auth.workspaceIds : null;
-      return pageResponse(h, request, listAuditRecords(h.db, auth.accountId, visible, page.afterId, page.limit), page, scope, presentAuditRecord);
+      const visible = actor.workspaceAccessMode === "selected" ? actor.workspaceIds : null;
+      return pageResponse(h, request, listAuditRecords(h.db, actor.accountId, visible, page.afterId, page.limit), page, scope, presentAuditRecord);
     }, {
       ...operation({ scope: "audit:read", summary: "List audit records", tag: "Account" }),
       query: t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()) }),

@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { Timestamp } from "../../http/docs.ts";
-import { WEBHOOK_EVENT_TYPES } from "./present.ts";
-import { MAX_WEBHOOK_URL_LENGTH } from "./url-rules.ts";
+import { Timestamp } from "../docs.ts";
+import { WEBHOOK_EVENT_TYPES } from "../../modules/webhooks/present.ts";
+import { MAX_WEBHOOK_URL_LENGTH } from "../../modules/webhooks/url-rules.ts";
 
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
 

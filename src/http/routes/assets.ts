@@ -1,14 +1,14 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
-import { listingSchema, operation, Timestamp } from "../../http/docs.ts";
-import { resourceResponse } from "../../http/etag.ts";
-import { pageResponse, parsePageQuery } from "../../http/pagination.ts";
-import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
-import { runIdempotent } from "../idempotency/service.ts";
-import { MAX_PARTS, MIN_PART_SIZE } from "./parts.ts";
-import { presentAsset } from "./present.ts";
-import { assetResource, completeUpload, createUpload, deleteAsset, downloadAsset, downloadLink, pageOfAssets, receivePart, requireAsset } from "./service.ts";
+import { listingSchema, operation, Timestamp } from "../docs.ts";
+import { resourceResponse } from "../etag.ts";
+import { pageResponse, parsePageQuery } from "../pagination.ts";
+import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
+import { runIdempotent } from "../../modules/idempotency/service.ts";
+import { MAX_PARTS, MIN_PART_SIZE } from "../../modules/assets/parts.ts";
+import { presentAsset } from "../../modules/assets/present.ts";
+import { assetResource, completeUpload, createUpload, deleteAsset, downloadAsset, downloadLink, pageOfAssets, receivePart, requireAsset } from "../../modules/assets/service.ts";
 
 const Asset = t.Object({
   id: t.String(),
@@ -68,10 +68,10 @@ const tag = "Assets";
 export function assetRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)
-    .post("/asset-uploads", ({ auth, workspace: ws, requestId, request, body }) => {
+    .post("/asset-uploads", ({ actor, workspace: ws, request, body }) => {
       const workspace = ws!;
-      return runIdempotent(h, { accountId: auth.accountId, request, body, required: true }, async () =>
-        resourceResponse(await createUpload(h, { auth, requestId }, workspace, body), 201));
+      return runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () =>
+        resourceResponse(await createUpload({ h, actor, workspace, input: body }), 201));
     }, {
       ...operation({
         scope: "assets:write", summary: "Start a multipart upload (reserves the asset)", tag, errors: [404], idempotency: "required",
@@ -79,16 +79,18 @@ export function assetRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       }),
       parse: JSON_PARSER, params: WorkspaceParams, body: CreateUploadBody, response: { 201: AssetUpload },
     })
-    .post("/asset-uploads/:upload_id/complete", ({ auth, requestId, request, params, body }) => {
-      return runIdempotent(h, { accountId: auth.accountId, request, body, required: true }, async () =>
-        resourceResponse(presentAsset(await completeUpload(h, { auth, requestId }, params.workspace_id, params.upload_id, body))));
+    .post("/asset-uploads/:upload_id/complete", ({ actor, request, params, body }) => {
+      return runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () =>
+        resourceResponse(presentAsset(await completeUpload({
+          h, actor, workspaceId: params.workspace_id, uploadId: params.upload_id, input: body,
+        }))));
     }, {
       ...operation({ scope: "assets:write", summary: "Complete an upload: check, assemble and inspect the file", tag, errors: [404], idempotency: "required" }),
       parse: JSON_PARSER, params: t.Object({ workspace_id: t.String(), upload_id: t.String() }), body: CompleteUploadBody, response: { 200: Asset },
     })
-    .get("/assets", async ({ auth, workspace: ws, request, query }) => {
+    .get("/assets", async ({ actor, workspace: ws, request, query }) => {
       const workspace = ws!;
-      const scope = `assets:${workspace.id}:${auth.credentialId}`;
+      const scope = `assets:${workspace.id}:${actor.credentialId}`;
       const page = parsePageQuery(h, query, scope);
       const rows = pageOfAssets(h, workspace.id, page.afterId, page.limit);
       const links = new Map(query.include === "download" ? await Promise.all(rows.slice(0, page.limit).map(async (r) => [r.id, await downloadLink(h, r)] as const)) : []);
@@ -102,9 +104,9 @@ export function assetRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     .get("/assets/:asset_id", async ({ params, query }) => {
       return resourceResponse(await assetResource(h, requireAsset(h, params.workspace_id, params.asset_id), query.include === "download"));
     }, { ...operation({ scope: "assets:read", summary: "Get an asset", tag, errors: [404] }), params: AssetParams, query: IncludeQuery, response: { 200: Asset } })
-    .delete("/assets/:asset_id", async ({ auth, requestId, request, params }) => {
-      return runIdempotent(h, { accountId: auth.accountId, request, body: null, required: false }, async () => {
-        const asset = await deleteAsset(h, { auth, requestId }, params.workspace_id, params.asset_id);
+    .delete("/assets/:asset_id", async ({ actor, request, params }) => {
+      return runIdempotent(h, { accountId: actor.accountId, request, body: null, required: false }, async () => {
+        const asset = await deleteAsset({ h, actor, workspaceId: params.workspace_id, id: params.asset_id });
         return new Response(JSON.stringify({ id: asset.id, object: "asset", deleted: true }), { headers: { "content-type": "application/json" } });
       });
     }, {

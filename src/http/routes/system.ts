@@ -5,14 +5,14 @@ import { toOpenAPISchema } from "@elysiajs/openapi";
 import scalarBundlePath from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import { iso } from "../../lib/clock.ts";
 import { docsUrl, type Herald } from "../../herald.ts";
-import { documentOperation, operation, ProblemSchema } from "../../http/docs.ts";
-import { JSON_PARSER } from "../../http/plugin.ts";
-import { problemCatalog } from "../../http/problem.ts";
+import { documentOperation, operation, ProblemSchema } from "../docs.ts";
+import { JSON_PARSER } from "../plugin.ts";
+import { problemCatalog } from "../../core/problem.ts";
 import type { Scheduler } from "../../jobs/scheduler.ts";
-import { countPendingMail } from "../mail/outbox.ts";
-import { dueWork } from "../posts/repo.ts";
-import { webhookBacklog } from "../webhooks/repo.ts";
-import type { PublishingEngine } from "../publishing/engine.ts";
+import { countPendingMail } from "../../modules/mail/outbox.ts";
+import { dueWork } from "../../modules/posts/repo.ts";
+import { webhookBacklog } from "../../modules/webhooks/repo.ts";
+import type { PublishingEngine } from "../../modules/publishing/engine.ts";
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { Timestamp } from "../../http/docs.ts";
+import { Timestamp } from "../docs.ts";
 import { CHANNELS } from "../../providers/types.ts";
-import { POST_STATES } from "./states.ts";
+import { POST_STATES } from "../../modules/posts/states.ts";
 
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
 

@@ -1,13 +1,13 @@
 import { Elysia, t } from "elysia";
 import { iso } from "../../lib/clock.ts";
 import type { Herald } from "../../herald.ts";
-import type { AuthContext } from "../../http/auth.ts";
-import { operation, Timestamp } from "../../http/docs.ts";
-import { resourceResponse } from "../../http/etag.ts";
-import { notFound } from "../../http/problem.ts";
-import type { heraldPlugin } from "../../http/plugin.ts";
-import { ALL_SCOPES } from "../../http/scopes.ts";
-import { findAccount } from "./repo.ts";
+import type { Actor } from "../../core/actor.ts";
+import { operation, Timestamp } from "../docs.ts";
+import { resourceResponse } from "../etag.ts";
+import { notFound } from "../../core/problem.ts";
+import type { heraldPlugin } from "../plugin.ts";
+import { ALL_SCOPES } from "../../core/scopes.ts";
+import { findAccount } from "../../modules/account/repo.ts";
 
 const Account = t.Object({
   id: t.String(),
@@ -26,21 +26,21 @@ const Account = t.Object({
   updated_at: Timestamp,
 }, { title: "Account" });
 
-function presentAccount(h: Herald, auth: AuthContext) {
-  const account = findAccount(h.db, auth.accountId);
+function presentAccount(h: Herald, actor: Actor) {
+  const account = findAccount(h.db, actor.accountId);
   if (!account) throw notFound("account");
   return {
     id: account.id,
     object: "account" as const,
     name: account.name,
     authentication: {
-      credential_id: auth.credentialId,
-      prefix: auth.prefix,
-      name: auth.name,
-      environment: auth.environment,
-      workspace_access_mode: auth.workspaceAccessMode,
-      scopes: auth.scopes,
-      expires_at: iso(auth.expiresAt),
+      credential_id: actor.credentialId,
+      prefix: actor.prefix,
+      name: actor.name,
+      environment: actor.environment,
+      workspace_access_mode: actor.workspaceAccessMode,
+      scopes: actor.scopes,
+      expires_at: iso(actor.expiresAt),
     },
     created_at: iso(account.createdAt),
     updated_at: iso(account.updatedAt),
@@ -52,6 +52,6 @@ export function accountRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
   const options = (summary: string) => ({ ...operation({ scope: "authenticated", summary, tag: "Account" }), response: { 200: Account } });
   return new Elysia()
     .use(rails)
-    .get("/account", ({ auth }) => resourceResponse(presentAccount(h, auth)), options("Get the account and the calling credential"))
-    .get("/me", ({ auth }) => resourceResponse(presentAccount(h, auth)), options("Get the calling credential's context (same as /account)"));
+    .get("/account", ({ actor }) => resourceResponse(presentAccount(h, actor)), options("Get the account and the calling credential"))
+    .get("/me", ({ actor }) => resourceResponse(presentAccount(h, actor)), options("Get the calling credential's context (same as /account)"));
 }

@@ -1,20 +1,20 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
-import { listingSchema, operation } from "../../http/docs.ts";
-import { resourceResponse } from "../../http/etag.ts";
-import { pageResponse, parsePageQuery } from "../../http/pagination.ts";
-import { invalid } from "../../http/problem.ts";
-import { JSON_PARSER, type heraldPlugin } from "../../http/plugin.ts";
-import { runIdempotent } from "../idempotency/service.ts";
-import { cancelPost, deleteDraft, movePostsInQueue, patchDraft, publishDrafts, requirePost, reschedulePost, retryPost } from "./actions.ts";
-import { createPosts, validatePosts } from "./create.ts";
-import { postEtag, presentPosts } from "./present.ts";
-import { listQueueWindows, putQueueWindows } from "./queue.ts";
-import { listPosts, type PostRow } from "./repo.ts";
-import { parseWhen } from "./rules.ts";
-import { CreatePostsBody, ListPostsQuery, Post, PostSet, Queue } from "./schemas.ts";
-import { isTerminal, isActionRequired, VIEWS, type PostState } from "./states.ts";
+import { listingSchema, operation } from "../docs.ts";
+import { resourceResponse } from "../etag.ts";
+import { pageResponse, parsePageQuery } from "../pagination.ts";
+import { invalid } from "../../core/problem.ts";
+import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
+import { runIdempotent } from "../../modules/idempotency/service.ts";
+import { cancelPost, deleteDraft, movePostsInQueue, patchDraft, publishDrafts, requirePost, reschedulePost, retryPost } from "../../modules/posts/actions.ts";
+import { createPosts, validatePosts } from "../../modules/posts/create.ts";
+import { postEtag, presentPosts } from "../../modules/posts/present.ts";
+import { listQueueWindows, putQueueWindows } from "../../modules/posts/queue.ts";
+import { listPosts, type PostRow } from "../../modules/posts/repo.ts";
+import { parseWhen } from "../../modules/posts/rules.ts";
+import { CreatePostsBody, ListPostsQuery, Post, PostSet, Queue } from "./posts-schemas.ts";
+import { isTerminal, isActionRequired, VIEWS, type PostState } from "../../modules/posts/states.ts";
 
 const WorkspaceParams = t.Object({ workspace_id: t.String() });
 const PostParams = t.Object({ workspace_id: t.String(), post_id: t.String() });
@@ -48,17 +48,17 @@ function timeFilter(value: string | undefined, name: string): number | undefined
 export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)
-    .post("/posts", ({ auth, workspace: ws, requestId, request, body }) => {
+    .post("/posts", ({ actor, workspace: ws, request, body }) => {
       const workspace = ws!;
-      return runIdempotent(h, { accountId: auth.accountId, request, body, required: body.when !== "draft" }, () => {
-        const result = createPosts(h, auth, requestId, workspace, body);
+      return runIdempotent(h, { accountId: actor.accountId, request, body, required: body.when !== "draft" }, () => {
+        const result = createPosts({ h, actor, workspace, input: body });
         return postSetResponse(h, body.group, result.rows, result.immediate);
       });
     }, {
       ...operation({ scope: "posts:write", summary: "Create posts: drafts, published now, at a time, or in the queue", tag, errors: [402, 404, 409, 422], idempotency: "optional", description: "Idempotency-Key is required to publish or schedule, optional for drafts. 202 with Retry-After while provider work is active." }),
       parse: JSON_PARSER, params: WorkspaceParams, body: CreatePostsBody, response: { 201: PostSet, 202: PostSet },
     })
-    .get("/posts", ({ auth, workspace: ws, request, query }) => {
+    .get("/posts", ({ actor, workspace: ws, request, query }) => {
       const workspace = ws!;
       const filter = {
         states: query.state ? [query.state as PostState] : VIEWS[query.view ?? "all"]!,
@@ -68,7 +68,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       if (query.state && query.view && query.view !== "all" && !VIEWS[query.view]!.includes(query.state as PostState)) {
         throw invalid("/state", `is not part of view ${query.view}`, "state");
       }
-      const scope = `posts:${workspace.id}:${auth.credentialId}:${JSON.stringify({ ...query, limit: undefined, after: undefined, include: undefined })}`;
+      const scope = `posts:${workspace.id}:${actor.credentialId}:${JSON.stringify({ ...query, limit: undefined, after: undefined, include: undefined })}`;
       const page = parsePageQuery(h, query, scope);
       const rows = listPosts(h.db, workspace.id, filter, page.afterId, page.limit);
       const presented = new Map(presentPosts(h.db, rows, { includeAttempts: query.include === "attempts" }).map((p) => [p.id as string, p]));
@@ -77,15 +77,15 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       ...operation({ scope: "posts:read", summary: "List posts (views, filters, include=attempts)", tag, errors: [404] }),
       params: WorkspaceParams, query: ListPostsQuery, response: { 200: listingSchema(Post) },
     })
-    .post("/posts/validate", ({ auth, workspace, body }) => validatePosts(h, auth, workspace!, body), {
+    .post("/posts/validate", ({ actor, workspace, body }) => validatePosts({ h, actor, workspace: workspace!, input: body }), {
       ...operation({ scope: "posts:read", summary: "Check a Create Post request without storing anything", tag, errors: [404] }),
       parse: JSON_PARSER, params: WorkspaceParams, body: CreatePostsBody,
       response: { 200: t.Object({ object: t.Literal("post_validation"), valid: t.Boolean(), errors: t.Array(t.Object({ pointer: t.String(), code: t.String(), detail: t.String(), channel: t.Union([t.String(), t.Null()]) })) }) },
     })
-    .post("/posts/publish", ({ auth, workspace: ws, requestId, request, body }) => {
+    .post("/posts/publish", ({ actor, workspace: ws, request, body }) => {
       const workspace = ws!;
-      return runIdempotent(h, { accountId: auth.accountId, request, body, required: true }, () => {
-        const result = publishDrafts(h, { auth, requestId }, workspace, body);
+      return runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, () => {
+        const result = publishDrafts({ h, actor, workspace, input: body });
         return postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
       });
     }, {
@@ -97,10 +97,10 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       }, { additionalProperties: false }),
       response: { 201: PostSet, 202: PostSet },
     })
-    .post("/posts/move", ({ auth, workspace: ws, requestId, request, body }) => {
+    .post("/posts/move", ({ actor, workspace: ws, request, body }) => {
       const workspace = ws!;
-      return runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () => {
-        const rows = movePostsInQueue(h, { auth, requestId }, workspace, body);
+      return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () => {
+        const rows = movePostsInQueue({ h, actor, workspace, input: body });
         return new Response(JSON.stringify({ object: "post_set", group: rows[0]?.groupKey ?? "", posts: presentPosts(h.db, rows, { includeAttempts: false }) }), { headers: { "content-type": "application/json" } });
       });
     }, {
@@ -118,8 +118,11 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       ...operation({ scope: "posts:read", summary: "Get a post", tag, errors: [404] }),
       params: PostParams, query: t.Object({ include: t.Optional(t.Literal("attempts")) }), response: { 200: Post },
     })
-    .patch("/posts/:post_id", ({ auth, requestId, params, body, request }) => {
-      return postResponse(h, patchDraft(h, { auth, requestId }, params.workspace_id, params.post_id, body, request.headers.get("if-match")));
+    .patch("/posts/:post_id", ({ actor, params, body, request }) => {
+      return postResponse(h, patchDraft({
+        h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body,
+        ifMatch: request.headers.get("if-match"),
+      }));
     }, {
       ...operation({ scope: "posts:write", summary: "Edit a draft's body or assets", tag, errors: [404, 409, 422], ifMatch: "required" }),
       parse: JSON_PARSER, params: PostParams,
@@ -129,31 +132,33 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       }, { additionalProperties: false, minProperties: 1 }),
       response: { 200: Post },
     })
-    .delete("/posts/:post_id", ({ auth, requestId, params, request }) => {
-      return runIdempotent(h, { accountId: auth.accountId, request, body: null, required: true }, () => {
-        const post = deleteDraft(h, { auth, requestId }, params.workspace_id, params.post_id, request.headers.get("if-match"));
+    .delete("/posts/:post_id", ({ actor, params, request }) => {
+      return runIdempotent(h, { accountId: actor.accountId, request, body: null, required: true }, () => {
+        const post = deleteDraft({
+          h, actor, workspaceId: params.workspace_id, id: params.post_id, ifMatch: request.headers.get("if-match"),
+        });
         return new Response(JSON.stringify({ id: post.id, object: "post", deleted: true }), { headers: { "content-type": "application/json" } });
       });
     }, {
       ...operation({ scope: "posts:write", summary: "Delete a draft", tag, errors: [404, 409], idempotency: "required", ifMatch: "required" }),
       params: PostParams, response: { 200: t.Object({ id: t.String(), object: t.Literal("post"), deleted: t.Literal(true) }) },
     })
-    .post("/posts/:post_id/cancel", ({ auth, requestId, params, body, request }) => {
-      return runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () => postResponse(h, cancelPost(h, { auth, requestId }, params.workspace_id, params.post_id, body.confirmed)));
+    .post("/posts/:post_id/cancel", ({ actor, params, body, request }) => {
+      return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () => postResponse(h, cancelPost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body })));
     }, {
       ...operation({ scope: "posts:write", summary: "Cancel a post that has not gone out", tag, errors: [404, 409], idempotency: "optional" }),
       parse: JSON_PARSER, params: PostParams, body: Confirmed, response: { 200: Post },
     })
-    .post("/posts/:post_id/retry", ({ auth, requestId, params, body, request }) => {
-      return runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () => postResponse(h, retryPost(h, { auth, requestId }, params.workspace_id, params.post_id, body)));
+    .post("/posts/:post_id/retry", ({ actor, params, body, request }) => {
+      return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () => postResponse(h, retryPost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body })));
     }, {
       ...operation({ scope: "posts:write", summary: "Send a failed, missed or needs-attention post again", tag, errors: [404, 409, 422], idempotency: "optional" }),
       parse: JSON_PARSER, params: PostParams,
       body: t.Object({ confirmed: t.Optional(t.Boolean()), acknowledge_duplicate_risk: t.Optional(t.Boolean()) }, { additionalProperties: false }),
       response: { 200: Post },
     })
-    .post("/posts/:post_id/reschedule", ({ auth, requestId, params, body, request }) => {
-      return runIdempotent(h, { accountId: auth.accountId, request, body, required: false }, () => postResponse(h, reschedulePost(h, { auth, requestId }, params.workspace_id, params.post_id, body)));
+    .post("/posts/:post_id/reschedule", ({ actor, params, body, request }) => {
+      return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () => postResponse(h, reschedulePost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body })));
     }, {
       ...operation({ scope: "posts:write", summary: "Move a post to a new time", tag, errors: [402, 404, 409, 422], idempotency: "optional" }),
       parse: JSON_PARSER, params: PostParams,
@@ -167,7 +172,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       const workspace = ws!;
       return resourceResponse(presentQueue(workspace.timeZone, listQueueWindows(h.db, workspace.id)));
     }, { ...operation({ scope: "posts:read", summary: "Get the queue's posting windows", tag, errors: [404] }), params: WorkspaceParams, response: { 200: Queue } })
-    .put("/queue", ({ auth, workspace: ws, requestId, body }) => {
+    .put("/queue", ({ actor, workspace: ws, body }) => {
       const workspace = ws!;
       const seen = new Set<string>();
       body.windows.forEach((w, i) => {
@@ -175,7 +180,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
         if (seen.has(key)) throw invalid(`/windows/${i}`, "repeats another window");
         seen.add(key);
       });
-      const windows = putQueueWindows(h, { accountId: auth.accountId, credentialId: auth.credentialId, requestId }, workspace.id, body.windows);
+      const windows = putQueueWindows({ h, actor, workspaceId: workspace.id, windows: body.windows });
       return resourceResponse(presentQueue(workspace.timeZone, windows));
     }, {
       ...operation({ scope: "posts:write", summary: "Replace the queue's posting windows", tag, errors: [404] }),
