@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { CHANNELS } from "./providers/types.ts";
 
 /** Everything Herald can be configured with; read once from HERALD_* variables by `loadConfig`. */
 export interface Config {
@@ -21,6 +22,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Test-only: admit http:// loopback origins for webhooks and providers. */
   devAllowPrivateNetwork: boolean;
+  /** Each network's app credentials and origins (HERALD_<CH>_CLIENT_ID, …), by channel. */
+  networks: Record<string, NetworkApp>;
   /** Publishing engine settings. */
   engine: {
     /** A scheduled post found later than this past its time becomes `missed` instead of going out late. */
@@ -36,6 +39,49 @@ export interface Config {
     /** How long a claim on a post lasts without renewal (a dead process's posts are examined after it). */
     leaseMs: number;
   };
+}
+
+/** A network's app credentials and origins; null credentials mean "not configured". */
+export interface NetworkApp {
+  clientId: string | null;
+  clientSecret: string | null;
+  /** Origin of the REST API (HERALD_<CH>_API_BASE). */
+  apiBase: string;
+  /** Origin of the sign-in page the user is sent to (HERALD_<CH>_AUTH_BASE). */
+  authBase: string;
+  /** Origin of the token endpoint (HERALD_<CH>_TOKEN_BASE, default the API base). */
+  tokenBase: string;
+}
+
+// DESIGN.md "Network apps, API origins and storage engines": the documented origins of each network.
+const NETWORK_ORIGINS: Record<string, { api: string; auth: string }> = {
+  x: { api: "https://api.x.com", auth: "https://x.com" },
+  threads: { api: "https://graph.threads.net", auth: "https://threads.net" },
+  facebook: { api: "https://graph.facebook.com", auth: "https://www.facebook.com" },
+  instagram: { api: "https://graph.facebook.com", auth: "https://www.facebook.com" },
+  linkedin: { api: "https://api.linkedin.com", auth: "https://www.linkedin.com" },
+  tiktok: { api: "https://open.tiktokapis.com", auth: "https://www.tiktok.com" },
+  youtube: { api: "https://www.googleapis.com", auth: "https://accounts.google.com" },
+  // Mastodon instances and Bluesky PDSes are chosen per connection; these are only defaults.
+  mastodon: { api: "https://mastodon.social", auth: "https://mastodon.social" },
+  bluesky: { api: "https://bsky.social", auth: "https://bsky.social" },
+};
+
+function networkApps(env: Env): Record<string, NetworkApp> {
+  const apps: Record<string, NetworkApp> = {};
+  for (const channel of CHANNELS) {
+    const prefix = `HERALD_${channel.toUpperCase()}`;
+    const origin = (name: string, fallback: string) => (url(env, name, ["http:", "https:"]) ?? fallback).replace(/\/+$/, "");
+    const apiBase = origin(`${prefix}_API_BASE`, NETWORK_ORIGINS[channel]!.api);
+    apps[channel] = {
+      clientId: text(env, `${prefix}_CLIENT_ID`, null),
+      clientSecret: text(env, `${prefix}_CLIENT_SECRET`, null),
+      apiBase,
+      authBase: origin(`${prefix}_AUTH_BASE`, NETWORK_ORIGINS[channel]!.auth),
+      tokenBase: origin(`${prefix}_TOKEN_BASE`, apiBase),
+    };
+  }
+  return apps;
 }
 
 /** A bad HERALD_* value; the message is one line naming the variable. */
@@ -97,11 +143,9 @@ function shown(raw: string): string {
   return JSON.stringify(raw);
 }
 
-const CAP_CHANNELS = ["bluesky", "facebook", "instagram", "threads", "mastodon", "x", "linkedin", "tiktok", "youtube"];
-
 function dailyCapOverrides(env: Env): Record<string, number> {
   const caps: Record<string, number> = {};
-  for (const channel of CAP_CHANNELS) {
+  for (const channel of CHANNELS) {
     const name = `HERALD_DAILY_CAP_${channel.toUpperCase()}`;
     if (text(env, name, null) !== null) caps[channel] = integer(env, name, 0, 0, 1_000_000);
   }
@@ -148,6 +192,7 @@ export function loadConfig(env: Env = process.env): Config {
     signup: oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
     rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     devAllowPrivateNetwork: allowPrivate === "1",
+    networks: networkApps(env),
     engine: {
       missedToleranceMs: integer(env, "HERALD_MISSED_TOLERANCE_MINUTES", 30, 1, 10_080) * 60_000,
       minSpacingMs: integer(env, "HERALD_MIN_SPACING_SECONDS", 0, 0, 86_400) * 1000,

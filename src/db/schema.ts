@@ -152,6 +152,9 @@ export const destinations = sqliteTable(
     isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
     /** Set when the account must be connected again (`reauthorization_required`, …). */
     unavailableReason: text("unavailable_reason"),
+    /** The process refreshing the token now, and until when (one refresh across processes). */
+    refreshLeaseOwner: text("refresh_lease_owner"),
+    refreshLeaseExpiresAt: integer("refresh_lease_expires_at"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     deletedAt: integer("deleted_at"),

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { buildFacets } from "./bluesky-facets.ts";
 import { expectJson, providerFetch, readJson, responseDetails } from "./http.ts";
 import { countGraphemes, stringList, utf8Length } from "./text.ts";
@@ -9,8 +10,8 @@ import {
   type DestinationRef,
   type ItemProblem,
   type MediaItem,
-  type PasswordConnector,
-  type ProviderAdapter,
+  type NetworkRules,
+  type PasswordAdapter,
   type ProviderDeps,
   type PublishedItem,
   type PublishItemInput,
@@ -31,8 +32,46 @@ export interface BlueskyCredentials extends Credentials {
   appPassword: string;
 }
 
+/** Self-labels Bluesky defines for adult content. */
+const BLUESKY_LABELS = ["sexual", "nudity", "porn", "graphic-media"];
+
+/** Bluesky's rules: `destination_options.bluesky`, text and media limits, caps. */
+export const BLUESKY_RULES: NetworkRules = {
+  channel: "bluesky",
+  displayName: "Bluesky",
+  optionsSchema: Type.Object(
+    {
+      languages: Type.Optional(
+        Type.Array(Type.String({ minLength: 2, maxLength: 35, pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$" }), {
+          maxItems: 3,
+        }),
+      ),
+      content_labels: Type.Optional(Type.Array(Type.String(), { maxItems: 4 })),
+      alt_text_by_asset_id: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 2000 }))),
+    },
+    { additionalProperties: false },
+  ),
+  checkOptions: ({ options, assetIds }) => {
+    const labels = (options.content_labels as string[] | undefined) ?? [];
+    const problems = labels.flatMap((label, i) =>
+      BLUESKY_LABELS.includes(label) ? [] : [{ pointer: `/content_labels/${i}`, detail: `must be one of ${BLUESKY_LABELS.join(", ")}` }],
+    );
+    for (const id of Object.keys((options.alt_text_by_asset_id as Record<string, string> | undefined) ?? {})) {
+      if (!assetIds.includes(id)) {
+        problems.push({ pointer: `/alt_text_by_asset_id/${id}`, detail: "names an asset that is not attached to the post" });
+      }
+    }
+    return problems;
+  },
+  checkItem: (input) => checkBlueskyItem(input),
+  supportsThreads: true,
+  // 35,000 write points a day at 3 per record.
+  dailyCap: 11_666,
+  monthlyPostLimit: null,
+};
+
 /** The Bluesky adapter: app-password sessions (refreshed, never a login per post), createRecord with facets, images and replies. */
-export function createBlueskyAdapter(deps: ProviderDeps): ProviderAdapter & PasswordConnector {
+export function createBlueskyAdapter(deps: ProviderDeps): PasswordAdapter {
   const xrpc = async (input: { origin: string; nsid: string; init?: RequestInit; query?: Record<string, string>; idempotent: boolean }): Promise<Record<string, any>> => {
     const query = input.query ? `?${new URLSearchParams(input.query)}` : "";
     const operation = input.nsid;
@@ -94,11 +133,10 @@ export function createBlueskyAdapter(deps: ProviderDeps): ProviderAdapter & Pass
   }
 
   return {
-    channel: "bluesky",
+    ...BLUESKY_RULES,
+    checkItem: checkBlueskyItem,
+    connection: { kind: "password", defaultOrigin: "https://bsky.social" },
     idempotentCreate: false,
-    supportsThreads: true,
-
-    checkItem: ({ text, media, options, limits }) => checkBlueskyItem({ text, media, options, limits }),
 
     async connectWithPassword({ origin, identifier, password }): Promise<ConnectedAccount> {
       const session = await createSession({ origin, identifier, password });
@@ -238,3 +276,6 @@ function bearer(destination: DestinationRef): Record<string, string> {
 function base(origin: string): string {
   return origin.replace(/\/+$/, "");
 }
+
+/** Bluesky as the registry lists it. */
+export const BLUESKY_NETWORK = { rules: BLUESKY_RULES, create: createBlueskyAdapter };

@@ -1,4 +1,35 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { ProviderError, type FailureKind, type ProviderDeps } from "./types.ts";
+
+/** What a tracked run of adapter code sent: whether any call that is not idempotent went out. */
+interface SendLog {
+  unsafeSent: boolean;
+}
+
+const sendLogs = new AsyncLocalStorage<SendLog>();
+
+/**
+ * Runs adapter code and types any error it throws: a ProviderError stays as it is; anything else
+ * (a bug in an adapter, unreadable media) becomes `not_sent` when no call that could create
+ * something had gone out yet, else `outcome_unknown`.
+ */
+export async function runTyped<T>(input: { operation: string; work: () => Promise<T> }): Promise<T> {
+  const log: SendLog = { unsafeSent: false };
+  try {
+    return await sendLogs.run(log, input.work);
+  } catch (error) {
+    if (error instanceof ProviderError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    if (!log.unsafeSent) {
+      throw new ProviderError("not_sent", `${input.operation} failed before anything was sent: ${message}`, {
+        operation: input.operation,
+      });
+    }
+    throw new ProviderError("outcome_unknown", `${input.operation} failed after sending: ${message}`, {
+      operation: input.operation,
+    });
+  }
+}
 
 /** Reads when a rate limit resets from a 429's headers, as epoch ms (null when the network did not say). */
 export type RetryAtParser = (headers: Headers) => number | null;
@@ -23,7 +54,7 @@ export interface ProviderFetchInput {
 const NOT_SENT_CODES = new Set([
   "ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "FailedToOpenSocket",
   "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "CERT_HAS_EXPIRED", "DEPTH_ZERO_SELF_SIGNED_CERT", "SELF_SIGNED_CERT_IN_CHAIN",
-  "ERR_TLS_CERT_ALTNAME_INVALID", "UND_ERR_CONNECT_TIMEOUT", "EBLOCKED",
+  "ERR_TLS_CERT_ALTNAME_INVALID", "UND_ERR_CONNECT_TIMEOUT",
 ]);
 
 /** The most of a provider's answer Herald reads: a hostile server cannot make it buffer gigabytes. */
@@ -70,6 +101,8 @@ export async function providerFetch(input: ProviderFetchInput): Promise<Response
   let response: Response;
   let body: ArrayBuffer;
   try {
+    const log = sendLogs.getStore();
+    if (log && !idempotent) log.unsafeSent = true;
     // Redirects are never followed: a provider origin must not bounce Herald to another host (SSRF).
     response = await deps.fetch(url, { ...init, signal, redirect: "manual" });
     body = await readCapped(response, MAX_PROVIDER_RESPONSE_BYTES);
@@ -139,6 +172,10 @@ function networkFailure(input: { error: unknown; operation: string; idempotent: 
   const { error, operation, idempotent } = input;
   const code = errorCode(error);
   const reason = input.timedOut ? `no answer within ${input.timeoutMs} ms` : `${code ?? "network error"}: ${messageOf(error)}`;
+  if (code === "EBLOCKED") {
+    // The guard refused the address before connecting: it will refuse it on every retry, too.
+    return new ProviderError("blocked", `${operation}: request not sent (${reason})`, { operation, errorCode: code });
+  }
   if (!input.timedOut && code !== null && NOT_SENT_CODES.has(code)) {
     return new ProviderError("transient", `${operation}: request not sent (${reason})`, { operation, errorCode: code });
   }

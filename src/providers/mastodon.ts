@@ -7,8 +7,9 @@ import {
   type DestinationRef,
   type ItemProblem,
   type MediaItem,
+  type NetworkRules,
+  type OAuthAdapter,
   type OAuthConnector,
-  type ProviderAdapter,
   type ProviderDeps,
   type PublishedItem,
   type PublishItemInput,
@@ -32,8 +33,22 @@ export const MASTODON_URL_LENGTH = 23;
 const DESCRIPTION_LIMIT = 1500;
 const SCOPES = "read write";
 
+/** Mastodon registers Herald per instance, so both registration steps are there. */
+export type MastodonAdapter = OAuthAdapter & Required<Pick<OAuthConnector, "registerApp" | "appIsKnown">>;
+
+/** Mastodon's rules: limits come from each instance; no documented daily cap. */
+export const MASTODON_RULES: NetworkRules = {
+  channel: "mastodon",
+  displayName: "Mastodon",
+  optionsSchema: null,
+  checkItem: (input) => checkMastodonItem(input),
+  supportsThreads: true,
+  dailyCap: null,
+  monthlyPostLimit: null,
+};
+
 /** The Mastodon adapter: OAuth per instance, statuses with Idempotency-Key, media with processing polls. */
-export function createMastodonAdapter(deps: MastodonDeps): ProviderAdapter & OAuthConnector {
+export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
   const call = async (input: { operation: string; url: string; init?: RequestInit; idempotent: boolean }): Promise<Response> => {
     const response = await providerFetch({ deps, ...input, retryAt: mastodonRetryAt });
     if (!response.ok && response.status !== 206) throw await mastodonError({ operation: input.operation, response });
@@ -66,11 +81,10 @@ export function createMastodonAdapter(deps: MastodonDeps): ProviderAdapter & OAu
   }
 
   return {
-    channel: "mastodon",
+    ...MASTODON_RULES,
+    checkItem: checkMastodonItem,
+    connection: { kind: "oauth", registration: "per-instance" },
     idempotentCreate: true,
-    supportsThreads: true,
-
-    checkItem: ({ text, media, limits }) => checkMastodonItem({ text, media, limits }),
 
     async publishItem(input: PublishItemInput): Promise<PublishedItem> {
       const { destination } = input;
@@ -133,7 +147,7 @@ export function createMastodonAdapter(deps: MastodonDeps): ProviderAdapter & OAu
       return `${base(origin)}/oauth/authorize?${query}`;
     },
 
-    async completeAuthorization({ origin, clientId, clientSecret, redirectUri, code, codeVerifier }): Promise<ConnectedAccount> {
+    async completeAuthorization({ origin, clientId, clientSecret, redirectUri, code, codeVerifier }): Promise<ConnectedAccount[]> {
       const tokenOperation = "POST /oauth/token";
       const tokenResponse = await call({
         operation: tokenOperation,
@@ -153,14 +167,28 @@ export function createMastodonAdapter(deps: MastodonDeps): ProviderAdapter & OAu
         operation: accountOperation,
         response: await call({ operation: accountOperation, url: `${base(origin)}/api/v1/accounts/verify_credentials`, init: { headers }, idempotent: true }),
       });
-      return {
+      return [{
         externalId: String(account.id),
         handle: String(account.username),
         displayName: account.display_name || String(account.username),
         profileImageUrl: typeof account.avatar === "string" ? account.avatar : null,
         credentials: { accessToken, clientId, clientSecret, scope: token.scope ?? SCOPES },
         limits: await readInstanceLimits({ origin, headers }),
-      };
+      }];
+    },
+
+    /** A client-credentials grant: 401 `invalid_client` means the instance no longer knows the app. */
+    async appIsKnown({ origin, clientId, clientSecret }) {
+      const operation = "POST /oauth/token";
+      const body = new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret, scope: "read" });
+      const response = await providerFetch({
+        deps, operation, url: `${base(origin)}/oauth/token`, idempotent: true, retryAt: mastodonRetryAt,
+        init: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body },
+      });
+      if (response.ok) return true;
+      const error = (await readJson(response))?.error;
+      if (response.status === 401 && error === "invalid_client") return false;
+      throw await mastodonError({ operation, response });
     },
   };
 
@@ -250,3 +278,6 @@ function fileName(media: MediaItem): string {
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** Mastodon as the registry lists it. */
+export const MASTODON_NETWORK = { rules: MASTODON_RULES, create: createMastodonAdapter };

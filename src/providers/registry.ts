@@ -1,19 +1,46 @@
-import { createBlueskyAdapter } from "./bluesky.ts";
-import { createMastodonAdapter, type MastodonDeps } from "./mastodon.ts";
-import type { Channel, OAuthConnector, PasswordConnector, ProviderAdapter } from "./types.ts";
+import { BLUESKY_NETWORK } from "./bluesky.ts";
+import { MASTODON_NETWORK, type MastodonDeps } from "./mastodon.ts";
+import { PENDING_NETWORKS } from "./pending-networks.ts";
+import { CHANNELS, type Channel, type NetworkRules, type ProviderAdapter } from "./types.ts";
+
+/** A network that publishes: its rules and how its adapter is built. */
+interface PublishingNetwork {
+  rules: NetworkRules;
+  create(deps: MastodonDeps): ProviderAdapter;
+}
+
+/** The networks Herald publishes to: adding one is one line here (and its adapter file). */
+const PUBLISHING_NETWORKS: PublishingNetwork[] = [BLUESKY_NETWORK, MASTODON_NETWORK];
+
+/**
+ * Every channel's rules, in the contract's channel order. Static, so request schemas, OpenAPI
+ * enums, option schemas and caps derive from it at start.
+ */
+export const NETWORK_RULES: readonly NetworkRules[] = CHANNELS.map((channel) => {
+  const rules = PUBLISHING_NETWORKS.find((n) => n.rules.channel === channel)?.rules
+    ?? PENDING_NETWORKS.find((n) => n.channel === channel);
+  if (!rules) throw new Error(`no rules for channel ${channel}`);
+  return rules;
+});
+
+/** The rules of a channel (every channel of the contract has some). */
+export function networkRules(channel: Channel | string): NetworkRules | null {
+  return NETWORK_RULES.find((n) => n.channel === channel) ?? null;
+}
 
 /** The adapters Herald has, built once with the same injected fetch, clock and timeout. */
 export interface ProviderRegistry {
   /** The adapter for a channel, or null for a channel Herald cannot publish to yet. */
-  adapter(channel: Channel): ProviderAdapter | null;
-  mastodon: ProviderAdapter & OAuthConnector;
-  bluesky: ProviderAdapter & PasswordConnector;
+  adapter(channel: Channel | string): ProviderAdapter | null;
+  /** Every adapter, in the contract's channel order. */
+  adapters: ProviderAdapter[];
 }
 
-/** Builds every adapter; only Mastodon and Bluesky exist so far, other channels answer null. */
+/** Builds every adapter of PUBLISHING_NETWORKS. */
 export function createProviderRegistry(deps: MastodonDeps): ProviderRegistry {
-  const mastodon = createMastodonAdapter(deps);
-  const bluesky = createBlueskyAdapter(deps);
-  const byChannel: Partial<Record<Channel, ProviderAdapter>> = { mastodon, bluesky };
-  return { adapter: (channel) => byChannel[channel] ?? null, mastodon, bluesky };
+  const adapters = CHANNELS.flatMap((channel) => {
+    const network = PUBLISHING_NETWORKS.find((n) => n.rules.channel === channel);
+    return network ? [network.create(deps)] : [];
+  });
+  return { adapter: (channel) => adapters.find((a) => a.channel === channel) ?? null, adapters };
 }

@@ -1,3 +1,4 @@
+import type { TSchema } from "@sinclair/typebox";
 import type { Clock } from "../lib/clock.ts";
 
 /** Every channel of the contract. */
@@ -14,8 +15,11 @@ export type Channel = (typeof CHANNELS)[number];
  * - `rejected`: the network refused the content; retrying the same content will not help.
  * - `outcome_unknown`: the request was sent but no answer came (timeout, connection cut) on a call
  *   that is not idempotent; the item may or may not exist.
+ * - `blocked`: Herald's network guard refused the network's address (private or reserved); nothing
+ *   was sent and retrying cannot help.
+ * - `not_sent`: Herald failed before sending anything (unreadable media, an error in an adapter).
  */
-export type FailureKind = "transient" | "auth_expired" | "auth_revoked" | "rejected" | "outcome_unknown";
+export type FailureKind = "transient" | "auth_expired" | "auth_revoked" | "rejected" | "outcome_unknown" | "blocked" | "not_sent";
 
 /** A typed provider failure; adapters throw only this. */
 export class ProviderError extends Error {
@@ -128,17 +132,63 @@ export interface ConnectedAccount {
   limits: ChannelLimits;
 }
 
-/** The one interface every network implements. */
-export interface ProviderAdapter {
+/**
+ * What Herald knows of a network without talking to it: its options, its content rules, its caps.
+ * Every channel has these; a network whose publishing adapter has not landed yet has only these.
+ */
+export interface NetworkRules {
   channel: Channel;
-  /** True when the create call honours an idempotency key, so retrying an unknown outcome is safe. */
-  idempotentCreate: boolean;
+  /** Name shown in messages ("Bluesky"). */
+  displayName: string;
+  /** TypeBox schema of `destination_options[channel]` (becomes part of the OpenAPI document), or null. */
+  optionsSchema: TSchema | null;
+  /**
+   * Checks options against the post beyond their schema (drafts too): pointers are relative to
+   * `destination_options/<channel>`. `assetIds` are the assets attached to the post.
+   */
+  checkOptions?(input: { options: Record<string, unknown>; assetIds: string[] }): ItemProblem[];
+  /** Checks one body item against the destination's limits; no network calls. */
+  checkItem?(input: CheckItemInput): ItemProblem[];
   /** Whether later body items publish as replies (threads). */
   supportsThreads: boolean;
-  /** Checks one body item against the destination's limits; no network calls. */
-  checkItem(input: { text: string; media: Omit<MediaItem, "read">[]; options: Record<string, unknown>; limits: ChannelLimits }): ItemProblem[];
+  /** Posts per destination per rolling 24 h the network documents, or null (HERALD_DAILY_CAP_* overrides). */
+  dailyCap: number | null;
+  /** Posts per workspace per calendar month the contract allows on this network (`x_usage`), or null. */
+  monthlyPostLimit: number | null;
+}
+
+/** What `checkItem` gets: one body item with its media (no bytes) and the post's options. */
+export interface CheckItemInput {
+  text: string;
+  media: Omit<MediaItem, "read">[];
+  options: Record<string, unknown>;
+  limits: ChannelLimits;
+}
+
+/** How a network is connected: handle + app password, or OAuth (per-instance app or fixed app). */
+export type ConnectionFlow =
+  | { kind: "password"; defaultOrigin: string }
+  | { kind: "oauth"; registration: "per-instance" }
+  | { kind: "oauth"; registration: "fixed-app" };
+
+/** What the status check of an asynchronous publication says. */
+export type PendingStatus =
+  | { state: "pending"; checkAgainAt: number | null }
+  | { state: "published"; item: PublishedItem };
+
+/** The whole of a network: rules, connection, publishing, refresh. Methods take one object. */
+export interface ProviderAdapter extends NetworkRules {
+  connection: ConnectionFlow;
+  /** True when the create call honours an idempotency key, so retrying an unknown outcome is safe. */
+  idempotentCreate: boolean;
+  checkItem(input: CheckItemInput): ItemProblem[];
   /** Publishes one body item (uploading its media first). Throws ProviderError. */
   publishItem(input: PublishItemInput): Promise<PublishedItem>;
+  /**
+   * For networks that publish asynchronously (video containers): whether an accepted item is out.
+   * Once a publish went through, this reports it done and never publishes again.
+   */
+  checkPending?(input: { destination: DestinationRef; pending: PublishedItem }): Promise<PendingStatus>;
   /**
    * Renews expired credentials; returns the new ones (to be stored before any other call) or throws
    * ProviderError `auth_revoked` when the grant is gone. Networks whose tokens never expire throw `auth_revoked`.
@@ -146,17 +196,34 @@ export interface ProviderAdapter {
   refreshCredentials(input: { destination: DestinationRef }): Promise<Credentials>;
 }
 
-/** Mastodon's OAuth connection steps (per-instance app registration, code flow with PKCE). */
+/** OAuth connection steps (per-instance registration like Mastodon, or a fixed app with PKCE). */
 export interface OAuthConnector {
-  /** Registers Herald as an app on the instance (cache the result per instance + redirect URI). */
-  registerApp(input: { origin: string; redirectUri: string; clientName: string; website: string }): Promise<{ clientId: string; clientSecret: string }>;
+  /** Registers Herald as an app on the instance (per-instance registration only). */
+  registerApp?(input: { origin: string; redirectUri: string; clientName: string; website: string }): Promise<{ clientId: string; clientSecret: string }>;
+  /**
+   * Whether a registered app still exists on the instance (false when the instance forgot it, e.g.
+   * after a reset); per-instance registration only.
+   */
+  appIsKnown?(input: { origin: string; clientId: string; clientSecret: string }): Promise<boolean>;
   /** The URL to send the user to. */
   authorizationUrl(input: { origin: string; clientId: string; redirectUri: string; state: string; codeChallenge: string }): string;
-  /** Exchanges the code and reads the account and the instance limits. */
-  completeAuthorization(input: { origin: string; clientId: string; clientSecret: string; redirectUri: string; code: string; codeVerifier: string }): Promise<ConnectedAccount>;
+  /** Exchanges the code and reads the connected accounts (one destination each: a user, or pages). */
+  completeAuthorization(input: {
+    origin: string;
+    clientId: string;
+    clientSecret: string;
+    redirectUri: string;
+    code: string;
+    codeVerifier: string;
+  }): Promise<ConnectedAccount[]>;
 }
 
 /** Bluesky's connection: handle + app password against a PDS origin. */
 export interface PasswordConnector {
   connectWithPassword(input: { origin: string; identifier: string; password: string }): Promise<ConnectedAccount>;
 }
+
+/** An adapter connected through OAuth. */
+export type OAuthAdapter = ProviderAdapter & OAuthConnector;
+/** An adapter connected with a handle and an app password. */
+export type PasswordAdapter = ProviderAdapter & PasswordConnector;

@@ -138,6 +138,12 @@ export async function startMastodonFake(options: MastodonFakeOptions = {}): Prom
       const body = await readBody(request);
       const app = fake.apps.find((a) => a.clientId === body.client_id && a.clientSecret === body.client_secret);
       if (!app) return json({ error: "invalid_client", error_description: "Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method." }, 401);
+      if (body.grant_type === "client_credentials") {
+        // An app token (Doorkeeper's client credentials grant): proves the app is still registered.
+        const access = token("app_");
+        tokens.set(access, { revoked: false, scopes: String(body.scope ?? "read") });
+        return ok({ access_token: access, token_type: "Bearer", scope: String(body.scope ?? "read"), created_at: Math.floor(Date.now() / 1000) });
+      }
       const grant = codes.get(String(body.code));
       const verifierOk = !grant?.challenge || createHash("sha256").update(String(body.code_verifier ?? "")).digest("base64url") === grant.challenge;
       if (body.grant_type !== "authorization_code" || !grant || grant.clientId !== app.clientId || grant.redirectUri !== body.redirect_uri || !verifierOk) {

@@ -38,7 +38,7 @@ describe("connecting through OAuth", () => {
     expect(back.origin + back.pathname).toBe(redirectUri);
     expect(back.searchParams.get("state")).toBe("st_1");
 
-    const account = await adapter.completeAuthorization({ origin: fake.origin, ...app, redirectUri, code: back.searchParams.get("code")!, codeVerifier: pkce.verifier });
+    const [account] = await adapter.completeAuthorization({ origin: fake.origin, ...app, redirectUri, code: back.searchParams.get("code")!, codeVerifier: pkce.verifier });
     expect(account).toMatchObject({ externalId: "109", handle: "alice", displayName: "Alice" });
     expect(account.limits).toEqual({ maxCharacters: 1000, maxImages: 6, maxVideos: 1, maxImageBytes: 8_000_000 });
     expect(typeof account.credentials.accessToken).toBe("string");
@@ -62,7 +62,7 @@ describe("connecting through OAuth", () => {
     const pkce = createPkcePair();
     const consent = await fetch(adapter.authorizationUrl({ origin: fake.origin, clientId: app.clientId, redirectUri, state: "s", codeChallenge: pkce.challenge }), { redirect: "manual" });
     const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
-    const account = await adapter.completeAuthorization({ origin: fake.origin, ...app, redirectUri, code, codeVerifier: pkce.verifier });
+    const [account] = await adapter.completeAuthorization({ origin: fake.origin, ...app, redirectUri, code, codeVerifier: pkce.verifier });
     expect(account.limits).toEqual(MASTODON_DEFAULT_LIMITS);
   });
 });

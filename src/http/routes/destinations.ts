@@ -7,8 +7,10 @@ import { wholeListing } from "../pagination.ts";
 import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
 import { runIdempotent } from "../../modules/idempotency/service.ts";
 import { presentConnection, presentDestination } from "../../modules/destinations/present.ts";
+import { Channel } from "./posts-schemas.ts";
 import { listDestinations } from "../../modules/destinations/repo.ts";
-import { completeOAuthCallback, disconnectDestination, patchDestination, requireConnection, requireDestination, startConnection } from "../../modules/destinations/service.ts";
+import { completeOAuthCallback } from "../../modules/destinations/oauth.ts";
+import { disconnectDestination, patchDestination, requireConnection, requireDestination, startConnection } from "../../modules/destinations/service.ts";
 
 const Destination = t.Object({
   id: t.String(), object: t.Literal("destination"), channel: t.String(), display_name: t.String(),
@@ -33,7 +35,7 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)
     .get("/destinations", ({ params }) => {
-      return wholeListing(listDestinations(h.db, params.workspace_id).map(presentDestination));
+      return wholeListing(listDestinations(h.db, params.workspace_id).map((row) => presentDestination(h, row)));
     }, {
       ...operation({ scope: "destinations:read", summary: "List destinations (whole, not paged)", tag, errors: [404] }),
       params: WorkspaceParams,
@@ -42,10 +44,10 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
       response: { 200: listingSchema(Destination) },
     })
     .get("/destinations/:destination_id", ({ params }) => {
-      return resourceResponse(presentDestination(requireDestination(h, params.workspace_id, params.destination_id)));
+      return resourceResponse(presentDestination(h, requireDestination(h, params.workspace_id, params.destination_id)));
     }, { ...operation({ scope: "destinations:read", summary: "Get a destination", tag, errors: [404] }), params: DestinationParams, response: { 200: Destination } })
     .patch("/destinations/:destination_id", ({ actor, params, body }) => {
-      return resourceResponse(presentDestination(patchDestination({
+      return resourceResponse(presentDestination(h, patchDestination({
         h, actor, workspaceId: params.workspace_id, id: params.destination_id, input: body,
       })));
     }, {
@@ -65,7 +67,7 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
       ...operation({ scope: "destinations:write", summary: "Connect an account: Bluesky at once (handle + app password), Mastodon through OAuth", tag, errors: [404, 422, 502], idempotency: "optional" }),
       parse: JSON_PARSER, params: WorkspaceParams,
       body: t.Object({
-        provider: t.Union([t.Literal("bluesky"), t.Literal("mastodon"), t.Literal("x"), t.Literal("threads"), t.Literal("facebook"), t.Literal("instagram"), t.Literal("linkedin"), t.Literal("tiktok"), t.Literal("youtube")]),
+        provider: Channel,
         instance_origin: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
         handle: t.Optional(t.String({ minLength: 1, maxLength: 253 })),
         app_password: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
@@ -80,7 +82,7 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
 /** The OAuth return page `<origin>/oauth/callback/{provider}` (no bearer: the `state` identifies the session). */
 export function oauthCallbackRoutes(h: Herald) {
   return new Elysia().get("/oauth/callback/:provider", async ({ params, query }) => {
-    const result = await completeOAuthCallback(h, params.provider, query as Record<string, string>);
+    const result = await completeOAuthCallback({ h, channel: params.provider, query: query as Record<string, string> });
     const title = result.ok ? "Connected" : "Not connected";
     return new Response(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>

@@ -1,6 +1,7 @@
-import { Type } from "@sinclair/typebox";
+import { Type, type TRecord, type TString, type TUnknown } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
+import { NETWORK_RULES } from "../../providers/registry.ts";
 import { CHANNELS } from "../../providers/types.ts";
 import { POST_STATES } from "../../modules/posts/states.ts";
 
@@ -11,14 +12,12 @@ export const Channel = t.Union(CHANNELS.map((c) => t.Literal(c)));
 const Group = t.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9_-]+$" });
 const AssetItem = t.Object({ asset_id: t.String({ minLength: 1, maxLength: 200 }), item_index: Type.Integer({ minimum: 0, maximum: 99 }) }, { additionalProperties: false });
 
-const DestinationOptions = t.Object({
-  bluesky: t.Optional(t.Object({
-    languages: t.Optional(t.Array(t.String({ minLength: 2, maxLength: 35, pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$" }), { maxItems: 3 })),
-    content_labels: t.Optional(t.Array(t.String(), { maxItems: 4 })),
-    alt_text_by_asset_id: t.Optional(t.Record(t.String(), t.String({ maxLength: 2000 }))),
-  }, { additionalProperties: false })),
-  linkedin: t.Optional(t.Object({ visibility: t.Optional(t.Union([t.Literal("public"), t.Literal("connections")])), allow_resharing: t.Optional(t.Boolean()) }, { additionalProperties: false })),
-}, { additionalProperties: false });
+/** `destination_options`: one optional object per network that has options (from the registry). */
+const DestinationOptions = t.Object(
+  Object.fromEntries(NETWORK_RULES.flatMap((n) => (n.optionsSchema ? [[n.channel, t.Optional(n.optionsSchema)]] : []))),
+  { additionalProperties: false },
+  // Typed as what the domain reads (options by channel); validation and OpenAPI use the object above.
+) as unknown as TRecord<TString, TRecord<TString, TUnknown>>;
 
 /** One item of `posts` in Create Post. */
 export const PostItemBody = t.Object({

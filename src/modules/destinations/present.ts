@@ -3,22 +3,34 @@ import type { Herald } from "../../herald.ts";
 import type { ChannelLimits, Credentials, DestinationRef } from "../../providers/types.ts";
 import type { ConnectionRow, DestinationRow } from "./repo.ts";
 
+/**
+ * Why a destination cannot publish now: its own stored reason, or `app_not_configured` when its
+ * network needs Herald's app credentials (HERALD_<CH>_CLIENT_ID/_SECRET) and they are not set.
+ */
+export function unavailableReason(h: Herald, row: DestinationRow): string | null {
+  if (row.unavailableReason) return row.unavailableReason;
+  const flow = h.providers.adapter(row.channel)?.connection;
+  const app = h.config.networks[row.channel];
+  const fixedApp = flow?.kind === "oauth" && flow.registration === "fixed-app";
+  return fixedApp && (!app?.clientId || !app.clientSecret) ? "app_not_configured" : null;
+}
+
 /** `ready`, `unavailable` (with a reason) or `disabled`. */
-export function destinationStatus(row: DestinationRow): "ready" | "unavailable" | "disabled" {
-  if (row.unavailableReason) return "unavailable";
+export function destinationStatus(h: Herald, row: DestinationRow): "ready" | "unavailable" | "disabled" {
+  if (unavailableReason(h, row)) return "unavailable";
   return row.enabled ? "ready" : "disabled";
 }
 
 /** The destination resource (`unavailable_reason` present only when unavailable). */
-export function presentDestination(row: DestinationRow) {
-  const status = destinationStatus(row);
+export function presentDestination(h: Herald, row: DestinationRow) {
+  const status = destinationStatus(h, row);
   return {
     id: row.id,
     object: "destination" as const,
     channel: row.channel,
     display_name: row.displayName,
     status,
-    ...(status === "unavailable" ? { unavailable_reason: row.unavailableReason! } : {}),
+    ...(status === "unavailable" ? { unavailable_reason: unavailableReason(h, row)! } : {}),
     is_default: row.isDefault,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt, ne } from "drizzle-orm";
+import { and, desc, eq, isNull, lt, lte, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
 import { destinationConnections, destinations, oauthApps } from "../../db/schema.ts";
 
@@ -82,4 +82,30 @@ export function findOAuthApp(db: Db, provider: string, origin: string, redirectU
 /** Remembers an OAuth app registration. */
 export function insertOAuthApp(db: Db, row: typeof oauthApps.$inferInsert): void {
   db.insert(oauthApps).values(row).onConflictDoNothing().run();
+}
+
+/**
+ * Takes the refresh lease of a destination when it is free or expired; false when another process
+ * holds it. Only the holder refreshes the token.
+ */
+export function takeRefreshLease(db: Db, input: { destinationId: string; owner: string; now: number; leaseMs: number }): boolean {
+  const free = or(isNull(destinations.refreshLeaseExpiresAt), lte(destinations.refreshLeaseExpiresAt, input.now));
+  return db.update(destinations)
+    .set({ refreshLeaseOwner: input.owner, refreshLeaseExpiresAt: input.now + input.leaseMs })
+    .where(and(eq(destinations.id, input.destinationId), free))
+    .returning({ id: destinations.id }).all().length === 1;
+}
+
+/** Gives the refresh lease back (only the holder's). */
+export function releaseRefreshLease(db: Db, input: { destinationId: string; owner: string }): void {
+  db.update(destinations).set({ refreshLeaseOwner: null, refreshLeaseExpiresAt: null })
+    .where(and(eq(destinations.id, input.destinationId), eq(destinations.refreshLeaseOwner, input.owner))).run();
+}
+
+/** Forgets an OAuth app registration (the instance no longer knows it); only that client id. */
+export function deleteOAuthApp(db: Db, input: { provider: string; origin: string; redirectUri: string; clientId: string }): void {
+  db.delete(oauthApps).where(and(
+    eq(oauthApps.provider, input.provider), eq(oauthApps.origin, input.origin),
+    eq(oauthApps.redirectUri, input.redirectUri), eq(oauthApps.clientId, input.clientId),
+  )).run();
 }

@@ -2,8 +2,9 @@ import { DateTime } from "luxon";
 import type { Herald } from "../../herald.ts";
 import type { FieldError } from "../../core/problem.ts";
 import { isIanaTimeZone } from "../../lib/time-zone.ts";
+import { networkRules } from "../../providers/registry.ts";
 import type { ChannelLimits } from "../../providers/types.ts";
-import { destinationStatus } from "../destinations/present.ts";
+import { destinationStatus, unavailableReason } from "../destinations/present.ts";
 import type { DestinationRow } from "../destinations/repo.ts";
 import type { AssetRow } from "./repo.ts";
 
@@ -17,8 +18,6 @@ export interface PostContent {
 }
 
 const OFFSET_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
-const URL_IN_TEXT = /\b(?:https?:\/\/|www\.)\S+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|co|dev|app|ly|me|gg|xyz|info|biz|us|uk|de|fr)(?:\/\S*)?\b/i;
-const BLUESKY_LABELS = ["sexual", "nudity", "porn", "graphic-media"];
 
 /** Parses `when`: a mode, or an ISO 8601 time that carries a UTC offset (else null). */
 export function parseWhen(when: string): { mode: "draft" | "now" | "queue" } | { mode: "exact"; at: number } | null {
@@ -41,15 +40,12 @@ export function contentErrors(content: PostContent, base: string): FieldError[] 
   for (const key of Object.keys(content.destinationOptions)) {
     if (key !== content.channel) errors.push({ pointer: `${base}/destination_options/${key}`, code: "custom", detail: `options for ${key} do not apply to a ${content.channel} post` });
   }
-  const bluesky = content.destinationOptions.bluesky;
-  if (bluesky) {
-    const labels = (bluesky.content_labels as string[] | undefined) ?? [];
-    labels.forEach((label, i) => {
-      if (!BLUESKY_LABELS.includes(label)) errors.push({ pointer: `${base}/destination_options/bluesky/content_labels/${i}`, code: "custom", detail: `must be one of ${BLUESKY_LABELS.join(", ")}` });
-    });
-    const alt = (bluesky.alt_text_by_asset_id as Record<string, string> | undefined) ?? {};
-    for (const id of Object.keys(alt)) {
-      if (!content.assetItems.some((a) => a.asset_id === id)) errors.push({ pointer: `${base}/destination_options/bluesky/alt_text_by_asset_id/${id}`, code: "custom", detail: "names an asset that is not attached to the post" });
+  const options = content.destinationOptions[content.channel];
+  const rules = networkRules(content.channel);
+  if (options && rules?.checkOptions) {
+    const assetIds = content.assetItems.map((a) => a.asset_id);
+    for (const problem of rules.checkOptions({ options, assetIds })) {
+      errors.push({ pointer: `${base}/destination_options/${content.channel}${problem.pointer}`, code: "custom", detail: problem.detail });
     }
   }
   for (const item of content.assetItems) {
@@ -60,33 +56,33 @@ export function contentErrors(content: PostContent, base: string): FieldError[] 
 
 /**
  * Why a post cannot be published to a destination (the 422 `errors[]`): unavailable destination,
- * unknown assets, text or media over the network's limits, URLs in X bodies, empty items.
+ * unknown assets, empty items, and whatever the network's own rules refuse (text or media over its
+ * limits, URLs on X, threads where the network has none).
  */
 export function publicationErrors(h: Herald, content: PostContent, destination: DestinationRow, assets: Map<string, AssetRow>, base: string): FieldError[] {
   const errors: FieldError[] = [];
-  const status = destinationStatus(destination);
+  const status = destinationStatus(h, destination);
   if (status !== "ready") {
-    errors.push({ pointer: `${base}/destination_id`, code: "custom", detail: status === "disabled" ? "the destination is disabled" : `the destination is unavailable (${destination.unavailableReason})` });
+    const detail = status === "disabled" ? "the destination is disabled" : `the destination is unavailable (${unavailableReason(h, destination)})`;
+    errors.push({ pointer: `${base}/destination_id`, code: "custom", detail });
   }
   for (const item of content.assetItems) {
     if (!assets.has(item.asset_id)) errors.push({ pointer: item.pointer, code: "custom", detail: `no asset ${item.asset_id} in this workspace` });
   }
-  const adapter = h.providers.adapter(content.channel as never);
-  if (content.body.length > 1 && adapter && !adapter.supportsThreads) {
+  const rules = networkRules(content.channel);
+  if (content.body.length > 1 && rules && !rules.supportsThreads) {
     errors.push({ pointer: `${base}/body`, code: "custom", detail: `${content.channel} does not publish threads; send one body item` });
   }
-  const altTexts = (content.destinationOptions.bluesky?.alt_text_by_asset_id as Record<string, string> | undefined) ?? {};
   content.body.forEach((text, index) => {
     const pointer = `${base}/body/${index}`;
     const attached = content.assetItems.filter((a) => a.item_index === index && assets.has(a.asset_id));
     const media = attached.map((a) => {
       const asset = assets.get(a.asset_id)!;
-      return { assetId: asset.id, contentType: asset.contentType, byteSize: asset.byteSize, width: asset.width, height: asset.height, altText: altTexts[asset.id] ?? null };
+      return { assetId: asset.id, contentType: asset.contentType, byteSize: asset.byteSize, width: asset.width, height: asset.height, altText: null };
     });
     if (text.trim() === "" && media.length === 0) errors.push({ pointer, code: "custom", detail: "is empty and has no media" });
-    if (content.channel === "x" && URL_IN_TEXT.test(text)) errors.push({ pointer, code: "custom", detail: "X bodies cannot contain URLs" });
-    if (adapter) {
-      for (const problem of adapter.checkItem({ text, media, options: content.destinationOptions[content.channel] ?? {}, limits: destination.limits as unknown as ChannelLimits })) {
+    if (rules?.checkItem) {
+      for (const problem of rules.checkItem({ text, media, options: content.destinationOptions[content.channel] ?? {}, limits: destination.limits as unknown as ChannelLimits })) {
         // An adapter points at "/media/<n>" of the item: translate that to where the request named the asset.
         const mediaIndex = /^\/media\/(\d+)/.exec(problem.pointer);
         const target = mediaIndex ? attached[Number(mediaIndex[1])]?.pointer ?? pointer : `${pointer}${problem.pointer}`;

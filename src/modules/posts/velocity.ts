@@ -1,26 +1,13 @@
 import type { Herald } from "../../herald.ts";
 import type { Db } from "../../db/open.ts";
+import { networkRules } from "../../providers/registry.ts";
 import { destinationPace, type PostRow } from "./repo.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/**
- * Posts per destination per rolling 24 h, from the networks' documented limits
- * (shared/reference/providers.md): X 300 per 3 h per user; Bluesky 35,000 write points a day at 3
- * per record; Threads 250 API posts a day; Instagram 50 (the documented quota_total); YouTube 100
- * uploads a day per project. Channels without a documented daily cap have none.
- */
-export const DAILY_CAPS: Record<string, number> = {
-  x: 2_400,
-  bluesky: 11_666,
-  threads: 250,
-  instagram: 50,
-  youtube: 100,
-};
-
-/** The cap for a channel, with HERALD_DAILY_CAP_<CHANNEL> overrides. */
+/** The daily cap of a channel: HERALD_DAILY_CAP_<CHANNEL>, else what the network documents (or none). */
 export function dailyCap(h: Herald, channel: string): number | null {
-  return h.config.engine.dailyCapOverrides[channel] ?? DAILY_CAPS[channel] ?? null;
+  return h.config.engine.dailyCapOverrides[channel] ?? networkRules(channel)?.dailyCap ?? null;
 }
 
 /**

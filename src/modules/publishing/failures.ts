@@ -31,6 +31,14 @@ export function postErrorFrom(error: ProviderError): PostError {
       return { code: "destination_reauthorization_required", message: error.message, retryable: true, retry_safety: "safe", user_action: "reauthorize_destination" };
     case "rejected":
       return { code: "provider_rejected", message: error.message, retryable: false, retry_safety: "not_retryable", user_action: "edit_post" };
+    case "blocked":
+      return {
+        code: "provider_address_blocked",
+        message: `${error.message} Herald does not connect to private or reserved addresses; reconnect the destination at a public address.`,
+        retryable: false, retry_safety: "not_retryable", user_action: "reauthorize_destination",
+      };
+    case "not_sent":
+      return { code: "publishing_not_started", message: error.message, retryable: true, retry_safety: "safe", user_action: "retry" };
     case "outcome_unknown":
       return { code: "provider_outcome_unknown", message: `${error.message} The post may or may not be on the network; check it before retrying.`, retryable: true, retry_safety: "unsafe", user_action: "inspect_resource" };
   }

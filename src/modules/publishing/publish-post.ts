@@ -1,53 +1,95 @@
 import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
+import { runTyped } from "../../providers/http.ts";
 import { ProviderError, type Credentials, type MediaItem, type PublishedItem } from "../../providers/types.ts";
 import { destinationRef } from "../destinations/present.ts";
-import { findDestinationById, updateDestination, type DestinationRow } from "../destinations/repo.ts";
+import {
+  findDestinationById, releaseRefreshLease, takeRefreshLease, updateDestination, type DestinationRow,
+} from "../destinations/repo.ts";
 import { recordPostEvent } from "../posts/events.ts";
 import { findAssets, findPostById, finishAttempt, insertAttempt, insertReceipt, listReceipts, type PostRow, type ReceiptRow } from "../posts/repo.ts";
 import { consumeXUsage, releaseXUsage, usageMonth } from "../posts/x-usage.ts";
 import { MAX_AUTOMATIC_RETRIES, postErrorFrom, providerDetails, retryDelayMs, type PostError } from "./failures.ts";
 import { updateLeasedPost } from "./repo.ts";
 
-/** One refresh at a time per destination in this process (some networks rotate refresh tokens). */
-const refreshing = new Map<string, Promise<Credentials>>();
+/** One refresh at a time per destination in this process; the database lease covers other processes. */
+const refreshing = new Map<string, Promise<void>>();
+
+/** How often a process waiting for another's refresh looks again, ms. */
+const REFRESH_POLL_MS = 100;
 
 function receiptAsItem(r: ReceiptRow): PublishedItem {
   return { providerObjectId: r.providerObjectId, url: r.url, extra: r.extra, provider: { operation: "receipt", requestId: null, statusCode: null } };
 }
 
-/** The media of one body item, read from the blob store (local disk or S3) when the adapter asks. */
+/**
+ * The media of one body item, read from the blob store (local disk or S3) when the adapter asks. A
+ * read that fails is `transient` (nothing was sent; the store may be back on the next try).
+ */
 function mediaFor(h: Herald, post: PostRow, itemIndex: number): MediaItem[] {
   const ids = post.assetItems.filter((a) => a.item_index === itemIndex).map((a) => a.asset_id);
   if (ids.length === 0) return [];
   const assets = new Map(findAssets(h.db, post.workspaceId, ids).map((a) => [a.id, a]));
-  const alt = (post.destinationOptions.bluesky?.alt_text_by_asset_id as Record<string, string> | undefined) ?? {};
   return ids.flatMap((id) => {
     const asset = assets.get(id);
     if (!asset || !asset.blobKey) return [];
     const key = asset.blobKey;
-    return [{ assetId: asset.id, contentType: asset.contentType, byteSize: asset.byteSize, width: asset.width, height: asset.height, altText: alt[asset.id] ?? null, read: () => h.blobs.readBytes(key) }];
+    const read = async () => {
+      try {
+        return await h.blobs.readBytes(key);
+      } catch (error) {
+        const detail = error instanceof Error ? error.message : String(error);
+        throw new ProviderError("transient", `media ${asset.id} could not be read from storage: ${detail}`, { operation: "read media" });
+      }
+    };
+    const { contentType, byteSize, width, height } = asset;
+    return [{ assetId: asset.id, contentType, byteSize, width, height, altText: null, read }];
   });
 }
 
-/** Renews a destination's credentials once (shared by concurrent runs), storing them before use. */
-async function refreshDestination(h: Herald, destination: DestinationRow): Promise<Credentials> {
-  const pending = refreshing.get(destination.id);
+/** New credentials over the stored ones: a value the network left out or sent empty keeps the old one. */
+function mergeCredentials(stored: Credentials, fresh: Credentials): Credentials {
+  const kept = Object.entries(fresh).filter(([, value]) => value !== "" && value !== null && value !== undefined);
+  return { ...stored, ...Object.fromEntries(kept) };
+}
+
+/**
+ * Renews a destination's credentials once across every process: this process's runs share one
+ * refresh, and a lease on the destination row keeps other processes out (networks that rotate
+ * single-use refresh tokens would revoke a second refresh). A process that finds the lease taken
+ * waits for the new credentials. `usedSealed` is what the failed call used: if the stored
+ * credentials differ, another run refreshed already.
+ */
+async function refreshDestination(h: Herald, owner: string, destinationId: string, usedSealed: string): Promise<void> {
+  const pending = refreshing.get(destinationId);
   if (pending) return pending;
-  const adapter = h.providers.adapter(destination.channel as never)!;
   const work = (async () => {
-    // Another process may have refreshed already: start from what is stored now.
-    const current = findDestinationById(h.db, destination.id) ?? destination;
-    const credentials = await adapter.refreshCredentials({ destination: destinationRef(h, current) });
-    updateDestination(h.db, destination.id, { credentialsSealed: h.secrets.encrypt(JSON.stringify(credentials)), updatedAt: h.clock.now() });
-    return credentials;
+    const deadline = Date.now() + h.config.engine.leaseMs;
+    while (!takeRefreshLease(h.db, { destinationId, owner, now: h.clock.now(), leaseMs: h.config.engine.leaseMs })) {
+      if (findDestinationById(h.db, destinationId)?.credentialsSealed !== usedSealed) return;
+      if (Date.now() > deadline) {
+        throw new ProviderError("transient", "another Herald process is refreshing this destination's token", { operation: "refreshCredentials" });
+      }
+      await Bun.sleep(REFRESH_POLL_MS);
+    }
+    try {
+      const current = findDestinationById(h.db, destinationId)!;
+      if (current.credentialsSealed !== usedSealed) return;
+      const adapter = h.providers.adapter(current.channel)!;
+      const stored = destinationRef(h, current).credentials;
+      const fresh = await runTyped({ operation: "refreshCredentials", work: () => adapter.refreshCredentials({ destination: destinationRef(h, current) }) });
+      const sealed = h.secrets.encrypt(JSON.stringify(mergeCredentials(stored, fresh)));
+      updateDestination(h.db, destinationId, { credentialsSealed: sealed, updatedAt: h.clock.now() });
+    } finally {
+      releaseRefreshLease(h.db, { destinationId, owner });
+    }
   })();
-  refreshing.set(destination.id, work);
+  refreshing.set(destinationId, work);
   try {
     return await work;
   } finally {
-    refreshing.delete(destination.id);
+    refreshing.delete(destinationId);
   }
 }
 
@@ -88,23 +130,23 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
   let lastProvider: Record<string, unknown> | null = null;
   for (let index = receipts.length; index < post.body.length; index++) {
     let published: PublishedItem;
+    const item = {
+      destination: destinationRef(h, current), text: post.body[index]!, itemIndex: index, media: mediaFor(h, post, index),
+      options: post.destinationOptions[post.channel] ?? {}, root, parent, idempotencyKey: `${postId}.${index}`,
+    };
     try {
-      published = await adapter.publishItem({
-        destination: destinationRef(h, current), text: post.body[index]!, itemIndex: index, media: mediaFor(h, post, index),
-        options: post.destinationOptions[post.channel] ?? {}, root, parent, idempotencyKey: `${postId}.${index}`,
-      });
-    } catch (error) {
-      if (!(error instanceof ProviderError)) throw error;
+      published = await runTyped({ operation: `publish item ${index}`, work: () => adapter.publishItem(item) });
+    } catch (caught) {
+      const error = caught as ProviderError;
       if (error.kind === "auth_expired" && !refreshed) {
         refreshed = true;
         try {
-          await refreshDestination(h, current);
+          await refreshDestination(h, owner, current.id, current.credentialsSealed);
           current = findDestinationById(h.db, current.id)!;
           index -= 1; // the same item again, with the new credentials
           continue;
         } catch (refreshError) {
-          if (!(refreshError instanceof ProviderError)) throw refreshError;
-          return failWith(h, owner, post, attemptId, destination, refreshError.kind === "transient" ? refreshError : new ProviderError("auth_revoked", refreshError.message, refreshError));
+          return failWith(h, owner, post, attemptId, destination, refreshFailure(refreshError as ProviderError));
         }
       }
       return failWith(h, owner, post, attemptId, destination, error.kind === "auth_expired" ? new ProviderError("auth_revoked", error.message, error) : error);
@@ -126,6 +168,12 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
   return finish(h, owner, post, attemptId, { kind: "published", provider: lastProvider });
 }
 
+/** A refused refresh means the grant is gone; a transient or blocked one keeps its kind. */
+function refreshFailure(error: ProviderError): ProviderError {
+  const revoked = error.kind === "auth_expired" || error.kind === "auth_revoked" || error.kind === "rejected";
+  return revoked ? new ProviderError("auth_revoked", error.message, error) : error;
+}
+
 function failWith(h: Herald, owner: string, post: PostRow, attemptId: string, destination: DestinationRow, error: ProviderError): void {
   const postError = postErrorFrom(error);
   const provider = providerDetails(error);
@@ -141,6 +189,8 @@ function failWith(h: Herald, owner: string, post: PostRow, attemptId: string, de
     case "auth_expired":
       return finish(h, owner, post, attemptId, { kind: "needs-attention", error: postError, provider, reauthorize: destination.id });
     case "rejected":
+    case "blocked":
+    case "not_sent":
       return finish(h, owner, post, attemptId, { kind: "failed", error: postError, provider });
     case "outcome_unknown":
       return finish(h, owner, post, attemptId, { kind: "needs-attention", error: postError, provider, unknown: true });

@@ -1,0 +1,167 @@
+import { randomBytes } from "node:crypto";
+import { newId } from "../../db/ids.ts";
+import type { Herald } from "../../herald.ts";
+import type { Actor } from "../../core/actor.ts";
+import { ProblemError } from "../../core/problem.ts";
+import { createPkcePair } from "../../providers/pkce.ts";
+import { ProviderError, type OAuthAdapter } from "../../providers/types.ts";
+import { inTransaction } from "../../db/transaction.ts";
+import { findWorkspaceById } from "../workspaces/repo.ts";
+import {
+  deleteOAuthApp, findConnectionByState, findOAuthApp, insertConnection, insertOAuthApp, takeConnectionState,
+  updateConnection, type ConnectionRow,
+} from "./repo.ts";
+import { connectionProblem, saveDestinations } from "./save.ts";
+
+/** How long a pending OAuth connection waits for the user. */
+export const CONNECTION_TTL_MS = 15 * 60 * 1000;
+
+/** What the OAuth session keeps, sealed, between the start and the return page. */
+interface SessionSecrets {
+  verifier: string;
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+}
+
+/** The return page of a channel: `<origin>/oauth/callback/<channel>`, the same rule for every network. */
+export function redirectUriOf(h: Herald, channel: string): string {
+  return `${h.config.baseUrl}/oauth/callback/${channel}`;
+}
+
+/** 422 naming the variables an operator must set before a fixed-app network can be connected. */
+function appNotConfigured(channel: string): ProblemError {
+  const prefix = `HERALD_${channel.toUpperCase()}`;
+  const missing = [`${prefix}_CLIENT_ID`, `${prefix}_CLIENT_SECRET`];
+  return new ProblemError("public_unpublishable", `Connecting ${channel} needs Herald's app on that network: set ${missing.join(" and ")}.`, {
+    errors: [{ pointer: "/provider", code: "custom", detail: `app not configured: set ${missing.join(", ")}` }],
+  });
+}
+
+/**
+ * The app credentials to authorize with. Per-instance networks (Mastodon) register Herald once per
+ * instance and redirect URI, and register again when the instance has forgotten the app (a reset);
+ * fixed-app networks use HERALD_<CH>_CLIENT_ID/_SECRET.
+ */
+async function appCredentials(h: Herald, adapter: OAuthAdapter, origin: string, redirectUri: string) {
+  const channel = adapter.channel;
+  if (adapter.connection.kind === "oauth" && adapter.connection.registration === "fixed-app") {
+    const app = h.config.networks[channel];
+    if (!app?.clientId || !app.clientSecret) throw appNotConfigured(channel);
+    return { clientId: app.clientId, clientSecret: app.clientSecret };
+  }
+  const cached = findOAuthApp(h.db, channel, origin, redirectUri);
+  if (cached) {
+    const clientSecret = h.secrets.decrypt(cached.clientSecretSealed);
+    if (!adapter.appIsKnown || (await adapter.appIsKnown({ origin, clientId: cached.clientId, clientSecret }))) {
+      return { clientId: cached.clientId, clientSecret };
+    }
+    h.logger.warn("the instance no longer knows Herald's app; registering again", { channel, origin });
+    deleteOAuthApp(h.db, { provider: channel, origin, redirectUri, clientId: cached.clientId });
+  }
+  const registered = await adapter.registerApp!({ origin, redirectUri, clientName: "Herald", website: h.config.baseUrl });
+  const sealed = h.secrets.encrypt(registered.clientSecret);
+  insertOAuthApp(h.db, { provider: channel, origin, redirectUri, clientId: registered.clientId, clientSecretSealed: sealed, createdAt: h.clock.now() });
+  // Two first connections racing both register; the stored app wins, with its own secret.
+  const stored = findOAuthApp(h.db, channel, origin, redirectUri)!;
+  return { clientId: stored.clientId, clientSecret: h.secrets.decrypt(stored.clientSecretSealed) };
+}
+
+/**
+ * Starts an OAuth connection: app credentials, a single-use `state` bound to this session and a PKCE
+ * S256 pair; answers the pending session with the URL to send the user to.
+ */
+export async function startOAuthConnection(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  adapter: OAuthAdapter;
+  origin: string;
+}): Promise<ConnectionRow> {
+  const { h, actor, workspaceId, adapter, origin } = args;
+  const now = h.clock.now();
+  const redirectUri = redirectUriOf(h, adapter.channel);
+  let app: { clientId: string; clientSecret: string };
+  try {
+    app = await appCredentials(h, adapter, origin, redirectUri);
+  } catch (error) {
+    throw connectionProblem(error, "/instance_origin");
+  }
+  const state = randomBytes(24).toString("base64url");
+  const { verifier, challenge } = createPkcePair();
+  const authorizationUrl = adapter.authorizationUrl({ origin, clientId: app.clientId, redirectUri, state, codeChallenge: challenge });
+  const secrets: SessionSecrets = { verifier, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri };
+  const row: ConnectionRow = {
+    id: newId("conn"), workspaceId, provider: adapter.channel, credentialId: actor.credentialId, requestId: actor.requestId,
+    createdAt: now, error: null, status: "pending", origin, state, authorizationUrl, destinationId: null,
+    expiresAt: now + CONNECTION_TTL_MS, secretsSealed: h.secrets.encrypt(JSON.stringify(secrets)),
+  };
+  insertConnection(h.db, row);
+  return row;
+}
+
+/** What the OAuth return page shows. */
+export interface CallbackResult {
+  ok: boolean;
+  message: string;
+}
+
+/**
+ * Finishes an authorization from the return page of `channel`. Never throws for a user-caused
+ * problem (the page shows it). The session's `state` is taken atomically first, so a
+ * double-submitted callback (even to two processes) connects once.
+ */
+export async function completeOAuthCallback(args: {
+  h: Herald;
+  channel: string;
+  query: { code?: string; state?: string; error?: string; error_description?: string };
+}): Promise<CallbackResult> {
+  const { h, channel, query } = args;
+  const adapter = h.providers.adapter(channel);
+  if (!adapter || adapter.connection.kind !== "oauth") return { ok: false, message: "Unknown provider." };
+  if (!query.state) return { ok: false, message: "The authorization response has no state; start connecting again." };
+  const connection = findConnectionByState(h.db, query.state);
+  const now = h.clock.now();
+  if (!connection || connection.status !== "pending" || connection.provider !== channel) {
+    return { ok: false, message: "This authorization link was already used or is unknown; start connecting again." };
+  }
+  if (connection.expiresAt <= now) {
+    updateConnection(h.db, connection.id, { status: "expired", secretsSealed: null });
+    return { ok: false, message: "This authorization expired; start connecting again." };
+  }
+  if (query.error || !query.code) {
+    const reason = query.error_description ?? query.error ?? "no code";
+    updateConnection(h.db, connection.id, { status: "failed", secretsSealed: null, error: reason });
+    return { ok: false, message: `The network did not authorize Herald: ${query.error_description ?? query.error ?? "no code returned"}.` };
+  }
+  const secrets = JSON.parse(h.secrets.decrypt(connection.secretsSealed!)) as SessionSecrets;
+  if (!takeConnectionState(h.db, connection.id, query.state)) {
+    return { ok: false, message: "This authorization link was already used; start connecting again." };
+  }
+  try {
+    const accounts = await (adapter as OAuthAdapter).completeAuthorization({
+      origin: connection.origin, clientId: secrets.clientId, clientSecret: secrets.clientSecret,
+      redirectUri: secrets.redirectUri, code: query.code, codeVerifier: secrets.verifier,
+    });
+    if (accounts.length === 0) throw new ProviderError("rejected", "the network returned no account to connect", { operation: "completeAuthorization" });
+    const workspace = findWorkspaceById(h.db, connection.workspaceId)!;
+    const actor = { accountId: workspace.accountId, credentialId: connection.credentialId, requestId: connection.requestId };
+    inTransaction(h.db, (tx) => {
+      const saved = saveDestinations({ h, tx, actor, workspaceId: connection.workspaceId, channel, origin: connection.origin, accounts });
+      updateConnection(tx, connection.id, { status: "completed", destinationId: saved[0]!.id, secretsSealed: null });
+    });
+    const names = accounts.map((a) => a.displayName || a.handle).join(", ");
+    return { ok: true, message: `Connected ${names}. You can close this window.` };
+  } catch (error) {
+    const message = error instanceof ProviderError ? error.message : "unexpected error";
+    updateConnection(h.db, connection.id, { status: "failed", secretsSealed: null, error: message });
+    // An instance that forgot Herald's app answers invalid_client: register again next time.
+    if (error instanceof ProviderError && error.errorCode === "invalid_client") {
+      deleteOAuthApp(h.db, { provider: channel, origin: connection.origin, redirectUri: secrets.redirectUri, clientId: secrets.clientId });
+    }
+    if (!(error instanceof ProviderError)) {
+      h.logger.error("oauth callback failed", { connection_id: connection.id, error: (error as Error).message });
+    }
+    return { ok: false, message: `Connecting failed: ${message}` };
+  }
+}
