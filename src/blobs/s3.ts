@@ -1,6 +1,11 @@
 import { Readable } from "node:stream";
 import { Client } from "minio";
-import { BlobError, collect, isValidBlobKey, type BlobStore, type ByteRange, type PartTarget, type StoredMultipartUpload, type StoredObject, type StoredPart } from "./store.ts";
+// minio's own SigV4 presigner (a public entry of the package): it signs every header it is given.
+import { presignSignatureV4 } from "minio/dist/esm/signing.mjs";
+import {
+  BlobError, collect, isValidBlobKey, type BlobStore, type ByteRange, type CompletingPart, type PartTarget,
+  type StoredMultipartUpload, type StoredObject, type StoredPart,
+} from "./store.ts";
 
 /** Connection settings of the bucket (HERALD_S3_*). */
 export interface S3Settings {
@@ -14,16 +19,65 @@ export interface S3Settings {
 /** The longest validity S3 accepts for a presigned URL (7 days). */
 const MAX_PRESIGN_SECONDS = 7 * 24 * 60 * 60;
 
-/** minio's client with its part listing opened up (it is `protected` in the typings). */
+/** The header that carries a part's CRC64NVME (base64 of the 8 big-endian bytes) to the bucket. */
+export const CHECKSUM_HEADER = "x-amz-checksum-crc64nvme";
+
+/** A request to presign: the query is already encoded; every header given is signed. */
+interface PresignRequest {
+  method: string;
+  bucket: string;
+  key: string;
+  query: string;
+  headers: Record<string, string>;
+}
+
+/** minio's client with its part listing and request builder opened up (`protected` in the typings). */
 class HeraldMinioClient extends Client {
   uploadedParts(bucket: string, key: string, uploadId: string) {
     return this.listParts(bucket, key, uploadId);
   }
+
+  /**
+   * A presigned URL whose SigV4 signature also covers `headers` (minio's presignedUrl signs only
+   * Host), built by minio's own request builder, so host and path style match its other calls.
+   */
+  presign(request: PresignRequest, region: string, seconds: number, date: Date): string {
+    const { method, bucket, key, query, headers } = request;
+    const options = this.getRequestOptions({
+      method, region, bucketName: bucket, objectName: key, query, headers,
+    });
+    const { accessKey, secretKey, sessionToken } = this;
+    return presignSignatureV4(options, accessKey, secretKey, sessionToken, region, date, seconds);
+  }
+}
+
+/** RFC 3986 encoding of a query value, as SigV4 wants it. */
+function queryEscape(value: string): string {
+  const hex = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
+  return encodeURIComponent(value).replace(/[!'()*]/g, hex);
+}
+
+const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The text of the first `<name>` element of an S3 XML answer, or null. */
+function xmlField(xml: string, name: string): string | null {
+  return new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1] ?? null;
 }
 
 function isNotFound(error: unknown): boolean {
   const code = (error as { code?: string })?.code;
   return code === "NotFound" || code === "NoSuchKey" || code === "NoSuchUpload";
+}
+
+/** A failed CompleteMultipartUpload as a BlobError when it is one the service maps, else as it came. */
+function completionError(uploadId: string, code: string | null | undefined, error: unknown): unknown {
+  if (isNotFound({ code }) || code === "InvalidPart") {
+    return new BlobError("not_found", `a part of upload ${uploadId} is not stored as listed`);
+  }
+  if (code === "BadDigest") {
+    return new BlobError("checksum_mismatch", `the bucket found upload ${uploadId} unlike its CRC64NVME`);
+  }
+  return error;
 }
 
 function presignSeconds(times: { now: number; expiresAt: number }): number {
@@ -33,7 +87,9 @@ function presignSeconds(times: { now: number; expiresAt: number }): number {
 /**
  * An S3-compatible bucket (MinIO, AWS S3, …) through the `minio` client. The region is set on the
  * client, so presigning never makes a network call. Parts go from the client straight to the bucket
- * on presigned UploadPart URLs; Herald verifies checksums when the upload completes.
+ * on presigned UploadPart URLs that sign the part's CRC64NVME header, so the bucket checks each part
+ * as it arrives (a multipart upload is created with the CRC64NVME algorithm, as S3 requires for
+ * part checksums). A store that ignores checksums is caught at completion (`verified` false).
  */
 export class S3BlobStore implements BlobStore {
   readonly kind = "s3" as const;
@@ -127,12 +183,24 @@ export class S3BlobStore implements BlobStore {
 
   async createMultipart(key: string, options: { contentType: string }): Promise<string> {
     await this.ready();
-    return this.client.initiateNewMultipartUpload(this.bucket, this.key(key), { "content-type": options.contentType });
+    // S3 refuses a part checksum on an upload created without an algorithm ("Checksum Type mismatch").
+    return this.client.initiateNewMultipartUpload(this.bucket, this.key(key), {
+      "content-type": options.contentType,
+      "x-amz-checksum-algorithm": "CRC64NVME",
+      "x-amz-checksum-type": "FULL_OBJECT",
+    });
   }
 
-  async partTarget(key: string, uploadId: string, partNumber: number, times: { now: number; expiresAt: number }): Promise<PartTarget> {
-    const url = await this.client.presignedUrl("PUT", this.bucket, this.key(key), presignSeconds(times), { partNumber: String(partNumber), uploadId }, new Date(times.now));
-    return { url, headers: {} };
+  async partTarget(
+    key: string, uploadId: string, partNumber: number, times: { now: number; expiresAt: number },
+    crc64nvme: string,
+  ): Promise<PartTarget> {
+    const headers = { [CHECKSUM_HEADER]: crc64nvme };
+    const query = `partNumber=${partNumber}&uploadId=${queryEscape(uploadId)}`;
+    const request = { method: "PUT", bucket: this.bucket, key: this.key(key), query, headers };
+    const seconds = presignSeconds(times);
+    const url = this.client.presign(request, this.settings.region, seconds, new Date(times.now));
+    return { url, headers };
   }
 
   async listParts(key: string, uploadId: string): Promise<StoredPart[]> {
@@ -146,14 +214,35 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  async completeMultipart(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<void> {
+  async completeMultipart(
+    key: string, uploadId: string, parts: CompletingPart[], crc64nvme: string,
+  ): Promise<{ verified: boolean }> {
     await this.ready();
+    // minio's completeMultipartUpload sends ETags only; MinIO wants each part's checksum too.
+    const body = parts.map((p) => `<Part><PartNumber>${p.partNumber}</PartNumber>`
+      + `<ETag>${escapeXml(p.etag)}</ETag>`
+      + `<ChecksumCRC64NVME>${p.crc64nvme}</ChecksumCRC64NVME></Part>`).join("");
+    const request = {
+      method: "POST",
+      bucketName: this.bucket,
+      objectName: this.key(key),
+      query: `uploadId=${queryEscape(uploadId)}`,
+      headers: { [CHECKSUM_HEADER]: crc64nvme, "x-amz-checksum-type": "FULL_OBJECT" },
+    };
+    const xmlns = "http://s3.amazonaws.com/doc/2006-03-01/";
+    const xml = `<CompleteMultipartUpload xmlns="${xmlns}">${body}</CompleteMultipartUpload>`;
+    let answer: string;
     try {
-      await this.client.completeMultipartUpload(this.bucket, this.key(key), uploadId, parts.map((p) => ({ part: p.partNumber, etag: p.etag })));
+      const response = await this.client.makeRequestAsync(request, xml);
+      answer = await new Response(Readable.toWeb(response) as ReadableStream<Uint8Array>).text();
     } catch (error) {
-      if (isNotFound(error) || (error as { code?: string })?.code === "InvalidPart") throw new BlobError("not_found", `a part of upload ${uploadId} is not stored as listed`);
-      throw error;
+      throw completionError(uploadId, (error as { code?: string })?.code, error);
     }
+    // CompleteMultipartUpload can answer 200 with an error document.
+    if (/<Error>/.test(answer)) throw completionError(uploadId, xmlField(answer, "Code"), new Error(answer));
+    // The bucket vouches for the bytes when it reports the whole file's CRC64NVME as declared: it
+    // checked every part against its signed checksum. A store that ignores checksums reports none.
+    return { verified: xmlField(answer, "ChecksumCRC64NVME") === crc64nvme };
   }
 
   async abortMultipart(key: string, uploadId: string): Promise<void> {

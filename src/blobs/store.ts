@@ -35,6 +35,13 @@ export interface PartTarget {
   headers: Record<string, string>;
 }
 
+/** A part as a completion lists it: its number, its ETag and its declared CRC64NVME (base64). */
+export interface CompletingPart {
+  partNumber: number;
+  etag: string;
+  crc64nvme: string;
+}
+
 /** Why a store refused: the service maps these to problems. */
 export type BlobErrorCode = "not_found" | "checksum_mismatch" | "size_mismatch";
 
@@ -74,9 +81,13 @@ export interface BlobStore {
   createMultipart(key: string, options: { contentType: string }): Promise<string>;
   /**
    * Where a client sends part `partNumber` directly (S3: a presigned UploadPart URL valid until
-   * `expiresAt`), or null when parts go through Herald (`receivePart`).
+   * `expiresAt`, whose signature covers the part's declared CRC64NVME `crc64nvme`, so the bucket
+   * refuses other bytes), or null when parts go through Herald (`receivePart`).
    */
-  partTarget(key: string, uploadId: string, partNumber: number, times: { now: number; expiresAt: number }): Promise<PartTarget | null>;
+  partTarget(
+    key: string, uploadId: string, partNumber: number, times: { now: number; expiresAt: number },
+    crc64nvme: string,
+  ): Promise<PartTarget | null>;
   /**
    * Stores a part sent through Herald (local disk), streaming it and checking its size and
    * CRC64NVME before it becomes visible; a re-sent part replaces the earlier one atomically.
@@ -87,9 +98,13 @@ export interface BlobStore {
   listParts(key: string, uploadId: string): Promise<StoredPart[]>;
   /**
    * Assembles the parts (in the order given, each with the ETag it must have) into the object at
-   * `key`, atomically. The multipart upload is gone afterwards.
+   * `key`, atomically; `crc64nvme` is the whole file's. The multipart upload is gone afterwards.
+   * `verified` says the store vouches that the bytes match the declared checksums (it checked
+   * every part); when false, the caller reads the object back to check it.
    */
-  completeMultipart(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<void>;
+  completeMultipart(
+    key: string, uploadId: string, parts: CompletingPart[], crc64nvme: string,
+  ): Promise<{ verified: boolean }>;
   /** Drops a multipart upload and its parts; dropping a missing one is not an error. */
   abortMultipart(key: string, uploadId: string): Promise<void>;
   /** Every multipart upload the store holds. */

@@ -82,7 +82,9 @@ async function partInstructions(h: Herald, upload: AssetUploadRow): Promise<Part
   const count = upload.partChecksums.length;
   const parts: PartInstruction[] = [];
   for (let n = 1; n <= count; n++) {
-    const target = await h.blobs.partTarget(upload.blobKey, upload.storeUploadId, n, { now, expiresAt: upload.expiresAt });
+    const times = { now, expiresAt: upload.expiresAt };
+    const checksum = upload.partChecksums[n - 1]!;
+    const target = await h.blobs.partTarget(upload.blobKey, upload.storeUploadId, n, times, checksum);
     parts.push(target
       ? { part_number: n, upload_url: target.url, required_headers: target.headers }
       : { part_number: n, upload_url: partUploadUrl(h, upload.id, n, upload.expiresAt), required_headers: {} });
@@ -214,8 +216,8 @@ function wholeChecksum(upload: AssetUploadRow): bigint {
 class UploadFailed extends Error {}
 
 /**
- * Reads the assembled object back and checks every part's CRC64NVME (stores that take parts
- * directly, like S3 here, never showed Herald the bytes). Throws UploadFailed naming the bad parts.
+ * Reads the assembled object back and checks every part's CRC64NVME (for a store that took the
+ * parts directly without checking their checksums). Throws UploadFailed naming the bad parts.
  */
 async function verifyStoredObject(h: Herald, upload: AssetUploadRow): Promise<void> {
   const crc = await createCrc64Nvme();
@@ -271,15 +273,23 @@ async function assemble(h: Herald, upload: AssetUploadRow, input: CompleteUpload
   if (missing.length) errors.unshift({ pointer: "/parts", code: "custom", detail: `part${missing.length === 1 ? "" : "s"} ${abbreviate(missing)} ${missing.length === 1 ? "has" : "have"} not been uploaded; send ${missing.length === 1 ? "it" : "them"} and complete again` });
   if (errors.length) throw badRequest("The upload is not complete as described; nothing was assembled.", errors);
   const ordered = [...input.parts].sort((a, b) => a.part_number - b.part_number);
+  const parts = ordered.map((p) => ({
+    partNumber: p.part_number,
+    etag: stored.get(p.part_number)!.etag,
+    crc64nvme: upload.partChecksums[p.part_number - 1]!,
+  }));
+  let verified: boolean;
   try {
-    await h.blobs.completeMultipart(upload.blobKey, upload.storeUploadId, ordered.map((p) => ({ partNumber: p.part_number, etag: stored.get(p.part_number)!.etag })));
+    const whole = input.checksum_crc64nvme;
+    ({ verified } = await h.blobs.completeMultipart(upload.blobKey, upload.storeUploadId, parts, whole));
   } catch (error) {
     // A part that no longer matches its checksum was dropped by the store: the client sends it again.
     if (error instanceof BlobError && error.code === "checksum_mismatch") throw badRequest("A stored part is damaged; nothing was assembled.", [{ pointer: "/parts", code: "custom", detail: error.message }]);
     throw error;
   }
-  // Local parts were checked against their CRC64NVME as they arrived; a bucket's were not.
-  if (h.blobs.kind !== "local") await verifyStoredObject(h, upload);
+  // Local disk and a bucket that checks checksums verified every part as it arrived (S3 and MinIO
+  // against the signed x-amz-checksum-crc64nvme); a store that ignores checksums did not.
+  if (!verified) await verifyStoredObject(h, upload);
 }
 
 /**
