@@ -2,7 +2,8 @@ import { Elysia } from "elysia";
 import type { Herald } from "../herald.ts";
 import { authenticate, type AuthContext } from "./auth.ts";
 import { readJsonBody } from "./body-limit.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { ProblemError } from "./problem.ts";
+import { FailedAuthLimiter, RateLimiter } from "./rate-limit.ts";
 import type { RouteScope } from "./scopes.ts";
 import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 
@@ -10,6 +11,7 @@ import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 const requestIds = new WeakMap<Request, string>();
 const auths = new WeakMap<Request, AuthContext>();
 const workspaces = new WeakMap<Request, WorkspaceRow>();
+const routes = new WeakMap<Request, string>();
 
 /** The request id assigned to a request in onRequest. */
 export function requestIdOf(request: Request): string {
@@ -21,6 +23,24 @@ export function setRequestId(request: Request, id: string): void {
   requestIds.set(request, id);
 }
 
+/** The credential that authenticated a request, once the scope macro has checked it. */
+export function credentialIdOf(request: Request): string | null {
+  return auths.get(request)?.credentialId ?? null;
+}
+
+/** Records the route pattern a request matched (for the access log). */
+export function setRoute(request: Request, route: string): void {
+  routes.set(request, route);
+}
+
+/** The route pattern a request matched, or null when none did. */
+export function routeOf(request: Request): string | null {
+  return routes.get(request) ?? null;
+}
+
+/** Where the rails get the address of the client that sent a request (the socket's peer). */
+export type ClientAddress = (request: Request) => string;
+
 /** Name of the JSON parser that enforces the 1 MiB limit; every route with a body uses it. */
 export const JSON_PARSER = "heraldJson";
 
@@ -30,13 +50,27 @@ export const JSON_PARSER = "heraldJson";
  * parser. The parser is registered again on the root app, where the compiled routes look it up
  * (a deduplicated plugin's parsers do not reach them); here it gives routes its type.
  */
-export function heraldPlugin(h: Herald, limiter: RateLimiter, requireWorkspace: (auth: AuthContext, workspaceId: string) => WorkspaceRow) {
+export function heraldPlugin(
+  h: Herald,
+  limiter: RateLimiter,
+  requireWorkspace: (auth: AuthContext, workspaceId: string) => WorkspaceRow,
+  failures: FailedAuthLimiter,
+  clientAddress: ClientAddress,
+) {
   return new Elysia({ name: "herald:rails" })
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
     .macro({
       scope: (required: RouteScope) => ({
         transform({ request, params }) {
-          const auth = authenticate(h, request.headers.get("authorization"), required);
+          const address = clientAddress(request);
+          failures.check(address, h.clock.now());
+          let auth: AuthContext;
+          try {
+            auth = authenticate(h, request.headers.get("authorization"), required);
+          } catch (error) {
+            if (error instanceof ProblemError && error.status === 401) failures.fail(address, h.clock.now());
+            throw error;
+          }
           limiter.hit(auth.credentialId, h.clock.now());
           // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
           const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
