@@ -48,6 +48,16 @@ describe("a short Host header still reaches every route", () => {
       expectProblem(await send("/v1/nothing-here"), 404, "public_not_found");
       const page = await send("/v1/workspaces?limit=1");
       expect({ status: page.status, count: page.body?.data?.length }).toEqual({ status: 200, count: 1 });
+      const body = JSON.stringify({ name: `Host ${h.name}` });
+      const created = await rawRequest(s.url, [
+        `POST /v1/workspaces ${h.version ?? "HTTP/1.1"}`,
+        ...(h.host === null ? [] : [`Host: ${h.host}`]),
+        `Authorization: Bearer ${s.owner.apiKey}`,
+        "Content-Type: application/json",
+        `Content-Length: ${Buffer.byteLength(body)}`,
+      ], body);
+      expect({ status: created.status, name: created.body?.name })
+        .toEqual({ status: 201, name: `Host ${h.name}` });
     });
   }
 });
@@ -188,11 +198,12 @@ describe("a query parameter sent twice is a 400 naming it", () => {
 
 describe("an unsupported method on a known path is 405 with Allow", () => {
   const cases: { method: string; path: string; allow: string | null }[] = [
-    { method: "PUT", path: "/v1/account", allow: "GET" },
-    { method: "DELETE", path: "/v1/account", allow: "GET" },
-    { method: "DELETE", path: "/v1/workspaces", allow: "GET, POST" },
-    { method: "POST", path: "/v1/workspaces/WS", allow: "GET, PATCH" },
-    { method: "POST", path: "/health", allow: "GET" },
+    { method: "PUT", path: "/v1/account", allow: "GET, HEAD" },
+    { method: "DELETE", path: "/v1/account", allow: "GET, HEAD" },
+    { method: "DELETE", path: "/v1/workspaces", allow: "GET, HEAD, POST" },
+    { method: "POST", path: "/v1/workspaces/WS", allow: "GET, HEAD, PATCH" },
+    { method: "POST", path: "/health", allow: "GET, HEAD" },
+    { method: "OPTIONS", path: "/v1/account", allow: "GET, HEAD" },
     { method: "GET", path: "/v1/nothing-here", allow: null },
     { method: "PUT", path: "/v1/workspaces/ws_x/nothing", allow: null },
   ];

@@ -41,6 +41,8 @@ export class AllowedMethods {
       let methods = byPath.get(route.path);
       if (!methods) byPath.set(route.path, (methods = new Set()));
       methods.add(route.method);
+      // Bun and Elysia answer HEAD from the GET route.
+      if (route.method === "GET") methods.add("HEAD");
     }
     return [...byPath].map(([path, methods]) => ({ pattern: patternOf(path), methods }));
   }

@@ -45,8 +45,9 @@ export type ClientAddress = (request: Request) => string;
 export const JSON_PARSER = "heraldJson";
 
 /**
- * The plugin every route module `use`s: the `scope` macro (authenticate, check scope, rate limit,
- * before body validation so an anonymous caller gets 401, not 400) and the size-limited JSON
+ * The plugin every route module `use`s: the `scope` macro (refuse an address past its failed
+ * authentications, authenticate, check scope, rate limit, before body validation so an anonymous
+ * caller gets 401, not 400) and the size-limited JSON
  * parser. The parser is registered again on the root app, where the compiled routes look it up
  * (a deduplicated plugin's parsers do not reach them); here it gives routes its type.
  */
