@@ -2,9 +2,12 @@ import { Elysia } from "elysia";
 import { docsUrl, type Herald } from "./herald.ts";
 import { fieldErrorsFromSchemaIssues } from "./http/validation.ts";
 import { readJsonBody } from "./http/body-limit.ts";
-import { heraldPlugin, JSON_PARSER, requestIdOf, setRequestId } from "./http/plugin.ts";
+import { AllowedMethods } from "./http/methods.ts";
+import { heraldPlugin, JSON_PARSER, requestIdOf, setRequestId, setRoute } from "./http/plugin.ts";
+import type { ClientAddress } from "./http/plugin.ts";
 import { ProblemError, problemResponse } from "./core/problem.ts";
-import { RateLimiter } from "./http/rate-limit.ts";
+import { FailedAuthLimiter, RateLimiter } from "./http/rate-limit.ts";
+import { checkQueryRepeats, checkRequestHead } from "./http/request-head.ts";
 import { requestIdFor } from "./http/request-id.ts";
 import type { Scheduler } from "./jobs/scheduler.ts";
 import { accountRoutes } from "./http/routes/account.ts";
@@ -38,18 +41,52 @@ function toProblem(code: string | number, error: unknown): ProblemError | null {
   return null;
 }
 
+/** 405 with Allow when routes answer other methods on the path; null when none has the path. */
+function methodNotAllowed(allowed: AllowedMethods, method: string, path: string): ProblemError | null {
+  const methods = allowed.of(path);
+  if (methods.length === 0 || methods.includes(method)) return null;
+  const allow = methods.join(", ");
+  const detail = `${method} is not an operation of ${path}; it supports ${allow}.`;
+  return new ProblemError("public_method_not_allowed", detail, { headers: { allow } });
+}
+
+/** What the server supplies: the scheduler and engine for /health, and each request's client address. */
+export interface AppOptions {
+  scheduler?: () => Scheduler | null;
+  engine?: () => PublishingEngine | null;
+  /** The peer address of a request's connection (keys the failed-authentication limit). */
+  clientAddress?: ClientAddress;
+}
+
 /** Builds the whole HTTP application (routes under /v1, /health, docs) around one Herald value. */
-export function buildApp(h: Herald, options: { scheduler?: () => Scheduler | null; engine?: () => PublishingEngine | null } = {}) {
-  const rails = heraldPlugin(h, new RateLimiter(h.config.rateLimitPerMinute), (actor, workspaceId) => requireWorkspace(h.db, actor, workspaceId));
-  const app: Elysia<any, any, any, any, any, any, any> = new Elysia({ normalize: false })
+export function buildApp(h: Herald, options: AppOptions = {}) {
+  const rails = heraldPlugin(
+    h,
+    new RateLimiter(h.config.rateLimitPerMinute),
+    (auth, workspaceId) => requireWorkspace(h.db, auth, workspaceId),
+    new FailedAuthLimiter(h.config.authFailuresPerMinute),
+    options.clientAddress ?? (() => "unknown"),
+  );
+  const allowed = new AllowedMethods(() => app.routes);
+  // The path starts after `http://` (Bun serves plain HTTP; server.ts makes every URL absolute). The
+  // default looks from index 11, which skips the start of the path when the Host is 3 characters or less.
+  const app: Elysia<any, any, any, any, any, any, any> = new Elysia({
+    normalize: false,
+    handler: { standardHostname: false },
+  })
     .onRequest(({ request, set }) => {
       const id = requestIdFor(request.headers.get("service-request-id"));
       setRequestId(request, id);
       set.headers["service-request-id"] = id;
+      checkRequestHead(request);
+      checkQueryRepeats(request.url);
     })
-    .onError({ as: "global" }, ({ code, error, request }) => {
+    .onTransform({ as: "global" }, ({ request, route }) => setRoute(request, route))
+    .onError({ as: "global" }, ({ code, error, request, route, path }) => {
       const requestId = requestIdOf(request);
-      const problem = toProblem(code, error);
+      if (route) setRoute(request, route);
+      const wrongMethod = code === "NOT_FOUND" ? methodNotAllowed(allowed, request.method, path) : null;
+      const problem = wrongMethod ?? toProblem(code, error);
       if (problem) return problemResponse(problem, requestId, docsUrl(h));
       h.logger.error("unhandled error", { request_id: requestId, method: request.method, path: new URL(request.url).pathname, error: error instanceof Error ? error.stack ?? error.message : String(error) });
       return problemResponse(new ProblemError("public_internal_error", "Something went wrong on our side. Quote the request id when reporting it."), requestId, docsUrl(h));

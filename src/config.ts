@@ -20,6 +20,10 @@ export interface Config {
   signup: "open" | "closed";
   /** Requests per minute per credential before 429. */
   rateLimitPerMinute: number;
+  /** Failed authentications (401) per minute per client address before every request from it is 429. */
+  authFailuresPerMinute: number;
+  /** One structured log line per request (HERALD_ACCESS_LOG=0 turns it off). */
+  accessLog: boolean;
   /** Test-only: admit http:// loopback origins for webhooks and providers. */
   devAllowPrivateNetwork: boolean;
   /** Each network's app credentials and origins (HERALD_<CH>_CLIENT_ID, …), by channel. */
@@ -176,6 +180,10 @@ export function loadConfig(env: Env = process.env): Config {
   const allowPrivate = text(env, "HERALD_DEV_ALLOW_PRIVATE_NETWORK", "0");
   if (allowPrivate !== "0" && allowPrivate !== "1") throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got ${shown(allowPrivate)}`);
   const mailFrom = text(env, "HERALD_MAIL_FROM", "Herald <herald@localhost>");
+  const accessLog = text(env, "HERALD_ACCESS_LOG", "1");
+  if (accessLog !== "0" && accessLog !== "1") {
+    throw new ConfigError(`HERALD_ACCESS_LOG must be 0 or 1, got ${shown(accessLog)}`);
+  }
   return {
     host,
     port,
@@ -191,6 +199,8 @@ export function loadConfig(env: Env = process.env): Config {
     billingMode: oneOf(env, "HERALD_BILLING_MODE", ["disabled", "processor_test", "processor_live"] as const, "disabled"),
     signup: oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
     rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
+    authFailuresPerMinute: integer(env, "HERALD_AUTH_FAILURES_PER_MINUTE", 20, 1, 1_000_000),
+    accessLog: accessLog === "1",
     devAllowPrivateNetwork: allowPrivate === "1",
     networks: networkApps(env),
     engine: {

@@ -1,10 +1,13 @@
 import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import { join } from "node:path";
 import { buildApp } from "./app.ts";
 import { createBlobStore } from "./blobs/index.ts";
 import { ConfigError, type Config } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { HERALD_VERSION, type Herald } from "./herald.ts";
+import { logAccess } from "./http/access-log.ts";
+import { NATIVE_HEADER_LIMIT_BYTES } from "./http/request-head.ts";
 import { serverJobs } from "./jobs/index.ts";
 import { PublishingEngine } from "./modules/publishing/engine.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
@@ -67,17 +70,47 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Bun's request URL is `http://<Host header><target>`, or the bare target when the Host header is
+ * missing or not a host name; the app reads paths after `http://`, so the bare form gets an origin.
+ * The original request is remembered for its peer address.
+ */
+function withAbsoluteUrl(request: Request, originals: WeakMap<Request, Request>): Request {
+  if (request.url.startsWith("http://")) return request;
+  const target = request.url.startsWith("/") ? request.url : `/${request.url}`;
+  const absolute = new Request(`http://unknown${target}`, request);
+  originals.set(absolute, request);
+  return absolute;
+}
+
 /** Starts HTTP and the schedules; `startJobs: false` leaves jobs to be run by hand (tests). */
 export function startServer(herald: Herald, options: { startJobs?: boolean } = {}): RunningServer {
   const engine = new PublishingEngine(herald);
   const scheduler = new Scheduler(herald, serverJobs(engine));
-  const app = buildApp(herald, { scheduler: () => scheduler, engine: () => engine });
+  const originals = new WeakMap<Request, Request>();
+  const app = buildApp(herald, {
+    scheduler: () => scheduler,
+    engine: () => engine,
+    clientAddress: (request) => server.requestIP(originals.get(request) ?? request)?.address ?? "unknown",
+  });
+  // Process-wide (Bun has no per-server knob): Bun answers a bare 431 past this, before any JS runs; the
+  // app's own, lower limit answers with a problem (request-head.ts).
+  if (http.maxHeaderSize < NATIVE_HEADER_LIMIT_BYTES) {
+    (http as { maxHeaderSize: number }).maxHeaderSize = NATIVE_HEADER_LIMIT_BYTES;
+  }
+  const accessLog = herald.config.accessLog;
   const server = Bun.serve({
     hostname: herald.config.host,
     port: herald.config.port,
     // Backstop only: JSON routes enforce 1 MiB themselves with a problem+json 413.
     maxRequestBodySize: 64 * 1024 * 1024,
-    fetch: (request) => app.handle(request),
+    fetch: async (incoming) => {
+      const startedAt = performance.now();
+      const request = withAbsoluteUrl(incoming, originals);
+      const response = await app.handle(request);
+      if (accessLog) logAccess(herald.logger, request, response.status, startedAt);
+      return response;
+    },
   });
   if (options.startJobs !== false) scheduler.start();
   return {

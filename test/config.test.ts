@@ -39,6 +39,8 @@ describe("defaults", () => {
     expect(c.billingMode).toBe("disabled");
     expect(c.signup).toBe("open");
     expect(c.rateLimitPerMinute).toBe(1200);
+    expect(c.authFailuresPerMinute).toBe(20);
+    expect(c.accessLog).toBe(true);
     expect(c.devAllowPrivateNetwork).toBe(false);
   });
 
@@ -99,6 +101,8 @@ describe("values that are read", () => {
     expect(loadConfig({ HERALD_DEV_ALLOW_PRIVATE_NETWORK: "0" }).devAllowPrivateNetwork).toBe(false);
     expect(loadConfig({ HERALD_BILLING_MODE: "processor_test", HERALD_SIGNUP: "closed" })).toMatchObject({ billingMode: "processor_test", signup: "closed" });
     expect(loadConfig({ HERALD_RATE_LIMIT_PER_MINUTE: "5" }).rateLimitPerMinute).toBe(5);
+    expect(loadConfig({ HERALD_AUTH_FAILURES_PER_MINUTE: "7" }).authFailuresPerMinute).toBe(7);
+    expect(loadConfig({ HERALD_ACCESS_LOG: "0" }).accessLog).toBe(false);
   });
 });
 
@@ -124,6 +128,8 @@ describe("a bad value is a one-line ConfigError naming the variable", () => {
     { env: { HERALD_SECRET_KEY: "k".repeat(31) }, names: "HERALD_SECRET_KEY" },
     { env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "yes" }, names: "HERALD_DEV_ALLOW_PRIVATE_NETWORK" },
     { env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "true" }, names: "HERALD_DEV_ALLOW_PRIVATE_NETWORK" },
+    { env: { HERALD_ACCESS_LOG: "off" }, names: "HERALD_ACCESS_LOG" },
+    { env: { HERALD_AUTH_FAILURES_PER_MINUTE: "0" }, names: "HERALD_AUTH_FAILURES_PER_MINUTE" },
     { env: { HERALD_SMTP_URL: "http://x" }, names: "HERALD_SMTP_URL" },
     { env: { HERALD_SMTP_URL: "mail.example.com:25" }, names: "HERALD_SMTP_URL" },
     { env: { HERALD_BILLING_MODE: "live" }, names: "HERALD_BILLING_MODE" },

@@ -111,7 +111,9 @@ describe("Service-Request-Id", () => {
 
 describe("unknown routes and crashes", () => {
   test("an unknown route is a problem 404", async () => {
-    for (const [method, path] of [["GET", "/v1/nothing-here"], ["DELETE", "/v1/account"], ["GET", "/nowhere"]] as const) {
+    // (DELETE /v1/account was here: a known path with another method is now 405, see rails-edges.)
+    const routes = [["GET", "/v1/nothing-here"], ["DELETE", "/v1/nothing-here"], ["GET", "/nowhere"]];
+    for (const [method, path] of routes) {
       const r = await s.request(method, path);
       expectProblem(r, 404, "public_not_found");
     }

@@ -149,7 +149,7 @@ describe("patch", () => {
       { name: "a list holding the current ETag", ifMatch: (current, stale) => `${stale}, ${current}`, status: 200 },
       { name: "a stale ETag", ifMatch: (_, stale) => stale, status: 412 },
       { name: "the current ETag marked weak", ifMatch: (current) => `W/${current}`, status: 412 },
-      { name: "an unquoted garbage value", ifMatch: () => "nonsense", status: 412 },
+      { name: "an unquoted garbage value", ifMatch: () => "nonsense", status: 400 },
     ];
     for (const c of cases) {
       test(`${c.name} → ${c.status}`, async () => {
@@ -159,6 +159,11 @@ describe("patch", () => {
         const r = await patch(created.body.id, { name: "Guarded 3" }, { "if-match": c.ifMatch(current, stale) });
         if (c.status === 200) {
           expectWorkspace(r, 200, { name: "Guarded 3" });
+        } else if (c.status === 400) {
+          // Not an entity-tag list at all: the header is wrong, not the resource's state.
+          expectProblem(r, 400, "public_invalid_request", [""]);
+          expect(r.body.errors[0].parameter).toBe("If-Match");
+          expect((await get(created.body.id)).body.name).toBe("Guarded 2");
         } else {
           expectProblem(r, 412, "public_precondition_failed");
           expect(r.body.user_action).toBe("inspect_resource");

@@ -1,4 +1,4 @@
-/** Stable error codes: the contract's four plus DESIGN.md's table. */
+/** Stable error codes: the contract's four, DESIGN.md's table, the rails' 405/415/431 (docs/decisions.md). */
 const CATALOG = {
   public_invalid_request: { status: 400, title: "Invalid request", category: "validation", userAction: "check_request" },
   public_authentication_required: { status: 401, title: "Authentication required", category: "authentication", userAction: "check_credentials" },
@@ -8,6 +8,9 @@ const CATALOG = {
   public_live_credential_required: { status: 403, title: "Live credential required", category: "permission", userAction: "check_credentials" },
   public_signup_closed: { status: 403, title: "Signup closed", category: "permission", userAction: "check_credentials" },
   public_not_found: { status: 404, title: "Not found", category: "not_found", userAction: "check_request" },
+  public_method_not_allowed: {
+    status: 405, title: "Method not allowed", category: "validation", userAction: "check_request",
+  },
   public_conflict: { status: 409, title: "Conflict", category: "conflict", userAction: "inspect_resource" },
   public_idempotency_key_reused: { status: 409, title: "Idempotency key reused", category: "conflict", userAction: "check_request" },
   public_idempotency_outcome_unknown: { status: 409, title: "Idempotency outcome unknown", category: "conflict", userAction: "inspect_resource" },
@@ -15,9 +18,15 @@ const CATALOG = {
   public_version_conflict: { status: 409, title: "Version conflict", category: "conflict", userAction: "inspect_resource" },
   public_precondition_failed: { status: 412, title: "Precondition failed", category: "conflict", userAction: "inspect_resource" },
   public_payload_too_large: { status: 413, title: "Payload too large", category: null, userAction: null },
+  public_unsupported_media_type: {
+    status: 415, title: "Unsupported media type", category: "validation", userAction: "check_request",
+  },
   public_unpublishable: { status: 422, title: "Cannot be published", category: "validation", userAction: "check_request" },
   public_precondition_required: { status: 428, title: "Precondition required", category: "validation", userAction: "check_request" },
   public_rate_limited: { status: 429, title: "Rate limit exceeded", category: "rate_limit", userAction: "retry_later" },
+  public_request_header_too_large: {
+    status: 431, title: "Request header too large", category: "validation", userAction: "check_request",
+  },
   public_internal_error: { status: 500, title: "Internal error", category: "internal", userAction: "retry_later" },
   public_provider_error: { status: 502, title: "Provider error", category: "provider", userAction: "retry_later" },
   public_unavailable: { status: 503, title: "Service unavailable", category: "unavailable", userAction: "retry_later" },

@@ -13,6 +13,23 @@ function malformed(detail: string): ProblemError {
   return new ProblemError("public_invalid_request", "The request body is not valid JSON.", { errors: [{ pointer: "", code: "custom", detail }] });
 }
 
+/** A body the JSON routes do not read: 415 naming the media type that was sent. */
+function unsupportedMediaType(contentType: string | null): ProblemError {
+  const sent = contentType === null ? "no Content-Type" : `Content-Type ${JSON.stringify(contentType)}`;
+  const detail = `The request body must be application/json; it was sent with ${sent}.`;
+  return new ProblemError("public_unsupported_media_type", detail, {
+    errors: [{ pointer: "", code: "custom", detail: "must be application/json", parameter: "Content-Type" }],
+  });
+}
+
+/** `application/json` or any `…/…+json`, with or without parameters such as `charset`. */
+const JSON_MEDIA_TYPE = /^\s*(?:application\/json|[a-z0-9!#$&^_.-]+\/[a-z0-9!#$&^_.-]+\+json)\s*(?:;|$)/i;
+
+/** Whether a Content-Type names JSON (the parameters are not checked: JSON is UTF-8). */
+export function isJsonMediaType(contentType: string | null): boolean {
+  return contentType !== null && JSON_MEDIA_TYPE.test(contentType);
+}
+
 /**
  * Reads a JSON body, counting bytes as they stream so chunked bodies are held to the limit too
  * (a declared Content-Length is checked before any byte is read).
@@ -27,6 +44,11 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
+    // Checked once a byte arrives: a request without a body needs no Content-Type.
+    if (total === 0 && value.byteLength > 0 && !isJsonMediaType(request.headers.get("content-type"))) {
+      await reader.cancel().catch(() => {});
+      throw unsupportedMediaType(request.headers.get("content-type"));
+    }
     total += value.byteLength;
     if (total > MAX_JSON_BODY_BYTES) {
       await reader.cancel().catch(() => {});
@@ -42,12 +64,56 @@ export async function readJsonBody(request: Request): Promise<unknown> {
     throw malformed("The body is not valid UTF-8.");
   }
   const depth = nestingDepth(text);
-  if (depth > MAX_JSON_DEPTH) throw malformed(`nests ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`);
+  if (depth > MAX_JSON_DEPTH) {
+    const summary = `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`;
+    const detail = `nests ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`;
+    throw new ProblemError("public_invalid_request", summary, {
+      errors: [{ pointer: "", code: "custom", detail }],
+    });
+  }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw malformed((error as Error).message);
   }
+  // UTF-8 was decoded strictly, so a lone surrogate can only come from a \uD8xx–\uDFxx escape.
+  if (LONE_SURROGATE_ESCAPE.test(text)) {
+    const pointer = illFormedString(value, "");
+    if (pointer !== null) {
+      const summary = "The request body holds a string with a lone UTF-16 surrogate.";
+      const detail = "holds a lone UTF-16 surrogate (an unpaired \\uD800–\\uDFFF escape)";
+      throw new ProblemError("public_invalid_request", summary, {
+        errors: [{ pointer, code: "custom", detail }],
+      });
+    }
+  }
+  return value;
+}
+
+const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** RFC 6901 escaping of one reference token. */
+function token(key: string): string {
+  return key.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+/** The JSON pointer of the first string or property name that is not well-formed UTF-16, or null. */
+function illFormedString(value: unknown, pointer: string): string | null {
+  if (typeof value === "string") return value.isWellFormed() ? null : pointer;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = illFormedString(value[i], `${pointer}/${i}`);
+      if (found !== null) return found;
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (!key.isWellFormed()) return `${pointer}/${token(key)}`;
+      const found = illFormedString(item, `${pointer}/${token(key)}`);
+      if (found !== null) return found;
+    }
+  }
+  return null;
 }
 
 /** No request of the contract nests deeper; a deeper body would only exhaust the validator's stack. */

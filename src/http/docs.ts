@@ -26,12 +26,15 @@ const STATUS_TEXT: Record<number, string> = {
   402: "Subscription or usage limit",
   403: "The API key lacks the scope (public_scope_missing) or is not live",
   404: "Not found, or a workspace the key cannot use (public_not_found)",
+  405: "The path does not support this method (public_method_not_allowed); see Allow",
   409: "Conflict with current state or an earlier request",
   412: "If-Match does not match the current ETag (public_precondition_failed)",
   413: "Body above 1 MiB (public_payload_too_large)",
+  415: "Body not sent as application/json (public_unsupported_media_type)",
   422: "Valid request that cannot be published (public_unpublishable)",
   428: "If-Match required (public_precondition_required)",
   429: "Rate limit exceeded (public_rate_limited); see Retry-After",
+  431: "URL and headers above 16 KiB (public_request_header_too_large)",
   500: "Internal error (public_internal_error)",
 };
 
@@ -42,7 +45,7 @@ export interface OperationSpec {
   scope: RouteScope | null;
   summary: string;
   tag: string;
-  /** Error statuses beyond the ones every authenticated route has (400, 401, 403, 413, 429, 500). */
+  /** Error statuses beyond the ones every authenticated route has (400, 401, 403, 413, 429, 431, 500). */
   errors?: number[];
   idempotency?: "required" | "optional";
   ifMatch?: "required" | "optional";
@@ -71,7 +74,7 @@ export function operation(spec: OperationSpec): { scope?: RouteScope; detail: Re
 }
 
 function errorStatuses(spec: OperationSpec): number[] {
-  const statuses = new Set<number>([400, 413, 500, ...(spec.errors ?? [])]);
+  const statuses = new Set<number>([400, 413, 431, 500, ...(spec.errors ?? [])]);
   if (spec.scope !== null) for (const s of [401, 403, 429]) statuses.add(s);
   if (spec.ifMatch === "required") statuses.add(428);
   if (spec.ifMatch) statuses.add(412);
@@ -87,6 +90,8 @@ function errorStatuses(spec: OperationSpec): number[] {
  */
 export function documentOperation(op: Record<string, any>): void {
   const responses = (op.responses ??= {});
+  // A body sent as anything but JSON is refused by the parser before validation.
+  if (op.requestBody) (op["x-error-statuses"] as number[] | undefined)?.push(415);
   for (const status of (op["x-error-statuses"] as number[] | undefined) ?? []) {
     responses[String(status)] ??= { description: STATUS_TEXT[status] ?? "Error", content: problemContent };
   }

@@ -3,7 +3,8 @@ import type { Herald } from "../herald.ts";
 import type { Actor } from "../core/actor.ts";
 import { authenticate } from "./auth.ts";
 import { readJsonBody } from "./body-limit.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { ProblemError } from "../core/problem.ts";
+import { FailedAuthLimiter, RateLimiter } from "./rate-limit.ts";
 import type { RouteScope } from "../core/scopes.ts";
 import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 
@@ -11,6 +12,7 @@ import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 const requestIds = new WeakMap<Request, string>();
 const actors = new WeakMap<Request, Actor>();
 const workspaces = new WeakMap<Request, WorkspaceRow>();
+const routes = new WeakMap<Request, string>();
 
 /** The request id assigned to a request in onRequest. */
 export function requestIdOf(request: Request): string {
@@ -22,12 +24,31 @@ export function setRequestId(request: Request, id: string): void {
   requestIds.set(request, id);
 }
 
+/** The credential that authenticated a request, once the scope macro has checked it. */
+export function credentialIdOf(request: Request): string | null {
+  return actors.get(request)?.credentialId ?? null;
+}
+
+/** Records the route pattern a request matched (for the access log). */
+export function setRoute(request: Request, route: string): void {
+  routes.set(request, route);
+}
+
+/** The route pattern a request matched, or null when none did. */
+export function routeOf(request: Request): string | null {
+  return routes.get(request) ?? null;
+}
+
+/** Where the rails get the address of the client that sent a request (the socket's peer). */
+export type ClientAddress = (request: Request) => string;
+
 /** Name of the JSON parser that enforces the 1 MiB limit; every route with a body uses it. */
 export const JSON_PARSER = "heraldJson";
 
 /**
- * The plugin every route module `use`s: the `scope` macro (authenticate, check scope, rate limit,
- * before body validation so an anonymous caller gets 401, not 400) and the size-limited JSON
+ * The plugin every route module `use`s: the `scope` macro (refuse an address past its failed
+ * authentications, authenticate, check scope, rate limit, before body validation so an anonymous
+ * caller gets 401, not 400) and the size-limited JSON
  * parser. The parser is registered again on the root app, where the compiled routes look it up
  * (a deduplicated plugin's parsers do not reach them); here it gives routes its type.
  */
@@ -35,14 +56,24 @@ export function heraldPlugin(
   h: Herald,
   limiter: RateLimiter,
   requireWorkspace: (actor: Actor, workspaceId: string) => WorkspaceRow,
+  failures: FailedAuthLimiter,
+  clientAddress: ClientAddress,
 ) {
   return new Elysia({ name: "herald:rails" })
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
     .macro({
       scope: (required: RouteScope) => ({
         transform({ request, params }) {
-          const authorization = request.headers.get("authorization");
-          const actor = authenticate(h, { authorization, required, requestId: requestIdOf(request) });
+          const address = clientAddress(request);
+          failures.check(address, h.clock.now());
+          let actor: Actor;
+          try {
+            const authorization = request.headers.get("authorization");
+            actor = authenticate(h, { authorization, required, requestId: requestIdOf(request) });
+          } catch (error) {
+            if (error instanceof ProblemError && error.status === 401) failures.fail(address, h.clock.now());
+            throw error;
+          }
           limiter.hit(actor.credentialId, h.clock.now());
           // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
           const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
