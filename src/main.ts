@@ -13,7 +13,7 @@ Usage: herald <command> [options]
 
 Commands:
   serve          Start the API server and its schedules (HERALD_HOST:HERALD_PORT, default 127.0.0.1:8080).
-  admin          Operator commands: bootstrap, create-key (herald admin --help).
+  admin          Operator commands: bootstrap, create-key, list-keys, revoke-key (herald admin --help).
   assets upload  Upload a media file (multipart, checksummed, parallel, with a progress bar; herald assets --help).
   version        Print the version.
   help           Show this help.

@@ -72,7 +72,9 @@ describe("help and usage", () => {
     const r = await herald(["admin", "--help"], {});
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Usage: herald admin");
-    for (const word of ["bootstrap", "create-key", "--email", "--workspace-name", "--scopes", "--workspaces", "--expires-at", "--json"]) expect(r.stdout).toContain(word);
+    const commands = ["bootstrap", "create-key", "list-keys", "revoke-key", "--key", "--account"];
+    const options = ["--email", "--workspace-name", "--scopes", "--workspaces", "--expires-at", "--json"];
+    for (const word of [...commands, ...options]) expect(r.stdout).toContain(word);
   });
 
   test("admin bootstrap --help and help admin print the admin usage", async () => {
@@ -186,12 +188,18 @@ describe("admin commands on a data dir", () => {
     expect(JSON.parse(r.stdout).api_key).toMatch(/^hk_live_/);
   });
 
+  const aMomentAgo = () => new Date(Date.now() - 1000).toISOString();
   const failures: { name: string; args: (a: typeof bootstrapped) => string[]; message: RegExp }[] = [
     { name: "unknown scope", args: (a) => ["--account", a.account_id, "--name", "n", "--scopes", "posts:read,posts:destroy"], message: /unknown scope.*posts:destroy/ },
     { name: "unknown workspace", args: (a) => ["--account", a.account_id, "--name", "n", "--workspaces", `${a.workspace_id},ws_nope`], message: /unknown workspace.*ws_nope/ },
     { name: "empty workspace list", args: (a) => ["--account", a.account_id, "--name", "n", "--workspaces", ","], message: /workspace/ },
     { name: "bad --expires-at", args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "next tuesday"], message: /--expires-at/ },
     { name: "--expires-at without an offset", args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "2030-01-01T00:00:00"], message: /--expires-at.*offset/ },
+    { name: "--expires-at in the past", message: /--expires-at must be in the future/,
+      args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "2020-01-01T00:00:00Z"] },
+    { name: "--expires-at a moment ago", message: /--expires-at must be in the future/,
+      args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", aMomentAgo()],
+    },
     { name: "bad --env", args: (a) => ["--account", a.account_id, "--name", "n", "--env", "prod"], message: /--env must be live or test/ },
     { name: "unknown account", args: () => ["--account", "acc_missing", "--name", "n"], message: /no account acc_missing/ },
     { name: "missing --account", args: () => ["--name", "n"], message: /--account is required/ },
@@ -208,6 +216,109 @@ describe("admin commands on a data dir", () => {
       expect(line).toMatch(f.message);
     });
   }
+
+  test("create-key refused for its expiry stores no key", async () => {
+    const r = await herald(["admin", "list-keys", "--account", bootstrapped.account_id, "--json"], env());
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).map((k: { name: string }) => k.name)).not.toContain("n");
+  });
+
+  test("list-keys --json lists every key of the account, newest first, without secrets", async () => {
+    const r = await herald(["admin", "list-keys", "--account", bootstrapped.account_id, "--json"], env());
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout.trim().split("\n").length).toBe(1);
+    const keys = JSON.parse(r.stdout) as Record<string, any>[];
+    expect(keys.map((k) => k.name)).toEqual(["ci", "reader", "bootstrap"]);
+    for (const key of keys) {
+      expect(Object.keys(key).sort()).toEqual(["created_at", "credential_id", "environment", "expires_at",
+        "last_used_at", "name", "prefix", "revoked_at", "scopes", "workspace_access_mode", "workspace_ids"]);
+      expect(key.credential_id).toMatch(/^key_/);
+      expect(key.prefix).toMatch(/^hk_(live|test)_[0-9A-Za-z]{4}$/);
+      expect(Date.parse(key.created_at)).not.toBeNaN();
+    }
+    const reader = keys.find((k) => k.name === "reader")!;
+    expect(reader).toMatchObject({
+      environment: "test", workspace_access_mode: "selected", workspace_ids: [bootstrapped.workspace_id],
+      expires_at: null, revoked_at: null, last_used_at: null,
+    });
+    expect([...reader.scopes].sort()).toEqual(["posts:read", "workspaces:read"]);
+    const ci = keys.find((k) => k.name === "ci");
+    expect(ci).toMatchObject({ expires_at: "2030-01-01T00:00:00.000Z", workspace_access_mode: "all" });
+    const owner = keys.find((k) => k.prefix === bootstrapped.api_key.slice(0, 12))!;
+    expect(owner.workspace_ids).toEqual([]);
+    expect(r.stdout).not.toContain(bootstrapped.api_key);
+    expect(r.stdout).not.toContain("secret");
+    expect(r.stdout).not.toContain("hash");
+  });
+
+  test("list-keys without --json prints an aligned table with a header", async () => {
+    const r = await herald(["admin", "list-keys", "--account", bootstrapped.account_id], env());
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split("\n");
+    const columns = ["CREDENTIAL ID", "NAME", "PREFIX", "ENV", "SCOPES", "WORKSPACES", "CREATED", "LAST USED",
+      "EXPIRES", "REVOKED"];
+    expect(lines[0]!.split(/ {2,}/)).toEqual(columns);
+    expect(lines.length).toBe(4);
+    const reader = lines.find((l) => l.includes(" reader "))!;
+    expect(reader).toContain("posts:read,workspaces:read");
+    expect(reader).toContain(bootstrapped.workspace_id);
+    expect(lines.find((l) => l.includes(" ci "))).toContain("2030-01-01T00:00:00Z");
+    expect(lines.find((l) => l.includes(bootstrapped.api_key.slice(0, 12)))).toMatch(/ all +all /);
+    expect(r.stdout).not.toContain(bootstrapped.api_key);
+  });
+
+  test("list-keys: unknown or missing account exits 2 with one line", async () => {
+    const unknown = await herald(["admin", "list-keys", "--account", "acc_missing"], env());
+    expect(unknown.code).toBe(2);
+    expect(unknown.stdout).toBe("");
+    expect(oneLine(unknown.stderr)).toBe("herald: no account acc_missing");
+    const missing = await herald(["admin", "list-keys"], env());
+    expect(missing.code).toBe(2);
+    expect(oneLine(missing.stderr)).toContain("--account is required");
+  });
+
+  test("revoke-key by credential id, then again: revoked once, idempotent after", async () => {
+    const create = ["admin", "create-key", "--account", bootstrapped.account_id, "--name", "doom", "--json"];
+    const created = JSON.parse((await herald(create, env())).stdout);
+    const first = await herald(["admin", "revoke-key", "--key", created.credential_id], env());
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`Revoked API key ${created.credential_id}`);
+    const again = await herald(["admin", "revoke-key", "--key", created.credential_id, "--json"], env());
+    expect(again.code).toBe(0);
+    const out = JSON.parse(again.stdout);
+    expect(out).toMatchObject({ credential_id: created.credential_id, already_revoked: true });
+    const human = await herald(["admin", "revoke-key", "--key", created.credential_id], env());
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`was already revoked at ${out.revoked_at}`);
+    const list = await herald(["admin", "list-keys", "--account", bootstrapped.account_id, "--json"], env());
+    const keys = JSON.parse(list.stdout);
+    expect(keys.find((k: { credential_id: string }) => k.credential_id === created.credential_id).revoked_at)
+      .toBe(out.revoked_at);
+    expect(keys.filter((k: { revoked_at: string | null }) => k.revoked_at !== null).length).toBe(1);
+  });
+
+  test("revoke-key by prefix --json", async () => {
+    const create = ["admin", "create-key", "--account", bootstrapped.account_id, "--name", "pre", "--json"];
+    const created = JSON.parse((await herald(create, env())).stdout);
+    const r = await herald(["admin", "revoke-key", "--key", created.api_key.slice(0, 12), "--json"], env());
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split("\n").length).toBe(1);
+    const out = JSON.parse(r.stdout);
+    expect(Object.keys(out).sort()).toEqual(["already_revoked", "credential_id", "revoked_at"]);
+    expect(out).toMatchObject({ credential_id: created.credential_id, already_revoked: false });
+    expect(Date.parse(out.revoked_at)).not.toBeNaN();
+  });
+
+  test("revoke-key: an unknown key or a missing --key exits 2 with one line", async () => {
+    const unknown = await herald(["admin", "revoke-key", "--key", "key_nope"], env());
+    expect(unknown.code).toBe(2);
+    expect(unknown.stdout).toBe("");
+    expect(oneLine(unknown.stderr)).toBe("herald: no API key with credential id or prefix key_nope");
+    const missing = await herald(["admin", "revoke-key", "--json"], env());
+    expect(missing.code).toBe(2);
+    expect(oneLine(missing.stderr)).toContain("--key is required");
+  });
 });
 
 describe("serve as a process", () => {
@@ -280,6 +391,21 @@ describe("serve as a process", () => {
         body: JSON.stringify({ email: "someone@example.com" }),
       });
       expect(invite.status).toBe(403);
+
+      // Revoked from the command line while the server runs: the next request is 401, and it is audited.
+      const revoke = await herald(["admin", "revoke-key", "--key", credential_id, "--json"], env);
+      expect(revoke.code).toBe(0);
+      expect(JSON.parse(revoke.stdout)).toMatchObject({ credential_id, already_revoked: false });
+      const asRevoked = { authorization: `Bearer ${api_key}` };
+      const refused = await fetch(`${origin}/v1/account`, { headers: asRevoked });
+      expect(refused.status).toBe(401);
+      expect(await refused.json())
+        .toMatchObject({ code: "public_authentication_required", detail: "The API key has been revoked." });
+      const owner = { authorization: `Bearer ${created.api_key}` };
+      const audit = await fetch(`${origin}/v1/audit-records`, { headers: owner });
+      const actions = ((await audit.json()) as any).data.map((r: any) => `${r.action} ${r.target.id}`);
+      expect(actions).toContain(`api_key.revoked ${credential_id}`);
+      expect(actions).toContain(`api_key.created ${credential_id}`);
 
       // Nothing secret reached the server's output.
       expect(stdout + stderr).not.toContain(created.api_key);

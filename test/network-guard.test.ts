@@ -1,5 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { checkPublicOrigin, isPrivateAddress, type Resolver } from "../src/lib/network-guard.ts";
+import {
+  checkPublicOrigin, isPrivateAddress, type OriginRefusal, type Resolver,
+} from "../src/lib/network-guard.ts";
+import { ProblemError } from "../src/core/problem.ts";
+import { originCheckProblem } from "../src/core/origin-problem.ts";
 
 /** A stub DNS: names map to fixed address lists; anything else is NXDOMAIN. */
 const dns: Record<string, string[]> = {
@@ -11,7 +15,13 @@ const dns: Record<string, string[]> = {
   "evil.localhost": ["93.184.215.14"],
   "empty.example": [],
 };
+/** Hosts whose resolver fails for now, with the error code. */
+const failing: Record<string, string> = { "flaky.example.org": "EAI_AGAIN", "slow.example.org": "ETIMEOUT" };
+const looked: string[] = [];
 const resolve: Resolver = async (host) => {
+  looked.push(host);
+  const code = failing[host];
+  if (code) throw Object.assign(new Error(`getaddrinfo ${code} ${host}`), { code });
   const found = dns[host];
   if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
   return found;
@@ -82,4 +92,75 @@ describe("checkPublicOrigin", () => {
   test("the system resolver is used by default (localhost resolves to loopback)", async () => {
     expect((await checkPublicOrigin("http://localhost:1", { allowPrivateNetwork: true })).ok).toBe(true);
   });
+});
+
+describe("the kind of refusal", () => {
+  // [url, reason, part of the detail]
+  const cases: [string, OriginRefusal["reason"], string][] = [
+    // DNS did not answer for a name that may exist: transient.
+    ["https://nxdomain.example.com", "unresolvable", "host nxdomain.example.com could not be resolved "],
+    ["https://flaky.example.org", "unresolvable", "could not be resolved (EAI_AGAIN)"],
+    ["https://slow.example.org/x", "unresolvable", "could not be resolved (ETIMEOUT)"],
+    ["https://nodata.example.net", "unresolvable", "could not be resolved (ENOTFOUND)"],
+    // Names that cannot exist: never transient.
+    ["https://nxdomain.example", "invalid", ".example is a reserved top-level domain"],
+    ["https://empty.example", "invalid", "host empty.example has no addresses: .example is a reserved"],
+    ["https://a.b.test", "invalid", ".test is a reserved top-level domain"],
+    ["https://hidden.onion", "invalid", ".onion is a reserved top-level domain"],
+    ["https://intranet", "invalid", "host intranet could not be resolved (ENOTFOUND): a single label"],
+    ["https://mastodon.invalid", "invalid", "host mastodon.invalid cannot exist: .invalid is a reserved"],
+    ["https://bad_label.example.com", "invalid", "host bad_label.example.com is not a valid DNS host name"],
+    [`https://${"a".repeat(64)}.example.com`, "invalid", "is not a valid DNS host name"],
+    ["ftp://public.example", "invalid", "must use https://"],
+    ["not a url", "invalid", "must be an absolute URL"],
+    // Names that exist but must not be called.
+    ["https://rebind.example", "blocked", "a loopback address"],
+    ["https://10.1.2.3", "blocked", "a private address"],
+    ["https://localhost", "blocked", "a loopback name"],
+    ["https://evil.localhost", "blocked", "a loopback name"],
+  ];
+  for (const [url, reason, detail] of cases) {
+    const c = { url, reason, detail };
+    test(`${c.url} → ${c.reason}`, async () => {
+      const result = await checkPublicOrigin(c.url, { allowPrivateNetwork: false, resolve });
+      expect(result.ok).toBe(false);
+      if (result.ok) return;
+      expect(result.reason).toBe(c.reason);
+      expect(result.detail).toContain(c.detail);
+    });
+  }
+
+  test("syntactically impossible names and .invalid are refused without a DNS lookup", async () => {
+    looked.length = 0;
+    const impossible = ["https://mastodon.invalid", "https://bad_label.example.com", "https://a..b.example"];
+    for (const url of impossible) {
+      const result = await checkPublicOrigin(url, { allowPrivateNetwork: false, resolve });
+      expect(result).toMatchObject({ ok: false, reason: "invalid" });
+    }
+    expect(looked).toEqual([]);
+  });
+});
+
+describe("originCheckProblem", () => {
+  test("an unresolvable host is 503 public_unavailable, retryable after 30 s, pointing at the field", () => {
+    const detail = "host a.example.org could not be resolved (EAI_AGAIN)";
+    const problem = originCheckProblem({ ok: false, reason: "unresolvable", detail }, "/instance_origin");
+    expect(problem).toBeInstanceOf(ProblemError);
+    expect(problem).toMatchObject({
+      status: 503, code: "public_unavailable", retryable: true, retrySafety: "safe", retryAfter: 30,
+    });
+    expect(problem.errors).toEqual([{ pointer: "/instance_origin", code: "unresolvable", detail }]);
+    expect(problem.detail).toBe(`\`instance_origin\` ${detail}; this may be temporary, try again later.`);
+  });
+
+  for (const reason of ["invalid", "blocked"] as const) {
+    test(`a ${reason} origin is 400 public_invalid_request on the field, not retryable`, () => {
+      const refusal = { ok: false, reason, detail: "must use https://" } as const;
+      const problem = originCheckProblem(refusal, "/url", "The webhook URL");
+      expect(problem).toMatchObject({ status: 400, code: "public_invalid_request", retryable: false });
+      expect(problem.retryAfter).toBeNull();
+      expect(problem.errors).toEqual([{ pointer: "/url", code: "custom", detail: "must use https://" }]);
+      expect(problem.detail).toBe("The webhook URL must use https://.");
+    });
+  }
 });

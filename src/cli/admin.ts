@@ -1,11 +1,16 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
+import type { Db } from "../db/open.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { ALL_SCOPES, isScope, type Scope } from "../core/scopes.ts";
 import { findAccount } from "../modules/account/repo.ts";
 import { bootstrapAccount } from "../modules/account/bootstrap.ts";
 import { recordAudit } from "../modules/audit/repo.ts";
-import { createApiKey, UnknownWorkspacesError } from "../modules/keys/service.ts";
+import { listApiKeys } from "../modules/keys/repo.ts";
+import {
+  createApiKey, KeyReferenceError, revokeApiKey, UnknownWorkspacesError,
+} from "../modules/keys/service.ts";
+import { iso } from "../lib/clock.ts";
 import { openHerald } from "../server.ts";
 import { createLogger } from "../lib/logger.ts";
 
@@ -30,7 +35,16 @@ Commands:
                --expires-at T       ISO 8601 expiry with a UTC offset (optional)
                --json               print {"credential_id","api_key"} only
 
-Both work on HERALD_DATA_DIR (default ./storage), also while the server is running there.
+  list-keys    List every API key of an account (never the key itself): id, name, prefix, environment,
+               scopes, workspaces, created, last used, expires, revoked.
+               --account A          account id, acc_... (required)
+               --json               print a JSON array instead of a table
+
+  revoke-key   Revoke an API key: the API refuses it (401) from then on. Revoking it again changes nothing.
+               --key K              credential id (key_...) or prefix (hk_live_Ab3d) of the key (required)
+               --json               print {"credential_id","revoked_at","already_revoked"} only
+
+All work on HERALD_DATA_DIR (default ./storage), also while the server is running there.
 The API key is shown once; Herald keeps only its hash.`;
 
 function parse(args: string[], options: Record<string, { type: "string" | "boolean" }>) {
@@ -83,6 +97,9 @@ export async function runAdmin(args: string[]): Promise<string> {
     if (typeof v["expires-at"] === "string") {
       if (!/(Z|[+-]\d\d:\d\d)$/.test(v["expires-at"]) || Number.isNaN(Date.parse(v["expires-at"]))) throw new UsageError("--expires-at must be an ISO 8601 time with a UTC offset, e.g. 2027-01-01T00:00:00Z");
       expiresAt = Date.parse(v["expires-at"]);
+      if (expiresAt <= Date.now()) {
+        throw new UsageError(`--expires-at must be in the future (got ${v["expires-at"]})`);
+      }
     }
     const h = openHerald(loadConfig(), { logger: createLogger({ silent: true }), mail: null });
     try {
@@ -105,5 +122,103 @@ export async function runAdmin(args: string[]): Promise<string> {
       h.db.$client.close();
     }
   }
+  if (command === "list-keys") {
+    const v = parse(rest, { account: { type: "string" } });
+    if (v.help) return ADMIN_HELP;
+    const accountId = required(v, "account");
+    return withHerald((h) => {
+      if (!findAccount(h.db, accountId)) throw new UsageError(`no account ${accountId}`);
+      const keys = listApiKeys(h.db, accountId).map(presentKey);
+      return v.json ? JSON.stringify(keys) : keyTable(accountId, keys);
+    });
+  }
+  if (command === "revoke-key") {
+    const v = parse(rest, { key: { type: "string" } });
+    if (v.help) return ADMIN_HELP;
+    const ref = required(v, "key");
+    return withHerald((h) => {
+      const now = h.clock.now();
+      const { key, alreadyRevoked } = inTransaction(h.db, (tx) => {
+        const out = revokeKeyOrExplain(tx, ref, now);
+        if (!out.alreadyRevoked) {
+          const actor = { accountId: out.key.accountId, credentialId: null, requestId: null };
+          const entry = { action: "api_key.revoked", targetType: "api_key", targetId: out.key.id };
+          recordAudit(tx, actor, entry, now);
+        }
+        return out;
+      });
+      const revokedAt = iso(key.revokedAt!);
+      const json = { credential_id: key.id, revoked_at: revokedAt, already_revoked: alreadyRevoked };
+      if (v.json) return JSON.stringify(json);
+      return alreadyRevoked
+        ? `API key ${key.id} (${key.prefix}) was already revoked at ${revokedAt}; nothing changed.`
+        : `Revoked API key ${key.id} (${key.prefix}, "${key.name}"); the API refuses it from now on.`;
+    });
+  }
   throw new UsageError(`unknown admin command "${command}" (see herald admin --help)`);
+}
+
+/** Opens the data dir quietly, runs `work` and closes it again. */
+function withHerald<T>(work: (h: ReturnType<typeof openHerald>) => T): T {
+  const h = openHerald(loadConfig(), { logger: createLogger({ silent: true }), mail: null });
+  try {
+    return work(h);
+  } finally {
+    h.db.$client.close();
+  }
+}
+
+/** `revokeApiKey`, with an unknown or ambiguous reference turned into a one-line usage error. */
+function revokeKeyOrExplain(db: Db, ref: string, now: number) {
+  try {
+    return revokeApiKey(db, ref, now);
+  } catch (error) {
+    if (error instanceof KeyReferenceError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** One key as `list-keys --json` prints it: everything but the secret and its hash. */
+interface KeyListing {
+  credential_id: string;
+  name: string;
+  prefix: string;
+  environment: "live" | "test";
+  scopes: string[];
+  workspace_access_mode: "all" | "selected";
+  /** The selected workspaces; empty when the mode is `all`. */
+  workspace_ids: string[];
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+function presentKey(row: ReturnType<typeof listApiKeys>[number]): KeyListing {
+  return {
+    credential_id: row.id, name: row.name, prefix: row.prefix, environment: row.environment,
+    scopes: row.scopes, workspace_access_mode: row.workspaceAccessMode, workspace_ids: row.workspaceIds,
+    created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt), expires_at: iso(row.expiresAt),
+    revoked_at: iso(row.revokedAt),
+  };
+}
+
+/** The human form of `list-keys`: one aligned row per key, `-` for "never" / "not set". */
+function keyTable(accountId: string, keys: KeyListing[]): string {
+  if (keys.length === 0) return `Account ${accountId} has no API keys.`;
+  const time = (value: string | null) => (value === null ? "-" : value.replace(/\.\d{3}Z$/, "Z"));
+  const scopes = (list: string[]) =>
+    list.length === 0 ? "none" : ALL_SCOPES.every((s) => list.includes(s)) ? "all" : list.join(",");
+  const header = [
+    "CREDENTIAL ID", "NAME", "PREFIX", "ENV", "SCOPES", "WORKSPACES",
+    "CREATED", "LAST USED", "EXPIRES", "REVOKED",
+  ];
+  const rows = keys.map((k) => [
+    k.credential_id, k.name.replace(/[\u0000-\u001f\u007f]/g, " "), k.prefix, k.environment, scopes(k.scopes),
+    k.workspace_access_mode === "all" ? "all" : k.workspace_ids.join(","),
+    time(k.created_at), time(k.last_used_at), time(k.expires_at), time(k.revoked_at),
+  ]);
+  const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [header, ...rows].map(line).join("\n");
 }

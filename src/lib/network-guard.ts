@@ -14,8 +14,47 @@ export interface OriginGuardOptions {
   resolve?: Resolver;
 }
 
+/**
+ * Why an origin is refused: `invalid` (malformed, against the rules, or a host name that cannot
+ * exist), `blocked` (a private, reserved or loopback host), `unresolvable` (DNS gave no answer now;
+ * it may later).
+ */
+export type OriginRefusalReason = "invalid" | "blocked" | "unresolvable";
+
+/** A refused origin: the kind of refusal and a detail that completes "The URL …". */
+export type OriginRefusal = { ok: false; reason: OriginRefusalReason; detail: string };
+
 /** Outcome of `checkPublicOrigin`: the parsed URL and the addresses checked, or why it is refused. */
-export type OriginCheck = { ok: true; url: URL; addresses: string[] } | { ok: false; detail: string };
+export type OriginCheck = { ok: true; url: URL; addresses: string[] } | OriginRefusal;
+
+
+/**
+ * Top-level domains that never resolve on the public Internet: RFC 6761 (`test`, `example`,
+ * `invalid`, `localhost`) and RFC 7686 (`onion`).
+ */
+const RESERVED_TLDS = new Set(["test", "example", "invalid", "localhost", "onion"]);
+
+// One RFC 1123 label: letters, digits and inner hyphens (IDNs arrive here as punycode, xn--…).
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** Why `name` (lower case, no trailing dot) is not a DNS host name, or null when it is one. */
+export function invalidHostName(name: string): string | null {
+  if (name.length > 253 || !name.split(".").every((l) => LABEL.test(l))) {
+    const rule = "letters, digits and hyphens, labels of 1 to 63 characters";
+    return `host ${name} is not a valid DNS host name (${rule})`;
+  }
+  return null;
+}
+
+/** Why a host name whose lookup failed can never resolve publicly, or null when it might later. */
+function cannotExist(name: string): string | null {
+  const labels = name.split(".");
+  const tld = labels[labels.length - 1]!;
+  if (RESERVED_TLDS.has(tld)) return `.${tld} is a reserved top-level domain that never resolves publicly`;
+  if (labels.length < 2) return "a single label is not a fully qualified host name such as hooks.example.com";
+  return null;
+}
+
 
 /** Blocked ranges, most specific first so the detail names the narrowest one. */
 const BLOCKED: { cidr: string; label: string }[] = [
@@ -67,37 +106,49 @@ export function isLoopbackAddress(ip: string): boolean {
  * HTTP client allows it.
  */
 export async function checkPublicOrigin(input: string | URL, options: OriginGuardOptions): Promise<OriginCheck> {
+  const invalid = (detail: string): OriginRefusal => ({ ok: false, reason: "invalid", detail });
   let url: URL;
   try {
     url = new URL(input);
   } catch {
-    return { ok: false, detail: "must be an absolute URL" };
+    return invalid("must be an absolute URL");
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return { ok: false, detail: `must use https://, not ${url.protocol}//` };
+    return invalid(`must use https://, not ${url.protocol}//`);
   }
   if (url.protocol === "http:" && !options.allowPrivateNetwork) {
-    return { ok: false, detail: "must use https:// (http:// is only admitted for loopback hosts in test setups)" };
+    return invalid("must use https:// (http:// is only admitted for loopback hosts in test setups)");
   }
   if (url.username !== "" || url.password !== "") {
-    return { ok: false, detail: "must not contain a user name or password" };
+    return invalid("must not contain a user name or password");
   }
   const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
   const loopbackName = host === "localhost" || host.endsWith(".localhost");
   if (loopbackName && !options.allowPrivateNetwork) {
-    return { ok: false, detail: `host ${host} is a loopback name` };
+    return { ok: false, reason: "blocked", detail: `host ${host} is a loopback name` };
+  }
+  if (!ipaddr.isValid(host)) {
+    const badName = invalidHostName(host);
+    if (badName) return invalid(badName);
+    if (host.endsWith(".invalid")) return invalid(`host ${host} cannot exist: ${cannotExist(host)}`);
   }
   const addresses = await addressesOf(host, options.resolve ?? systemResolve);
-  if (typeof addresses === "string") return { ok: false, detail: addresses };
+  if (typeof addresses === "string") {
+    const why = cannotExist(host);
+    if (why !== null) return invalid(`${addresses}: ${why}`);
+    return { ok: false, reason: "unresolvable", detail: addresses };
+  }
   for (const address of addresses) {
     const range = blockedRange(address);
     const admitted = range === null ? !loopbackName : options.allowPrivateNetwork && range.label === "loopback";
     if (!admitted) {
       const what = range === null ? "a public address, but a loopback name must resolve to loopback" : `a ${range.label} address (${range.cidr})`;
-      return { ok: false, detail: `host ${host} ${ipaddr.isValid(host) ? "is" : `resolves to ${address},`} ${what}` };
+      const verb = ipaddr.isValid(host) ? "is" : `resolves to ${address},`;
+      return { ok: false, reason: "blocked", detail: `host ${host} ${verb} ${what}` };
     }
     if (url.protocol === "http:" && range === null) {
-      return { ok: false, detail: `must use https:// (http:// is only admitted for loopback hosts, and ${host} is not one)` };
+      const rule = "http:// is only admitted for loopback hosts";
+      return invalid(`must use https:// (${rule}, and ${host} is not one)`);
     }
   }
   return { ok: true, url, addresses };

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { setWebhookTransport } from "../../src/modules/webhooks/transport.ts";
 import { expectProblem } from "../helpers/problems.ts";
-import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { startTestServer, type TestResponse, type TestServer } from "../helpers/server.ts";
 import { createEndpoint } from "./helpers.ts";
 
 /** DNS of the tests: host → addresses; unknown hosts are NXDOMAIN. */
@@ -16,8 +16,12 @@ const DNS: Record<string, string[]> = {
   localhost: ["127.0.0.1", "::1"],
   "hooks.localhost": ["127.0.0.1"],
 };
+/** Hosts whose DNS fails for now with this error code (a dead or slow resolver), until removed. */
+const DNS_DOWN = new Map<string, string>();
 /** Answers DNS; `private-<n>.example.com` resolves to PRIVATE[n]. */
 async function stubResolve(host: string): Promise<string[]> {
+  const down = DNS_DOWN.get(host);
+  if (down) throw Object.assign(new Error("DNS failure"), { code: down });
   const numbered = /^private-(\d+)\.example\.com$/.exec(host);
   if (numbered) return [PRIVATE[Number(numbered[1])]!.address];
   const answer = DNS[host];
@@ -103,7 +107,12 @@ describe("refused forms (without the test switch)", () => {
     { name: "an underscore in the host", url: "https://bad_label.example.com/x", detail: "not a valid DNS host name" },
     { name: "a space", url: "https://hooks.example.com/a b", detail: "must not contain spaces or control characters" },
     { name: "a newline the parser would drop", url: "https://hooks.exa\nmple.com/x", detail: "must not contain spaces or control characters" },
-    { name: "a host that does not resolve", url: "https://nowhere.example.com/x", detail: "host nowhere.example.com could not be resolved (ENOTFOUND)" },
+    { name: "a host under .invalid (never looked up)", url: "https://hooks.example.invalid/x",
+      detail: /cannot exist: \.invalid is a reserved/ },
+    { name: "an unresolvable host under .test", url: "https://nowhere.test/x",
+      detail: "could not be resolved (ENOTFOUND): .test is a reserved" },
+    { name: "an unresolvable host in .example", url: "https://gone.example/", detail: ".example is a" },
+    { name: "an unresolvable host under .onion", url: "https://abc.onion/x", detail: ".onion is a reserved" },
     { name: "a host with one private address among public ones", url: "https://mixed.example.com/x", detail: "resolves to 10.0.0.7, a private address (10.0.0.0/8)" },
     { name: "a host resolving to 127.0.0.1", url: "https://loop.example.com/x", detail: "resolves to 127.0.0.1, a loopback address (127.0.0.0/8)" },
   ];
@@ -121,6 +130,67 @@ describe("refused forms (without the test switch)", () => {
     const url = `https://hooks.example.com/${"x".repeat(2048 - 26)}`;
     expect(url.length).toBe(2048);
     expect((await createEndpoint(strict, body(url))).status).toBe(201);
+  });
+});
+
+describe("a host that does not resolve right now is 503, retryable", () => {
+  /** The full transient-DNS problem on `/url`, with its Retry-After. */
+  function expectUnavailable(r: TestResponse, host: string, code: string): void {
+    expectProblem(r, 503, "public_unavailable", ["/url"]);
+    expect(r.headers.get("retry-after")).toBe("30");
+    expect(r.body).toMatchObject({ retryable: true, retry: { safety: "safe", after: 30 } });
+    expect(r.body.user_action).toBe("retry_later");
+    const detail = `host ${host} could not be resolved (${code})`;
+    expect(r.body.errors[0]).toEqual({ pointer: "/url", code: "unresolvable", detail });
+    expect(r.body.detail).toStartWith(`The webhook URL ${detail}`);
+  }
+
+  test("NXDOMAIN for a name under a public TLD", async () => {
+    const r = await createEndpoint(strict, body("https://nowhere.example.com/x"));
+    expectUnavailable(r, "nowhere.example.com", "ENOTFOUND");
+  });
+
+  for (const code of ["EAI_AGAIN", "ESERVFAIL", "ETIMEOUT"]) {
+    test(`a resolver failure (${code})`, async () => {
+      DNS_DOWN.set("flaky.example.org", code);
+      try {
+        const r = await createEndpoint(strict, body("https://flaky.example.org/x"));
+        expectUnavailable(r, "flaky.example.org", code);
+      } finally {
+        DNS_DOWN.delete("flaky.example.org");
+      }
+    });
+  }
+
+  test("the same under the test switch, and on PATCH", async () => {
+    DNS_DOWN.set("hooks.example.com", "EAI_AGAIN");
+    try {
+      const r = await createEndpoint(dev, body("https://hooks.example.com/x"));
+      expectUnavailable(r, "hooks.example.com", "EAI_AGAIN");
+      const created = await createEndpoint(strict, body("https://v6.example.com/a"));
+      expect(created.status).toBe(201);
+      const path = `/v1/workspaces/${strict.owner.workspaceId}/webhook-endpoints/${created.body.id}`;
+      const patched = await strict.request("PATCH", path, { body: { url: "https://hooks.example.com/b" } });
+      expectUnavailable(patched, "hooks.example.com", "EAI_AGAIN");
+    } finally {
+      DNS_DOWN.delete("hooks.example.com");
+    }
+  });
+
+  test("once DNS answers, the same request with the same Idempotency-Key succeeds", async () => {
+    const headers = { "idempotency-key": `dns-retry-${Date.now()}` };
+    const path = `/v1/workspaces/${strict.owner.workspaceId}/webhook-endpoints`;
+    const url = "https://hooks.example.com/retry";
+    const send = () => strict.request("POST", path, { body: body(url), headers });
+    DNS_DOWN.set("hooks.example.com", "ETIMEOUT");
+    try {
+      expect((await send()).status).toBe(503);
+    } finally {
+      DNS_DOWN.delete("hooks.example.com");
+    }
+    const retried = await send();
+    expect(retried.status).toBe(201);
+    expect(retried.body.url).toBe("https://hooks.example.com/retry");
   });
 });
 

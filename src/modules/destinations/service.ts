@@ -4,6 +4,7 @@ import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { auditActorOf, type Actor } from "../../core/actor.ts";
 import { invalid, notFound, ProblemError } from "../../core/problem.ts";
+import { originCheckProblem } from "../../core/origin-problem.ts";
 import { checkPublicOrigin } from "../../lib/network-guard.ts";
 import type { ConnectedAccount, OAuthAdapter, PasswordAdapter } from "../../providers/types.ts";
 import { recordAudit } from "../audit/repo.ts";
@@ -17,7 +18,7 @@ async function checkedOrigin(h: Herald, raw: string | undefined, fallback: strin
   const value = raw ?? fallback;
   if (!value) throw invalid(pointer, "is required for this provider");
   const check = await checkPublicOrigin(value, { allowPrivateNetwork: h.config.devAllowPrivateNetwork });
-  if (!check.ok) throw invalid(pointer, check.detail);
+  if (!check.ok) throw originCheckProblem(check, pointer);
   const url = new URL(value);
   if (url.pathname !== "/" || url.search || url.hash) throw invalid(pointer, "must be an origin only, like https://mastodon.social");
   return url.origin;

@@ -1,4 +1,4 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, or } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
 import { apiKeys, apiKeyWorkspaces, workspaces } from "../../db/schema.ts";
 
@@ -30,4 +30,26 @@ export function touchApiKey(db: Db, id: string, at: number): void {
 export function findAccountWorkspaceIds(db: Db, accountId: string, ids: string[]): string[] {
   if (ids.length === 0) return [];
   return db.select({ id: workspaces.id }).from(workspaces).where(and(eq(workspaces.accountId, accountId), inArray(workspaces.id, ids))).all().map((r) => r.id);
+}
+
+/** Every key of an account, newest first, each with its selected workspaces. */
+export function listApiKeys(db: Db, accountId: string): (ApiKeyRow & { workspaceIds: string[] })[] {
+  const rows = db.select().from(apiKeys).where(eq(apiKeys.accountId, accountId))
+    .orderBy(desc(apiKeys.id)).all();
+  const ids = rows.filter((r) => r.workspaceAccessMode === "selected").map((r) => r.id);
+  const links = ids.length === 0
+    ? []
+    : db.select().from(apiKeyWorkspaces).where(inArray(apiKeyWorkspaces.keyId, ids)).all();
+  const selected = (keyId: string) => links.filter((l) => l.keyId === keyId).map((l) => l.workspaceId);
+  return rows.map((row) => ({ ...row, workspaceIds: selected(row.id) }));
+}
+
+/** The keys whose credential id or visible prefix is `ref` (a prefix may match more than one). */
+export function findApiKeysByIdOrPrefix(db: Db, ref: string): ApiKeyRow[] {
+  return db.select().from(apiKeys).where(or(eq(apiKeys.id, ref), eq(apiKeys.prefix, ref))).all();
+}
+
+/** Sets `revoked_at` unless the key is revoked already (an earlier revocation time is kept). */
+export function markApiKeyRevoked(db: Db, id: string, at: number): void {
+  db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).run();
 }

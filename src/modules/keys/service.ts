@@ -2,7 +2,9 @@ import { randomBase62, sha256Hex } from "../../lib/crypto.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import type { Scope } from "../../core/scopes.ts";
-import { findAccountWorkspaceIds, insertApiKey } from "./repo.ts";
+import {
+  type ApiKeyRow, findAccountWorkspaceIds, findApiKeysByIdOrPrefix, insertApiKey, markApiKeyRevoked,
+} from "./repo.ts";
 
 /** Length of the visible key prefix, e.g. `hk_live_Ab3d`. */
 export const KEY_PREFIX_LENGTH = 12;
@@ -47,4 +49,24 @@ export function createApiKey(db: Db, input: NewKeyInput, now: number): { credent
     createdAt: now,
   }, input.workspaceAccessMode === "selected" ? ids : []);
   return { credentialId, apiKey };
+}
+
+/** Thrown when a key reference (credential id or prefix) names no key, or more than one. */
+export class KeyReferenceError extends Error {}
+
+/**
+ * Revokes the key named by its credential id or its prefix: from then on it is refused (401).
+ * Revoking a revoked key changes nothing (`alreadyRevoked`). Call inside a transaction.
+ */
+export function revokeApiKey(db: Db, ref: string, now: number): { key: ApiKeyRow; alreadyRevoked: boolean } {
+  const matches = findApiKeysByIdOrPrefix(db, ref);
+  if (matches.length === 0) throw new KeyReferenceError(`no API key with credential id or prefix ${ref}`);
+  if (matches.length > 1) {
+    const ids = matches.map((m) => m.id).join(", ");
+    throw new KeyReferenceError(`prefix ${ref} matches several keys (${ids}); give the credential id`);
+  }
+  const key = matches[0]!;
+  if (key.revokedAt !== null) return { key, alreadyRevoked: true };
+  markApiKeyRevoked(db, key.id, now);
+  return { key: { ...key, revokedAt: now }, alreadyRevoked: false };
 }

@@ -1,7 +1,9 @@
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
-import { ProblemError } from "../../core/problem.ts";
-import { checkPublicOrigin, type Resolver } from "../../lib/network-guard.ts";
+import {
+  checkPublicOrigin, invalidHostName, type OriginCheck, type OriginRefusal, type Resolver,
+} from "../../lib/network-guard.ts";
+import { originCheckProblem } from "../../core/origin-problem.ts";
 
 /** The contract's longest webhook URL. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -17,10 +19,7 @@ export interface WebhookUrlOptions {
 }
 
 /** The URL and the addresses its host resolved to (connect only to these), or why it is refused. */
-export type WebhookUrlCheck = { ok: true; url: URL; addresses: string[] } | { ok: false; detail: string };
-
-// One RFC 1123 label: letters, digits and inner hyphens (IDNs arrive here as punycode, xn--…).
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+export type WebhookUrlCheck = OriginCheck;
 
 /**
  * The contract's URL rules, run at creation, on every change and again before every delivery:
@@ -29,46 +28,51 @@ const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
  * admits `http://` URLs whose host is loopback (any port), and nothing else.
  */
 export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions): Promise<WebhookUrlCheck> {
-  if (raw.length > MAX_WEBHOOK_URL_LENGTH) return { ok: false, detail: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` };
+  const invalid = (detail: string): OriginRefusal => ({ ok: false, reason: "invalid", detail });
+  if (raw.length > MAX_WEBHOOK_URL_LENGTH) {
+    return invalid(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  }
   // The URL parser silently drops tabs and newlines and trims spaces; refuse them instead.
-  if (/[\u0000-\u0020\u007f]/.test(raw)) return { ok: false, detail: "must not contain spaces or control characters" };
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return invalid("must not contain spaces or control characters");
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return { ok: false, detail: "must be an absolute URL such as https://hooks.example.com/herald" };
+    return invalid("must be an absolute URL such as https://hooks.example.com/herald");
   }
   const devLoopback = url.protocol === "http:" && options.allowPrivateNetwork;
   if (url.protocol !== "https:" && !devLoopback) {
-    return { ok: false, detail: url.protocol === "http:" ? "must use https://, not http://" : `must use https://, not ${url.protocol}//` };
+    return invalid(`must use https://, not ${url.protocol}//`);
   }
-  if (url.username !== "" || url.password !== "") return { ok: false, detail: "must not contain a user name or password" };
+  if (url.username !== "" || url.password !== "") return invalid("must not contain a user name or password");
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (!devLoopback) {
     // The parser drops :443 from https URLs, so any port left is another one.
-    if (url.port !== "") return { ok: false, detail: `must use port 443, not ${url.port}` };
-    if (ipaddr.isValid(host)) return { ok: false, detail: `must name its host with a DNS name, not an IP address (${host})` };
+    if (url.port !== "") return invalid(`must use port 443, not ${url.port}`);
+    if (ipaddr.isValid(host)) {
+      return invalid(`must name its host with a DNS name, not an IP address (${host})`);
+    }
     const name = host.replace(/\.$/, "");
-    const labels = name.split(".");
-    if (labels.length < 2) return { ok: false, detail: `must name a fully qualified host such as hooks.example.com, not the single label ${name}` };
-    if (name.length > 253 || !labels.every((l) => LABEL.test(l))) return { ok: false, detail: `host ${name} is not a valid DNS host name (letters, digits and hyphens, labels of 1 to 63 characters)` };
+    if (!name.includes(".")) {
+      const example = "hooks.example.com";
+      return invalid(`must name a fully qualified host such as ${example}, not the single label ${name}`);
+    }
+    const badName = invalidHostName(name);
+    if (badName) return invalid(badName);
   }
   const resolve = withTimeout(options.resolve ?? systemResolve);
   // https URLs get the full guard even under the test switch; only http:// loopback is admitted by it.
   const check = await checkPublicOrigin(url, { allowPrivateNetwork: devLoopback, resolve });
-  if (!check.ok) return { ok: false, detail: check.detail };
-  return { ok: true, url, addresses: check.addresses };
+  return check.ok ? { ok: true, url, addresses: check.addresses } : check;
 }
 
-/** 400 on `/url` with the rule's detail. */
-export function invalidWebhookUrl(detail: string): ProblemError {
-  return new ProblemError("public_invalid_request", `The webhook URL ${detail}.`, { errors: [{ pointer: "/url", code: "custom", detail }] });
-}
-
-/** Checks a URL for creation or change: the parsed URL, or a 400 pointing at `/url`. */
+/**
+ * Checks a URL for creation or change: the parsed URL, or the problem pointing at `/url` (400, or
+ * 503 when the host does not resolve right now).
+ */
 export async function requireWebhookUrl(raw: string, options: WebhookUrlOptions): Promise<URL> {
   const check = await checkWebhookUrl(raw, options);
-  if (!check.ok) throw invalidWebhookUrl(check.detail);
+  if (!check.ok) throw originCheckProblem(check, "/url", "The webhook URL");
   return check.url;
 }
 
