@@ -134,7 +134,9 @@ export function retryPost(args: {
     requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
     const now = h.clock.now();
     // A failed or missed X post reserves again, in the month of its scheduled time (the door's rule).
-    const changes = { nextActionAt: now, autoRetries: 0, missedAt: null, retrySafety: "safe", nextTrigger: "manual_retry" };
+    const changes = {
+      nextActionAt: now, autoRetries: 0, missedAt: null, retrySafety: "safe", nextTrigger: "manual_retry",
+    };
     transitionPost({ tx, now, post, to: "ready", changes });
     audit(tx, actor, "post.retried", post, now);
     return reload(tx, post);
@@ -191,7 +193,8 @@ export function reschedulePost(args: {
     };
     // An X post gives back its reservation and takes one for the new time: the limit is checked again.
     const xErrors = [{ pointer: "/scheduled_at", code: "custom", detail: "X post over the monthly limit" }];
-    transitionPost({ tx, now, post, to: at <= now ? "ready" : "scheduled", changes, reReserve: true, xErrors });
+    const to = at <= now ? "ready" : "scheduled";
+    transitionPost({ tx, now, post, to, changes, reReserve: true, xErrors });
     audit(tx, actor, "post.rescheduled", post, now);
     return reload(tx, post);
   });
@@ -303,7 +306,10 @@ export function movePostsInQueue(args: {
       const slot = slots.find((s) => !taken.has(`${s.windowId}|${s.localDate}`));
       if (!slot) throw new ProblemError("public_unpublishable", `No free window on ${input.local_date} for post ${post.id}.`, { errors: [{ pointer: `/posts/${i}`, code: "custom", detail: `no free future window on ${input.local_date}` }] });
       // Moving within the state `scheduled`: an X reservation follows the post when the month changes.
-      const changes = { scheduledAt: slot.at, nextActionAt: slot.at, queueWindowId: slot.windowId, queueLocalDate: slot.localDate };
+      const changes = {
+        scheduledAt: slot.at, nextActionAt: slot.at,
+        queueWindowId: slot.windowId, queueLocalDate: slot.localDate,
+      };
       const xErrors = [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }];
       const moved = transitionPost({ tx, now, post, to: "scheduled", changes, xErrors })!;
       audit(tx, actor, "post.moved", post, now);

@@ -11,13 +11,15 @@ export function problemOfConstraint(error: unknown): ProblemError | null {
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
     if (!e.message.includes("UNIQUE constraint failed")) continue;
     if (e.message.includes(QUEUE_SLOT)) {
-      return new ProblemError("public_conflict", "Another request took this queue window for the destination at the same time.", {
-        errors: [{ pointer: "/when", code: "custom", detail: "the queue window was taken meanwhile; send the request again" }],
+      const detail = "Another request took this queue window for the destination at the same time.";
+      return new ProblemError("public_conflict", detail, {
+        errors: [{ pointer: "/when", code: "custom", detail: "taken meanwhile; send the request again" }],
       });
     }
     if (e.message.includes(GROUP_DRAFT)) {
-      return new ProblemError("public_post_group_channel_conflict", "The group already holds a draft for this channel.", {
-        errors: [{ pointer: "/posts", code: "custom", detail: "another request made the group's draft for this channel meanwhile" }],
+      const detail = "The group already holds a draft for this channel; update or publish it first.";
+      return new ProblemError("public_post_group_channel_conflict", detail, {
+        errors: [{ pointer: "/posts", code: "custom", detail: "another request made this channel's draft" }],
       });
     }
   }

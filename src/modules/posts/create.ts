@@ -165,7 +165,8 @@ export function planCreatePosts(args: {
   if (when?.mode === "queue") {
     const destinationIds = planned.flatMap((p) => (p.destination ? [p.destination.id] : []));
     if (new Set(destinationIds).size !== destinationIds.length) findings.add("public_invalid_request", [{ pointer: "/posts", code: "custom", detail: "a queued request may name each destination once" }]);
-    const taken = new Set(takenQueueSlots(db, workspace.id, destinationIds, LIVE_STATES).map((s) => `${s.windowId}|${s.localDate}`));
+    const slots = takenQueueSlots(db, workspace.id, destinationIds, LIVE_STATES);
+    const taken = new Set(slots.map((s) => `${s.windowId}|${s.localDate}`));
     slot = nextFreeSlot(listQueueWindows(db, workspace.id), timeZone, now, taken);
     if (!slot) findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window; set windows with PUT /workspaces/{id}/queue" }]);
     scheduledAt = slot?.at ?? null;
@@ -238,12 +239,16 @@ export function createPosts(args: {
   const now = h.clock.now();
   const plan = inPostsTransaction(h.db, (tx) => {
     const planned = planCreatePosts({ h, db: tx, actor, workspace, input, now });
-    planned.findings.throwFirst({ public_live_credential_required: "Publishing and scheduling need a live API key; this one is a test key." });
-    const xErrors = planned.rows.flatMap((r, i) => (r.channel === "x" ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }] : []));
+    const testKey = "Publishing and scheduling need a live API key; this one is a test key.";
+    planned.findings.throwFirst({ public_live_credential_required: testKey });
+    const xErrors = planned.rows.flatMap((r, i) => (r.channel === "x"
+      ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
+      : []));
     enterPosts({ tx, rows: planned.rows, xErrors });
     for (const row of planned.rows) {
       const action = row.state === "draft" ? "post.drafted" : "post.submitted";
-      recordAudit(tx, auditActorOf(actor), { action, workspaceId: workspace.id, targetType: "post", targetId: row.id }, now);
+      const target = { action, workspaceId: workspace.id, targetType: "post", targetId: row.id };
+      recordAudit(tx, auditActorOf(actor), target, now);
     }
     return planned;
   });

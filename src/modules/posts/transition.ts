@@ -53,7 +53,7 @@ export const POST_MOVES: readonly PostMove[] = [
   { from: "failed", to: "ready", by: "retry", action: "retry" },
   { from: "failed", to: "ready", by: "reschedule to now", action: "reschedule" },
   { from: "failed", to: "scheduled", by: "reschedule", action: "reschedule" },
-  { from: "needs-attention", to: "ready", by: "retry (acknowledge_duplicate_risk if unsafe)", action: "retry" },
+  { from: "needs-attention", to: "ready", by: "retry (acknowledge risk if unsafe)", action: "retry" },
   { from: "needs-attention", to: "ready", by: "reschedule to now", action: "reschedule" },
   { from: "needs-attention", to: "scheduled", by: "reschedule", action: "reschedule" },
   { from: "needs-attention", to: "cancelled", by: "cancel", action: "cancel" },
@@ -83,7 +83,8 @@ export function postMovesDiagram(): string {
 /** A move the table does not allow: a 409 `public_conflict` should a request ever reach one. */
 export class PostMoveRefused extends ProblemError {
   constructor(readonly from: PostState | null, readonly to: PostState) {
-    super("public_conflict", from === null ? `A new post cannot be ${to}.` : `A ${from} post cannot become ${to}.`);
+    const detail = from === null ? `A new post cannot be ${to}.` : `A ${from} post cannot become ${to}.`;
+    super("public_conflict", detail);
   }
 }
 
@@ -99,7 +100,10 @@ function reservedMonth(row: Pick<PostRow, "channel" | "state" | "scheduledAt">):
 }
 
 /** Fields a caller may set with a move (state, lease, version and updated_at are the door's own). */
-export type PostChanges = Omit<Partial<PostRow>, "id" | "state" | "version" | "updatedAt" | "leaseOwner" | "leaseExpiresAt">;
+export type PostChanges = Omit<
+  Partial<PostRow>,
+  "id" | "state" | "version" | "updatedAt" | "leaseOwner" | "leaseExpiresAt"
+>;
 
 /** What a conditional write expects of the row: its state, and for engine runs the lease owner. */
 interface Expected {
@@ -111,7 +115,8 @@ interface Expected {
 function updateIfStill(tx: Db, id: string, expected: Expected, set: Partial<PostRow>): PostRow | null {
   const where: SQL[] = [eq(posts.id, id), eq(posts.state, expected.state)];
   if (expected.leasedBy !== undefined) where.push(eq(posts.leaseOwner, expected.leasedBy));
-  const rows = tx.update(posts).set({ ...set, version: sql`${posts.version} + 1` }).where(and(...where)).returning().all();
+  const rows = tx.update(posts).set({ ...set, version: sql`${posts.version} + 1` })
+    .where(and(...where)).returning().all();
   return rows[0] ?? null;
 }
 
@@ -160,7 +165,9 @@ export function transitionPosts(args: {
   for (const m of moves) {
     const from = m.post.state as PostState;
     if (!isMoveAllowed(from, m.to)) throw new PostMoveRefused(from, m.to);
-    if ((m.to === "processing") !== (m.lease !== undefined)) throw new Error(`a lease is taken exactly entering processing (${from} → ${m.to})`);
+    if ((m.to === "processing") !== (m.lease !== undefined)) {
+      throw new Error(`a lease is taken exactly when entering processing (${from} → ${m.to})`);
+    }
   }
   const releases: string[] = [];
   const consumes: string[] = [];
@@ -206,7 +213,9 @@ function splitKey(key: string): [string, string] {
 }
 
 /** One move of the table (see `transitionPosts`): the post after it, or null when it had moved on. */
-export function transitionPost(args: { tx: Db; now: number; xErrors?: FieldError[] } & PostMoveRequest): PostRow | null {
+export function transitionPost(
+  args: { tx: Db; now: number; xErrors?: FieldError[] } & PostMoveRequest,
+): PostRow | null {
   const { tx, now, xErrors, ...move } = args;
   return transitionPosts({ tx, now, xErrors, moves: [move] })[0]!;
 }
@@ -221,7 +230,9 @@ export function enterPosts(args: { tx: Db; rows: PostRow[]; xErrors?: FieldError
   const months = new Map<string, { workspaceId: string; month: string; count: number }>();
   for (const row of rows) {
     if (!isMoveAllowed(null, row.state as PostState)) throw new PostMoveRefused(null, row.state as PostState);
-    if (row.leaseOwner !== null || row.deferredReason !== null) throw new Error("a new post has no lease and no deferral");
+    if (row.leaseOwner !== null || row.deferredReason !== null) {
+      throw new Error("a new post has no lease and no deferral");
+    }
     const month = reservedMonth(row);
     if (month === null) continue;
     const key = `${row.workspaceId}|${month}`;

@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import {
-  findAssets, findPostById, findStartedAttempts, finishAttempt, listDueReady, listDueScheduled, listExpiredLeases, renewLease,
-  type PostRow,
+  findAssets, findPostById, findStartedAttempts, finishAttempt, listDueReady, listDueScheduled,
+  listExpiredLeases, renewLease, type PostRow,
 } from "../posts/repo.ts";
+import type { PostState } from "../posts/states.ts";
 import { editPostIfStill, transitionPost, type PostChanges } from "../posts/transition.ts";
 import { velocityDeferral } from "../posts/velocity.ts";
 import { publishClaimedPost } from "./publish-post.ts";
@@ -67,7 +68,7 @@ export class PublishingEngine {
     const tolerance = this.h.config.engine.missedToleranceMs;
     for (const post of listDueScheduled(this.h.db, now, BATCH)) {
       if (now - post.scheduledAt! > tolerance) this.markMissed(post, now);
-      else inTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to: "ready", changes: { nextActionAt: post.scheduledAt } }));
+      else this.move(post, "ready", { nextActionAt: post.scheduledAt }, now);
     }
     // A ready post that never started and is long past its time was waiting on a stopped server, too.
     for (const post of listDueReady(this.h.db, now - tolerance, BATCH)) {
@@ -78,10 +79,16 @@ export class PublishingEngine {
   private markMissed(post: PostRow, now: number): void {
     const at = new Date(post.scheduledAt!).toISOString();
     const lastError = {
-      code: "missed_schedule", message: `Herald was not running at ${at}; the post was not sent late. Reschedule or retry it.`,
+      code: "missed_schedule",
+      message: `Herald was not running at ${at}; the post was not sent late. Reschedule or retry it.`,
       retryable: true, retry_safety: "safe", user_action: "reschedule",
     };
-    inTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to: "missed", changes: { missedAt: now, nextActionAt: null, lastError } }));
+    this.move(post, "missed", { missedAt: now, nextActionAt: null, lastError }, now);
+  }
+
+  /** One engine move of a post through the state door, in its own write transaction. */
+  private move(post: PostRow, to: PostState, changes: PostChanges, now: number): void {
+    inTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to, changes }));
   }
 
   /** Preparing posts go on once every asset is ready, or need attention if their time comes first. */
@@ -92,13 +99,13 @@ export class PublishingEngine {
       const ready = assets.length === new Set(ids).size && assets.every((a) => a.status === "ready");
       if (ready) {
         const to = post.scheduledAt! <= now ? "ready" : "scheduled";
-        inTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to, changes: { nextActionAt: post.scheduledAt } }));
+        this.move(post, to, { nextActionAt: post.scheduledAt }, now);
       } else if (post.scheduledAt! <= now) {
         const lastError = {
           code: "assets_not_ready", message: "An attached asset was not uploaded by the scheduled time.",
           retryable: true, retry_safety: "safe", user_action: "retry",
         };
-        inTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to: "needs-attention", changes: { nextActionAt: null, lastError } }));
+        this.move(post, "needs-attention", { nextActionAt: null, lastError }, now);
       }
     }
   }
@@ -122,12 +129,14 @@ export class PublishingEngine {
           });
         }
         if (idempotent) {
-          transitionPost({ tx, now, post: current, to: "ready", changes: { nextActionAt: now, nextTrigger: "recovery" } });
+          const changes = { nextActionAt: now, nextTrigger: "recovery" };
+          transitionPost({ tx, now, post: current, to: "ready", changes });
           return;
         }
         const lastError = {
           code: "provider_outcome_unknown",
-          message: "Herald stopped while publishing; the network may or may not have the post. Check it before retrying.",
+          message: "Herald stopped while publishing; the network may or may not have the post. "
+            + "Check it before retrying.",
           retryable: true, retry_safety: "unsafe", user_action: "inspect_resource",
         };
         const changes: PostChanges = { nextActionAt: null, retrySafety: "unsafe", lastError };
@@ -152,7 +161,9 @@ export class PublishingEngine {
       const claimed = inTransaction(this.h.db, (tx) => {
         const until = velocityDeferral(this.h, tx, post, now);
         if (until !== null) {
-          const deferral = { deferredReason: "publishing_velocity", deferredUntil: until, nextActionAt: until, updatedAt: now };
+          const deferral = {
+            deferredReason: "publishing_velocity", deferredUntil: until, nextActionAt: until, updatedAt: now,
+          };
           editPostIfStill(tx, post.id, { state: "ready" }, deferral);
           return false;
         }

@@ -168,17 +168,25 @@ function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outc
         break;
       case "retry":
         changes = {
-          nextActionAt: outcome.at, autoRetries: outcome.retries, nextTrigger: "automatic_retry", lastError: { ...outcome.error },
-          deferredReason: outcome.rateLimited ? "provider_rate_limit" : null, deferredUntil: outcome.rateLimited ? outcome.at : null,
+          nextActionAt: outcome.at, autoRetries: outcome.retries, nextTrigger: "automatic_retry",
+          lastError: { ...outcome.error },
+          deferredReason: outcome.rateLimited ? "provider_rate_limit" : null,
+          deferredUntil: outcome.rateLimited ? outcome.at : null,
         };
         attemptStatus = "failed";
         break;
       case "failed":
-        changes = { nextActionAt: null, lastError: { ...outcome.error }, retrySafety: outcome.error.retry_safety };
+        changes = {
+          nextActionAt: null, lastError: { ...outcome.error },
+          retrySafety: outcome.error.retry_safety,
+        };
         attemptStatus = "failed";
         break;
       case "needs-attention":
-        changes = { nextActionAt: null, lastError: { ...outcome.error }, retrySafety: outcome.unknown ? "unsafe" : "safe" };
+        changes = {
+          nextActionAt: null, lastError: { ...outcome.error },
+          retrySafety: outcome.unknown ? "unsafe" : "safe",
+        };
         attemptStatus = outcome.unknown ? "outcome_unknown" : "failed";
         break;
     }
@@ -186,14 +194,18 @@ function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outc
     if (!transitionPost({ tx, now, post, to, changes, leasedBy: owner })) return;
     // Only a run that still owns the post may mark its destination (a stale run must not).
     if (outcome.kind === "needs-attention" && outcome.reauthorize) {
-      updateDestination(tx, outcome.reauthorize, { unavailableReason: "reauthorization_required", updatedAt: now });
+      const mark = { unavailableReason: "reauthorization_required", updatedAt: now };
+      updateDestination(tx, outcome.reauthorize, mark);
     }
     finishAttempt(tx, attemptId, {
       status: attemptStatus, finishedAt: now,
       retrySafety: outcome.kind === "needs-attention" && outcome.unknown ? "unsafe" : outcome.kind === "failed" ? "not_retryable" : "safe",
       error: outcome.kind === "published"
         ? null
-        : { code: outcome.error.code, message: outcome.error.message, retryable: outcome.error.retryable, user_action: outcome.error.user_action },
+        : {
+          code: outcome.error.code, message: outcome.error.message,
+          retryable: outcome.error.retryable, user_action: outcome.error.user_action,
+        },
       provider: outcome.provider ?? null,
     });
   });
