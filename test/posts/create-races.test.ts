@@ -104,7 +104,8 @@ function catchProblem(work: () => void): ProblemError | null {
   return null;
 }
 
-test(`two processes, one data dir: ${N} queued creates, ${N} racing drafts, no 500 nor shared slot`, async () => {
+test(`two processes, one data dir: ${N} queued creates, ${N} racing drafts, no 500, no shared slot`,
+  async () => {
   const data = tempDataDir();
   const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
   const servers: HeraldProcess[] = [];

@@ -41,7 +41,8 @@ afterAll(() => s.stop());
 /** A post row in `state` (not stored). */
 function row(state: PostState, extra: Partial<PostRow> = {}): PostRow {
   return {
-    id: newId("send"), workspaceId: ws, groupKey: `g-${newId("send")}`, channel: "mastodon", destinationId: null,
+    id: newId("send"), workspaceId: ws, groupKey: `g-${newId("send")}`, channel: "mastodon",
+    destinationId: null,
     state, version: 1, headline: "h", body: ["h"], destinationOptions: {}, assetItems: [],
     scheduleMode: state === "draft" ? "draft" : "exact", scheduledAt: state === "draft" ? null : APRIL,
     timeZone: "UTC",
