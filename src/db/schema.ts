@@ -225,6 +225,12 @@ export const assets = sqliteTable(
   (t) => [index("assets_workspace").on(t.workspaceId, t.id), index("assets_blob_key").on(t.blobKey)],
 );
 
+// The live post states (they hold queue slots), as SQL for the partial unique index below.
+const LIVE_POST_STATES = [
+  "preparing", "scheduled", "ready", "processing", "awaiting-provider", "needs-attention", "missed",
+].map((s) => `'${s}'`).join(", ");
+const QUEUED = "queue_window_id IS NOT NULL AND queue_local_date IS NOT NULL";
+
 export const posts = sqliteTable(
   "posts",
   {
@@ -269,6 +275,11 @@ export const posts = sqliteTable(
     index("posts_destination").on(t.destinationId, t.publishedAt),
     // One draft per channel per group (the contract's group constraint), enforced by the database.
     uniqueIndex("posts_one_draft_per_group_channel").on(t.workspaceId, t.groupKey, t.channel).where(sql`state = 'draft'`),
+    // One live post per destination per queue window per local date (a window holds one post per
+    // destination); a test keeps the states equal to LIVE_STATES of src/modules/posts/states.ts.
+    uniqueIndex("posts_one_live_post_per_queue_slot")
+      .on(t.destinationId, t.queueWindowId, t.queueLocalDate)
+      .where(sql.raw(`state IN (${LIVE_POST_STATES}) AND ${QUEUED}`)),
   ],
 );
 

@@ -8,13 +8,14 @@ import { invalid, notFound, ProblemError, type FieldError } from "../../core/pro
 import { recordAudit } from "../audit/repo.ts";
 import { findDestination } from "../destinations/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
-import { Findings, headlineOf, xReservations } from "./create.ts";
+import { Findings, headlineOf } from "./create.ts";
 import { postEtag } from "./present.ts";
 import { listQueueWindows, nextFreeSlot, slotsOnDate } from "./queue.ts";
+import { inPostsTransaction } from "./constraints.ts";
 import { deletePostRow, findAssets, findPost, takenQueueSlots, updatePost, type PostRow } from "./repo.ts";
 import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
 import { availableActions, LIVE_STATES, type PostAction, type PostState } from "./states.ts";
-import { releaseXUsage, reserveXUsage, usageMonth } from "./x-usage.ts";
+import { transitionPost, transitionPosts, type PostChanges } from "./transition.ts";
 
 function audit(db: Db, actor: Actor, action: string, post: PostRow, now: number): void {
   recordAudit(db, auditActorOf(actor), { action, workspaceId: post.workspaceId, targetType: "post", targetId: post.id }, now);
@@ -105,9 +106,9 @@ export function cancelPost(args: {
     const post = requirePost(tx, workspaceId, id);
     requireAction(post, "cancel");
     const now = h.clock.now();
-    updatePost(tx, id, { state: "cancelled", cancelledAt: now, nextActionAt: null, deferredReason: null, deferredUntil: null, queueWindowId: null, queueLocalDate: null, updatedAt: now });
-    // A missed post gave its reservation back when it was missed (as a failed one does when it fails).
-    if (post.channel === "x" && post.scheduledAt !== null && post.state !== "missed") releaseXUsage(tx, workspaceId, usageMonth(post.scheduledAt));
+    // The door gives back the X reservation (a missed post gave it back when it was missed).
+    const changes = { cancelledAt: now, nextActionAt: null, queueWindowId: null, queueLocalDate: null };
+    transitionPost({ tx, now, post, to: "cancelled", changes });
     audit(tx, actor, "post.cancelled", post, now);
     return reload(tx, post);
   });
@@ -127,17 +128,16 @@ export function retryPost(args: {
   const { h, actor, workspaceId, id, input } = args;
   requireConfirmed(input.confirmed);
   requireLive(actor, "Publishing needs a live API key.");
-  return inTransaction(h.db, (tx) => {
+  return inPostsTransaction(h.db, (tx) => {
     const post = requirePost(tx, workspaceId, id);
     requireAction(post, "retry");
     requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
     const now = h.clock.now();
-    // Reserved in the month the engine will consume or release it from: the post's scheduled month.
-    if (post.channel === "x" && (post.state === "failed" || post.state === "missed")) reserveXUsage(tx, workspaceId, usageMonth(post.scheduledAt ?? now), 1, []);
-    updatePost(tx, id, {
-      state: "ready", nextActionAt: now, autoRetries: 0, deferredReason: null, deferredUntil: null, missedAt: null,
-      retrySafety: "safe", nextTrigger: "manual_retry", updatedAt: now,
-    });
+    // A failed or missed X post reserves again, in the month of its scheduled time (the door's rule).
+    const changes = {
+      nextActionAt: now, autoRetries: 0, missedAt: null, retrySafety: "safe", nextTrigger: "manual_retry",
+    };
+    transitionPost({ tx, now, post, to: "ready", changes });
     audit(tx, actor, "post.retried", post, now);
     return reload(tx, post);
   });
@@ -180,21 +180,21 @@ export function reschedulePost(args: {
   if (zoneErrors.length) throw new ProblemError("public_invalid_request", zoneErrors[0]!.detail, { errors: zoneErrors });
   const now = h.clock.now();
   if (when.at < now - 60_000) throw new ProblemError("public_unpublishable", "The new time is in the past.", { errors: [{ pointer: "/scheduled_at", code: "custom", detail: "is in the past" }] });
-  return inTransaction(h.db, (tx) => {
+  return inPostsTransaction(h.db, (tx) => {
     const post = requirePost(tx, workspaceId, id);
     requireAction(post, "reschedule");
     // Rescheduling a post that failed or needs attention sends it again: the same checks as retry.
     if (post.state !== "scheduled" && post.state !== "ready") requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
     const at = Math.max(when.at, now);
-    if (post.channel === "x") {
-      if (post.scheduledAt !== null && post.state !== "failed" && post.state !== "missed") releaseXUsage(tx, workspaceId, usageMonth(post.scheduledAt));
-      reserveXUsage(tx, workspaceId, usageMonth(at), 1, [{ pointer: "/scheduled_at", code: "custom", detail: "X post over the monthly limit" }]);
-    }
-    updatePost(tx, id, {
-      state: at <= now ? "ready" : "scheduled", scheduledAt: at, nextActionAt: at, scheduleMode: "exact", timeZone: input.time_zone ?? post.timeZone,
-      queueWindowId: null, queueLocalDate: null, deferredReason: null, deferredUntil: null, missedAt: null, autoRetries: 0, updatedAt: now,
+    const changes: PostChanges = {
+      scheduledAt: at, nextActionAt: at, scheduleMode: "exact", timeZone: input.time_zone ?? post.timeZone,
+      queueWindowId: null, queueLocalDate: null, missedAt: null, autoRetries: 0,
       ...(post.state === "scheduled" || post.state === "ready" ? {} : { retrySafety: "safe", nextTrigger: "manual_retry" }),
-    });
+    };
+    // An X post gives back its reservation and takes one for the new time: the limit is checked again.
+    const xErrors = [{ pointer: "/scheduled_at", code: "custom", detail: "X post over the monthly limit" }];
+    const to = at <= now ? "ready" : "scheduled";
+    transitionPost({ tx, now, post, to, changes, reReserve: true, xErrors });
     audit(tx, actor, "post.rescheduled", post, now);
     return reload(tx, post);
   });
@@ -223,7 +223,7 @@ export function publishDrafts(args: {
   if (when?.mode === "exact" && when.at < now - 60_000) findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "is in the past" }]);
   findings.throwFirst({});
 
-  return inTransaction(h.db, (tx) => {
+  return inPostsTransaction(h.db, (tx) => {
     let groupKey: string | undefined;
     const drafts = input.posts.map((item, i) => {
       const post = findPost(tx, workspace.id, item.id);
@@ -252,21 +252,20 @@ export function publishDrafts(args: {
       if (!slot) throw new ProblemError("public_unpublishable", "No free queue window.", { errors: [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window" }] });
       scheduledAt = slot.at;
     }
-    const rows = drafts.map(({ post, destination }) => {
+    const moves = drafts.map(({ post, destination }) => {
       const assetsReady = findAssets(tx, workspace.id, post.assetItems.map((a) => a.asset_id)).every((a) => a.status === "ready");
-      const changes: Partial<PostRow> = {
-        destinationId: destination!.id, state: !assetsReady ? "preparing" : scheduledAt <= now ? "ready" : "scheduled",
-        scheduleMode: when!.mode, scheduledAt, nextActionAt: scheduledAt, timeZone: when!.mode === "queue" ? workspace.timeZone : timeZone,
-        queueWindowId: slot?.windowId ?? null, queueLocalDate: slot?.localDate ?? null, updatedAt: now,
+      const to: PostState = !assetsReady ? "preparing" : scheduledAt <= now ? "ready" : "scheduled";
+      const changes: PostChanges = {
+        destinationId: destination!.id, scheduleMode: when!.mode, scheduledAt, nextActionAt: scheduledAt,
+        timeZone: when!.mode === "queue" ? workspace.timeZone : timeZone,
+        queueWindowId: slot?.windowId ?? null, queueLocalDate: slot?.localDate ?? null,
       };
-      return { ...post, ...changes } as PostRow;
+      return { post, to, changes };
     });
-    for (const [month, count] of xReservations(rows)) reserveXUsage(tx, workspace.id, month, count, []);
-    for (const row of rows) {
-      updatePost(tx, row.id, row);
-      audit(tx, actor, "post.submitted", row, now);
-    }
-    return { rows: rows.map((r) => reload(tx, r)), immediate: when!.mode === "now" };
+    // X posts reserve their month together (the door's rule for drafts leaving `draft`).
+    const rows = transitionPosts({ tx, now, moves }).map((row) => row!);
+    for (const row of rows) audit(tx, actor, "post.submitted", row, now);
+    return { rows, immediate: when!.mode === "now" };
   });
 }
 
@@ -285,7 +284,7 @@ export function movePostsInQueue(args: {
   // Strict: a calendar date that exists (Date.parse would take 2026-02-30 as March 2nd).
   if (!/^\d{4}-\d{2}-\d{2}$/.test(input.local_date) || !DateTime.fromISO(input.local_date, { zone: "UTC" }).isValid) throw invalid("/local_date", "must be a date YYYY-MM-DD");
   const now = h.clock.now();
-  return inTransaction(h.db, (tx) => {
+  return inPostsTransaction(h.db, (tx) => {
     const windows = listQueueWindows(tx, workspace.id);
     const slots = slotsOnDate(windows, input.local_date, workspace.timeZone).filter((s) => s.at > now);
     let groupKey: string | undefined;
@@ -306,13 +305,15 @@ export function movePostsInQueue(args: {
       const taken = new Set(takenQueueSlots(tx, workspace.id, [post.destinationId!], LIVE_STATES).filter((s) => s.postId !== post.id).map((s) => `${s.windowId}|${s.localDate}`));
       const slot = slots.find((s) => !taken.has(`${s.windowId}|${s.localDate}`));
       if (!slot) throw new ProblemError("public_unpublishable", `No free window on ${input.local_date} for post ${post.id}.`, { errors: [{ pointer: `/posts/${i}`, code: "custom", detail: `no free future window on ${input.local_date}` }] });
-      if (post.channel === "x" && usageMonth(slot.at) !== usageMonth(post.scheduledAt!)) {
-        releaseXUsage(tx, workspace.id, usageMonth(post.scheduledAt!));
-        reserveXUsage(tx, workspace.id, usageMonth(slot.at), 1, [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]);
-      }
-      updatePost(tx, post.id, { scheduledAt: slot.at, nextActionAt: slot.at, queueWindowId: slot.windowId, queueLocalDate: slot.localDate, updatedAt: now });
+      // Moving within the state `scheduled`: an X reservation follows the post when the month changes.
+      const changes = {
+        scheduledAt: slot.at, nextActionAt: slot.at,
+        queueWindowId: slot.windowId, queueLocalDate: slot.localDate,
+      };
+      const xErrors = [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }];
+      const moved = transitionPost({ tx, now, post, to: "scheduled", changes, xErrors })!;
       audit(tx, actor, "post.moved", post, now);
-      return reload(tx, post);
+      return moved;
     });
   });
 }

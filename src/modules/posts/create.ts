@@ -9,9 +9,11 @@ import { recordAudit } from "../audit/repo.ts";
 import { findDestination, type DestinationRow } from "../destinations/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
 import { listQueueWindows, nextFreeSlot, type QueueSlot } from "./queue.ts";
-import { findAssets, findGroupDraft, insertPost, takenQueueSlots, type AssetRow, type PostRow } from "./repo.ts";
+import { inPostsTransaction } from "./constraints.ts";
+import { findAssets, findGroupDraft, takenQueueSlots, type AssetRow, type PostRow } from "./repo.ts";
 import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
 import { LIVE_STATES } from "./states.ts";
+import { enterPosts } from "./transition.ts";
 import { reserveXUsage, usageMonth } from "./x-usage.ts";
 
 /** One item of `posts` in Create Post. */
@@ -86,17 +88,19 @@ function resolveAssets(db: Db, workspaceId: string, items: PostContent["assetIte
 }
 
 /**
- * Checks a Create Post request against every rule of the contract and plans its rows. Nothing is
- * written; `findings` says what refuses it.
+ * Checks a Create Post request against every rule of the contract and plans its rows, reading
+ * through `db` (Create Post passes its write transaction, so the queue slots and the group's drafts
+ * it reads cannot change before it writes). Nothing is written; `findings` says what refuses it.
  */
 export function planCreatePosts(args: {
   h: Herald;
+  db: Db;
   actor: Actor;
   workspace: WorkspaceRow;
   input: CreatePostsInput;
   now: number;
 }): CreatePlan {
-  const { h, actor, workspace, input, now } = args;
+  const { h, db, actor, workspace, input, now } = args;
   const findings = new Findings();
   const when = parseWhen(input.when);
   if (!when) findings.add("public_invalid_request", [{ pointer: "/when", code: "custom", detail: 'must be "now", "draft", "queue" or an ISO 8601 time with a UTC offset (e.g. 2026-05-01T09:00:00+02:00)' }]);
@@ -112,7 +116,7 @@ export function planCreatePosts(args: {
     const base = `/posts/${i}`;
     let destination: DestinationRow | null = null;
     if (item.destination_id !== undefined) {
-      destination = findDestination(h.db, workspace.id, item.destination_id) ?? null;
+      destination = findDestination(db, workspace.id, item.destination_id) ?? null;
       if (!destination) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `no destination ${item.destination_id} in this workspace` }]);
     } else if (!draft) {
       findings.add("public_invalid_request", [{ pointer: `${base}/destination_id`, code: "custom", detail: "is required to publish or schedule (drafts may give channel instead)" }]);
@@ -129,7 +133,7 @@ export function planCreatePosts(args: {
       destinationOptions: item.destination_options ?? {},
     };
     findings.add("public_invalid_request", contentErrors(content, base));
-    const assets = resolveAssets(h.db, workspace.id, content.assetItems);
+    const assets = resolveAssets(db, workspace.id, content.assetItems);
     if (draft) {
       for (const a of content.assetItems) if (!assets.has(a.asset_id)) findings.add("public_unpublishable", [{ pointer: a.pointer, code: "custom", detail: `no asset ${a.asset_id} in this workspace` }]);
     } else if (destination) {
@@ -142,7 +146,7 @@ export function planCreatePosts(args: {
   const channels = new Map<string, number>();
   planned.forEach((p, i) => {
     if (!p.content.channel) return;
-    if (findGroupDraft(h.db, workspace.id, input.group, p.content.channel)) {
+    if (findGroupDraft(db, workspace.id, input.group, p.content.channel)) {
       findings.add("public_post_group_channel_conflict", [{ pointer: `/posts/${i}`, code: "custom", detail: `group ${input.group} already holds a ${p.content.channel} draft; update or publish it first` }]);
     } else if (draft && channels.has(p.content.channel)) {
       findings.add("public_post_group_channel_conflict", [{ pointer: `/posts/${i}`, code: "custom", detail: `this request already makes a ${p.content.channel} draft for the group` }]);
@@ -161,8 +165,9 @@ export function planCreatePosts(args: {
   if (when?.mode === "queue") {
     const destinationIds = planned.flatMap((p) => (p.destination ? [p.destination.id] : []));
     if (new Set(destinationIds).size !== destinationIds.length) findings.add("public_invalid_request", [{ pointer: "/posts", code: "custom", detail: "a queued request may name each destination once" }]);
-    const taken = new Set(takenQueueSlots(h.db, workspace.id, destinationIds, LIVE_STATES).map((s) => `${s.windowId}|${s.localDate}`));
-    slot = nextFreeSlot(listQueueWindows(h.db, workspace.id), timeZone, now, taken);
+    const slots = takenQueueSlots(db, workspace.id, destinationIds, LIVE_STATES);
+    const taken = new Set(slots.map((s) => `${s.windowId}|${s.localDate}`));
+    slot = nextFreeSlot(listQueueWindows(db, workspace.id), timeZone, now, taken);
     if (!slot) findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window; set windows with PUT /workspaces/{id}/queue" }]);
     scheduledAt = slot?.at ?? null;
   }
@@ -219,8 +224,10 @@ export function xReservations(rows: PostRow[]): Map<string, number> {
 }
 
 /**
- * Create Post: checks everything, then stores all posts, their X usage reservation and the audit
- * record in one transaction. Refusals are problems (400, 403, 409, 422, 402), in that order.
+ * Create Post: plans and stores all posts, their X usage reservation and the audit records in one
+ * write transaction, so concurrent requests (or processes) never take one queue slot or make two
+ * drafts of a channel in a group; the unique indexes back both, and answer 409, never 500.
+ * Refusals are problems (400, 403, 409, 422, 402), in that order.
  */
 export function createPosts(args: {
   h: Herald;
@@ -230,15 +237,20 @@ export function createPosts(args: {
 }): { rows: PostRow[]; immediate: boolean } {
   const { h, actor, workspace, input } = args;
   const now = h.clock.now();
-  const plan = planCreatePosts({ h, actor, workspace, input, now });
-  plan.findings.throwFirst({ public_live_credential_required: "Publishing and scheduling need a live API key; this one is a test key." });
-  inTransaction(h.db, (tx) => {
-    for (const [month, count] of xReservations(plan.rows)) {
-      const pointers = plan.rows.flatMap((r, i) => (r.channel === "x" ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }] : []));
-      reserveXUsage(tx, workspace.id, month, count, pointers);
+  const plan = inPostsTransaction(h.db, (tx) => {
+    const planned = planCreatePosts({ h, db: tx, actor, workspace, input, now });
+    const testKey = "Publishing and scheduling need a live API key; this one is a test key.";
+    planned.findings.throwFirst({ public_live_credential_required: testKey });
+    const xErrors = planned.rows.flatMap((r, i) => (r.channel === "x"
+      ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
+      : []));
+    enterPosts({ tx, rows: planned.rows, xErrors });
+    for (const row of planned.rows) {
+      const action = row.state === "draft" ? "post.drafted" : "post.submitted";
+      const target = { action, workspaceId: workspace.id, targetType: "post", targetId: row.id };
+      recordAudit(tx, auditActorOf(actor), target, now);
     }
-    for (const row of plan.rows) insertPost(tx, row);
-    for (const row of plan.rows) recordAudit(tx, auditActorOf(actor), { action: row.state === "draft" ? "post.drafted" : "post.submitted", workspaceId: workspace.id, targetType: "post", targetId: row.id }, now);
+    return planned;
   });
   return { rows: plan.rows, immediate: plan.immediate };
 }
@@ -246,7 +258,7 @@ export function createPosts(args: {
 /** The dry run: every finding of Create Post as `{pointer, code, detail, channel}`, nothing stored. */
 export function validatePosts(args: { h: Herald; actor: Actor; workspace: WorkspaceRow; input: CreatePostsInput }) {
   const { h, workspace } = args;
-  const plan = planCreatePosts({ ...args, now: h.clock.now() });
+  const plan = planCreatePosts({ ...args, db: h.db, now: h.clock.now() });
   const errors: { pointer: string; code: string; detail: string; channel: string | null }[] = [];
   for (const [code, list] of plan.findings.byCode) {
     for (const e of list) {

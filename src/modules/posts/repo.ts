@@ -22,13 +22,16 @@ export function findPostById(db: Db, id: string): PostRow | undefined {
   return db.select().from(posts).where(eq(posts.id, id)).get();
 }
 
-/** Stores a new post. */
+/** Fields a non-state edit may set: a post's `state` changes only through `transitionPost`. */
+export type PostEdit = Omit<Partial<PostRow>, "id" | "state" | "version">;
+
+/** Stores a new post (callers go through `enterPosts`, which applies the state table). */
 export function insertPost(db: Db, row: PostRow): void {
   db.insert(posts).values(row).run();
 }
 
-/** Applies changes to a post and bumps its version; returns false when `expectVersion` no longer matches. */
-export function updatePost(db: Db, id: string, changes: Partial<PostRow>, expectVersion?: number): boolean {
+/** Applies a non-state edit and bumps the version; false when `expectVersion` no longer matches. */
+export function updatePost(db: Db, id: string, changes: PostEdit, expectVersion?: number): boolean {
   const where = expectVersion === undefined ? eq(posts.id, id) : and(eq(posts.id, id), eq(posts.version, expectVersion));
   const result = db.update(posts).set({ ...changes, version: sql`${posts.version} + 1` }).where(where).returning({ id: posts.id }).all();
   return result.length === 1;
@@ -120,18 +123,6 @@ export function listDueReady(db: Db, now: number, limit: number): PostRow[] {
 /** Processing posts whose lease has run out (their process died or stalled). */
 export function listExpiredLeases(db: Db, now: number, limit: number): PostRow[] {
   return db.select().from(posts).where(and(eq(posts.state, "processing"), lt(posts.leaseExpiresAt, now))).limit(limit).all();
-}
-
-/**
- * Takes a ready post for this process: one conditional UPDATE, so of two processes racing for the
- * same post exactly one gets it.
- */
-export function claimPost(db: Db, id: string, owner: string, leaseUntil: number, now: number): boolean {
-  const result = db.update(posts)
-    .set({ state: "processing", leaseOwner: owner, leaseExpiresAt: leaseUntil, updatedAt: now, version: sql`${posts.version} + 1` })
-    .where(and(eq(posts.id, id), eq(posts.state, "ready")))
-    .returning({ id: posts.id }).all();
-  return result.length === 1;
 }
 
 /** Extends a lease still held by `owner`; false when it was lost. */

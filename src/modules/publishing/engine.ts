@@ -1,12 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import { recordPostEvent } from "../posts/events.ts";
-import { claimPost, findAssets, findPostById, findStartedAttempts, finishAttempt, listDueReady, listDueScheduled, listExpiredLeases, renewLease, type PostRow } from "../posts/repo.ts";
+import {
+  findAssets, findPostById, findStartedAttempts, finishAttempt, listDueReady, listDueScheduled,
+  listExpiredLeases, renewLease, type PostRow,
+} from "../posts/repo.ts";
+import type { PostState } from "../posts/states.ts";
+import { editPostIfStill, transitionPost, type PostChanges } from "../posts/transition.ts";
 import { velocityDeferral } from "../posts/velocity.ts";
-import { releaseXUsage, usageMonth } from "../posts/x-usage.ts";
 import { publishClaimedPost } from "./publish-post.ts";
-import { listPreparing, updatePostInState } from "./repo.ts";
+import { listPreparing } from "./repo.ts";
 
 const BATCH = 200;
 
@@ -65,7 +68,7 @@ export class PublishingEngine {
     const tolerance = this.h.config.engine.missedToleranceMs;
     for (const post of listDueScheduled(this.h.db, now, BATCH)) {
       if (now - post.scheduledAt! > tolerance) this.markMissed(post, now);
-      else updatePostInState(this.h.db, post.id, "scheduled", { state: "ready", nextActionAt: post.scheduledAt, updatedAt: now });
+      else this.move(post, "ready", { nextActionAt: post.scheduledAt }, now);
     }
     // A ready post that never started and is long past its time was waiting on a stopped server, too.
     for (const post of listDueReady(this.h.db, now - tolerance, BATCH)) {
@@ -74,15 +77,18 @@ export class PublishingEngine {
   }
 
   private markMissed(post: PostRow, now: number): void {
-    inTransaction(this.h.db, (tx) => {
-      const moved = updatePostInState(tx, post.id, post.state, {
-        state: "missed", missedAt: now, nextActionAt: null, updatedAt: now,
-        lastError: { code: "missed_schedule", message: `Herald was not running at ${new Date(post.scheduledAt!).toISOString()}; the post was not sent late. Reschedule or retry it.`, retryable: true, retry_safety: "safe", user_action: "reschedule" },
-      });
-      if (!moved) return;
-      if (post.channel === "x") releaseXUsage(tx, post.workspaceId, usageMonth(post.scheduledAt!));
-      recordPostEvent(tx, findPostById(tx, post.id)!, now);
-    });
+    const at = new Date(post.scheduledAt!).toISOString();
+    const lastError = {
+      code: "missed_schedule",
+      message: `Herald was not running at ${at}; the post was not sent late. Reschedule or retry it.`,
+      retryable: true, retry_safety: "safe", user_action: "reschedule",
+    };
+    this.move(post, "missed", { missedAt: now, nextActionAt: null, lastError }, now);
+  }
+
+  /** One engine move of a post through the state door, in its own write transaction. */
+  private move(post: PostRow, to: PostState, changes: PostChanges, now: number): void {
+    inTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to, changes }));
   }
 
   /** Preparing posts go on once every asset is ready, or need attention if their time comes first. */
@@ -92,15 +98,14 @@ export class PublishingEngine {
       const assets = findAssets(this.h.db, post.workspaceId, ids);
       const ready = assets.length === new Set(ids).size && assets.every((a) => a.status === "ready");
       if (ready) {
-        updatePostInState(this.h.db, post.id, "preparing", { state: post.scheduledAt! <= now ? "ready" : "scheduled", nextActionAt: post.scheduledAt, updatedAt: now });
+        const to = post.scheduledAt! <= now ? "ready" : "scheduled";
+        this.move(post, to, { nextActionAt: post.scheduledAt }, now);
       } else if (post.scheduledAt! <= now) {
-        inTransaction(this.h.db, (tx) => {
-          const moved = updatePostInState(tx, post.id, "preparing", {
-            state: "needs-attention", nextActionAt: null, updatedAt: now,
-            lastError: { code: "assets_not_ready", message: "An attached asset was not uploaded by the scheduled time.", retryable: true, retry_safety: "safe", user_action: "retry" },
-          });
-          if (moved) recordPostEvent(tx, findPostById(tx, post.id)!, now);
-        });
+        const lastError = {
+          code: "assets_not_ready", message: "An attached asset was not uploaded by the scheduled time.",
+          retryable: true, retry_safety: "safe", user_action: "retry",
+        };
+        this.move(post, "needs-attention", { nextActionAt: null, lastError }, now);
       }
     }
   }
@@ -123,14 +128,19 @@ export class PublishingEngine {
             provider: null,
           });
         }
-        const changes: Partial<PostRow> = idempotent
-          ? { state: "ready", nextActionAt: now, nextTrigger: "recovery", leaseOwner: null, leaseExpiresAt: null, updatedAt: now }
-          : {
-            state: "needs-attention", nextActionAt: null, retrySafety: "unsafe", leaseOwner: null, leaseExpiresAt: null, updatedAt: now,
-            lastError: { code: "provider_outcome_unknown", message: "Herald stopped while publishing; the network may or may not have the post. Check it before retrying.", retryable: true, retry_safety: "unsafe", user_action: "inspect_resource" },
-          };
-        if (!updatePostInState(tx, post.id, "processing", changes)) return;
-        recordPostEvent(tx, findPostById(tx, post.id)!, now);
+        if (idempotent) {
+          const changes = { nextActionAt: now, nextTrigger: "recovery" };
+          transitionPost({ tx, now, post: current, to: "ready", changes });
+          return;
+        }
+        const lastError = {
+          code: "provider_outcome_unknown",
+          message: "Herald stopped while publishing; the network may or may not have the post. "
+            + "Check it before retrying.",
+          retryable: true, retry_safety: "unsafe", user_action: "inspect_resource",
+        };
+        const changes: PostChanges = { nextActionAt: null, retrySafety: "unsafe", lastError };
+        transitionPost({ tx, now, post: current, to: "needs-attention", changes });
       });
       this.h.logger.warn("recovered a post from an expired lease", { post_id: post.id, requeued: idempotent });
     }
@@ -151,11 +161,15 @@ export class PublishingEngine {
       const claimed = inTransaction(this.h.db, (tx) => {
         const until = velocityDeferral(this.h, tx, post, now);
         if (until !== null) {
-          updatePostInState(tx, post.id, "ready", { deferredReason: "publishing_velocity", deferredUntil: until, nextActionAt: until, updatedAt: now });
+          const deferral = {
+            deferredReason: "publishing_velocity", deferredUntil: until, nextActionAt: until, updatedAt: now,
+          };
+          editPostIfStill(tx, post.id, { state: "ready" }, deferral);
           return false;
         }
-        if (post.deferredReason === "publishing_velocity") updatePostInState(tx, post.id, "ready", { deferredReason: null, deferredUntil: null });
-        return claimPost(tx, post.id, this.owner, now + this.h.config.engine.leaseMs, now);
+        // Claiming clears any deferral (the door keeps one only on a post entering `ready`).
+        const lease = { owner: this.owner, until: now + this.h.config.engine.leaseMs };
+        return transitionPost({ tx, now, post, to: "processing", lease }) !== null;
       });
       if (!claimed) continue;
       const run = publishClaimedPost(this.h, this.owner, post.id)

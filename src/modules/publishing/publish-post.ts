@@ -7,9 +7,8 @@ import { destinationRef } from "../destinations/present.ts";
 import {
   findDestinationById, releaseRefreshLease, takeRefreshLease, updateDestination, type DestinationRow,
 } from "../destinations/repo.ts";
-import { recordPostEvent } from "../posts/events.ts";
 import { findAssets, findPostById, finishAttempt, insertAttempt, insertReceipt, listReceipts, type PostRow, type ReceiptRow } from "../posts/repo.ts";
-import { consumeXUsage, releaseXUsage, usageMonth } from "../posts/x-usage.ts";
+import { transitionPost, type PostChanges } from "../posts/transition.ts";
 import { MAX_AUTOMATIC_RETRIES, postErrorFrom, providerDetails, retryDelayMs, type PostError } from "./failures.ts";
 import { updateLeasedPost } from "./repo.ts";
 
@@ -203,48 +202,61 @@ type Outcome =
   | { kind: "failed"; error: PostError; provider?: Record<string, unknown> }
   | { kind: "needs-attention"; error: PostError; provider?: Record<string, unknown>; unknown?: boolean; reauthorize?: string };
 
-/** Writes the outcome of a run, its attempt and its event in one transaction (only while the lease is ours). */
+/**
+ * Writes the outcome of a run, its attempt and its event in one transaction (only while the lease
+ * is ours); the state door releases the lease and settles the X reservation.
+ */
 function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outcome: Outcome): void {
   const now = h.clock.now();
   inTransaction(h.db, (tx) => {
-    const release = { leaseOwner: null, leaseExpiresAt: null, updatedAt: now };
-    let changes: Partial<PostRow>;
+    let changes: PostChanges;
     let attemptStatus: string;
     switch (outcome.kind) {
       case "published":
-        changes = { ...release, state: "published", publishedAt: now, nextActionAt: null, lastError: null, deferredReason: null, deferredUntil: null, retrySafety: "safe" };
+        changes = { publishedAt: now, nextActionAt: null, lastError: null, retrySafety: "safe" };
         attemptStatus = "succeeded";
         break;
       case "retry":
         changes = {
-          ...release, state: "ready", nextActionAt: outcome.at, autoRetries: outcome.retries, nextTrigger: "automatic_retry", lastError: { ...outcome.error },
-          deferredReason: outcome.rateLimited ? "provider_rate_limit" : null, deferredUntil: outcome.rateLimited ? outcome.at : null,
+          nextActionAt: outcome.at, autoRetries: outcome.retries, nextTrigger: "automatic_retry",
+          lastError: { ...outcome.error },
+          deferredReason: outcome.rateLimited ? "provider_rate_limit" : null,
+          deferredUntil: outcome.rateLimited ? outcome.at : null,
         };
         attemptStatus = "failed";
         break;
       case "failed":
-        changes = { ...release, state: "failed", nextActionAt: null, lastError: { ...outcome.error }, retrySafety: outcome.error.retry_safety, deferredReason: null, deferredUntil: null };
+        changes = {
+          nextActionAt: null, lastError: { ...outcome.error },
+          retrySafety: outcome.error.retry_safety,
+        };
         attemptStatus = "failed";
         break;
       case "needs-attention":
-        changes = { ...release, state: "needs-attention", nextActionAt: null, lastError: { ...outcome.error }, retrySafety: outcome.unknown ? "unsafe" : "safe", deferredReason: null, deferredUntil: null };
+        changes = {
+          nextActionAt: null, lastError: { ...outcome.error },
+          retrySafety: outcome.unknown ? "unsafe" : "safe",
+        };
         attemptStatus = outcome.unknown ? "outcome_unknown" : "failed";
         break;
     }
-    if (!updateLeasedPost(tx, post.id, owner, changes)) return;
+    const to = outcome.kind === "retry" ? "ready" : outcome.kind;
+    if (!transitionPost({ tx, now, post, to, changes, leasedBy: owner })) return;
     // Only a run that still owns the post may mark its destination (a stale run must not).
-    if (outcome.kind === "needs-attention" && outcome.reauthorize) updateDestination(tx, outcome.reauthorize, { unavailableReason: "reauthorization_required", updatedAt: now });
+    if (outcome.kind === "needs-attention" && outcome.reauthorize) {
+      const mark = { unavailableReason: "reauthorization_required", updatedAt: now };
+      updateDestination(tx, outcome.reauthorize, mark);
+    }
     finishAttempt(tx, attemptId, {
       status: attemptStatus, finishedAt: now,
       retrySafety: outcome.kind === "needs-attention" && outcome.unknown ? "unsafe" : outcome.kind === "failed" ? "not_retryable" : "safe",
-      error: outcome.kind === "published" ? null : { code: outcome.error.code, message: outcome.error.message, retryable: outcome.error.retryable, user_action: outcome.error.user_action },
+      error: outcome.kind === "published"
+        ? null
+        : {
+          code: outcome.error.code, message: outcome.error.message,
+          retryable: outcome.error.retryable, user_action: outcome.error.user_action,
+        },
       provider: outcome.provider ?? null,
     });
-    if (post.channel === "x" && post.scheduledAt !== null) {
-      if (outcome.kind === "published") consumeXUsage(tx, post.workspaceId, usageMonth(post.scheduledAt));
-      if (outcome.kind === "failed") releaseXUsage(tx, post.workspaceId, usageMonth(post.scheduledAt));
-    }
-    const after = findPostById(tx, post.id)!;
-    recordPostEvent(tx, after, now);
   });
 }

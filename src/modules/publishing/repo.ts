@@ -1,23 +1,16 @@
-import { and, eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
 import { posts } from "../../db/schema.ts";
-import type { PostRow } from "../posts/repo.ts";
+import type { PostEdit, PostRow } from "../posts/repo.ts";
+import { editPostIfStill } from "../posts/transition.ts";
 
 /**
- * Applies changes to a post this process is publishing; false when the lease was lost (another
- * process recovered the post), in which case nothing is written.
+ * A non-state edit of a post this process is publishing (attempt count, lease renewal); false when
+ * the lease was lost (another process recovered the post), in which case nothing is written.
+ * State changes go through `transitionPost` with `leasedBy`.
  */
-export function updateLeasedPost(db: Db, id: string, owner: string, changes: Partial<PostRow>): boolean {
-  return db.update(posts).set({ ...changes, version: sql`${posts.version} + 1` })
-    .where(and(eq(posts.id, id), eq(posts.leaseOwner, owner), eq(posts.state, "processing")))
-    .returning({ id: posts.id }).all().length === 1;
-}
-
-/** Applies changes to a post only if it is still in `state` (the engine's compare-and-set). */
-export function updatePostInState(db: Db, id: string, state: string, changes: Partial<PostRow>): boolean {
-  return db.update(posts).set({ ...changes, version: sql`${posts.version} + 1` })
-    .where(and(eq(posts.id, id), eq(posts.state, state)))
-    .returning({ id: posts.id }).all().length === 1;
+export function updateLeasedPost(db: Db, id: string, owner: string, changes: PostEdit): boolean {
+  return editPostIfStill(db, id, { state: "processing", leasedBy: owner }, changes);
 }
 
 /** Posts waiting for their assets. */

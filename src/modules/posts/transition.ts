@@ -1,0 +1,244 @@
+// The one door for a post's state: every change of `posts.state` (and every new post) goes through
+// `transitionPosts` / `enterPosts`, which apply the table below with its lease, deferral, X usage and
+// outbox bookkeeping. docs/posts.md shows the table rendered from POST_MOVES (a test keeps them equal).
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/open.ts";
+import { posts } from "../../db/schema.ts";
+import { ProblemError, type FieldError } from "../../core/problem.ts";
+import { recordPostEvent } from "./events.ts";
+import { findPostById, insertPost, type PostEdit, type PostRow } from "./repo.ts";
+import type { PostAction, PostState } from "./states.ts";
+import { consumeXUsage, releaseXUsage, reserveXUsage, usageMonth } from "./x-usage.ts";
+
+/** One move of the state table: `from` null is a new post; `action` names the user verb causing it. */
+export interface PostMove {
+  from: PostState | null;
+  to: PostState;
+  by: string;
+  action?: PostAction;
+}
+
+/** Every move a post may make, with what causes it: the single source of docs/posts.md's diagram. */
+export const POST_MOVES: readonly PostMove[] = [
+  { from: null, to: "draft", by: "create, when = draft" },
+  { from: null, to: "preparing", by: "create, an asset not ready" },
+  { from: null, to: "scheduled", by: "create, future time or queue window" },
+  { from: null, to: "ready", by: "create, when = now" },
+  { from: "draft", to: "preparing", by: "publish drafts, an asset not ready", action: "publish" },
+  { from: "draft", to: "scheduled", by: "publish drafts, future time or queue window", action: "publish" },
+  { from: "draft", to: "ready", by: "publish drafts, due", action: "publish" },
+  { from: "preparing", to: "scheduled", by: "assets ready, time ahead" },
+  { from: "preparing", to: "ready", by: "assets ready, time due" },
+  { from: "preparing", to: "needs-attention", by: "time came, assets not ready" },
+  { from: "preparing", to: "cancelled", by: "cancel", action: "cancel" },
+  { from: "scheduled", to: "scheduled", by: "reschedule", action: "reschedule" },
+  { from: "scheduled", to: "scheduled", by: "move in queue", action: "move" },
+  { from: "scheduled", to: "ready", by: "time came (tick)" },
+  { from: "scheduled", to: "ready", by: "reschedule to now", action: "reschedule" },
+  { from: "scheduled", to: "missed", by: "found past the missed tolerance" },
+  { from: "scheduled", to: "cancelled", by: "cancel", action: "cancel" },
+  { from: "ready", to: "ready", by: "reschedule to now", action: "reschedule" },
+  { from: "ready", to: "scheduled", by: "reschedule", action: "reschedule" },
+  { from: "ready", to: "processing", by: "claimed with a lease" },
+  { from: "ready", to: "missed", by: "never started, past the missed tolerance" },
+  { from: "ready", to: "cancelled", by: "cancel", action: "cancel" },
+  { from: "processing", to: "published", by: "every item has a receipt" },
+  { from: "processing", to: "ready", by: "transient failure, automatic retry" },
+  { from: "processing", to: "ready", by: "recovery, idempotent network" },
+  { from: "processing", to: "failed", by: "rejected content or retries exhausted" },
+  { from: "processing", to: "needs-attention", by: "reauthorize or outcome unknown" },
+  { from: "processing", to: "needs-attention", by: "recovery, other networks" },
+  { from: "processing", to: "awaiting-provider", by: "network still processing" },
+  { from: "awaiting-provider", to: "published", by: "network finished" },
+  { from: "failed", to: "ready", by: "retry", action: "retry" },
+  { from: "failed", to: "ready", by: "reschedule to now", action: "reschedule" },
+  { from: "failed", to: "scheduled", by: "reschedule", action: "reschedule" },
+  { from: "needs-attention", to: "ready", by: "retry (acknowledge risk if unsafe)", action: "retry" },
+  { from: "needs-attention", to: "ready", by: "reschedule to now", action: "reschedule" },
+  { from: "needs-attention", to: "scheduled", by: "reschedule", action: "reschedule" },
+  { from: "needs-attention", to: "cancelled", by: "cancel", action: "cancel" },
+  { from: "missed", to: "ready", by: "retry", action: "retry" },
+  { from: "missed", to: "ready", by: "reschedule to now", action: "reschedule" },
+  { from: "missed", to: "scheduled", by: "reschedule", action: "reschedule" },
+  { from: "missed", to: "cancelled", by: "cancel", action: "cancel" },
+];
+
+/** Whether the table allows a move (`from` null: a new post in `to`). */
+export function isMoveAllowed(from: PostState | null, to: PostState): boolean {
+  return POST_MOVES.some((m) => m.from === from && m.to === to);
+}
+
+/** The table as the mermaid diagram docs/posts.md shows (one arrow per pair, causes joined). */
+export function postMovesDiagram(): string {
+  const name = (s: PostState | null) => (s === null ? "[*]" : s.replace("-", "_"));
+  const arrows = new Map<string, string[]>();
+  for (const m of POST_MOVES) {
+    const key = `${name(m.from)} --> ${name(m.to)}`;
+    arrows.set(key, [...(arrows.get(key) ?? []), m.by]);
+  }
+  const lines = [...arrows].map(([arrow, causes]) => `    ${arrow}: ${causes.join(" / ")}`);
+  return ["```mermaid", "stateDiagram-v2", ...lines, "```"].join("\n");
+}
+
+/** A move the table does not allow: a 409 `public_conflict` should a request ever reach one. */
+export class PostMoveRefused extends ProblemError {
+  constructor(readonly from: PostState | null, readonly to: PostState) {
+    const detail = from === null ? `A new post cannot be ${to}.` : `A ${from} post cannot become ${to}.`;
+    super("public_conflict", detail);
+  }
+}
+
+/** States whose X post holds a reservation of the month of its scheduled time. */
+const HOLDS_X_RESERVATION: ReadonlySet<string> = new Set<PostState>([
+  "preparing", "scheduled", "ready", "processing", "awaiting-provider", "needs-attention",
+]);
+
+/** The month whose X reservation the post holds in its state, or null. */
+function reservedMonth(row: Pick<PostRow, "channel" | "state" | "scheduledAt">): string | null {
+  if (row.channel !== "x" || row.scheduledAt === null || !HOLDS_X_RESERVATION.has(row.state)) return null;
+  return usageMonth(row.scheduledAt);
+}
+
+/** Fields a caller may set with a move (state, lease, version and updated_at are the door's own). */
+export type PostChanges = Omit<
+  Partial<PostRow>,
+  "id" | "state" | "version" | "updatedAt" | "leaseOwner" | "leaseExpiresAt"
+>;
+
+/** What a conditional write expects of the row: its state, and for engine runs the lease owner. */
+interface Expected {
+  state: string;
+  leasedBy?: string;
+}
+
+/** The one conditional UPDATE: applies `set` (version bumped) only while the row is as expected. */
+function updateIfStill(tx: Db, id: string, expected: Expected, set: Partial<PostRow>): PostRow | null {
+  const where: SQL[] = [eq(posts.id, id), eq(posts.state, expected.state)];
+  if (expected.leasedBy !== undefined) where.push(eq(posts.leaseOwner, expected.leasedBy));
+  const rows = tx.update(posts).set({ ...set, version: sql`${posts.version} + 1` })
+    .where(and(...where)).returning().all();
+  return rows[0] ?? null;
+}
+
+/**
+ * A non-state edit of a post still in `state` (and, with `leasedBy`, still leased by that owner);
+ * false when it moved on or the lease was lost, in which case nothing is written.
+ */
+export function editPostIfStill(tx: Db, id: string, expected: Expected, changes: PostEdit): boolean {
+  return updateIfStill(tx, id, expected, changes) !== null;
+}
+
+/** One move asked of `transitionPosts`. */
+export interface PostMoveRequest {
+  /** The post as the caller read it: its `state` is the expected one (the move's `from`). */
+  post: PostRow;
+  to: PostState;
+  changes?: PostChanges;
+  /** Required to enter `processing`: the lease the claiming process takes. */
+  lease?: { owner: string; until: number };
+  /** Engine runs: move only while this owner still holds the lease. */
+  leasedBy?: string;
+  /**
+   * Give back an X reservation and take it again for the new time even within one month, so the
+   * monthly limit is checked again (reschedule). Otherwise a held reservation moves only when the
+   * month changes.
+   */
+  reReserve?: boolean;
+}
+
+/**
+ * Applies moves of the state table inside the caller's write transaction: refuses a move the table
+ * does not allow (PostMoveRefused), writes each only if the post is still in its expected state
+ * (and leased by `leasedBy`), sets the lease entering `processing` and clears it otherwise, keeps
+ * a deferral only on a post entering `ready` whose caller sets one, releases, consumes or reserves
+ * X usage (reservations of one month taken together, 402 with `xErrors` past the limit), and
+ * writes the outbox event of the new state. Returns each post after its move, or null when it
+ * had moved on (a lost race, not an error).
+ */
+export function transitionPosts(args: {
+  tx: Db;
+  now: number;
+  moves: PostMoveRequest[];
+  xErrors?: FieldError[];
+}): (PostRow | null)[] {
+  const { tx, now, moves } = args;
+  for (const m of moves) {
+    const from = m.post.state as PostState;
+    if (!isMoveAllowed(from, m.to)) throw new PostMoveRefused(from, m.to);
+    if ((m.to === "processing") !== (m.lease !== undefined)) {
+      throw new Error(`a lease is taken exactly when entering processing (${from} → ${m.to})`);
+    }
+  }
+  const releases: string[] = [];
+  const consumes: string[] = [];
+  const reserves = new Map<string, { workspaceId: string; month: string; count: number }>();
+  const results = moves.map((m) => {
+    const before = findPostById(tx, m.post.id);
+    const expected: Expected = { state: m.post.state, leasedBy: m.leasedBy };
+    if (!before || before.state !== expected.state) return null;
+    if (m.leasedBy !== undefined && before.leaseOwner !== m.leasedBy) return null;
+    const intoReady = m.to === "ready";
+    const after = updateIfStill(tx, before.id, expected, {
+      ...m.changes,
+      state: m.to,
+      leaseOwner: m.lease?.owner ?? null,
+      leaseExpiresAt: m.lease?.until ?? null,
+      deferredReason: intoReady ? (m.changes?.deferredReason ?? null) : null,
+      deferredUntil: intoReady ? (m.changes?.deferredUntil ?? null) : null,
+      updatedAt: now,
+    });
+    if (!after) return null;
+    const was = reservedMonth(before);
+    const will = reservedMonth(after);
+    const moved = was !== will || m.reReserve === true;
+    if (was !== null && after.state === "published") consumes.push(`${before.workspaceId}|${was}`);
+    else if (was !== null && moved) releases.push(`${before.workspaceId}|${was}`);
+    if (will !== null && moved) {
+      const key = `${after.workspaceId}|${will}`;
+      const entry = reserves.get(key) ?? { workspaceId: after.workspaceId, month: will, count: 0 };
+      reserves.set(key, { ...entry, count: entry.count + 1 });
+    }
+    return after;
+  });
+  for (const key of releases) releaseXUsage(tx, ...splitKey(key));
+  for (const key of consumes) consumeXUsage(tx, ...splitKey(key));
+  for (const r of reserves.values()) reserveXUsage(tx, r.workspaceId, r.month, r.count, args.xErrors ?? []);
+  for (const after of results) if (after) recordPostEvent(tx, after, now);
+  return results;
+}
+
+function splitKey(key: string): [string, string] {
+  const at = key.lastIndexOf("|");
+  return [key.slice(0, at), key.slice(at + 1)];
+}
+
+/** One move of the table (see `transitionPosts`): the post after it, or null when it had moved on. */
+export function transitionPost(
+  args: { tx: Db; now: number; xErrors?: FieldError[] } & PostMoveRequest,
+): PostRow | null {
+  const { tx, now, xErrors, ...move } = args;
+  return transitionPosts({ tx, now, xErrors, moves: [move] })[0]!;
+}
+
+/**
+ * Stores new posts inside the caller's write transaction: each must start in a state the table
+ * allows for a new post, without lease or deferral; X posts reserve their scheduled month (taken
+ * together per month, 402 with `xErrors` past the limit). New posts' states have no events.
+ */
+export function enterPosts(args: { tx: Db; rows: PostRow[]; xErrors?: FieldError[] }): void {
+  const { tx, rows } = args;
+  const months = new Map<string, { workspaceId: string; month: string; count: number }>();
+  for (const row of rows) {
+    if (!isMoveAllowed(null, row.state as PostState)) throw new PostMoveRefused(null, row.state as PostState);
+    if (row.leaseOwner !== null || row.deferredReason !== null) {
+      throw new Error("a new post has no lease and no deferral");
+    }
+    const month = reservedMonth(row);
+    if (month === null) continue;
+    const key = `${row.workspaceId}|${month}`;
+    const entry = months.get(key) ?? { workspaceId: row.workspaceId, month, count: 0 };
+    months.set(key, { ...entry, count: entry.count + 1 });
+  }
+  for (const r of months.values()) reserveXUsage(tx, r.workspaceId, r.month, r.count, args.xErrors ?? []);
+  for (const row of rows) insertPost(tx, row);
+}

@@ -1,0 +1,181 @@
+// Create Post under concurrency: requests racing for queue windows and for a group's draft, in one
+// server and across two `herald serve` processes on one data dir. Every request gets a distinct
+// window or a 409 problem, never a 500; no two live posts share a slot. Also the mapping of the
+// posts' unique indexes to 409 problems, and migration 0004 on a database that already has duplicates.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { embeddedMigrations } from "../../src/db/migrations-macro.ts";
+import { inTransaction } from "../../src/db/transaction.ts";
+import { ProblemError } from "../../src/core/problem.ts";
+import { inPostsTransaction } from "../../src/modules/posts/constraints.ts";
+import { findPost, insertPost } from "../../src/modules/posts/repo.ts";
+import { LIVE_STATES } from "../../src/modules/posts/states.ts";
+import { expectProblem } from "../helpers/problems.ts";
+import {
+  apiClient, bootstrapCli, connectMastodonVia, openReadOnly, startHerald, startMastodonFake, tempDataDir,
+  type HeraldProcess,
+} from "./engine-helpers.ts";
+import { api, daily, ok } from "./fixtures.ts";
+import { startPostsWorld, type PostsWorld } from "./helpers.ts";
+
+const N = 20;
+
+/** (destination, window, date) keys shared by more than one live post. */
+function sharedSlots(db: Database): { slot: string; n: number }[] {
+  const live = LIVE_STATES.map((s) => `'${s}'`).join(", ");
+  return db.query<{ slot: string; n: number }, []>(
+    `SELECT destination_id || '|' || queue_window_id || '|' || queue_local_date AS slot, count(*) AS n
+     FROM posts
+     WHERE state IN (${live}) AND queue_window_id IS NOT NULL GROUP BY slot HAVING n > 1`,
+  ).all();
+}
+
+/** The body of a queued Create Post for one destination. */
+function queued(group: string, destinationId: string) {
+  const posts = [{ destination_id: destinationId, body: [`queued ${group}`] }];
+  return { when: "queue", confirmed: true, group, posts };
+}
+
+/** The queue slot of a created post set's first post. */
+function slotOf(body: { posts: { queue_window_id: string; queue_local_date: string }[] }): string {
+  return `${body.posts[0]!.queue_window_id}|${body.posts[0]!.queue_local_date}`;
+}
+
+/** The body of a draft for one channel of a group. */
+function draft(group: string, i: number) {
+  return { when: "draft", group, posts: [{ channel: "mastodon", body: [`draft ${i}`] }] };
+}
+
+describe("one server", () => {
+  let w: PostsWorld;
+  beforeAll(async () => {
+    w = await startPostsWorld();
+    ok(await api(w.s, w.ws).putQueue(daily("09:00")), 200);
+  });
+  afterAll(() => w.stop());
+
+  test(`${N} concurrent queued creates for one destination take ${N} distinct windows`, async () => {
+    const a = api(w.s, w.ws);
+    const responses = await Promise.all(
+      Array.from({ length: N }, (_, i) => a.create(queued(`q${i}`, w.destinationId))),
+    );
+    for (const r of responses) ok(r);
+    expect(new Set(responses.map((r) => slotOf(r.body))).size).toBe(N);
+    expect(sharedSlots(w.s.herald.db.$client)).toEqual([]);
+  });
+
+  test(`${N} concurrent drafts for one channel of one group: one is made, the rest are 409`, async () => {
+    const a = api(w.s, w.ws);
+    const responses = await Promise.all(Array.from({ length: N }, (_, i) => a.create(draft("one-group", i))));
+    expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const r of responses.filter((x) => x.status !== 201)) {
+      expectProblem(r, 409, "public_post_group_channel_conflict");
+    }
+  });
+
+  test("a unique index of posts that fires inside a write answers its 409 problem, not 500", async () => {
+    const db = w.s.herald.db;
+    const taken = (await api(w.s, w.ws).list("?view=scheduled&limit=1")).body.data[0];
+    const row = findPost(db, w.ws, taken.id)!;
+    const copy = { ...row, id: `${row.id}x`, groupKey: "copy" };
+    const slot = catchProblem(() => inPostsTransaction(db, (tx) => insertPost(tx, copy)));
+    expect(slot).toMatchObject({ code: "public_conflict", status: 409 });
+    expect(findPost(db, w.ws, copy.id)).toBeUndefined();
+
+    const existing = (await api(w.s, w.ws).list("?group=one-group")).body.data[0];
+    const draftRow = findPost(db, w.ws, existing.id)!;
+    const twinRow = { ...draftRow, id: `${draftRow.id}x` };
+    const twin = catchProblem(() => inPostsTransaction(db, (tx) => insertPost(tx, twinRow)));
+    expect(twin).toMatchObject({ code: "public_post_group_channel_conflict", status: 409 });
+    // Other failures pass through unchanged.
+    expect(() => inPostsTransaction(db, () => {
+      throw new Error("boom");
+    })).toThrow("boom");
+  });
+});
+
+function catchProblem(work: () => void): ProblemError | null {
+  try {
+    work();
+  } catch (error) {
+    if (error instanceof ProblemError) return error;
+    throw error;
+  }
+  return null;
+}
+
+test(`two processes, one data dir: ${N} queued creates, ${N} racing drafts, no 500, no shared slot`,
+  async () => {
+  const data = tempDataDir();
+  const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
+  const servers: HeraldProcess[] = [];
+  try {
+    const { workspaceId, apiKey } = await bootstrapCli(data.dir);
+    servers.push(...(await Promise.all([startHerald(data.dir), startHerald(data.dir)])));
+    const apis = servers.map((s) => apiClient(() => s.url, apiKey));
+    const destinationId = await connectMastodonVia(apis[0]!, workspaceId, fake);
+    const put = await apis[0]!("PUT", `/workspaces/${workspaceId}/queue`, { windows: daily("09:00") });
+    expect(put.status).toBe(200);
+
+    const path = `/workspaces/${workspaceId}/posts`;
+    const queuedResponses = await Promise.all(Array.from({ length: N }, (_, i) => apis[i % 2]!(
+      "POST", path, queued(`pq${i}`, destinationId), { "idempotency-key": `pq-${i}` },
+    )));
+    expect(queuedResponses.map((r) => r.status)).toEqual(Array(N).fill(201));
+    expect(new Set(queuedResponses.map((r) => slotOf(r.body))).size).toBe(N);
+
+    const drafts = await Promise.all(
+      Array.from({ length: N }, (_, i) => apis[i % 2]!("POST", path, draft("shared", i))),
+    );
+    expect(drafts.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const r of drafts.filter((x) => x.status !== 201)) {
+      expect({ status: r.status, code: r.body.code })
+        .toEqual({ status: 409, code: "public_post_group_channel_conflict" });
+    }
+
+    const db = openReadOnly(data.dir);
+    try {
+      expect(sharedSlots(db)).toEqual([]);
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    for (const s of servers) console.error(s.log());
+    throw error;
+  } finally {
+    for (const s of servers) await s.kill();
+    await fake.stop();
+    data.cleanup();
+  }
+}, 60_000);
+
+test("migration 0004 keeps the oldest of live posts sharing a slot, then builds the unique index", () => {
+  const db = new Database(":memory:");
+  const migrations = embeddedMigrations();
+  const index = migrations.findIndex((m) => m.tag === "0004_queue_slot_unique");
+  expect(index).toBeGreaterThan(0);
+  for (const m of migrations.slice(0, index)) for (const statement of m.statements) db.exec(statement);
+  const insert = db.query(
+    `INSERT INTO posts (id, workspace_id, group_key, channel, destination_id, state, version, headline, body,
+       destination_options, asset_items, schedule_mode, scheduled_at, time_zone, queue_local_date,
+       queue_window_id,
+       retry_safety, created_at, updated_at)
+     VALUES (?, 'ws_1', ?, 'mastodon', 'dst_1', ?, 1, 'h', '["h"]', '{}', '[]', 'queue', 1, 'UTC',
+       '2026-04-01', 'qw_1',
+       'safe', 1, 1)`,
+  );
+  insert.run("send_a", "g1", "scheduled");
+  insert.run("send_b", "g2", "scheduled");
+  insert.run("send_c", "g3", "published");
+  inTransaction({ $client: db } as never, () => {
+    for (const statement of migrations[index]!.statements) db.exec(statement);
+  });
+  const rows = db.query<{ id: string; window: string | null }, []>(
+    "SELECT id, queue_window_id AS window FROM posts ORDER BY id",
+  ).all();
+  expect(rows).toEqual([
+    { id: "send_a", window: "qw_1" }, { id: "send_b", window: null }, { id: "send_c", window: "qw_1" },
+  ]);
+  expect(() => insert.run("send_d", "g4", "ready")).toThrow("UNIQUE constraint failed");
+  db.close();
+});
