@@ -14,7 +14,7 @@ import { findAssets, findGroupDraft, takenQueueSlots, type AssetRow, type PostRo
 import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
 import { LIVE_STATES } from "./states.ts";
 import { enterPosts } from "./transition.ts";
-import { reserveXUsage, usageMonth } from "./x-usage.ts";
+import { isMetered, reserveXUsage, usageMonth } from "./x-usage.ts";
 
 /** One item of `posts` in Create Post. */
 export interface PostItemInput {
@@ -216,7 +216,7 @@ export function planCreatePosts(args: {
 export function xReservations(rows: PostRow[]): Map<string, number> {
   const months = new Map<string, number>();
   for (const row of rows) {
-    if (row.channel !== "x" || row.state === "draft" || row.scheduledAt === null) continue;
+    if (!isMetered(row.channel) || row.state === "draft" || row.scheduledAt === null) continue;
     const month = usageMonth(row.scheduledAt);
     months.set(month, (months.get(month) ?? 0) + 1);
   }
@@ -241,7 +241,7 @@ export function createPosts(args: {
     const planned = planCreatePosts({ h, db: tx, actor, workspace, input, now });
     const testKey = "Publishing and scheduling need a live API key; this one is a test key.";
     planned.findings.throwFirst({ public_live_credential_required: testKey });
-    const xErrors = planned.rows.flatMap((r, i) => (r.channel === "x"
+    const xErrors = planned.rows.flatMap((r, i) => (isMetered(r.channel)
       ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
       : []));
     enterPosts({ tx, rows: planned.rows, xErrors });
@@ -275,7 +275,7 @@ export function validatePosts(args: { h: Herald; actor: Actor; workspace: Worksp
         throw new RollBack();
       });
     } catch (error) {
-      if (error instanceof ProblemError) errors.push({ pointer: "/posts", code: error.code, detail: error.detail, channel: "x" });
+      if (error instanceof ProblemError) errors.push({ pointer: "/posts", code: error.code, detail: error.detail, channel: plan.rows.find((r) => isMetered(r.channel))!.channel });
       else if (!(error instanceof RollBack)) throw error;
     }
   }

@@ -8,7 +8,7 @@ import { ProblemError, type FieldError } from "../../core/problem.ts";
 import { recordPostEvent } from "./events.ts";
 import { findPostById, insertPost, type PostEdit, type PostRow } from "./repo.ts";
 import type { PostAction, PostState } from "./states.ts";
-import { consumeXUsage, releaseXUsage, reserveXUsage, usageMonth } from "./x-usage.ts";
+import { consumeXUsage, isMetered, releaseXUsage, reserveXUsage, usageMonth } from "./x-usage.ts";
 
 /** One move of the state table: `from` null is a new post; `action` names the user verb causing it. */
 export interface PostMove {
@@ -95,7 +95,7 @@ const HOLDS_X_RESERVATION: ReadonlySet<string> = new Set<PostState>([
 
 /** The month whose X reservation the post holds in its state, or null. */
 function reservedMonth(row: Pick<PostRow, "channel" | "state" | "scheduledAt">): string | null {
-  if (row.channel !== "x" || row.scheduledAt === null || !HOLDS_X_RESERVATION.has(row.state)) return null;
+  if (!isMetered(row.channel) || row.scheduledAt === null || !HOLDS_X_RESERVATION.has(row.state)) return null;
   return usageMonth(row.scheduledAt);
 }
 

@@ -2,9 +2,21 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
 import { xUsage } from "../../db/schema.ts";
 import { ProblemError, type FieldError } from "../../core/problem.ts";
+import { NETWORK_RULES } from "../../providers/registry.ts";
 
-/** X posts a workspace may publish per calendar month (the contract's `x_usage.limit`). */
-export const X_MONTHLY_LIMIT = 50;
+/**
+ * The network whose posts the contract counts per workspace and month (`x_usage`), and its limit:
+ * read from the registry (the network whose rules carry a `monthlyPostLimit`), not named here.
+ */
+const METERED = NETWORK_RULES.find((n) => n.monthlyPostLimit !== null)!;
+
+/** Posts a workspace may publish per calendar month on the metered network (`x_usage.limit`). */
+export const X_MONTHLY_LIMIT = METERED.monthlyPostLimit!;
+
+/** Whether posts on a channel count toward the monthly usage (`x_usage`). */
+export function isMetered(channel: string): boolean {
+  return channel === METERED.channel;
+}
 
 /** `YYYY-MM` (UTC) of an instant. */
 export function usageMonth(ms: number): string {
@@ -20,7 +32,7 @@ export function findXUsage(db: Db, workspaceId: string, month: string): { reserv
 export function reserveXUsage(db: Db, workspaceId: string, month: string, count: number, errors: FieldError[]): void {
   const current = findXUsage(db, workspaceId, month);
   if (current.reserved + current.used + count > X_MONTHLY_LIMIT) {
-    throw new ProblemError("public_usage_limit_reached", `This would take the workspace past ${X_MONTHLY_LIMIT} X posts in ${month} (${current.used} published, ${current.reserved} scheduled).`, { errors });
+    throw new ProblemError("public_usage_limit_reached", `This would take the workspace past ${X_MONTHLY_LIMIT} ${METERED.displayName} posts in ${month} (${current.used} published, ${current.reserved} scheduled).`, { errors });
   }
   db.insert(xUsage).values({ workspaceId, month, reserved: count, used: 0 })
     .onConflictDoUpdate({ target: [xUsage.workspaceId, xUsage.month], set: { reserved: sql`${xUsage.reserved} + ${count}` } }).run();
