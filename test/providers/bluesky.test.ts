@@ -3,6 +3,7 @@ import { ManualClock } from "../../src/lib/clock.ts";
 import { BLUESKY_LIMITS, createBlueskyAdapter } from "../../src/providers/bluesky.ts";
 import type { DestinationRef, PublishedItem, PublishItemInput } from "../../src/providers/types.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
+import { adapterScenarios } from "./scenarios.ts";
 import { closedOrigin, expectProviderError, mediaItem } from "./support.ts";
 
 const clock = new ManualClock(Date.parse("2026-03-01T10:00:00.000Z"));
@@ -241,4 +242,22 @@ describe("checkItem", () => {
     expect(pointers(check("x", [video, mediaItem({})]))).toEqual(["/media"]);
     expect(pointers(check("x", [video, { ...video, assetId: "v2" }]))).toEqual(["/media"]);
   });
+});
+
+adapterScenarios("bluesky", async () => {
+  const scenarioFake = await startBlueskyFake();
+  const account = await adapter.connectWithPassword({
+    origin: scenarioFake.origin, identifier: "alice.test", password: "alice-app-pass",
+  });
+  const destination: DestinationRef = {
+    origin: scenarioFake.origin, externalId: account.externalId, handle: account.handle,
+    credentials: account.credentials, limits: account.limits,
+  };
+  return {
+    adapter, destination, fake: scenarioFake, createPath: "createRecord",
+    stored: () => scenarioFake.records.map((r) => ({
+      id: r.uri, text: String(r.record.text), replyTo: r.record.reply?.parent?.uri ?? null,
+    })),
+    stop: () => scenarioFake.stop(),
+  };
 });

@@ -4,6 +4,7 @@ import { createMastodonAdapter, MASTODON_DEFAULT_LIMITS, mastodonRetryAt } from 
 import { createPkcePair } from "../../src/providers/pkce.ts";
 import type { DestinationRef, PublishedItem, PublishItemInput } from "../../src/providers/types.ts";
 import { startMastodonFake, type MastodonFake, type MastodonFakeOptions } from "../fakes/mastodon.ts";
+import { adapterScenarios } from "./scenarios.ts";
 import { closedOrigin, expectProviderError, mediaItem } from "./support.ts";
 
 const adapter = createMastodonAdapter({ fetch, clock: systemClock, timeoutMs: 1000, mediaPollIntervalMs: 10, mediaMaxPolls: 5 });
@@ -210,4 +211,17 @@ describe("checkItem", () => {
     expect(check("x", [mediaItem({ byteSize: limits.maxImageBytes })])).toEqual([]);
     expect(check("x", [mediaItem({ byteSize: limits.maxImageBytes + 1 })]).map((p) => p.pointer)).toEqual(["/media/0"]);
   });
+});
+
+adapterScenarios("mastodon", async () => {
+  const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
+  const destination: DestinationRef = {
+    origin: fake.origin, externalId: fake.account.id, handle: "alice",
+    credentials: { accessToken: fake.issueToken() }, limits: MASTODON_DEFAULT_LIMITS,
+  };
+  return {
+    adapter, destination, fake, createPath: "/api/v1/statuses",
+    stored: () => fake.statuses.map((s) => ({ id: s.id, text: s.text, replyTo: s.inReplyToId })),
+    stop: () => fake.stop(),
+  };
 });
