@@ -22,13 +22,18 @@ async function crcThroughput(): Promise<{ mibPerSecond: number; medianMibPerSeco
   for (let round = 0; round < 8; round++) {
     crc.reset();
     const started = performance.now();
-    for (let offset = 0; offset < buffer.length; offset += MiB) crc.update(buffer.subarray(offset, offset + MiB));
+    for (let offset = 0; offset < buffer.length; offset += MiB)
+      crc.update(buffer.subarray(offset, offset + MiB));
     crc.digest();
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
   const rate = (ms: number) => buffer.length / MiB / (ms / 1000);
-  return { mibPerSecond: rate(times[0]!), medianMibPerSecond: rate(times[times.length >> 1]!), ms: times[0]! };
+  return {
+    mibPerSecond: rate(times[0]!),
+    medianMibPerSecond: rate(times[times.length >> 1]!),
+    ms: times[0]!,
+  };
 }
 
 /** Writes the same parts to one file on the same disk and syncs it once. */
@@ -38,7 +43,8 @@ function rawWrite(dir: string, video: ReturnType<typeof virtualVideo>): number {
   const fd = openSync(path, "w");
   for (let n = 1; n <= video.partCount; n++) {
     const bytes = video.part(n);
-    for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written, bytes.length - written);
+    for (let written = 0; written < bytes.length; )
+      written += writeSync(fd, bytes, written, bytes.length - written);
   }
   fsyncSync(fd);
   closeSync(fd);
@@ -62,7 +68,8 @@ export async function assetsBenchmark(): Promise<string> {
     const checksums = await checksumVideo(video);
     const checksumMs = performance.now() - checksumStarted;
     const { asset, timings } = await uploadVideo(api, video, checksums);
-    if (asset.status !== "ready" || asset.checksum.value !== checksums.whole) throw new Error(`upload did not finish: ${JSON.stringify(asset)}`);
+    if (asset.status !== "ready" || asset.checksum.value !== checksums.whole)
+      throw new Error(`upload did not finish: ${JSON.stringify(asset)}`);
     const peakGrowth = server.memory().peak - baseline;
 
     const dir = mkdtempSync(join(server.dataDir, "raw-"));

@@ -9,23 +9,54 @@ import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
 import { openHerald, startServer, type RunningServer } from "../src/server.ts";
 import { startMastodonFake, type MastodonFake } from "../test/fakes/mastodon.ts";
 
-interface World { server: RunningServer; fake: MastodonFake; key: string; ws: string; dest: string; dataDir: string }
+interface World {
+  server: RunningServer;
+  fake: MastodonFake;
+  key: string;
+  ws: string;
+  dest: string;
+  dataDir: string;
+}
 
 async function startWorld(env: Record<string, string> = {}): Promise<World> {
   const dataDir = mkdtempSync(join(tmpdir(), "herald-bench-"));
-  const config = loadConfig({ HERALD_DATA_DIR: dataDir, HERALD_PORT: "0", HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1", HERALD_RATE_LIMIT_PER_MINUTE: "1000000", ...env });
+  const config = loadConfig({
+    HERALD_DATA_DIR: dataDir,
+    HERALD_PORT: "0",
+    HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
+    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
+    ...env,
+  });
   const herald = openHerald(config, { logger: createLogger({ silent: true }) });
   const server = startServer(herald, { startJobs: false });
   herald.config.baseUrl = server.url;
   const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
   const account = await bootstrapAccount(herald, { email: "bench@example.com", workspaceName: "Bench" });
   const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(server.url + path, { method, headers: { authorization: `Bearer ${account.api_key}`, "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const started = await (await api("POST", `/v1/workspaces/${account.workspace_id}/destination-connections`, { provider: "mastodon", instance_origin: fake.origin })).json() as { id: string; authorization_url: string };
+    fetch(server.url + path, {
+      method,
+      headers: { authorization: `Bearer ${account.api_key}`, "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const started = (await (
+    await api("POST", `/v1/workspaces/${account.workspace_id}/destination-connections`, {
+      provider: "mastodon",
+      instance_origin: fake.origin,
+    })
+  ).json()) as { id: string; authorization_url: string };
   const authorize = await fetch(started.authorization_url, { redirect: "manual" });
   await fetch(authorize.headers.get("location")!);
-  const connection = await (await api("GET", `/v1/workspaces/${account.workspace_id}/destination-connections/${started.id}`)).json() as { destination_id: string };
-  return { server, fake, key: account.api_key, ws: account.workspace_id, dest: connection.destination_id, dataDir };
+  const connection = (await (
+    await api("GET", `/v1/workspaces/${account.workspace_id}/destination-connections/${started.id}`)
+  ).json()) as { destination_id: string };
+  return {
+    server,
+    fake,
+    key: account.api_key,
+    ws: account.workspace_id,
+    dest: connection.destination_id,
+    dataDir,
+  };
 }
 
 async function stopWorld(w: World): Promise<void> {
@@ -37,14 +68,25 @@ async function stopWorld(w: World): Promise<void> {
 async function createBatch(w: World, when: string, texts: string[], group: string): Promise<void> {
   const response = await fetch(`${w.server.url}/v1/workspaces/${w.ws}/posts`, {
     method: "POST",
-    headers: { authorization: `Bearer ${w.key}`, "content-type": "application/json", "idempotency-key": `${group}-${when}` },
-    body: JSON.stringify({ when, confirmed: true, group, posts: texts.map((t) => ({ destination_id: w.dest, body: [t] })) }),
+    headers: {
+      authorization: `Bearer ${w.key}`,
+      "content-type": "application/json",
+      "idempotency-key": `${group}-${when}`,
+    },
+    body: JSON.stringify({
+      when,
+      confirmed: true,
+      group,
+      posts: texts.map((t) => ({ destination_id: w.dest, body: [t] })),
+    }),
   });
   if (response.status >= 300) throw new Error(`create failed: ${response.status} ${await response.text()}`);
 }
 
 function countPublished(w: World): number {
-  return w.server.herald.db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM posts WHERE state = 'published'").get()!.n;
+  return w.server.herald.db.$client
+    .query<{ n: number }, []>("SELECT count(*) AS n FROM posts WHERE state = 'published'")
+    .get()!.n;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -55,7 +97,13 @@ function percentile(sorted: number[], p: number): number {
 async function backlog(total: number, concurrency: number) {
   const w = await startWorld({ HERALD_PUBLISH_CONCURRENCY: String(concurrency) });
   try {
-    for (let i = 0; i < total / 100; i++) await createBatch(w, "now", Array.from({ length: 100 }, (_, k) => `backlog ${i * 100 + k}`), `b${i}`);
+    for (let i = 0; i < total / 100; i++)
+      await createBatch(
+        w,
+        "now",
+        Array.from({ length: 100 }, (_, k) => `backlog ${i * 100 + k}`),
+        `b${i}`,
+      );
     const started = performance.now();
     w.server.scheduler.start();
     while (countPublished(w) < total) {
@@ -63,7 +111,8 @@ async function backlog(total: number, concurrency: number) {
       await Bun.sleep(50);
     }
     const seconds = (performance.now() - started) / 1000;
-    if (w.fake.statuses.length !== total) throw new Error(`fake holds ${w.fake.statuses.length} statuses, expected ${total}`);
+    if (w.fake.statuses.length !== total)
+      throw new Error(`fake holds ${w.fake.statuses.length} statuses, expected ${total}`);
     return { total, concurrency, seconds, perSecond: total / seconds };
   } finally {
     await stopWorld(w);
@@ -78,16 +127,32 @@ async function steady(rate: number, seconds: number) {
     for (let s = 0; s < seconds; s++) {
       for (let part = 0; part < rate / 100; part++) {
         const when = new Date(start + s * 1000 + part).toISOString();
-        await createBatch(w, when, Array.from({ length: 100 }, (_, k) => `steady ${s}.${part}.${k}`), `s${s}p${part}`);
+        await createBatch(
+          w,
+          when,
+          Array.from({ length: 100 }, (_, k) => `steady ${s}.${part}.${k}`),
+          `s${s}p${part}`,
+        );
       }
     }
     w.server.scheduler.start();
     const total = rate * seconds;
     const deadline = start + seconds * 1000 + 120_000;
     while (countPublished(w) < total && Date.now() < deadline) await Bun.sleep(100);
-    const rows = w.server.herald.db.$client.query<{ late: number }, []>("SELECT published_at - scheduled_at AS late FROM posts WHERE state = 'published'").all();
+    const rows = w.server.herald.db.$client
+      .query<{ late: number }, []>(
+        "SELECT published_at - scheduled_at AS late FROM posts WHERE state = 'published'",
+      )
+      .all();
     const late = rows.map((r) => r.late).sort((a, b) => a - b);
-    return { total, published: rows.length, p50: percentile(late, 50), p95: percentile(late, 95), p99: percentile(late, 99), max: late[late.length - 1]! };
+    return {
+      total,
+      published: rows.length,
+      p50: percentile(late, 50),
+      p95: percentile(late, 95),
+      p99: percentile(late, 99),
+      max: late[late.length - 1]!,
+    };
   } finally {
     await stopWorld(w);
   }

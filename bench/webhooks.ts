@@ -22,7 +22,12 @@ interface World {
 
 async function startWorld(): Promise<World> {
   const dataDir = mkdtempSync(join(tmpdir(), "herald-bench-webhooks-"));
-  const config = loadConfig({ HERALD_DATA_DIR: dataDir, HERALD_PORT: "0", HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1", HERALD_RATE_LIMIT_PER_MINUTE: "1000000" });
+  const config = loadConfig({
+    HERALD_DATA_DIR: dataDir,
+    HERALD_PORT: "0",
+    HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
+    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
+  });
   const herald = openHerald(config, { logger: createLogger({ silent: true }) });
   const server = startServer(herald, { startJobs: false });
   herald.config.baseUrl = server.url;
@@ -40,10 +45,19 @@ async function startWorld(): Promise<World> {
   const account = await bootstrapAccount(herald, { email: "bench@example.com", workspaceName: "Bench" });
   const created = await fetch(`${server.url}/v1/workspaces/${account.workspace_id}/webhook-endpoints`, {
     method: "POST",
-    headers: { authorization: `Bearer ${account.api_key}`, "content-type": "application/json", "idempotency-key": "bench-endpoint" },
-    body: JSON.stringify({ name: "Bench", url: `http://127.0.0.1:${receiver.port}/hooks`, event_types: ["post.published"] }),
+    headers: {
+      authorization: `Bearer ${account.api_key}`,
+      "content-type": "application/json",
+      "idempotency-key": "bench-endpoint",
+    },
+    body: JSON.stringify({
+      name: "Bench",
+      url: `http://127.0.0.1:${receiver.port}/hooks`,
+      event_types: ["post.published"],
+    }),
   });
-  if (created.status !== 201) throw new Error(`endpoint not created: ${created.status} ${await created.text()}`);
+  if (created.status !== 201)
+    throw new Error(`endpoint not created: ${created.status} ${await created.text()}`);
   return { server, receiver, arrivals, ws: account.workspace_id, dataDir };
 }
 
@@ -59,16 +73,37 @@ function writeEvents(w: World, n: number): void {
   inTransaction(h.db, (tx) => {
     for (let i = 0; i < n; i++) {
       const now = Date.now();
-      tx.insert(eventsOutbox).values({
-        id: newId("evt"), workspaceId: w.ws, type: "post.published", postId: null, destinationId: null, createdAt: now,
-        payload: { id: newId("send"), object: "post", group: "bench", channel: "mastodon", destination_id: "dest_bench", state: "published", scheduled_at: null, published_at: new Date(now).toISOString(), url: "https://mastodon.example/@bench/1", error: null, content: { headline: "", body: [`bench ${i}`] } },
-      }).run();
+      tx.insert(eventsOutbox)
+        .values({
+          id: newId("evt"),
+          workspaceId: w.ws,
+          type: "post.published",
+          postId: null,
+          destinationId: null,
+          createdAt: now,
+          payload: {
+            id: newId("send"),
+            object: "post",
+            group: "bench",
+            channel: "mastodon",
+            destination_id: "dest_bench",
+            state: "published",
+            scheduled_at: null,
+            published_at: new Date(now).toISOString(),
+            url: "https://mastodon.example/@bench/1",
+            error: null,
+            content: { headline: "", body: [`bench ${i}`] },
+          },
+        })
+        .run();
     }
   });
 }
 
 function succeeded(w: World): number {
-  return w.server.herald.db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'").get()!.n;
+  return w.server.herald.db.$client
+    .query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'")
+    .get()!.n;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -87,7 +122,8 @@ async function backlog(total: number) {
       await Bun.sleep(50);
     }
     const seconds = (performance.now() - started) / 1000;
-    if (w.arrivals.size !== total) throw new Error(`receiver holds ${w.arrivals.size} events, expected ${total}`);
+    if (w.arrivals.size !== total)
+      throw new Error(`receiver holds ${w.arrivals.size} events, expected ${total}`);
     return { total, seconds, perSecond: total / seconds };
   } finally {
     await stopWorld(w);
@@ -108,12 +144,21 @@ async function steady(rate: number, seconds: number) {
       if (wait > 0) await Bun.sleep(wait);
       writeEvents(w, 1);
     }
-    const rows = w.server.herald.db.$client.query<{ id: string; created_at: number }, []>("SELECT id, created_at FROM events_outbox").all();
+    const rows = w.server.herald.db.$client
+      .query<{ id: string; created_at: number }, []>("SELECT id, created_at FROM events_outbox")
+      .all();
     for (const r of rows) created.set(r.id, r.created_at);
     const deadline = Date.now() + 60_000;
     while (w.arrivals.size < total && Date.now() < deadline) await Bun.sleep(50);
     const latencies = [...w.arrivals].map(([id, at]) => at - created.get(id)!).sort((a, b) => a - b);
-    return { total, delivered: latencies.length, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), max: latencies[latencies.length - 1]! };
+    return {
+      total,
+      delivered: latencies.length,
+      p50: percentile(latencies, 50),
+      p95: percentile(latencies, 95),
+      p99: percentile(latencies, 99),
+      max: latencies[latencies.length - 1]!,
+    };
   } finally {
     await stopWorld(w);
   }

@@ -31,11 +31,24 @@ function toProblem(code: string | number, error: unknown): ProblemError | null {
     const validation = error as { type?: string; all?: Parameters<typeof fieldErrorsFromSchemaIssues>[0] };
     const location = validation.type ?? "body";
     const errors = fieldErrorsFromSchemaIssues(validation.all ?? [], location);
-    const where = location === "body" ? "The request body" : location === "query" ? "The query string" : location === "params" ? "The path" : "The request headers";
-    return new ProblemError("public_invalid_request", `${where} does not match the contract: ${errors.map((e) => `${e.pointer || "(root)"} ${e.detail}`).join("; ")}.`, { errors });
+    const where =
+      location === "body"
+        ? "The request body"
+        : location === "query"
+          ? "The query string"
+          : location === "params"
+            ? "The path"
+            : "The request headers";
+    return new ProblemError(
+      "public_invalid_request",
+      `${where} does not match the contract: ${errors.map((e) => `${e.pointer || "(root)"} ${e.detail}`).join("; ")}.`,
+      { errors },
+    );
   }
   if (code === "PARSE") {
-    return new ProblemError("public_invalid_request", "The request body is not valid JSON.", { errors: [{ pointer: "", code: "custom", detail: "is not valid JSON" }] });
+    return new ProblemError("public_invalid_request", "The request body is not valid JSON.", {
+      errors: [{ pointer: "", code: "custom", detail: "is not valid JSON" }],
+    });
   }
   if (code === "NOT_FOUND") return new ProblemError("public_not_found", "No such route.");
   return null;
@@ -88,21 +101,41 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
       const wrongMethod = code === "NOT_FOUND" ? methodNotAllowed(allowed, request.method, path) : null;
       const problem = wrongMethod ?? toProblem(code, error);
       if (problem) return problemResponse(problem, requestId, docsUrl(h));
-      h.logger.error("unhandled error", { request_id: requestId, method: request.method, path: new URL(request.url).pathname, error: error instanceof Error ? error.stack ?? error.message : String(error) });
-      return problemResponse(new ProblemError("public_internal_error", "Something went wrong on our side. Quote the request id when reporting it."), requestId, docsUrl(h));
+      h.logger.error("unhandled error", {
+        request_id: requestId,
+        method: request.method,
+        path: new URL(request.url).pathname,
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      });
+      return problemResponse(
+        new ProblemError(
+          "public_internal_error",
+          "Something went wrong on our side. Quote the request id when reporting it.",
+        ),
+        requestId,
+        docsUrl(h),
+      );
     })
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
-    .use(systemRoutes(h, { scheduler: options.scheduler ?? (() => null), engine: options.engine ?? (() => null) }, () => app))
+    .use(
+      systemRoutes(
+        h,
+        { scheduler: options.scheduler ?? (() => null), engine: options.engine ?? (() => null) },
+        () => app,
+      ),
+    )
     .use(oauthCallbackRoutes(h))
     .use(assetTransferRoutes(h))
-    .group("/v1", (v1) => v1
-      .use(accountRoutes(h, rails))
-      .use(workspaceRoutes(h, rails))
-      .use(invitationRoutes(h, rails))
-      .use(auditRoutes(h, rails))
-      .use(destinationRoutes(h, rails))
-      .use(postRoutes(h, rails))
-      .use(assetRoutes(h, rails))
-      .use(webhookRoutes(h, rails)));
+    .group("/v1", (v1) =>
+      v1
+        .use(accountRoutes(h, rails))
+        .use(workspaceRoutes(h, rails))
+        .use(invitationRoutes(h, rails))
+        .use(auditRoutes(h, rails))
+        .use(destinationRoutes(h, rails))
+        .use(postRoutes(h, rails))
+        .use(assetRoutes(h, rails))
+        .use(webhookRoutes(h, rails)),
+    );
   return app;
 }

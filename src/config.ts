@@ -9,7 +9,13 @@ export interface Config {
   baseUrl: string;
   dataDir: string;
   storage: "local" | "s3";
-  s3: { endpoint: string | null; bucket: string | null; accessKey: string | null; secretKey: string | null; region: string };
+  s3: {
+    endpoint: string | null;
+    bucket: string | null;
+    accessKey: string | null;
+    secretKey: string | null;
+    region: string;
+  };
   /** Master key for secrets at rest and signed values; null means "use or create <dataDir>/secret.key". */
   secretKey: string | null;
   smtpUrl: string | null;
@@ -75,7 +81,8 @@ function networkApps(env: Env): Record<string, NetworkApp> {
   const apps: Record<string, NetworkApp> = {};
   for (const channel of CHANNELS) {
     const prefix = `HERALD_${channel.toUpperCase()}`;
-    const origin = (name: string, fallback: string) => (url(env, name, ["http:", "https:"]) ?? fallback).replace(/\/+$/, "");
+    const origin = (name: string, fallback: string) =>
+      (url(env, name, ["http:", "https:"]) ?? fallback).replace(/\/+$/, "");
     const apiBase = origin(`${prefix}_API_BASE`, NETWORK_ORIGINS[channel]!.api);
     apps[channel] = {
       clientId: text(env, `${prefix}_CLIENT_ID`, null),
@@ -111,7 +118,8 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = text(env, name, fallback);
-  if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got ${shown(raw)}`);
+  if (!allowed.includes(raw as T))
+    throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got ${shown(raw)}`);
   return raw as T;
 }
 
@@ -161,7 +169,10 @@ export function loadConfig(env: Env = process.env): Config {
   const host = text(env, "HERALD_HOST", "127.0.0.1");
   const port = integer(env, "HERALD_PORT", 8080, 0, 65535);
   const baseUrlRaw = url(env, "HERALD_BASE_URL", ["http:", "https:"]);
-  const baseUrl = (baseUrlRaw ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, "");
+  const baseUrl = (baseUrlRaw ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(
+    /\/+$/,
+    "",
+  );
   const storage = oneOf(env, "HERALD_STORAGE", ["local", "s3"] as const, "local");
   const s3 = {
     endpoint: url(env, "HERALD_S3_ENDPOINT", ["http:", "https:"]),
@@ -171,14 +182,21 @@ export function loadConfig(env: Env = process.env): Config {
     region: text(env, "HERALD_S3_REGION", "us-east-1"),
   };
   if (storage === "s3") {
-    for (const [name, value] of [["HERALD_S3_ENDPOINT", s3.endpoint], ["HERALD_S3_BUCKET", s3.bucket], ["HERALD_S3_ACCESS_KEY", s3.accessKey], ["HERALD_S3_SECRET_KEY", s3.secretKey]] as const) {
+    for (const [name, value] of [
+      ["HERALD_S3_ENDPOINT", s3.endpoint],
+      ["HERALD_S3_BUCKET", s3.bucket],
+      ["HERALD_S3_ACCESS_KEY", s3.accessKey],
+      ["HERALD_S3_SECRET_KEY", s3.secretKey],
+    ] as const) {
       if (!value) throw new ConfigError(`${name} is required when HERALD_STORAGE=s3`);
     }
   }
   const secretKey = text(env, "HERALD_SECRET_KEY", null);
-  if (secretKey !== null && secretKey.length < 32) throw new ConfigError("HERALD_SECRET_KEY must be at least 32 characters");
+  if (secretKey !== null && secretKey.length < 32)
+    throw new ConfigError("HERALD_SECRET_KEY must be at least 32 characters");
   const allowPrivate = text(env, "HERALD_DEV_ALLOW_PRIVATE_NETWORK", "0");
-  if (allowPrivate !== "0" && allowPrivate !== "1") throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got ${shown(allowPrivate)}`);
+  if (allowPrivate !== "0" && allowPrivate !== "1")
+    throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got ${shown(allowPrivate)}`);
   const mailFrom = text(env, "HERALD_MAIL_FROM", "Herald <herald@localhost>");
   const accessLog = text(env, "HERALD_ACCESS_LOG", "1");
   if (accessLog !== "0" && accessLog !== "1") {
@@ -196,7 +214,12 @@ export function loadConfig(env: Env = process.env): Config {
     mailFrom,
     feedbackTo: text(env, "HERALD_FEEDBACK_TO", null),
     slackBotToken: text(env, "HERALD_SLACK_BOT_TOKEN", null),
-    billingMode: oneOf(env, "HERALD_BILLING_MODE", ["disabled", "processor_test", "processor_live"] as const, "disabled"),
+    billingMode: oneOf(
+      env,
+      "HERALD_BILLING_MODE",
+      ["disabled", "processor_test", "processor_live"] as const,
+      "disabled",
+    ),
     signup: oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
     rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     authFailuresPerMinute: integer(env, "HERALD_AUTH_FAILURES_PER_MINUTE", 20, 1, 1_000_000),
@@ -226,10 +249,15 @@ export interface ClientConfig {
 
 /** Reads and validates the client's HERALD_* variables (the server's own settings are not needed). */
 export function loadClientConfig(env: Env = process.env): ClientConfig {
-  const apiUrl = url(env, "HERALD_API_URL", ["http:", "https:"]) ?? url(env, "HERALD_BASE_URL", ["http:", "https:"]) ?? "http://127.0.0.1:8080";
+  const apiUrl =
+    url(env, "HERALD_API_URL", ["http:", "https:"]) ??
+    url(env, "HERALD_BASE_URL", ["http:", "https:"]) ??
+    "http://127.0.0.1:8080";
   const apiKey = text(env, "HERALD_API_KEY", null);
-  if (apiKey !== null && !/^hk_(live|test)_[A-Za-z0-9]+$/.test(apiKey)) throw new ConfigError("HERALD_API_KEY must be an API key like hk_live_…");
+  if (apiKey !== null && !/^hk_(live|test)_[A-Za-z0-9]+$/.test(apiKey))
+    throw new ConfigError("HERALD_API_KEY must be an API key like hk_live_…");
   const workspaceId = text(env, "HERALD_WORKSPACE_ID", null);
-  if (workspaceId !== null && !/^ws_[a-z0-9]+$/.test(workspaceId)) throw new ConfigError(`HERALD_WORKSPACE_ID must be a workspace id like ws_…, got ${shown(workspaceId)}`);
+  if (workspaceId !== null && !/^ws_[a-z0-9]+$/.test(workspaceId))
+    throw new ConfigError(`HERALD_WORKSPACE_ID must be a workspace id like ws_…, got ${shown(workspaceId)}`);
   return { apiUrl: apiUrl.replace(/\/+$/, "").replace(/\/v1$/, ""), apiKey, workspaceId };
 }

@@ -48,7 +48,10 @@ async function serve(args: string[]): Promise<void> {
     console.log(SERVE_HELP);
     return;
   }
-  if (args.length > 0) throw new UsageError(`serve takes no arguments (got ${args.join(" ")}); configure it with HERALD_* variables`);
+  if (args.length > 0)
+    throw new UsageError(
+      `serve takes no arguments (got ${args.join(" ")}); configure it with HERALD_* variables`,
+    );
   const config = loadConfig();
   const herald = openHerald(config);
   let server: ReturnType<typeof startServer>;
@@ -59,12 +62,17 @@ async function serve(args: string[]): Promise<void> {
     const code = (error as { code?: string }).code;
     if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
       herald.db.$client.close();
-      throw new ConfigError(`cannot listen on ${config.host}:${config.port} (${code}); choose another HERALD_PORT or HERALD_HOST`);
+      throw new ConfigError(
+        `cannot listen on ${config.host}:${config.port} (${code}); choose another HERALD_PORT or HERALD_HOST`,
+      );
     }
     throw error;
   }
-  console.log(`Herald ${HERALD_VERSION} listening on ${config.baseUrl} (API ${config.baseUrl}/v1, docs ${config.baseUrl}/v1/docs, data ${config.dataDir})`);
-  if (!config.smtpUrl) console.log("HERALD_SMTP_URL is not set: invitation e-mails wait in the outbox until it is.");
+  console.log(
+    `Herald ${HERALD_VERSION} listening on ${config.baseUrl} (API ${config.baseUrl}/v1, docs ${config.baseUrl}/v1/docs, data ${config.dataDir})`,
+  );
+  if (!config.smtpUrl)
+    console.log("HERALD_SMTP_URL is not set: invitation e-mails wait in the outbox until it is.");
   if (!hasAnyAccount(herald.db)) console.log("\n" + firstStartHint(config) + "\n");
   const shutdown = async () => {
     await server.stop();
@@ -95,14 +103,27 @@ async function main(argv: string[]): Promise<number> {
       case "help":
       case "--help":
       case "-h":
-        console.log(rest[0] === "admin" ? ADMIN_HELP : rest[0] === "serve" ? SERVE_HELP : rest[0] === "assets" ? ASSETS_HELP : HELP);
+        console.log(
+          rest[0] === "admin"
+            ? ADMIN_HELP
+            : rest[0] === "serve"
+              ? SERVE_HELP
+              : rest[0] === "assets"
+                ? ASSETS_HELP
+                : HELP,
+        );
         return 0;
       default:
         console.error(`herald: unknown command "${command}"\n\n${HELP}`);
         return 2;
     }
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof UsageError || error instanceof BootstrapError || error instanceof ApiError) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof UsageError ||
+      error instanceof BootstrapError ||
+      error instanceof ApiError
+    ) {
       console.error(`herald: ${error.message}`);
       return error instanceof UsageError ? 2 : 1;
     }

@@ -39,12 +39,18 @@ export function resolveSecretKey(config: Config): string {
     }
   }
   const secret = readFileSync(path, "utf8").trim();
-  if (secret.length < 32) throw new ConfigError(`${path} holds a key shorter than 32 characters; restore it from a backup (or remove it on a fresh install)`);
+  if (secret.length < 32)
+    throw new ConfigError(
+      `${path} holds a key shorter than 32 characters; restore it from a backup (or remove it on a fresh install)`,
+    );
   return secret;
 }
 
 /** Opens the data dir and assembles the Herald value (used by `serve` and the admin commands). */
-export function openHerald(config: Config, overrides: { clock?: Clock; logger?: Logger; mail?: MailTransport | null; fetch?: typeof fetch } = {}): Herald {
+export function openHerald(
+  config: Config,
+  overrides: { clock?: Clock; logger?: Logger; mail?: MailTransport | null; fetch?: typeof fetch } = {},
+): Herald {
   const db = openDatabase(config.dataDir);
   const clock = overrides.clock ?? systemClock;
   return {
@@ -52,10 +58,16 @@ export function openHerald(config: Config, overrides: { clock?: Clock; logger?: 
     db,
     clock,
     // Provider origins are user-chosen: every call is re-checked and pinned to the checked address.
-    providers: createProviderRegistry({ fetch: (overrides.fetch ?? createGuardedFetch({ allowPrivateNetwork: config.devAllowPrivateNetwork })) as typeof fetch, clock, timeoutMs: config.engine.providerTimeoutMs }),
+    providers: createProviderRegistry({
+      fetch: (overrides.fetch ??
+        createGuardedFetch({ allowPrivateNetwork: config.devAllowPrivateNetwork })) as typeof fetch,
+      clock,
+      timeoutMs: config.engine.providerTimeoutMs,
+    }),
     logger: overrides.logger ?? createLogger(),
     secrets: new SecretBox(resolveSecretKey(config)),
-    mail: overrides.mail !== undefined ? overrides.mail : config.smtpUrl ? smtpTransport(config.smtpUrl) : null,
+    mail:
+      overrides.mail !== undefined ? overrides.mail : config.smtpUrl ? smtpTransport(config.smtpUrl) : null,
     blobs: createBlobStore(config),
     version: HERALD_VERSION,
   };

@@ -4,8 +4,12 @@ import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestResponse, type TestServer } from "./helpers/server.ts";
 
 let s: TestServer;
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.stop();
+});
 
 interface AuditRecord {
   id: string;
@@ -29,7 +33,9 @@ async function allRecords(key = s.owner.apiKey): Promise<AuditRecord[]> {
     const r: TestResponse = await s.request("GET", path, { key });
     expect(r.status).toBe(200);
     out.push(...r.body.data);
-    path = r.body.next_cursor ? `/v1/audit-records?limit=100&after=${encodeURIComponent(r.body.next_cursor)}` : null;
+    path = r.body.next_cursor
+      ? `/v1/audit-records?limit=100&after=${encodeURIComponent(r.body.next_cursor)}`
+      : null;
   }
   return out;
 }
@@ -46,28 +52,58 @@ async function recordOf(requestId: string): Promise<AuditRecord> {
   return matches[0]!;
 }
 
-const withRequestId = (requestId: string, headers: Record<string, string> = {}) => ({ ...headers, "service-request-id": requestId });
+const withRequestId = (requestId: string, headers: Record<string, string> = {}) => ({
+  ...headers,
+  "service-request-id": requestId,
+});
 
 describe("successful writes are recorded", () => {
   const writes: {
     name: string;
     run: (requestId: string, key: string) => Promise<TestResponse>;
-    expected: (r: TestResponse) => { action: string; workspace_id: string | null; target: { type: string; id: string } };
+    expected: (r: TestResponse) => {
+      action: string;
+      workspace_id: string | null;
+      target: { type: string; id: string };
+    };
   }[] = [
     {
       name: "create workspace",
-      run: (id, key) => s.request("POST", "/v1/workspaces", { key, body: { name: "Audited" }, headers: withRequestId(id) }),
-      expected: (r) => ({ action: "workspace.created", workspace_id: r.body.id, target: { type: "workspace", id: r.body.id } }),
+      run: (id, key) =>
+        s.request("POST", "/v1/workspaces", { key, body: { name: "Audited" }, headers: withRequestId(id) }),
+      expected: (r) => ({
+        action: "workspace.created",
+        workspace_id: r.body.id,
+        target: { type: "workspace", id: r.body.id },
+      }),
     },
     {
       name: "patch workspace",
-      run: (id, key) => s.request("PATCH", `/v1/workspaces/${s.owner.workspaceId}`, { key, body: { name: `Renamed ${id}` }, headers: withRequestId(id) }),
-      expected: () => ({ action: "workspace.updated", workspace_id: s.owner.workspaceId, target: { type: "workspace", id: s.owner.workspaceId } }),
+      run: (id, key) =>
+        s.request("PATCH", `/v1/workspaces/${s.owner.workspaceId}`, {
+          key,
+          body: { name: `Renamed ${id}` },
+          headers: withRequestId(id),
+        }),
+      expected: () => ({
+        action: "workspace.updated",
+        workspace_id: s.owner.workspaceId,
+        target: { type: "workspace", id: s.owner.workspaceId },
+      }),
     },
     {
       name: "invite to the account",
-      run: (id, key) => s.request("POST", "/v1/account/invitations", { key, body: { email: `${id}@example.com` }, headers: withRequestId(id, { "idempotency-key": id }) }),
-      expected: (r) => ({ action: "invitation.created", workspace_id: null, target: { type: "account_invitation", id: r.body.id } }),
+      run: (id, key) =>
+        s.request("POST", "/v1/account/invitations", {
+          key,
+          body: { email: `${id}@example.com` },
+          headers: withRequestId(id, { "idempotency-key": id }),
+        }),
+      expected: (r) => ({
+        action: "invitation.created",
+        workspace_id: null,
+        target: { type: "account_invitation", id: r.body.id },
+      }),
     },
   ];
 
@@ -100,7 +136,11 @@ describe("successful writes are recorded", () => {
 
   test("an idempotent replay records nothing more", async () => {
     const requestId = newRequestId();
-    const send = () => s.request("POST", "/v1/account/invitations", { body: { email: "replayed@example.com" }, headers: { "idempotency-key": requestId } });
+    const send = () =>
+      s.request("POST", "/v1/account/invitations", {
+        body: { email: "replayed@example.com" },
+        headers: { "idempotency-key": requestId },
+      });
     expect((await send()).status).toBe(201);
     const before = (await allRecords()).length;
     expect((await send()).headers.get("idempotent-replayed")).toBe("true");
@@ -110,14 +150,72 @@ describe("successful writes are recorded", () => {
 
 describe("failed writes record nothing", () => {
   const failures: { name: string; status: number; run: (requestId: string) => Promise<TestResponse> }[] = [
-    { name: "invalid body", status: 400, run: (id) => s.request("POST", "/v1/workspaces", { body: { name: "" }, headers: withRequestId(id) }) },
-    { name: "refused time zone", status: 400, run: (id) => s.request("POST", "/v1/workspaces", { body: { name: "x", time_zone: "Mars/Base" }, headers: withRequestId(id) }) },
-    { name: "no key", status: 401, run: (id) => s.request("POST", "/v1/workspaces", { key: null, body: { name: "x" }, headers: withRequestId(id) }) },
-    { name: "missing scope", status: 403, run: (id) => s.request("POST", "/v1/workspaces", { key: s.createKey({ scopes: ["workspaces:read"] }), body: { name: "x" }, headers: withRequestId(id) }) },
-    { name: "foreign workspace", status: 404, run: async (id) => s.request("PATCH", `/v1/workspaces/${(await s.bootstrap()).workspaceId}`, { body: { name: "x" }, headers: withRequestId(id) }) },
-    { name: "stale If-Match", status: 412, run: (id) => s.request("PATCH", `/v1/workspaces/${s.owner.workspaceId}`, { body: { name: "x" }, headers: withRequestId(id, { "if-match": '"stale"' }) }) },
-    { name: "invitation without Idempotency-Key", status: 400, run: (id) => s.request("POST", "/v1/account/invitations", { body: { email: "a@example.com" }, headers: withRequestId(id) }) },
-    { name: "invitation of an existing member", status: 409, run: async (id) => s.request("POST", "/v1/account/invitations", { body: { email: ownerEmail() }, headers: withRequestId(id, { "idempotency-key": id }) }) },
+    {
+      name: "invalid body",
+      status: 400,
+      run: (id) => s.request("POST", "/v1/workspaces", { body: { name: "" }, headers: withRequestId(id) }),
+    },
+    {
+      name: "refused time zone",
+      status: 400,
+      run: (id) =>
+        s.request("POST", "/v1/workspaces", {
+          body: { name: "x", time_zone: "Mars/Base" },
+          headers: withRequestId(id),
+        }),
+    },
+    {
+      name: "no key",
+      status: 401,
+      run: (id) =>
+        s.request("POST", "/v1/workspaces", { key: null, body: { name: "x" }, headers: withRequestId(id) }),
+    },
+    {
+      name: "missing scope",
+      status: 403,
+      run: (id) =>
+        s.request("POST", "/v1/workspaces", {
+          key: s.createKey({ scopes: ["workspaces:read"] }),
+          body: { name: "x" },
+          headers: withRequestId(id),
+        }),
+    },
+    {
+      name: "foreign workspace",
+      status: 404,
+      run: async (id) =>
+        s.request("PATCH", `/v1/workspaces/${(await s.bootstrap()).workspaceId}`, {
+          body: { name: "x" },
+          headers: withRequestId(id),
+        }),
+    },
+    {
+      name: "stale If-Match",
+      status: 412,
+      run: (id) =>
+        s.request("PATCH", `/v1/workspaces/${s.owner.workspaceId}`, {
+          body: { name: "x" },
+          headers: withRequestId(id, { "if-match": '"stale"' }),
+        }),
+    },
+    {
+      name: "invitation without Idempotency-Key",
+      status: 400,
+      run: (id) =>
+        s.request("POST", "/v1/account/invitations", {
+          body: { email: "a@example.com" },
+          headers: withRequestId(id),
+        }),
+    },
+    {
+      name: "invitation of an existing member",
+      status: 409,
+      run: async (id) =>
+        s.request("POST", "/v1/account/invitations", {
+          body: { email: ownerEmail() },
+          headers: withRequestId(id, { "idempotency-key": id }),
+        }),
+    },
   ];
   for (const f of failures) {
     test(`${f.name} (${f.status})`, async () => {
@@ -132,19 +230,29 @@ describe("failed writes record nothing", () => {
 
 /** The owner account's audit rows, counted in the database. */
 function countAuditRows(): number {
-  return (s.herald.db.$client.query("SELECT count(*) AS n FROM audit_records WHERE account_id = ?").get(s.owner.accountId) as { n: number }).n;
+  return (
+    s.herald.db.$client
+      .query("SELECT count(*) AS n FROM audit_records WHERE account_id = ?")
+      .get(s.owner.accountId) as { n: number }
+  ).n;
 }
 
 /** The owner's address (inviting it is a conflict). */
 function ownerEmail(): string {
-  return (s.herald.db.$client.query("SELECT email FROM users WHERE account_id = ?").get(s.owner.accountId) as { email: string }).email;
+  return (
+    s.herald.db.$client.query("SELECT email FROM users WHERE account_id = ?").get(s.owner.accountId) as {
+      email: string;
+    }
+  ).email;
 }
 
 describe("reading the audit log", () => {
   test("needs audit:read: 403 without it, 200 with only it", async () => {
     const without = s.createKey({ scopes: ALL_SCOPES.filter((x) => x !== "audit:read") as Scope[] });
     expectProblem(await s.request("GET", "/v1/audit-records", { key: without }), 403, "public_scope_missing");
-    expect((await s.request("GET", "/v1/audit-records", { key: s.createKey({ scopes: ["audit:read"] }) })).status).toBe(200);
+    expect(
+      (await s.request("GET", "/v1/audit-records", { key: s.createKey({ scopes: ["audit:read"] }) })).status,
+    ).toBe(200);
   });
 
   test("records are newest first and never show another account's", async () => {
@@ -163,7 +271,10 @@ describe("reading the audit log", () => {
     const selected = (await s.request("POST", "/v1/workspaces", { body: { name: "Visible" } })).body.id;
     const hidden = (await s.request("POST", "/v1/workspaces", { body: { name: "Hidden" } })).body.id;
     await s.request("PATCH", `/v1/workspaces/${hidden}`, { body: { name: "Hidden 2" } });
-    await s.request("POST", "/v1/account/invitations", { body: { email: "visible@example.com" }, headers: { "idempotency-key": newRequestId() } });
+    await s.request("POST", "/v1/account/invitations", {
+      body: { email: "visible@example.com" },
+      headers: { "idempotency-key": newRequestId() },
+    });
 
     const key = s.createKey({ scopes: ["audit:read"], workspaceIds: [selected] });
     const seen = await allRecords(key);

@@ -13,7 +13,9 @@ import { insertAsset, insertXDestination } from "./posts/fixtures.ts";
 
 // Hundreds of 401s from one address by design: the failed-authentication limit is raised out of the way.
 const s = await startTestServer({ env: { HERALD_AUTH_FAILURES_PER_MINUTE: "1000000" } });
-afterAll(async () => { await s.stop(); });
+afterAll(async () => {
+  await s.stop();
+});
 // Webhook URLs resolve through a stub DNS: hooks.example.com is a public address.
 setWebhookTransport(s.herald, { resolve: async () => ["93.184.216.34"] });
 
@@ -27,14 +29,22 @@ interface Operation {
 }
 
 const HTTP_METHODS = ["get", "put", "post", "patch", "delete"];
-const allOperations: Operation[] = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
-  Object.entries(item)
-    .filter(([method]) => HTTP_METHODS.includes(method))
-    .map(([method, spec]) => ({ method: method.toUpperCase(), path, scope: spec["x-required-scope"], spec })));
+const allOperations: Operation[] = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(
+  ([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([method, spec]) => ({
+        method: method.toUpperCase(),
+        path,
+        scope: spec["x-required-scope"],
+        spec,
+      })),
+);
 const operations = allOperations.filter((op) => op.scope !== "none");
 
 // Fixtures: a second workspace of the owner's account, a key selected on it only, another account.
-const otherWorkspaceId = (await s.request("POST", "/v1/workspaces", { body: { name: "Second" } })).body.id as string;
+const otherWorkspaceId = (await s.request("POST", "/v1/workspaces", { body: { name: "Second" } })).body
+  .id as string;
 const selectedKey = s.createKey({ workspaceIds: [otherWorkspaceId] });
 const foreign = await s.bootstrap();
 
@@ -44,10 +54,15 @@ const MINIMAL_BODIES: Record<string, unknown> = {
   "PATCH /workspaces/{workspace_id}": { name: "Auth matrix" },
   "POST /account/invitations": { email: "auth-matrix@example.com" },
   "POST /workspaces/{workspace_id}/webhook-endpoints": {
-    name: "Auth matrix", url: "https://hooks.example.com/matrix", event_types: ["post.published"],
+    name: "Auth matrix",
+    url: "https://hooks.example.com/matrix",
+    event_types: ["post.published"],
   },
   "POST /workspaces/{workspace_id}/asset-uploads": {
-    kind: "card", file_name: "a.png", content_type: "image/png", byte_size: 10,
+    kind: "card",
+    file_name: "a.png",
+    content_type: "image/png",
+    byte_size: 10,
     parts: [{ part_number: 1, checksum_crc64nvme: "AAAAAAAAAAA=" }],
   },
 };
@@ -91,7 +106,8 @@ const OPERATION_FIXTURES: Record<string, (ws: string) => Promise<Fixture>> = {
     return { body: { confirmed: true, local_date: "2026-03-05", posts } };
   },
   "POST /workspaces/{workspace_id}/posts/{post_id}/cancel": async (ws) => ({
-    ids: { post_id: (await postOf(ws, SCHEDULED_AT)).id }, body: { confirmed: true },
+    ids: { post_id: (await postOf(ws, SCHEDULED_AT)).id },
+    body: { confirmed: true },
   }),
   "POST /workspaces/{workspace_id}/posts/{post_id}/reschedule": async (ws) => ({
     ids: { post_id: (await postOf(ws, SCHEDULED_AT)).id },
@@ -130,10 +146,19 @@ const PATH_FIXTURES: Record<string, (ws: string, ids: Record<string, string>) =>
   connection_id: (ws) => {
     const id = newId("conn");
     const now = s.clock.now();
-    s.herald.db.insert(destinationConnections).values({
-      id, workspaceId: ws, provider: "mastodon", status: "pending", origin: "https://mastodon.example",
-      state: `state-${id}`, expiresAt: now + 600_000, createdAt: now,
-    }).run();
+    s.herald.db
+      .insert(destinationConnections)
+      .values({
+        id,
+        workspaceId: ws,
+        provider: "mastodon",
+        status: "pending",
+        origin: "https://mastodon.example",
+        state: `state-${id}`,
+        expiresAt: now + 600_000,
+        createdAt: now,
+      })
+      .run();
     return id;
   },
   upload_id: async (ws) => {
@@ -144,7 +169,12 @@ const PATH_FIXTURES: Record<string, (ws: string, ids: Record<string, string>) =>
   },
 };
 
-const SAMPLE_STRINGS: Record<string, string> = { email: "someone@example.com", "date-time": "2030-01-01T00:00:00Z", date: "2030-01-01", uri: "https://example.com/" };
+const SAMPLE_STRINGS: Record<string, string> = {
+  email: "someone@example.com",
+  "date-time": "2030-01-01T00:00:00Z",
+  date: "2030-01-01",
+  uri: "https://example.com/",
+};
 
 /** A small value a JSON schema accepts, for the common shapes (patterns are not attempted). */
 function sampleOf(schema: any): unknown {
@@ -152,20 +182,29 @@ function sampleOf(schema: any): unknown {
   if (schema.enum) return schema.enum[0];
   if (schema.anyOf) {
     // Skip null and Elysia's numeric-string coercion branch when a plainer option exists.
-    const plain = schema.anyOf.filter((o: any) => o.type !== "null" && !(o.type === "string" && ["integer", "numeric"].includes(o.format)));
+    const plain = schema.anyOf.filter(
+      (o: any) => o.type !== "null" && !(o.type === "string" && ["integer", "numeric"].includes(o.format)),
+    );
     return sampleOf(plain[0] ?? schema.anyOf[0]);
   }
   switch (schema.type) {
     case "object": {
       const keys: string[] = [...(schema.required ?? [])];
-      for (const k of Object.keys(schema.properties ?? {})) if (keys.length < (schema.minProperties ?? 0) && !keys.includes(k)) keys.push(k);
+      for (const k of Object.keys(schema.properties ?? {}))
+        if (keys.length < (schema.minProperties ?? 0) && !keys.includes(k)) keys.push(k);
       return Object.fromEntries(keys.map((k) => [k, sampleOf(schema.properties[k])]));
     }
-    case "array": return Array.from({ length: schema.minItems ?? 0 }, () => sampleOf(schema.items));
-    case "string": return SAMPLE_STRINGS[schema.format] ?? "x".repeat(Math.max(1, schema.minLength ?? 1));
-    case "integer": case "number": return schema.minimum ?? 1;
-    case "boolean": return true;
-    default: return null;
+    case "array":
+      return Array.from({ length: schema.minItems ?? 0 }, () => sampleOf(schema.items));
+    case "string":
+      return SAMPLE_STRINGS[schema.format] ?? "x".repeat(Math.max(1, schema.minLength ?? 1));
+    case "integer":
+    case "number":
+      return schema.minimum ?? 1;
+    case "boolean":
+      return true;
+    default:
+      return null;
   }
 }
 
@@ -226,11 +265,14 @@ async function call(op: Operation, key: string | null, options: CallOptions = {}
  */
 const NOT_SUCCESS: Record<string, { status: number; code: string; pointers: string[]; why: string }> = {
   "POST /workspaces/{workspace_id}/destination-connections": {
-    status: 400, code: "public_invalid_request", pointers: ["/handle"],
+    status: 400,
+    code: "public_invalid_request",
+    pointers: ["/handle"],
     why: "connecting needs a network (a fake PDS or instance); test/providers and test/posts connect",
   },
   "POST /workspaces/{workspace_id}/asset-uploads/{upload_id}/complete": {
-    status: 400, code: "public_invalid_request",
+    status: 400,
+    code: "public_invalid_request",
     pointers: ["/byte_size", "/parts/0/checksum_crc64nvme", "/checksum_crc64nvme"],
     why: "completing needs the parts uploaded first; test/assets/flow.test.ts completes real uploads",
   },
@@ -238,7 +280,9 @@ const NOT_SUCCESS: Record<string, { status: number; code: string; pointers: stri
 
 /** The lowest 2xx status the document gives for the operation. */
 function documentedSuccess(op: Operation): number {
-  const statuses = Object.keys(op.spec.responses ?? {}).filter((k) => /^2\d\d$/.test(k)).map(Number);
+  const statuses = Object.keys(op.spec.responses ?? {})
+    .filter((k) => /^2\d\d$/.test(k))
+    .map(Number);
   expect(statuses.length).toBeGreaterThan(0);
   return Math.min(...statuses);
 }
@@ -263,7 +307,9 @@ function expectUnauthenticated(r: Awaited<ReturnType<typeof call>>): void {
 
 function revokedKey(): string {
   const key = s.createKey({});
-  s.herald.db.$client.query("UPDATE api_keys SET revoked_at = ? WHERE secret_hash = ?").run(s.clock.now() - 1000, sha256Hex(key));
+  s.herald.db.$client
+    .query("UPDATE api_keys SET revoked_at = ? WHERE secret_hash = ?")
+    .run(s.clock.now() - 1000, sha256Hex(key));
   return key;
 }
 
@@ -273,7 +319,14 @@ describe("the walk covers the API", () => {
   test("the document lists the known operations, authenticated ones among them", () => {
     expect(operations.length).toBeGreaterThan(0);
     const walkedPaths = new Set(operations.map((op) => op.path));
-    for (const path of ["/account", "/me", "/workspaces", "/workspaces/{workspace_id}", "/account/invitations", "/audit-records"]) {
+    for (const path of [
+      "/account",
+      "/me",
+      "/workspaces",
+      "/workspaces/{workspace_id}",
+      "/account/invitations",
+      "/audit-records",
+    ]) {
       expect(walkedPaths).toContain(path);
     }
   });
@@ -299,14 +352,26 @@ for (const op of operations) {
   describe(`${op.method} ${op.path} (${op.scope})`, () => {
     const unauthenticated: { name: string; send: () => ReturnType<typeof call> }[] = [
       { name: "no Authorization header", send: () => call(op, null) },
-      { name: "a malformed Authorization header", send: () => call(op, null, { rawAuthorization: "Basic abc" }) },
-      { name: "a valid key under another scheme", send: () => call(op, null, { rawAuthorization: `Basic ${s.owner.apiKey}` }) },
-      { name: "a valid key with trailing text", send: () => call(op, null, { rawAuthorization: `Bearer ${s.owner.apiKey} extra` }) },
+      {
+        name: "a malformed Authorization header",
+        send: () => call(op, null, { rawAuthorization: "Basic abc" }),
+      },
+      {
+        name: "a valid key under another scheme",
+        send: () => call(op, null, { rawAuthorization: `Basic ${s.owner.apiKey}` }),
+      },
+      {
+        name: "a valid key with trailing text",
+        send: () => call(op, null, { rawAuthorization: `Bearer ${s.owner.apiKey} extra` }),
+      },
       { name: "Bearer without a key", send: () => call(op, null, { rawAuthorization: "Bearer" }) },
       { name: "an unknown key", send: () => call(op, `hk_live_${"x".repeat(40)}`) },
       { name: "a revoked key", send: () => call(op, revokedKey()) },
       { name: "an expired key", send: () => call(op, s.createKey({ expiresAt: s.clock.now() - 1 })) },
-      { name: "a key expiring this very millisecond", send: () => call(op, s.createKey({ expiresAt: s.clock.now() })) },
+      {
+        name: "a key expiring this very millisecond",
+        send: () => call(op, s.createKey({ expiresAt: s.clock.now() })),
+      },
     ];
     for (const c of unauthenticated) {
       test(`${c.name} is 401 with a Bearer challenge`, async () => {
@@ -320,7 +385,10 @@ for (const op of operations) {
       });
     } else {
       test(`a key with every scope but ${op.scope} is 403 public_scope_missing`, async () => {
-        const r = await call(op, s.createKey({ scopes: ALL_SCOPES.filter((x) => x !== op.scope) as Scope[] }));
+        const r = await call(
+          op,
+          s.createKey({ scopes: ALL_SCOPES.filter((x) => x !== op.scope) as Scope[] }),
+        );
         expectProblem(r, 403, "public_scope_missing");
         expect(r.body.detail).toContain(op.scope);
       });
@@ -341,7 +409,11 @@ for (const op of operations) {
       });
 
       test("another account's workspace id is 404 for the owner", async () => {
-        expectProblem(await call(op, s.owner.apiKey, { workspaceId: foreign.workspaceId }), 404, "public_not_found");
+        expectProblem(
+          await call(op, s.owner.apiKey, { workspaceId: foreign.workspaceId }),
+          404,
+          "public_not_found",
+        );
       });
 
       test("a selected-access key is 404 on a workspace it was not given", async () => {

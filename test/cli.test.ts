@@ -14,8 +14,18 @@ interface CliResult {
 
 /** Runs `bun src/main.ts …args` to completion. */
 async function herald(args: string[], env: Record<string, string>): Promise<CliResult> {
-  const proc = Bun.spawn([BUN, MAIN, ...args], { cwd: ROOT, env: cleanEnv(env), stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn([BUN, MAIN, ...args], {
+    cwd: ROOT,
+    env: cleanEnv(env),
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 
@@ -34,7 +44,11 @@ function freePort(): number {
   return port;
 }
 
-async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -78,7 +92,10 @@ describe("help and usage", () => {
   });
 
   test("admin bootstrap --help and help admin print the admin usage", async () => {
-    for (const args of [["admin", "bootstrap", "--help"], ["help", "admin"]]) {
+    for (const args of [
+      ["admin", "bootstrap", "--help"],
+      ["help", "admin"],
+    ]) {
       const r = await herald(args, {});
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("Usage: herald admin");
@@ -110,7 +127,10 @@ describe("help and usage", () => {
     const unknownCommand = await herald(["admin", "explode"], { HERALD_DATA_DIR: dataDir });
     expect(unknownCommand.code).toBe(2);
     expect(oneLine(unknownCommand.stderr)).toContain('unknown admin command "explode"');
-    const unknownOption = await herald(["admin", "bootstrap", "--email", "a@example.com", "--workspace-name", "W", "--colour", "red"], { HERALD_DATA_DIR: dataDir });
+    const unknownOption = await herald(
+      ["admin", "bootstrap", "--email", "a@example.com", "--workspace-name", "W", "--colour", "red"],
+      { HERALD_DATA_DIR: dataDir },
+    );
     expect(unknownOption.code).toBe(2);
     expect(oneLine(unknownOption.stderr)).toContain("--colour");
   });
@@ -126,7 +146,10 @@ describe("admin commands on a data dir", () => {
   });
 
   test("bootstrap --json prints exactly one JSON object with the new ids and key", async () => {
-    const r = await herald(["admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "CLI workspace", "--json"], env());
+    const r = await herald(
+      ["admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "CLI workspace", "--json"],
+      env(),
+    );
     expect(r.code).toBe(0);
     expect(r.stdout.endsWith("\n")).toBe(true);
     expect(r.stdout.trim().split("\n").length).toBe(1);
@@ -139,7 +162,10 @@ describe("admin commands on a data dir", () => {
   });
 
   test("a second bootstrap with the same address fails with exit 1 and one line", async () => {
-    const r = await herald(["admin", "bootstrap", "--email", "OWNER@example.com", "--workspace-name", "Again", "--json"], env());
+    const r = await herald(
+      ["admin", "bootstrap", "--email", "OWNER@example.com", "--workspace-name", "Again", "--json"],
+      env(),
+    );
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
     const line = oneLine(r.stderr);
@@ -158,13 +184,19 @@ describe("admin commands on a data dir", () => {
   });
 
   test("bootstrap with a bad address exits 1 with one line", async () => {
-    const r = await herald(["admin", "bootstrap", "--email", "not-an-address", "--workspace-name", "W"], env());
+    const r = await herald(
+      ["admin", "bootstrap", "--email", "not-an-address", "--workspace-name", "W"],
+      env(),
+    );
     expect(r.code).toBe(1);
     expect(oneLine(r.stderr)).toContain("not an e-mail address");
   });
 
   test("bootstrap without --json explains what was made and how to use the key", async () => {
-    const r = await herald(["admin", "bootstrap", "--email", "human@example.com", "--workspace-name", "Readable"], env());
+    const r = await herald(
+      ["admin", "bootstrap", "--email", "human@example.com", "--workspace-name", "Readable"],
+      env(),
+    );
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Created account acc_\S+ with workspace ws_/);
     const key = r.stdout.match(/hk_live_[0-9A-Za-z]+/)![0];
@@ -172,8 +204,24 @@ describe("admin commands on a data dir", () => {
   });
 
   test("create-key --json prints {credential_id, api_key} with a test key", async () => {
-    const r = await herald(["admin", "create-key", "--account", bootstrapped.account_id, "--name", "reader", "--env", "test",
-      "--scopes", "posts:read,workspaces:read", "--workspaces", bootstrapped.workspace_id, "--json"], env());
+    const r = await herald(
+      [
+        "admin",
+        "create-key",
+        "--account",
+        bootstrapped.account_id,
+        "--name",
+        "reader",
+        "--env",
+        "test",
+        "--scopes",
+        "posts:read,workspaces:read",
+        "--workspaces",
+        bootstrapped.workspace_id,
+        "--json",
+      ],
+      env(),
+    );
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split("\n").length).toBe(1);
     const out = JSON.parse(r.stdout);
@@ -183,25 +231,71 @@ describe("admin commands on a data dir", () => {
   });
 
   test("create-key with defaults and an expiry", async () => {
-    const r = await herald(["admin", "create-key", "--account", bootstrapped.account_id, "--name", "ci", "--expires-at", "2030-01-01T00:00:00Z", "--json"], env());
+    const r = await herald(
+      [
+        "admin",
+        "create-key",
+        "--account",
+        bootstrapped.account_id,
+        "--name",
+        "ci",
+        "--expires-at",
+        "2030-01-01T00:00:00Z",
+        "--json",
+      ],
+      env(),
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).api_key).toMatch(/^hk_live_/);
   });
 
   const aMomentAgo = () => new Date(Date.now() - 1000).toISOString();
   const failures: { name: string; args: (a: typeof bootstrapped) => string[]; message: RegExp }[] = [
-    { name: "unknown scope", args: (a) => ["--account", a.account_id, "--name", "n", "--scopes", "posts:read,posts:destroy"], message: /unknown scope.*posts:destroy/ },
-    { name: "unknown workspace", args: (a) => ["--account", a.account_id, "--name", "n", "--workspaces", `${a.workspace_id},ws_nope`], message: /unknown workspace.*ws_nope/ },
-    { name: "empty workspace list", args: (a) => ["--account", a.account_id, "--name", "n", "--workspaces", ","], message: /workspace/ },
-    { name: "bad --expires-at", args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "next tuesday"], message: /--expires-at/ },
-    { name: "--expires-at without an offset", args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "2030-01-01T00:00:00"], message: /--expires-at.*offset/ },
-    { name: "--expires-at in the past", message: /--expires-at must be in the future/,
-      args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "2020-01-01T00:00:00Z"] },
-    { name: "--expires-at a moment ago", message: /--expires-at must be in the future/,
+    {
+      name: "unknown scope",
+      args: (a) => ["--account", a.account_id, "--name", "n", "--scopes", "posts:read,posts:destroy"],
+      message: /unknown scope.*posts:destroy/,
+    },
+    {
+      name: "unknown workspace",
+      args: (a) => ["--account", a.account_id, "--name", "n", "--workspaces", `${a.workspace_id},ws_nope`],
+      message: /unknown workspace.*ws_nope/,
+    },
+    {
+      name: "empty workspace list",
+      args: (a) => ["--account", a.account_id, "--name", "n", "--workspaces", ","],
+      message: /workspace/,
+    },
+    {
+      name: "bad --expires-at",
+      args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "next tuesday"],
+      message: /--expires-at/,
+    },
+    {
+      name: "--expires-at without an offset",
+      args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "2030-01-01T00:00:00"],
+      message: /--expires-at.*offset/,
+    },
+    {
+      name: "--expires-at in the past",
+      message: /--expires-at must be in the future/,
+      args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", "2020-01-01T00:00:00Z"],
+    },
+    {
+      name: "--expires-at a moment ago",
+      message: /--expires-at must be in the future/,
       args: (a) => ["--account", a.account_id, "--name", "n", "--expires-at", aMomentAgo()],
     },
-    { name: "bad --env", args: (a) => ["--account", a.account_id, "--name", "n", "--env", "prod"], message: /--env must be live or test/ },
-    { name: "unknown account", args: () => ["--account", "acc_missing", "--name", "n"], message: /no account acc_missing/ },
+    {
+      name: "bad --env",
+      args: (a) => ["--account", a.account_id, "--name", "n", "--env", "prod"],
+      message: /--env must be live or test/,
+    },
+    {
+      name: "unknown account",
+      args: () => ["--account", "acc_missing", "--name", "n"],
+      message: /no account acc_missing/,
+    },
     { name: "missing --account", args: () => ["--name", "n"], message: /--account is required/ },
     { name: "missing --name", args: (a) => ["--account", a.account_id], message: /--name is required/ },
   ];
@@ -231,16 +325,31 @@ describe("admin commands on a data dir", () => {
     const keys = JSON.parse(r.stdout) as Record<string, any>[];
     expect(keys.map((k) => k.name)).toEqual(["ci", "reader", "bootstrap"]);
     for (const key of keys) {
-      expect(Object.keys(key).sort()).toEqual(["created_at", "credential_id", "environment", "expires_at",
-        "last_used_at", "name", "prefix", "revoked_at", "scopes", "workspace_access_mode", "workspace_ids"]);
+      expect(Object.keys(key).sort()).toEqual([
+        "created_at",
+        "credential_id",
+        "environment",
+        "expires_at",
+        "last_used_at",
+        "name",
+        "prefix",
+        "revoked_at",
+        "scopes",
+        "workspace_access_mode",
+        "workspace_ids",
+      ]);
       expect(key.credential_id).toMatch(/^key_/);
       expect(key.prefix).toMatch(/^hk_(live|test)_[0-9A-Za-z]{4}$/);
       expect(Date.parse(key.created_at)).not.toBeNaN();
     }
     const reader = keys.find((k) => k.name === "reader")!;
     expect(reader).toMatchObject({
-      environment: "test", workspace_access_mode: "selected", workspace_ids: [bootstrapped.workspace_id],
-      expires_at: null, revoked_at: null, last_used_at: null,
+      environment: "test",
+      workspace_access_mode: "selected",
+      workspace_ids: [bootstrapped.workspace_id],
+      expires_at: null,
+      revoked_at: null,
+      last_used_at: null,
     });
     expect([...reader.scopes].sort()).toEqual(["posts:read", "workspaces:read"]);
     const ci = keys.find((k) => k.name === "ci");
@@ -256,8 +365,18 @@ describe("admin commands on a data dir", () => {
     const r = await herald(["admin", "list-keys", "--account", bootstrapped.account_id], env());
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split("\n");
-    const columns = ["CREDENTIAL ID", "NAME", "PREFIX", "ENV", "SCOPES", "WORKSPACES", "CREATED", "LAST USED",
-      "EXPIRES", "REVOKED"];
+    const columns = [
+      "CREDENTIAL ID",
+      "NAME",
+      "PREFIX",
+      "ENV",
+      "SCOPES",
+      "WORKSPACES",
+      "CREATED",
+      "LAST USED",
+      "EXPIRES",
+      "REVOKED",
+    ];
     expect(lines[0]!.split(/ {2,}/)).toEqual(columns);
     expect(lines.length).toBe(4);
     const reader = lines.find((l) => l.includes(" reader "))!;
@@ -293,8 +412,9 @@ describe("admin commands on a data dir", () => {
     expect(human.stdout).toContain(`was already revoked at ${out.revoked_at}`);
     const list = await herald(["admin", "list-keys", "--account", bootstrapped.account_id, "--json"], env());
     const keys = JSON.parse(list.stdout);
-    expect(keys.find((k: { credential_id: string }) => k.credential_id === created.credential_id).revoked_at)
-      .toBe(out.revoked_at);
+    expect(
+      keys.find((k: { credential_id: string }) => k.credential_id === created.credential_id).revoked_at,
+    ).toBe(out.revoked_at);
     expect(keys.filter((k: { revoked_at: string | null }) => k.revoked_at !== null).length).toBe(1);
   });
 
@@ -327,14 +447,23 @@ describe("serve as a process", () => {
     const port = freePort();
     const origin = `http://127.0.0.1:${port}`;
     const env = { HERALD_DATA_DIR: dataDir, HERALD_PORT: String(port) };
-    const server = Bun.spawn([BUN, MAIN, "serve"], { cwd: ROOT, env: cleanEnv(env), stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+    const server = Bun.spawn([BUN, MAIN, "serve"], {
+      cwd: ROOT,
+      env: cleanEnv(env),
+      stdout: "pipe",
+      stderr: "pipe",
+      stdin: "ignore",
+    });
     let stdout = "";
     let stderr = "";
     const pump = async (stream: ReadableStream<Uint8Array>, onText: (t: string) => void) => {
       const decoder = new TextDecoder();
       for await (const chunk of stream) onText(decoder.decode(chunk, { stream: true }));
     };
-    const pumping = Promise.all([pump(server.stdout, (t) => (stdout += t)), pump(server.stderr, (t) => (stderr += t))]);
+    const pumping = Promise.all([
+      pump(server.stdout, (t) => (stdout += t)),
+      pump(server.stderr, (t) => (stderr += t)),
+    ]);
     try {
       await waitFor("the first-start hint", () => {
         if (stdout.includes("admin bootstrap")) return true;
@@ -350,7 +479,7 @@ describe("serve as a process", () => {
       const health = await waitFor("/health", async () => {
         try {
           const r = await fetch(`${origin}/health`);
-          return r.ok ? await r.json() as Record<string, unknown> : undefined;
+          return r.ok ? ((await r.json()) as Record<string, unknown>) : undefined;
         } catch {
           return undefined;
         }
@@ -359,35 +488,74 @@ describe("serve as a process", () => {
       expect((await fetch(`${origin}/v1/account`)).status).toBe(401);
 
       // Bootstrap on the same data dir while the server holds it open.
-      const boot = await herald(["admin", "bootstrap", "--email", "live@example.com", "--workspace-name", "Running", "--json"], env);
+      const boot = await herald(
+        ["admin", "bootstrap", "--email", "live@example.com", "--workspace-name", "Running", "--json"],
+        env,
+      );
       expect(boot.code).toBe(0);
       const created = JSON.parse(boot.stdout);
-      const account = await fetch(`${origin}/v1/account`, { headers: { authorization: `Bearer ${created.api_key}` } });
+      const account = await fetch(`${origin}/v1/account`, {
+        headers: { authorization: `Bearer ${created.api_key}` },
+      });
       expect(account.status).toBe(200);
-      const accountBody = await account.json() as any;
+      const accountBody = (await account.json()) as any;
       expect(accountBody.id).toBe(created.account_id);
       expect(accountBody.name).toBe("Running");
-      expect(accountBody.authentication).toMatchObject({ environment: "live", workspace_access_mode: "all", prefix: created.api_key.slice(0, 12) });
+      expect(accountBody.authentication).toMatchObject({
+        environment: "live",
+        workspace_access_mode: "all",
+        prefix: created.api_key.slice(0, 12),
+      });
 
-      const key = await herald(["admin", "create-key", "--account", created.account_id, "--name", "reader", "--env", "test",
-        "--scopes", "posts:read,workspaces:read", "--workspaces", created.workspace_id, "--json"], env);
+      const key = await herald(
+        [
+          "admin",
+          "create-key",
+          "--account",
+          created.account_id,
+          "--name",
+          "reader",
+          "--env",
+          "test",
+          "--scopes",
+          "posts:read,workspaces:read",
+          "--workspaces",
+          created.workspace_id,
+          "--json",
+        ],
+        env,
+      );
       expect(key.code).toBe(0);
       const { credential_id, api_key } = JSON.parse(key.stdout);
-      const asReader = await fetch(`${origin}/v1/account`, { headers: { authorization: `Bearer ${api_key}` } });
+      const asReader = await fetch(`${origin}/v1/account`, {
+        headers: { authorization: `Bearer ${api_key}` },
+      });
       expect(asReader.status).toBe(200);
-      const readerBody = await asReader.json() as any;
+      const readerBody = (await asReader.json()) as any;
       expect(readerBody.id).toBe(created.account_id);
       expect(readerBody.authentication).toMatchObject({
-        credential_id, name: "reader", environment: "test", workspace_access_mode: "selected", expires_at: null,
+        credential_id,
+        name: "reader",
+        environment: "test",
+        workspace_access_mode: "selected",
+        expires_at: null,
       });
       expect([...readerBody.authentication.scopes].sort()).toEqual(["posts:read", "workspaces:read"]);
-      const workspaces = await fetch(`${origin}/v1/workspaces`, { headers: { authorization: `Bearer ${api_key}` } });
+      const workspaces = await fetch(`${origin}/v1/workspaces`, {
+        headers: { authorization: `Bearer ${api_key}` },
+      });
       expect(workspaces.status).toBe(200);
-      expect(((await workspaces.json()) as any).data.map((w: { id: string }) => w.id)).toEqual([created.workspace_id]);
+      expect(((await workspaces.json()) as any).data.map((w: { id: string }) => w.id)).toEqual([
+        created.workspace_id,
+      ]);
       // The reader key lacks team:write.
       const invite = await fetch(`${origin}/v1/account/invitations`, {
         method: "POST",
-        headers: { authorization: `Bearer ${api_key}`, "content-type": "application/json", "idempotency-key": "k1" },
+        headers: {
+          authorization: `Bearer ${api_key}`,
+          "content-type": "application/json",
+          "idempotency-key": "k1",
+        },
         body: JSON.stringify({ email: "someone@example.com" }),
       });
       expect(invite.status).toBe(403);
@@ -399,8 +567,10 @@ describe("serve as a process", () => {
       const asRevoked = { authorization: `Bearer ${api_key}` };
       const refused = await fetch(`${origin}/v1/account`, { headers: asRevoked });
       expect(refused.status).toBe(401);
-      expect(await refused.json())
-        .toMatchObject({ code: "public_authentication_required", detail: "The API key has been revoked." });
+      expect(await refused.json()).toMatchObject({
+        code: "public_authentication_required",
+        detail: "The API key has been revoked.",
+      });
       const owner = { authorization: `Bearer ${created.api_key}` };
       const audit = await fetch(`${origin}/v1/audit-records`, { headers: owner });
       const actions = ((await audit.json()) as any).data.map((r: any) => `${r.action} ${r.target.id}`);
@@ -424,9 +594,22 @@ describe("serve as a process", () => {
   test("serve on a data dir with an account prints no first-start hint", async () => {
     const dataDir = tempDataDir();
     const env = { HERALD_DATA_DIR: dataDir };
-    expect((await herald(["admin", "bootstrap", "--email", "a@example.com", "--workspace-name", "W", "--json"], env)).code).toBe(0);
+    expect(
+      (
+        await herald(
+          ["admin", "bootstrap", "--email", "a@example.com", "--workspace-name", "W", "--json"],
+          env,
+        )
+      ).code,
+    ).toBe(0);
     const port = freePort();
-    const server = Bun.spawn([BUN, MAIN, "serve"], { cwd: ROOT, env: cleanEnv({ ...env, HERALD_PORT: String(port) }), stdout: "pipe", stderr: "ignore", stdin: "ignore" });
+    const server = Bun.spawn([BUN, MAIN, "serve"], {
+      cwd: ROOT,
+      env: cleanEnv({ ...env, HERALD_PORT: String(port) }),
+      stdout: "pipe",
+      stderr: "ignore",
+      stdin: "ignore",
+    });
     try {
       await waitFor("/health", async () => {
         try {
@@ -456,7 +639,8 @@ describe("serve as a process", () => {
 
   test("a bad config value makes admin commands fail the same way, and a secret in it is hidden", async () => {
     const r = await herald(["admin", "bootstrap", "--email", "a@example.com", "--workspace-name", "W"], {
-      HERALD_DATA_DIR: tempDataDir(), HERALD_SMTP_URL: "smtp://user:hunter2-secret@mail example.com",
+      HERALD_DATA_DIR: tempDataDir(),
+      HERALD_SMTP_URL: "smtp://user:hunter2-secret@mail example.com",
     });
     expect(r.code).toBe(1);
     const line = oneLine(r.stderr);
@@ -467,7 +651,10 @@ describe("serve as a process", () => {
   test("a port in use makes serve exit 1 with one line naming HERALD_PORT", async () => {
     const occupant = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
     try {
-      const r = await herald(["serve"], { HERALD_DATA_DIR: tempDataDir(), HERALD_PORT: String(occupant.port) });
+      const r = await herald(["serve"], {
+        HERALD_DATA_DIR: tempDataDir(),
+        HERALD_PORT: String(occupant.port),
+      });
       expect(r.code).toBe(1);
       const line = oneLine(r.stderr);
       expect(line).toStartWith("herald: ");

@@ -30,7 +30,13 @@ describe("defaults", () => {
     expect(c.dataDir).toBe(resolve("./storage"));
     expect(c.dataDir.startsWith("/")).toBe(true);
     expect(c.storage).toBe("local");
-    expect(c.s3).toEqual({ endpoint: null, bucket: null, accessKey: null, secretKey: null, region: "us-east-1" });
+    expect(c.s3).toEqual({
+      endpoint: null,
+      bucket: null,
+      accessKey: null,
+      secretKey: null,
+      region: "us-east-1",
+    });
     expect(c.secretKey).toBeNull();
     expect(c.smtpUrl).toBeNull();
     expect(c.mailFrom).toBe("Herald <herald@localhost>");
@@ -45,7 +51,13 @@ describe("defaults", () => {
   });
 
   test("an empty value counts as unset", () => {
-    const c = loadConfig({ HERALD_PORT: "", HERALD_HOST: "", HERALD_STORAGE: "", HERALD_SMTP_URL: "", HERALD_BASE_URL: "" });
+    const c = loadConfig({
+      HERALD_PORT: "",
+      HERALD_HOST: "",
+      HERALD_STORAGE: "",
+      HERALD_SMTP_URL: "",
+      HERALD_BASE_URL: "",
+    });
     expect(c.port).toBe(8080);
     expect(c.host).toBe("127.0.0.1");
     expect(c.storage).toBe("local");
@@ -90,16 +102,29 @@ describe("values that are read", () => {
   test("s3 storage with every variable set", () => {
     const c = loadConfig({ ...S3_ENV, HERALD_S3_REGION: "eu-west-1" });
     expect(c.storage).toBe("s3");
-    expect(c.s3).toEqual({ endpoint: "http://127.0.0.1:9000", bucket: "herald", accessKey: "access", secretKey: "s3-secret-value", region: "eu-west-1" });
+    expect(c.s3).toEqual({
+      endpoint: "http://127.0.0.1:9000",
+      bucket: "herald",
+      accessKey: "access",
+      secretKey: "s3-secret-value",
+      region: "eu-west-1",
+    });
   });
 
   test("smtp and smtps URLs, secret key, switches and modes", () => {
-    expect(loadConfig({ HERALD_SMTP_URL: "smtp://u:p@127.0.0.1:2525" }).smtpUrl).toBe("smtp://u:p@127.0.0.1:2525");
-    expect(loadConfig({ HERALD_SMTP_URL: "smtps://mail.example.com" }).smtpUrl).toBe("smtps://mail.example.com");
+    expect(loadConfig({ HERALD_SMTP_URL: "smtp://u:p@127.0.0.1:2525" }).smtpUrl).toBe(
+      "smtp://u:p@127.0.0.1:2525",
+    );
+    expect(loadConfig({ HERALD_SMTP_URL: "smtps://mail.example.com" }).smtpUrl).toBe(
+      "smtps://mail.example.com",
+    );
     expect(loadConfig({ HERALD_SECRET_KEY: "k".repeat(32) }).secretKey).toBe("k".repeat(32));
     expect(loadConfig({ HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1" }).devAllowPrivateNetwork).toBe(true);
     expect(loadConfig({ HERALD_DEV_ALLOW_PRIVATE_NETWORK: "0" }).devAllowPrivateNetwork).toBe(false);
-    expect(loadConfig({ HERALD_BILLING_MODE: "processor_test", HERALD_SIGNUP: "closed" })).toMatchObject({ billingMode: "processor_test", signup: "closed" });
+    expect(loadConfig({ HERALD_BILLING_MODE: "processor_test", HERALD_SIGNUP: "closed" })).toMatchObject({
+      billingMode: "processor_test",
+      signup: "closed",
+    });
     expect(loadConfig({ HERALD_RATE_LIMIT_PER_MINUTE: "5" }).rateLimitPerMinute).toBe(5);
     expect(loadConfig({ HERALD_AUTH_FAILURES_PER_MINUTE: "7" }).authFailuresPerMinute).toBe(7);
     expect(loadConfig({ HERALD_ACCESS_LOG: "0" }).accessLog).toBe(false);

@@ -17,7 +17,8 @@ afterAll(async () => {
 });
 
 const connections = () => `/v1/workspaces/${s.owner.workspaceId}/destination-connections`;
-const start = () => s.request("POST", connections(), { body: { provider: "mastodon", instance_origin: fake.origin } });
+const start = () =>
+  s.request("POST", connections(), { body: { provider: "mastodon", instance_origin: fake.origin } });
 
 /** Follows the authorization URL through the fake's consent redirect to Herald's return page. */
 async function authorize(url: string): Promise<Response> {

@@ -20,7 +20,14 @@ import { publish, startEngineWorld, type EngineWorld } from "./posts/engine-help
 /** A loopback server whose answers a test chooses; it records the Host header of each request. */
 function startOrigin(handler: (request: Request) => Response | Promise<Response>) {
   const hosts: string[] = [];
-  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => { hosts.push(request.headers.get("host") ?? ""); return handler(request); } });
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (request) => {
+      hosts.push(request.headers.get("host") ?? "");
+      return handler(request);
+    },
+  });
   return { url: `http://127.0.0.1:${server.port}`, port: server.port, hosts, stop: () => server.stop(true) };
 }
 
@@ -29,9 +36,17 @@ const deps = { fetch, clock: systemClock, timeoutMs: 5_000 };
 describe("provider calls", () => {
   test("a redirect is not followed: the call fails as rejected and the target is never reached", async () => {
     const target = startOrigin(() => new Response("internal"));
-    const origin = startOrigin(() => new Response(null, { status: 307, headers: { location: `${target.url}/latest/meta-data` } }));
+    const origin = startOrigin(
+      () => new Response(null, { status: 307, headers: { location: `${target.url}/latest/meta-data` } }),
+    );
     try {
-      const error = await providerFetch({ deps, operation: "POST /api/v1/statuses", url: `${origin.url}/api/v1/statuses`, init: { method: "POST" }, idempotent: true }).catch((e) => e);
+      const error = await providerFetch({
+        deps,
+        operation: "POST /api/v1/statuses",
+        url: `${origin.url}/api/v1/statuses`,
+        init: { method: "POST" },
+        idempotent: true,
+      }).catch((e) => e);
       expect(error).toBeInstanceOf(ProviderError);
       expect(error.kind).toBe("rejected");
       expect(target.hosts).toHaveLength(0);
@@ -42,11 +57,23 @@ describe("provider calls", () => {
   });
 
   test(`an answer over ${MAX_PROVIDER_RESPONSE_BYTES} bytes is refused, not buffered`, async () => {
-    const big = startOrigin(() => new Response(new ReadableStream({
-      pull(controller) { controller.enqueue(new Uint8Array(1024 * 1024)); },
-    })));
+    const big = startOrigin(
+      () =>
+        new Response(
+          new ReadableStream({
+            pull(controller) {
+              controller.enqueue(new Uint8Array(1024 * 1024));
+            },
+          }),
+        ),
+    );
     try {
-      const error = await providerFetch({ deps, operation: "GET big", url: `${big.url}/`, idempotent: true }).catch((e) => e);
+      const error = await providerFetch({
+        deps,
+        operation: "GET big",
+        url: `${big.url}/`,
+        idempotent: true,
+      }).catch((e) => e);
       expect(error).toBeInstanceOf(ProviderError);
       expect(error.kind).toBe("transient");
       expect(error.message).toContain("over");
@@ -65,7 +92,13 @@ describe("provider calls", () => {
       expect(await rebound("https://social.example/api").catch((e) => e)).toBeInstanceOf(BlockedAddressError);
       // With the switch, the request goes to the checked address with the original Host header.
       let resolved = 0;
-      const dev = createGuardedFetch({ allowPrivateNetwork: true, resolve: async () => { resolved += 1; return ["127.0.0.1"]; } });
+      const dev = createGuardedFetch({
+        allowPrivateNetwork: true,
+        resolve: async () => {
+          resolved += 1;
+          return ["127.0.0.1"];
+        },
+      });
       const response = await dev(`http://instance.localhost:${origin.port}/x`);
       expect(await response.text()).toBe("ok");
       expect(origin.hosts.at(-1)).toBe(`instance.localhost:${origin.port}`);
@@ -77,7 +110,14 @@ describe("provider calls", () => {
   });
 
   test("6to4, Teredo and other special-purpose IPv6 ranges are private", () => {
-    for (const ip of ["2002:7f00:1::", "2002:a9fe:a9fe::", "2001:0:4136:e378::1", "::ffff:0:a00:1", "100::1", "64:ff9b:1::a00:1"]) {
+    for (const ip of [
+      "2002:7f00:1::",
+      "2002:a9fe:a9fe::",
+      "2001:0:4136:e378::1",
+      "::ffff:0:a00:1",
+      "100::1",
+      "64:ff9b:1::a00:1",
+    ]) {
       expect({ ip, private: isPrivateAddress(ip) }).toEqual({ ip, private: true });
     }
     expect(isPrivateAddress("2606:4700:4700::1111")).toBe(false);
@@ -94,8 +134,12 @@ describe("provider calls", () => {
 
 describe("the API", () => {
   let w: EngineWorld;
-  beforeAll(async () => { w = await startEngineWorld(); });
-  afterAll(async () => { await w.stop(); });
+  beforeAll(async () => {
+    w = await startEngineWorld();
+  });
+  afterAll(async () => {
+    await w.stop();
+  });
 
   test("reschedule cannot resend an unknown-outcome post without acknowledging the risk, nor with a test key", async () => {
     w.bluesky.failNext(1, { status: 500, path: "createRecord" });
@@ -103,31 +147,87 @@ describe("the API", () => {
     await w.s.server.engine.runUntilIdle();
     const path = `/v1/workspaces/${w.ws}/posts/${post.id}/reschedule`;
     const body = { confirmed: true, scheduled_at: "2026-03-01T13:00:00Z" };
-    expect((await w.s.request("GET", `/v1/workspaces/${w.ws}/posts/${post.id}`)).body).toMatchObject({ state: "needs-attention", retry_safety: "unsafe" });
-    expectProblem(await w.s.request("POST", path, { body, key: w.s.createKey({ environment: "test" }) }), 403, "public_live_credential_required");
-    expectProblem(await w.s.request("POST", path, { body }), 409, "public_conflict", ["/acknowledge_duplicate_risk"]);
+    expect((await w.s.request("GET", `/v1/workspaces/${w.ws}/posts/${post.id}`)).body).toMatchObject({
+      state: "needs-attention",
+      retry_safety: "unsafe",
+    });
+    expectProblem(
+      await w.s.request("POST", path, { body, key: w.s.createKey({ environment: "test" }) }),
+      403,
+      "public_live_credential_required",
+    );
+    expectProblem(await w.s.request("POST", path, { body }), 409, "public_conflict", [
+      "/acknowledge_duplicate_risk",
+    ]);
     const ok = await w.s.request("POST", path, { body: { ...body, acknowledge_duplicate_risk: true } });
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ state: "scheduled", retry_safety: "safe", scheduled_at: "2026-03-01T13:00:00.000Z" });
+    expect(ok.body).toMatchObject({
+      state: "scheduled",
+      retry_safety: "safe",
+      scheduled_at: "2026-03-01T13:00:00.000Z",
+    });
   });
 
   test("an impossible date is a 400, not a date in the next month", async () => {
-    const r = await w.s.request("POST", `/v1/workspaces/${w.ws}/posts`, { body: { when: "2027-02-30T09:00:00+00:00", confirmed: true, group: "feb", posts: [{ destination_id: w.destinationId, body: ["x"] }] }, headers: idem() });
+    const r = await w.s.request("POST", `/v1/workspaces/${w.ws}/posts`, {
+      body: {
+        when: "2027-02-30T09:00:00+00:00",
+        confirmed: true,
+        group: "feb",
+        posts: [{ destination_id: w.destinationId, body: ["x"] }],
+      },
+      headers: idem(),
+    });
     expectProblem(r, 400, "public_invalid_request", ["/when"]);
-    expectProblem(await w.s.request("GET", `/v1/workspaces/${w.ws}/posts?created_after=2026-02-31T00:00:00Z`), 400, "public_invalid_request");
+    expectProblem(
+      await w.s.request("GET", `/v1/workspaces/${w.ws}/posts?created_after=2026-02-31T00:00:00Z`),
+      400,
+      "public_invalid_request",
+    );
   });
 
   test("publishing drafts to the queue names each destination once, and all drafts share a group", async () => {
-    await w.s.request("PUT", `/v1/workspaces/${w.ws}/queue`, { body: { windows: [{ weekday: 1, local_time: "09:00" }] } });
-    const a = (await w.s.request("POST", `/v1/workspaces/${w.ws}/posts`, { body: { when: "draft", group: "qa", posts: [{ channel: "mastodon", body: ["a"] }] } })).body.posts[0];
-    const b = (await w.s.request("POST", `/v1/workspaces/${w.ws}/posts`, { body: { when: "draft", group: "qb", posts: [{ channel: "mastodon", body: ["b"] }] } })).body.posts[0];
-    const both = [{ id: a.id, version: a.version, destination_id: w.destinationId }, { id: b.id, version: b.version, destination_id: w.destinationId }];
-    expectProblem(await w.s.request("POST", `/v1/workspaces/${w.ws}/posts/publish`, { body: { confirmed: true, when: "queue", posts: both }, headers: idem() }), 400, "public_invalid_request", ["/posts"]);
-    expectProblem(await w.s.request("POST", `/v1/workspaces/${w.ws}/posts/publish`, { body: { confirmed: true, when: "2026-03-02T10:00:00Z", posts: both }, headers: idem() }), 400, "public_invalid_request", ["/posts/1/id"]);
+    await w.s.request("PUT", `/v1/workspaces/${w.ws}/queue`, {
+      body: { windows: [{ weekday: 1, local_time: "09:00" }] },
+    });
+    const a = (
+      await w.s.request("POST", `/v1/workspaces/${w.ws}/posts`, {
+        body: { when: "draft", group: "qa", posts: [{ channel: "mastodon", body: ["a"] }] },
+      })
+    ).body.posts[0];
+    const b = (
+      await w.s.request("POST", `/v1/workspaces/${w.ws}/posts`, {
+        body: { when: "draft", group: "qb", posts: [{ channel: "mastodon", body: ["b"] }] },
+      })
+    ).body.posts[0];
+    const both = [
+      { id: a.id, version: a.version, destination_id: w.destinationId },
+      { id: b.id, version: b.version, destination_id: w.destinationId },
+    ];
+    expectProblem(
+      await w.s.request("POST", `/v1/workspaces/${w.ws}/posts/publish`, {
+        body: { confirmed: true, when: "queue", posts: both },
+        headers: idem(),
+      }),
+      400,
+      "public_invalid_request",
+      ["/posts"],
+    );
+    expectProblem(
+      await w.s.request("POST", `/v1/workspaces/${w.ws}/posts/publish`, {
+        body: { confirmed: true, when: "2026-03-02T10:00:00Z", posts: both },
+        headers: idem(),
+      }),
+      400,
+      "public_invalid_request",
+      ["/posts/1/id"],
+    );
   });
 
   test("deeply nested JSON is a 400, not a crash", async () => {
-    const r = await w.s.request("POST", "/v1/workspaces", { body: "[".repeat(100_000) + "]".repeat(100_000) });
+    const r = await w.s.request("POST", "/v1/workspaces", {
+      body: "[".repeat(100_000) + "]".repeat(100_000),
+    });
     expectProblem(r, 400, "public_invalid_request", [""]);
     const fine = await w.s.request("POST", "/v1/workspaces", { body: { name: "nested ok" } });
     expect(fine.status).toBe(201);
@@ -157,12 +257,27 @@ describe("a workspace the key cannot use", () => {
     const w = await startEngineWorld();
     try {
       const other = await w.s.bootstrap();
-      const r = await w.s.request("POST", `/v1/workspaces/${other.workspaceId}/posts`, { body: { nonsense: true }, headers: idem() });
+      const r = await w.s.request("POST", `/v1/workspaces/${other.workspaceId}/posts`, {
+        body: { nonsense: true },
+        headers: idem(),
+      });
       expectProblem(r, 404, "public_not_found");
       const selected = w.s.createKey({ workspaceIds: [w.ws] });
       const second = (await w.s.request("POST", "/v1/workspaces", { body: { name: "second" } })).body.id;
-      expectProblem(await w.s.request("PUT", `/v1/workspaces/${second}/queue`, { key: selected, body: { windows: "bad" } }), 404, "public_not_found");
-      expectProblem(await w.s.request("PUT", `/v1/workspaces/${w.ws}/queue`, { key: selected, body: { windows: "bad" } }), 400, "public_invalid_request", ["/windows"]);
+      expectProblem(
+        await w.s.request("PUT", `/v1/workspaces/${second}/queue`, {
+          key: selected,
+          body: { windows: "bad" },
+        }),
+        404,
+        "public_not_found",
+      );
+      expectProblem(
+        await w.s.request("PUT", `/v1/workspaces/${w.ws}/queue`, { key: selected, body: { windows: "bad" } }),
+        400,
+        "public_invalid_request",
+        ["/windows"],
+      );
     } finally {
       await w.stop();
     }

@@ -5,13 +5,29 @@ import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestAccount, type TestServer } from "./helpers/server.ts";
 
 let s: TestServer;
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.stop();
+});
 
 /** The two idempotent operations we have: one requires the key, one takes it optionally. */
 const OPERATIONS = [
-  { name: "POST /account/invitations", path: "/v1/account/invitations", table: "invitations", required: true, body: (n: number) => ({ email: `person${n}@example.com` }) },
-  { name: "POST /workspaces", path: "/v1/workspaces", table: "workspaces", required: false, body: (n: number) => ({ name: `Workspace ${n}` }) },
+  {
+    name: "POST /account/invitations",
+    path: "/v1/account/invitations",
+    table: "invitations",
+    required: true,
+    body: (n: number) => ({ email: `person${n}@example.com` }),
+  },
+  {
+    name: "POST /workspaces",
+    path: "/v1/workspaces",
+    table: "workspaces",
+    required: false,
+    body: (n: number) => ({ name: `Workspace ${n}` }),
+  },
 ];
 
 let unique = 0;
@@ -19,13 +35,18 @@ const newKey = () => `idem-${++unique}-${crypto.randomUUID()}`;
 
 /** POSTs `body` with an Idempotency-Key (none when null), as the owner unless `account` is given. */
 function send(path: string, body: unknown, idempotencyKey: string | null, account?: TestAccount) {
-  const headers: Record<string, string> = idempotencyKey === null ? {} : { "idempotency-key": idempotencyKey };
+  const headers: Record<string, string> =
+    idempotencyKey === null ? {} : { "idempotency-key": idempotencyKey };
   return s.request("POST", path, { body, headers, key: account?.apiKey });
 }
 
 /** Rows of a table that belong to an account. */
 function count(table: string, accountId = s.owner.accountId): number {
-  return (s.herald.db.$client.query(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`).get(accountId) as { n: number }).n;
+  return (
+    s.herald.db.$client.query(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`).get(accountId) as {
+      n: number;
+    }
+  ).n;
 }
 
 describe("the Idempotency-Key header", () => {
@@ -116,7 +137,13 @@ for (const op of OPERATIONS) {
       // What runIdempotent stores before running the operation; a crash leaves it like this.
       const requestHash = idempotencyRequestHash("POST", op.path, s.owner.accountId, body);
       const now = s.clock.now();
-      insertInFlightKey(s.herald.db, { accountId: s.owner.accountId, key, requestHash, createdAt: now, expiresAt: now + IDEMPOTENCY_TTL_MS });
+      insertInFlightKey(s.herald.db, {
+        accountId: s.owner.accountId,
+        key,
+        requestHash,
+        createdAt: now,
+        expiresAt: now + IDEMPOTENCY_TTL_MS,
+      });
       const before = count(op.table);
       for (let i = 0; i < 2; i++) {
         const r = await send(op.path, body, key);
@@ -157,7 +184,11 @@ for (const op of OPERATIONS) {
       expect(reused.body.id).not.toBe(first.body.id);
       expect(count(op.table)).toBe(before + 1);
       // ...and the new work is what the key now replays.
-      const replay = await send(op.path, reused.body.email ? { email: reused.body.email } : { name: reused.body.name }, key);
+      const replay = await send(
+        op.path,
+        reused.body.email ? { email: reused.body.email } : { name: reused.body.name },
+        key,
+      );
       expect(replay.headers.get("idempotent-replayed")).toBe("true");
       expect(replay.body.id).toBe(reused.body.id);
     });
@@ -166,9 +197,27 @@ for (const op of OPERATIONS) {
 
 describe("a refused request does not burn its key", () => {
   const refusals = [
-    { name: "schema validation (POST /workspaces)", path: "/v1/workspaces", bad: { name: "" }, good: { name: "Fixed" }, status: 400 },
-    { name: "a time zone the service refuses (POST /workspaces)", path: "/v1/workspaces", bad: { name: "TZ", time_zone: "Mars/Base" }, good: { name: "TZ", time_zone: "Europe/Paris" }, status: 400 },
-    { name: "schema validation (POST /account/invitations)", path: "/v1/account/invitations", bad: { email: "not-an-address" }, good: { email: "fixed@example.com" }, status: 400 },
+    {
+      name: "schema validation (POST /workspaces)",
+      path: "/v1/workspaces",
+      bad: { name: "" },
+      good: { name: "Fixed" },
+      status: 400,
+    },
+    {
+      name: "a time zone the service refuses (POST /workspaces)",
+      path: "/v1/workspaces",
+      bad: { name: "TZ", time_zone: "Mars/Base" },
+      good: { name: "TZ", time_zone: "Europe/Paris" },
+      status: 400,
+    },
+    {
+      name: "schema validation (POST /account/invitations)",
+      path: "/v1/account/invitations",
+      bad: { email: "not-an-address" },
+      good: { email: "fixed@example.com" },
+      status: 400,
+    },
   ];
   for (const c of refusals) {
     test(c.name, async () => {
@@ -183,9 +232,15 @@ describe("a refused request does not burn its key", () => {
 
   test("an invitation refused as a conflict (already a member) frees its key too", async () => {
     const key = newKey();
-    const ownerEmail = (s.herald.db.$client.query("SELECT email FROM users WHERE account_id = ?").get(s.owner.accountId) as { email: string }).email;
+    const ownerEmail = (
+      s.herald.db.$client.query("SELECT email FROM users WHERE account_id = ?").get(s.owner.accountId) as {
+        email: string;
+      }
+    ).email;
     expectProblem(await send("/v1/account/invitations", { email: ownerEmail }, key), 409, "public_conflict");
-    expect((await send("/v1/account/invitations", { email: "after-conflict@example.com" }, key)).status).toBe(201);
+    expect((await send("/v1/account/invitations", { email: "after-conflict@example.com" }, key)).status).toBe(
+      201,
+    );
   });
 });
 
@@ -194,9 +249,15 @@ describe("the request hash ignores key order", () => {
     const s = await startTestServer();
     try {
       const headers = { "idempotency-key": "order-1" };
-      const first = await s.request("POST", "/v1/workspaces", { body: '{"name":"Ordered","time_zone":"UTC"}', headers });
+      const first = await s.request("POST", "/v1/workspaces", {
+        body: '{"name":"Ordered","time_zone":"UTC"}',
+        headers,
+      });
       expect(first.status).toBe(201);
-      const again = await s.request("POST", "/v1/workspaces", { body: '{"time_zone":"UTC","name":"Ordered"}', headers });
+      const again = await s.request("POST", "/v1/workspaces", {
+        body: '{"time_zone":"UTC","name":"Ordered"}',
+        headers,
+      });
       expect(again.status).toBe(201);
       expect(again.headers.get("idempotent-replayed")).toBe("true");
       expect(again.body.id).toBe(first.body.id);

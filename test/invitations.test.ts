@@ -29,7 +29,9 @@ interface SmtpSink {
   close(): Promise<void>;
 }
 
-async function startSmtpSink(options: { rejectRecipients?: boolean; url?: (port: number) => string } = {}): Promise<SmtpSink> {
+async function startSmtpSink(
+  options: { rejectRecipients?: boolean; url?: (port: number) => string } = {},
+): Promise<SmtpSink> {
   const messages: ReceivedMail[] = [];
   const recipients: string[] = [];
   const logins: string[] = [];
@@ -78,20 +80,33 @@ async function startSmtpSink(options: { rejectRecipients?: boolean; url?: (port:
 /** The text of a message with quoted-printable soft breaks and escapes undone (enough for ASCII bodies). */
 function decodedBody(raw: string): string {
   const body = raw.slice(raw.indexOf("\r\n\r\n") + 4);
-  return body.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+  return body
+    .replace(/=\r?\n/g, "")
+    .replace(/=([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
 }
 
 let keyCounter = 0;
-const invite = (s: TestServer, email: string, options: { key?: string; idempotencyKey?: string | null } = {}) =>
+const invite = (
+  s: TestServer,
+  email: string,
+  options: { key?: string; idempotencyKey?: string | null } = {},
+) =>
   s.request("POST", "/v1/account/invitations", {
     key: options.key,
-    headers: options.idempotencyKey === null ? {} : { "idempotency-key": options.idempotencyKey ?? `invite-${++keyCounter}` },
+    headers:
+      options.idempotencyKey === null
+        ? {}
+        : { "idempotency-key": options.idempotencyKey ?? `invite-${++keyCounter}` },
     body: { email },
   });
 
 const outboxRows = (s: TestServer) => s.herald.db.select().from(mailOutbox).all();
 const outboxRowFor = (s: TestServer, invitationId: string) =>
-  s.herald.db.select().from(mailOutbox).where(eq(mailOutbox.invitationId, Number(invitationId))).get()!;
+  s.herald.db
+    .select()
+    .from(mailOutbox)
+    .where(eq(mailOutbox.invitationId, Number(invitationId)))
+    .get()!;
 const logLines = (s: TestServer) => s.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** An address of exactly `length` characters: a 64-character local part and a domain of labels of at most 63. */
@@ -111,8 +126,12 @@ function addressOfLength(length: number): string {
 
 describe("without SMTP (the default)", () => {
   let s: TestServer;
-  beforeAll(async () => { s = await startTestServer(); });
-  afterAll(async () => { await s.stop(); });
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(async () => {
+    await s.stop();
+  });
 
   test("201 with the invitation resource; its e-mail waits in the outbox", async () => {
     const r = await invite(s, "new.member@example.com");
@@ -121,11 +140,23 @@ describe("without SMTP (the default)", () => {
     expect(r.headers.get("etag")).toBeTruthy();
     const inv = r.body;
     expect(inv.id).toMatch(/^[0-9]+$/);
-    expect(inv).toMatchObject({ object: "account_invitation", email: "new.member@example.com", status: "pending" });
+    expect(inv).toMatchObject({
+      object: "account_invitation",
+      email: "new.member@example.com",
+      status: "pending",
+    });
     expect(inv.created_at).toBe("2026-03-01T12:00:00.000Z");
     expect(Date.parse(inv.expires_at) - Date.parse(inv.created_at)).toBe(7 * DAY_MS);
     expect(inv.delivery).toEqual({ status: "pending", requested_at: inv.created_at });
-    expect(Object.keys(inv).sort()).toEqual(["created_at", "delivery", "email", "expires_at", "id", "object", "status"]);
+    expect(Object.keys(inv).sort()).toEqual([
+      "created_at",
+      "delivery",
+      "email",
+      "expires_at",
+      "id",
+      "object",
+      "status",
+    ]);
 
     const row = outboxRowFor(s, inv.id);
     expect(row).toMatchObject({ toAddress: "new.member@example.com", status: "pending", attempts: 0 });
@@ -148,7 +179,8 @@ describe("without SMTP (the default)", () => {
     await s.server.scheduler.runNow("mail-outbox");
     const after = outboxRows(s);
     expect(after).toEqual(before);
-    for (const row of after) expect(row).toMatchObject({ status: "pending", attempts: 0, sentAt: null, lastError: null });
+    for (const row of after)
+      expect(row).toMatchObject({ status: "pending", attempts: 0, sentAt: null, lastError: null });
     expect(outboxRowFor(s, r.body.id).status).toBe("pending");
     expect(s.server.scheduler.report().find((j) => j.id === "mail-outbox")!.last_error).toBeNull();
   });
@@ -177,7 +209,11 @@ describe("without SMTP (the default)", () => {
     expectProblem(await invite(s, "scoped@example.com", { key: readOnly }), 403, "public_scope_missing");
     const writer = s.createKey({ scopes: ["team:write"] });
     expect((await invite(s, "scoped@example.com", { key: writer })).status).toBe(201);
-    const none = await s.request("POST", "/v1/account/invitations", { key: null, headers: { "idempotency-key": "k" }, body: { email: "a@example.com" } });
+    const none = await s.request("POST", "/v1/account/invitations", {
+      key: null,
+      headers: { "idempotency-key": "k" },
+      body: { email: "a@example.com" },
+    });
     expectProblem(none, 401, "public_authentication_required");
   });
 });
@@ -189,7 +225,9 @@ describe("invalid and conflicting addresses", () => {
     s = await startTestServer();
     ownerEmail = s.herald.db.select().from(users).where(eq(users.accountId, s.owner.accountId)).get()!.email;
   });
-  afterAll(async () => { await s.stop(); });
+  afterAll(async () => {
+    await s.stop();
+  });
 
   test("an existing member's address is 409 public_conflict pointing at /email", async () => {
     const r = await invite(s, ownerEmail);
@@ -203,7 +241,9 @@ describe("invalid and conflicting addresses", () => {
 
   test("a refused invitation stores nothing and frees its Idempotency-Key", async () => {
     const count = outboxRows(s).length;
-    expectProblem(await invite(s, ownerEmail, { idempotencyKey: "fix-me" }), 409, "public_conflict", ["/email"]);
+    expectProblem(await invite(s, ownerEmail, { idempotencyKey: "fix-me" }), 409, "public_conflict", [
+      "/email",
+    ]);
     expect(outboxRows(s).length).toBe(count);
     expect((await invite(s, "fixed@example.com", { idempotencyKey: "fix-me" })).status).toBe(201);
   });
@@ -223,13 +263,19 @@ describe("invalid and conflicting addresses", () => {
   ];
   for (const c of bad) {
     test(`bad e-mail (${c.name}) is 400 at /email`, async () => {
-      const r = await s.request("POST", "/v1/account/invitations", { headers: { "idempotency-key": `bad-${c.name}` }, body: c.body });
+      const r = await s.request("POST", "/v1/account/invitations", {
+        headers: { "idempotency-key": `bad-${c.name}` },
+        body: c.body,
+      });
       expectProblem(r, 400, "public_invalid_request", ["/email"]);
     });
   }
 
   test("an unknown property is 400 at that property", async () => {
-    const r = await s.request("POST", "/v1/account/invitations", { headers: { "idempotency-key": "extra" }, body: { email: "a@example.com", role: "owner" } });
+    const r = await s.request("POST", "/v1/account/invitations", {
+      headers: { "idempotency-key": "extra" },
+      body: { email: "a@example.com", role: "owner" },
+    });
     expectProblem(r, 400, "public_invalid_request", ["/role"]);
   });
 
@@ -250,7 +296,10 @@ describe("with a real SMTP server", () => {
   let s: TestServer;
   beforeAll(async () => {
     sink = await startSmtpSink();
-    s = await startTestServer({ env: { HERALD_SMTP_URL: sink.url, HERALD_MAIL_FROM: "Herald <herald@example.com>" }, mail: smtpTransport(sink.url) });
+    s = await startTestServer({
+      env: { HERALD_SMTP_URL: sink.url, HERALD_MAIL_FROM: "Herald <herald@example.com>" },
+      mail: smtpTransport(sink.url),
+    });
   });
   afterAll(async () => {
     await s.stop();
@@ -294,7 +343,10 @@ describe("with a real SMTP server", () => {
 describe("when SMTP fails", () => {
   test("a refusing server: retries back off, then the message is failed; nothing secret is logged", async () => {
     const password = "sup3r-secret-smtp-pass";
-    const sink = await startSmtpSink({ rejectRecipients: true, url: (port) => `smtp://herald:${password}@127.0.0.1:${port}` });
+    const sink = await startSmtpSink({
+      rejectRecipients: true,
+      url: (port) => `smtp://herald:${password}@127.0.0.1:${port}`,
+    });
     const s = await startTestServer({ env: { HERALD_SMTP_URL: sink.url }, mail: smtpTransport(sink.url) });
     try {
       const r = await invite(s, "bounce@example.com");
@@ -305,7 +357,11 @@ describe("when SMTP fails", () => {
       expect(sink.recipients).toEqual(["bounce@example.com"]);
       expect(sink.logins).toEqual(["herald"]); // the URL's credentials were used
       let row = outboxRowFor(s, r.body.id);
-      expect(row).toMatchObject({ status: "pending", attempts: 1, nextAttemptAt: start + mailRetryDelayMs(1) });
+      expect(row).toMatchObject({
+        status: "pending",
+        attempts: 1,
+        nextAttemptAt: start + mailRetryDelayMs(1),
+      });
       expect(row.lastError).toBeTruthy();
       expect(mailRetryDelayMs(1)).toBe(30_000);
 
@@ -335,7 +391,9 @@ describe("when SMTP fails", () => {
       await s.server.scheduler.runNow("mail-outbox");
       expect(sink.recipients.length).toBe(MAIL_MAX_ATTEMPTS);
 
-      const warnings = logLines(s).filter((l) => l.level === "warn" && String(l.message).startsWith("mail delivery failed"));
+      const warnings = logLines(s).filter(
+        (l) => l.level === "warn" && String(l.message).startsWith("mail delivery failed"),
+      );
       expect(warnings.length).toBe(MAIL_MAX_ATTEMPTS);
       expect(warnings.at(-1)!.message).toBe("mail delivery failed for good");
       expect(warnings.at(-1)!.attempts).toBe(MAIL_MAX_ATTEMPTS);
@@ -359,7 +417,11 @@ describe("when SMTP fails", () => {
       const r = await invite(s, "nobody-home@example.com");
       await s.server.scheduler.runNow("mail-outbox");
       const row = outboxRowFor(s, r.body.id);
-      expect(row).toMatchObject({ status: "pending", attempts: 1, nextAttemptAt: s.clock.now() + mailRetryDelayMs(1) });
+      expect(row).toMatchObject({
+        status: "pending",
+        attempts: 1,
+        nextAttemptAt: s.clock.now() + mailRetryDelayMs(1),
+      });
       // The job itself did not fail: one message failing is a retry, not a job error.
       expect(s.server.scheduler.report().find((j) => j.id === "mail-outbox")!.last_error).toBeNull();
       const warning = logLines(s).find((l) => l.message === "mail delivery failed; will retry");
@@ -375,14 +437,21 @@ describe("when SMTP fails", () => {
     const silent = createServer((socket) => sockets.push(socket)); // accepts the connection, never greets
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const url = `smtp://127.0.0.1:${(silent.address() as AddressInfo).port}`;
-    const s = await startTestServer({ env: { HERALD_SMTP_URL: url }, mail: smtpTransport(url, { connectionMs: 500, greetingMs: 500, socketMs: 500 }) });
+    const s = await startTestServer({
+      env: { HERALD_SMTP_URL: url },
+      mail: smtpTransport(url, { connectionMs: 500, greetingMs: 500, socketMs: 500 }),
+    });
     try {
       const r = await invite(s, "slow@example.com");
       const started = performance.now();
       await s.server.scheduler.runNow("mail-outbox");
       expect(performance.now() - started).toBeLessThan(5_000);
       const row = outboxRowFor(s, r.body.id);
-      expect(row).toMatchObject({ status: "pending", attempts: 1, nextAttemptAt: s.clock.now() + mailRetryDelayMs(1) });
+      expect(row).toMatchObject({
+        status: "pending",
+        attempts: 1,
+        nextAttemptAt: s.clock.now() + mailRetryDelayMs(1),
+      });
       expect(row.lastError).toMatch(/timeout|timed out|never received/i);
     } finally {
       await s.stop();
@@ -392,7 +461,9 @@ describe("when SMTP fails", () => {
   }, 15_000);
 
   test("the backoff doubles from 30 s and stops growing at one hour", () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 8].map(mailRetryDelayMs)).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000, 3_600_000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map(mailRetryDelayMs)).toEqual([
+      30_000, 60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000, 3_600_000,
+    ]);
     expect(mailRetryDelayMs(20)).toBe(3_600_000);
   });
 });

@@ -12,7 +12,9 @@ beforeAll(async () => {
   expect(r.status).toBe(200);
   doc = r.body;
 });
-afterAll(async () => { await s.stop(); });
+afterAll(async () => {
+  await s.stop();
+});
 
 const METHODS = ["get", "put", "post", "patch", "delete", "head", "options", "trace"];
 
@@ -37,14 +39,19 @@ function operations(): Operation[] {
 
 /** A path with its parameter names erased, to compare `{post}` with `{post_id}`. */
 const shape = (path: string) => path.replace(/\{[^}]+\}/g, "{}");
-const find = (method: string, path: string) => operations().find((o) => o.method === method && shape(o.path) === shape(path));
-const header = (op: any, name: string) => (op.parameters ?? []).find((p: any) => p.in === "header" && p.name.toLowerCase() === name.toLowerCase());
+const find = (method: string, path: string) =>
+  operations().find((o) => o.method === method && shape(o.path) === shape(path));
+const header = (op: any, name: string) =>
+  (op.parameters ?? []).find((p: any) => p.in === "header" && p.name.toLowerCase() === name.toLowerCase());
 
 /** Follows a local `$ref` inside the document. */
 function resolveRef(schema: any): any {
   if (!schema?.$ref) return schema;
   expect(schema.$ref).toStartWith("#/");
-  return schema.$ref.slice(2).split("/").reduce((node: any, part: string) => node?.[part], doc);
+  return schema.$ref
+    .slice(2)
+    .split("/")
+    .reduce((node: any, part: string) => node?.[part], doc);
 }
 
 describe("the document", () => {
@@ -65,7 +72,17 @@ describe("the document", () => {
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
     const problem = doc.components.schemas.Problem;
     expect(problem.type).toBe("object");
-    for (const field of ["type", "title", "status", "detail", "instance", "code", "request_id", "retryable", "errors"]) {
+    for (const field of [
+      "type",
+      "title",
+      "status",
+      "detail",
+      "instance",
+      "code",
+      "request_id",
+      "retryable",
+      "errors",
+    ]) {
       expect(problem.required).toContain(field);
       expect(problem.properties[field]).toBeDefined();
     }
@@ -87,7 +104,13 @@ describe("the document", () => {
   });
 
   test("the contract's operations that exist so far are documented", () => {
-    for (const [method, path] of [["get", "/account"], ["get", "/me"], ["get", "/workspaces"], ["post", "/account/invitations"], ["patch", "/workspaces/{workspace_id}"]]) {
+    for (const [method, path] of [
+      ["get", "/account"],
+      ["get", "/me"],
+      ["get", "/workspaces"],
+      ["post", "/account/invitations"],
+      ["patch", "/workspaces/{workspace_id}"],
+    ]) {
       expect(find(method!, path!)).toBeDefined();
     }
   });
@@ -96,7 +119,10 @@ describe("the document", () => {
 describe("every operation", () => {
   test("has a summary, a scope and a security requirement that agree", () => {
     for (const { name, op } of operations()) {
-      expect({ name, summary: typeof op.summary === "string" && op.summary.length > 0 }).toEqual({ name, summary: true });
+      expect({ name, summary: typeof op.summary === "string" && op.summary.length > 0 }).toEqual({
+        name,
+        summary: true,
+      });
       const scope = op["x-required-scope"];
       expect({ name, scope: typeof scope }).toEqual({ name, scope: "string" });
       expect(["none", "authenticated", ...ALL_SCOPES]).toContain(scope);
@@ -125,13 +151,26 @@ describe("every operation", () => {
       if (op.requestBody) expected.push("415");
       for (const status of expected) {
         const response = op.responses?.[status];
-        expect({ name, status, documented: response !== undefined }).toEqual({ name, status, documented: true });
+        expect({ name, status, documented: response !== undefined }).toEqual({
+          name,
+          status,
+          documented: true,
+        });
         const schema = response.content?.["application/problem+json"]?.schema;
-        expect({ name, status, schema }).toEqual({ name, status, schema: { $ref: "#/components/schemas/Problem" } });
+        expect({ name, status, schema }).toEqual({
+          name,
+          status,
+          schema: { $ref: "#/components/schemas/Problem" },
+        });
         expect(typeof response.description).toBe("string");
       }
       for (const [status, response] of Object.entries(op.responses ?? {}) as [string, any][]) {
-        if (Number(status) >= 400) expect({ name, status, problem: !!response.content?.["application/problem+json"] }).toEqual({ name, status, problem: true });
+        if (Number(status) >= 400)
+          expect({ name, status, problem: !!response.content?.["application/problem+json"] }).toEqual({
+            name,
+            status,
+            problem: true,
+          });
       }
     }
   });
@@ -153,14 +192,22 @@ describe("every operation", () => {
       expect({ name, types: Object.keys(content) }).toEqual({ name, types: ["application/json"] });
       const schema = resolveRef(content["application/json"].schema);
       expect({ name, schema: typeof schema }).toEqual({ name, schema: "object" });
-      if (schema.type === "object") expect({ name, additionalProperties: schema.additionalProperties }).toEqual({ name, additionalProperties: false });
+      if (schema.type === "object")
+        expect({ name, additionalProperties: schema.additionalProperties }).toEqual({
+          name,
+          additionalProperties: false,
+        });
     }
   });
 
   test("every Idempotency-Key and If-Match parameter is a header with the contract's limits", () => {
     for (const { name, op } of operations()) {
       const idem = header(op, "Idempotency-Key");
-      if (idem) expect({ name, schema: idem.schema }).toEqual({ name, schema: { type: "string", minLength: 1, maxLength: 200 } });
+      if (idem)
+        expect({ name, schema: idem.schema }).toEqual({
+          name,
+          schema: { type: "string", minLength: 1, maxLength: 200 },
+        });
       const ifMatch = header(op, "If-Match");
       if (ifMatch) expect({ name, type: ifMatch.schema.type }).toEqual({ name, type: "string" });
       if (ifMatch) expect(op.responses["412"]).toBeDefined();
@@ -180,10 +227,17 @@ describe("headers of particular operations", () => {
     ["delete", "/workspaces/{workspace_id}/posts/{post}"],
   ];
   test("POST /account/invitations (and the contract's other key-required operations) document Idempotency-Key as required", () => {
-    expect(header(find("post", "/account/invitations")!.op, "Idempotency-Key")).toMatchObject({ in: "header", required: true });
+    expect(header(find("post", "/account/invitations")!.op, "Idempotency-Key")).toMatchObject({
+      in: "header",
+      required: true,
+    });
     for (const [method, path] of requiredKey) {
       const found = find(method, path);
-      if (found) expect({ op: found.name, required: header(found.op, "Idempotency-Key")?.required }).toEqual({ op: found.name, required: true });
+      if (found)
+        expect({ op: found.name, required: header(found.op, "Idempotency-Key")?.required }).toEqual({
+          op: found.name,
+          required: true,
+        });
     }
   });
 
@@ -217,7 +271,9 @@ describe("headers of particular operations", () => {
     expect(body.required).toEqual(["email"]);
     expect(body.properties.email).toMatchObject({ type: "string", maxLength: 254 });
     const created = resolveRef(op.responses["201"].content["application/json"].schema);
-    expect(created.required).toEqual(expect.arrayContaining(["id", "object", "email", "status", "created_at", "expires_at", "delivery"]));
+    expect(created.required).toEqual(
+      expect.arrayContaining(["id", "object", "email", "status", "created_at", "expires_at", "delivery"]),
+    );
     expect(op.responses["409"]).toBeDefined();
   });
 });
@@ -238,7 +294,9 @@ describe("docs pages", () => {
     // The UI would otherwise fetch its web fonts from the vendor's CDN.
     const attribute = r.text.match(/data-configuration="([^"]*)"/)?.[1];
     expect(attribute).toBeDefined();
-    const configuration = JSON.parse(attribute!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))).replace(/&quot;/g, '"'));
+    const configuration = JSON.parse(
+      attribute!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))).replace(/&quot;/g, '"'),
+    );
     expect(configuration.withDefaultFonts).toBe(false);
   });
 
@@ -261,7 +319,12 @@ describe("docs pages", () => {
       expect(r.text).toContain(`id="${code}"`);
       expect(r.text).toContain(`<code>${code}</code>`);
     }
-    for (const code of ["public_invalid_request", "public_idempotency_outcome_unknown", "public_post_group_channel_conflict", "public_payload_too_large"]) {
+    for (const code of [
+      "public_invalid_request",
+      "public_idempotency_outcome_unknown",
+      "public_post_group_channel_conflict",
+      "public_payload_too_large",
+    ]) {
       expect(codes).toContain(code);
     }
   });
@@ -287,7 +350,8 @@ describe("GET /health", () => {
     expect(Array.isArray(r.body.jobs)).toBe(true);
     const ids = r.body.jobs.map((j: { id: string }) => j.id);
     expect(ids).toContain("mail-outbox");
-    for (const job of r.body.jobs) expect(Object.keys(job).sort()).toEqual(["failed", "id", "last_finished_at", "last_started_at"]);
+    for (const job of r.body.jobs)
+      expect(Object.keys(job).sort()).toEqual(["failed", "id", "last_finished_at", "last_started_at"]);
   });
 
   test("a job that ran shows when", async () => {
@@ -302,7 +366,10 @@ describe("GET /health", () => {
   test("the mail backlog counts invitations waiting for SMTP", async () => {
     const before = (await s.request("GET", "/health", { key: null })).body.mail_outbox_backlog;
     for (const [i, email] of ["one@example.com", "two@example.com"].entries()) {
-      const r = await s.request("POST", "/v1/account/invitations", { headers: { "idempotency-key": `health-${i}` }, body: { email } });
+      const r = await s.request("POST", "/v1/account/invitations", {
+        headers: { "idempotency-key": `health-${i}` },
+        body: { email },
+      });
       expect(r.status).toBe(201);
     }
     await s.server.scheduler.runNow("mail-outbox"); // no SMTP: nothing leaves the outbox
@@ -317,8 +384,15 @@ describe("response headers and paging parameters are documented", () => {
       for (const [method, op] of Object.entries(item)) {
         for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
           const where = `${method.toUpperCase()} ${path} ${status}`;
-          expect({ where, has: "Service-Request-Id" in (response.headers ?? {}) }).toEqual({ where, has: true });
-          if (status === "429" || status === "202") expect({ where, retryAfter: response.headers["Retry-After"]?.schema }).toEqual({ where, retryAfter: { type: "integer", minimum: 1 } });
+          expect({ where, has: "Service-Request-Id" in (response.headers ?? {}) }).toEqual({
+            where,
+            has: true,
+          });
+          if (status === "429" || status === "202")
+            expect({ where, retryAfter: response.headers["Retry-After"]?.schema }).toEqual({
+              where,
+              retryAfter: { type: "integer", minimum: 1 },
+            });
           if (status === "401") expect(response.headers).toHaveProperty("WWW-Authenticate");
         }
       }

@@ -15,7 +15,9 @@ beforeAll(async () => {
     expect(r.status).toBe(201);
   }
 });
-afterAll(async () => { await s.stop(); });
+afterAll(async () => {
+  await s.stop();
+});
 
 const LISTINGS = [
   { path: "/v1/workspaces", table: "workspaces" },
@@ -24,7 +26,9 @@ const LISTINGS = [
 
 /** Ids of an account's rows, newest first, straight from the database. */
 function idsInDatabase(table: string): string[] {
-  const rows = s.herald.db.$client.query(`SELECT id FROM ${table} WHERE account_id = ? ORDER BY id DESC`).all(s.owner.accountId) as { id: string }[];
+  const rows = s.herald.db.$client
+    .query(`SELECT id FROM ${table} WHERE account_id = ? ORDER BY id DESC`)
+    .all(s.owner.accountId) as { id: string }[];
   return rows.map((r) => r.id);
 }
 
@@ -63,7 +67,11 @@ function expectBadParameter(r: TestResponse, parameter: string): void {
 for (const listing of LISTINGS) {
   describe(`GET ${listing.path}`, () => {
     describe("limit", () => {
-      for (const [limit, size] of [["1", 1], ["100", "all"], ["25", 25]] as const) {
+      for (const [limit, size] of [
+        ["1", 1],
+        ["100", "all"],
+        ["25", 25],
+      ] as const) {
         test(`limit=${limit} is accepted`, async () => {
           const r = await s.request("GET", `${listing.path}?limit=${limit}`);
           expectListing(r);
@@ -73,7 +81,10 @@ for (const listing of LISTINGS) {
 
       for (const limit of ["0", "101", "abc", "1.5", "-1", "", "1e1", "1000"]) {
         test(`limit=${JSON.stringify(limit)} is 400 naming limit`, async () => {
-          expectBadParameter(await s.request("GET", `${listing.path}?limit=${encodeURIComponent(limit)}`), "limit");
+          expectBadParameter(
+            await s.request("GET", `${listing.path}?limit=${encodeURIComponent(limit)}`),
+            "limit",
+          );
         });
       }
 
@@ -111,7 +122,10 @@ for (const listing of LISTINGS) {
       test("next_cursor sent as `after` gives the same page as the Link", async () => {
         const first = await s.request("GET", `${listing.path}?limit=3`);
         const viaLink = await follow(nextLink(first)!);
-        const viaCursor = await s.request("GET", `${listing.path}?limit=3&after=${encodeURIComponent(first.body.next_cursor)}`);
+        const viaCursor = await s.request(
+          "GET",
+          `${listing.path}?limit=3&after=${encodeURIComponent(first.body.next_cursor)}`,
+        );
         expect(viaCursor.body).toEqual(viaLink.body);
         expect(viaCursor.body.data[0].id < first.body.data[2].id).toBe(true);
       });
@@ -143,17 +157,32 @@ for (const listing of LISTINGS) {
         return cursor.slice(0, i) + (cursor[i] === "A" ? "B" : "A") + cursor.slice(i + 1);
       };
       const cases: { name: string; cursor: () => Promise<string>; key?: () => string }[] = [
-        { name: "a cursor with one character changed in its payload", cursor: async () => tamper(await cursorOf(listing.path), 3) },
-        { name: "a cursor with one character changed in its signature", cursor: async () => tamper(await cursorOf(listing.path), -5) },
+        {
+          name: "a cursor with one character changed in its payload",
+          cursor: async () => tamper(await cursorOf(listing.path), 3),
+        },
+        {
+          name: "a cursor with one character changed in its signature",
+          cursor: async () => tamper(await cursorOf(listing.path), -5),
+        },
         { name: "a truncated cursor", cursor: async () => (await cursorOf(listing.path)).slice(0, -1) },
         { name: "garbage", cursor: async () => "not-a-cursor" },
-        { name: "a cursor of the other listing", cursor: () => cursorOf(LISTINGS.find((l) => l !== listing)!.path) },
-        { name: "a cursor issued to another credential", cursor: () => cursorOf(listing.path), key: () => s.createKey({}) },
+        {
+          name: "a cursor of the other listing",
+          cursor: () => cursorOf(LISTINGS.find((l) => l !== listing)!.path),
+        },
+        {
+          name: "a cursor issued to another credential",
+          cursor: () => cursorOf(listing.path),
+          key: () => s.createKey({}),
+        },
       ];
       for (const c of cases) {
         test(`${c.name} is 400 naming after`, async () => {
           const cursor = await c.cursor();
-          const r = await s.request("GET", `${listing.path}?after=${encodeURIComponent(cursor)}`, { key: c.key?.() ?? s.owner.apiKey });
+          const r = await s.request("GET", `${listing.path}?after=${encodeURIComponent(cursor)}`, {
+            key: c.key?.() ?? s.owner.apiKey,
+          });
           expectBadParameter(r, "after");
         });
       }

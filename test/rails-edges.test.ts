@@ -12,14 +12,18 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({ env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1" } });
 });
-afterAll(async () => { await s.stop(); });
+afterAll(async () => {
+  await s.stop();
+});
 
 const workspacePath = () => `/v1/workspaces/${s.owner.workspaceId}`;
 
 /** The `{pointer, parameter}` of each field error of a problem. */
 const fieldsOf = (r: TestResponse) =>
-  r.body.errors.map(({ pointer, parameter }: { pointer: string; parameter?: string }) =>
-    ({ pointer, parameter }));
+  r.body.errors.map(({ pointer, parameter }: { pointer: string; parameter?: string }) => ({
+    pointer,
+    parameter,
+  }));
 
 describe("a short Host header still reaches every route", () => {
   const hosts: { name: string; host: string | null; version?: string }[] = [
@@ -33,31 +37,40 @@ describe("a short Host header still reaches every route", () => {
   ];
   for (const h of hosts) {
     test(h.name, async () => {
-      const send = (path: string, auth = true) => rawRequest(s.url, [
-        `GET ${path} ${h.version ?? "HTTP/1.1"}`,
-        ...(h.host === null ? [] : [`Host: ${h.host}`]),
-        ...(auth ? [`Authorization: Bearer ${s.owner.apiKey}`] : []),
-      ]);
+      const send = (path: string, auth = true) =>
+        rawRequest(s.url, [
+          `GET ${path} ${h.version ?? "HTTP/1.1"}`,
+          ...(h.host === null ? [] : [`Host: ${h.host}`]),
+          ...(auth ? [`Authorization: Bearer ${s.owner.apiKey}`] : []),
+        ]);
       expect((await send("/health", false)).status).toBe(200);
       const account = await send("/v1/account");
       expect(account.status).toBe(200);
       expect(account.headers.get("service-request-id")).toMatch(/^req_/);
       const workspace = await send(`${workspacePath()}?`);
-      expect({ status: workspace.status, id: workspace.body?.id })
-        .toEqual({ status: 200, id: s.owner.workspaceId });
+      expect({ status: workspace.status, id: workspace.body?.id }).toEqual({
+        status: 200,
+        id: s.owner.workspaceId,
+      });
       expectProblem(await send("/v1/nothing-here"), 404, "public_not_found");
       const page = await send("/v1/workspaces?limit=1");
       expect({ status: page.status, count: page.body?.data?.length }).toEqual({ status: 200, count: 1 });
       const body = JSON.stringify({ name: `Host ${h.name}` });
-      const created = await rawRequest(s.url, [
-        `POST /v1/workspaces ${h.version ?? "HTTP/1.1"}`,
-        ...(h.host === null ? [] : [`Host: ${h.host}`]),
-        `Authorization: Bearer ${s.owner.apiKey}`,
-        "Content-Type: application/json",
-        `Content-Length: ${Buffer.byteLength(body)}`,
-      ], body);
-      expect({ status: created.status, name: created.body?.name })
-        .toEqual({ status: 201, name: `Host ${h.name}` });
+      const created = await rawRequest(
+        s.url,
+        [
+          `POST /v1/workspaces ${h.version ?? "HTTP/1.1"}`,
+          ...(h.host === null ? [] : [`Host: ${h.host}`]),
+          `Authorization: Bearer ${s.owner.apiKey}`,
+          "Content-Type: application/json",
+          `Content-Length: ${Buffer.byteLength(body)}`,
+        ],
+        body,
+      );
+      expect({ status: created.status, name: created.body?.name }).toEqual({
+        status: 201,
+        name: `Host ${h.name}`,
+      });
     });
   }
 });
@@ -141,7 +154,8 @@ describe("JSON routes take JSON media types only", () => {
     const endpoint = await mustCreateEndpoint(s, { url: "https://hooks.example.com/herald" });
     const path = `${workspacePath()}/webhook-endpoints/${endpoint.id}/rotate-secret`;
     const response = await fetch(`${s.url}${path}`, {
-      method: "POST", headers: { authorization: `Bearer ${s.owner.apiKey}` },
+      method: "POST",
+      headers: { authorization: `Bearer ${s.owner.apiKey}` },
     });
     expect(response.status).toBe(200);
   });
@@ -154,12 +168,27 @@ describe("JSON bodies: nesting and lone surrogates", () => {
   const deep = /nests deeper than 32 levels/;
   const cases: { name: string; body: string; status: number; pointers?: string[]; detail?: RegExp }[] = [
     { name: "40 levels deep", body: nested(40), status: 400, pointers: [""], detail: deep },
-    { name: "a lone high surrogate", body: '{"name":"a\\ud800"}', status: 400, pointers: ["/name"],
-      detail: lone },
-    { name: "a lone low surrogate", body: '{"name":"\\uDC00b"}', status: 400, pointers: ["/name"],
-      detail: lone },
-    { name: "in a name", body: '{"name":"ok","\\ud800":1}', status: 400, pointers: ["/\ud800"],
-      detail: lone },
+    {
+      name: "a lone high surrogate",
+      body: '{"name":"a\\ud800"}',
+      status: 400,
+      pointers: ["/name"],
+      detail: lone,
+    },
+    {
+      name: "a lone low surrogate",
+      body: '{"name":"\\uDC00b"}',
+      status: 400,
+      pointers: ["/name"],
+      detail: lone,
+    },
+    {
+      name: "in a name",
+      body: '{"name":"ok","\\ud800":1}',
+      status: 400,
+      pointers: ["/\ud800"],
+      detail: lone,
+    },
     { name: "a surrogate pair is fine", body: '{"name":"smile \\ud83d\\ude00"}', status: 201 },
     { name: "an escaped backslash before u is fine", body: '{"name":"a\\\\ud800"}', status: 201 },
   ];
@@ -271,8 +300,13 @@ describe("access log", () => {
     const before = accessLines(s).length;
     type Case = { method: string; path: string; key?: null; route: string | null; status: number };
     const cases: (Case & { credential: boolean })[] = [
-      { method: "GET", path: workspacePath(), route: "/v1/workspaces/:workspace_id", status: 200,
-        credential: true },
+      {
+        method: "GET",
+        path: workspacePath(),
+        route: "/v1/workspaces/:workspace_id",
+        status: 200,
+        credential: true,
+      },
       { method: "GET", path: "/v1/account", key: null, route: "/v1/account", status: 401, credential: false },
       { method: "GET", path: "/health", route: "/health", status: 200, credential: false },
       { method: "GET", path: "/v1/nothing?signature=s3cr3t", route: null, status: 404, credential: false },

@@ -3,8 +3,12 @@ import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
 let s: TestServer;
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.stop();
+});
 
 describe("validation problems point at each offending field", () => {
   const cases: { name: string; body: unknown; pointers: string[] }[] = [
@@ -13,7 +17,11 @@ describe("validation problems point at each offending field", () => {
     { name: "too short", body: { name: "" }, pointers: ["/name"] },
     { name: "too long", body: { name: "x".repeat(201) }, pointers: ["/name"] },
     { name: "missing required", body: {}, pointers: ["/name"] },
-    { name: "several problems at once", body: { name: 1, time_zone: 2, extra: true }, pointers: ["/name", "/time_zone", "/extra"] },
+    {
+      name: "several problems at once",
+      body: { name: 1, time_zone: 2, extra: true },
+      pointers: ["/name", "/time_zone", "/extra"],
+    },
     { name: "not an object", body: [1, 2], pointers: [""] },
     { name: "IANA zone checked", body: { name: "ok", time_zone: "+05:00" }, pointers: ["/time_zone"] },
   ];
@@ -71,12 +79,20 @@ describe("body limit of 1 MiB", () => {
     });
     const response = await fetch(`${s.url}/v1/workspaces`, {
       method: "POST",
-      headers: { authorization: `Bearer ${s.owner.apiKey}`, "content-type": "application/json", "transfer-encoding": "chunked" },
+      headers: {
+        authorization: `Bearer ${s.owner.apiKey}`,
+        "content-type": "application/json",
+        "transfer-encoding": "chunked",
+      },
       body: stream,
       duplex: "half",
     });
     const text = await response.text();
-    expectProblem({ status: response.status, headers: response.headers, text, body: JSON.parse(text) }, 413, "public_payload_too_large");
+    expectProblem(
+      { status: response.status, headers: response.headers, text, body: JSON.parse(text) },
+      413,
+      "public_payload_too_large",
+    );
   });
 });
 
@@ -112,7 +128,11 @@ describe("Service-Request-Id", () => {
 describe("unknown routes and crashes", () => {
   test("an unknown route is a problem 404", async () => {
     // (DELETE /v1/account was here: a known path with another method is now 405, see rails-edges.)
-    const routes = [["GET", "/v1/nothing-here"], ["DELETE", "/v1/nothing-here"], ["GET", "/nowhere"]];
+    const routes = [
+      ["GET", "/v1/nothing-here"],
+      ["DELETE", "/v1/nothing-here"],
+      ["GET", "/nowhere"],
+    ];
     for (const [method, path] of routes) {
       const r = await s.request(method, path);
       expectProblem(r, 404, "public_not_found");

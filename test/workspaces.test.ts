@@ -5,13 +5,21 @@ import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestResponse, type TestServer } from "./helpers/server.ts";
 
 let s: TestServer;
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { await s.stop(); });
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.stop();
+});
 
 const create = (body: unknown, key?: string) => s.request("POST", "/v1/workspaces", { body, key });
 const get = (id: string, key?: string) => s.request("GET", `/v1/workspaces/${id}`, { key });
-const patch = (id: string, body: unknown, headers: Record<string, string> = {}) => s.request("PATCH", `/v1/workspaces/${id}`, { body, headers });
-const listIds = async (key?: string) => ((await s.request("GET", "/v1/workspaces?limit=100", { key })).body.data as { id: string }[]).map((w) => w.id);
+const patch = (id: string, body: unknown, headers: Record<string, string> = {}) =>
+  s.request("PATCH", `/v1/workspaces/${id}`, { body, headers });
+const listIds = async (key?: string) =>
+  ((await s.request("GET", "/v1/workspaces?limit=100", { key })).body.data as { id: string }[]).map(
+    (w) => w.id,
+  );
 
 function expectWorkspace(r: TestResponse, status: number, fields: Record<string, unknown> = {}): void {
   expect({ status: r.status, text: r.text }).toMatchObject({ status });
@@ -35,13 +43,23 @@ describe("create", () => {
     expectWorkspace(r, 201, { name: "Launch", time_zone: "UTC", created_at: now, updated_at: now });
   });
 
-  for (const zone of ["Europe/Berlin", "America/Argentina/Buenos_Aires", "Asia/Kolkata", "UTC", "Etc/GMT+5"]) {
+  for (const zone of [
+    "Europe/Berlin",
+    "America/Argentina/Buenos_Aires",
+    "Asia/Kolkata",
+    "UTC",
+    "Etc/GMT+5",
+  ]) {
     test(`the IANA zone ${zone} is accepted`, async () => {
       expectWorkspace(await create({ name: "Zoned", time_zone: zone }), 201, { time_zone: zone });
     });
   }
 
-  for (const [sent, stored] of [["europe/berlin", "Europe/Berlin"], ["utc", "UTC"], ["america/argentina/buenos_aires", "America/Argentina/Buenos_Aires"]]) {
+  for (const [sent, stored] of [
+    ["europe/berlin", "Europe/Berlin"],
+    ["utc", "UTC"],
+    ["america/argentina/buenos_aires", "America/Argentina/Buenos_Aires"],
+  ]) {
     test(`${sent} is stored as IANA spells it: ${stored}`, async () => {
       const created = await create({ name: "Cased", time_zone: sent });
       expectWorkspace(created, 201, { time_zone: stored });
@@ -53,13 +71,19 @@ describe("create", () => {
   for (const zone of ["Mars/Base", "+05:00", "UTC+5", "Europe/", "europe berlin", ""]) {
     test(`${JSON.stringify(zone)} is refused with pointer /time_zone`, async () => {
       const before = (await listIds()).length;
-      expectProblem(await create({ name: "Zoned", time_zone: zone }), 400, "public_invalid_request", ["/time_zone"]);
+      expectProblem(await create({ name: "Zoned", time_zone: zone }), 400, "public_invalid_request", [
+        "/time_zone",
+      ]);
       expect((await listIds()).length).toBe(before);
     });
   }
 
   test("a key without workspaces:write cannot create", async () => {
-    expectProblem(await create({ name: "Nope" }, s.createKey({ scopes: ["workspaces:read"] })), 403, "public_scope_missing");
+    expectProblem(
+      await create({ name: "Nope" }, s.createKey({ scopes: ["workspaces:read"] })),
+      403,
+      "public_scope_missing",
+    );
   });
 });
 
@@ -124,7 +148,11 @@ describe("patch", () => {
       const created = await create({ name: "Before" });
       s.clock.advance(5_000);
       const r = await patch(created.body.id, e.body);
-      expectWorkspace(r, 200, { ...e.body, created_at: created.body.created_at, updated_at: new Date(s.clock.now()).toISOString() });
+      expectWorkspace(r, 200, {
+        ...e.body,
+        created_at: created.body.created_at,
+        updated_at: new Date(s.clock.now()).toISOString(),
+      });
       expect(r.body.updated_at).not.toBe(created.body.updated_at);
       expect(r.headers.get("etag")).not.toBe(created.headers.get("etag"));
       const fetched = await get(created.body.id);
@@ -146,7 +174,11 @@ describe("patch", () => {
     const cases: { name: string; ifMatch: (current: string, stale: string) => string; status: number }[] = [
       { name: "the current ETag", ifMatch: (current) => current, status: 200 },
       { name: "*", ifMatch: () => "*", status: 200 },
-      { name: "a list holding the current ETag", ifMatch: (current, stale) => `${stale}, ${current}`, status: 200 },
+      {
+        name: "a list holding the current ETag",
+        ifMatch: (current, stale) => `${stale}, ${current}`,
+        status: 200,
+      },
       { name: "a stale ETag", ifMatch: (_, stale) => stale, status: 412 },
       { name: "the current ETag marked weak", ifMatch: (current) => `W/${current}`, status: 412 },
       { name: "an unquoted garbage value", ifMatch: () => "nonsense", status: 400 },
@@ -156,7 +188,11 @@ describe("patch", () => {
         const created = await create({ name: "Guarded" });
         const stale = created.headers.get("etag")!;
         const current = (await patch(created.body.id, { name: "Guarded 2" })).headers.get("etag")!;
-        const r = await patch(created.body.id, { name: "Guarded 3" }, { "if-match": c.ifMatch(current, stale) });
+        const r = await patch(
+          created.body.id,
+          { name: "Guarded 3" },
+          { "if-match": c.ifMatch(current, stale) },
+        );
         if (c.status === 200) {
           expectWorkspace(r, 200, { name: "Guarded 3" });
         } else if (c.status === 400) {

@@ -12,7 +12,13 @@ export function createBlobStore(config: Config): BlobStore {
   if (config.storage === "s3") {
     const { endpoint, bucket, accessKey, secretKey, region } = config.s3;
     // loadConfig already refused s3 without these.
-    return new S3BlobStore({ endpoint: endpoint!, bucket: bucket!, accessKey: accessKey!, secretKey: secretKey!, region });
+    return new S3BlobStore({
+      endpoint: endpoint!,
+      bucket: bucket!,
+      accessKey: accessKey!,
+      secretKey: secretKey!,
+      region,
+    });
   }
   return new LocalBlobStore(join(config.dataDir, "blobs"));
 }

@@ -1,10 +1,31 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile, type FileHandle } from "node:fs/promises";
+import {
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  unlink,
+  writeFile,
+  type FileHandle,
+} from "node:fs/promises";
 import { uptime } from "node:os";
 import { dirname, join } from "node:path";
 import { createCrc64Nvme, crc64nvmeToHex } from "../lib/crc64nvme.ts";
-import { BlobError, collect, isValidBlobKey, type BlobStore, type ByteRange, type PartExpectation, type StoredMultipartUpload, type StoredObject, type StoredPart } from "./store.ts";
+import {
+  BlobError,
+  collect,
+  isValidBlobKey,
+  type BlobStore,
+  type ByteRange,
+  type PartExpectation,
+  type StoredMultipartUpload,
+  type StoredObject,
+  type StoredPart,
+} from "./store.ts";
 
 // Layout under <dataDir>/blobs:
 //   <key>                          objects (`ws_…/ast_…`), written to .tmp/ first and renamed into place
@@ -63,7 +84,8 @@ class BatchedWriter {
     const length = this.used;
     this.inFlight = (async () => {
       let written = 0;
-      while (written < length) written += (await this.file.write(buffer, written, length - written)).bytesWritten;
+      while (written < length)
+        written += (await this.file.write(buffer, written, length - written)).bytesWritten;
     })();
     this.current ^= 1;
     this.used = 0;
@@ -97,7 +119,12 @@ export class LocalBlobStore implements BlobStore {
   private async writeAtomically(
     target: string,
     source: AsyncIterable<Uint8Array> | Uint8Array,
-    hooks: { onChunk?: (chunk: Uint8Array, size: number) => void; beforeCommit?: (size: number) => void; tmpDir?: string; durable?: boolean } = {},
+    hooks: {
+      onChunk?: (chunk: Uint8Array, size: number) => void;
+      beforeCommit?: (size: number) => void;
+      tmpDir?: string;
+      durable?: boolean;
+    } = {},
   ): Promise<number> {
     const tmpDir = hooks.tmpDir ?? join(this.root, TMP);
     const tmp = join(tmpDir, `.tmp-${randomName()}`);
@@ -105,7 +132,8 @@ export class LocalBlobStore implements BlobStore {
     const writer = new BatchedWriter(file);
     let size = 0;
     try {
-      const chunks: AsyncIterable<Uint8Array> | Uint8Array[] = source instanceof Uint8Array ? [source] : source;
+      const chunks: AsyncIterable<Uint8Array> | Uint8Array[] =
+        source instanceof Uint8Array ? [source] : source;
       for await (const chunk of chunks) {
         size += chunk.byteLength;
         hooks.onChunk?.(chunk, size);
@@ -183,9 +211,16 @@ export class LocalBlobStore implements BlobStore {
     return null; // parts go through Herald's own signed URL
   }
 
-  async receivePart(key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, expected: PartExpectation): Promise<StoredPart> {
+  async receivePart(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: ReadableStream<Uint8Array>,
+    expected: PartExpectation,
+  ): Promise<StoredPart> {
     const dir = this.multipartDir(uploadId);
-    if (!(await stat(dir).catch(() => null))) throw new BlobError("not_found", `no multipart upload ${uploadId}`);
+    if (!(await stat(dir).catch(() => null)))
+      throw new BlobError("not_found", `no multipart upload ${uploadId}`);
     const crc = await createCrc64Nvme();
     const etagHex = crc64nvmeToHex(expected.crc64nvme);
     const target = join(dir, `part-${String(partNumber).padStart(5, "0")}.${etagHex}`);
@@ -196,19 +231,29 @@ export class LocalBlobStore implements BlobStore {
       tmpDir: dir,
       durable: false,
       onChunk: (chunk, n) => {
-        if (n > expected.size) throw new BlobError("size_mismatch", `part ${partNumber} is longer than ${expected.size} bytes`);
+        if (n > expected.size)
+          throw new BlobError("size_mismatch", `part ${partNumber} is longer than ${expected.size} bytes`);
         crc.update(chunk);
       },
       beforeCommit: (n) => {
-        if (n !== expected.size) throw new BlobError("size_mismatch", `part ${partNumber} has ${n} bytes; it must have ${expected.size}`);
-        if (crc.digest() !== expected.crc64nvme) throw new BlobError("checksum_mismatch", `part ${partNumber} does not match its CRC64NVME`);
+        if (n !== expected.size)
+          throw new BlobError(
+            "size_mismatch",
+            `part ${partNumber} has ${n} bytes; it must have ${expected.size}`,
+          );
+        if (crc.digest() !== expected.crc64nvme)
+          throw new BlobError("checksum_mismatch", `part ${partNumber} does not match its CRC64NVME`);
       },
     });
     return { partNumber, etag: `"${etagHex}"`, size };
   }
 
   async listParts(key: string, uploadId: string): Promise<StoredPart[]> {
-    return (await this.partFiles(key, uploadId)).map(({ partNumber, etag, size }) => ({ partNumber, etag, size }));
+    return (await this.partFiles(key, uploadId)).map(({ partNumber, etag, size }) => ({
+      partNumber,
+      etag,
+      size,
+    }));
   }
 
   /** The stored parts with their file times (the newest file of a part number wins). */
@@ -223,7 +268,12 @@ export class LocalBlobStore implements BlobStore {
       if (!match) continue;
       const info = await stat(join(dir, name)).catch(() => null);
       if (!info) continue;
-      const part = { partNumber: Number(match[1]), etag: `"${match[2]}"`, size: info.size, modifiedAt: info.mtimeMs };
+      const part = {
+        partNumber: Number(match[1]),
+        etag: `"${match[2]}"`,
+        size: info.size,
+        modifiedAt: info.mtimeMs,
+      };
       const earlier = parts.get(part.partNumber);
       if (!earlier || earlier.modifiedAt <= part.modifiedAt) parts.set(part.partNumber, part); // the newest complete one wins
     }
@@ -231,15 +281,23 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async completeMultipart(
-    key: string, uploadId: string, parts: { partNumber: number; etag: string }[],
+    key: string,
+    uploadId: string,
+    parts: { partNumber: number; etag: string }[],
   ): Promise<{ verified: true }> {
     const dir = this.multipartDir(uploadId);
     const stored = new Map((await this.partFiles(key, uploadId)).map((p) => [p.partNumber, p]));
     const files = parts.map((p) => {
       const found = stored.get(p.partNumber);
-      if (!found || found.etag !== p.etag) throw new BlobError("not_found", `part ${p.partNumber} with ETag ${p.etag} is not stored`);
+      if (!found || found.etag !== p.etag)
+        throw new BlobError("not_found", `part ${p.partNumber} with ETag ${p.etag} is not stored`);
       const hex = found.etag.slice(1, -1);
-      return { partNumber: p.partNumber, path: join(dir, `part-${String(p.partNumber).padStart(5, "0")}.${hex}`), crc64nvme: BigInt(`0x${hex}`), modifiedAt: found.modifiedAt };
+      return {
+        partNumber: p.partNumber,
+        path: join(dir, `part-${String(p.partNumber).padStart(5, "0")}.${hex}`),
+        crc64nvme: BigInt(`0x${hex}`),
+        modifiedAt: found.modifiedAt,
+      };
     });
     const crc = await createCrc64Nvme();
     // A part written before this boot (with a minute's margin) is read back against its CRC64NVME.
@@ -269,7 +327,10 @@ export class LocalBlobStore implements BlobStore {
         }
         if (verify && crc.digest() !== part.crc64nvme) {
           await unlink(part.path).catch(() => {});
-          throw new BlobError("checksum_mismatch", `part ${part.partNumber} was damaged on disk since it was received; send it again`);
+          throw new BlobError(
+            "checksum_mismatch",
+            `part ${part.partNumber} was damaged on disk since it was received; send it again`,
+          );
         }
       }
     };
@@ -287,7 +348,9 @@ export class LocalBlobStore implements BlobStore {
     const base = join(this.root, MULTIPART);
     for (const uploadId of await readdir(base).catch(() => [] as string[])) {
       const dir = join(base, uploadId);
-      const meta = await readFile(join(dir, "upload.json"), "utf8").then((t) => JSON.parse(t) as { key?: string; initiated_at?: number }).catch(() => null);
+      const meta = await readFile(join(dir, "upload.json"), "utf8")
+        .then((t) => JSON.parse(t) as { key?: string; initiated_at?: number })
+        .catch(() => null);
       const info = await stat(dir).catch(() => null);
       if (!info) continue;
       yield { key: meta?.key ?? "", uploadId, initiatedAt: meta?.initiated_at ?? info.mtimeMs };
@@ -296,7 +359,12 @@ export class LocalBlobStore implements BlobStore {
 
   async sweepTemporary(before: number): Promise<number> {
     let removed = 0;
-    const dirs = [join(this.root, TMP), ...(await readdir(join(this.root, MULTIPART)).catch(() => [] as string[])).map((d) => join(this.root, MULTIPART, d))];
+    const dirs = [
+      join(this.root, TMP),
+      ...(await readdir(join(this.root, MULTIPART)).catch(() => [] as string[])).map((d) =>
+        join(this.root, MULTIPART, d),
+      ),
+    ];
     for (const dir of dirs) {
       for (const name of await readdir(dir).catch(() => [] as string[])) {
         if (!name.startsWith(".tmp-")) continue;

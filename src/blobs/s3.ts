@@ -3,8 +3,16 @@ import { Client } from "minio";
 // minio's own SigV4 presigner (a public entry of the package): it signs every header it is given.
 import { presignSignatureV4 } from "minio/dist/esm/signing.mjs";
 import {
-  BlobError, collect, isValidBlobKey, type BlobStore, type ByteRange, type CompletingPart, type PartTarget,
-  type StoredMultipartUpload, type StoredObject, type StoredPart,
+  BlobError,
+  collect,
+  isValidBlobKey,
+  type BlobStore,
+  type ByteRange,
+  type CompletingPart,
+  type PartTarget,
+  type StoredMultipartUpload,
+  type StoredObject,
+  type StoredPart,
 } from "./store.ts";
 
 /** Connection settings of the bucket (HERALD_S3_*). */
@@ -44,7 +52,12 @@ class HeraldMinioClient extends Client {
   presign(request: PresignRequest, region: string, seconds: number, date: Date): string {
     const { method, bucket, key, query, headers } = request;
     const options = this.getRequestOptions({
-      method, region, bucketName: bucket, objectName: key, query, headers,
+      method,
+      region,
+      bucketName: bucket,
+      objectName: key,
+      query,
+      headers,
     });
     const { accessKey, secretKey, sessionToken } = this;
     return presignSignatureV4(options, accessKey, secretKey, sessionToken, region, date, seconds);
@@ -116,7 +129,8 @@ export class S3BlobStore implements BlobStore {
   /** Creates the bucket on first use when it does not exist yet. */
   private ready(): Promise<void> {
     this.bucketReady ??= (async () => {
-      if (!(await this.client.bucketExists(this.bucket))) await this.client.makeBucket(this.bucket, this.settings.region);
+      if (!(await this.client.bucketExists(this.bucket)))
+        await this.client.makeBucket(this.bucket, this.settings.region);
     })().catch((error) => {
       this.bucketReady = null;
       throw error;
@@ -132,11 +146,18 @@ export class S3BlobStore implements BlobStore {
   async put(key: string, body: ReadableStream<Uint8Array> | Uint8Array): Promise<{ size: number }> {
     await this.ready();
     if (body instanceof Uint8Array) {
-      await this.client.putObject(this.bucket, this.key(key), Buffer.from(body.buffer, body.byteOffset, body.byteLength), body.byteLength);
+      await this.client.putObject(
+        this.bucket,
+        this.key(key),
+        Buffer.from(body.buffer, body.byteOffset, body.byteLength),
+        body.byteLength,
+      );
       return { size: body.byteLength };
     }
     let size = 0;
-    const counted = Readable.fromWeb(body as never).on("data", (chunk: Buffer) => { size += chunk.length; });
+    const counted = Readable.fromWeb(body as never).on("data", (chunk: Buffer) => {
+      size += chunk.length;
+    });
     await this.client.putObject(this.bucket, this.key(key), counted);
     return { size };
   }
@@ -145,7 +166,12 @@ export class S3BlobStore implements BlobStore {
     await this.ready();
     try {
       const stream = range
-        ? await this.client.getPartialObject(this.bucket, this.key(key), range.start, Math.max(0, range.end - range.start))
+        ? await this.client.getPartialObject(
+            this.bucket,
+            this.key(key),
+            range.start,
+            Math.max(0, range.end - range.start),
+          )
         : await this.client.getObject(this.bucket, this.key(key));
       return Readable.toWeb(stream) as ReadableStream<Uint8Array>;
     } catch (error) {
@@ -177,7 +203,12 @@ export class S3BlobStore implements BlobStore {
   async *list(prefix: string): AsyncIterable<StoredObject> {
     await this.ready();
     for await (const item of this.client.listObjectsV2(this.bucket, prefix, true)) {
-      if (item.name) yield { key: item.name, size: item.size, modifiedAt: item.lastModified ? new Date(item.lastModified).getTime() : 0 };
+      if (item.name)
+        yield {
+          key: item.name,
+          size: item.size,
+          modifiedAt: item.lastModified ? new Date(item.lastModified).getTime() : 0,
+        };
     }
   }
 
@@ -192,7 +223,10 @@ export class S3BlobStore implements BlobStore {
   }
 
   async partTarget(
-    key: string, uploadId: string, partNumber: number, times: { now: number; expiresAt: number },
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    times: { now: number; expiresAt: number },
     crc64nvme: string,
   ): Promise<PartTarget> {
     const headers = { [CHECKSUM_HEADER]: crc64nvme };
@@ -207,7 +241,9 @@ export class S3BlobStore implements BlobStore {
     await this.ready();
     try {
       const parts = await this.client.uploadedParts(this.bucket, this.key(key), uploadId);
-      return parts.map((p) => ({ partNumber: p.part, etag: `"${p.etag.replace(/^"|"$/g, "")}"`, size: p.size })).sort((a, b) => a.partNumber - b.partNumber);
+      return parts
+        .map((p) => ({ partNumber: p.part, etag: `"${p.etag.replace(/^"|"$/g, "")}"`, size: p.size }))
+        .sort((a, b) => a.partNumber - b.partNumber);
     } catch (error) {
       if (isNotFound(error)) throw new BlobError("not_found", `no multipart upload ${uploadId}`);
       throw error;
@@ -215,13 +251,21 @@ export class S3BlobStore implements BlobStore {
   }
 
   async completeMultipart(
-    key: string, uploadId: string, parts: CompletingPart[], crc64nvme: string,
+    key: string,
+    uploadId: string,
+    parts: CompletingPart[],
+    crc64nvme: string,
   ): Promise<{ verified: boolean }> {
     await this.ready();
     // minio's completeMultipartUpload sends ETags only; MinIO wants each part's checksum too.
-    const body = parts.map((p) => `<Part><PartNumber>${p.partNumber}</PartNumber>`
-      + `<ETag>${escapeXml(p.etag)}</ETag>`
-      + `<ChecksumCRC64NVME>${p.crc64nvme}</ChecksumCRC64NVME></Part>`).join("");
+    const body = parts
+      .map(
+        (p) =>
+          `<Part><PartNumber>${p.partNumber}</PartNumber>` +
+          `<ETag>${escapeXml(p.etag)}</ETag>` +
+          `<ChecksumCRC64NVME>${p.crc64nvme}</ChecksumCRC64NVME></Part>`,
+      )
+      .join("");
     const request = {
       method: "POST",
       bucketName: this.bucket,
@@ -258,15 +302,29 @@ export class S3BlobStore implements BlobStore {
     await this.ready();
     for await (const item of this.client.listIncompleteUploads(this.bucket, "", true)) {
       const initiated = (item as { initiated?: Date }).initiated;
-      if (item.uploadId) yield { key: item.key, uploadId: item.uploadId, initiatedAt: initiated ? new Date(initiated).getTime() : null };
+      if (item.uploadId)
+        yield {
+          key: item.key,
+          uploadId: item.uploadId,
+          initiatedAt: initiated ? new Date(initiated).getTime() : null,
+        };
     }
   }
 
-  async downloadUrl(key: string, options: { now: number; expiresAt: number; fileName: string; contentType: string }): Promise<string> {
+  async downloadUrl(
+    key: string,
+    options: { now: number; expiresAt: number; fileName: string; contentType: string },
+  ): Promise<string> {
     const disposition = `attachment; filename="${options.fileName.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(options.fileName)}`;
-    return this.client.presignedGetObject(this.bucket, this.key(key), presignSeconds(options), {
-      "response-content-type": options.contentType,
-      "response-content-disposition": disposition,
-    }, new Date(options.now));
+    return this.client.presignedGetObject(
+      this.bucket,
+      this.key(key),
+      presignSeconds(options),
+      {
+        "response-content-type": options.contentType,
+        "response-content-disposition": disposition,
+      },
+      new Date(options.now),
+    );
   }
 }

@@ -47,7 +47,10 @@ export type BlobErrorCode = "not_found" | "checksum_mismatch" | "size_mismatch";
 
 /** A typed store failure (anything else a store throws is an I/O error). */
 export class BlobError extends Error {
-  constructor(readonly code: BlobErrorCode, message: string) {
+  constructor(
+    readonly code: BlobErrorCode,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -85,7 +88,10 @@ export interface BlobStore {
    * refuses other bytes), or null when parts go through Herald (`receivePart`).
    */
   partTarget(
-    key: string, uploadId: string, partNumber: number, times: { now: number; expiresAt: number },
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    times: { now: number; expiresAt: number },
     crc64nvme: string,
   ): Promise<PartTarget | null>;
   /**
@@ -93,7 +99,13 @@ export interface BlobStore {
    * CRC64NVME before it becomes visible; a re-sent part replaces the earlier one atomically.
    * Absent on stores that take parts directly.
    */
-  receivePart?(key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, expected: PartExpectation): Promise<StoredPart>;
+  receivePart?(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: ReadableStream<Uint8Array>,
+    expected: PartExpectation,
+  ): Promise<StoredPart>;
   /** The parts stored so far, by part number. */
   listParts(key: string, uploadId: string): Promise<StoredPart[]>;
   /**
@@ -103,7 +115,10 @@ export interface BlobStore {
    * every part); when false, the caller reads the object back to check it.
    */
   completeMultipart(
-    key: string, uploadId: string, parts: CompletingPart[], crc64nvme: string,
+    key: string,
+    uploadId: string,
+    parts: CompletingPart[],
+    crc64nvme: string,
   ): Promise<{ verified: boolean }>;
   /** Drops a multipart upload and its parts; dropping a missing one is not an error. */
   abortMultipart(key: string, uploadId: string): Promise<void>;
@@ -115,12 +130,19 @@ export interface BlobStore {
    * A URL the client downloads the object from directly (S3: presigned GET until `expiresAt`), or
    * null when Herald serves the bytes itself.
    */
-  downloadUrl(key: string, options: { now: number; expiresAt: number; fileName: string; contentType: string }): Promise<string | null>;
+  downloadUrl(
+    key: string,
+    options: { now: number; expiresAt: number; fileName: string; contentType: string },
+  ): Promise<string | null>;
 }
 
 /** A key of the store: path segments of safe characters, none empty or starting with a dot. */
 export function isValidBlobKey(key: string): boolean {
-  return key.length > 0 && key.length <= 512 && key.split("/").every((s) => /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(s));
+  return (
+    key.length > 0 &&
+    key.length <= 512 &&
+    key.split("/").every((s) => /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(s))
+  );
 }
 
 /** Reads a whole stream into memory (callers bound the size). */

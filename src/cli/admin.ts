@@ -8,7 +8,10 @@ import { bootstrapAccount } from "../modules/account/bootstrap.ts";
 import { recordAudit } from "../modules/audit/repo.ts";
 import { listApiKeys } from "../modules/keys/repo.ts";
 import {
-  createApiKey, KeyReferenceError, revokeApiKey, UnknownWorkspacesError,
+  createApiKey,
+  KeyReferenceError,
+  revokeApiKey,
+  UnknownWorkspacesError,
 } from "../modules/keys/service.ts";
 import { iso } from "../lib/clock.ts";
 import { openHerald } from "../server.ts";
@@ -49,7 +52,12 @@ The API key is shown once; Herald keeps only its hash.`;
 
 function parse(args: string[], options: Record<string, { type: "string" | "boolean" }>) {
   try {
-    return parseArgs({ args, options: { ...options, json: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
+    return parseArgs({
+      args,
+      options: { ...options, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      strict: true,
+      allowPositionals: false,
+    }).values as Record<string, string | boolean | undefined>;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -57,7 +65,8 @@ function parse(args: string[], options: Record<string, { type: "string" | "boole
 
 function required(values: Record<string, unknown>, name: string): string {
   const value = values[name];
-  if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required (see herald admin --help)`);
+  if (typeof value !== "string" || value === "")
+    throw new UsageError(`--${name} is required (see herald admin --help)`);
   return value;
 }
 
@@ -66,21 +75,38 @@ export async function runAdmin(args: string[]): Promise<string> {
   const [command, ...rest] = args;
   if (!command || command === "--help" || command === "-h" || command === "help") return ADMIN_HELP;
   if (command === "bootstrap") {
-    const v = parse(rest, { email: { type: "string" }, "workspace-name": { type: "string" }, password: { type: "string" } });
+    const v = parse(rest, {
+      email: { type: "string" },
+      "workspace-name": { type: "string" },
+      password: { type: "string" },
+    });
     if (v.help) return ADMIN_HELP;
     const email = required(v, "email");
     const workspaceName = required(v, "workspace-name");
     const h = openHerald(loadConfig(), { logger: createLogger({ silent: true }), mail: null });
     try {
-      const out = await bootstrapAccount(h, { email, workspaceName, password: typeof v.password === "string" ? v.password : undefined });
+      const out = await bootstrapAccount(h, {
+        email,
+        workspaceName,
+        password: typeof v.password === "string" ? v.password : undefined,
+      });
       const json = { account_id: out.account_id, workspace_id: out.workspace_id, api_key: out.api_key };
-      return v.json ? JSON.stringify(json) : `Created account ${out.account_id} with workspace ${out.workspace_id}.\nAPI key (shown once, store it now):\n  ${out.api_key}\nTry it: curl -H "Authorization: Bearer ${out.api_key}" ${h.config.baseUrl}/v1/account`;
+      return v.json
+        ? JSON.stringify(json)
+        : `Created account ${out.account_id} with workspace ${out.workspace_id}.\nAPI key (shown once, store it now):\n  ${out.api_key}\nTry it: curl -H "Authorization: Bearer ${out.api_key}" ${h.config.baseUrl}/v1/account`;
     } finally {
       h.db.$client.close();
     }
   }
   if (command === "create-key") {
-    const v = parse(rest, { account: { type: "string" }, name: { type: "string" }, env: { type: "string" }, scopes: { type: "string" }, workspaces: { type: "string" }, "expires-at": { type: "string" } });
+    const v = parse(rest, {
+      account: { type: "string" },
+      name: { type: "string" },
+      env: { type: "string" },
+      scopes: { type: "string" },
+      workspaces: { type: "string" },
+      "expires-at": { type: "string" },
+    });
     if (v.help) return ADMIN_HELP;
     const accountId = required(v, "account");
     const name = required(v, "name");
@@ -92,10 +118,19 @@ export async function runAdmin(args: string[]): Promise<string> {
     const unknown = scopes.filter((s) => !isScope(s));
     if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(", ")}`);
     const workspacesArg = (v.workspaces ?? "all") as string;
-    const workspaceIds = workspacesArg === "all" ? [] : workspacesArg.split(",").map((s) => s.trim()).filter(Boolean);
+    const workspaceIds =
+      workspacesArg === "all"
+        ? []
+        : workspacesArg
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean);
     let expiresAt: number | null = null;
     if (typeof v["expires-at"] === "string") {
-      if (!/(Z|[+-]\d\d:\d\d)$/.test(v["expires-at"]) || Number.isNaN(Date.parse(v["expires-at"]))) throw new UsageError("--expires-at must be an ISO 8601 time with a UTC offset, e.g. 2027-01-01T00:00:00Z");
+      if (!/(Z|[+-]\d\d:\d\d)$/.test(v["expires-at"]) || Number.isNaN(Date.parse(v["expires-at"])))
+        throw new UsageError(
+          "--expires-at must be an ISO 8601 time with a UTC offset, e.g. 2027-01-01T00:00:00Z",
+        );
       expiresAt = Date.parse(v["expires-at"]);
       if (expiresAt <= Date.now()) {
         throw new UsageError(`--expires-at must be in the future (got ${v["expires-at"]})`);
@@ -106,15 +141,31 @@ export async function runAdmin(args: string[]): Promise<string> {
       const now = h.clock.now();
       const out = inTransaction(h.db, (tx) => {
         if (!findAccount(tx, accountId)) throw new UsageError(`no account ${accountId}`);
-        const key = createApiKey(tx, {
-          accountId, name, environment, scopes: scopes as Scope[],
-          workspaceAccessMode: workspacesArg === "all" ? "all" : "selected", workspaceIds, expiresAt,
-        }, now);
-        recordAudit(tx, { accountId, credentialId: null, requestId: null }, { action: "api_key.created", targetType: "api_key", targetId: key.credentialId }, now);
+        const key = createApiKey(
+          tx,
+          {
+            accountId,
+            name,
+            environment,
+            scopes: scopes as Scope[],
+            workspaceAccessMode: workspacesArg === "all" ? "all" : "selected",
+            workspaceIds,
+            expiresAt,
+          },
+          now,
+        );
+        recordAudit(
+          tx,
+          { accountId, credentialId: null, requestId: null },
+          { action: "api_key.created", targetType: "api_key", targetId: key.credentialId },
+          now,
+        );
         return key;
       });
       const json = { credential_id: out.credentialId, api_key: out.apiKey };
-      return v.json ? JSON.stringify(json) : `Created API key ${out.credentialId} (shown once, store it now):\n  ${out.apiKey}`;
+      return v.json
+        ? JSON.stringify(json)
+        : `Created API key ${out.credentialId} (shown once, store it now):\n  ${out.apiKey}`;
     } catch (error) {
       if (error instanceof UnknownWorkspacesError) throw new UsageError((error as Error).message);
       throw error;
@@ -196,9 +247,16 @@ interface KeyListing {
 
 function presentKey(row: ReturnType<typeof listApiKeys>[number]): KeyListing {
   return {
-    credential_id: row.id, name: row.name, prefix: row.prefix, environment: row.environment,
-    scopes: row.scopes, workspace_access_mode: row.workspaceAccessMode, workspace_ids: row.workspaceIds,
-    created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt), expires_at: iso(row.expiresAt),
+    credential_id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    environment: row.environment,
+    scopes: row.scopes,
+    workspace_access_mode: row.workspaceAccessMode,
+    workspace_ids: row.workspaceIds,
+    created_at: iso(row.createdAt),
+    last_used_at: iso(row.lastUsedAt),
+    expires_at: iso(row.expiresAt),
     revoked_at: iso(row.revokedAt),
   };
 }
@@ -210,15 +268,34 @@ function keyTable(accountId: string, keys: KeyListing[]): string {
   const scopes = (list: string[]) =>
     list.length === 0 ? "none" : ALL_SCOPES.every((s) => list.includes(s)) ? "all" : list.join(",");
   const header = [
-    "CREDENTIAL ID", "NAME", "PREFIX", "ENV", "SCOPES", "WORKSPACES",
-    "CREATED", "LAST USED", "EXPIRES", "REVOKED",
+    "CREDENTIAL ID",
+    "NAME",
+    "PREFIX",
+    "ENV",
+    "SCOPES",
+    "WORKSPACES",
+    "CREATED",
+    "LAST USED",
+    "EXPIRES",
+    "REVOKED",
   ];
   const rows = keys.map((k) => [
-    k.credential_id, k.name.replace(/[\u0000-\u001f\u007f]/g, " "), k.prefix, k.environment, scopes(k.scopes),
+    k.credential_id,
+    k.name.replace(/[\u0000-\u001f\u007f]/g, " "),
+    k.prefix,
+    k.environment,
+    scopes(k.scopes),
     k.workspace_access_mode === "all" ? "all" : k.workspace_ids.join(","),
-    time(k.created_at), time(k.last_used_at), time(k.expires_at), time(k.revoked_at),
+    time(k.created_at),
+    time(k.last_used_at),
+    time(k.expires_at),
+    time(k.revoked_at),
   ]);
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [header, ...rows].map(line).join("\n");
 }

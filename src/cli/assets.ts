@@ -28,13 +28,24 @@ const PARALLEL_PARTS = 4;
 const MAX_TRIES = 6;
 
 const TYPES_BY_EXTENSION: Record<string, string> = {
-  ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
-  ".mp4": "video/mp4", ".m4v": "video/mp4", ".mov": "video/quicktime",
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".mp4": "video/mp4",
+  ".m4v": "video/mp4",
+  ".mov": "video/quicktime",
 };
 
 /** A refusal from the API, shown as its problem detail. */
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string, readonly code: string | null = null, readonly retryable = false) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code: string | null = null,
+    readonly retryable = false,
+  ) {
     super(message);
   }
 }
@@ -64,7 +75,11 @@ class Progress {
   private lastStep = -1;
   private readonly started = performance.now();
 
-  constructor(private readonly sink: ProgressSink, private readonly total: number, private readonly totalParts: number) {}
+  constructor(
+    private readonly sink: ProgressSink,
+    private readonly total: number,
+    private readonly totalParts: number,
+  ) {}
 
   partDone(bytes: number): void {
     this.done += bytes;
@@ -83,21 +98,35 @@ class Progress {
       const width = 30;
       const filled = Math.round(fraction * width);
       const bar = "#".repeat(filled) + "-".repeat(width - filled);
-      this.sink.write(`\r\x1b[2KUploading [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}%  ${mib(this.done)} of ${mib(this.total)}  ${rate}  ${this.parts}/${this.totalParts} parts${final ? "\n" : ""}`);
+      this.sink.write(
+        `\r\x1b[2KUploading [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}%  ${mib(this.done)} of ${mib(this.total)}  ${rate}  ${this.parts}/${this.totalParts} parts${final ? "\n" : ""}`,
+      );
       return;
     }
     const step = Math.floor(fraction * 10);
     if (step === this.lastStep && !final) return;
     this.lastStep = step;
-    this.sink.write(`uploaded ${this.parts}/${this.totalParts} parts, ${mib(this.done)} of ${mib(this.total)} (${(fraction * 100).toFixed(0)}%), ${rate}\n`);
+    this.sink.write(
+      `uploaded ${this.parts}/${this.totalParts} parts, ${mib(this.done)} of ${mib(this.total)} (${(fraction * 100).toFixed(0)}%), ${rate}\n`,
+    );
   }
 }
 
 /** Calls the API; problems become ApiError with their detail. */
-async function call(config: ClientConfig & { apiKey: string }, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+async function call(
+  config: ClientConfig & { apiKey: string },
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<any> {
   const response = await fetch(`${config.apiUrl}/v1${path}`, {
     method,
-    headers: { authorization: `Bearer ${config.apiKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    headers: {
+      authorization: `Bearer ${config.apiKey}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   }).catch((error: Error) => {
     throw new ApiError(0, `cannot reach Herald at ${config.apiUrl} (${error.message})`, null, true);
@@ -110,8 +139,15 @@ async function call(config: ClientConfig & { apiKey: string }, method: string, p
     parsed = null;
   }
   if (!response.ok) {
-    const fields = (parsed?.errors ?? []).map((e: { pointer: string; detail: string }) => `${e.pointer || "(body)"} ${e.detail}`).join("; ");
-    throw new ApiError(response.status, `${parsed?.detail ?? `HTTP ${response.status}`}${fields && !parsed?.detail?.includes(fields) ? ` (${fields})` : ""}`, parsed?.code ?? null, parsed?.retryable === true);
+    const fields = (parsed?.errors ?? [])
+      .map((e: { pointer: string; detail: string }) => `${e.pointer || "(body)"} ${e.detail}`)
+      .join("; ");
+    throw new ApiError(
+      response.status,
+      `${parsed?.detail ?? `HTTP ${response.status}`}${fields && !parsed?.detail?.includes(fields) ? ` (${fields})` : ""}`,
+      parsed?.code ?? null,
+      parsed?.retryable === true,
+    );
   }
   return parsed;
 }
@@ -126,7 +162,10 @@ async function pause(attempt: number): Promise<void> {
 }
 
 /** Reads the file once, computing each part's CRC64NVME and the whole file's. */
-async function planParts(path: string, size: number): Promise<{ partSize: number; parts: PartPlan[]; checksum: string }> {
+async function planParts(
+  path: string,
+  size: number,
+): Promise<{ partSize: number; parts: PartPlan[]; checksum: string }> {
   const partSize = partSizeFor(size);
   const count = partCountFor(size, partSize);
   const crc = await createCrc64Nvme();
@@ -138,7 +177,12 @@ async function planParts(path: string, size: number): Promise<{ partSize: number
     const value = crc.digest();
     const length = partLength(size, partSize, part);
     whole = part === 1 ? value : combineCrc64Nvme(whole, value, length);
-    parts.push({ partNumber: part, start: (part - 1) * partSize, length, checksum: crc64nvmeToBase64(value) });
+    parts.push({
+      partNumber: part,
+      start: (part - 1) * partSize,
+      length,
+      checksum: crc64nvmeToBase64(value),
+    });
     crc.reset();
     part++;
     left = part <= count ? partLength(size, partSize, part) : 0;
@@ -146,7 +190,8 @@ async function planParts(path: string, size: number): Promise<{ partSize: number
   for await (const chunk of Bun.file(path).stream()) {
     let offset = 0;
     while (offset < chunk.byteLength) {
-      if (left === 0) throw new UsageError(`${path} grew while it was read; upload it again once it is complete`);
+      if (left === 0)
+        throw new UsageError(`${path} grew while it was read; upload it again once it is complete`);
       const take = Math.min(left, chunk.byteLength - offset);
       crc.update(chunk.subarray(offset, offset + take));
       offset += take;
@@ -154,32 +199,47 @@ async function planParts(path: string, size: number): Promise<{ partSize: number
       if (left === 0) finishPart();
     }
   }
-  if (parts.length !== count) throw new UsageError(`${path} shrank while it was read; upload it again once it is complete`);
+  if (parts.length !== count)
+    throw new UsageError(`${path} shrank while it was read; upload it again once it is complete`);
   return { partSize, parts, checksum: crc64nvmeToBase64(whole) };
 }
 
 /** Sends one part (from the file, never all of it in memory), retrying; returns its ETag. */
-async function sendPart(path: string, part: PartPlan, target: { upload_url: string; required_headers: Record<string, string> }): Promise<string> {
+async function sendPart(
+  path: string,
+  part: PartPlan,
+  target: { upload_url: string; required_headers: Record<string, string> },
+): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     let status: number | null = null;
     let detail = "";
     try {
-      const response = await fetch(target.upload_url, { method: "PUT", headers: target.required_headers, body: Bun.file(path).slice(part.start, part.start + part.length) });
+      const response = await fetch(target.upload_url, {
+        method: "PUT",
+        headers: target.required_headers,
+        body: Bun.file(path).slice(part.start, part.start + part.length),
+      });
       status = response.status;
       const text = await response.text();
       const etag = response.headers.get("etag");
       if (response.ok && etag) return etag;
-      detail = response.ok ? "no ETag in the answer" : (() => {
-        try {
-          return JSON.parse(text).detail ?? `HTTP ${status}`;
-        } catch {
-          return `HTTP ${status}`;
-        }
-      })();
+      detail = response.ok
+        ? "no ETag in the answer"
+        : (() => {
+            try {
+              return JSON.parse(text).detail ?? `HTTP ${status}`;
+            } catch {
+              return `HTTP ${status}`;
+            }
+          })();
     } catch (error) {
       detail = (error as Error).message;
     }
-    if (!retryable(status) || attempt >= MAX_TRIES) throw new ApiError(status ?? 0, `part ${part.partNumber} failed after ${attempt} ${attempt === 1 ? "try" : "tries"}: ${detail}`);
+    if (!retryable(status) || attempt >= MAX_TRIES)
+      throw new ApiError(
+        status ?? 0,
+        `part ${part.partNumber} failed after ${attempt} ${attempt === 1 ? "try" : "tries"}: ${detail}`,
+      );
     await pause(attempt);
   }
 }
@@ -202,18 +262,27 @@ async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promi
   if (failed !== null) throw failed;
 }
 
-async function resolveWorkspace(config: ClientConfig & { apiKey: string }, flag: string | undefined): Promise<string> {
+async function resolveWorkspace(
+  config: ClientConfig & { apiKey: string },
+  flag: string | undefined,
+): Promise<string> {
   const chosen = flag ?? config.workspaceId;
   if (chosen) return chosen;
   const listing = await call(config, "GET", "/workspaces?limit=100");
   const ids: string[] = (listing?.data ?? []).map((w: { id: string }) => w.id);
   if (ids.length === 1) return ids[0]!;
-  throw new UsageError(ids.length === 0 ? "this API key can use no workspace" : `this API key can use ${ids.length} workspaces; choose one with --workspace or HERALD_WORKSPACE_ID`);
+  throw new UsageError(
+    ids.length === 0
+      ? "this API key can use no workspace"
+      : `this API key can use ${ids.length} workspaces; choose one with --workspace or HERALD_WORKSPACE_ID`,
+  );
 }
 
 /** Describes a ready asset in one line. */
 function describe(asset: any, file: string): string {
-  const shape = asset.dimensions ? `${asset.dimensions}, ${asset.format}${asset.duration_sec ? `, ${asset.duration_sec} s` : ""}` : "not inspected";
+  const shape = asset.dimensions
+    ? `${asset.dimensions}, ${asset.format}${asset.duration_sec ? `, ${asset.duration_sec} s` : ""}`
+    : "not inspected";
   return `${asset.id} ${asset.status}: ${basename(file)} (${asset.content_type}, ${shape}, ${mib(asset.byte_size)}, crc64nvme ${asset.checksum?.value ?? "-"})`;
 }
 
@@ -223,7 +292,13 @@ async function upload(args: string[], progress: ProgressSink): Promise<string> {
   try {
     parsed = parseArgs({
       args,
-      options: { kind: { type: "string" }, "content-type": { type: "string" }, workspace: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      options: {
+        kind: { type: "string" },
+        "content-type": { type: "string" },
+        workspace: { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
       allowPositionals: true,
       strict: true,
     });
@@ -238,9 +313,11 @@ async function upload(args: string[], progress: ProgressSink): Promise<string> {
   if (!info?.isFile()) throw new UsageError(`${path} is not a readable file`);
   if (info.size === 0) throw new UsageError(`${path} is empty`);
   const contentType = values["content-type"] ?? TYPES_BY_EXTENSION[extname(path).toLowerCase()];
-  if (!contentType) throw new UsageError(`cannot tell the media type of ${basename(path)}; pass --content-type`);
+  if (!contentType)
+    throw new UsageError(`cannot tell the media type of ${basename(path)}; pass --content-type`);
   const kind = values.kind ?? (contentType.startsWith("video/") ? "video" : "card");
-  if (!["card", "video", "poster"].includes(kind)) throw new UsageError("--kind must be card, video or poster");
+  if (!["card", "video", "poster"].includes(kind))
+    throw new UsageError("--kind must be card, video or poster");
 
   const client = loadClientConfig();
   if (!client.apiKey) throw new ConfigError("HERALD_API_KEY is required (an API key with assets:write)");
@@ -249,33 +326,61 @@ async function upload(args: string[], progress: ProgressSink): Promise<string> {
 
   if (!progress.isTTY) progress.write(`computing checksums of ${basename(path)} (${mib(info.size)})\n`);
   const plan = await planParts(path, info.size);
-  const started = await call(config, "POST", `/workspaces/${workspace}/asset-uploads`, {
-    kind, file_name: basename(path), content_type: contentType, byte_size: info.size, part_size: plan.partSize,
-    parts: plan.parts.map((p) => ({ part_number: p.partNumber, checksum_crc64nvme: p.checksum })),
-  }, { "idempotency-key": randomUUID() });
+  const started = await call(
+    config,
+    "POST",
+    `/workspaces/${workspace}/asset-uploads`,
+    {
+      kind,
+      file_name: basename(path),
+      content_type: contentType,
+      byte_size: info.size,
+      part_size: plan.partSize,
+      parts: plan.parts.map((p) => ({ part_number: p.partNumber, checksum_crc64nvme: p.checksum })),
+    },
+    { "idempotency-key": randomUUID() },
+  );
 
   const bar = new Progress(progress, info.size, plan.parts.length);
   const etags = new Map<number, string>();
-  const targets = new Map<number, { upload_url: string; required_headers: Record<string, string> }>(started.parts.map((p: any) => [p.part_number, p]));
+  const targets = new Map<number, { upload_url: string; required_headers: Record<string, string> }>(
+    started.parts.map((p: any) => [p.part_number, p]),
+  );
   await inParallel(plan.parts, PARALLEL_PARTS, async (part) => {
     etags.set(part.partNumber, await sendPart(path, part, targets.get(part.partNumber)!));
     bar.partDone(part.length);
   });
 
   const body = {
-    byte_size: info.size, checksum_crc64nvme: plan.checksum,
-    parts: plan.parts.map((p) => ({ part_number: p.partNumber, etag: etags.get(p.partNumber)!, checksum_crc64nvme: p.checksum })),
+    byte_size: info.size,
+    checksum_crc64nvme: plan.checksum,
+    parts: plan.parts.map((p) => ({
+      part_number: p.partNumber,
+      etag: etags.get(p.partNumber)!,
+      checksum_crc64nvme: p.checksum,
+    })),
   };
   const key = randomUUID();
   for (let attempt = 1; ; attempt++) {
     try {
-      const asset = await call(config, "POST", `/workspaces/${workspace}/asset-uploads/${started.id}/complete`, body, { "idempotency-key": key });
+      const asset = await call(
+        config,
+        "POST",
+        `/workspaces/${workspace}/asset-uploads/${started.id}/complete`,
+        body,
+        { "idempotency-key": key },
+      );
       return values.json ? JSON.stringify(asset, null, 2) : describe(asset, path);
     } catch (error) {
       // The same key replays a finished completion, so network trouble and 5xx are safe to retry, and
       // so is waiting for a first try that is still assembling (outcome unknown, or "being completed").
       const api = error instanceof ApiError ? error : null;
-      const again = api === null || api.status === 0 || api.status >= 500 || api.retryable || api.code === "public_idempotency_outcome_unknown";
+      const again =
+        api === null ||
+        api.status === 0 ||
+        api.status >= 500 ||
+        api.retryable ||
+        api.code === "public_idempotency_outcome_unknown";
       if (!again || attempt >= MAX_TRIES) throw error;
       await pause(attempt);
     }
@@ -283,7 +388,13 @@ async function upload(args: string[], progress: ProgressSink): Promise<string> {
 }
 
 /** Runs `herald assets …`; returns the text to print on stdout (progress goes to `progress`). */
-export async function runAssets(args: string[], progress: ProgressSink = { write: (t) => void process.stderr.write(t), isTTY: Boolean(process.stderr.isTTY) }): Promise<string> {
+export async function runAssets(
+  args: string[],
+  progress: ProgressSink = {
+    write: (t) => void process.stderr.write(t),
+    isTTY: Boolean(process.stderr.isTTY),
+  },
+): Promise<string> {
   const [command, ...rest] = args;
   if (!command || command === "--help" || command === "-h" || command === "help") return ASSETS_HELP;
   if (command === "upload") return upload(rest, progress);

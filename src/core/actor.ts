@@ -29,7 +29,10 @@ export function canUseWorkspace(actor: Actor, workspaceId: string): boolean {
 }
 
 /** 403 unless the actor is live: publishing and scheduling need a live key. */
-export function requireLive(actor: Actor, detail = "Publishing and scheduling need a live API key; this one is a test key."): void {
+export function requireLive(
+  actor: Actor,
+  detail = "Publishing and scheduling need a live API key; this one is a test key.",
+): void {
   if (actor.environment !== "live") throw new ProblemError("public_live_credential_required", detail);
 }
 

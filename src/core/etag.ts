@@ -16,7 +16,11 @@ const IF_MATCH = new RegExp(String.raw`^(?:\*|${ENTITY_TAG}(?:[ \t]*,[ \t]*${ENT
  */
 export function checkIfMatch(ifMatch: string | null, currentEtag: string, required: boolean): void {
   if (ifMatch === null || ifMatch.trim() === "") {
-    if (required) throw new ProblemError("public_precondition_required", "This operation needs an If-Match header with the resource's current ETag.");
+    if (required)
+      throw new ProblemError(
+        "public_precondition_required",
+        "This operation needs an If-Match header with the resource's current ETag.",
+      );
     return;
   }
   if (!IF_MATCH.test(ifMatch.trim())) {
@@ -24,5 +28,8 @@ export function checkIfMatch(ifMatch: string | null, currentEtag: string, requir
   }
   const tags = ifMatch.split(",").map((t) => t.trim());
   if (tags.includes("*") || tags.includes(currentEtag)) return;
-  throw new ProblemError("public_precondition_failed", "The resource has changed since the ETag in If-Match was issued; fetch it again.");
+  throw new ProblemError(
+    "public_precondition_failed",
+    "The resource has changed since the ETag in If-Match was issued; fetch it again.",
+  );
 }

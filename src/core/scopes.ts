@@ -1,8 +1,23 @@
 /** Every scope of the contract, in its order. */
 export const ALL_SCOPES = [
-  "workspaces:read", "workspaces:write", "assets:read", "assets:write", "destinations:read", "destinations:write",
-  "notifications:read", "notifications:write", "posts:read", "posts:write", "webhooks:read", "webhooks:write",
-  "team:read", "team:write", "audit:read", "feedback:write", "billing:read", "billing:write",
+  "workspaces:read",
+  "workspaces:write",
+  "assets:read",
+  "assets:write",
+  "destinations:read",
+  "destinations:write",
+  "notifications:read",
+  "notifications:write",
+  "posts:read",
+  "posts:write",
+  "webhooks:read",
+  "webhooks:write",
+  "team:read",
+  "team:write",
+  "audit:read",
+  "feedback:write",
+  "billing:read",
+  "billing:write",
 ] as const;
 
 /** One permission a credential may hold. */

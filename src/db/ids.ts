@@ -3,7 +3,25 @@ import { monotonicFactory } from "ulid";
 const nextUlid = monotonicFactory();
 
 /** Prefixes of the contract, plus Herald's own internal ones. */
-export type IdPrefix = "acc" | "usr" | "ws" | "key" | "dest" | "send" | "ast" | "upl" | "rcpt" | "att" | "wh" | "evt" | "req" | "aud" | "mail" | "qw" | "dlv" | "conn";
+export type IdPrefix =
+  | "acc"
+  | "usr"
+  | "ws"
+  | "key"
+  | "dest"
+  | "send"
+  | "ast"
+  | "upl"
+  | "rcpt"
+  | "att"
+  | "wh"
+  | "evt"
+  | "req"
+  | "aud"
+  | "mail"
+  | "qw"
+  | "dlv"
+  | "conn";
 
 /**
  * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so

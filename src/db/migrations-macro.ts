@@ -14,13 +14,18 @@ export interface EmbeddedMigration {
 /** Reads migrations/meta/_journal.json and each SQL file it lists. */
 export function embeddedMigrations(): EmbeddedMigration[] {
   const dir = join(import.meta.dir, "..", "..", "migrations");
-  const journal = JSON.parse(readFileSync(join(dir, "meta", "_journal.json"), "utf8")) as { entries: { tag: string }[] };
+  const journal = JSON.parse(readFileSync(join(dir, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string }[];
+  };
   return journal.entries.map(({ tag }) => {
     const sql = readFileSync(join(dir, `${tag}.sql`), "utf8");
     return {
       tag,
       hash: createHash("sha256").update(sql).digest("hex"),
-      statements: sql.split("--> statement-breakpoint").map((s) => s.trim()).filter(Boolean),
+      statements: sql
+        .split("--> statement-breakpoint")
+        .map((s) => s.trim())
+        .filter(Boolean),
     };
   });
 }

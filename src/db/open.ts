@@ -28,13 +28,24 @@ export function openDatabase(dataDir: string): Db {
  */
 function migrate(sqlite: Database): void {
   const migrations = embeddedMigrations();
-  sqlite.exec("CREATE TABLE IF NOT EXISTS herald_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)");
-  sqlite.transaction(() => {
-    const applied = new Set(sqlite.query<{ tag: string }, []>("SELECT tag FROM herald_migrations").all().map((r) => r.tag));
-    for (const m of migrations) {
-      if (applied.has(m.tag)) continue;
-      for (const statement of m.statements) sqlite.exec(statement);
-      sqlite.query("INSERT INTO herald_migrations (tag, hash, applied_at) VALUES (?, ?, ?)").run(m.tag, m.hash, Date.now());
-    }
-  }).immediate();
+  sqlite.exec(
+    "CREATE TABLE IF NOT EXISTS herald_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+  );
+  sqlite
+    .transaction(() => {
+      const applied = new Set(
+        sqlite
+          .query<{ tag: string }, []>("SELECT tag FROM herald_migrations")
+          .all()
+          .map((r) => r.tag),
+      );
+      for (const m of migrations) {
+        if (applied.has(m.tag)) continue;
+        for (const statement of m.statements) sqlite.exec(statement);
+        sqlite
+          .query("INSERT INTO herald_migrations (tag, hash, applied_at) VALUES (?, ?, ?)")
+          .run(m.tag, m.hash, Date.now());
+      }
+    })
+    .immediate();
 }

@@ -29,5 +29,8 @@ export const assetUploads = sqliteTable(
     createdAt: integer("created_at").notNull(),
     completedAt: integer("completed_at"),
   },
-  (t) => [index("asset_uploads_status").on(t.status, t.expiresAt), index("asset_uploads_asset").on(t.assetId)],
+  (t) => [
+    index("asset_uploads_status").on(t.status, t.expiresAt),
+    index("asset_uploads_asset").on(t.assetId),
+  ],
 );

@@ -8,7 +8,9 @@ export const webhookEndpoints = sqliteTable(
   "webhook_endpoints",
   {
     id: text("id").primaryKey(),
-    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     name: text("name").notNull(),
     url: text("url").notNull(),
     enabled: integer("enabled", { mode: "boolean" }).notNull(),
@@ -40,7 +42,9 @@ export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
     id: text("id").primaryKey(),
-    endpointId: text("endpoint_id").notNull().references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
     workspaceId: text("workspace_id").notNull(),
     eventId: text("event_id").notNull(),
     eventType: text("event_type").notNull(),
@@ -73,7 +77,9 @@ export const webhookDeliveries = sqliteTable(
 export const webhookDeliveryAttempts = sqliteTable(
   "webhook_delivery_attempts",
   {
-    deliveryId: text("delivery_id").notNull().references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
     number: integer("number").notNull(),
     startedAt: integer("started_at").notNull(),
     durationMs: integer("duration_ms").notNull(),

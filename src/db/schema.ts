@@ -14,7 +14,9 @@ export const users = sqliteTable(
   "users",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     email: text("email").notNull(),
     passwordHash: text("password_hash"),
     role: text("role", { enum: ["owner", "admin", "member"] }).notNull(),
@@ -27,7 +29,9 @@ export const workspaces = sqliteTable(
   "workspaces",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     name: text("name").notNull(),
     timeZone: text("time_zone").notNull(),
     createdAt: integer("created_at").notNull(),
@@ -40,7 +44,9 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     name: text("name").notNull(),
     prefix: text("prefix").notNull(),
     secretHash: text("secret_hash").notNull(),
@@ -59,8 +65,12 @@ export const apiKeys = sqliteTable(
 export const apiKeyWorkspaces = sqliteTable(
   "api_key_workspaces",
   {
-    keyId: text("key_id").notNull().references(() => apiKeys.id, { onDelete: "cascade" }),
-    workspaceId: text("workspace_id").notNull().references(() => workspaces.id, { onDelete: "cascade" }),
+    keyId: text("key_id")
+      .notNull()
+      .references(() => apiKeys.id, { onDelete: "cascade" }),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id, { onDelete: "cascade" }),
   },
   (t) => [primaryKey({ columns: [t.keyId, t.workspaceId] })],
 );
@@ -103,7 +113,9 @@ export const invitations = sqliteTable(
   "invitations",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     email: text("email").notNull(),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
@@ -130,14 +142,19 @@ export const mailOutbox = sqliteTable(
     createdAt: integer("created_at").notNull(),
     sentAt: integer("sent_at"),
   },
-  (t) => [index("mail_outbox_due").on(t.status, t.nextAttemptAt), index("mail_outbox_invitation").on(t.invitationId)],
+  (t) => [
+    index("mail_outbox_due").on(t.status, t.nextAttemptAt),
+    index("mail_outbox_invitation").on(t.invitationId),
+  ],
 );
 
 export const destinations = sqliteTable(
   "destinations",
   {
     id: text("id").primaryKey(),
-    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     channel: text("channel").notNull(),
     displayName: text("display_name").notNull(),
     handle: text("handle").notNull(),
@@ -166,7 +183,9 @@ export const destinationConnections = sqliteTable(
   "destination_connections",
   {
     id: text("id").primaryKey(),
-    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     provider: text("provider").notNull(),
     status: text("status", { enum: ["pending", "completed", "failed", "expired"] }).notNull(),
     origin: text("origin").notNull(),
@@ -203,7 +222,9 @@ export const assets = sqliteTable(
   "assets",
   {
     id: text("id").primaryKey(),
-    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     type: text("type", { enum: ["card", "video", "poster"] }).notNull(),
     label: text("label").notNull(),
     contentType: text("content_type").notNull(),
@@ -227,15 +248,25 @@ export const assets = sqliteTable(
 
 // The live post states (they hold queue slots), as SQL for the partial unique index below.
 const LIVE_POST_STATES = [
-  "preparing", "scheduled", "ready", "processing", "awaiting-provider", "needs-attention", "missed",
-].map((s) => `'${s}'`).join(", ");
+  "preparing",
+  "scheduled",
+  "ready",
+  "processing",
+  "awaiting-provider",
+  "needs-attention",
+  "missed",
+]
+  .map((s) => `'${s}'`)
+  .join(", ");
 const QUEUED = "queue_window_id IS NOT NULL AND queue_local_date IS NOT NULL";
 
 export const posts = sqliteTable(
   "posts",
   {
     id: text("id").primaryKey(),
-    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     groupKey: text("group_key").notNull(),
     channel: text("channel").notNull(),
     destinationId: text("destination_id").references(() => destinations.id),
@@ -243,9 +274,13 @@ export const posts = sqliteTable(
     version: integer("version").notNull(),
     headline: text("headline").notNull(),
     body: text("body", { mode: "json" }).$type<string[]>().notNull(),
-    destinationOptions: text("destination_options", { mode: "json" }).$type<Record<string, Record<string, unknown>>>().notNull(),
+    destinationOptions: text("destination_options", { mode: "json" })
+      .$type<Record<string, Record<string, unknown>>>()
+      .notNull(),
     /** [{asset_id, item_index}] in order. */
-    assetItems: text("asset_items", { mode: "json" }).$type<{ asset_id: string; item_index: number }[]>().notNull(),
+    assetItems: text("asset_items", { mode: "json" })
+      .$type<{ asset_id: string; item_index: number }[]>()
+      .notNull(),
     scheduleMode: text("schedule_mode").notNull(),
     scheduledAt: integer("scheduled_at"),
     timeZone: text("time_zone").notNull(),
@@ -274,7 +309,9 @@ export const posts = sqliteTable(
     index("posts_due").on(t.state, t.nextActionAt),
     index("posts_destination").on(t.destinationId, t.publishedAt),
     // One draft per channel per group (the contract's group constraint), enforced by the database.
-    uniqueIndex("posts_one_draft_per_group_channel").on(t.workspaceId, t.groupKey, t.channel).where(sql`state = 'draft'`),
+    uniqueIndex("posts_one_draft_per_group_channel")
+      .on(t.workspaceId, t.groupKey, t.channel)
+      .where(sql`state = 'draft'`),
     // One live post per destination per queue window per local date (a window holds one post per
     // destination); a test keeps the states equal to LIVE_STATES of src/modules/posts/states.ts.
     uniqueIndex("posts_one_live_post_per_queue_slot")
@@ -287,7 +324,9 @@ export const receipts = sqliteTable(
   "receipts",
   {
     id: text("id").primaryKey(),
-    postId: text("post_id").notNull().references(() => posts.id, { onDelete: "cascade" }),
+    postId: text("post_id")
+      .notNull()
+      .references(() => posts.id, { onDelete: "cascade" }),
     itemIndex: integer("item_index").notNull(),
     providerObjectId: text("provider_object_id").notNull(),
     url: text("url").notNull(),
@@ -302,7 +341,9 @@ export const attempts = sqliteTable(
   "attempts",
   {
     id: text("id").primaryKey(),
-    postId: text("post_id").notNull().references(() => posts.id, { onDelete: "cascade" }),
+    postId: text("post_id")
+      .notNull()
+      .references(() => posts.id, { onDelete: "cascade" }),
     number: integer("number").notNull(),
     trigger: text("trigger").notNull(),
     status: text("status").notNull(),
@@ -319,7 +360,9 @@ export const queueWindows = sqliteTable(
   "queue_windows",
   {
     id: text("id").primaryKey(),
-    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     weekday: integer("weekday").notNull(),
     localTime: text("local_time").notNull(),
   },

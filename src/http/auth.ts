@@ -24,9 +24,13 @@ export function authenticate(
 ): Actor {
   const { authorization, required } = input;
   if (!authorization) {
-    throw new ProblemError("public_authentication_required", "Send an API key as `Authorization: Bearer <key>`.", {
-      headers: { "www-authenticate": 'Bearer realm="herald"' },
-    });
+    throw new ProblemError(
+      "public_authentication_required",
+      "Send an API key as `Authorization: Bearer <key>`.",
+      {
+        headers: { "www-authenticate": 'Bearer realm="herald"' },
+      },
+    );
   }
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
   if (!match) throw unauthenticated("The Authorization header must be `Bearer <key>`.");
@@ -36,10 +40,14 @@ export function authenticate(
   if (row.revokedAt !== null) throw unauthenticated("The API key has been revoked.");
   if (row.expiresAt !== null && row.expiresAt <= now) throw unauthenticated("The API key has expired.");
   if (required !== "authenticated" && !row.scopes.includes(required)) {
-    throw new ProblemError("public_scope_missing", `This operation needs the \`${required}\` scope, which the API key does not have.`);
+    throw new ProblemError(
+      "public_scope_missing",
+      `This operation needs the \`${required}\` scope, which the API key does not have.`,
+    );
   }
   // Recording every use would put a write on every request; minute resolution is enough.
-  if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) touchApiKey(h.db, row.id, now);
+  if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS)
+    touchApiKey(h.db, row.id, now);
   return {
     kind: "api_key",
     credentialId: row.id,

@@ -5,12 +5,17 @@ export const MAX_JSON_BODY_BYTES = 1_048_576;
 
 /** 413 as the contract shapes it. */
 export function payloadTooLarge(): ProblemError {
-  return new ProblemError("public_payload_too_large", `The request body exceeds ${MAX_JSON_BODY_BYTES} bytes.`);
+  return new ProblemError(
+    "public_payload_too_large",
+    `The request body exceeds ${MAX_JSON_BODY_BYTES} bytes.`,
+  );
 }
 
 /** Malformed JSON is a 400 pointing at the whole body. */
 function malformed(detail: string): ProblemError {
-  return new ProblemError("public_invalid_request", "The request body is not valid JSON.", { errors: [{ pointer: "", code: "custom", detail }] });
+  return new ProblemError("public_invalid_request", "The request body is not valid JSON.", {
+    errors: [{ pointer: "", code: "custom", detail }],
+  });
 }
 
 /** A body the JSON routes do not read: 415 naming the media type that was sent. */

@@ -13,9 +13,18 @@ export const ProblemSchema = t.Object(
     category: t.Optional(t.String()),
     request_id: t.String(),
     retryable: t.Boolean(),
-    retry: t.Optional(t.Object({ safety: t.String(), after: t.Union([t.Number({ multipleOf: 1 }), t.Null()]) })),
+    retry: t.Optional(
+      t.Object({ safety: t.String(), after: t.Union([t.Number({ multipleOf: 1 }), t.Null()]) }),
+    ),
     user_action: t.Optional(t.String()),
-    errors: t.Array(t.Object({ pointer: t.String(), code: t.String(), detail: t.String(), parameter: t.Optional(t.String()) })),
+    errors: t.Array(
+      t.Object({
+        pointer: t.String(),
+        code: t.String(),
+        detail: t.String(),
+        parameter: t.Optional(t.String()),
+      }),
+    ),
   },
   { title: "Problem" },
 );
@@ -56,9 +65,20 @@ export interface OperationSpec {
  * Route options for a Herald operation: the `scope` macro plus an OpenAPI `detail` carrying the
  * scope (`x-required-scope`) and what `documentOperation` turns into problem responses and headers.
  */
-export function operation(spec: OperationSpec & { scope: RouteScope }): { scope: RouteScope; detail: Record<string, unknown>; query: typeof NoQuery };
-export function operation(spec: OperationSpec & { scope: null }): { detail: Record<string, unknown>; query: typeof NoQuery };
-export function operation(spec: OperationSpec): { scope?: RouteScope; detail: Record<string, unknown>; query: typeof NoQuery } {
+export function operation(spec: OperationSpec & { scope: RouteScope }): {
+  scope: RouteScope;
+  detail: Record<string, unknown>;
+  query: typeof NoQuery;
+};
+export function operation(spec: OperationSpec & { scope: null }): {
+  detail: Record<string, unknown>;
+  query: typeof NoQuery;
+};
+export function operation(spec: OperationSpec): {
+  scope?: RouteScope;
+  detail: Record<string, unknown>;
+  query: typeof NoQuery;
+} {
   const detail: Record<string, unknown> = {
     summary: spec.summary,
     tags: [spec.tag],
@@ -96,34 +116,70 @@ export function documentOperation(op: Record<string, any>): void {
     responses[String(status)] ??= { description: STATUS_TEXT[status] ?? "Error", content: problemContent };
   }
   const parameters = (op.parameters ??= []);
-  parameters.push({ name: "Service-Request-Id", in: "header", required: false, schema: { type: "string", maxLength: 128 }, description: "Echoed when valid; generated otherwise." });
+  parameters.push({
+    name: "Service-Request-Id",
+    in: "header",
+    required: false,
+    schema: { type: "string", maxLength: 128 },
+    description: "Echoed when valid; generated otherwise.",
+  });
   if (op["x-idempotency"] !== "none" && op["x-idempotency"] !== undefined) {
-    parameters.push({ name: "Idempotency-Key", in: "header", required: op["x-idempotency"] === "required", schema: { type: "string", minLength: 1, maxLength: 200 } });
+    parameters.push({
+      name: "Idempotency-Key",
+      in: "header",
+      required: op["x-idempotency"] === "required",
+      schema: { type: "string", minLength: 1, maxLength: 200 },
+    });
   }
   if (op["x-if-match"] !== "none" && op["x-if-match"] !== undefined) {
-    parameters.push({ name: "If-Match", in: "header", required: op["x-if-match"] === "required", schema: { type: "string" }, description: "The resource's current ETag." });
+    parameters.push({
+      name: "If-Match",
+      in: "header",
+      required: op["x-if-match"] === "required",
+      schema: { type: "string" },
+      description: "The resource's current ETag.",
+    });
   }
-  for (const [status, response] of Object.entries(responses as Record<string, Record<string, any>>)) documentResponseHeaders(Number(status), response);
+  for (const [status, response] of Object.entries(responses as Record<string, Record<string, any>>))
+    documentResponseHeaders(Number(status), response);
   // Query parameters the rails parse themselves: their bounds, which the string schemas cannot carry.
-  for (const parameter of parameters as { name: string; in: string; schema?: Record<string, unknown>; description?: string }[]) {
-    if (parameter.in === "query" && parameter.name === "limit") parameter.schema = { type: "integer", minimum: 1, maximum: 100, default: 25 };
-    if (parameter.in === "query" && parameter.name === "after") parameter.description ??= "The next_cursor of the previous page, unchanged.";
+  for (const parameter of parameters as {
+    name: string;
+    in: string;
+    schema?: Record<string, unknown>;
+    description?: string;
+  }[]) {
+    if (parameter.in === "query" && parameter.name === "limit")
+      parameter.schema = { type: "integer", minimum: 1, maximum: 100, default: 25 };
+    if (parameter.in === "query" && parameter.name === "after")
+      parameter.description ??= "The next_cursor of the previous page, unchanged.";
   }
   for (const key of ["x-error-statuses", "x-idempotency", "x-if-match"]) delete op[key];
 }
 
-const header = (description: string, schema: Record<string, unknown> = { type: "string" }) => ({ description, schema });
+const header = (description: string, schema: Record<string, unknown> = { type: "string" }) => ({
+  description,
+  schema,
+});
 
 /** The response headers the rails add: the request id always; ETag, Link and Retry-After where they apply. */
 function documentResponseHeaders(status: number, response: Record<string, any>): void {
   const headers: Record<string, unknown> = (response.headers ??= {});
-  headers["Service-Request-Id"] = header("The request id (echoed or generated); also `request_id` in problems.");
-  if (status === 202 || status === 429) headers["Retry-After"] = header("Seconds to wait before polling or retrying.", { type: "integer", minimum: 1 });
+  headers["Service-Request-Id"] = header(
+    "The request id (echoed or generated); also `request_id` in problems.",
+  );
+  if (status === 202 || status === 429)
+    headers["Retry-After"] = header("Seconds to wait before polling or retrying.", {
+      type: "integer",
+      minimum: 1,
+    });
   if (status === 401) headers["WWW-Authenticate"] = header("A Bearer challenge.");
   if (status < 200 || status >= 300) return;
   const properties = response.content?.["application/json"]?.schema?.properties ?? {};
-  if ("has_more" in properties && "next_cursor" in properties) headers.Link = header('`<…>; rel="next"` when another page exists.');
-  else if ("object" in properties && !("posts" in properties)) headers.ETag = header("The resource's current entity tag, for If-Match.");
+  if ("has_more" in properties && "next_cursor" in properties)
+    headers.Link = header('`<…>; rel="next"` when another page exists.');
+  else if ("object" in properties && !("posts" in properties))
+    headers.ETag = header("The resource's current entity tag, for If-Match.");
 }
 
 /** The query of a route that takes no parameters: an unknown one is a 400 naming it (a typo is caught). */
@@ -131,7 +187,11 @@ export const NoQuery = t.Object({}, { additionalProperties: false });
 
 /** A `{data, has_more, next_cursor}` listing schema of `item`. */
 export function listingSchema(item: TSchema) {
-  return t.Object({ data: t.Array(item), has_more: t.Boolean(), next_cursor: t.Union([t.String(), t.Null()]) });
+  return t.Object({
+    data: t.Array(item),
+    has_more: t.Boolean(),
+    next_cursor: t.Union([t.String(), t.Null()]),
+  });
 }
 
 /** A date-time string in responses. */

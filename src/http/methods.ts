@@ -6,11 +6,14 @@ interface RouteEntry {
 
 /** A route path pattern (`/v1/workspaces/:workspace_id`, `*`) as a regular expression over raw paths. */
 function patternOf(path: string): RegExp {
-  const source = path.split("/").map((segment) => {
-    if (segment === "*") return ".*";
-    if (segment.startsWith(":")) return segment.endsWith("?") ? "[^/]*" : "[^/]+";
-    return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  }).join("/");
+  const source = path
+    .split("/")
+    .map((segment) => {
+      if (segment === "*") return ".*";
+      if (segment.startsWith(":")) return segment.endsWith("?") ? "[^/]*" : "[^/]+";
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    })
+    .join("/");
   return new RegExp(`^${source}$`);
 }
 

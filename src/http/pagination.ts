@@ -13,7 +13,11 @@ const CURSOR_PURPOSE = "listing-cursor";
  * Validates `limit` (1–100, default 25) and `after`. A cursor is only valid for the listing
  * (`scope`: the listing name, its owner and its filters) that issued it; anything else is a 400.
  */
-export function parsePageQuery(h: Herald, query: Record<string, string | undefined>, scope: string): PageRequest {
+export function parsePageQuery(
+  h: Herald,
+  query: Record<string, string | undefined>,
+  scope: string,
+): PageRequest {
   let limit = 25;
   if (query.limit !== undefined) {
     if (!/^\d{1,3}$/.test(query.limit) || Number(query.limit) < 1 || Number(query.limit) > 100) {
@@ -27,7 +31,8 @@ export function parsePageQuery(h: Herald, query: Record<string, string | undefin
 }
 
 function decodeCursor(h: Herald, cursor: string, scope: string): string {
-  const bad = () => invalid("/after", "is not a cursor issued by this listing; send next_cursor unchanged", "after");
+  const bad = () =>
+    invalid("/after", "is not a cursor issued by this listing; send next_cursor unchanged", "after");
   const [payload, signature] = cursor.split(".");
   if (!payload || !signature || !h.secrets.verify(CURSOR_PURPOSE, payload, signature)) throw bad();
   let decoded: unknown;
@@ -69,7 +74,10 @@ export function pageResponse<Row extends { id: string }, Out>(
     next.searchParams.set("after", nextCursor);
     headers.link = `<${next.toString()}>; rel="next"`;
   }
-  return new Response(JSON.stringify({ data: pageRows.map(present), has_more: hasMore, next_cursor: nextCursor }), { status: 200, headers });
+  return new Response(
+    JSON.stringify({ data: pageRows.map(present), has_more: hasMore, next_cursor: nextCursor }),
+    { status: 200, headers },
+  );
 }
 
 /** A whole listing in one page (destinations): `has_more` false, `next_cursor` null. */

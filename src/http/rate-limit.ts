@@ -21,7 +21,11 @@ export class RateLimiter {
     window.count += 1;
     if (window.count > this.perMinute) {
       const retryAfter = Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000));
-      throw new ProblemError("public_rate_limited", `More than ${this.perMinute} requests a minute with this API key.`, { retryAfter });
+      throw new ProblemError(
+        "public_rate_limited",
+        `More than ${this.perMinute} requests a minute with this API key.`,
+        { retryAfter },
+      );
     }
   }
 

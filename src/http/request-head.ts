@@ -12,7 +12,9 @@ export const NATIVE_HEADER_LIMIT_BYTES = 256 * 1024;
 
 // A module-level counter and callback: no closure is made per request (the count is synchronous).
 let headBytes = 0;
-const countHeader = (value: string, name: string) => { headBytes += name.length + value.length + 4; };
+const countHeader = (value: string, name: string) => {
+  headBytes += name.length + value.length + 4;
+};
 
 /** 431 when the URL and headers of a request are larger than `MAX_REQUEST_HEAD_BYTES`. */
 export function checkRequestHead(request: Request): void {

@@ -4,7 +4,12 @@ interface SchemaIssue {
   path: string;
   message: string;
   type?: number;
-  schema?: { type?: string; anyOf?: { type?: string; format?: string; const?: unknown }[]; format?: string; enum?: unknown[] };
+  schema?: {
+    type?: string;
+    anyOf?: { type?: string; format?: string; const?: unknown }[];
+    format?: string;
+    enum?: unknown[];
+  };
   value?: unknown;
 }
 
@@ -19,9 +24,11 @@ function describe(issue: SchemaIssue): string {
   if (issue.type === UNION) {
     const options = issue.schema?.anyOf ?? [];
     // A union of constants is an enumeration: name the allowed values.
-    if (options.length > 0 && options.every((o) => o.const !== undefined)) return `must be one of ${options.map((o) => JSON.stringify(o.const)).join(", ")}`;
+    if (options.length > 0 && options.every((o) => o.const !== undefined))
+      return `must be one of ${options.map((o) => JSON.stringify(o.const)).join(", ")}`;
     const types = [...new Set(options.map((o) => o.format ?? o.type).filter(Boolean))];
-    if (types.length > 0) return `must be ${types.map((t) => (t === "integer" ? "an integer" : `a ${t}`)).join(" or ")}`;
+    if (types.length > 0)
+      return `must be ${types.map((t) => (t === "integer" ? "an integer" : `a ${t}`)).join(" or ")}`;
     return "does not match any allowed form";
   }
   for (const [pattern, sentence] of MESSAGES) {
@@ -45,7 +52,10 @@ const MESSAGES: [RegExp, (m: RegExpExecArray) => string][] = [
   [/^Expected string to match 'email' format$/, () => "must be an e-mail address"],
   [/^Expected string to match '([\w-]+)' format$/, (m) => `must be in ${m[1]} format`],
   [/^Expected string to match '(.+)'$/, (m) => `must match the pattern ${m[1]}`],
-  [/^Expected object to have at least (\d+) properties$/, (m) => `must have at least ${m[1]} propert${m[1] === "1" ? "y" : "ies"}`],
+  [
+    /^Expected object to have at least (\d+) properties$/,
+    (m) => `must have at least ${m[1]} propert${m[1] === "1" ? "y" : "ies"}`,
+  ],
   [/^Expected (string|integer|number|boolean|object|array|null)$/, (m) => `must be ${article(m[1]!)}`],
   [/^Expected required property$/, () => "is required"],
 ];

@@ -13,7 +13,11 @@ export function serverJobs(engine: PublishingEngine): Job[] {
     { id: "publishing-engine", pattern: "* * * * * *", run: () => engine.tick() },
     { id: "mail-outbox", pattern: "*/5 * * * * *", run: (h) => deliverDueMail(h) },
     { id: "connection-expiry", pattern: "30 * * * * *", run: (h) => expireConnections(h.db, h.clock.now()) },
-    { id: "idempotency-cleanup", pattern: "0 17 * * * *", run: (h) => deleteExpiredIdempotencyKeys(h.db, h.clock.now()) },
+    {
+      id: "idempotency-cleanup",
+      pattern: "0 17 * * * *",
+      run: (h) => deleteExpiredIdempotencyKeys(h.db, h.clock.now()),
+    },
     { id: "assets-cleanup", pattern: "0 23 * * * *", run: (h) => cleanupAssets(h) },
     ...webhookJobs(),
   ];

@@ -26,8 +26,17 @@ export class Scheduler {
   private inProgress = new Set<Promise<void>>();
   private stopping = new AbortController();
 
-  constructor(private readonly h: Herald, private readonly jobs: Job[]) {
-    for (const job of jobs) this.status.set(job.id, { id: job.id, last_started_at: null, last_finished_at: null, last_error: null });
+  constructor(
+    private readonly h: Herald,
+    private readonly jobs: Job[],
+  ) {
+    for (const job of jobs)
+      this.status.set(job.id, {
+        id: job.id,
+        last_started_at: null,
+        last_finished_at: null,
+        last_error: null,
+      });
   }
 
   /** Starts every job's schedule; `protect` stops a slow run from overlapping the next. */

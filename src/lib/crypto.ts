@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  randomBytes,
+  timingSafeEqual,
+} from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -54,7 +61,12 @@ export class SecretBox {
     const iv = randomBytes(12);
     const cipher = createCipheriv("aes-256-gcm", this.key("at-rest"), iv);
     const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-    return ["v1", iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), body.toString("base64url")].join(".");
+    return [
+      "v1",
+      iv.toString("base64url"),
+      cipher.getAuthTag().toString("base64url"),
+      body.toString("base64url"),
+    ].join(".");
   }
 
   /** Reverses `encrypt`; throws when the value was tampered with or made under another key. */
@@ -63,6 +75,8 @@ export class SecretBox {
     if (version !== "v1" || !iv || !tag || body === undefined) throw new Error("unrecognised sealed value");
     const decipher = createDecipheriv("aes-256-gcm", this.key("at-rest"), Buffer.from(iv, "base64url"));
     decipher.setAuthTag(Buffer.from(tag, "base64url"));
-    return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
+    return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString(
+      "utf8",
+    );
   }
 }

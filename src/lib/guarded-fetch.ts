@@ -22,14 +22,29 @@ export function pinnedUrl(url: URL, address: string): string {
  * checked, never to a second resolution (DNS rebinding). `Host` and, over TLS, the server name (SNI
  * and the certificate check) stay the URL's host. Redirects are returned, not followed.
  */
-export function createGuardedFetch(options: { allowPrivateNetwork: boolean; resolve?: Resolver; fetch?: typeof fetch }): GuardedFetch {
+export function createGuardedFetch(options: {
+  allowPrivateNetwork: boolean;
+  resolve?: Resolver;
+  fetch?: typeof fetch;
+}): GuardedFetch {
   const base = options.fetch ?? fetch;
   return async (input, init = {}) => {
-    const check = await checkPublicOrigin(input, { allowPrivateNetwork: options.allowPrivateNetwork, resolve: options.resolve });
+    const check = await checkPublicOrigin(input, {
+      allowPrivateNetwork: options.allowPrivateNetwork,
+      resolve: options.resolve,
+    });
     if (!check.ok) throw new BlockedAddressError(`refused to call ${new URL(input).host}: ${check.detail}`);
     const headers = new Headers(init.headers);
     headers.set("host", check.url.host);
-    const tls = check.url.protocol === "https:" ? { tls: { serverName: check.url.hostname.replace(/\.$/, "") }, keepalive: false } : {};
-    return base(pinnedUrl(check.url, check.addresses[0]!), { ...init, headers, redirect: "manual", ...tls } as RequestInit);
+    const tls =
+      check.url.protocol === "https:"
+        ? { tls: { serverName: check.url.hostname.replace(/\.$/, "") }, keepalive: false }
+        : {};
+    return base(pinnedUrl(check.url, check.addresses[0]!), {
+      ...init,
+      headers,
+      redirect: "manual",
+      ...tls,
+    } as RequestInit);
   };
 }

@@ -27,7 +27,6 @@ export type OriginRefusal = { ok: false; reason: OriginRefusalReason; detail: st
 /** Outcome of `checkPublicOrigin`: the parsed URL and the addresses checked, or why it is refused. */
 export type OriginCheck = { ok: true; url: URL; addresses: string[] } | OriginRefusal;
 
-
 /**
  * Top-level domains that never resolve on the public Internet: RFC 6761 (`test`, `example`,
  * `invalid`, `localhost`) and RFC 7686 (`onion`).
@@ -55,18 +54,37 @@ function cannotExist(name: string): string | null {
   return null;
 }
 
-
 /** Blocked ranges, most specific first so the detail names the narrowest one. */
 const BLOCKED: { cidr: string; label: string }[] = [
-  ["0.0.0.0/8", "\"this network\""], ["10.0.0.0/8", "private"], ["100.64.0.0/10", "carrier-grade NAT"],
-  ["127.0.0.0/8", "loopback"], ["169.254.0.0/16", "link-local"], ["172.16.0.0/12", "private"],
-  ["192.0.0.0/24", "IETF protocol assignment"], ["192.0.2.0/24", "documentation (TEST-NET-1)"], ["192.168.0.0/16", "private"],
-  ["198.18.0.0/15", "benchmarking"], ["198.51.100.0/24", "documentation (TEST-NET-2)"], ["203.0.113.0/24", "documentation (TEST-NET-3)"],
-  ["255.255.255.255/32", "broadcast"], ["224.0.0.0/4", "multicast"], ["240.0.0.0/4", "reserved"],
-  ["::/128", "unspecified"], ["::1/128", "loopback"], ["::/96", "IPv4-compatible (deprecated)"],
-  ["fc00::/7", "unique local"], ["fe80::/10", "link-local"], ["fec0::/10", "site-local (deprecated)"], ["ff00::/8", "multicast"],
-  ["2001:db8::/32", "documentation"], ["64:ff9b::/96", "NAT64"], ["64:ff9b:1::/48", "local-use NAT64"],
-  ["::ffff:0:0/96", "IPv4-translated"], ["100::/64", "discard-only"], ["2001::/32", "Teredo"], ["2002::/16", "6to4"],
+  ["0.0.0.0/8", '"this network"'],
+  ["10.0.0.0/8", "private"],
+  ["100.64.0.0/10", "carrier-grade NAT"],
+  ["127.0.0.0/8", "loopback"],
+  ["169.254.0.0/16", "link-local"],
+  ["172.16.0.0/12", "private"],
+  ["192.0.0.0/24", "IETF protocol assignment"],
+  ["192.0.2.0/24", "documentation (TEST-NET-1)"],
+  ["192.168.0.0/16", "private"],
+  ["198.18.0.0/15", "benchmarking"],
+  ["198.51.100.0/24", "documentation (TEST-NET-2)"],
+  ["203.0.113.0/24", "documentation (TEST-NET-3)"],
+  ["255.255.255.255/32", "broadcast"],
+  ["224.0.0.0/4", "multicast"],
+  ["240.0.0.0/4", "reserved"],
+  ["::/128", "unspecified"],
+  ["::1/128", "loopback"],
+  ["::/96", "IPv4-compatible (deprecated)"],
+  ["fc00::/7", "unique local"],
+  ["fe80::/10", "link-local"],
+  ["fec0::/10", "site-local (deprecated)"],
+  ["ff00::/8", "multicast"],
+  ["2001:db8::/32", "documentation"],
+  ["64:ff9b::/96", "NAT64"],
+  ["64:ff9b:1::/48", "local-use NAT64"],
+  ["::ffff:0:0/96", "IPv4-translated"],
+  ["100::/64", "discard-only"],
+  ["2001::/32", "Teredo"],
+  ["2002::/16", "6to4"],
 ].map(([cidr, label]) => ({ cidr: cidr!, label: label! }));
 
 const PARSED = BLOCKED.map((b) => ({ ...b, range: ipaddr.parseCIDR(b.cidr) }));
@@ -79,9 +97,11 @@ function blockedRange(ip: string): { cidr: string; label: string } | null {
   } catch {
     return { cidr: ip, label: "unparseable" };
   }
-  if (address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
+  if (address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress())
+    address = (address as ipaddr.IPv6).toIPv4Address();
   for (const b of PARSED) {
-    if (b.range[0].kind() === address.kind() && address.match(b.range)) return { cidr: b.cidr, label: b.label };
+    if (b.range[0].kind() === address.kind() && address.match(b.range))
+      return { cidr: b.cidr, label: b.label };
   }
   // Anything else ipaddr.js does not call global unicast (new special-purpose ranges) is refused too.
   const range = address.range();
@@ -105,7 +125,10 @@ export function isLoopbackAddress(ip: string): boolean {
  * again before each delivery (DNS can change), and connect only to the addresses it returns where the
  * HTTP client allows it.
  */
-export async function checkPublicOrigin(input: string | URL, options: OriginGuardOptions): Promise<OriginCheck> {
+export async function checkPublicOrigin(
+  input: string | URL,
+  options: OriginGuardOptions,
+): Promise<OriginCheck> {
   const invalid = (detail: string): OriginRefusal => ({ ok: false, reason: "invalid", detail });
   let url: URL;
   try {
@@ -122,7 +145,10 @@ export async function checkPublicOrigin(input: string | URL, options: OriginGuar
   if (url.username !== "" || url.password !== "") {
     return invalid("must not contain a user name or password");
   }
-  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  const host = url.hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
   const loopbackName = host === "localhost" || host.endsWith(".localhost");
   if (loopbackName && !options.allowPrivateNetwork) {
     return { ok: false, reason: "blocked", detail: `host ${host} is a loopback name` };
@@ -140,9 +166,13 @@ export async function checkPublicOrigin(input: string | URL, options: OriginGuar
   }
   for (const address of addresses) {
     const range = blockedRange(address);
-    const admitted = range === null ? !loopbackName : options.allowPrivateNetwork && range.label === "loopback";
+    const admitted =
+      range === null ? !loopbackName : options.allowPrivateNetwork && range.label === "loopback";
     if (!admitted) {
-      const what = range === null ? "a public address, but a loopback name must resolve to loopback" : `a ${range.label} address (${range.cidr})`;
+      const what =
+        range === null
+          ? "a public address, but a loopback name must resolve to loopback"
+          : `a ${range.label} address (${range.cidr})`;
       const verb = ipaddr.isValid(host) ? "is" : `resolves to ${address},`;
       return { ok: false, reason: "blocked", detail: `host ${host} ${verb} ${what}` };
     }

@@ -51,12 +51,20 @@ export function findFacetCandidates(text: string): FacetCandidate[] {
  * Builds the facets with UTF-8 byte offsets; `resolveHandle` gives a mention's DID or null, and a
  * mention that does not resolve gets no facet (it stays plain text).
  */
-export async function buildFacets(input: { text: string; resolveHandle: (handle: string) => Promise<string | null> }): Promise<Facet[]> {
+export async function buildFacets(input: {
+  text: string;
+  resolveHandle: (handle: string) => Promise<string | null>;
+}): Promise<Facet[]> {
   const facets: Facet[] = [];
   for (const c of findFacetCandidates(input.text)) {
-    const index = { byteStart: utf8Length(input.text.slice(0, c.start)), byteEnd: utf8Length(input.text.slice(0, c.end)) };
-    if (c.kind === "link") facets.push({ index, features: [{ $type: "app.bsky.richtext.facet#link", uri: c.uri }] });
-    if (c.kind === "tag") facets.push({ index, features: [{ $type: "app.bsky.richtext.facet#tag", tag: c.tag }] });
+    const index = {
+      byteStart: utf8Length(input.text.slice(0, c.start)),
+      byteEnd: utf8Length(input.text.slice(0, c.end)),
+    };
+    if (c.kind === "link")
+      facets.push({ index, features: [{ $type: "app.bsky.richtext.facet#link", uri: c.uri }] });
+    if (c.kind === "tag")
+      facets.push({ index, features: [{ $type: "app.bsky.richtext.facet#tag", tag: c.tag }] });
     if (c.kind === "mention") {
       const did = await input.resolveHandle(c.handle);
       if (did) facets.push({ index, features: [{ $type: "app.bsky.richtext.facet#mention", did }] });

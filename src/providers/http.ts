@@ -52,9 +52,19 @@ export interface ProviderFetchInput {
 
 /** Error codes of failures that happen before a single byte of the request reached the server. */
 const NOT_SENT_CODES = new Set([
-  "ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "FailedToOpenSocket",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "CERT_HAS_EXPIRED", "DEPTH_ZERO_SELF_SIGNED_CERT", "SELF_SIGNED_CERT_IN_CHAIN",
-  "ERR_TLS_CERT_ALTNAME_INVALID", "UND_ERR_CONNECT_TIMEOUT",
+  "ECONNREFUSED",
+  "ConnectionRefused",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "FailedToOpenSocket",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "CERT_HAS_EXPIRED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "UND_ERR_CONNECT_TIMEOUT",
 ]);
 
 /** The most of a provider's answer Herald reads: a hostile server cannot make it buffer gigabytes. */
@@ -64,7 +74,8 @@ export const MAX_PROVIDER_RESPONSE_BYTES = 4 * 1024 * 1024;
 async function readCapped(response: Response, limit: number): Promise<ArrayBuffer> {
   if (!response.body) return new ArrayBuffer(0);
   const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > limit) throw Object.assign(new Error(`answer of ${declared} bytes is over ${limit}`), { code: "ETOOBIG" });
+  if (declared > limit)
+    throw Object.assign(new Error(`answer of ${declared} bytes is over ${limit}`), { code: "ETOOBIG" });
   const chunks: Uint8Array[] = [];
   let total = 0;
   const reader = response.body.getReader();
@@ -107,7 +118,13 @@ export async function providerFetch(input: ProviderFetchInput): Promise<Response
     response = await deps.fetch(url, { ...init, signal, redirect: "manual" });
     body = await readCapped(response, MAX_PROVIDER_RESPONSE_BYTES);
   } catch (error) {
-    throw networkFailure({ error, operation, idempotent, timedOut: timeout.aborted, timeoutMs: deps.timeoutMs });
+    throw networkFailure({
+      error,
+      operation,
+      idempotent,
+      timedOut: timeout.aborted,
+      timeoutMs: deps.timeoutMs,
+    });
   }
   const buffered = new Response(isNullBodyStatus(response.status) ? null : body, {
     status: response.status,
@@ -115,22 +132,39 @@ export async function providerFetch(input: ProviderFetchInput): Promise<Response
     headers: response.headers,
   });
   if (response.status >= 300 && response.status < 400 && !isNullBodyStatus(response.status)) {
-    throw new ProviderError("rejected", `${operation}: the server answered with a redirect (${response.status}), which Herald does not follow`, responseDetails({ operation, response: buffered }));
+    throw new ProviderError(
+      "rejected",
+      `${operation}: the server answered with a redirect (${response.status}), which Herald does not follow`,
+      responseDetails({ operation, response: buffered }),
+    );
   }
   if (response.status === 429 || response.status >= 500) {
     const errorBody = parseJsonObject(new TextDecoder().decode(body));
     const details = responseDetails({ operation, response: buffered, errorCode: errorCodeOf(errorBody) });
     if (response.status === 429) {
-      throw new ProviderError("transient", `${operation}: rate limited (429)${errorSuffix(errorBody)}`, { ...details, retryAt: input.retryAt?.(response.headers) ?? null });
+      throw new ProviderError("transient", `${operation}: rate limited (429)${errorSuffix(errorBody)}`, {
+        ...details,
+        retryAt: input.retryAt?.(response.headers) ?? null,
+      });
     }
-    const kind: FailureKind = !idempotent && (response.status === 500 || response.status === 504) ? "outcome_unknown" : "transient";
-    throw new ProviderError(kind, `${operation}: server error ${response.status}${errorSuffix(errorBody)}`, details);
+    const kind: FailureKind =
+      !idempotent && (response.status === 500 || response.status === 504) ? "outcome_unknown" : "transient";
+    throw new ProviderError(
+      kind,
+      `${operation}: server error ${response.status}${errorSuffix(errorBody)}`,
+      details,
+    );
   }
   return buffered;
 }
 
 /** The ProviderError details every response-based error carries (status, request id). */
-export function responseDetails(input: { operation: string; response: Response; errorCode?: string | null; subcode?: string | null }) {
+export function responseDetails(input: {
+  operation: string;
+  response: Response;
+  errorCode?: string | null;
+  subcode?: string | null;
+}) {
   return {
     operation: input.operation,
     statusCode: input.response.status,
@@ -153,35 +187,61 @@ export async function readJson(response: Response): Promise<Record<string, any> 
 function parseJsonObject(text: string): Record<string, any> | null {
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, any>) : null;
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, any>)
+      : null;
   } catch {
     return null;
   }
 }
 
 /** A 2xx response's JSON body; a body that is not a JSON object is a `transient` failure (a proxy page). */
-export async function expectJson(input: { operation: string; response: Response }): Promise<Record<string, any>> {
+export async function expectJson(input: {
+  operation: string;
+  response: Response;
+}): Promise<Record<string, any>> {
   const body = await readJson(input.response);
   if (body === null) {
-    throw new ProviderError("transient", `${input.operation}: the response (${input.response.status}) is not JSON`, responseDetails(input));
+    throw new ProviderError(
+      "transient",
+      `${input.operation}: the response (${input.response.status}) is not JSON`,
+      responseDetails(input),
+    );
   }
   return body;
 }
 
-function networkFailure(input: { error: unknown; operation: string; idempotent: boolean; timedOut: boolean; timeoutMs: number }): ProviderError {
+function networkFailure(input: {
+  error: unknown;
+  operation: string;
+  idempotent: boolean;
+  timedOut: boolean;
+  timeoutMs: number;
+}): ProviderError {
   const { error, operation, idempotent } = input;
   const code = errorCode(error);
-  const reason = input.timedOut ? `no answer within ${input.timeoutMs} ms` : `${code ?? "network error"}: ${messageOf(error)}`;
+  const reason = input.timedOut
+    ? `no answer within ${input.timeoutMs} ms`
+    : `${code ?? "network error"}: ${messageOf(error)}`;
   if (code === "EBLOCKED") {
     // The guard refused the address before connecting: it will refuse it on every retry, too.
-    return new ProviderError("blocked", `${operation}: request not sent (${reason})`, { operation, errorCode: code });
+    return new ProviderError("blocked", `${operation}: request not sent (${reason})`, {
+      operation,
+      errorCode: code,
+    });
   }
   if (!input.timedOut && code !== null && NOT_SENT_CODES.has(code)) {
-    return new ProviderError("transient", `${operation}: request not sent (${reason})`, { operation, errorCode: code });
+    return new ProviderError("transient", `${operation}: request not sent (${reason})`, {
+      operation,
+      errorCode: code,
+    });
   }
   const kind: FailureKind = idempotent ? "transient" : "outcome_unknown";
   const tail = idempotent ? "" : "; the request may have been acted on";
-  return new ProviderError(kind, `${operation}: ${reason}${tail}`, { operation, errorCode: input.timedOut ? "timeout" : code });
+  return new ProviderError(kind, `${operation}: ${reason}${tail}`, {
+    operation,
+    errorCode: input.timedOut ? "timeout" : code,
+  });
 }
 
 /** Bun puts the code on the error, Node's fetch on `error.cause`. */
@@ -206,6 +266,8 @@ function errorCodeOf(body: Record<string, any> | null): string | null {
 }
 
 function errorSuffix(body: Record<string, any> | null): string {
-  const text = [body?.error, body?.message ?? body?.error_description].filter((v) => typeof v === "string" && v !== "");
+  const text = [body?.error, body?.message ?? body?.error_description].filter(
+    (v) => typeof v === "string" && v !== "",
+  );
   return text.length > 0 ? `: ${text.join(": ")}` : "";
 }

@@ -24,7 +24,12 @@ export interface MastodonDeps extends ProviderDeps {
 }
 
 /** Limits of a stock Mastodon instance, used when `/api/v2/instance` does not say. */
-export const MASTODON_DEFAULT_LIMITS: ChannelLimits = { maxCharacters: 500, maxImages: 4, maxVideos: 1, maxImageBytes: 16_777_216 };
+export const MASTODON_DEFAULT_LIMITS: ChannelLimits = {
+  maxCharacters: 500,
+  maxImages: 4,
+  maxVideos: 1,
+  maxImageBytes: 16_777_216,
+};
 
 /** Characters every URL counts for, whatever its length (`characters_reserved_per_url`, fixed at 23 in Mastodon). */
 export const MASTODON_URL_LENGTH = 23;
@@ -49,9 +54,15 @@ export const MASTODON_RULES: NetworkRules = {
 
 /** The Mastodon adapter: OAuth per instance, statuses with Idempotency-Key, media with processing polls. */
 export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
-  const call = async (input: { operation: string; url: string; init?: RequestInit; idempotent: boolean }): Promise<Response> => {
+  const call = async (input: {
+    operation: string;
+    url: string;
+    init?: RequestInit;
+    idempotent: boolean;
+  }): Promise<Response> => {
     const response = await providerFetch({ deps, ...input, retryAt: mastodonRetryAt });
-    if (!response.ok && response.status !== 206) throw await mastodonError({ operation: input.operation, response });
+    if (!response.ok && response.status !== 206)
+      throw await mastodonError({ operation: input.operation, response });
     return response;
   };
   const pollIntervalMs = deps.mediaPollIntervalMs ?? 1000;
@@ -74,10 +85,19 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
     for (let poll = 0; poll < maxPolls; poll++) {
       await sleep(pollIntervalMs);
       const operation = "GET /api/v1/media/{id}";
-      const response = await call({ operation, url: `${base(destination.origin)}/api/v1/media/${encodeURIComponent(id)}`, init: { headers: bearer(destination) }, idempotent: true });
+      const response = await call({
+        operation,
+        url: `${base(destination.origin)}/api/v1/media/${encodeURIComponent(id)}`,
+        init: { headers: bearer(destination) },
+        idempotent: true,
+      });
       if (response.status === 200 && (await expectJson({ operation, response })).url) return id;
     }
-    throw new ProviderError("transient", `media ${media.assetId} was still processing after ${maxPolls} polls`, { operation: "GET /api/v1/media/{id}" });
+    throw new ProviderError(
+      "transient",
+      `media ${media.assetId} was still processing after ${maxPolls} polls`,
+      { operation: "GET /api/v1/media/{id}" },
+    );
   }
 
   return {
@@ -90,14 +110,21 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
       const { destination } = input;
       const mediaIds: string[] = [];
       for (const media of input.media) mediaIds.push(await uploadMedia({ destination, media }));
-      const language = typeof input.options.language === "string" ? input.options.language : stringList(input.options.languages)[0];
+      const language =
+        typeof input.options.language === "string"
+          ? input.options.language
+          : stringList(input.options.languages)[0];
       const operation = "POST /api/v1/statuses";
       const response = await call({
         operation,
         url: `${base(destination.origin)}/api/v1/statuses`,
         init: {
           method: "POST",
-          headers: { ...bearer(destination), "content-type": "application/json", "idempotency-key": input.idempotencyKey },
+          headers: {
+            ...bearer(destination),
+            "content-type": "application/json",
+            "idempotency-key": input.idempotencyKey,
+          },
           body: JSON.stringify({
             status: input.text,
             media_ids: mediaIds,
@@ -112,14 +139,25 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
       const id = String(status.id);
       return {
         providerObjectId: id,
-        url: typeof status.url === "string" ? status.url : `${base(destination.origin)}/@${destination.handle}/${id}`,
+        url:
+          typeof status.url === "string"
+            ? status.url
+            : `${base(destination.origin)}/@${destination.handle}/${id}`,
         extra: { id, uri: status.uri ?? null },
-        provider: { operation, requestId: responseDetails({ operation, response }).requestId, statusCode: response.status },
+        provider: {
+          operation,
+          requestId: responseDetails({ operation, response }).requestId,
+          statusCode: response.status,
+        },
       };
     },
 
     async refreshCredentials(): Promise<never> {
-      throw new ProviderError("auth_revoked", "Mastodon access tokens do not expire; the account must be connected again", { operation: "refreshCredentials" });
+      throw new ProviderError(
+        "auth_revoked",
+        "Mastodon access tokens do not expire; the account must be connected again",
+        { operation: "refreshCredentials" },
+      );
     },
 
     async registerApp({ origin, redirectUri, clientName, website }) {
@@ -127,7 +165,16 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
       const response = await call({
         operation,
         url: `${base(origin)}/api/v1/apps`,
-        init: { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: clientName, redirect_uris: redirectUri, scopes: SCOPES, website }) },
+        init: {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            client_name: clientName,
+            redirect_uris: redirectUri,
+            scopes: SCOPES,
+            website,
+          }),
+        },
         idempotent: true, // a second app registration is harmless
       });
       const app = await expectJson({ operation, response });
@@ -147,7 +194,14 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
       return `${base(origin)}/oauth/authorize?${query}`;
     },
 
-    async completeAuthorization({ origin, clientId, clientSecret, redirectUri, code, codeVerifier }): Promise<ConnectedAccount[]> {
+    async completeAuthorization({
+      origin,
+      clientId,
+      clientSecret,
+      redirectUri,
+      code,
+      codeVerifier,
+    }): Promise<ConnectedAccount[]> {
       const tokenOperation = "POST /oauth/token";
       const tokenResponse = await call({
         operation: tokenOperation,
@@ -155,7 +209,15 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
         init: {
           method: "POST",
           headers: { "content-type": "application/x-www-form-urlencoded" },
-          body: new URLSearchParams({ grant_type: "authorization_code", code, client_id: clientId, client_secret: clientSecret, redirect_uri: redirectUri, code_verifier: codeVerifier, scope: SCOPES }),
+          body: new URLSearchParams({
+            grant_type: "authorization_code",
+            code,
+            client_id: clientId,
+            client_secret: clientSecret,
+            redirect_uri: redirectUri,
+            code_verifier: codeVerifier,
+            scope: SCOPES,
+          }),
         },
         idempotent: false, // the code is single-use: an unanswered exchange cannot be repeated
       });
@@ -165,24 +227,40 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
       const accountOperation = "GET /api/v1/accounts/verify_credentials";
       const account = await expectJson({
         operation: accountOperation,
-        response: await call({ operation: accountOperation, url: `${base(origin)}/api/v1/accounts/verify_credentials`, init: { headers }, idempotent: true }),
+        response: await call({
+          operation: accountOperation,
+          url: `${base(origin)}/api/v1/accounts/verify_credentials`,
+          init: { headers },
+          idempotent: true,
+        }),
       });
-      return [{
-        externalId: String(account.id),
-        handle: String(account.username),
-        displayName: account.display_name || String(account.username),
-        profileImageUrl: typeof account.avatar === "string" ? account.avatar : null,
-        credentials: { accessToken, clientId, clientSecret, scope: token.scope ?? SCOPES },
-        limits: await readInstanceLimits({ origin, headers }),
-      }];
+      return [
+        {
+          externalId: String(account.id),
+          handle: String(account.username),
+          displayName: account.display_name || String(account.username),
+          profileImageUrl: typeof account.avatar === "string" ? account.avatar : null,
+          credentials: { accessToken, clientId, clientSecret, scope: token.scope ?? SCOPES },
+          limits: await readInstanceLimits({ origin, headers }),
+        },
+      ];
     },
 
     /** A client-credentials grant: 401 `invalid_client` means the instance no longer knows the app. */
     async appIsKnown({ origin, clientId, clientSecret }) {
       const operation = "POST /oauth/token";
-      const body = new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret, scope: "read" });
+      const body = new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: clientId,
+        client_secret: clientSecret,
+        scope: "read",
+      });
       const response = await providerFetch({
-        deps, operation, url: `${base(origin)}/oauth/token`, idempotent: true, retryAt: mastodonRetryAt,
+        deps,
+        operation,
+        url: `${base(origin)}/oauth/token`,
+        idempotent: true,
+        retryAt: mastodonRetryAt,
         init: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body },
       });
       if (response.ok) return true;
@@ -193,16 +271,30 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
   };
 
   /** Limits from `GET /api/v2/instance` → `configuration`; an older server without v2 gets the defaults. */
-  async function readInstanceLimits(input: { origin: string; headers: Record<string, string> }): Promise<ChannelLimits> {
+  async function readInstanceLimits(input: {
+    origin: string;
+    headers: Record<string, string>;
+  }): Promise<ChannelLimits> {
     const operation = "GET /api/v2/instance";
-    const response = await providerFetch({ deps, operation, url: `${base(input.origin)}/api/v2/instance`, init: { headers: input.headers }, idempotent: true, retryAt: mastodonRetryAt });
+    const response = await providerFetch({
+      deps,
+      operation,
+      url: `${base(input.origin)}/api/v2/instance`,
+      init: { headers: input.headers },
+      idempotent: true,
+      retryAt: mastodonRetryAt,
+    });
     const configuration = response.ok ? (await readJson(response))?.configuration : null;
-    const positive = (value: unknown, fallback: number) => (typeof value === "number" && Number.isInteger(value) && value > 0 ? value : fallback);
+    const positive = (value: unknown, fallback: number) =>
+      typeof value === "number" && Number.isInteger(value) && value > 0 ? value : fallback;
     return {
       maxCharacters: positive(configuration?.statuses?.max_characters, MASTODON_DEFAULT_LIMITS.maxCharacters),
       maxImages: positive(configuration?.statuses?.max_media_attachments, MASTODON_DEFAULT_LIMITS.maxImages),
       maxVideos: MASTODON_DEFAULT_LIMITS.maxVideos,
-      maxImageBytes: positive(configuration?.media_attachments?.image_size_limit, MASTODON_DEFAULT_LIMITS.maxImageBytes),
+      maxImageBytes: positive(
+        configuration?.media_attachments?.image_size_limit,
+        MASTODON_DEFAULT_LIMITS.maxImageBytes,
+      ),
     };
   }
 }
@@ -211,21 +303,52 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
  * Mastodon's rules for one status: length in graphemes with every URL counted as 23 characters and a
  * remote mention as its local part; at most `maxImages` attachments, and a video (or audio) only alone.
  */
-export function checkMastodonItem(input: { text: string; media: Omit<MediaItem, "read">[]; limits: ChannelLimits }): ItemProblem[] {
+export function checkMastodonItem(input: {
+  text: string;
+  media: Omit<MediaItem, "read">[];
+  limits: ChannelLimits;
+}): ItemProblem[] {
   const { text, media, limits } = input;
   const problems: ItemProblem[] = [];
   const length = mastodonLength(text);
-  if (length > limits.maxCharacters) problems.push({ pointer: "", detail: `text is ${length} characters; this Mastodon instance allows ${limits.maxCharacters} (each URL counts as ${MASTODON_URL_LENGTH})` });
-  if (text.trim() === "" && media.length === 0) problems.push({ pointer: "", detail: "a status needs text or media" });
-  const isVideo = (m: { contentType: string }) => m.contentType.startsWith("video/") || m.contentType.startsWith("audio/");
+  if (length > limits.maxCharacters)
+    problems.push({
+      pointer: "",
+      detail: `text is ${length} characters; this Mastodon instance allows ${limits.maxCharacters} (each URL counts as ${MASTODON_URL_LENGTH})`,
+    });
+  if (text.trim() === "" && media.length === 0)
+    problems.push({ pointer: "", detail: "a status needs text or media" });
+  const isVideo = (m: { contentType: string }) =>
+    m.contentType.startsWith("video/") || m.contentType.startsWith("audio/");
   const videos = media.filter(isVideo).length;
-  if (videos > limits.maxVideos) problems.push({ pointer: "/media", detail: `at most ${limits.maxVideos} video or audio file per status` });
-  else if (videos > 0 && media.length > videos) problems.push({ pointer: "/media", detail: "a video or audio file cannot be combined with images on Mastodon" });
+  if (videos > limits.maxVideos)
+    problems.push({
+      pointer: "/media",
+      detail: `at most ${limits.maxVideos} video or audio file per status`,
+    });
+  else if (videos > 0 && media.length > videos)
+    problems.push({
+      pointer: "/media",
+      detail: "a video or audio file cannot be combined with images on Mastodon",
+    });
   media.forEach((m, i) => {
-    if (i === limits.maxImages) problems.push({ pointer: `/media/${i}`, detail: `at most ${limits.maxImages} media attachments per status on this instance` });
-    if (!m.contentType.startsWith("image/") && !isVideo(m)) problems.push({ pointer: `/media/${i}`, detail: `${m.contentType} cannot be attached on Mastodon` });
-    if (m.contentType.startsWith("image/") && m.byteSize > limits.maxImageBytes) problems.push({ pointer: `/media/${i}`, detail: `image is ${m.byteSize} bytes; this instance accepts at most ${limits.maxImageBytes}` });
-    if (m.altText && countGraphemes(m.altText) > DESCRIPTION_LIMIT) problems.push({ pointer: `/media/${i}`, detail: `alt text is longer than ${DESCRIPTION_LIMIT} characters` });
+    if (i === limits.maxImages)
+      problems.push({
+        pointer: `/media/${i}`,
+        detail: `at most ${limits.maxImages} media attachments per status on this instance`,
+      });
+    if (!m.contentType.startsWith("image/") && !isVideo(m))
+      problems.push({ pointer: `/media/${i}`, detail: `${m.contentType} cannot be attached on Mastodon` });
+    if (m.contentType.startsWith("image/") && m.byteSize > limits.maxImageBytes)
+      problems.push({
+        pointer: `/media/${i}`,
+        detail: `image is ${m.byteSize} bytes; this instance accepts at most ${limits.maxImageBytes}`,
+      });
+    if (m.altText && countGraphemes(m.altText) > DESCRIPTION_LIMIT)
+      problems.push({
+        pointer: `/media/${i}`,
+        detail: `alt text is longer than ${DESCRIPTION_LIMIT} characters`,
+      });
   });
   return problems;
 }
@@ -255,10 +378,18 @@ async function mastodonError(input: { operation: string; response: Response }): 
   const { operation, response } = input;
   const body = await readJson(response);
   const networkText = typeof body?.error === "string" ? body.error : null;
-  const message = [networkText, body?.error_description].filter((v) => typeof v === "string" && v !== "").join(": ") || `${operation} failed with HTTP ${response.status}`;
-  const details = responseDetails({ operation, response, errorCode: body?.error && /^[a-z_]+$/.test(body.error) ? body.error : null });
-  if (response.status === 401 || response.status === 403) return new ProviderError("auth_revoked", message, details);
-  if (operation === "POST /oauth/token" && body?.error === "invalid_grant") return new ProviderError("auth_revoked", message, details);
+  const message =
+    [networkText, body?.error_description].filter((v) => typeof v === "string" && v !== "").join(": ") ||
+    `${operation} failed with HTTP ${response.status}`;
+  const details = responseDetails({
+    operation,
+    response,
+    errorCode: body?.error && /^[a-z_]+$/.test(body.error) ? body.error : null,
+  });
+  if (response.status === 401 || response.status === 403)
+    return new ProviderError("auth_revoked", message, details);
+  if (operation === "POST /oauth/token" && body?.error === "invalid_grant")
+    return new ProviderError("auth_revoked", message, details);
   return new ProviderError("rejected", message, details);
 }
 

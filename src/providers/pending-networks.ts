@@ -16,7 +16,8 @@ export const PENDING_NETWORKS: NetworkRules[] = [
     channel: "x",
     displayName: "X",
     optionsSchema: null,
-    checkItem: ({ text }) => (URL_IN_TEXT.test(text) ? [{ pointer: "", detail: "X bodies cannot contain URLs" }] : []),
+    checkItem: ({ text }) =>
+      URL_IN_TEXT.test(text) ? [{ pointer: "", detail: "X bodies cannot contain URLs" }] : [],
     supportsThreads: true,
     // 300 posts per 3 h per user.
     dailyCap: 2_400,

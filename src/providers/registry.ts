@@ -17,8 +17,9 @@ const PUBLISHING_NETWORKS: PublishingNetwork[] = [BLUESKY_NETWORK, MASTODON_NETW
  * enums, option schemas and caps derive from it at start.
  */
 export const NETWORK_RULES: readonly NetworkRules[] = CHANNELS.map((channel) => {
-  const rules = PUBLISHING_NETWORKS.find((n) => n.rules.channel === channel)?.rules
-    ?? PENDING_NETWORKS.find((n) => n.channel === channel);
+  const rules =
+    PUBLISHING_NETWORKS.find((n) => n.rules.channel === channel)?.rules ??
+    PENDING_NETWORKS.find((n) => n.channel === channel);
   if (!rules) throw new Error(`no rules for channel ${channel}`);
   return rules;
 });

@@ -2,7 +2,17 @@ import type { TSchema } from "@sinclair/typebox";
 import type { Clock } from "../lib/clock.ts";
 
 /** Every channel of the contract. */
-export const CHANNELS = ["bluesky", "facebook", "instagram", "threads", "mastodon", "x", "linkedin", "tiktok", "youtube"] as const;
+export const CHANNELS = [
+  "bluesky",
+  "facebook",
+  "instagram",
+  "threads",
+  "mastodon",
+  "x",
+  "linkedin",
+  "tiktok",
+  "youtube",
+] as const;
 
 /** A social network Herald can publish to. */
 export type Channel = (typeof CHANNELS)[number];
@@ -19,7 +29,14 @@ export type Channel = (typeof CHANNELS)[number];
  *   was sent and retrying cannot help.
  * - `not_sent`: Herald failed before sending anything (unreadable media, an error in an adapter).
  */
-export type FailureKind = "transient" | "auth_expired" | "auth_revoked" | "rejected" | "outcome_unknown" | "blocked" | "not_sent";
+export type FailureKind =
+  | "transient"
+  | "auth_expired"
+  | "auth_revoked"
+  | "rejected"
+  | "outcome_unknown"
+  | "blocked"
+  | "not_sent";
 
 /** A typed provider failure; adapters throw only this. */
 export class ProviderError extends Error {
@@ -35,7 +52,18 @@ export class ProviderError extends Error {
   /** When the network says a retry may succeed (rate-limit reset), epoch ms. */
   readonly retryAt: number | null;
 
-  constructor(kind: FailureKind, message: string, details: { operation: string; statusCode?: number | null; errorCode?: string | null; subcode?: string | null; requestId?: string | null; retryAt?: number | null }) {
+  constructor(
+    kind: FailureKind,
+    message: string,
+    details: {
+      operation: string;
+      statusCode?: number | null;
+      errorCode?: string | null;
+      subcode?: string | null;
+      requestId?: string | null;
+      retryAt?: number | null;
+    },
+  ) {
     super(message);
     this.kind = kind;
     this.operation = details.operation;
@@ -199,14 +227,25 @@ export interface ProviderAdapter extends NetworkRules {
 /** OAuth connection steps (per-instance registration like Mastodon, or a fixed app with PKCE). */
 export interface OAuthConnector {
   /** Registers Herald as an app on the instance (per-instance registration only). */
-  registerApp?(input: { origin: string; redirectUri: string; clientName: string; website: string }): Promise<{ clientId: string; clientSecret: string }>;
+  registerApp?(input: {
+    origin: string;
+    redirectUri: string;
+    clientName: string;
+    website: string;
+  }): Promise<{ clientId: string; clientSecret: string }>;
   /**
    * Whether a registered app still exists on the instance (false when the instance forgot it, e.g.
    * after a reset); per-instance registration only.
    */
   appIsKnown?(input: { origin: string; clientId: string; clientSecret: string }): Promise<boolean>;
   /** The URL to send the user to. */
-  authorizationUrl(input: { origin: string; clientId: string; redirectUri: string; state: string; codeChallenge: string }): string;
+  authorizationUrl(input: {
+    origin: string;
+    clientId: string;
+    redirectUri: string;
+    state: string;
+    codeChallenge: string;
+  }): string;
   /** Exchanges the code and reads the connected accounts (one destination each: a user, or pages). */
   completeAuthorization(input: {
     origin: string;
@@ -220,7 +259,11 @@ export interface OAuthConnector {
 
 /** Bluesky's connection: handle + app password against a PDS origin. */
 export interface PasswordConnector {
-  connectWithPassword(input: { origin: string; identifier: string; password: string }): Promise<ConnectedAccount>;
+  connectWithPassword(input: {
+    origin: string;
+    identifier: string;
+    password: string;
+  }): Promise<ConnectedAccount>;
 }
 
 /** An adapter connected through OAuth. */

@@ -24,7 +24,10 @@ export interface VirtualVideo {
 }
 
 /** A generated MP4 of exactly `size` bytes (at least a few KiB). */
-export function virtualVideo(size: number, options: { width?: number; height?: number; durationSec?: number } = {}): VirtualVideo {
+export function virtualVideo(
+  size: number,
+  options: { width?: number; height?: number; durationSec?: number } = {},
+): VirtualVideo {
   const width = options.width ?? 1920;
   const height = options.height ?? 1080;
   const durationSec = options.durationSec ?? 600;
@@ -35,13 +38,22 @@ export function virtualVideo(size: number, options: { width?: number; height?: n
   mdat.writeUInt32BE(1, 0);
   mdat.write("mdat", 4, "latin1");
   mdat.writeBigUInt64BE(BigInt(mdatSize), 8);
-  const regions = [{ offset: 0, bytes: Buffer.concat([head, mdat]) }, { offset: size - tail.length, bytes: tail }];
+  const regions = [
+    { offset: 0, bytes: Buffer.concat([head, mdat]) },
+    { offset: size - tail.length, bytes: tail },
+  ];
   const partSize = partSizeFor(size);
   const partCount = partCountFor(size, partSize);
   const pattern = Buffer.alloc(partSize);
-  for (let i = 0; i < pattern.length; i += 4) pattern.writeUInt32LE((Math.imul(i, 2654435761) ^ (i >>> 7)) >>> 0, i);
+  for (let i = 0; i < pattern.length; i += 4)
+    pattern.writeUInt32LE((Math.imul(i, 2654435761) ^ (i >>> 7)) >>> 0, i);
   return {
-    size, partSize, partCount, width, height, durationSec,
+    size,
+    partSize,
+    partCount,
+    width,
+    height,
+    durationSec,
     part(n) {
       const start = (n - 1) * partSize;
       const length = partLength(size, partSize, n);
@@ -51,7 +63,8 @@ export function virtualVideo(size: number, options: { width?: number; height?: n
       for (const region of regions) {
         const from = Math.max(start, region.offset);
         const to = Math.min(start + length, region.offset + region.bytes.length);
-        if (from < to) bytes.set(region.bytes.subarray(from - region.offset, to - region.offset), from - start);
+        if (from < to)
+          bytes.set(region.bytes.subarray(from - region.offset, to - region.offset), from - start);
       }
       return bytes;
     },
@@ -82,11 +95,20 @@ export interface UploadTimings {
 }
 
 /** Uploads a virtual video (parts in parallel); returns the ready asset and how long each step took. */
-export async function uploadVideo(api: { url: string; key: string; workspaceId: string }, video: VirtualVideo, checksums: { parts: string[]; whole: string }, parallel = 4): Promise<{ asset: any; timings: UploadTimings }> {
+export async function uploadVideo(
+  api: { url: string; key: string; workspaceId: string },
+  video: VirtualVideo,
+  checksums: { parts: string[]; whole: string },
+  parallel = 4,
+): Promise<{ asset: any; timings: UploadTimings }> {
   const call = async (path: string, body: unknown) => {
     const response = await fetch(`${api.url}/v1/workspaces/${api.workspaceId}${path}`, {
       method: "POST",
-      headers: { authorization: `Bearer ${api.key}`, "content-type": "application/json", "idempotency-key": crypto.randomUUID() },
+      headers: {
+        authorization: `Bearer ${api.key}`,
+        "content-type": "application/json",
+        "idempotency-key": crypto.randomUUID(),
+      },
       body: JSON.stringify(body),
     });
     const text = await response.text();
@@ -95,7 +117,10 @@ export async function uploadVideo(api: { url: string; key: string; workspaceId: 
   };
   const started = performance.now();
   const upload = await call("/asset-uploads", {
-    kind: "video", file_name: "big.mp4", content_type: "video/mp4", byte_size: video.size,
+    kind: "video",
+    file_name: "big.mp4",
+    content_type: "video/mp4",
+    byte_size: video.size,
     parts: checksums.parts.map((checksum_crc64nvme, i) => ({ part_number: i + 1, checksum_crc64nvme })),
   });
   const etags: string[] = [];
@@ -104,7 +129,11 @@ export async function uploadVideo(api: { url: string; key: string; workspaceId: 
     while (next <= video.partCount) {
       const n = next++;
       const target = upload.parts[n - 1];
-      const response = await fetch(target.upload_url, { method: "PUT", headers: target.required_headers, body: video.part(n) });
+      const response = await fetch(target.upload_url, {
+        method: "PUT",
+        headers: target.required_headers,
+        body: video.part(n),
+      });
       if (response.status !== 200) throw new Error(`part ${n}: ${response.status} ${await response.text()}`);
       etags[n - 1] = response.headers.get("etag")!;
     }
@@ -112,11 +141,15 @@ export async function uploadVideo(api: { url: string; key: string; workspaceId: 
   await Promise.all(Array.from({ length: parallel }, worker));
   const partsDone = performance.now();
   const asset = await call(`/asset-uploads/${upload.id}/complete`, {
-    byte_size: video.size, checksum_crc64nvme: checksums.whole,
+    byte_size: video.size,
+    checksum_crc64nvme: checksums.whole,
     parts: etags.map((etag, i) => ({ part_number: i + 1, etag, checksum_crc64nvme: checksums.parts[i] })),
   });
   const done = performance.now();
-  return { asset, timings: { partsMs: partsDone - started, completeMs: done - partsDone, totalMs: done - started } };
+  return {
+    asset,
+    timings: { partsMs: partsDone - started, completeMs: done - partsDone, totalMs: done - started },
+  };
 }
 
 /** A `herald serve` process on a fresh data dir with a bootstrapped account. */
@@ -142,23 +175,43 @@ export async function startServerProcess(extraEnv: Record<string, string> = {}):
   const dataDir = mkdtempSync(join(tmpdir(), "herald-big-"));
   const port = freePort();
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith("HERALD_") && value !== undefined) env[name] = value;
-  Object.assign(env, { HERALD_DATA_DIR: dataDir, HERALD_PORT: String(port), HERALD_RATE_LIMIT_PER_MINUTE: "1000000", ...extraEnv });
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith("HERALD_") && value !== undefined) env[name] = value;
+  Object.assign(env, {
+    HERALD_DATA_DIR: dataDir,
+    HERALD_PORT: String(port),
+    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
+    ...extraEnv,
+  });
   const bun = join(ROOT, "node_modules/.bin/bun");
   const main = join(ROOT, "src/main.ts");
-  const boot = Bun.spawnSync([bun, main, "admin", "bootstrap", "--email", "big@example.com", "--workspace-name", "Big", "--json"], { env, stdout: "pipe", stderr: "pipe" });
+  const boot = Bun.spawnSync(
+    [bun, main, "admin", "bootstrap", "--email", "big@example.com", "--workspace-name", "Big", "--json"],
+    { env, stdout: "pipe", stderr: "pipe" },
+  );
   if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
   const account = JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
   const proc = Bun.spawn([bun, main, "serve"], { env, stdout: "ignore", stderr: "pipe", stdin: "ignore" });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if ((await fetch(`${url}/health`).catch(() => null))?.ok) break;
-    if (i > 200 || proc.exitCode !== null) throw new Error(`herald serve did not start: ${await new Response(proc.stderr).text()}`);
+    if (i > 200 || proc.exitCode !== null)
+      throw new Error(`herald serve did not start: ${await new Response(proc.stderr).text()}`);
     await Bun.sleep(50);
   }
-  const status = (field: string) => Number(/(\d+) kB/.exec(readFileSync(`/proc/${proc.pid}/status`, "utf8").split("\n").find((l) => l.startsWith(field)) ?? "")?.[1] ?? 0) * 1024;
+  const status = (field: string) =>
+    Number(
+      /(\d+) kB/.exec(
+        readFileSync(`/proc/${proc.pid}/status`, "utf8")
+          .split("\n")
+          .find((l) => l.startsWith(field)) ?? "",
+      )?.[1] ?? 0,
+    ) * 1024;
   return {
-    url, dataDir, key: account.api_key, workspaceId: account.workspace_id,
+    url,
+    dataDir,
+    key: account.api_key,
+    workspaceId: account.workspace_id,
     memory: () => ({ rss: status("VmRSS:"), peak: status("VmHWM:") }),
     async stop() {
       proc.kill("SIGTERM");

@@ -9,7 +9,16 @@ import { cleanupAssets } from "../../src/modules/assets/cleanup.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { startFakeS3, type FakeS3 } from "./fake-s3.ts";
-import { assetsApi, completeBody, idem, ok, planUpload, sendAllParts, uploadAsset, uploadBody } from "./helpers.ts";
+import {
+  assetsApi,
+  completeBody,
+  idem,
+  ok,
+  planUpload,
+  sendAllParts,
+  uploadAsset,
+  uploadBody,
+} from "./helpers.ts";
 import { png } from "./samples.ts";
 
 const MiB = 1024 * 1024;
@@ -29,7 +38,12 @@ for (const storage of ["local", "s3"] as const) {
       await s3?.stop();
     });
 
-    const storeUploadIdOf = (uploadId: string) => s.herald.db.$client.query<{ store_upload_id: string }, [string]>("SELECT store_upload_id FROM asset_uploads WHERE id = ?").get(uploadId)!.store_upload_id;
+    const storeUploadIdOf = (uploadId: string) =>
+      s.herald.db.$client
+        .query<{ store_upload_id: string }, [string]>(
+          "SELECT store_upload_id FROM asset_uploads WHERE id = ?",
+        )
+        .get(uploadId)!.store_upload_id;
     const multipartIds = async () => {
       const ids: string[] = [];
       for await (const u of s.herald.blobs.listMultipart()) ids.push(u.uploadId);
@@ -56,13 +70,24 @@ for (const storage of ["local", "s3"] as const) {
     test("a reserved asset that a live post waits on stays until the post is over", async () => {
       const plan = await planUpload(png(20, 20));
       const upload = ok(await a.start(uploadBody(plan)), 201).body;
-      const draft = ok(await s.request("POST", `/v1/workspaces/${s.owner.workspaceId}/posts`, {
-        body: { when: "draft", group: `cleanup-${storage}`, posts: [{ channel: "mastodon", body: ["wait"], media: [upload.asset_id] }] },
-      }), 201).body.posts[0];
+      const draft = ok(
+        await s.request("POST", `/v1/workspaces/${s.owner.workspaceId}/posts`, {
+          body: {
+            when: "draft",
+            group: `cleanup-${storage}`,
+            posts: [{ channel: "mastodon", body: ["wait"], media: [upload.asset_id] }],
+          },
+        }),
+        201,
+      ).body.posts[0];
       s.clock.advance(24 * 3600_000 + 1000);
       await cleanupAssets(s.herald);
       expect(ok(await a.get(upload.asset_id)).body.status).toBe("pending_upload");
-      ok(await s.request("DELETE", `/v1/workspaces/${s.owner.workspaceId}/posts/${draft.id}`, { headers: { ...idem(), "if-match": "*" } }));
+      ok(
+        await s.request("DELETE", `/v1/workspaces/${s.owner.workspaceId}/posts/${draft.id}`, {
+          headers: { ...idem(), "if-match": "*" },
+        }),
+      );
       expect((await cleanupAssets(s.herald)).abandoned_assets).toBe(1);
       expectProblem(await a.get(upload.asset_id), 404, "public_not_found");
     });
@@ -75,7 +100,11 @@ for (const storage of ["local", "s3"] as const) {
       expect(await s.herald.blobs.stat(key)).not.toBeNull();
       expect((await cleanupAssets(s.herald)).deleted_blobs).toBe(1);
       expect(await s.herald.blobs.stat(key)).toBeNull();
-      expect(s.herald.db.$client.query<{ blob_key: string | null }, [string]>("SELECT blob_key FROM assets WHERE id = ?").get(asset.id)!.blob_key).toBeNull();
+      expect(
+        s.herald.db.$client
+          .query<{ blob_key: string | null }, [string]>("SELECT blob_key FROM assets WHERE id = ?")
+          .get(asset.id)!.blob_key,
+      ).toBeNull();
     });
 
     test("objects and multipart uploads no row claims are removed after the grace period, claimed ones never", async () => {
@@ -83,7 +112,10 @@ for (const storage of ["local", "s3"] as const) {
       const live = ok(await a.start(uploadBody(await planUpload(png(5, 5)))), 201).body;
       const orphanKey = `${s.owner.workspaceId}/ast_orphan0000000000000000000`;
       await s.herald.blobs.put(orphanKey, new Uint8Array([1, 2, 3]));
-      const orphanUpload = await s.herald.blobs.createMultipart(`${s.owner.workspaceId}/ast_orphan1111111111111111111`, { contentType: "image/png" });
+      const orphanUpload = await s.herald.blobs.createMultipart(
+        `${s.owner.workspaceId}/ast_orphan1111111111111111111`,
+        { contentType: "image/png" },
+      );
 
       const fresh = await cleanupAssets(s.herald);
       expect(fresh).toMatchObject({ orphan_objects: 0, orphan_uploads: 0 });

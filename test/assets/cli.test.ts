@@ -30,13 +30,27 @@ afterAll(async () => {
 /** The parent's environment without HERALD_* variables, plus `extra`. */
 function env(extra: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith("HERALD_") && value !== undefined) out[name] = value;
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith("HERALD_") && value !== undefined) out[name] = value;
   return { ...out, ...extra };
 }
 
-async function herald(args: string[], extra: Record<string, string> = { HERALD_API_URL: s.url, HERALD_API_KEY: s.owner.apiKey }) {
-  const proc = Bun.spawn([BUN, MAIN, ...args], { cwd: dir, env: env(extra), stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+async function herald(
+  args: string[],
+  extra: Record<string, string> = { HERALD_API_URL: s.url, HERALD_API_KEY: s.owner.apiKey },
+) {
+  const proc = Bun.spawn([BUN, MAIN, ...args], {
+    cwd: dir,
+    env: env(extra),
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 
@@ -52,18 +66,31 @@ describe("herald assets upload", () => {
     const r = await herald(["assets", "upload", path, "--json"]);
     expect({ code: r.code, stderr: r.code === 0 ? "" : r.stderr }).toEqual({ code: 0, stderr: "" });
     const asset = JSON.parse(r.stdout);
-    expect(asset).toMatchObject({ object: "asset", status: "ready", label: "banner.png", type: "card", content_type: "image/png", byte_size: 12 * MiB, dimensions: "1500x500", format: "x-landscape" });
+    expect(asset).toMatchObject({
+      object: "asset",
+      status: "ready",
+      label: "banner.png",
+      type: "card",
+      content_type: "image/png",
+      byte_size: 12 * MiB,
+      dimensions: "1500x500",
+      format: "x-landscape",
+    });
     expect(r.stderr).toContain("computing checksums of banner.png");
     expect(r.stderr).toContain("uploaded 3/3 parts");
     expect(r.stderr).not.toContain("\r");
-    expect(ok(await s.request("GET", `/v1/workspaces/${s.owner.workspaceId}/assets/${asset.id}`)).body.status).toBe("ready");
+    expect(
+      ok(await s.request("GET", `/v1/workspaces/${s.owner.workspaceId}/assets/${asset.id}`)).body.status,
+    ).toBe("ready");
   });
 
   test("a video gets kind video from its type, and a one-line summary without --json", async () => {
     const path = file("clip.mov", mp4(720, 1280, 9, { brand: "qt  " }));
     const r = await herald(["assets", "upload", path]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toMatch(/^ast_[0-9a-z]+ ready: clip\.mov \(video\/quicktime, 720x1280, vertical, 9 s, [\d.]+ MiB, crc64nvme [A-Za-z0-9+/]{11}=\)$/);
+    expect(r.stdout.trim()).toMatch(
+      /^ast_[0-9a-z]+ ready: clip\.mov \(video\/quicktime, 720x1280, vertical, 9 s, [\d.]+ MiB, crc64nvme [A-Za-z0-9+/]{11}=\)$/,
+    );
   });
 
   test("parts that fail on the way are sent again", async () => {
@@ -80,7 +107,12 @@ describe("herald assets upload", () => {
           await request.arrayBuffer();
           return new Response("busy", { status: 503 });
         }
-        return fetch(s.url + url.pathname + url.search, { method: request.method, headers: request.headers, body: request.body, duplex: "half" } as RequestInit);
+        return fetch(s.url + url.pathname + url.search, {
+          method: request.method,
+          headers: request.headers,
+          body: request.body,
+          duplex: "half",
+        } as RequestInit);
       },
     });
     const original = s.herald.config.baseUrl;
@@ -96,20 +128,70 @@ describe("herald assets upload", () => {
     }
   });
 
-  const failures: { name: string; args: () => string[]; env?: () => Record<string, string>; code: number; message: RegExp }[] = [
-    { name: "no API key", args: () => ["assets", "upload", file("a.png", png(2, 2))], env: () => ({ HERALD_API_URL: s.url }), code: 1, message: /HERALD_API_KEY is required/ },
-    { name: "a key without assets:write", args: () => ["assets", "upload", file("b.png", png(2, 2))], env: () => ({ HERALD_API_URL: s.url, HERALD_API_KEY: s.createKey({ scopes: ["workspaces:read"] }) }), code: 1, message: /assets:write/ },
-    { name: "a missing file", args: () => ["assets", "upload", join(dir, "nope.png")], code: 2, message: /is not a readable file/ },
-    { name: "an unknown file type", args: () => ["assets", "upload", file("notes.txt", new TextEncoder().encode("hi"))], code: 2, message: /--content-type/ },
-    { name: "a file that is not what its name says", args: () => ["assets", "upload", file("fake.png", new TextEncoder().encode("not a png at all"))], code: 1, message: /not a PNG, JPEG, GIF or WebP/ },
-    { name: "an unknown kind", args: () => ["assets", "upload", file("c.png", png(2, 2)), "--kind", "banner"], code: 2, message: /--kind must be/ },
-    { name: "a server that is not there", args: () => ["assets", "upload", file("d.png", png(2, 2)), "--workspace", s.owner.workspaceId], env: () => ({ HERALD_API_URL: "http://127.0.0.1:9", HERALD_API_KEY: s.owner.apiKey }), code: 1, message: /cannot reach Herald/ },
+  const failures: {
+    name: string;
+    args: () => string[];
+    env?: () => Record<string, string>;
+    code: number;
+    message: RegExp;
+  }[] = [
+    {
+      name: "no API key",
+      args: () => ["assets", "upload", file("a.png", png(2, 2))],
+      env: () => ({ HERALD_API_URL: s.url }),
+      code: 1,
+      message: /HERALD_API_KEY is required/,
+    },
+    {
+      name: "a key without assets:write",
+      args: () => ["assets", "upload", file("b.png", png(2, 2))],
+      env: () => ({ HERALD_API_URL: s.url, HERALD_API_KEY: s.createKey({ scopes: ["workspaces:read"] }) }),
+      code: 1,
+      message: /assets:write/,
+    },
+    {
+      name: "a missing file",
+      args: () => ["assets", "upload", join(dir, "nope.png")],
+      code: 2,
+      message: /is not a readable file/,
+    },
+    {
+      name: "an unknown file type",
+      args: () => ["assets", "upload", file("notes.txt", new TextEncoder().encode("hi"))],
+      code: 2,
+      message: /--content-type/,
+    },
+    {
+      name: "a file that is not what its name says",
+      args: () => ["assets", "upload", file("fake.png", new TextEncoder().encode("not a png at all"))],
+      code: 1,
+      message: /not a PNG, JPEG, GIF or WebP/,
+    },
+    {
+      name: "an unknown kind",
+      args: () => ["assets", "upload", file("c.png", png(2, 2)), "--kind", "banner"],
+      code: 2,
+      message: /--kind must be/,
+    },
+    {
+      name: "a server that is not there",
+      args: () => ["assets", "upload", file("d.png", png(2, 2)), "--workspace", s.owner.workspaceId],
+      env: () => ({ HERALD_API_URL: "http://127.0.0.1:9", HERALD_API_KEY: s.owner.apiKey }),
+      code: 1,
+      message: /cannot reach Herald/,
+    },
   ];
   for (const c of failures) {
     test(`${c.name}: exit ${c.code} with one line`, async () => {
-      const r = await herald(c.args(), c.env?.() ?? { HERALD_API_URL: s.url, HERALD_API_KEY: s.owner.apiKey });
+      const r = await herald(
+        c.args(),
+        c.env?.() ?? { HERALD_API_URL: s.url, HERALD_API_KEY: s.owner.apiKey },
+      );
       expect(r.code).toBe(c.code);
-      const lines = r.stderr.trim().split("\n").filter((l) => !l.startsWith("computing checksums") && !l.startsWith("uploaded "));
+      const lines = r.stderr
+        .trim()
+        .split("\n")
+        .filter((l) => !l.startsWith("computing checksums") && !l.startsWith("uploaded "));
       expect(lines.length).toBe(1);
       expect(lines[0]).toMatch(c.message);
       expect(r.stdout).toBe("");
@@ -117,7 +199,10 @@ describe("herald assets upload", () => {
   }
 
   test("herald help assets and herald assets --help explain the command", async () => {
-    for (const args of [["help", "assets"], ["assets", "--help"]]) {
+    for (const args of [
+      ["help", "assets"],
+      ["assets", "--help"],
+    ]) {
       const r = await herald(args, {});
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("Usage: herald assets upload FILE");
@@ -134,10 +219,16 @@ describe("the progress bar on a terminal", () => {
     process.env.HERALD_API_URL = s.url;
     process.env.HERALD_API_KEY = s.owner.apiKey;
     try {
-      const out = await runAssets(["upload", path, "--workspace", s.owner.workspaceId, "--json"], { write: (t) => void writes.push(t), isTTY: true });
+      const out = await runAssets(["upload", path, "--workspace", s.owner.workspaceId, "--json"], {
+        write: (t) => void writes.push(t),
+        isTTY: true,
+      });
       expect(JSON.parse(out).status).toBe("ready");
     } finally {
-      for (const [name, value] of [["HERALD_API_URL", saved.url], ["HERALD_API_KEY", saved.key]] as const) {
+      for (const [name, value] of [
+        ["HERALD_API_URL", saved.url],
+        ["HERALD_API_KEY", saved.key],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -151,13 +242,41 @@ describe("the progress bar on a terminal", () => {
 
 describe("the client's settings", () => {
   const cases: { name: string; env: Record<string, string>; expected: Record<string, unknown> | RegExp }[] = [
-    { name: "nothing set", env: {}, expected: { apiUrl: "http://127.0.0.1:8080", apiKey: null, workspaceId: null } },
-    { name: "HERALD_API_URL with /v1 and a slash", env: { HERALD_API_URL: "https://herald.example.com/v1/" }, expected: { apiUrl: "https://herald.example.com" } },
-    { name: "HERALD_BASE_URL when HERALD_API_URL is unset", env: { HERALD_BASE_URL: "https://pub.example.com" }, expected: { apiUrl: "https://pub.example.com" } },
-    { name: "a key and a workspace", env: { HERALD_API_KEY: "hk_test_abc123", HERALD_WORKSPACE_ID: "ws_01abc" }, expected: { apiKey: "hk_test_abc123", workspaceId: "ws_01abc" } },
-    { name: "a key that is not one", env: { HERALD_API_KEY: "Bearer hk_live_x" }, expected: /HERALD_API_KEY must be an API key/ },
-    { name: "a workspace id that is not one", env: { HERALD_WORKSPACE_ID: "default" }, expected: /HERALD_WORKSPACE_ID must be a workspace id/ },
-    { name: "an API URL that is not http", env: { HERALD_API_URL: "ftp://x" }, expected: /HERALD_API_URL must use http: or https:/ },
+    {
+      name: "nothing set",
+      env: {},
+      expected: { apiUrl: "http://127.0.0.1:8080", apiKey: null, workspaceId: null },
+    },
+    {
+      name: "HERALD_API_URL with /v1 and a slash",
+      env: { HERALD_API_URL: "https://herald.example.com/v1/" },
+      expected: { apiUrl: "https://herald.example.com" },
+    },
+    {
+      name: "HERALD_BASE_URL when HERALD_API_URL is unset",
+      env: { HERALD_BASE_URL: "https://pub.example.com" },
+      expected: { apiUrl: "https://pub.example.com" },
+    },
+    {
+      name: "a key and a workspace",
+      env: { HERALD_API_KEY: "hk_test_abc123", HERALD_WORKSPACE_ID: "ws_01abc" },
+      expected: { apiKey: "hk_test_abc123", workspaceId: "ws_01abc" },
+    },
+    {
+      name: "a key that is not one",
+      env: { HERALD_API_KEY: "Bearer hk_live_x" },
+      expected: /HERALD_API_KEY must be an API key/,
+    },
+    {
+      name: "a workspace id that is not one",
+      env: { HERALD_WORKSPACE_ID: "default" },
+      expected: /HERALD_WORKSPACE_ID must be a workspace id/,
+    },
+    {
+      name: "an API URL that is not http",
+      env: { HERALD_API_URL: "ftp://x" },
+      expected: /HERALD_API_URL must use http: or https:/,
+    },
   ];
   for (const c of cases) {
     test(c.name, () => {

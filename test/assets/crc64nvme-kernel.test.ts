@@ -34,7 +34,9 @@ function random(length: number, seed: number): Uint8Array {
   const out = new Uint8Array(length);
   let x = seed >>> 0 || 1;
   for (let i = 0; i < length; i++) {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
     out[i] = x & 0xff;
   }
   return out;
@@ -74,7 +76,12 @@ describe("CRC64NVME kernel", () => {
   }, 60_000);
 
   test("matches the reference on a few MiB, in odd chunks, across the copy window", async () => {
-    for (const [length, seed] of [[1024 * 1024 - 1, 1], [1024 * 1024, 2], [1024 * 1024 + 17, 3], [3 * 1024 * 1024 + 12_345, 4]] as const) {
+    for (const [length, seed] of [
+      [1024 * 1024 - 1, 1],
+      [1024 * 1024, 2],
+      [1024 * 1024 + 17, 3],
+      [3 * 1024 * 1024 + 12_345, 4],
+    ] as const) {
       const data = random(length + 3, seed).subarray(3);
       const expected = await reference(data);
       expect(await crc64nvmeOf(data)).toBe(expected);

@@ -1,7 +1,14 @@
 // CRC64NVME: the check value, the S3 wire form, streaming, and the combine of part checksums
 // into the whole file's; and the layout names of the format table.
 import { describe, expect, test } from "bun:test";
-import { combineCrc64Nvme, createCrc64Nvme, crc64nvmeFromBase64, crc64nvmeOf, crc64nvmeToBase64, crc64nvmeToHex } from "../../src/lib/crc64nvme.ts";
+import {
+  combineCrc64Nvme,
+  createCrc64Nvme,
+  crc64nvmeFromBase64,
+  crc64nvmeOf,
+  crc64nvmeToBase64,
+  crc64nvmeToHex,
+} from "../../src/lib/crc64nvme.ts";
 import { formatFor } from "../../src/modules/assets/inspect.ts";
 
 const text = (s: string) => new TextEncoder().encode(s);
@@ -29,7 +36,10 @@ describe("CRC64NVME", () => {
     { name: "nothing", bytes: new Uint8Array(0) },
     { name: "one zero byte", bytes: new Uint8Array(1) },
     { name: "a sentence", bytes: text("The quick brown fox jumps over the lazy dog") },
-    { name: "4099 pseudo-random bytes", bytes: Uint8Array.from({ length: 4099 }, (_, i) => (i * 2654435761) >>> 24) },
+    {
+      name: "4099 pseudo-random bytes",
+      bytes: Uint8Array.from({ length: 4099 }, (_, i) => (i * 2654435761) >>> 24),
+    },
   ];
   for (const c of inputs) {
     test(`matches the bit-at-a-time definition on ${c.name}`, async () => {
@@ -51,7 +61,13 @@ describe("CRC64NVME", () => {
     expect(crc.digest()).toBe(0xae8b14860a799888n);
   });
 
-  const splits = [[5, 4], [1, 8], [9, 0], [0, 9], [3, 3, 3]];
+  const splits = [
+    [5, 4],
+    [1, 8],
+    [9, 0],
+    [0, 9],
+    [3, 3, 3],
+  ];
   for (const sizes of splits) {
     test(`combining parts of ${sizes.join("+")} bytes of "123456789" gives the whole value`, async () => {
       const whole = text("123456789");
@@ -69,7 +85,9 @@ describe("CRC64NVME", () => {
   test("combining 5 MiB parts gives the value of the whole buffer", async () => {
     const part = 5 * 1024 * 1024;
     const bytes = Uint8Array.from({ length: 2 * part + 12345 }, (_, i) => (i * 31 + (i >>> 13)) & 0xff);
-    const values = await Promise.all([0, 1, 2].map((n) => crc64nvmeOf(bytes.subarray(n * part, (n + 1) * part))));
+    const values = await Promise.all(
+      [0, 1, 2].map((n) => crc64nvmeOf(bytes.subarray(n * part, (n + 1) * part))),
+    );
     const combined = combineCrc64Nvme(combineCrc64Nvme(values[0]!, values[1]!, part), values[2]!, 12345);
     expect(combined).toBe(await crc64nvmeOf(bytes));
   });
@@ -93,11 +111,23 @@ describe("CRC64NVME", () => {
 
 describe("layout names", () => {
   const cases: [number, number, string][] = [
-    [1920, 1080, "x-landscape"], [1200, 628, "x-landscape"], [1600, 1000, "x-landscape"],
-    [1599, 1000, "landscape"], [1024, 768, "landscape"], [1080, 720, "landscape"], [1150, 1000, "landscape"],
-    [1149, 1000, "square"], [1080, 1080, "square"], [870, 1000, "square"],
-    [869, 1000, "portrait"], [1080, 1350, "portrait"], [768, 1024, "portrait"], [650, 1000, "portrait"],
-    [649, 1000, "vertical"], [1080, 1920, "vertical"], [1, 10_000, "vertical"],
+    [1920, 1080, "x-landscape"],
+    [1200, 628, "x-landscape"],
+    [1600, 1000, "x-landscape"],
+    [1599, 1000, "landscape"],
+    [1024, 768, "landscape"],
+    [1080, 720, "landscape"],
+    [1150, 1000, "landscape"],
+    [1149, 1000, "square"],
+    [1080, 1080, "square"],
+    [870, 1000, "square"],
+    [869, 1000, "portrait"],
+    [1080, 1350, "portrait"],
+    [768, 1024, "portrait"],
+    [650, 1000, "portrait"],
+    [649, 1000, "vertical"],
+    [1080, 1920, "vertical"],
+    [1, 10_000, "vertical"],
   ];
   for (const [w, h, name] of cases) {
     test(`${w}×${h} is ${name}`, () => expect(formatFor(w, h)).toBe(name));

@@ -16,7 +16,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import S3rver from "s3rver";
 import {
-  combineCrc64Nvme, crc64nvmeFromBase64, crc64nvmeOf, crc64nvmeToBase64,
+  combineCrc64Nvme,
+  crc64nvmeFromBase64,
+  crc64nvmeOf,
+  crc64nvmeToBase64,
 } from "../../src/lib/crc64nvme.ts";
 
 /** The running fake: its endpoint, and HERALD_* settings that point Herald at it. */
@@ -30,7 +33,11 @@ export interface FakeS3 {
 }
 
 const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
-const xml = (body: string, status = 200) => new Response(`<?xml version="1.0" encoding="UTF-8"?>\n${body}`, { status, headers: { "content-type": "application/xml" } });
+const xml = (body: string, status = 200) =>
+  new Response(`<?xml version="1.0" encoding="UTF-8"?>\n${body}`, {
+    status,
+    headers: { "content-type": "application/xml" },
+  });
 /** An S3 error document. */
 function s3Error(status: number, code: string, message: string): Response {
   const body = `<Code>${code}</Code><Message>${escapeXml(message)}</Message><RequestId>FAKE</RequestId>`;
@@ -39,13 +46,15 @@ function s3Error(status: number, code: string, message: string): Response {
 
 const SECRET_KEY = "S3RVER";
 const CHECKSUM = "x-amz-checksum-crc64nvme";
-const SIGNATURE_MISMATCH = "The request signature we calculated does not match the signature you provided. "
-  + "Check your key and signing method.";
+const SIGNATURE_MISMATCH =
+  "The request signature we calculated does not match the signature you provided. " +
+  "Check your key and signing method.";
 const BAD_DIGEST = "The CRC64NVME you specified did not match the calculated checksum.";
-const INVALID_PART = "One or more of the specified parts could not be found.  The part may not have been "
-  + "uploaded, or the specified entity tag may not match the part's entity tag.";
-const TYPE_MISMATCH = "Checksum Type mismatch occurred, expected checksum Type: null, "
-  + "actual checksum Type: crc64nvme";
+const INVALID_PART =
+  "One or more of the specified parts could not be found.  The part may not have been " +
+  "uploaded, or the specified entity tag may not match the part's entity tag.";
+const TYPE_MISMATCH =
+  "Checksum Type mismatch occurred, expected checksum Type: null, " + "actual checksum Type: crc64nvme";
 
 const rfc3986 = (text: string) =>
   encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
@@ -61,16 +70,20 @@ function checkPresigned(request: Request, url: URL): Response | null {
   const [, day = "", region = "", service = "", terminal = ""] = (q.get("X-Amz-Credential") ?? "").split("/");
   const signedHeaders = q.get("X-Amz-SignedHeaders") ?? "";
   // Encoded names and values, sorted by name, then by value.
-  const pairs = [...q.entries()].filter(([name]) => name !== "X-Amz-Signature")
+  const pairs = [...q.entries()]
+    .filter(([name]) => name !== "X-Amz-Signature")
     .map(([name, value]) => [rfc3986(name), rfc3986(value)]);
   const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   pairs.sort(([n1, v1], [n2, v2]) => order(n1!, n2!) || order(v1!, v2!));
   const query = pairs.map(([name, value]) => `${name}=${value}`).join("&");
   // A signed header the request lacks counts as empty, so the signatures differ, as on S3.
-  const headers = signedHeaders.split(";")
-    .map((name) => `${name}:${(request.headers.get(name) ?? "").trim().replace(/\s+/g, " ")}\n`).join("");
-  const canonical = [request.method, url.pathname, query, headers, signedHeaders, "UNSIGNED-PAYLOAD"]
-    .join("\n");
+  const headers = signedHeaders
+    .split(";")
+    .map((name) => `${name}:${(request.headers.get(name) ?? "").trim().replace(/\s+/g, " ")}\n`)
+    .join("");
+  const canonical = [request.method, url.pathname, query, headers, signedHeaders, "UNSIGNED-PAYLOAD"].join(
+    "\n",
+  );
   const scope = [day, region, service, terminal];
   const digest = createHash("sha256").update(canonical).digest("hex");
   const toSign = ["AWS4-HMAC-SHA256", q.get("X-Amz-Date") ?? "", scope.join("/"), digest].join("\n");
@@ -84,7 +97,13 @@ export async function startFakeS3(options: { bucket?: string; checksums?: boolea
   const bucket = options.bucket ?? "herald-media";
   const checksums = options.checksums ?? true;
   const directory = mkdtempSync(join(tmpdir(), "herald-s3-"));
-  const s3rver = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
+  const s3rver = new S3rver({
+    port: 0,
+    address: "127.0.0.1",
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket, configs: [] }],
+  });
   const backend = `http://127.0.0.1:${(await s3rver.run()).port}`;
   const uploadsDir = join(directory, bucket, "._S3rver_uploads");
   const requests: string[] = [];
@@ -94,13 +113,21 @@ export async function startFakeS3(options: { bucket?: string; checksums?: boolea
   const listParts = async (uploadId: string): Promise<Response> => {
     const dir = join(uploadsDir, uploadId);
     const names = await readdir(dir).catch(() => null);
-    if (!names) return xml("<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>", 404);
+    if (!names)
+      return xml(
+        "<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>",
+        404,
+      );
     const parts: string[] = [];
     for (const name of names.filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(a) - Number(b))) {
       const bytes = await readFile(join(dir, name));
-      parts.push(`<Part><PartNumber>${name}</PartNumber><LastModified>${new Date().toISOString()}</LastModified><ETag>"${createHash("md5").update(bytes).digest("hex")}"</ETag><Size>${bytes.length}</Size></Part>`);
+      parts.push(
+        `<Part><PartNumber>${name}</PartNumber><LastModified>${new Date().toISOString()}</LastModified><ETag>"${createHash("md5").update(bytes).digest("hex")}"</ETag><Size>${bytes.length}</Size></Part>`,
+      );
     }
-    return xml(`<ListPartsResult><Bucket>${bucket}</Bucket><UploadId>${uploadId}</UploadId><IsTruncated>false</IsTruncated>${parts.join("")}</ListPartsResult>`);
+    return xml(
+      `<ListPartsResult><Bucket>${bucket}</Bucket><UploadId>${uploadId}</UploadId><IsTruncated>false</IsTruncated>${parts.join("")}</ListPartsResult>`,
+    );
   };
 
   const listUploads = async (): Promise<Response> => {
@@ -108,9 +135,14 @@ export async function startFakeS3(options: { bucket?: string; checksums?: boolea
     for (const id of await readdir(uploadsDir).catch(() => [] as string[])) {
       const key = await readFile(join(uploadsDir, id, "key"), "utf8").catch(() => null);
       const info = await stat(join(uploadsDir, id)).catch(() => null);
-      if (key !== null && info) uploads.push(`<Upload><Key>${escapeXml(key)}</Key><UploadId>${id}</UploadId><Initiated>${info.birthtime.toISOString()}</Initiated></Upload>`);
+      if (key !== null && info)
+        uploads.push(
+          `<Upload><Key>${escapeXml(key)}</Key><UploadId>${id}</UploadId><Initiated>${info.birthtime.toISOString()}</Initiated></Upload>`,
+        );
     }
-    return xml(`<ListMultipartUploadsResult><Bucket>${bucket}</Bucket><IsTruncated>false</IsTruncated>${uploads.join("")}</ListMultipartUploadsResult>`);
+    return xml(
+      `<ListMultipartUploadsResult><Bucket>${bucket}</Bucket><IsTruncated>false</IsTruncated>${uploads.join("")}</ListMultipartUploadsResult>`,
+    );
   };
 
   type Body = ReadableStream<Uint8Array> | Uint8Array | string | null;
@@ -174,8 +206,9 @@ export async function startFakeS3(options: { bucket?: string; checksums?: boolea
     if (!response.ok) return new Response(text, { status: response.status, headers: response.headers });
     checksummed.delete(uploadId);
     const end = "</CompleteMultipartUploadResult>";
-    const reported = `<ChecksumCRC64NVME>${crc64nvmeToBase64(whole)}</ChecksumCRC64NVME>`
-      + `<ChecksumType>FULL_OBJECT</ChecksumType>${end}`;
+    const reported =
+      `<ChecksumCRC64NVME>${crc64nvmeToBase64(whole)}</ChecksumCRC64NVME>` +
+      `<ChecksumType>FULL_OBJECT</ChecksumType>${end}`;
     return xml(text.replace(/^<\?xml[^>]*>\s*/, "").replace(end, reported));
   };
 
@@ -192,7 +225,8 @@ export async function startFakeS3(options: { bucket?: string; checksums?: boolea
       const uploadId = url.searchParams.get("uploadId");
       const onBucket = url.pathname.replace(/\/$/, "") === `/${bucket}`;
       if (request.method === "GET" && onBucket && url.searchParams.has("uploads")) return listUploads();
-      if (request.method === "GET" && !onBucket && uploadId && !url.searchParams.has("partNumber")) return listParts(uploadId);
+      if (request.method === "GET" && !onBucket && uploadId && !url.searchParams.has("partNumber"))
+        return listParts(uploadId);
       if (request.method === "DELETE" && !onBucket && uploadId) {
         checksummed.delete(uploadId);
         await rm(join(uploadsDir, uploadId), { recursive: true, force: true });
@@ -210,10 +244,16 @@ export async function startFakeS3(options: { bucket?: string; checksums?: boolea
   });
   const endpoint = `http://127.0.0.1:${front.port}`;
   return {
-    endpoint, bucket, requests,
+    endpoint,
+    bucket,
+    requests,
     env: {
-      HERALD_STORAGE: "s3", HERALD_S3_ENDPOINT: endpoint, HERALD_S3_BUCKET: bucket,
-      HERALD_S3_ACCESS_KEY: "S3RVER", HERALD_S3_SECRET_KEY: SECRET_KEY, HERALD_S3_REGION: "us-east-1",
+      HERALD_STORAGE: "s3",
+      HERALD_S3_ENDPOINT: endpoint,
+      HERALD_S3_BUCKET: bucket,
+      HERALD_S3_ACCESS_KEY: "S3RVER",
+      HERALD_S3_SECRET_KEY: SECRET_KEY,
+      HERALD_S3_REGION: "us-east-1",
     },
     async stop() {
       front.stop(true);

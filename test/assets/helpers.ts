@@ -32,7 +32,10 @@ export async function planUpload(bytes: Uint8Array): Promise<Plan> {
   const parts: PlannedPart[] = [];
   let whole = 0n;
   for (let n = 1; n <= partCountFor(bytes.length, partSize); n++) {
-    const slice = bytes.subarray((n - 1) * partSize, (n - 1) * partSize + partLength(bytes.length, partSize, n));
+    const slice = bytes.subarray(
+      (n - 1) * partSize,
+      (n - 1) * partSize + partLength(bytes.length, partSize, n),
+    );
     const crc = await crc64nvmeOf(slice);
     whole = n === 1 ? crc : combineCrc64Nvme(whole, crc, slice.length);
     parts.push({ part_number: n, bytes: slice, checksum_crc64nvme: crc64nvmeToBase64(crc) });
@@ -41,7 +44,10 @@ export async function planUpload(bytes: Uint8Array): Promise<Plan> {
 }
 
 /** The asset-upload request body for a plan. */
-export function uploadBody(plan: Plan, options: { kind?: string; contentType?: string; fileName?: string } = {}) {
+export function uploadBody(
+  plan: Plan,
+  options: { kind?: string; contentType?: string; fileName?: string } = {},
+) {
   return {
     kind: options.kind ?? "card",
     file_name: options.fileName ?? "picture.png",
@@ -58,7 +64,10 @@ export function ok(r: TestResponse, status = 200): TestResponse {
 }
 
 /** Sends one part to its upload URL with its required headers; returns the raw response. */
-export function sendPart(part: { upload_url: string; required_headers: Record<string, string> }, bytes: Uint8Array): Promise<Response> {
+export function sendPart(
+  part: { upload_url: string; required_headers: Record<string, string> },
+  bytes: Uint8Array,
+): Promise<Response> {
   return fetch(part.upload_url, { method: "PUT", headers: part.required_headers, body: bytes });
 }
 
@@ -66,8 +75,10 @@ export function sendPart(part: { upload_url: string; required_headers: Record<st
 export function assetsApi(s: TestServer, ws: string) {
   const base = `/v1/workspaces/${ws}`;
   return {
-    start: (body: unknown, headers: Record<string, string> = idem()) => s.request("POST", `${base}/asset-uploads`, { body, headers }),
-    complete: (uploadId: string, body: unknown, headers: Record<string, string> = idem()) => s.request("POST", `${base}/asset-uploads/${uploadId}/complete`, { body, headers }),
+    start: (body: unknown, headers: Record<string, string> = idem()) =>
+      s.request("POST", `${base}/asset-uploads`, { body, headers }),
+    complete: (uploadId: string, body: unknown, headers: Record<string, string> = idem()) =>
+      s.request("POST", `${base}/asset-uploads/${uploadId}/complete`, { body, headers }),
     get: (id: string, query = "") => s.request("GET", `${base}/assets/${id}${query}`),
     list: (query = "") => s.request("GET", `${base}/assets${query}`),
     remove: (id: string) => s.request("DELETE", `${base}/assets/${id}`),
@@ -79,7 +90,10 @@ export async function sendAllParts(upload: any, plan: Plan): Promise<string[]> {
   const etags: string[] = [];
   for (const part of upload.parts) {
     const r = await sendPart(part, plan.parts[part.part_number - 1]!.bytes);
-    expect({ status: r.status, text: r.status === 200 ? "" : await r.text() }).toEqual({ status: 200, text: "" });
+    expect({ status: r.status, text: r.status === 200 ? "" : await r.text() }).toEqual({
+      status: 200,
+      text: "",
+    });
     etags.push(r.headers.get("etag")!);
   }
   return etags;
@@ -90,12 +104,21 @@ export function completeBody(plan: Plan, etags: string[]) {
   return {
     byte_size: plan.byteSize,
     checksum_crc64nvme: plan.checksum,
-    parts: plan.parts.map((p, i) => ({ part_number: p.part_number, etag: etags[i]!, checksum_crc64nvme: p.checksum_crc64nvme })),
+    parts: plan.parts.map((p, i) => ({
+      part_number: p.part_number,
+      etag: etags[i]!,
+      checksum_crc64nvme: p.checksum_crc64nvme,
+    })),
   };
 }
 
 /** The whole flow: start, send every part, complete; returns the ready asset. */
-export async function uploadAsset(s: TestServer, ws: string, bytes: Uint8Array, options: { kind?: string; contentType?: string; fileName?: string } = {}) {
+export async function uploadAsset(
+  s: TestServer,
+  ws: string,
+  bytes: Uint8Array,
+  options: { kind?: string; contentType?: string; fileName?: string } = {},
+) {
   const api = assetsApi(s, ws);
   const plan = await planUpload(bytes);
   const upload = ok(await api.start(uploadBody(plan, options)), 201).body;

@@ -5,14 +5,24 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createCrc64Nvme, crc64nvmeToBase64 } from "../../src/lib/crc64nvme.ts";
-import { checksumVideo, startServerProcess, uploadVideo, virtualVideo, type ServerProcess } from "./big-upload.ts";
+import {
+  checksumVideo,
+  startServerProcess,
+  uploadVideo,
+  virtualVideo,
+  type ServerProcess,
+} from "./big-upload.ts";
 
 const MiB = 1024 * 1024;
 const SIZE = 1024 * MiB;
 
 let server: ServerProcess;
-beforeAll(async () => { server = await startServerProcess(); });
-afterAll(async () => { await server.stop(); });
+beforeAll(async () => {
+  server = await startServerProcess();
+});
+afterAll(async () => {
+  await server.stop();
+});
 
 test("a 1 GiB upload keeps the server's memory flat and stores the exact file", async () => {
   const api = { url: server.url, key: server.key, workspaceId: server.workspaceId };
@@ -25,10 +35,21 @@ test("a 1 GiB upload keeps the server's memory flat and stores the exact file", 
   expect(video.partCount).toBe(205);
   const checksums = await checksumVideo(video);
   const { asset } = await uploadVideo(api, video, checksums);
-  expect(asset).toMatchObject({ status: "ready", byte_size: SIZE, width: 3840, height: 2160, dimensions: "3840x2160", format: "x-landscape", duration_sec: 3600, checksum: { algorithm: "crc64nvme", value: checksums.whole } });
+  expect(asset).toMatchObject({
+    status: "ready",
+    byte_size: SIZE,
+    width: 3840,
+    height: 2160,
+    dimensions: "3840x2160",
+    format: "x-landscape",
+    duration_sec: 3600,
+    checksum: { algorithm: "crc64nvme", value: checksums.whole },
+  });
 
   const growth = server.memory().peak - baseline;
-  console.log(`server RSS: baseline ${(baseline / MiB).toFixed(0)} MiB, peak growth during the 1 GiB upload ${(growth / MiB).toFixed(0)} MiB`);
+  console.log(
+    `server RSS: baseline ${(baseline / MiB).toFixed(0)} MiB, peak growth during the 1 GiB upload ${(growth / MiB).toFixed(0)} MiB`,
+  );
   expect(growth).toBeLessThan(200 * MiB);
 
   const crc = await createCrc64Nvme();

@@ -54,14 +54,20 @@ async function sendAll(upload: any, plan: Plan): Promise<string[]> {
 /** The parts of a plan as a store's completion takes them. */
 function completingParts(plan: Plan, etags: string[]) {
   return plan.parts.map((p, i) => ({
-    partNumber: p.part_number, etag: etags[i]!, crc64nvme: p.checksum_crc64nvme,
+    partNumber: p.part_number,
+    etag: etags[i]!,
+    crc64nvme: p.checksum_crc64nvme,
   }));
 }
 
 describe("s3 storage with part checksums", () => {
   let env: Env;
-  beforeAll(async () => { env = await start(true); });
-  afterAll(async () => { await env.stop(); });
+  beforeAll(async () => {
+    env = await start(true);
+  });
+  afterAll(async () => {
+    await env.stop();
+  });
 
   test("each part's required_headers carry its declared CRC64NVME, and the URL signs it", async () => {
     const plan = await planUpload(png(30, 20, 12 * MiB));
@@ -142,8 +148,12 @@ describe("s3 storage with part checksums", () => {
 
 describe("s3 storage on a store that ignores checksums", () => {
   let env: Env;
-  beforeAll(async () => { env = await start(false); });
-  afterAll(async () => { await env.stop(); });
+  beforeAll(async () => {
+    env = await start(false);
+  });
+  afterAll(async () => {
+    await env.stop();
+  });
 
   test("a part stored with other bytes is found by the read-back; the upload fails for good", async () => {
     const plan = await planUpload(png(30, 30, 6 * MiB));

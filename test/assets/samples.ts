@@ -31,7 +31,11 @@ export function png(width: number, height: number, padTo = 0): Buffer {
   ihdr.set([8, 2, 0, 0, 0], 8);
   const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3, 0x5a)]);
   const idat = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)));
-  const parts = [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk("IHDR", ihdr), pngChunk("IDAT", idat)];
+  const parts = [
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk("IHDR", ihdr),
+    pngChunk("IDAT", idat),
+  ];
   const size = parts.reduce((n, p) => n + p.length, 0) + 12;
   if (padTo > size) {
     const filler = Buffer.alloc(padTo - size - 12);
@@ -44,7 +48,10 @@ export function png(width: number, height: number, padTo = 0): Buffer {
 
 /** A baseline JPEG header (SOI, JFIF APP0, an EXIF-sized APP1 block, SOF0 with the size) and EOI. */
 export function jpeg(width: number, height: number, exifPadding = 0): Buffer {
-  const app0 = Buffer.from([0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]);
+  const app0 = Buffer.from([
+    0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00,
+    0x00,
+  ]);
   const segments: Buffer[] = [Buffer.from([0xff, 0xd8]), app0];
   // Comment segments push the frame header further into the file, as big EXIF blocks do.
   for (let left = exifPadding; left > 0; left -= 65533) {
@@ -54,7 +61,9 @@ export function jpeg(width: number, height: number, exifPadding = 0): Buffer {
     seg.writeUInt16BE(n + 2, 2);
     segments.push(seg);
   }
-  const sof = Buffer.from([0xff, 0xc0, 0x00, 0x11, 0x08, 0, 0, 0, 0, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01]);
+  const sof = Buffer.from([
+    0xff, 0xc0, 0x00, 0x11, 0x08, 0, 0, 0, 0, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01,
+  ]);
   sof.writeUInt16BE(height, 5);
   sof.writeUInt16BE(width, 7);
   segments.push(sof, Buffer.from([0xff, 0xd9]));
@@ -67,7 +76,10 @@ export function gif(width: number, height: number): Buffer {
   head.write("GIF89a", 0, "ascii");
   head.writeUInt16LE(width, 6);
   head.writeUInt16LE(height, 8);
-  return Buffer.concat([head, Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b])]);
+  return Buffer.concat([
+    head,
+    Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b]),
+  ]);
 }
 
 /** An extended WebP (RIFF, VP8X with the canvas size). */
@@ -131,13 +143,22 @@ function hdlr(handler: string): Buffer {
 
 /** The header boxes of a video: ftyp (brand `isom`, or `qt  ` for MOV). */
 export function ftyp(brand = "isom"): Buffer {
-  return box("ftyp", Buffer.from(brand, "latin1"), Buffer.from([0, 0, 2, 0]), Buffer.from("isomiso2mp41", "latin1"));
+  return box(
+    "ftyp",
+    Buffer.from(brand, "latin1"),
+    Buffer.from([0, 0, 2, 0]),
+    Buffer.from("isomiso2mp41", "latin1"),
+  );
 }
 
 /** A moov box with mvhd and one video trak (tkhd, mdia/hdlr `vide`). */
 export function moov(width: number, height: number, durationSec: number, timescale = 1000): Buffer {
   const duration = Math.round(durationSec * timescale);
-  return box("moov", mvhd(timescale, duration), box("trak", tkhd(width, height, duration), box("mdia", hdlr("vide"))));
+  return box(
+    "moov",
+    mvhd(timescale, duration),
+    box("trak", tkhd(width, height, duration), box("mdia", hdlr("vide"))),
+  );
 }
 
 /** An mdat box header announcing `payloadBytes` of media data. */
@@ -149,7 +170,17 @@ export function mdatHeader(payloadBytes: number): Buffer {
 }
 
 /** A small MP4 (or MOV with `brand: "qt  "`): ftyp, mdat, and moov at the end as cameras write it. */
-export function mp4(width: number, height: number, durationSec: number, options: { brand?: string; mdatBytes?: number } = {}): Buffer {
+export function mp4(
+  width: number,
+  height: number,
+  durationSec: number,
+  options: { brand?: string; mdatBytes?: number } = {},
+): Buffer {
   const payload = Buffer.alloc(options.mdatBytes ?? 64, 0xab);
-  return Buffer.concat([ftyp(options.brand), mdatHeader(payload.length), payload, moov(width, height, durationSec)]);
+  return Buffer.concat([
+    ftyp(options.brand),
+    mdatHeader(payload.length),
+    payload,
+    moov(width, height, durationSec),
+  ]);
 }

@@ -5,10 +5,24 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { uptime } from "node:os";
 import { join } from "node:path";
-import { checkDownloadUrl, checkPartUploadUrl, downloadUrl, partUploadUrl } from "../../src/modules/assets/signed-urls.ts";
+import {
+  checkDownloadUrl,
+  checkPartUploadUrl,
+  downloadUrl,
+  partUploadUrl,
+} from "../../src/modules/assets/signed-urls.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestResponse, type TestServer } from "../helpers/server.ts";
-import { assetsApi, completeBody, ok, planUpload, sendAllParts, uploadAsset, uploadBody, type Plan } from "./helpers.ts";
+import {
+  assetsApi,
+  completeBody,
+  ok,
+  planUpload,
+  sendAllParts,
+  uploadAsset,
+  uploadBody,
+  type Plan,
+} from "./helpers.ts";
 import { png } from "./samples.ts";
 
 const MiB = 1024 * 1024;
@@ -19,19 +33,35 @@ beforeAll(async () => {
   s = await startTestServer();
   a = assetsApi(s, s.owner.workspaceId);
 });
-afterAll(async () => { await s.stop(); });
+afterAll(async () => {
+  await s.stop();
+});
 
 /** A PUT to a URL, read like the test server's own requests. */
-async function put(url: string, body: Uint8Array | string, headers: Record<string, string> = {}): Promise<TestResponse> {
+async function put(
+  url: string,
+  body: Uint8Array | string,
+  headers: Record<string, string> = {},
+): Promise<TestResponse> {
   const response = await fetch(url, { method: "PUT", body, headers });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: /json/.test(response.headers.get("content-type") ?? "") ? JSON.parse(text) : undefined };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    body: /json/.test(response.headers.get("content-type") ?? "") ? JSON.parse(text) : undefined,
+  };
 }
 
 async function get(url: string): Promise<TestResponse> {
   const response = await fetch(url);
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: /json/.test(response.headers.get("content-type") ?? "") ? JSON.parse(text) : undefined };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    body: /json/.test(response.headers.get("content-type") ?? "") ? JSON.parse(text) : undefined,
+  };
 }
 
 /** A started two-part upload (10 MiB + a bit) and its plan. */
@@ -40,8 +70,12 @@ async function started(): Promise<{ upload: any; plan: Plan }> {
   return { upload: ok(await a.start(uploadBody(plan)), 201).body, plan };
 }
 
-const storedParts = (upload: any) => s.herald.blobs.listParts(`${s.owner.workspaceId}/${upload.asset_id}`, storeUploadIdOf(upload.id));
-const storeUploadIdOf = (uploadId: string) => s.herald.db.$client.query<{ store_upload_id: string }, [string]>("SELECT store_upload_id FROM asset_uploads WHERE id = ?").get(uploadId)!.store_upload_id;
+const storedParts = (upload: any) =>
+  s.herald.blobs.listParts(`${s.owner.workspaceId}/${upload.asset_id}`, storeUploadIdOf(upload.id));
+const storeUploadIdOf = (uploadId: string) =>
+  s.herald.db.$client
+    .query<{ store_upload_id: string }, [string]>("SELECT store_upload_id FROM asset_uploads WHERE id = ?")
+    .get(uploadId)!.store_upload_id;
 
 function expectRefusedUrl(r: TestResponse, detail: RegExp): void {
   expectProblem(r, 401, "public_authentication_required");
@@ -56,7 +90,14 @@ describe("part upload", () => {
     const r = await put(upload.parts[0].upload_url, plan.parts[0]!.bytes);
     expect(r.status).toBe(200);
     expect(r.headers.get("etag")).toMatch(/^"[0-9a-f]{16}"$/);
-    expect(r.body).toMatchObject({ object: "asset_upload_part", upload_id: upload.id, part_number: 1, byte_size: 5 * MiB, checksum_crc64nvme: plan.parts[0]!.checksum_crc64nvme, etag: r.headers.get("etag") });
+    expect(r.body).toMatchObject({
+      object: "asset_upload_part",
+      upload_id: upload.id,
+      part_number: 1,
+      byte_size: 5 * MiB,
+      checksum_crc64nvme: plan.parts[0]!.checksum_crc64nvme,
+      etag: r.headers.get("etag"),
+    });
   });
 
   test("a corrupted part is 400 and nothing is kept; the good one is taken afterwards", async () => {
@@ -88,12 +129,30 @@ describe("part upload", () => {
     expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
     const second = await put(upload.parts[1].upload_url, plan.parts[1]!.bytes);
     expect((await storedParts(upload)).map((p) => p.partNumber)).toEqual([1, 2]);
-    ok(await a.complete(upload.id, completeBody(plan, [again.headers.get("etag")!, second.headers.get("etag")!])));
+    ok(
+      await a.complete(
+        upload.id,
+        completeBody(plan, [again.headers.get("etag")!, second.headers.get("etag")!]),
+      ),
+    );
   });
 
-  const sizes: { name: string; body: (plan: Plan) => Uint8Array; headers?: Record<string, string>; detail: RegExp }[] = [
-    { name: "a short part", body: (p) => p.parts[0]!.bytes.subarray(0, 1000), detail: /must be exactly 5242880 bytes/ },
-    { name: "a long part", body: (p) => new Uint8Array(5 * MiB + 1), detail: /must be exactly 5242880 bytes/ },
+  const sizes: {
+    name: string;
+    body: (plan: Plan) => Uint8Array;
+    headers?: Record<string, string>;
+    detail: RegExp;
+  }[] = [
+    {
+      name: "a short part",
+      body: (p) => p.parts[0]!.bytes.subarray(0, 1000),
+      detail: /must be exactly 5242880 bytes/,
+    },
+    {
+      name: "a long part",
+      body: (p) => new Uint8Array(5 * MiB + 1),
+      detail: /must be exactly 5242880 bytes/,
+    },
     { name: "an empty part", body: () => new Uint8Array(0), detail: /must be exactly 5242880 bytes/ },
   ];
   for (const c of sizes) {
@@ -132,10 +191,30 @@ describe("part upload", () => {
   });
 
   const tampered: { name: string; change: (url: URL, other: string) => void }[] = [
-    { name: "another part number", change: (u) => { u.pathname = u.pathname.replace(/\/parts\/1$/, "/parts/2"); } },
-    { name: "another upload id", change: (u, other) => { u.pathname = u.pathname.replace(/upl_[0-9a-z]+/, other); } },
-    { name: "a later expiry", change: (u) => u.searchParams.set("expires", String(Number(u.searchParams.get("expires")) + 3600)) },
-    { name: "a changed signature", change: (u) => u.searchParams.set("signature", u.searchParams.get("signature")!.replace(/^./, (c) => (c === "A" ? "B" : "A"))) },
+    {
+      name: "another part number",
+      change: (u) => {
+        u.pathname = u.pathname.replace(/\/parts\/1$/, "/parts/2");
+      },
+    },
+    {
+      name: "another upload id",
+      change: (u, other) => {
+        u.pathname = u.pathname.replace(/upl_[0-9a-z]+/, other);
+      },
+    },
+    {
+      name: "a later expiry",
+      change: (u) => u.searchParams.set("expires", String(Number(u.searchParams.get("expires")) + 3600)),
+    },
+    {
+      name: "a changed signature",
+      change: (u) =>
+        u.searchParams.set(
+          "signature",
+          u.searchParams.get("signature")!.replace(/^./, (c) => (c === "A" ? "B" : "A")),
+        ),
+    },
     { name: "no signature", change: (u) => u.searchParams.delete("signature") },
     { name: "no expiry", change: (u) => u.searchParams.delete("expires") },
   ];
@@ -214,9 +293,20 @@ describe("download URL", () => {
   });
 
   const tampered: { name: string; change: (url: URL, other: string) => void }[] = [
-    { name: "another asset id", change: (u, other) => { u.pathname = `/downloads/${other}`; } },
-    { name: "a later expiry", change: (u) => u.searchParams.set("expires", String(Number(u.searchParams.get("expires")) + 60)) },
-    { name: "a cut signature", change: (u) => u.searchParams.set("signature", u.searchParams.get("signature")!.slice(0, -1)) },
+    {
+      name: "another asset id",
+      change: (u, other) => {
+        u.pathname = `/downloads/${other}`;
+      },
+    },
+    {
+      name: "a later expiry",
+      change: (u) => u.searchParams.set("expires", String(Number(u.searchParams.get("expires")) + 60)),
+    },
+    {
+      name: "a cut signature",
+      change: (u) => u.searchParams.set("signature", u.searchParams.get("signature")!.slice(0, -1)),
+    },
   ];
   for (const c of tampered) {
     test(`with ${c.name} is 401`, async () => {
@@ -237,7 +327,8 @@ describe("download URL", () => {
 
 describe("the signatures", () => {
   const expiresAt = Date.parse("2026-03-01T13:00:00Z");
-  const query = (url: string) => Object.fromEntries(new URL(url).searchParams) as { expires?: string; signature?: string };
+  const query = (url: string) =>
+    Object.fromEntries(new URL(url).searchParams) as { expires?: string; signature?: string };
 
   test("a part signature covers upload id, part number and expiry", () => {
     const q = query(partUploadUrl(s.herald, "upl_a", 1, expiresAt));
@@ -246,7 +337,9 @@ describe("the signatures", () => {
     expect(checkPartUploadUrl(s.herald, "upl_b", "1", q)).toBe("invalid");
     expect(checkPartUploadUrl(s.herald, "upl_a", "2", q)).toBe("invalid");
     expect(checkPartUploadUrl(s.herald, "upl_a", "01", q)).toBe("invalid");
-    expect(checkPartUploadUrl(s.herald, "upl_a", "1", { ...q, expires: String(Number(q.expires) + 1) })).toBe("invalid");
+    expect(checkPartUploadUrl(s.herald, "upl_a", "1", { ...q, expires: String(Number(q.expires) + 1) })).toBe(
+      "invalid",
+    );
     expect(checkPartUploadUrl(s.herald, "upl_a", "1", { ...q, expires: "1e12" })).toBe("invalid");
   });
 

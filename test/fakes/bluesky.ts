@@ -2,7 +2,18 @@
 // rotating opaque tokens and TTLs, uploadBlob with real CIDs, createRecord validating the post record
 // (300 graphemes / 3000 bytes, embeds, facets, reply refs), resolveHandle, getRecord; XRPC error
 // bodies `{error, message}`, 400 ExpiredToken, 429 with RateLimit-* headers (reset in unix seconds).
-import { cid, graphemes, json, never, newControls, readBody, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
+import {
+  cid,
+  graphemes,
+  json,
+  never,
+  newControls,
+  readBody,
+  serveFake,
+  token,
+  type FailSpec,
+  type FakeControls,
+} from "./shared.ts";
 
 /** A post record the fake stored. */
 export interface FakeRecord {
@@ -73,28 +84,57 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
   const fake: BlueskyFake = {
     ...newControls(failures),
     accounts: [
-      { did: "did:plc:alice7k4qzyyq3qyd3xg2ww2", handle: "alice.test", password: "alice-app-pass", passwordRevoked: false },
-      { did: "did:plc:bob5v6tq2ppjqegufzjzaqbm", handle: "bob.test", password: "bob-app-pass", passwordRevoked: false },
+      {
+        did: "did:plc:alice7k4qzyyq3qyd3xg2ww2",
+        handle: "alice.test",
+        password: "alice-app-pass",
+        passwordRevoked: false,
+      },
+      {
+        did: "did:plc:bob5v6tq2ppjqegufzjzaqbm",
+        handle: "bob.test",
+        password: "bob-app-pass",
+        passwordRevoked: false,
+      },
     ],
     records: [],
     blobs: [],
     accessTtlMs: options.accessTtlMs ?? 2 * 3600_000,
     revokeTokens: () => sessions.forEach((s) => (s.revoked = true)),
-    expireAccessTokens: () => sessions.forEach((s) => (s.accessExpiresAt = Math.min(s.accessExpiresAt, now() - 1))),
-    expireRefreshTokens: () => sessions.forEach((s) => (s.refreshExpiresAt = Math.min(s.refreshExpiresAt, now() - 1))),
-    revokeAppPassword: (handle) => fake.accounts.filter((a) => a.handle === handle).forEach((a) => (a.passwordRevoked = true)),
+    expireAccessTokens: () =>
+      sessions.forEach((s) => (s.accessExpiresAt = Math.min(s.accessExpiresAt, now() - 1))),
+    expireRefreshTokens: () =>
+      sessions.forEach((s) => (s.refreshExpiresAt = Math.min(s.refreshExpiresAt, now() - 1))),
+    revokeAppPassword: (handle) =>
+      fake.accounts.filter((a) => a.handle === handle).forEach((a) => (a.passwordRevoked = true)),
   };
 
   const xrpcError = (status: number, error: string, message: string) => json({ error, message }, status);
   const invalid = (message: string) => xrpcError(400, "InvalidRequest", message);
   const openSession = (did: string): Session => {
-    const session = { did, accessJwt: token("eyJhY2Nlc3Mi."), refreshJwt: token("eyJyZWZyZXNoIi."), accessExpiresAt: now() + fake.accessTtlMs, refreshExpiresAt: now() + (options.refreshTtlMs ?? 90 * 86_400_000), revoked: false, rotated: false };
+    const session = {
+      did,
+      accessJwt: token("eyJhY2Nlc3Mi."),
+      refreshJwt: token("eyJyZWZyZXNoIi."),
+      accessExpiresAt: now() + fake.accessTtlMs,
+      refreshExpiresAt: now() + (options.refreshTtlMs ?? 90 * 86_400_000),
+      revoked: false,
+      rotated: false,
+    };
     sessions.push(session);
     return session;
   };
   const sessionJson = (s: Session) => {
     const account = fake.accounts.find((a) => a.did === s.did)!;
-    return { did: s.did, handle: account.handle, email: `${account.handle.split(".")[0]}@example.com`, emailConfirmed: true, accessJwt: s.accessJwt, refreshJwt: s.refreshJwt, active: true };
+    return {
+      did: s.did,
+      handle: account.handle,
+      email: `${account.handle.split(".")[0]}@example.com`,
+      emailConfirmed: true,
+      accessJwt: s.accessJwt,
+      refreshJwt: s.refreshJwt,
+      active: true,
+    };
   };
   /** The session of a valid access token, or the XRPC error the PDS answers. */
   const authenticate = (request: Request): Session | Response => {
@@ -121,8 +161,11 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
     if (request.method === "POST" && nsid === "com.atproto.server.createSession") {
       const body = await readBody(request);
       const id = String(body.identifier ?? "").toLowerCase();
-      const account = fake.accounts.find((a) => a.handle === id || a.did === id || `${a.handle.split(".")[0]}@example.com` === id);
-      if (!account || account.password !== body.password || account.passwordRevoked) return xrpcError(401, "AuthenticationRequired", "Invalid identifier or password");
+      const account = fake.accounts.find(
+        (a) => a.handle === id || a.did === id || `${a.handle.split(".")[0]}@example.com` === id,
+      );
+      if (!account || account.password !== body.password || account.passwordRevoked)
+        return xrpcError(401, "AuthenticationRequired", "Invalid identifier or password");
       return json(sessionJson(openSession(account.did)));
     }
     if (request.method === "POST" && nsid === "com.atproto.server.refreshSession") {
@@ -137,11 +180,24 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
     }
     if (request.method === "GET" && nsid === "com.atproto.identity.resolveHandle") {
       const account = fake.accounts.find((a) => a.handle === q.get("handle"));
-      return account ? json({ did: account.did }) : xrpcError(400, "HandleNotFound", "Unable to resolve handle");
+      return account
+        ? json({ did: account.did })
+        : xrpcError(400, "HandleNotFound", "Unable to resolve handle");
     }
     if (request.method === "GET" && nsid === "com.atproto.repo.getRecord") {
-      const found = fake.records.find((r) => (r.did === q.get("repo") || handleOf(r.did) === q.get("repo")) && q.get("collection") === "app.bsky.feed.post" && r.rkey === q.get("rkey"));
-      return found ? json({ uri: found.uri, cid: found.cid, value: found.record }) : xrpcError(400, "RecordNotFound", `Could not locate record: at://${q.get("repo")}/${q.get("collection")}/${q.get("rkey")}`);
+      const found = fake.records.find(
+        (r) =>
+          (r.did === q.get("repo") || handleOf(r.did) === q.get("repo")) &&
+          q.get("collection") === "app.bsky.feed.post" &&
+          r.rkey === q.get("rkey"),
+      );
+      return found
+        ? json({ uri: found.uri, cid: found.cid, value: found.record })
+        : xrpcError(
+            400,
+            "RecordNotFound",
+            `Could not locate record: at://${q.get("repo")}/${q.get("collection")}/${q.get("rkey")}`,
+          );
     }
     const auth = authenticate(request);
     if (auth instanceof Response) return auth;
@@ -155,15 +211,28 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
     }
     if (request.method === "POST" && nsid === "com.atproto.repo.createRecord") {
       const body = await readBody(request);
-      if (body.repo !== auth.did && body.repo !== handleOf(auth.did)) return invalid("Input/repo must be the authenticated account");
-      if (body.collection !== "app.bsky.feed.post") return invalid(`Unsupported collection: ${body.collection}`);
+      if (body.repo !== auth.did && body.repo !== handleOf(auth.did))
+        return invalid("Input/repo must be the authenticated account");
+      if (body.collection !== "app.bsky.feed.post")
+        return invalid(`Unsupported collection: ${body.collection}`);
       const problem = validatePost(body.record, auth.did);
       if (problem) return invalid(`Invalid app.bsky.feed.post record: ${problem}`);
       const rkey = tid();
-      const stored: FakeRecord = { uri: `at://${auth.did}/app.bsky.feed.post/${rkey}`, cid: cid(JSON.stringify(body.record), 0x71), did: auth.did, rkey, record: body.record };
+      const stored: FakeRecord = {
+        uri: `at://${auth.did}/app.bsky.feed.post/${rkey}`,
+        cid: cid(JSON.stringify(body.record), 0x71),
+        did: auth.did,
+        rkey,
+        record: body.record,
+      };
       fake.records.push(stored);
       if (fake.hangAfterReceive) return never();
-      return json({ uri: stored.uri, cid: stored.cid, commit: { cid: cid(stored.cid, 0x71), rev: rkey }, validationStatus: "valid" });
+      return json({
+        uri: stored.uri,
+        cid: stored.cid,
+        commit: { cid: cid(stored.cid, 0x71), rev: rkey },
+        validationStatus: "valid",
+      });
     }
     return xrpcError(501, "MethodNotImplemented", `Method Not Implemented: ${nsid}`);
   }
@@ -173,37 +242,67 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
   /** The lexicon checks the PDS makes on a post (null when valid). */
   function validatePost(record: any, did: string): string | null {
     if (!record || record.$type !== "app.bsky.feed.post") return "Record/$type must be app.bsky.feed.post";
-    if (typeof record.text !== "string") return "Missing required key \"text\" at $.record";
+    if (typeof record.text !== "string") return 'Missing required key "text" at $.record';
     const textBytes = new TextEncoder().encode(record.text).length;
     if (textBytes > 3000) return `string too big (maximum 3000, got ${textBytes}) at $.record.text`;
-    if (graphemes(record.text) > 300) return `grapheme too big (maximum 300, got ${graphemes(record.text)}) at $.record.text`;
-    if (typeof record.createdAt !== "string" || Number.isNaN(Date.parse(record.createdAt)) || !/^\d{4}-\d\d-\d\dT/.test(record.createdAt)) return `Invalid datetime (got ${JSON.stringify(record.createdAt)}) at $.record.createdAt`;
+    if (graphemes(record.text) > 300)
+      return `grapheme too big (maximum 300, got ${graphemes(record.text)}) at $.record.text`;
+    if (
+      typeof record.createdAt !== "string" ||
+      Number.isNaN(Date.parse(record.createdAt)) ||
+      !/^\d{4}-\d\d-\d\dT/.test(record.createdAt)
+    )
+      return `Invalid datetime (got ${JSON.stringify(record.createdAt)}) at $.record.createdAt`;
     for (const [i, f] of (record.facets ?? []).entries()) {
       const { byteStart, byteEnd } = f?.index ?? {};
-      if (!Number.isInteger(byteStart) || !Number.isInteger(byteEnd) || byteStart < 0 || byteEnd < byteStart || byteEnd > textBytes) return `facet index out of range at $.record.facets[${i}].index`;
-      if (!Array.isArray(f.features) || f.features.length === 0) return `Missing required key "features" at $.record.facets[${i}]`;
+      if (
+        !Number.isInteger(byteStart) ||
+        !Number.isInteger(byteEnd) ||
+        byteStart < 0 ||
+        byteEnd < byteStart ||
+        byteEnd > textBytes
+      )
+        return `facet index out of range at $.record.facets[${i}].index`;
+      if (!Array.isArray(f.features) || f.features.length === 0)
+        return `Missing required key "features" at $.record.facets[${i}]`;
     }
-    if (record.langs !== undefined && (!Array.isArray(record.langs) || record.langs.length > 3)) return `array too big (maximum 3, got ${record.langs.length}) at $.record.langs`;
-    if (record.labels !== undefined && (record.labels.$type !== "com.atproto.label.defs#selfLabels" || !Array.isArray(record.labels.values))) return "Invalid label union at $.record.labels";
+    if (record.langs !== undefined && (!Array.isArray(record.langs) || record.langs.length > 3))
+      return `array too big (maximum 3, got ${record.langs.length}) at $.record.langs`;
+    if (
+      record.labels !== undefined &&
+      (record.labels.$type !== "com.atproto.label.defs#selfLabels" || !Array.isArray(record.labels.values))
+    )
+      return "Invalid label union at $.record.labels";
     if (record.reply !== undefined) {
       for (const which of ["root", "parent"] as const) {
         const ref = record.reply[which];
         // Stricter than a PDS (which leaves this to the AppView): catches adapters that chain replies wrongly.
-        if (!fake.records.some((r) => r.uri === ref?.uri && r.cid === ref?.cid)) return `reply ${which} is not an existing post at $.record.reply.${which}`;
+        if (!fake.records.some((r) => r.uri === ref?.uri && r.cid === ref?.cid))
+          return `reply ${which} is not an existing post at $.record.reply.${which}`;
       }
     }
     const embed = record.embed;
-    const blobOk = (blob: any, mime: (m: string) => boolean) => blob?.$type === "blob" && fake.blobs.some((b) => b.cid === blob.ref?.$link && b.did === did) && mime(blob.mimeType);
+    const blobOk = (blob: any, mime: (m: string) => boolean) =>
+      blob?.$type === "blob" &&
+      fake.blobs.some((b) => b.cid === blob.ref?.$link && b.did === did) &&
+      mime(blob.mimeType);
     if (embed?.$type === "app.bsky.embed.images") {
-      if (!Array.isArray(embed.images) || embed.images.length > 4) return `array too big (maximum 4, got ${embed.images?.length}) at $.record.embed.images`;
+      if (!Array.isArray(embed.images) || embed.images.length > 4)
+        return `array too big (maximum 4, got ${embed.images?.length}) at $.record.embed.images`;
       for (const [i, image] of embed.images.entries()) {
-        if (!blobOk(image.image, (m) => m.startsWith("image/"))) return `Invalid blob (not an uploaded image) at $.record.embed.images[${i}].image`;
+        if (!blobOk(image.image, (m) => m.startsWith("image/")))
+          return `Invalid blob (not an uploaded image) at $.record.embed.images[${i}].image`;
         if (typeof image.alt !== "string") return `Missing required key "alt" at $.record.embed.images[${i}]`;
         const ar = image.aspectRatio;
-        if (ar !== undefined && !(Number.isInteger(ar.width) && ar.width > 0 && Number.isInteger(ar.height) && ar.height > 0)) return `Invalid aspectRatio at $.record.embed.images[${i}].aspectRatio`;
+        if (
+          ar !== undefined &&
+          !(Number.isInteger(ar.width) && ar.width > 0 && Number.isInteger(ar.height) && ar.height > 0)
+        )
+          return `Invalid aspectRatio at $.record.embed.images[${i}].aspectRatio`;
       }
     } else if (embed?.$type === "app.bsky.embed.video") {
-      if (!blobOk(embed.video, (m) => m === "video/mp4")) return "Invalid blob (not an uploaded video/mp4) at $.record.embed.video";
+      if (!blobOk(embed.video, (m) => m === "video/mp4"))
+        return "Invalid blob (not an uploaded video/mp4) at $.record.embed.video";
     } else if (embed !== undefined) {
       return `Unsupported embed $type ${embed?.$type} at $.record.embed`;
     }
@@ -217,9 +316,18 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
     defaultFailure: (status) => {
       if (status === 429) {
         const reset = String(Math.ceil(now() / 1000) + 60);
-        return { body: { error: "RateLimitExceeded", message: "Rate Limit Exceeded" }, headers: { "ratelimit-limit": "5000", "ratelimit-remaining": "0", "ratelimit-reset": reset, "ratelimit-policy": "5000;w=3600" } };
+        return {
+          body: { error: "RateLimitExceeded", message: "Rate Limit Exceeded" },
+          headers: {
+            "ratelimit-limit": "5000",
+            "ratelimit-remaining": "0",
+            "ratelimit-reset": reset,
+            "ratelimit-policy": "5000;w=3600",
+          },
+        };
       }
-      if (status === 401) return { body: { error: "AuthenticationRequired", message: "Authentication Required" } };
+      if (status === 401)
+        return { body: { error: "AuthenticationRequired", message: "Authentication Required" } };
       if (status === 400) return { body: { error: "InvalidRequest", message: "Invalid request" } };
       if (status === 502) return { body: { error: "UpstreamFailure", message: "Upstream Failure" } };
       if (status === 503) return { body: { error: "NotEnoughResources", message: "Service Unavailable" } };

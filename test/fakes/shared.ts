@@ -30,8 +30,17 @@ export interface FakeControls {
 }
 
 /** The switches of a new fake, all off; `failNext` queues into `failures`. */
-export function newControls(failures: { remaining: number; spec: FailSpec }[]): FakeControls & { origin: string; stop: () => Promise<void> } {
-  return { origin: "", stop: async () => {}, requests: [], delayMs: 0, hangAfterReceive: false, failNext: (n, spec) => void failures.push({ remaining: n, spec }) };
+export function newControls(
+  failures: { remaining: number; spec: FailSpec }[],
+): FakeControls & { origin: string; stop: () => Promise<void> } {
+  return {
+    origin: "",
+    stop: async () => {},
+    requests: [],
+    delayMs: 0,
+    hangAfterReceive: false,
+    failNext: (n, spec) => void failures.push({ remaining: n, spec }),
+  };
 }
 
 /** Starts a Bun server on 127.0.0.1:0 around a fake's router, applying the shared switches first. */
@@ -47,13 +56,22 @@ export function serveFake(input: {
     idleTimeout: 0,
     fetch: async (request) => {
       const url = new URL(request.url);
-      input.controls.requests.push({ method: request.method, path: url.pathname, headers: Object.fromEntries(request.headers) });
+      input.controls.requests.push({
+        method: request.method,
+        path: url.pathname,
+        headers: Object.fromEntries(request.headers),
+      });
       if (input.controls.delayMs > 0) await Bun.sleep(input.controls.delayMs);
-      const failure = input.failures.find((f) => f.remaining > 0 && (!f.spec.path || url.pathname.includes(f.spec.path)));
+      const failure = input.failures.find(
+        (f) => f.remaining > 0 && (!f.spec.path || url.pathname.includes(f.spec.path)),
+      );
       if (failure) {
         failure.remaining--;
         const fallback = input.defaultFailure(failure.spec.status);
-        return json(failure.spec.body ?? fallback.body, failure.spec.status, { ...fallback.headers, ...failure.spec.headers });
+        return json(failure.spec.body ?? fallback.body, failure.spec.status, {
+          ...fallback.headers,
+          ...failure.spec.headers,
+        });
       }
       return input.route(request, url);
     },
@@ -63,7 +81,10 @@ export function serveFake(input: {
 
 /** A JSON response. */
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
 }
 
 /** A promise that never settles: the request was received and is never answered. */

@@ -5,7 +5,12 @@ import type { TestResponse } from "./server.ts";
  * Asserts a full contract problem+json response: status, media type, every field, the request id
  * matching the header, and (optionally) the pointers of `errors[]`.
  */
-export function expectProblem(response: TestResponse, status: number, code: string, pointers?: string[]): void {
+export function expectProblem(
+  response: TestResponse,
+  status: number,
+  code: string,
+  pointers?: string[],
+): void {
   expect({ status: response.status, text: response.text }).toMatchObject({ status });
   expect(response.headers.get("content-type")).toBe("application/problem+json");
   const body = response.body;
@@ -29,5 +34,6 @@ export function expectProblem(response: TestResponse, status: number, code: stri
     expect(typeof body.user_action).toBe("string");
     expect(["safe", "unsafe", "not_retryable"]).toContain(body.retry.safety);
   }
-  if (pointers) expect(body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([...pointers].sort());
+  if (pointers)
+    expect(body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([...pointers].sort());
 }

@@ -8,6 +8,7 @@ export const MAIN = join(ROOT, "src/main.ts");
 /** The parent's environment without any HERALD_* variable, plus `extra`. */
 export function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith("HERALD_") && value !== undefined) env[name] = value;
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith("HERALD_") && value !== undefined) env[name] = value;
   return { ...env, ...extra };
 }

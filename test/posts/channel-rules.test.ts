@@ -4,7 +4,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { api, connectBluesky, insertAsset, insertXDestination, makePng, ok, setAssetReady } from "./fixtures.ts";
+import {
+  api,
+  connectBluesky,
+  insertAsset,
+  insertXDestination,
+  makePng,
+  ok,
+  setAssetReady,
+} from "./fixtures.ts";
 import { startPostsWorld, type PostsWorld } from "./helpers.ts";
 
 let w: PostsWorld;
@@ -25,14 +33,24 @@ afterAll(async () => {
 
 let groups = 0;
 /** A Create Post body for one Bluesky post. */
-const toBluesky = (post: Record<string, unknown>, when = "2026-03-20T10:00:00Z") => ({ when, confirmed: true, group: `bsky-${++groups}`, posts: [{ destination_id: alice, body: ["hello"], ...post }] });
+const toBluesky = (post: Record<string, unknown>, when = "2026-03-20T10:00:00Z") => ({
+  when,
+  confirmed: true,
+  group: `bsky-${++groups}`,
+  posts: [{ destination_id: alice, body: ["hello"], ...post }],
+});
 /** Publishes now and runs the engine; returns the post and the record the fake stored. */
 async function publishToBluesky(post: Record<string, unknown>) {
   const created = ok(await a.create(toBluesky(post, "now")), 202).body.posts[0];
   await w.s.server.engine.runUntilIdle();
   const after = ok(await a.get(created.id), 200).body;
-  expect({ state: after.state, last_error: after.last_error }).toEqual({ state: "published", last_error: null });
-  const record = bluesky.records.find((r) => r.uri.endsWith(after.receipts[0].provider_object_id.split("/").pop()));
+  expect({ state: after.state, last_error: after.last_error }).toEqual({
+    state: "published",
+    last_error: null,
+  });
+  const record = bluesky.records.find((r) =>
+    r.uri.endsWith(after.receipts[0].provider_object_id.split("/").pop()),
+  );
   expect(record).toBeDefined();
   return { post: after, record: record!.record };
 }
@@ -50,7 +68,11 @@ describe("Bluesky text and options", () => {
   const tooLong: { name: string; body: string[]; pointer: string }[] = [
     { name: "301 graphemes", body: [emoji300 + "👍🏽"], pointer: "/posts/0/body/0" },
     { name: "301 graphemes in a reply", body: ["first", "a".repeat(301)], pointer: "/posts/0/body/1" },
-    { name: "300 graphemes over 3000 UTF-8 bytes", body: ["👨‍👩‍👧‍👦".repeat(300)], pointer: "/posts/0/body/0" },
+    {
+      name: "300 graphemes over 3000 UTF-8 bytes",
+      body: ["👨‍👩‍👧‍👦".repeat(300)],
+      pointer: "/posts/0/body/0",
+    },
   ];
   for (const c of tooLong) {
     test(`${c.name} is 422 on ${c.pointer}`, async () => {
@@ -59,33 +81,67 @@ describe("Bluesky text and options", () => {
   }
 
   test("languages and content labels are accepted and reach the record", async () => {
-    const { post, record } = await publishToBluesky({ body: ["Guten Tag"], destination_options: { bluesky: { languages: ["de", "en"], content_labels: ["porn", "graphic-media"] } } });
-    expect(post.payload.destination_options.bluesky).toEqual({ languages: ["de", "en"], content_labels: ["porn", "graphic-media"] });
+    const { post, record } = await publishToBluesky({
+      body: ["Guten Tag"],
+      destination_options: {
+        bluesky: { languages: ["de", "en"], content_labels: ["porn", "graphic-media"] },
+      },
+    });
+    expect(post.payload.destination_options.bluesky).toEqual({
+      languages: ["de", "en"],
+      content_labels: ["porn", "graphic-media"],
+    });
     expect(record.langs).toEqual(["de", "en"]);
-    expect(record.labels).toEqual({ $type: "com.atproto.label.defs#selfLabels", values: [{ val: "porn" }, { val: "graphic-media" }] });
+    expect(record.labels).toEqual({
+      $type: "com.atproto.label.defs#selfLabels",
+      values: [{ val: "porn" }, { val: "graphic-media" }],
+    });
   });
 
   test("alt text for an asset that is not attached is 400 on that key", async () => {
     const attached = insertAsset(w.s, w.ws);
     const stray = insertAsset(w.s, w.ws);
-    const r = await a.create(toBluesky({ media: [attached], destination_options: { bluesky: { alt_text_by_asset_id: { [attached]: "a cat", [stray]: "a dog" } } } }));
-    expectProblem(r, 400, "public_invalid_request", [`/posts/0/destination_options/bluesky/alt_text_by_asset_id/${stray}`]);
+    const r = await a.create(
+      toBluesky({
+        media: [attached],
+        destination_options: { bluesky: { alt_text_by_asset_id: { [attached]: "a cat", [stray]: "a dog" } } },
+      }),
+    );
+    expectProblem(r, 400, "public_invalid_request", [
+      `/posts/0/destination_options/bluesky/alt_text_by_asset_id/${stray}`,
+    ]);
   });
 
   const badOptions: { name: string; options: Record<string, unknown>; pointer: string }[] = [
-    { name: "an unknown content label", options: { content_labels: ["porn", "spicy"] }, pointer: "/posts/0/destination_options/bluesky/content_labels/1" },
-    { name: "an unknown option", options: { langs: ["en"] }, pointer: "/posts/0/destination_options/bluesky/langs" },
+    {
+      name: "an unknown content label",
+      options: { content_labels: ["porn", "spicy"] },
+      pointer: "/posts/0/destination_options/bluesky/content_labels/1",
+    },
+    {
+      name: "an unknown option",
+      options: { langs: ["en"] },
+      pointer: "/posts/0/destination_options/bluesky/langs",
+    },
   ];
   for (const c of badOptions) {
     test(`${c.name} is 400`, async () => {
-      expectProblem(await a.create(toBluesky({ destination_options: { bluesky: c.options } })), 400, "public_invalid_request", [c.pointer]);
+      expectProblem(
+        await a.create(toBluesky({ destination_options: { bluesky: c.options } })),
+        400,
+        "public_invalid_request",
+        [c.pointer],
+      );
     });
   }
 });
 
 describe("Bluesky media", () => {
-  const images = (n: number) => Array.from({ length: n }, (_, i) => insertAsset(w.s, w.ws, { width: 4 + i, height: 3 }));
-  const alts = (ids: string[]) => ({ bluesky: { alt_text_by_asset_id: Object.fromEntries(ids.map((id, i) => [id, `picture ${i + 1}`])) } });
+  const images = (n: number) =>
+    Array.from({ length: n }, (_, i) => insertAsset(w.s, w.ws, { width: 4 + i, height: 3 }));
+  const alts = (ids: string[]) => ({
+    bluesky: { alt_text_by_asset_id: Object.fromEntries(ids.map((id, i) => [id, `picture ${i + 1}`])) },
+  });
 
   test("four images with alt text are published: four blobs, the alt texts and aspect ratios in the embed", async () => {
     const ids = images(4);
@@ -94,15 +150,28 @@ describe("Bluesky media", () => {
     expect(post.assets.map((x: any) => x.id)).toEqual(ids);
     expect(bluesky.blobs.length - blobsBefore).toBe(4);
     expect(bluesky.blobs.slice(blobsBefore).every((b) => b.mimeType === "image/png")).toBe(true);
-    expect(bluesky.blobs.slice(blobsBefore).map((b) => b.size)).toEqual([4, 5, 6, 7].map((width) => makePng(width, 3).length));
+    expect(bluesky.blobs.slice(blobsBefore).map((b) => b.size)).toEqual(
+      [4, 5, 6, 7].map((width) => makePng(width, 3).length),
+    );
     expect(record.embed.$type).toBe("app.bsky.embed.images");
-    expect(record.embed.images.map((x: any) => x.alt)).toEqual(["picture 1", "picture 2", "picture 3", "picture 4"]);
-    expect(record.embed.images.map((x: any) => x.aspectRatio)).toEqual([4, 5, 6, 7].map((width) => ({ width, height: 3 })));
+    expect(record.embed.images.map((x: any) => x.alt)).toEqual([
+      "picture 1",
+      "picture 2",
+      "picture 3",
+      "picture 4",
+    ]);
+    expect(record.embed.images.map((x: any) => x.aspectRatio)).toEqual(
+      [4, 5, 6, 7].map((width) => ({ width, height: 3 })),
+    );
   });
 
   test("media_items attach images to a reply", async () => {
     const [one] = images(1);
-    const { post } = await publishToBluesky({ body: ["text only", "with a picture"], media_items: [{ asset_id: one, item_index: 1 }], destination_options: alts([one!]) });
+    const { post } = await publishToBluesky({
+      body: ["text only", "with a picture"],
+      media_items: [{ asset_id: one, item_index: 1 }],
+      destination_options: alts([one!]),
+    });
     expect(post.assets).toEqual([expect.objectContaining({ id: one, item_index: 1 })]);
     const reply = bluesky.records.at(-1)!.record;
     expect(reply.reply).toBeDefined();
@@ -111,22 +180,56 @@ describe("Bluesky media", () => {
 
   test("a fifth image is 422 pointing at it", async () => {
     const ids = images(5);
-    expectProblem(await a.create(toBluesky({ media: ids, destination_options: alts(ids) })), 422, "public_unpublishable", ["/posts/0/media/4"]);
+    expectProblem(
+      await a.create(toBluesky({ media: ids, destination_options: alts(ids) })),
+      422,
+      "public_unpublishable",
+      ["/posts/0/media/4"],
+    );
   });
 
   test("an image without alt text is 422 pointing at it (media or media_items)", async () => {
     const [x, y] = images(2);
     const onlyFirst = { bluesky: { alt_text_by_asset_id: { [x!]: "has alt" } } };
-    expectProblem(await a.create(toBluesky({ media: [x, y], destination_options: onlyFirst })), 422, "public_unpublishable", ["/posts/0/media/1"]);
-    expectProblem(await a.create(toBluesky({ body: ["a", "b"], media_items: [{ asset_id: x, item_index: 0 }, { asset_id: y, item_index: 1 }], destination_options: onlyFirst })), 422, "public_unpublishable", ["/posts/0/media_items/1"]);
+    expectProblem(
+      await a.create(toBluesky({ media: [x, y], destination_options: onlyFirst })),
+      422,
+      "public_unpublishable",
+      ["/posts/0/media/1"],
+    );
+    expectProblem(
+      await a.create(
+        toBluesky({
+          body: ["a", "b"],
+          media_items: [
+            { asset_id: x, item_index: 0 },
+            { asset_id: y, item_index: 1 },
+          ],
+          destination_options: onlyFirst,
+        }),
+      ),
+      422,
+      "public_unpublishable",
+      ["/posts/0/media_items/1"],
+    );
     const blank = { bluesky: { alt_text_by_asset_id: { [x!]: "  " } } };
-    expectProblem(await a.create(toBluesky({ media: [x], destination_options: blank })), 422, "public_unpublishable", ["/posts/0/media/0"]);
+    expectProblem(
+      await a.create(toBluesky({ media: [x], destination_options: blank })),
+      422,
+      "public_unpublishable",
+      ["/posts/0/media/0"],
+    );
   });
 
   test("an image over 1,000,000 bytes is 422; exactly 1,000,000 is fine", async () => {
     const big = insertAsset(w.s, w.ws, { bytes: makePng(4, 3, 1_000_001) });
     const edge = insertAsset(w.s, w.ws, { bytes: makePng(4, 3, 1_000_000) });
-    expectProblem(await a.create(toBluesky({ media: [edge, big], destination_options: alts([edge, big]) })), 422, "public_unpublishable", ["/posts/0/media/1"]);
+    expectProblem(
+      await a.create(toBluesky({ media: [edge, big], destination_options: alts([edge, big]) })),
+      422,
+      "public_unpublishable",
+      ["/posts/0/media/1"],
+    );
     const dry = ok(await a.validate(toBluesky({ media: [edge], destination_options: alts([edge]) })), 200);
     expect(dry.body).toEqual({ object: "post_validation", valid: true, errors: [] });
   });
@@ -135,19 +238,32 @@ describe("Bluesky media", () => {
     w.s.clock.set("2026-03-01T12:00:00Z");
     const late = insertAsset(w.s, w.ws, { status: "pending_upload" });
     const onTime = insertAsset(w.s, w.ws, { status: "pending_upload" });
-    const lost = ok(await a.create(toBluesky({ media: [late], destination_options: alts([late]) }, "2026-03-01T12:30:00Z"))).body.posts[0];
-    const saved = ok(await a.create(toBluesky({ media: [onTime], destination_options: alts([onTime]) }, "2026-03-01T13:00:00Z"))).body.posts[0];
+    const lost = ok(
+      await a.create(toBluesky({ media: [late], destination_options: alts([late]) }, "2026-03-01T12:30:00Z")),
+    ).body.posts[0];
+    const saved = ok(
+      await a.create(
+        toBluesky({ media: [onTime], destination_options: alts([onTime]) }, "2026-03-01T13:00:00Z"),
+      ),
+    ).body.posts[0];
     expect([lost.state, saved.state]).toEqual(["preparing", "preparing"]);
 
     w.s.clock.set("2026-03-01T12:31:00Z");
     await w.s.server.engine.runUntilIdle();
     const attention = ok(await a.get(lost.id), 200).body;
-    expect(attention).toMatchObject({ state: "needs-attention", action_required: true, last_error: { code: "assets_not_ready" } });
+    expect(attention).toMatchObject({
+      state: "needs-attention",
+      action_required: true,
+      last_error: { code: "assets_not_ready" },
+    });
     expect(ok(await a.get(saved.id), 200).body.state).toBe("preparing");
 
     setAssetReady(w.s, onTime);
     await w.s.server.engine.runUntilIdle();
-    expect(ok(await a.get(saved.id), 200).body).toMatchObject({ state: "scheduled", scheduled_at: "2026-03-01T13:00:00.000Z" });
+    expect(ok(await a.get(saved.id), 200).body).toMatchObject({
+      state: "scheduled",
+      scheduled_at: "2026-03-01T13:00:00.000Z",
+    });
     w.s.clock.set("2026-03-01T13:00:00Z");
     await w.s.server.engine.runUntilIdle();
     const done = ok(await a.get(saved.id), 200).body;
@@ -158,12 +274,23 @@ describe("Bluesky media", () => {
 
 describe("X rules (an X destination row as a fixture)", () => {
   let x: string;
-  beforeAll(() => { x = insertXDestination(w.s, w.ws); });
+  beforeAll(() => {
+    x = insertXDestination(w.s, w.ws);
+  });
   afterAll(() => w.s.clock.set("2026-03-01T14:10:00Z")); // later tests schedule in late March
-  const toX = (body: string[], when = "2026-07-01T10:00:00Z") => ({ when, confirmed: true, group: `x-${++groups}`, posts: [{ destination_id: x, body }] });
+  const toX = (body: string[], when = "2026-07-01T10:00:00Z") => ({
+    when,
+    confirmed: true,
+    group: `x-${++groups}`,
+    posts: [{ destination_id: x, body }],
+  });
 
   const urls: { name: string; body: string[]; pointer: string }[] = [
-    { name: "an https URL in a reply", body: ["plain words", "read https://example.com/post"], pointer: "/posts/0/body/1" },
+    {
+      name: "an https URL in a reply",
+      body: ["plain words", "read https://example.com/post"],
+      pointer: "/posts/0/body/1",
+    },
     { name: "a bare domain", body: ["see example.org for more"], pointer: "/posts/0/body/0" },
     { name: "a www address", body: ["www.herald.test/x"], pointer: "/posts/0/body/0" },
   ];
@@ -174,12 +301,22 @@ describe("X rules (an X destination row as a fixture)", () => {
   }
 
   test("a body without URLs is scheduled", async () => {
-    expect(ok(await a.create(toX(["no links here", "and none here either"]))).body.posts[0]).toMatchObject({ state: "scheduled", channel: "x" });
+    expect(ok(await a.create(toX(["no links here", "and none here either"]))).body.posts[0]).toMatchObject({
+      state: "scheduled",
+      channel: "x",
+    });
   });
 
   test("50 X posts a month are accepted, the 51st is 402, and cancelling one frees a slot", async () => {
     const june = "2026-06-10T10:00:00Z";
-    const fifty = ok(await a.create({ when: june, confirmed: true, group: "x-usage", posts: Array.from({ length: 50 }, (_, i) => ({ destination_id: x, body: [`post ${i}`] })) })).body.posts;
+    const fifty = ok(
+      await a.create({
+        when: june,
+        confirmed: true,
+        group: "x-usage",
+        posts: Array.from({ length: 50 }, (_, i) => ({ destination_id: x, body: [`post ${i}`] })),
+      }),
+    ).body.posts;
     expect(fifty).toHaveLength(50);
     expect(fifty.every((p: any) => p.state === "scheduled")).toBe(true);
 
@@ -195,20 +332,35 @@ describe("X rules (an X destination row as a fixture)", () => {
     ok(await a.action(fifty[0].id, "cancel", { confirmed: true }), 200);
     expect(ok(await a.validate(toX(["one more"], "2026-06-20T10:00:00Z")), 200).body.valid).toBe(true);
     ok(await a.create(toX(["one more"], "2026-06-20T10:00:00Z")));
-    expectProblem(await a.create(toX(["and another"], "2026-06-21T10:00:00Z")), 402, "public_usage_limit_reached");
+    expectProblem(
+      await a.create(toX(["and another"], "2026-06-21T10:00:00Z")),
+      402,
+      "public_usage_limit_reached",
+    );
   });
 
   test("a missed X post gives its slot back once: cancelling it afterwards does not free a second one", async () => {
     w.s.clock.set("2026-03-01T13:00:00Z");
     const missed = ok(await a.create(toX(["soon"], "2026-03-01T13:30:00Z"))).body.posts[0];
-    ok(await a.create({ when: "2026-03-20T10:00:00Z", confirmed: true, group: "x-march", posts: Array.from({ length: 49 }, (_, i) => ({ destination_id: x, body: [`march ${i}`] })) }));
+    ok(
+      await a.create({
+        when: "2026-03-20T10:00:00Z",
+        confirmed: true,
+        group: "x-march",
+        posts: Array.from({ length: 49 }, (_, i) => ({ destination_id: x, body: [`march ${i}`] })),
+      }),
+    );
     expectProblem(await a.create(toX(["51st"], "2026-03-21T10:00:00Z")), 402, "public_usage_limit_reached");
     w.s.clock.set("2026-03-01T14:05:00Z"); // Herald "was down": 35 minutes late
     await w.s.server.engine.runUntilIdle();
     expect(ok(await a.get(missed.id), 200).body.state).toBe("missed");
     ok(await a.create(toX(["takes the missed one's slot"], "2026-03-21T10:00:00Z")));
     ok(await a.action(missed.id, "cancel", { confirmed: true }), 200);
-    expectProblem(await a.create(toX(["would be the 51st"], "2026-03-22T10:00:00Z")), 402, "public_usage_limit_reached");
+    expectProblem(
+      await a.create(toX(["would be the 51st"], "2026-03-22T10:00:00Z")),
+      402,
+      "public_usage_limit_reached",
+    );
   });
 
   test("retrying a missed X post a month later does not take a slot from the new month for good", async () => {
@@ -222,8 +374,19 @@ describe("X rules (an X destination row as a fixture)", () => {
     await w.s.server.engine.runUntilIdle(); // no X adapter yet: the attempt fails and gives the reservation back
     expect(ok(await a.get(late.id), 200).body.state).toBe("failed");
     // May holds one post ("in May"); 49 more fit.
-    ok(await a.create({ when: "2026-05-20T10:00:00Z", confirmed: true, group: "x-may", posts: Array.from({ length: 49 }, (_, i) => ({ destination_id: x, body: [`may ${i}`] })) }));
-    expectProblem(await a.create(toX(["51st in May"], "2026-05-21T10:00:00Z")), 402, "public_usage_limit_reached");
+    ok(
+      await a.create({
+        when: "2026-05-20T10:00:00Z",
+        confirmed: true,
+        group: "x-may",
+        posts: Array.from({ length: 49 }, (_, i) => ({ destination_id: x, body: [`may ${i}`] })),
+      }),
+    );
+    expectProblem(
+      await a.create(toX(["51st in May"], "2026-05-21T10:00:00Z")),
+      402,
+      "public_usage_limit_reached",
+    );
   });
 });
 
@@ -231,14 +394,18 @@ describe("destinations", () => {
   let bob: string;
   const path = (id: string) => `/v1/workspaces/${w.ws}/destinations/${id}`;
   const patch = (id: string, body: Record<string, unknown>) => w.s.request("PATCH", path(id), { body });
-  beforeAll(async () => { bob = await connectBluesky(w.s, bluesky, w.ws, "bob.test", "bob-app-pass"); });
+  beforeAll(async () => {
+    bob = await connectBluesky(w.s, bluesky, w.ws, "bob.test", "bob-app-pass");
+  });
 
   test("the listing is whole: has_more false, next_cursor null", async () => {
     const r = ok(await w.s.request("GET", `/v1/workspaces/${w.ws}/destinations?limit=1`), 200);
     expect(r.body.has_more).toBe(false);
     expect(r.body.next_cursor).toBeNull();
     expect(r.headers.get("link")).toBeNull();
-    expect(r.body.data.map((d: any) => d.id).sort()).toEqual(expect.arrayContaining([w.destinationId, alice, bob].sort()));
+    expect(r.body.data.map((d: any) => d.id).sort()).toEqual(
+      expect.arrayContaining([w.destinationId, alice, bob].sort()),
+    );
     for (const d of r.body.data) {
       expect(d).toMatchObject({ object: "destination", status: "ready", is_default: false });
       expect(d).not.toHaveProperty("unavailable_reason");
@@ -247,7 +414,14 @@ describe("destinations", () => {
 
   test("GET one, with its ETag; an unknown one is 404", async () => {
     const r = ok(await w.s.request("GET", path(alice)), 200);
-    expect(r.body).toMatchObject({ id: alice, object: "destination", channel: "bluesky", display_name: "alice.test", status: "ready", is_default: false });
+    expect(r.body).toMatchObject({
+      id: alice,
+      object: "destination",
+      channel: "bluesky",
+      display_name: "alice.test",
+      status: "ready",
+      is_default: false,
+    });
     expect(r.headers.get("etag")).toBeTruthy();
     expectProblem(await w.s.request("GET", path("dest_nope")), 404, "public_not_found");
   });
@@ -256,14 +430,24 @@ describe("destinations", () => {
     ok(await patch(w.destinationId, { is_default: true }), 200);
     expect(ok(await patch(alice, { is_default: true }), 200).body.is_default).toBe(true);
     expect(ok(await patch(bob, { is_default: true }), 200).body.is_default).toBe(true);
-    const after = Object.fromEntries(ok(await w.s.request("GET", `/v1/workspaces/${w.ws}/destinations`), 200).body.data.map((d: any) => [d.id, d.is_default]));
+    const after = Object.fromEntries(
+      ok(await w.s.request("GET", `/v1/workspaces/${w.ws}/destinations`), 200).body.data.map((d: any) => [
+        d.id,
+        d.is_default,
+      ]),
+    );
     expect([after[alice], after[bob], after[w.destinationId]]).toEqual([false, true, true]);
   });
 
   test("a disabled destination refuses new posts (422) until enabled again", async () => {
     expect(ok(await patch(bob, { enabled: false }), 200).body.status).toBe("disabled");
     expect(ok(await w.s.request("GET", path(bob)), 200).body.status).toBe("disabled");
-    const body = { when: "2026-03-25T10:00:00Z", confirmed: true, group: "to-bob", posts: [{ destination_id: bob, body: ["hi bob"] }] };
+    const body = {
+      when: "2026-03-25T10:00:00Z",
+      confirmed: true,
+      group: "to-bob",
+      posts: [{ destination_id: bob, body: ["hi bob"] }],
+    };
     expectProblem(await a.create(body), 422, "public_unpublishable", ["/posts/0/destination_id"]);
     expect(ok(await patch(bob, { enabled: true }), 200).body.status).toBe("ready");
     ok(await a.create(body));
@@ -278,24 +462,56 @@ describe("destinations", () => {
     const r = ok(await w.s.request("DELETE", path(bob)), 200);
     expect(r.body).toEqual({ id: bob, object: "destination", deleted: true });
     expectProblem(await w.s.request("GET", path(bob)), 404, "public_not_found");
-    expect(ok(await w.s.request("GET", `/v1/workspaces/${w.ws}/destinations`), 200).body.data.map((d: any) => d.id)).not.toContain(bob);
-    expectProblem(await a.create({ when: "2026-03-25T10:00:00Z", confirmed: true, group: "to-bob-2", posts: [{ destination_id: bob, body: ["gone"] }] }), 422, "public_unpublishable", ["/posts/0/destination_id"]);
+    expect(
+      ok(await w.s.request("GET", `/v1/workspaces/${w.ws}/destinations`), 200).body.data.map(
+        (d: any) => d.id,
+      ),
+    ).not.toContain(bob);
+    expectProblem(
+      await a.create({
+        when: "2026-03-25T10:00:00Z",
+        confirmed: true,
+        group: "to-bob-2",
+        posts: [{ destination_id: bob, body: ["gone"] }],
+      }),
+      422,
+      "public_unpublishable",
+      ["/posts/0/destination_id"],
+    );
     expect(ok(await a.get(waiting[0].id), 200).body.destination_id).toBe(bob);
   });
 });
 
 describe("connection sessions", () => {
-  const connect = (s: typeof w.s, body: Record<string, unknown>) => s.request("POST", `/v1/workspaces/${s.owner.workspaceId}/destination-connections`, { body });
-  const refusedEverywhere = ["https://10.0.0.1", "https://192.168.1.20", "https://169.254.169.254", "https://user:pw@example.com", "https://1.1.1.1/some/path", "https://1.1.1.1/?q=1", "ftp://1.1.1.1", "not a url", "http://8.8.8.8"];
+  const connect = (s: typeof w.s, body: Record<string, unknown>) =>
+    s.request("POST", `/v1/workspaces/${s.owner.workspaceId}/destination-connections`, { body });
+  const refusedEverywhere = [
+    "https://10.0.0.1",
+    "https://192.168.1.20",
+    "https://169.254.169.254",
+    "https://user:pw@example.com",
+    "https://1.1.1.1/some/path",
+    "https://1.1.1.1/?q=1",
+    "ftp://1.1.1.1",
+    "not a url",
+    "http://8.8.8.8",
+  ];
 
   test("without HERALD_DEV_ALLOW_PRIVATE_NETWORK, loopback http origins are refused too", async () => {
     const plain = await startTestServer();
     const sessions = () => bluesky.requests.filter((r) => r.path.includes("createSession")).length;
     const sessionsBefore = sessions();
     try {
-      for (const origin of [`http://127.0.0.1:${new URL(bluesky.origin).port}`, "http://localhost:8080", "https://127.0.0.1", "https://[::1]", ...refusedEverywhere]) {
+      for (const origin of [
+        `http://127.0.0.1:${new URL(bluesky.origin).port}`,
+        "http://localhost:8080",
+        "https://127.0.0.1",
+        "https://[::1]",
+        ...refusedEverywhere,
+      ]) {
         for (const provider of ["mastodon", "bluesky"]) {
-          const extra = provider === "bluesky" ? { handle: "alice.test", app_password: "alice-app-pass" } : {};
+          const extra =
+            provider === "bluesky" ? { handle: "alice.test", app_password: "alice-app-pass" } : {};
           const r = await connect(plain, { provider, instance_origin: origin, ...extra });
           expectProblem(r, 400, "public_invalid_request", ["/instance_origin"]);
         }
@@ -308,15 +524,34 @@ describe("connection sessions", () => {
 
   for (const origin of refusedEverywhere) {
     test(`${origin} is refused even with the dev switch`, async () => {
-      expectProblem(await connect(w.s, { provider: "mastodon", instance_origin: origin }), 400, "public_invalid_request", ["/instance_origin"]);
+      expectProblem(
+        await connect(w.s, { provider: "mastodon", instance_origin: origin }),
+        400,
+        "public_invalid_request",
+        ["/instance_origin"],
+      );
     });
   }
 
   test("a wrong Bluesky app password is 422 on /app_password; a missing handle is 400", async () => {
-    const r = await connect(w.s, { provider: "bluesky", instance_origin: bluesky.origin, handle: "alice.test", app_password: "wrong-password" });
+    const r = await connect(w.s, {
+      provider: "bluesky",
+      instance_origin: bluesky.origin,
+      handle: "alice.test",
+      app_password: "wrong-password",
+    });
     expectProblem(r, 422, "public_unpublishable", ["/app_password"]);
     expect(r.text).not.toContain("wrong-password");
-    expectProblem(await connect(w.s, { provider: "bluesky", instance_origin: bluesky.origin, app_password: "alice-app-pass" }), 400, "public_invalid_request", ["/handle"]);
+    expectProblem(
+      await connect(w.s, {
+        provider: "bluesky",
+        instance_origin: bluesky.origin,
+        app_password: "alice-app-pass",
+      }),
+      400,
+      "public_invalid_request",
+      ["/handle"],
+    );
   });
 
   test("the OAuth return page with an unknown state is a 400 HTML page", async () => {
@@ -328,16 +563,30 @@ describe("connection sessions", () => {
 
   test("a pending connection expires after 15 minutes and cannot be completed", async () => {
     const started = ok(await connect(w.s, { provider: "mastodon", instance_origin: w.mastodon.origin }));
-    expect(started.body).toMatchObject({ object: "destination_connection", status: "pending", provider: "mastodon", destination_id: null });
-    const before = ok(await w.s.request("GET", `/v1/workspaces/${w.ws}/destination-connections/${started.body.id}`), 200).body;
+    expect(started.body).toMatchObject({
+      object: "destination_connection",
+      status: "pending",
+      provider: "mastodon",
+      destination_id: null,
+    });
+    const before = ok(
+      await w.s.request("GET", `/v1/workspaces/${w.ws}/destination-connections/${started.body.id}`),
+      200,
+    ).body;
     expect(before.status).toBe("pending");
     w.s.clock.advance(16 * 60_000);
-    const expired = ok(await w.s.request("GET", `/v1/workspaces/${w.ws}/destination-connections/${started.body.id}`), 200).body;
+    const expired = ok(
+      await w.s.request("GET", `/v1/workspaces/${w.ws}/destination-connections/${started.body.id}`),
+      200,
+    ).body;
     expect(expired).toMatchObject({ status: "expired", authorization_url: null, destination_id: null });
     const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
     const callback = await fetch(authorize.headers.get("location")!);
     expect(callback.status).toBe(400);
     expect(await callback.text()).toContain("expired");
-    expect(ok(await w.s.request("GET", `/v1/workspaces/${w.ws}/destination-connections/${started.body.id}`), 200).body.status).toBe("expired");
+    expect(
+      ok(await w.s.request("GET", `/v1/workspaces/${w.ws}/destination-connections/${started.body.id}`), 200)
+        .body.status,
+    ).toBe("expired");
   });
 });

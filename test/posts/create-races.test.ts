@@ -12,7 +12,13 @@ import { findPost, insertPost } from "../../src/modules/posts/repo.ts";
 import { LIVE_STATES } from "../../src/modules/posts/states.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import {
-  apiClient, bootstrapCli, connectMastodonVia, openReadOnly, startHerald, startMastodonFake, tempDataDir,
+  apiClient,
+  bootstrapCli,
+  connectMastodonVia,
+  openReadOnly,
+  startHerald,
+  startMastodonFake,
+  tempDataDir,
   type HeraldProcess,
 } from "./engine-helpers.ts";
 import { api, daily, ok } from "./fixtures.ts";
@@ -23,11 +29,13 @@ const N = 20;
 /** (destination, window, date) keys shared by more than one live post. */
 function sharedSlots(db: Database): { slot: string; n: number }[] {
   const live = LIVE_STATES.map((s) => `'${s}'`).join(", ");
-  return db.query<{ slot: string; n: number }, []>(
-    `SELECT destination_id || '|' || queue_window_id || '|' || queue_local_date AS slot, count(*) AS n
+  return db
+    .query<{ slot: string; n: number }, []>(
+      `SELECT destination_id || '|' || queue_window_id || '|' || queue_local_date AS slot, count(*) AS n
      FROM posts
      WHERE state IN (${live}) AND queue_window_id IS NOT NULL GROUP BY slot HAVING n > 1`,
-  ).all();
+    )
+    .all();
 }
 
 /** The body of a queued Create Post for one destination. */
@@ -88,9 +96,11 @@ describe("one server", () => {
     const twin = catchProblem(() => inPostsTransaction(db, (tx) => insertPost(tx, twinRow)));
     expect(twin).toMatchObject({ code: "public_post_group_channel_conflict", status: 409 });
     // Other failures pass through unchanged.
-    expect(() => inPostsTransaction(db, () => {
-      throw new Error("boom");
-    })).toThrow("boom");
+    expect(() =>
+      inPostsTransaction(db, () => {
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
   });
 });
 
@@ -104,8 +114,7 @@ function catchProblem(work: () => void): ProblemError | null {
   return null;
 }
 
-test(`two processes, one data dir: ${N} queued creates, ${N} racing drafts, no 500, no shared slot`,
-  async () => {
+test(`two processes, one data dir: ${N} queued creates, ${N} racing drafts, no 500, no shared slot`, async () => {
   const data = tempDataDir();
   const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
   const servers: HeraldProcess[] = [];
@@ -118,9 +127,11 @@ test(`two processes, one data dir: ${N} queued creates, ${N} racing drafts, no 5
     expect(put.status).toBe(200);
 
     const path = `/workspaces/${workspaceId}/posts`;
-    const queuedResponses = await Promise.all(Array.from({ length: N }, (_, i) => apis[i % 2]!(
-      "POST", path, queued(`pq${i}`, destinationId), { "idempotency-key": `pq-${i}` },
-    )));
+    const queuedResponses = await Promise.all(
+      Array.from({ length: N }, (_, i) =>
+        apis[i % 2]!("POST", path, queued(`pq${i}`, destinationId), { "idempotency-key": `pq-${i}` }),
+      ),
+    );
     expect(queuedResponses.map((r) => r.status)).toEqual(Array(N).fill(201));
     expect(new Set(queuedResponses.map((r) => slotOf(r.body))).size).toBe(N);
 
@@ -129,8 +140,10 @@ test(`two processes, one data dir: ${N} queued creates, ${N} racing drafts, no 5
     );
     expect(drafts.filter((r) => r.status === 201)).toHaveLength(1);
     for (const r of drafts.filter((x) => x.status !== 201)) {
-      expect({ status: r.status, code: r.body.code })
-        .toEqual({ status: 409, code: "public_post_group_channel_conflict" });
+      expect({ status: r.status, code: r.body.code }).toEqual({
+        status: 409,
+        code: "public_post_group_channel_conflict",
+      });
     }
 
     const db = openReadOnly(data.dir);
@@ -170,11 +183,15 @@ test("migration 0004 keeps the oldest of live posts sharing a slot, then builds 
   inTransaction({ $client: db } as never, () => {
     for (const statement of migrations[index]!.statements) db.exec(statement);
   });
-  const rows = db.query<{ id: string; window: string | null }, []>(
-    "SELECT id, queue_window_id AS window FROM posts ORDER BY id",
-  ).all();
+  const rows = db
+    .query<{ id: string; window: string | null }, []>(
+      "SELECT id, queue_window_id AS window FROM posts ORDER BY id",
+    )
+    .all();
   expect(rows).toEqual([
-    { id: "send_a", window: "qw_1" }, { id: "send_b", window: null }, { id: "send_c", window: "qw_1" },
+    { id: "send_a", window: "qw_1" },
+    { id: "send_b", window: null },
+    { id: "send_c", window: "qw_1" },
   ]);
   expect(() => insert.run("send_d", "g4", "ready")).toThrow("UNIQUE constraint failed");
   db.close();

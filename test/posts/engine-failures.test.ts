@@ -5,7 +5,15 @@ import { MAX_AUTOMATIC_RETRIES } from "../../src/modules/publishing/failures.ts"
 import type { FailSpec } from "../fakes/shared.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { createPosts, getPost } from "./helpers.ts";
-import { destinationOf, failNth, outbox, posted, publish, startEngineWorld, type EngineWorld } from "./engine-helpers.ts";
+import {
+  destinationOf,
+  failNth,
+  outbox,
+  posted,
+  publish,
+  startEngineWorld,
+  type EngineWorld,
+} from "./engine-helpers.ts";
 
 // One-second provider timeout: the hanging-create cases answer quickly.
 const ENV = { HERALD_PROVIDER_TIMEOUT_SECONDS: "1" };
@@ -13,14 +21,20 @@ const CREATE = { mastodon: "/api/v1/statuses", bluesky: "createRecord" } as cons
 type Channel = keyof typeof CREATE;
 
 let w: EngineWorld;
-beforeAll(async () => { w = await startEngineWorld(ENV); });
-afterAll(async () => { await w.stop(); });
+beforeAll(async () => {
+  w = await startEngineWorld(ENV);
+});
+afterAll(async () => {
+  await w.stop();
+});
 
 let texts = 0;
 const unique = (label: string) => `${label} #${++texts}`;
 /** Items of a channel's fake holding `text`. */
 function onNetwork(v: EngineWorld, channel: Channel, text: string): number {
-  return channel === "mastodon" ? v.mastodon.statuses.filter((s) => s.text === text).length : v.bluesky.records.filter((r) => r.record.text === text).length;
+  return channel === "mastodon"
+    ? v.mastodon.statuses.filter((s) => s.text === text).length
+    : v.bluesky.records.filter((r) => r.record.text === text).length;
 }
 function fakeOf(v: EngineWorld, channel: Channel) {
   return channel === "mastodon" ? v.mastodon : v.bluesky;
@@ -46,13 +60,28 @@ describe("transient failures are retried automatically with backoff", () => {
       const failedAt = w.s.clock.now();
       await run();
       const retrying = await getPost(w, created.id, true);
-      expect(retrying).toMatchObject({ state: "ready", attempt_count: 1, terminal: false, action_required: false, deferred: null });
-      expect(retrying.last_error).toMatchObject({ retryable: true, retry_safety: "safe", user_action: "retry" });
+      expect(retrying).toMatchObject({
+        state: "ready",
+        attempt_count: 1,
+        terminal: false,
+        action_required: false,
+        deferred: null,
+      });
+      expect(retrying.last_error).toMatchObject({
+        retryable: true,
+        retry_safety: "safe",
+        user_action: "retry",
+      });
       const delay = Date.parse(retrying.next_action_at) - failedAt;
       expect(delay).toBeGreaterThanOrEqual(12_000); // 15 s ± 20 %: the first retry within 30 s
       expect(delay).toBeLessThanOrEqual(18_000);
       expect(retrying.attempts).toHaveLength(1);
-      expect(retrying.attempts[0]).toMatchObject({ number: 1, trigger: "initial", status: "failed", provider: { status_code: c.spec.status } });
+      expect(retrying.attempts[0]).toMatchObject({
+        number: 1,
+        trigger: "initial",
+        status: "failed",
+        provider: { status_code: c.spec.status },
+      });
       expect(onNetwork(w, c.channel, text)).toBe(0);
 
       w.s.clock.set(failedAt + delay - 1000); // not yet due: nothing happens
@@ -63,9 +92,14 @@ describe("transient failures are retried automatically with backoff", () => {
       await run();
       const done = await getPost(w, created.id, true);
       expect(done).toMatchObject({ state: "published", attempt_count: 2, last_error: null, terminal: true });
-      expect(done.attempts.map((a: any) => [a.trigger, a.status])).toEqual([["initial", "failed"], ["automatic_retry", "succeeded"]]);
+      expect(done.attempts.map((a: any) => [a.trigger, a.status])).toEqual([
+        ["initial", "failed"],
+        ["automatic_retry", "succeeded"],
+      ]);
       expect(onNetwork(w, c.channel, text)).toBe(1);
-      expect(outbox(w, created.id).map((e) => [e.type, e.payload.state])).toEqual([["post.published", "published"]]);
+      expect(outbox(w, created.id).map((e) => [e.type, e.payload.state])).toEqual([
+        ["post.published", "published"],
+      ]);
     });
   }
 
@@ -84,17 +118,30 @@ describe("transient failures are retried automatically with backoff", () => {
     }
     await run();
     const failed = await getPost(w, created.id, true);
-    expect(failed).toMatchObject({ state: "failed", terminal: true, action_required: false, attempt_count: MAX_AUTOMATIC_RETRIES + 1, next_action_at: null });
+    expect(failed).toMatchObject({
+      state: "failed",
+      terminal: true,
+      action_required: false,
+      attempt_count: MAX_AUTOMATIC_RETRIES + 1,
+      next_action_at: null,
+    });
     expect(failed.available_actions).toEqual(expect.arrayContaining(["retry", "reschedule"]));
     expect(failed.last_error.message).toContain(`gave up after ${MAX_AUTOMATIC_RETRIES} automatic retries`);
-    expect(failed.attempts.map((a: any) => a.trigger)).toEqual(["initial", ...Array(MAX_AUTOMATIC_RETRIES).fill("automatic_retry")]);
+    expect(failed.attempts.map((a: any) => a.trigger)).toEqual([
+      "initial",
+      ...Array(MAX_AUTOMATIC_RETRIES).fill("automatic_retry"),
+    ]);
     expect(failed.attempts.every((a: any) => a.status === "failed")).toBe(true);
     expect(delays[0]).toBeLessThanOrEqual(30_000);
     for (let i = 1; i < delays.length; i++) expect(delays[i]!).toBeGreaterThan(delays[i - 1]!); // backoff grows
-    expect(posted(w.mastodon, CREATE.mastodon).filter((r) => r.headers["idempotency-key"] === `${created.id}.0`)).toHaveLength(MAX_AUTOMATIC_RETRIES + 1);
+    expect(
+      posted(w.mastodon, CREATE.mastodon).filter((r) => r.headers["idempotency-key"] === `${created.id}.0`),
+    ).toHaveLength(MAX_AUTOMATIC_RETRIES + 1);
     expect(onNetwork(w, "mastodon", text)).toBe(0);
     const events = outbox(w, created.id);
-    expect(events.map((e) => [e.type, e.post_id, e.payload.state])).toEqual([["post.failed", created.id, "failed"]]);
+    expect(events.map((e) => [e.type, e.post_id, e.payload.state])).toEqual([
+      ["post.failed", created.id, "failed"],
+    ]);
     expect(events[0]!.payload.error.code).toBe("provider_unavailable");
   });
 });
@@ -102,8 +149,17 @@ describe("transient failures are retried automatically with backoff", () => {
 describe("429 waits for the network's reset time", () => {
   const cases: { channel: Channel; headers: (resetMs: number) => Record<string, string> }[] = [
     // Mastodon: ISO 8601 with microseconds; Bluesky: unix seconds.
-    { channel: "mastodon", headers: (ms) => ({ "x-ratelimit-remaining": "0", "x-ratelimit-reset": new Date(ms).toISOString().replace("Z", "123Z") }) },
-    { channel: "bluesky", headers: (ms) => ({ "ratelimit-remaining": "0", "ratelimit-reset": String(ms / 1000) }) },
+    {
+      channel: "mastodon",
+      headers: (ms) => ({
+        "x-ratelimit-remaining": "0",
+        "x-ratelimit-reset": new Date(ms).toISOString().replace("Z", "123Z"),
+      }),
+    },
+    {
+      channel: "bluesky",
+      headers: (ms) => ({ "ratelimit-remaining": "0", "ratelimit-reset": String(ms / 1000) }),
+    },
   ];
   for (const c of cases) {
     test(c.channel, async () => {
@@ -114,7 +170,12 @@ describe("429 waits for the network's reset time", () => {
       await run();
       const deferred = await getPost(w, created.id, true);
       const until = new Date(reset).toISOString();
-      expect(deferred).toMatchObject({ state: "ready", attempt_count: 1, next_action_at: until, deferred: { reason: "provider_rate_limit", until } });
+      expect(deferred).toMatchObject({
+        state: "ready",
+        attempt_count: 1,
+        next_action_at: until,
+        deferred: { reason: "provider_rate_limit", until },
+      });
       expect(deferred.last_error.retryable).toBe(true);
       expect(deferred.attempts[0]).toMatchObject({ status: "failed", provider: { status_code: 429 } });
       w.s.clock.advance(60_000); // past the usual backoff, before the reset: still waiting
@@ -122,7 +183,11 @@ describe("429 waits for the network's reset time", () => {
       expect((await getPost(w, created.id)).state).toBe("ready");
       w.s.clock.set(reset + 1000);
       await run();
-      expect(await getPost(w, created.id)).toMatchObject({ state: "published", deferred: null, attempt_count: 2 });
+      expect(await getPost(w, created.id)).toMatchObject({
+        state: "published",
+        deferred: null,
+        attempt_count: 2,
+      });
       expect(onNetwork(w, c.channel, text)).toBe(1);
     });
   }
@@ -154,8 +219,14 @@ describe("a thread whose second item fails resumes at the second item", () => {
       } else {
         const [a, b, c] = body.map((t) => w.bluesky.records.find((r) => r.record.text === t)!);
         expect(a!.record.reply).toBeUndefined();
-        expect(b!.record.reply).toEqual({ root: { uri: a!.uri, cid: a!.cid }, parent: { uri: a!.uri, cid: a!.cid } });
-        expect(c!.record.reply).toEqual({ root: { uri: a!.uri, cid: a!.cid }, parent: { uri: b!.uri, cid: b!.cid } });
+        expect(b!.record.reply).toEqual({
+          root: { uri: a!.uri, cid: a!.cid },
+          parent: { uri: a!.uri, cid: a!.cid },
+        });
+        expect(c!.record.reply).toEqual({
+          root: { uri: a!.uri, cid: a!.cid },
+          parent: { uri: b!.uri, cid: b!.cid },
+        });
       }
     });
   }
@@ -164,12 +235,20 @@ describe("a thread whose second item fails resumes at the second item", () => {
 describe("credentials", () => {
   test("Bluesky: an expired access token is refreshed once, stored, and the post goes out", async () => {
     const count = (nsid: string) => posted(w.bluesky, nsid).length;
-    const [refreshes, logins, creates] = [count("refreshSession"), count("createSession"), count(CREATE.bluesky)];
+    const [refreshes, logins, creates] = [
+      count("refreshSession"),
+      count("createSession"),
+      count(CREATE.bluesky),
+    ];
     w.bluesky.expireAccessTokens();
     const text = unique("expired");
     const created = await publish(w, w.blueskyId, [text]);
     await run();
-    expect(await getPost(w, created.id)).toMatchObject({ state: "published", attempt_count: 1, last_error: null });
+    expect(await getPost(w, created.id)).toMatchObject({
+      state: "published",
+      attempt_count: 1,
+      last_error: null,
+    });
     expect(count("refreshSession") - refreshes).toBe(1);
     expect(count("createSession") - logins).toBe(0);
     expect(count(CREATE.bluesky) - creates).toBe(2); // ExpiredToken, then the same item with the new token
@@ -196,31 +275,69 @@ describe("credentials", () => {
 
   const revoked: { channel: Channel; revoke: (v: EngineWorld) => void }[] = [
     { channel: "mastodon", revoke: (v) => v.mastodon.revokeTokens() },
-    { channel: "bluesky", revoke: (v) => { v.bluesky.revokeTokens(); v.bluesky.revokeAppPassword("alice.test"); } },
+    {
+      channel: "bluesky",
+      revoke: (v) => {
+        v.bluesky.revokeTokens();
+        v.bluesky.revokeAppPassword("alice.test");
+      },
+    },
   ];
   for (const c of revoked) {
     test(`${c.channel}: a revoked grant needs reauthorization; the destination turns unavailable`, async () => {
       const v = await startEngineWorld(ENV); // this breaks the destination: a world of its own
       try {
         const dest = destinationOf(v, c.channel);
-        const later = await publish(v, dest, ["due in an hour"], new Date(v.s.clock.now() + 3600_000).toISOString());
+        const later = await publish(
+          v,
+          dest,
+          ["due in an hour"],
+          new Date(v.s.clock.now() + 3600_000).toISOString(),
+        );
         c.revoke(v);
         const created = await publish(v, dest, ["revoked"]);
         await run(v);
         const post = await getPost(v, created.id, true);
-        expect(post).toMatchObject({ state: "needs-attention", action_required: true, terminal: false, attempt_count: 1, retry_safety: "safe" });
-        expect(post.last_error).toMatchObject({ code: "destination_reauthorization_required", user_action: "reauthorize_destination" });
+        expect(post).toMatchObject({
+          state: "needs-attention",
+          action_required: true,
+          terminal: false,
+          attempt_count: 1,
+          retry_safety: "safe",
+        });
+        expect(post.last_error).toMatchObject({
+          code: "destination_reauthorization_required",
+          user_action: "reauthorize_destination",
+        });
         expect(post.attempts[0].status).toBe("failed");
-        expect(outbox(v, created.id).map((e) => [e.type, e.payload.state])).toEqual([["post.needs-attention", "needs-attention"]]);
+        expect(outbox(v, created.id).map((e) => [e.type, e.payload.state])).toEqual([
+          ["post.needs-attention", "needs-attention"],
+        ]);
         const destination = await v.s.request("GET", `/v1/workspaces/${v.ws}/destinations/${dest}`);
-        expect(destination.body).toMatchObject({ status: "unavailable", unavailable_reason: "reauthorization_required" });
-        expectProblem(await createPosts(v, { when: "now", confirmed: true, group: "after-revoke", posts: [{ destination_id: dest, body: ["no"] }] }), 422, "public_unpublishable", ["/posts/0/destination_id"]);
+        expect(destination.body).toMatchObject({
+          status: "unavailable",
+          unavailable_reason: "reauthorization_required",
+        });
+        expectProblem(
+          await createPosts(v, {
+            when: "now",
+            confirmed: true,
+            group: "after-revoke",
+            posts: [{ destination_id: dest, body: ["no"] }],
+          }),
+          422,
+          "public_unpublishable",
+          ["/posts/0/destination_id"],
+        );
         // A post already scheduled there needs attention at its time without calling the network.
         const calls = posted(fakeOf(v, c.channel), CREATE[c.channel]).length;
         v.s.clock.advance(3600_000);
         await run(v);
         const due = await getPost(v, later.id);
-        expect(due).toMatchObject({ state: "needs-attention", last_error: { user_action: "reauthorize_destination" } });
+        expect(due).toMatchObject({
+          state: "needs-attention",
+          last_error: { user_action: "reauthorize_destination" },
+        });
         expect(posted(fakeOf(v, c.channel), CREATE[c.channel]).length).toBe(calls);
       } finally {
         await v.stop();
@@ -231,8 +348,22 @@ describe("credentials", () => {
 
 describe("rejected content fails with the network's message", () => {
   const cases: { channel: Channel; spec: FailSpec; message: string }[] = [
-    { channel: "mastodon", spec: { status: 422, body: { error: "Validation failed: Text contains a word this instance does not allow" } }, message: "Validation failed: Text contains a word this instance does not allow" },
-    { channel: "bluesky", spec: { status: 400, body: { error: "InvalidRequest", message: "Invalid app.bsky.feed.post record: grapheme too big" } }, message: "Invalid app.bsky.feed.post record: grapheme too big" },
+    {
+      channel: "mastodon",
+      spec: {
+        status: 422,
+        body: { error: "Validation failed: Text contains a word this instance does not allow" },
+      },
+      message: "Validation failed: Text contains a word this instance does not allow",
+    },
+    {
+      channel: "bluesky",
+      spec: {
+        status: 400,
+        body: { error: "InvalidRequest", message: "Invalid app.bsky.feed.post record: grapheme too big" },
+      },
+      message: "Invalid app.bsky.feed.post record: grapheme too big",
+    },
   ];
   for (const c of cases) {
     test(c.channel, async () => {
@@ -241,10 +372,21 @@ describe("rejected content fails with the network's message", () => {
       await run();
       const post = await getPost(w, created.id, true);
       expect(post).toMatchObject({ state: "failed", terminal: true, attempt_count: 1, next_action_at: null });
-      expect(post.last_error).toMatchObject({ code: "provider_rejected", retryable: false, retry_safety: "not_retryable", user_action: "edit_post" });
+      expect(post.last_error).toMatchObject({
+        code: "provider_rejected",
+        retryable: false,
+        retry_safety: "not_retryable",
+        user_action: "edit_post",
+      });
       expect(post.last_error.message).toContain(c.message);
-      expect(post.attempts[0]).toMatchObject({ status: "failed", retry_safety: "not_retryable", provider: { status_code: c.spec.status } });
-      expect(outbox(w, created.id).map((e) => [e.type, e.payload.state, e.payload.error.message])).toEqual([["post.failed", "failed", post.last_error.message]]);
+      expect(post.attempts[0]).toMatchObject({
+        status: "failed",
+        retry_safety: "not_retryable",
+        provider: { status_code: c.spec.status },
+      });
+      expect(outbox(w, created.id).map((e) => [e.type, e.payload.state, e.payload.error.message])).toEqual([
+        ["post.failed", "failed", post.last_error.message],
+      ]);
       w.s.clock.advance(3600_000); // nothing retries a rejection by itself
       await run();
       expect((await getPost(w, created.id)).attempt_count).toBe(1);
@@ -263,22 +405,45 @@ describe("outcome unknown", () => {
       w.bluesky.hangAfterReceive = false;
     }
     const post = await getPost(w, created.id, true);
-    expect(post).toMatchObject({ state: "needs-attention", action_required: true, retry_safety: "unsafe", attempt_count: 1 });
-    expect(post.last_error).toMatchObject({ code: "provider_outcome_unknown", retryable: true, retry_safety: "unsafe", user_action: "inspect_resource" });
+    expect(post).toMatchObject({
+      state: "needs-attention",
+      action_required: true,
+      retry_safety: "unsafe",
+      attempt_count: 1,
+    });
+    expect(post.last_error).toMatchObject({
+      code: "provider_outcome_unknown",
+      retryable: true,
+      retry_safety: "unsafe",
+      user_action: "inspect_resource",
+    });
     expect(post.attempts[0]).toMatchObject({ status: "outcome_unknown", retry_safety: "unsafe" });
     expect(onNetwork(w, "bluesky", text)).toBe(1); // it did reach the network
-    expect(outbox(w, created.id).map((e) => [e.type, e.payload.state])).toEqual([["post.needs-attention", "needs-attention"]]);
+    expect(outbox(w, created.id).map((e) => [e.type, e.payload.state])).toEqual([
+      ["post.needs-attention", "needs-attention"],
+    ]);
 
     const path = `/v1/workspaces/${w.ws}/posts/${created.id}/retry`;
-    expectProblem(await w.s.request("POST", path, { body: { confirmed: true } }), 409, "public_conflict", ["/acknowledge_duplicate_risk"]);
-    expectProblem(await w.s.request("POST", path, { body: { confirmed: true, acknowledge_duplicate_risk: false } }), 409, "public_conflict");
-    const retried = await w.s.request("POST", path, { body: { confirmed: true, acknowledge_duplicate_risk: true } });
+    expectProblem(await w.s.request("POST", path, { body: { confirmed: true } }), 409, "public_conflict", [
+      "/acknowledge_duplicate_risk",
+    ]);
+    expectProblem(
+      await w.s.request("POST", path, { body: { confirmed: true, acknowledge_duplicate_risk: false } }),
+      409,
+      "public_conflict",
+    );
+    const retried = await w.s.request("POST", path, {
+      body: { confirmed: true, acknowledge_duplicate_risk: true },
+    });
     expect(retried.status).toBe(200);
     expect(retried.body).toMatchObject({ state: "ready", retry_safety: "safe" });
     await run();
     const done = await getPost(w, created.id, true);
     expect(done).toMatchObject({ state: "published", attempt_count: 2 });
-    expect(done.attempts.map((a: any) => [a.trigger, a.status])).toEqual([["initial", "outcome_unknown"], ["manual_retry", "succeeded"]]);
+    expect(done.attempts.map((a: any) => [a.trigger, a.status])).toEqual([
+      ["initial", "outcome_unknown"],
+      ["manual_retry", "succeeded"],
+    ]);
     expect(onNetwork(w, "bluesky", text)).toBe(2); // the duplicate the caller accepted
     expect(outbox(w, created.id).map((e) => e.type)).toEqual(["post.needs-attention", "post.published"]);
   });
@@ -302,18 +467,29 @@ describe("outcome unknown", () => {
       w.mastodon.hangAfterReceive = false;
     }
     const waiting = await getPost(w, created.id);
-    expect(waiting).toMatchObject({ state: "ready", retry_safety: "safe", attempt_count: 1, last_error: { retryable: true } });
+    expect(waiting).toMatchObject({
+      state: "ready",
+      retry_safety: "safe",
+      attempt_count: 1,
+      last_error: { retryable: true },
+    });
     passNextAction(w, waiting);
     await run();
     expect(await getPost(w, created.id)).toMatchObject({ state: "published", attempt_count: 2 });
-    const keys = posted(w.mastodon, CREATE.mastodon).map((r) => r.headers["idempotency-key"]).filter((k) => k === `${created.id}.0`);
+    const keys = posted(w.mastodon, CREATE.mastodon)
+      .map((r) => r.headers["idempotency-key"])
+      .filter((k) => k === `${created.id}.0`);
     expect(keys).toHaveLength(2);
     expect(onNetwork(w, "mastodon", text)).toBe(1);
   });
 });
 
 test("events carry the post id and state (published, failed, needs-attention)", async () => {
-  const all = w.s.herald.db.$client.query<{ type: string; post_id: string; payload: string }, []>("SELECT type, post_id, payload FROM events_outbox").all();
+  const all = w.s.herald.db.$client
+    .query<{ type: string; post_id: string; payload: string }, []>(
+      "SELECT type, post_id, payload FROM events_outbox",
+    )
+    .all();
   const types = new Set(all.map((e) => e.type));
   for (const t of ["post.published", "post.failed", "post.needs-attention"]) expect(types.has(t)).toBe(true);
   for (const e of all) {

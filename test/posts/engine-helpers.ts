@@ -19,9 +19,18 @@ export interface EngineWorld extends PostsWorld {
 }
 
 /** Connects alice.test of the Bluesky fake with its app password (completes at once). */
-export async function connectBluesky(s: PostsWorld["s"], fake: BlueskyFake, workspaceId = s.owner.workspaceId): Promise<string> {
+export async function connectBluesky(
+  s: PostsWorld["s"],
+  fake: BlueskyFake,
+  workspaceId = s.owner.workspaceId,
+): Promise<string> {
   const r = await s.request("POST", `/v1/workspaces/${workspaceId}/destination-connections`, {
-    body: { provider: "bluesky", instance_origin: fake.origin, handle: "alice.test", app_password: "alice-app-pass" },
+    body: {
+      provider: "bluesky",
+      instance_origin: fake.origin,
+      handle: "alice.test",
+      app_password: "alice-app-pass",
+    },
   });
   expect(r.status).toBe(201);
   expect(r.body.status).toBe("completed");
@@ -36,7 +45,12 @@ export async function startEngineWorld(env: Record<string, string> = {}): Promis
   const destinationId = await connectMastodon(s, mastodon);
   const blueskyId = await connectBluesky(s, bluesky);
   return {
-    s, mastodon, bluesky, destinationId, blueskyId, ws: s.owner.workspaceId,
+    s,
+    mastodon,
+    bluesky,
+    destinationId,
+    blueskyId,
+    ws: s.owner.workspaceId,
     async stop() {
       await s.stop();
       await mastodon.stop();
@@ -52,9 +66,15 @@ export function destinationOf(w: EngineWorld, channel: "mastodon" | "bluesky"): 
 
 let groups = 0;
 /** Create Post `when` (default now) with one post; returns the created post. */
-export async function publish(w: PostsWorld, destinationId: string, body: string[], when = "now"): Promise<any> {
+export async function publish(
+  w: PostsWorld,
+  destinationId: string,
+  body: string[],
+  when = "now",
+): Promise<any> {
   const r = await w.s.request("POST", `/v1/workspaces/${w.ws}/posts`, {
-    body: { when, confirmed: true, group: `g${++groups}`, posts: [{ destination_id: destinationId, body }] }, headers: idem(),
+    body: { when, confirmed: true, group: `g${++groups}`, posts: [{ destination_id: destinationId, body }] },
+    headers: idem(),
   });
   expect({ status: r.status, text: r.text }).toMatchObject({ status: when === "now" ? 202 : 201 });
   return r.body.posts[0];
@@ -62,7 +82,11 @@ export async function publish(w: PostsWorld, destinationId: string, body: string
 
 /** Rows of the events outbox for a post, oldest first. */
 export function outbox(w: PostsWorld, postId: string): { type: string; post_id: string; payload: any }[] {
-  return w.s.herald.db.$client.query<{ type: string; post_id: string; payload: string }, [string]>("SELECT type, post_id, payload FROM events_outbox WHERE post_id = ? ORDER BY rowid").all(postId)
+  return w.s.herald.db.$client
+    .query<{ type: string; post_id: string; payload: string }, [string]>(
+      "SELECT type, post_id, payload FROM events_outbox WHERE post_id = ? ORDER BY rowid",
+    )
+    .all(postId)
     .map((r) => ({ ...r, payload: JSON.parse(r.payload) }));
 }
 
@@ -79,7 +103,8 @@ export function onNth(fake: FakeControls, part: string, n: number, action: () =>
   let seen = 0;
   const push = fake.requests.push.bind(fake.requests);
   fake.requests.push = (...items) => {
-    for (const item of items) if (item.method === "POST" && item.path.includes(part) && ++seen === n) action();
+    for (const item of items)
+      if (item.method === "POST" && item.path.includes(part) && ++seen === n) action();
     return push(...items);
   };
 }
@@ -90,7 +115,12 @@ export function failNth(fake: FakeControls, part: string, n: number, spec: FailS
 }
 
 /** Polls `check` every 25 ms until it returns a value, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+  everyMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -101,7 +131,6 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 }
 
 // ---- real `herald serve` processes ----
-
 
 /** A TCP port nobody listens on right now. */
 export function freePort(): number {
@@ -119,10 +148,21 @@ export function tempDataDir(): { dir: string; cleanup(): void } {
 
 /** `herald admin bootstrap --json` on a data dir: the first account's workspace and live key. */
 export async function bootstrapCli(dataDir: string): Promise<{ workspaceId: string; apiKey: string }> {
-  const proc = Bun.spawn([BUN, MAIN, "admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "Engine", "--json"], {
-    cwd: ROOT, env: cleanEnv({ HERALD_DATA_DIR: dataDir }), stdout: "pipe", stderr: "pipe", stdin: "ignore",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(
+    [BUN, MAIN, "admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "Engine", "--json"],
+    {
+      cwd: ROOT,
+      env: cleanEnv({ HERALD_DATA_DIR: dataDir }),
+      stdout: "pipe",
+      stderr: "pipe",
+      stdin: "ignore",
+    },
+  );
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`bootstrap failed (${code}): ${stderr}`);
   const out = JSON.parse(stdout);
   return { workspaceId: out.workspace_id, apiKey: out.api_key };
@@ -149,28 +189,50 @@ export async function startHerald(dataDir: string, env: Record<string, string> =
   const url = `http://127.0.0.1:${port}`;
   const logPath = join(dataDir, `serve-${port}.log`);
   const proc = Bun.spawn([BUN, MAIN, "serve"], {
-    cwd: ROOT, stdin: "ignore", stdout: Bun.file(logPath), stderr: Bun.file(logPath),
-    env: cleanEnv({ HERALD_DATA_DIR: dataDir, HERALD_PORT: String(port), HERALD_BASE_URL: url, HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1", ...env }),
+    cwd: ROOT,
+    stdin: "ignore",
+    stdout: Bun.file(logPath),
+    stderr: Bun.file(logPath),
+    env: cleanEnv({
+      HERALD_DATA_DIR: dataDir,
+      HERALD_PORT: String(port),
+      HERALD_BASE_URL: url,
+      HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
+      ...env,
+    }),
   });
   live.add(proc);
   void proc.exited.then(() => live.delete(proc));
-  const log = () => { try { return readFileSync(logPath, "utf8"); } catch { return ""; } };
+  const log = () => {
+    try {
+      return readFileSync(logPath, "utf8");
+    } catch {
+      return "";
+    }
+  };
   const herald: HeraldProcess = {
-    url, proc, log,
+    url,
+    proc,
+    log,
     async kill(signal = "SIGKILL") {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
       await proc.exited;
     },
   };
   try {
-    await waitFor(`herald serve on ${url}`, async () => {
-      if (proc.exitCode !== null) throw new Error(`herald serve exited with ${proc.exitCode}: ${log()}`);
-      try {
-        return (await fetch(`${url}/health`)).ok ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    }, 20_000, 50);
+    await waitFor(
+      `herald serve on ${url}`,
+      async () => {
+        if (proc.exitCode !== null) throw new Error(`herald serve exited with ${proc.exitCode}: ${log()}`);
+        try {
+          return (await fetch(`${url}/health`)).ok ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      20_000,
+      50,
+    );
   } catch (error) {
     await herald.kill();
     throw error;
@@ -180,10 +242,19 @@ export async function startHerald(dataDir: string, env: Record<string, string> =
 
 /** JSON API calls against a child process with a key. */
 export function apiClient(baseUrl: () => string, apiKey: string) {
-  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> => {
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: any }> => {
     const response = await fetch(`${baseUrl()}/v1${path}`, {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...headers,
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
@@ -192,8 +263,15 @@ export function apiClient(baseUrl: () => string, apiKey: string) {
 }
 
 /** Connects a Mastodon fake account through a child process's OAuth flow. */
-export async function connectMastodonVia(api: ReturnType<typeof apiClient>, workspaceId: string, fake: MastodonFake): Promise<string> {
-  const started = await api("POST", `/workspaces/${workspaceId}/destination-connections`, { provider: "mastodon", instance_origin: fake.origin });
+export async function connectMastodonVia(
+  api: ReturnType<typeof apiClient>,
+  workspaceId: string,
+  fake: MastodonFake,
+): Promise<string> {
+  const started = await api("POST", `/workspaces/${workspaceId}/destination-connections`, {
+    provider: "mastodon",
+    instance_origin: fake.origin,
+  });
   expect(started.status).toBe(201);
   const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
   expect(authorize.status).toBe(302);

@@ -14,8 +14,12 @@ import { createPosts, getPost } from "./helpers.ts";
 import { posted, publish, startEngineWorld, type EngineWorld } from "./engine-helpers.ts";
 
 let w: EngineWorld;
-beforeAll(async () => { w = await startEngineWorld(); });
-afterAll(async () => { await w.stop(); });
+beforeAll(async () => {
+  w = await startEngineWorld();
+});
+afterAll(async () => {
+  await w.stop();
+});
 
 const run = () => w.s.server.engine.runUntilIdle();
 let n = 0;
@@ -27,8 +31,10 @@ describe("token refresh across processes", () => {
     const now = w.s.clock.now();
     w.bluesky.expireAccessTokens();
     // "Another process" takes the destination's refresh lease first.
-    db.update(destinations).set({ refreshLeaseOwner: "proc_other", refreshLeaseExpiresAt: now + 60_000 })
-      .where(eq(destinations.id, w.blueskyId)).run();
+    db.update(destinations)
+      .set({ refreshLeaseOwner: "proc_other", refreshLeaseExpiresAt: now + 60_000 })
+      .where(eq(destinations.id, w.blueskyId))
+      .run();
     const refreshesBefore = posted(w.bluesky, "refreshSession").length;
     const created = await publish(w, w.blueskyId, [unique("waits for the other refresh")]);
     const running = run();
@@ -37,9 +43,14 @@ describe("token refresh across processes", () => {
     const row = findDestinationById(db, w.blueskyId)!;
     const adapter = createBlueskyAdapter({ fetch, clock: w.s.clock, timeoutMs: 5000 });
     const fresh = await adapter.refreshCredentials({ destination: destinationRef(w.s.herald, row) });
-    db.update(destinations).set({
-      credentialsSealed: w.s.herald.secrets.encrypt(JSON.stringify(fresh)), refreshLeaseOwner: null, refreshLeaseExpiresAt: null,
-    }).where(eq(destinations.id, w.blueskyId)).run();
+    db.update(destinations)
+      .set({
+        credentialsSealed: w.s.herald.secrets.encrypt(JSON.stringify(fresh)),
+        refreshLeaseOwner: null,
+        refreshLeaseExpiresAt: null,
+      })
+      .where(eq(destinations.id, w.blueskyId))
+      .run();
     await running;
     expect(await getPost(w, created.id)).toMatchObject({ state: "published", attempt_count: 1 });
     // One refresh in all: the other process's. This process used what it stored.
@@ -53,9 +64,16 @@ describe("token refresh across processes", () => {
     const before = destinationRef(w.s.herald, findDestinationById(db, w.blueskyId)!).credentials;
     w.bluesky.expireAccessTokens();
     // The PDS answers refreshSession without a refreshJwt once (a network that does not rotate).
-    w.bluesky.failNext(1, { status: 200, path: "/xrpc/com.atproto.server.refreshSession", body: {
-      accessJwt: "", refreshJwt: "", did: before.did, handle: before.handle,
-    } });
+    w.bluesky.failNext(1, {
+      status: 200,
+      path: "/xrpc/com.atproto.server.refreshSession",
+      body: {
+        accessJwt: "",
+        refreshJwt: "",
+        did: before.did,
+        handle: before.handle,
+      },
+    });
     const created = await publish(w, w.blueskyId, [unique("empty refresh answer")]);
     await run();
     const stored = destinationRef(w.s.herald, findDestinationById(db, w.blueskyId)!).credentials;
@@ -72,13 +90,19 @@ describe("failures before anything was sent", () => {
     rmSync(join(w.s.dataDir, "blobs", w.ws, assetId), { force: true });
     const text = unique("missing media");
     const r = await createPosts(w, {
-      when: "now", confirmed: true, group: `seam-${n}`,
+      when: "now",
+      confirmed: true,
+      group: `seam-${n}`,
       posts: [{ destination_id: w.destinationId, body: [text], media: [assetId] }],
     });
     expect(r.status).toBe(202);
     await run();
     const post = await getPost(w, r.body.posts[0].id, true);
-    expect(post).toMatchObject({ state: "ready", retry_safety: "safe", last_error: { code: "provider_unavailable", retryable: true } });
+    expect(post).toMatchObject({
+      state: "ready",
+      retry_safety: "safe",
+      last_error: { code: "provider_unavailable", retryable: true },
+    });
     expect(post.last_error.message).toContain("could not be read from storage");
     expect(post.attempts[0]).toMatchObject({ status: "failed", retry_safety: "safe" });
     expect(w.mastodon.statuses.some((s) => s.text === text)).toBe(false);
@@ -89,12 +113,15 @@ describe("failures before anything was sent", () => {
     // A destination whose instance now resolves to a private address (10/8 is never admitted).
     const row = findDestinationById(db, w.destinationId)!;
     const id = `${row.id}b`;
-    db.insert(destinations).values({ ...row, id, externalId: `${row.externalId}-b`, origin: "http://10.0.0.7", isDefault: false }).run();
+    db.insert(destinations)
+      .values({ ...row, id, externalId: `${row.externalId}-b`, origin: "http://10.0.0.7", isDefault: false })
+      .run();
     const created = await publish(w, id, [unique("private address")]);
     await run();
     const post = await getPost(w, created.id, true);
     expect(post).toMatchObject({
-      state: "failed", attempt_count: 1,
+      state: "failed",
+      attempt_count: 1,
       last_error: { code: "provider_address_blocked", retryable: false, retry_safety: "not_retryable" },
     });
     expect(post.attempts).toHaveLength(1);

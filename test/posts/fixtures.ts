@@ -24,18 +24,42 @@ export function makePng(width = 4, height = 3, padTo = 0): Buffer {
  * Inserts an asset row directly (a fixture that skips the upload flow) and, unless it is pending, writes its blob to
  * `<dataDir>/blobs/<blobKey>`. Returns the asset id.
  */
-export function insertAsset(s: TestServer, workspaceId: string, options: { status?: "ready" | "pending_upload"; bytes?: Buffer; width?: number; height?: number; contentType?: string; label?: string } = {}): string {
+export function insertAsset(
+  s: TestServer,
+  workspaceId: string,
+  options: {
+    status?: "ready" | "pending_upload";
+    bytes?: Buffer;
+    width?: number;
+    height?: number;
+    contentType?: string;
+    label?: string;
+  } = {},
+): string {
   const id = newId("ast");
   const bytes = options.bytes ?? makePng(options.width ?? 4, options.height ?? 3);
   const blobKey = `${workspaceId}/${id}`;
   const status = options.status ?? "ready";
   // A pending asset's bytes are not there yet; its blob is written when it becomes ready (setAssetReady).
   if (status === "ready") writeBlob(s, blobKey, bytes);
-  s.herald.db.insert(assets).values({
-    id, workspaceId, type: "card", label: options.label ?? `image ${id.slice(-4)}`, contentType: options.contentType ?? "image/png",
-    byteSize: bytes.length, width: options.width ?? 4, height: options.height ?? 3, durationSec: null, status,
-    blobKey, createdAt: s.clock.now(), deletedAt: null,
-  }).run();
+  s.herald.db
+    .insert(assets)
+    .values({
+      id,
+      workspaceId,
+      type: "card",
+      label: options.label ?? `image ${id.slice(-4)}`,
+      contentType: options.contentType ?? "image/png",
+      byteSize: bytes.length,
+      width: options.width ?? 4,
+      height: options.height ?? 3,
+      durationSec: null,
+      status,
+      blobKey,
+      createdAt: s.clock.now(),
+      deletedAt: null,
+    })
+    .run();
   return id;
 }
 
@@ -49,18 +73,38 @@ function writeBlob(s: TestServer, blobKey: string, bytes: Buffer): void {
 export function setAssetReady(s: TestServer, assetId: string, bytes: Buffer = makePng()): void {
   const row = s.herald.db.select().from(assets).where(sql`${assets.id} = ${assetId}`).get()!;
   writeBlob(s, row.blobKey!, bytes);
-  s.herald.db.update(assets).set({ status: "ready", byteSize: bytes.length }).where(sql`${assets.id} = ${assetId}`).run();
+  s.herald.db
+    .update(assets)
+    .set({ status: "ready", byteSize: bytes.length })
+    .where(sql`${assets.id} = ${assetId}`)
+    .run();
 }
 
 /** Inserts a connected X destination (no X adapter exists yet); returns its id. */
 export function insertXDestination(s: TestServer, workspaceId: string): string {
   const id = newId("dest");
   const now = s.clock.now();
-  s.herald.db.insert(destinations).values({
-    id, workspaceId, channel: "x", displayName: "Herald on X", handle: "herald", externalId: `x-${id.slice(-6)}`, profileImageUrl: null,
-    origin: "https://api.x.com", credentialsSealed: s.herald.secrets.encrypt("{}"), limits: {}, enabled: true, isDefault: false,
-    unavailableReason: null, createdAt: now, updatedAt: now, deletedAt: null,
-  }).run();
+  s.herald.db
+    .insert(destinations)
+    .values({
+      id,
+      workspaceId,
+      channel: "x",
+      displayName: "Herald on X",
+      handle: "herald",
+      externalId: `x-${id.slice(-6)}`,
+      profileImageUrl: null,
+      origin: "https://api.x.com",
+      credentialsSealed: s.herald.secrets.encrypt("{}"),
+      limits: {},
+      enabled: true,
+      isDefault: false,
+      unavailableReason: null,
+      createdAt: now,
+      updatedAt: now,
+      deletedAt: null,
+    })
+    .run();
   return id;
 }
 
@@ -72,8 +116,16 @@ export function countPosts(s: TestServer): number {
 // ---- requests -----------------------------------------------------------------------------------
 
 /** Connects a Bluesky account of the fake (handle + app password, completes at once). */
-export async function connectBluesky(s: TestServer, fake: BlueskyFake, workspaceId: string, handle = "alice.test", password = "alice-app-pass"): Promise<string> {
-  const r = await s.request("POST", `/v1/workspaces/${workspaceId}/destination-connections`, { body: { provider: "bluesky", instance_origin: fake.origin, handle, app_password: password } });
+export async function connectBluesky(
+  s: TestServer,
+  fake: BlueskyFake,
+  workspaceId: string,
+  handle = "alice.test",
+  password = "alice-app-pass",
+): Promise<string> {
+  const r = await s.request("POST", `/v1/workspaces/${workspaceId}/destination-connections`, {
+    body: { provider: "bluesky", instance_origin: fake.origin, handle, app_password: password },
+  });
   expect({ status: r.status, text: r.text }).toMatchObject({ status: 201 });
   expect(r.body.status).toBe("completed");
   return r.body.destination_id;
@@ -86,10 +138,12 @@ export function api(s: TestServer, ws: string) {
     create: (body: Record<string, unknown>) => s.request("POST", `${base}/posts`, { body, headers: idem() }),
     get: (id: string, query = "") => s.request("GET", `${base}/posts/${id}${query}`),
     list: (query = "") => s.request("GET", `${base}/posts${query}`),
-    action: (id: string, action: "cancel" | "retry" | "reschedule", body: Record<string, unknown>) => s.request("POST", `${base}/posts/${id}/${action}`, { body }),
+    action: (id: string, action: "cancel" | "retry" | "reschedule", body: Record<string, unknown>) =>
+      s.request("POST", `${base}/posts/${id}/${action}`, { body }),
     move: (body: Record<string, unknown>) => s.request("POST", `${base}/posts/move`, { body }),
     validate: (body: Record<string, unknown>) => s.request("POST", `${base}/posts/validate`, { body }),
-    putQueue: (windows: { weekday: number; local_time: string }[]) => s.request("PUT", `${base}/queue`, { body: { windows } }),
+    putQueue: (windows: { weekday: number; local_time: string }[]) =>
+      s.request("PUT", `${base}/queue`, { body: { windows } }),
     getQueue: () => s.request("GET", `${base}/queue`),
     setTimeZone: (time_zone: string) => s.request("PATCH", `/v1/workspaces/${ws}`, { body: { time_zone } }),
   };

@@ -12,15 +12,24 @@ export interface PostsWorld {
 }
 
 /** Connects a Mastodon account of `fake` through the real OAuth flow (connection → authorize → callback). */
-export async function connectMastodon(s: TestServer, fake: MastodonFake, workspaceId = s.owner.workspaceId): Promise<string> {
-  const started = await s.request("POST", `/v1/workspaces/${workspaceId}/destination-connections`, { body: { provider: "mastodon", instance_origin: fake.origin } });
+export async function connectMastodon(
+  s: TestServer,
+  fake: MastodonFake,
+  workspaceId = s.owner.workspaceId,
+): Promise<string> {
+  const started = await s.request("POST", `/v1/workspaces/${workspaceId}/destination-connections`, {
+    body: { provider: "mastodon", instance_origin: fake.origin },
+  });
   expect(started.status).toBe(201);
   expect(started.body.status).toBe("pending");
   const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
   expect(authorize.status).toBe(302);
   const callback = await fetch(authorize.headers.get("location")!);
   expect(callback.status).toBe(200);
-  const done = await s.request("GET", `/v1/workspaces/${workspaceId}/destination-connections/${started.body.id}`);
+  const done = await s.request(
+    "GET",
+    `/v1/workspaces/${workspaceId}/destination-connections/${started.body.id}`,
+  );
   expect(done.body.status).toBe("completed");
   return done.body.destination_id;
 }
@@ -31,7 +40,10 @@ export async function startPostsWorld(env: Record<string, string> = {}): Promise
   const mastodon = await startMastodonFake({ mediaProcessingPolls: 0 });
   const destinationId = await connectMastodon(s, mastodon);
   return {
-    s, mastodon, destinationId, ws: s.owner.workspaceId,
+    s,
+    mastodon,
+    destinationId,
+    ws: s.owner.workspaceId,
     async stop() {
       await s.stop();
       await mastodon.stop();
@@ -52,7 +64,10 @@ export function createPosts(w: PostsWorld, body: Record<string, unknown>) {
 
 /** GET a post. */
 export async function getPost(w: PostsWorld, id: string, include = false) {
-  const r = await w.s.request("GET", `/v1/workspaces/${w.ws}/posts/${id}${include ? "?include=attempts" : ""}`);
+  const r = await w.s.request(
+    "GET",
+    `/v1/workspaces/${w.ws}/posts/${id}${include ? "?include=attempts" : ""}`,
+  );
   expect(r.status).toBe(200);
   return r.body;
 }

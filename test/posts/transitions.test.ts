@@ -9,10 +9,19 @@ import { inTransaction } from "../../src/db/transaction.ts";
 import { ProblemError } from "../../src/core/problem.ts";
 import { findPostById, insertPost, type PostRow } from "../../src/modules/posts/repo.ts";
 import {
-  availableActions, LIVE_STATES, POST_STATES, type PostState,
+  availableActions,
+  LIVE_STATES,
+  POST_STATES,
+  type PostState,
 } from "../../src/modules/posts/states.ts";
 import {
-  editPostIfStill, enterPosts, isMoveAllowed, POST_MOVES, postMovesDiagram, PostMoveRefused, transitionPost,
+  editPostIfStill,
+  enterPosts,
+  isMoveAllowed,
+  POST_MOVES,
+  postMovesDiagram,
+  PostMoveRefused,
+  transitionPost,
   type PostMoveRequest,
 } from "../../src/modules/posts/transition.ts";
 import { findXUsage, X_MONTHLY_LIMIT } from "../../src/modules/posts/x-usage.ts";
@@ -41,16 +50,38 @@ afterAll(() => s.stop());
 /** A post row in `state` (not stored). */
 function row(state: PostState, extra: Partial<PostRow> = {}): PostRow {
   return {
-    id: newId("send"), workspaceId: ws, groupKey: `g-${newId("send")}`, channel: "mastodon",
+    id: newId("send"),
+    workspaceId: ws,
+    groupKey: `g-${newId("send")}`,
+    channel: "mastodon",
     destinationId: null,
-    state, version: 1, headline: "h", body: ["h"], destinationOptions: {}, assetItems: [],
-    scheduleMode: state === "draft" ? "draft" : "exact", scheduledAt: state === "draft" ? null : APRIL,
+    state,
+    version: 1,
+    headline: "h",
+    body: ["h"],
+    destinationOptions: {},
+    assetItems: [],
+    scheduleMode: state === "draft" ? "draft" : "exact",
+    scheduledAt: state === "draft" ? null : APRIL,
     timeZone: "UTC",
-    queueLocalDate: null, queueWindowId: null, deferredReason: null, deferredUntil: null, retrySafety: "safe",
-    lastError: null, attemptCount: 0, nextTrigger: "initial", autoRetries: 0, nextActionAt: null,
+    queueLocalDate: null,
+    queueWindowId: null,
+    deferredReason: null,
+    deferredUntil: null,
+    retrySafety: "safe",
+    lastError: null,
+    attemptCount: 0,
+    nextTrigger: "initial",
+    autoRetries: 0,
+    nextActionAt: null,
     leaseOwner: state === "processing" ? "proc_a" : null,
     leaseExpiresAt: state === "processing" ? NOW + 60_000 : null,
-    publishedAt: null, cancelledAt: null, missedAt: null, createdAt: NOW, updatedAt: NOW, ...extra,
+    publishedAt: null,
+    cancelledAt: null,
+    missedAt: null,
+    createdAt: NOW,
+    updatedAt: NOW,
+    ...extra,
   };
 }
 
@@ -68,8 +99,10 @@ function move(request: PostMoveRequest & { xErrors?: [] }): PostRow | null {
 
 function events(postId: string): string[] {
   const sql = "SELECT type FROM events_outbox WHERE post_id = ? ORDER BY rowid";
-  return s.herald.db.$client.query<{ type: string }, [string]>(sql)
-    .all(postId).map((r) => r.type);
+  return s.herald.db.$client
+    .query<{ type: string }, [string]>(sql)
+    .all(postId)
+    .map((r) => r.type);
 }
 
 /** The moves docs/posts.md draws, as "from>to" (`[*]` as "new"). */
@@ -96,8 +129,12 @@ describe("the table", () => {
         expect({ from, to, allowed: isMoveAllowed(from, to) }).toEqual({ from, to, allowed: expected });
         if (expected) {
           const after = move({ post, to });
-          expect({ from, to, state: after?.state, version: after?.version })
-            .toEqual({ from, to, state: to, version: 2 });
+          expect({ from, to, state: after?.state, version: after?.version }).toEqual({
+            from,
+            to,
+            state: to,
+            version: 2,
+          });
           allowed++;
         } else {
           let refused: unknown = null;
@@ -109,8 +146,11 @@ describe("the table", () => {
           expect(refused).toBeInstanceOf(PostMoveRefused);
           expect(refused).toBeInstanceOf(ProblemError);
           expect((refused as ProblemError).code).toBe("public_conflict");
-          expect({ from, to, state: findPostById(s.herald.db, post.id)!.state })
-            .toEqual({ from, to, state: from });
+          expect({ from, to, state: findPostById(s.herald.db, post.id)!.state }).toEqual({
+            from,
+            to,
+            state: from,
+          });
         }
       }
     }
@@ -146,10 +186,14 @@ describe("the table", () => {
   });
 
   test("the queue slot index covers exactly the live states", () => {
-    const index = s.herald.db.$client.query<{ sql: string }, []>(
-      "SELECT sql FROM sqlite_master WHERE name = 'posts_one_live_post_per_queue_slot'",
-    ).get()!.sql;
-    const states = /state IN \(([^)]*)\)/.exec(index)![1]!.split(",")
+    const index = s.herald.db.$client
+      .query<{ sql: string }, []>(
+        "SELECT sql FROM sqlite_master WHERE name = 'posts_one_live_post_per_queue_slot'",
+      )
+      .get()!.sql;
+    const states = /state IN \(([^)]*)\)/
+      .exec(index)![1]!
+      .split(",")
       .map((x) => x.trim().replaceAll("'", ""));
     expect(new Set(states)).toEqual(new Set(LIVE_STATES));
   });
@@ -158,12 +202,18 @@ describe("the table", () => {
 describe("bookkeeping", () => {
   test("entering processing takes the lease; leaving it clears the lease", () => {
     const claimed = move({ post: stored("ready"), to: "processing" })!;
-    expect(claimed)
-      .toMatchObject({ state: "processing", leaseOwner: "proc_b", leaseExpiresAt: NOW + 60_000 });
+    expect(claimed).toMatchObject({
+      state: "processing",
+      leaseOwner: "proc_b",
+      leaseExpiresAt: NOW + 60_000,
+    });
     for (const to of ["published", "ready", "failed", "needs-attention", "awaiting-provider"] as const) {
       const after = move({ post: stored("processing"), to, leasedBy: "proc_a" })!;
-      expect({ to, owner: after.leaseOwner, expires: after.leaseExpiresAt })
-        .toEqual({ to, owner: null, expires: null });
+      expect({ to, owner: after.leaseOwner, expires: after.leaseExpiresAt }).toEqual({
+        to,
+        owner: null,
+        expires: null,
+      });
     }
     expect(() => move({ post: stored("scheduled"), to: "ready", lease: { owner: "x", until: 1 } })).toThrow();
   });
@@ -171,8 +221,11 @@ describe("bookkeeping", () => {
   test("a lost race writes nothing and is not an error: another owner's lease, or a state moved on", () => {
     const leased = stored("processing");
     expect(move({ post: leased, to: "published", leasedBy: "proc_other" })).toBeNull();
-    expect(findPostById(s.herald.db, leased.id))
-      .toMatchObject({ state: "processing", version: 1, leaseOwner: "proc_a" });
+    expect(findPostById(s.herald.db, leased.id)).toMatchObject({
+      state: "processing",
+      version: 1,
+      leaseOwner: "proc_a",
+    });
     expect(events(leased.id)).toEqual([]);
 
     const post = stored("scheduled");
@@ -206,8 +259,11 @@ describe("bookkeeping", () => {
       const leasedBy = m.from === "processing" ? "proc_a" : undefined;
       move({ post, to: m.to, leasedBy });
       const expected = EVENTS[m.to];
-      expect({ from: m.from, to: m.to, events: events(post.id) })
-        .toEqual({ from: m.from, to: m.to, events: expected ? [expected] : [] });
+      expect({ from: m.from, to: m.to, events: events(post.id) }).toEqual({
+        from: m.from,
+        to: m.to,
+        events: expected ? [expected] : [],
+      });
     }
   });
 });
@@ -219,8 +275,7 @@ describe("X usage", () => {
   /** Fixture posts are stored without reserving: give the month room to release from. */
   const setUsage = (month: string, reserved: number, used = 0) => {
     const sql = "INSERT OR REPLACE INTO x_usage (workspace_id, month, reserved, used) VALUES (?, ?, ?, ?)";
-    s.herald.db.$client.query(sql)
-      .run(xws, month, reserved, used);
+    s.herald.db.$client.query(sql).run(xws, month, reserved, used);
   };
 
   beforeAll(async () => {
@@ -275,7 +330,8 @@ describe("X usage", () => {
     expect([usage("2026-04").reserved, usage("2026-05").reserved]).toEqual([april - 1, may + 1]);
 
     // With the month over the limit, a plain move within it passes and a reschedule (re-reserve) is 402.
-    s.herald.db.$client.query("UPDATE x_usage SET used = ? WHERE workspace_id = ? AND month = '2026-05'")
+    s.herald.db.$client
+      .query("UPDATE x_usage SET used = ? WHERE workspace_id = ? AND month = '2026-05'")
       .run(X_MONTHLY_LIMIT, xws);
     const current = findPostById(s.herald.db, post.id)!;
     expect(move({ post: current, to: "scheduled", changes: { scheduledAt: MAY } })).not.toBeNull();

@@ -2,7 +2,16 @@
 // counted at the fake network.
 import { expect, test } from "bun:test";
 import {
-  apiClient, bootstrapCli, connectMastodonVia, openReadOnly, posted, startHerald, startMastodonFake, tempDataDir, waitFor, type HeraldProcess,
+  apiClient,
+  bootstrapCli,
+  connectMastodonVia,
+  openReadOnly,
+  posted,
+  startHerald,
+  startMastodonFake,
+  tempDataDir,
+  waitFor,
+  type HeraldProcess,
 } from "./engine-helpers.ts";
 
 const GROUPS = 3;
@@ -23,7 +32,9 @@ test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, as
 
     db = openReadOnly(data.dir);
     const owners = new Set<string>();
-    const sample = db.query<{ owner: string }, []>("SELECT DISTINCT lease_owner AS owner FROM posts WHERE state = 'processing' AND lease_owner IS NOT NULL");
+    const sample = db.query<{ owner: string }, []>(
+      "SELECT DISTINCT lease_owner AS owner FROM posts WHERE state = 'processing' AND lease_owner IS NOT NULL",
+    );
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
@@ -34,9 +45,17 @@ test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, as
 
     const ids: string[] = [];
     for (let g = 0; g < GROUPS; g++) {
-      const posts = Array.from({ length: PER_GROUP }, (_, i) => ({ destination_id: destinationId, body: [`bulk ${g}-${i}`] }));
+      const posts = Array.from({ length: PER_GROUP }, (_, i) => ({
+        destination_id: destinationId,
+        body: [`bulk ${g}-${i}`],
+      }));
       // Half the requests go to each process.
-      const r = await apis[g % 2]!("POST", `/workspaces/${workspaceId}/posts`, { when: "now", confirmed: true, group: `bulk-${g}`, posts }, { "idempotency-key": `bulk-${g}` });
+      const r = await apis[g % 2]!(
+        "POST",
+        `/workspaces/${workspaceId}/posts`,
+        { when: "now", confirmed: true, group: `bulk-${g}`, posts },
+        { "idempotency-key": `bulk-${g}` },
+      );
       expect(r.status).toBe(202);
       ids.push(...r.body.posts.map((p: any) => p.id));
     }
@@ -44,10 +63,15 @@ test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, as
 
     await waitFor(`${TOTAL} statuses`, () => (fake.statuses.length >= TOTAL ? true : undefined), 90_000, 100);
     // Let anything still in flight land before counting.
-    const settled = await waitFor("no post left processing", async () => {
-      const r = await apis[1]!("GET", `/workspaces/${workspaceId}/posts?view=scheduled&limit=1`);
-      return r.body.data.length === 0 ? true : undefined;
-    }, 20_000, 100);
+    const settled = await waitFor(
+      "no post left processing",
+      async () => {
+        const r = await apis[1]!("GET", `/workspaces/${workspaceId}/posts?view=scheduled&limit=1`);
+        return r.body.data.length === 0 ? true : undefined;
+      },
+      20_000,
+      100,
+    );
     expect(settled).toBe(true);
     sampling = false;
     await sampler;
@@ -60,13 +84,20 @@ test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, as
     expect(new Set(keys)).toEqual(new Set(ids.map((id) => `${id}.0`)));
 
     for (let g = 0; g < GROUPS; g++) {
-      const page = await apis[g % 2]!("GET", `/workspaces/${workspaceId}/posts?group=bulk-${g}&limit=100&include=attempts`);
+      const page = await apis[g % 2]!(
+        "GET",
+        `/workspaces/${workspaceId}/posts?group=bulk-${g}&limit=100&include=attempts`,
+      );
       expect(page.status).toBe(200);
       expect(page.body.has_more).toBe(false);
       expect(page.body.data).toHaveLength(PER_GROUP);
       for (const post of page.body.data) {
-        expect({ id: post.id, state: post.state, attempts: post.attempts.map((a: any) => a.status), receipts: post.receipts.length })
-          .toEqual({ id: post.id, state: "published", attempts: ["succeeded"], receipts: 1 });
+        expect({
+          id: post.id,
+          state: post.state,
+          attempts: post.attempts.map((a: any) => a.status),
+          receipts: post.receipts.length,
+        }).toEqual({ id: post.id, state: "published", attempts: ["succeeded"], receipts: 1 });
       }
     }
     // Both processes held leases while the backlog drained (sampled from the database).

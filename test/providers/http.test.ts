@@ -19,7 +19,10 @@ beforeAll(async () => {
     fetch: (request) => {
       const status = Number(new URL(request.url).searchParams.get("status") ?? 200);
       if (status === 0) return new Promise<Response>(() => {}); // never answers
-      return Response.json({ error: "Oops", message: "went wrong" }, { status, headers: { "ratelimit-reset": "1900000000", "x-request-id": "req_1" } });
+      return Response.json(
+        { error: "Oops", message: "went wrong" },
+        { status, headers: { "ratelimit-reset": "1900000000", "x-request-id": "req_1" } },
+      );
     },
   });
   origin = `http://127.0.0.1:${server.port}`;
@@ -34,7 +37,14 @@ afterAll(async () => {
 });
 
 const call = (url: string, idempotent: boolean) =>
-  providerFetch({ deps, operation: "create", url, init: { method: "POST", body: "{}" }, idempotent, retryAt: (h) => Number(h.get("ratelimit-reset")) * 1000 });
+  providerFetch({
+    deps,
+    operation: "create",
+    url,
+    init: { method: "POST", body: "{}" },
+    idempotent,
+    retryAt: (h) => Number(h.get("ratelimit-reset")) * 1000,
+  });
 
 describe("providerFetch classifies failures the same way for every adapter", () => {
   const statusCases: { status: number; idempotent: boolean; kind: FailureKind }[] = [

@@ -1,37 +1,92 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { systemClock } from "../../src/lib/clock.ts";
-import { createMastodonAdapter, MASTODON_DEFAULT_LIMITS, mastodonRetryAt } from "../../src/providers/mastodon.ts";
+import {
+  createMastodonAdapter,
+  MASTODON_DEFAULT_LIMITS,
+  mastodonRetryAt,
+} from "../../src/providers/mastodon.ts";
 import { createPkcePair } from "../../src/providers/pkce.ts";
 import type { DestinationRef, PublishedItem, PublishItemInput } from "../../src/providers/types.ts";
 import { startMastodonFake, type MastodonFake, type MastodonFakeOptions } from "../fakes/mastodon.ts";
 import { adapterScenarios } from "./scenarios.ts";
 import { closedOrigin, expectProviderError, mediaItem } from "./support.ts";
 
-const adapter = createMastodonAdapter({ fetch, clock: systemClock, timeoutMs: 1000, mediaPollIntervalMs: 10, mediaMaxPolls: 5 });
+const adapter = createMastodonAdapter({
+  fetch,
+  clock: systemClock,
+  timeoutMs: 1000,
+  mediaPollIntervalMs: 10,
+  mediaMaxPolls: 5,
+});
 let fake: MastodonFake;
 afterEach(async () => fake?.stop());
 
-async function start(options: MastodonFakeOptions = {}): Promise<{ fake: MastodonFake; destination: DestinationRef }> {
+async function start(
+  options: MastodonFakeOptions = {},
+): Promise<{ fake: MastodonFake; destination: DestinationRef }> {
   fake = await startMastodonFake(options);
-  const destination: DestinationRef = { origin: fake.origin, externalId: fake.account.id, handle: "alice", credentials: { accessToken: fake.issueToken() }, limits: MASTODON_DEFAULT_LIMITS };
+  const destination: DestinationRef = {
+    origin: fake.origin,
+    externalId: fake.account.id,
+    handle: "alice",
+    credentials: { accessToken: fake.issueToken() },
+    limits: MASTODON_DEFAULT_LIMITS,
+  };
   return { fake, destination };
 }
 
 function item(destination: DestinationRef, over: Partial<PublishItemInput> = {}): PublishItemInput {
-  return { destination, text: "hello", itemIndex: 0, media: [], options: {}, root: null, parent: null, idempotencyKey: `post_1:${over.itemIndex ?? 0}`, ...over };
+  return {
+    destination,
+    text: "hello",
+    itemIndex: 0,
+    media: [],
+    options: {},
+    root: null,
+    parent: null,
+    idempotencyKey: `post_1:${over.itemIndex ?? 0}`,
+    ...over,
+  };
 }
 
 describe("connecting through OAuth", () => {
   test("registers the app, sends the user to authorize with PKCE, exchanges the code and reads account and limits", async () => {
-    fake = await startMastodonFake({ maxCharacters: 1000, maxMediaAttachments: 6, imageSizeLimit: 8_000_000 });
+    fake = await startMastodonFake({
+      maxCharacters: 1000,
+      maxMediaAttachments: 6,
+      imageSizeLimit: 8_000_000,
+    });
     const redirectUri = "https://herald.example/oauth/callback/mastodon";
-    const app = await adapter.registerApp({ origin: fake.origin, redirectUri, clientName: "Herald", website: "https://herald.example" });
-    expect(fake.apps[0]).toMatchObject({ clientId: app.clientId, redirectUris: [redirectUri], scopes: "read write" });
+    const app = await adapter.registerApp({
+      origin: fake.origin,
+      redirectUri,
+      clientName: "Herald",
+      website: "https://herald.example",
+    });
+    expect(fake.apps[0]).toMatchObject({
+      clientId: app.clientId,
+      redirectUris: [redirectUri],
+      scopes: "read write",
+    });
 
     const pkce = createPkcePair();
-    const url = new URL(adapter.authorizationUrl({ origin: fake.origin, clientId: app.clientId, redirectUri, state: "st_1", codeChallenge: pkce.challenge }));
+    const url = new URL(
+      adapter.authorizationUrl({
+        origin: fake.origin,
+        clientId: app.clientId,
+        redirectUri,
+        state: "st_1",
+        codeChallenge: pkce.challenge,
+      }),
+    );
     expect(url.pathname).toBe("/oauth/authorize");
-    expect(Object.fromEntries(url.searchParams)).toMatchObject({ response_type: "code", scope: "read write", state: "st_1", code_challenge: pkce.challenge, code_challenge_method: "S256" });
+    expect(Object.fromEntries(url.searchParams)).toMatchObject({
+      response_type: "code",
+      scope: "read write",
+      state: "st_1",
+      code_challenge: pkce.challenge,
+      code_challenge_method: "S256",
+    });
 
     const consent = await fetch(url, { redirect: "manual" });
     expect(consent.status).toBe(302);
@@ -39,19 +94,53 @@ describe("connecting through OAuth", () => {
     expect(back.origin + back.pathname).toBe(redirectUri);
     expect(back.searchParams.get("state")).toBe("st_1");
 
-    const [account] = await adapter.completeAuthorization({ origin: fake.origin, ...app, redirectUri, code: back.searchParams.get("code")!, codeVerifier: pkce.verifier });
+    const [account] = await adapter.completeAuthorization({
+      origin: fake.origin,
+      ...app,
+      redirectUri,
+      code: back.searchParams.get("code")!,
+      codeVerifier: pkce.verifier,
+    });
     expect(account).toMatchObject({ externalId: "109", handle: "alice", displayName: "Alice" });
-    expect(account.limits).toEqual({ maxCharacters: 1000, maxImages: 6, maxVideos: 1, maxImageBytes: 8_000_000 });
+    expect(account.limits).toEqual({
+      maxCharacters: 1000,
+      maxImages: 6,
+      maxVideos: 1,
+      maxImageBytes: 8_000_000,
+    });
     expect(typeof account.credentials.accessToken).toBe("string");
   });
 
   test("a wrong PKCE verifier is refused as auth_revoked (invalid_grant)", async () => {
     fake = await startMastodonFake();
     const redirectUri = "https://herald.example/cb";
-    const app = await adapter.registerApp({ origin: fake.origin, redirectUri, clientName: "Herald", website: "https://herald.example" });
-    const consent = await fetch(adapter.authorizationUrl({ origin: fake.origin, clientId: app.clientId, redirectUri, state: "s", codeChallenge: createPkcePair().challenge }), { redirect: "manual" });
+    const app = await adapter.registerApp({
+      origin: fake.origin,
+      redirectUri,
+      clientName: "Herald",
+      website: "https://herald.example",
+    });
+    const consent = await fetch(
+      adapter.authorizationUrl({
+        origin: fake.origin,
+        clientId: app.clientId,
+        redirectUri,
+        state: "s",
+        codeChallenge: createPkcePair().challenge,
+      }),
+      { redirect: "manual" },
+    );
     const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
-    const error = await expectProviderError(adapter.completeAuthorization({ origin: fake.origin, ...app, redirectUri, code, codeVerifier: createPkcePair().verifier }), "auth_revoked");
+    const error = await expectProviderError(
+      adapter.completeAuthorization({
+        origin: fake.origin,
+        ...app,
+        redirectUri,
+        code,
+        codeVerifier: createPkcePair().verifier,
+      }),
+      "auth_revoked",
+    );
     expect(error.statusCode).toBe(400);
     expect(error.errorCode).toBe("invalid_grant");
   });
@@ -59,11 +148,31 @@ describe("connecting through OAuth", () => {
   test("an instance without /api/v2/instance gets the default limits (500 characters, 4 media)", async () => {
     fake = await startMastodonFake({ instanceV2: false });
     const redirectUri = "https://herald.example/cb";
-    const app = await adapter.registerApp({ origin: fake.origin, redirectUri, clientName: "Herald", website: "https://herald.example" });
+    const app = await adapter.registerApp({
+      origin: fake.origin,
+      redirectUri,
+      clientName: "Herald",
+      website: "https://herald.example",
+    });
     const pkce = createPkcePair();
-    const consent = await fetch(adapter.authorizationUrl({ origin: fake.origin, clientId: app.clientId, redirectUri, state: "s", codeChallenge: pkce.challenge }), { redirect: "manual" });
+    const consent = await fetch(
+      adapter.authorizationUrl({
+        origin: fake.origin,
+        clientId: app.clientId,
+        redirectUri,
+        state: "s",
+        codeChallenge: pkce.challenge,
+      }),
+      { redirect: "manual" },
+    );
     const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
-    const [account] = await adapter.completeAuthorization({ origin: fake.origin, ...app, redirectUri, code, codeVerifier: pkce.verifier });
+    const [account] = await adapter.completeAuthorization({
+      origin: fake.origin,
+      ...app,
+      redirectUri,
+      code,
+      codeVerifier: pkce.verifier,
+    });
     expect(account.limits).toEqual(MASTODON_DEFAULT_LIMITS);
   });
 });
@@ -74,7 +183,17 @@ describe("publishing", () => {
     const published: PublishedItem[] = [];
     for (const [i, text] of ["first", "second", "third"].entries()) {
       const previous = published.at(-1) ?? null;
-      published.push(await adapter.publishItem(item(destination, { text, itemIndex: i, root: published[0] ?? null, parent: previous, idempotencyKey: `post_1:${i}` })));
+      published.push(
+        await adapter.publishItem(
+          item(destination, {
+            text,
+            itemIndex: i,
+            root: published[0] ?? null,
+            parent: previous,
+            idempotencyKey: `post_1:${i}`,
+          }),
+        ),
+      );
     }
     expect(fake.statuses.map((s) => [s.text, s.inReplyToId, s.visibility, s.idempotencyKey])).toEqual([
       ["first", null, "public", "post_1:0"],
@@ -87,15 +206,27 @@ describe("publishing", () => {
 
   test("media is uploaded with its alt text, polled while processing (202 → 206 → 200), then attached", async () => {
     const { destination } = await start({ mediaProcessingPolls: 2 });
-    await adapter.publishItem(item(destination, { media: [mediaItem({ altText: "a red square" }), mediaItem({ assetId: "ast_2", altText: null })] }));
-    expect(fake.media.map((m) => [m.description, m.contentType, m.attached])).toEqual([["a red square", "image/png", true], [null, "image/png", true]]);
-    expect(fake.requests.filter((r) => r.method === "GET" && r.path.startsWith("/api/v1/media/")).length).toBe(6); // per file: 206, 206, 200
+    await adapter.publishItem(
+      item(destination, {
+        media: [mediaItem({ altText: "a red square" }), mediaItem({ assetId: "ast_2", altText: null })],
+      }),
+    );
+    expect(fake.media.map((m) => [m.description, m.contentType, m.attached])).toEqual([
+      ["a red square", "image/png", true],
+      [null, "image/png", true],
+    ]);
+    expect(
+      fake.requests.filter((r) => r.method === "GET" && r.path.startsWith("/api/v1/media/")).length,
+    ).toBe(6); // per file: 206, 206, 200
     expect(fake.statuses[0]!.mediaIds).toEqual(fake.media.map((m) => m.id));
   });
 
   test("media still processing after the last poll is transient", async () => {
     const { destination } = await start({ mediaProcessingPolls: 50 });
-    const error = await expectProviderError(adapter.publishItem(item(destination, { media: [mediaItem({})] })), "transient");
+    const error = await expectProviderError(
+      adapter.publishItem(item(destination, { media: [mediaItem({})] })),
+      "transient",
+    );
     expect(error.message).toContain("still processing");
     expect(fake.statuses.length).toBe(0);
   });
@@ -145,7 +276,10 @@ describe("failures map to kinds", () => {
 
   test("422 is rejected with the network's own message", async () => {
     const { destination } = await start();
-    const error = await expectProviderError(adapter.publishItem(item(destination, { text: "   " })), "rejected");
+    const error = await expectProviderError(
+      adapter.publishItem(item(destination, { text: "   " })),
+      "rejected",
+    );
     expect(error.statusCode).toBe(422);
     expect(error.message).toBe("Validation failed: Text can't be blank");
   });
@@ -154,7 +288,10 @@ describe("failures map to kinds", () => {
     const { destination } = await start();
     const slow = createMastodonAdapter({ fetch, clock: systemClock, timeoutMs: 150 });
     fake.hangAfterReceive = true;
-    await expectProviderError(slow.publishItem(item(destination, { idempotencyKey: "post_9:0" })), "transient");
+    await expectProviderError(
+      slow.publishItem(item(destination, { idempotencyKey: "post_9:0" })),
+      "transient",
+    );
     expect(fake.statuses.length).toBe(1);
     fake.hangAfterReceive = false;
     const retried = await slow.publishItem(item(destination, { idempotencyKey: "post_9:0" }));
@@ -172,14 +309,18 @@ describe("failures map to kinds", () => {
 
   test("a refused connection is transient", async () => {
     const { destination } = await start();
-    const error = await expectProviderError(adapter.publishItem(item({ ...destination, origin: await closedOrigin() })), "transient");
+    const error = await expectProviderError(
+      adapter.publishItem(item({ ...destination, origin: await closedOrigin() })),
+      "transient",
+    );
     expect(error.message).toContain("not sent");
   });
 });
 
 describe("checkItem", () => {
   const limits = MASTODON_DEFAULT_LIMITS;
-  const check = (text: string, media = [] as ReturnType<typeof mediaItem>[]) => adapter.checkItem({ text, media, options: {}, limits });
+  const check = (text: string, media = [] as ReturnType<typeof mediaItem>[]) =>
+    adapter.checkItem({ text, media, options: {}, limits });
 
   test("500 characters pass, 501 fail; graphemes count once", () => {
     expect(check("a".repeat(500))).toEqual([]);
@@ -209,18 +350,26 @@ describe("checkItem", () => {
 
   test("an image over the instance's size limit fails", () => {
     expect(check("x", [mediaItem({ byteSize: limits.maxImageBytes })])).toEqual([]);
-    expect(check("x", [mediaItem({ byteSize: limits.maxImageBytes + 1 })]).map((p) => p.pointer)).toEqual(["/media/0"]);
+    expect(check("x", [mediaItem({ byteSize: limits.maxImageBytes + 1 })]).map((p) => p.pointer)).toEqual([
+      "/media/0",
+    ]);
   });
 });
 
 adapterScenarios("mastodon", async () => {
   const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
   const destination: DestinationRef = {
-    origin: fake.origin, externalId: fake.account.id, handle: "alice",
-    credentials: { accessToken: fake.issueToken() }, limits: MASTODON_DEFAULT_LIMITS,
+    origin: fake.origin,
+    externalId: fake.account.id,
+    handle: "alice",
+    credentials: { accessToken: fake.issueToken() },
+    limits: MASTODON_DEFAULT_LIMITS,
   };
   return {
-    adapter, destination, fake, createPath: "/api/v1/statuses",
+    adapter,
+    destination,
+    fake,
+    createPath: "/api/v1/statuses",
     stored: () => fake.statuses.map((s) => ({ id: s.id, text: s.text, replyTo: s.inReplyToId })),
     stop: () => fake.stop(),
   };

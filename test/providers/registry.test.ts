@@ -19,7 +19,9 @@ test("every channel of the contract has rules, once, in the contract's order", (
   for (const adapter of registry.adapters) {
     const rules = NETWORK_RULES.find((n) => n.channel === adapter.channel)!;
     expect([adapter.dailyCap, adapter.supportsThreads, adapter.optionsSchema]).toEqual([
-      rules.dailyCap, rules.supportsThreads, rules.optionsSchema,
+      rules.dailyCap,
+      rules.supportsThreads,
+      rules.optionsSchema,
     ]);
   }
 });

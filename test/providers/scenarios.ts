@@ -3,7 +3,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runTyped } from "../../src/providers/http.ts";
 import { NETWORK_RULES } from "../../src/providers/registry.ts";
-import type { Channel, DestinationRef, ProviderAdapter, PublishItemInput } from "../../src/providers/types.ts";
+import type {
+  Channel,
+  DestinationRef,
+  ProviderAdapter,
+  PublishItemInput,
+} from "../../src/providers/types.ts";
 import type { FakeControls } from "../fakes/shared.ts";
 import { closedOrigin, expectProviderError, mediaItem } from "./support.ts";
 
@@ -23,8 +28,15 @@ let counter = 0;
 function item(world: ScenarioWorld, over: Partial<PublishItemInput> = {}): PublishItemInput {
   const text = `scenario ${++counter}`;
   return {
-    destination: world.destination, text, itemIndex: 0, media: [], options: {}, root: null, parent: null,
-    idempotencyKey: `scenario-${counter}`, ...over,
+    destination: world.destination,
+    text,
+    itemIndex: 0,
+    media: [],
+    options: {},
+    root: null,
+    parent: null,
+    idempotencyKey: `scenario-${counter}`,
+    ...over,
   };
 }
 
@@ -32,16 +44,22 @@ function item(world: ScenarioWorld, over: Partial<PublishItemInput> = {}): Publi
 export function adapterScenarios(channel: Channel, start: () => Promise<ScenarioWorld>): void {
   describe(`${channel}: shared adapter scenarios`, () => {
     let w: ScenarioWorld;
-    beforeAll(async () => { w = await start(); });
-    afterAll(async () => { await w.stop(); });
+    beforeAll(async () => {
+      w = await start();
+    });
+    afterAll(async () => {
+      await w.stop();
+    });
 
     test("its rules are the registry's rules for the channel", () => {
       const rules = NETWORK_RULES.find((n) => n.channel === channel)!;
       expect(w.adapter.channel).toBe(channel);
       const { dailyCap, monthlyPostLimit, supportsThreads, optionsSchema } = w.adapter;
       expect({ dailyCap, monthlyPostLimit, supportsThreads, optionsSchema }).toEqual({
-        dailyCap: rules.dailyCap, monthlyPostLimit: rules.monthlyPostLimit,
-        supportsThreads: rules.supportsThreads, optionsSchema: rules.optionsSchema,
+        dailyCap: rules.dailyCap,
+        monthlyPostLimit: rules.monthlyPostLimit,
+        supportsThreads: rules.supportsThreads,
+        optionsSchema: rules.optionsSchema,
       });
     });
 
@@ -52,9 +70,13 @@ export function adapterScenarios(channel: Channel, start: () => Promise<Scenario
       const reply = item(w, { itemIndex: 1, root: published, parent: published });
       const second = await w.adapter.publishItem(reply);
       const held = w.stored();
-      expect(held.find((s) => s.id === published.providerObjectId)).toMatchObject({ text: first.text, replyTo: null });
+      expect(held.find((s) => s.id === published.providerObjectId)).toMatchObject({
+        text: first.text,
+        replyTo: null,
+      });
       expect(held.find((s) => s.id === second.providerObjectId)).toMatchObject({
-        text: reply.text, replyTo: published.providerObjectId,
+        text: reply.text,
+        replyTo: published.providerObjectId,
       });
     });
 
@@ -66,7 +88,10 @@ export function adapterScenarios(channel: Channel, start: () => Promise<Scenario
 
     test("a 500 on the create call is an unknown outcome unless the create is idempotent", async () => {
       w.fake.failNext(1, { status: 500, path: w.createPath });
-      await expectProviderError(w.adapter.publishItem(item(w)), w.adapter.idempotentCreate ? "transient" : "outcome_unknown");
+      await expectProviderError(
+        w.adapter.publishItem(item(w)),
+        w.adapter.idempotentCreate ? "transient" : "outcome_unknown",
+      );
     });
 
     test("a 401 asks for a refresh or a new authorization", async () => {
@@ -81,10 +106,16 @@ export function adapterScenarios(channel: Channel, start: () => Promise<Scenario
     });
 
     test("an error before anything was sent is typed not_sent, and nothing is on the network", async () => {
-      const broken = { ...mediaItem({}), read: async () => { throw new TypeError("bytes went missing"); } };
+      const broken = {
+        ...mediaItem({}),
+        read: async () => {
+          throw new TypeError("bytes went missing");
+        },
+      };
       const input = item(w, { media: [broken] });
       const error = await expectProviderError(
-        runTyped({ operation: "publish", work: () => w.adapter.publishItem(input) }), "not_sent",
+        runTyped({ operation: "publish", work: () => w.adapter.publishItem(input) }),
+        "not_sent",
       );
       expect(error.message).toContain("bytes went missing");
       expect(w.stored().some((s) => s.text === input.text)).toBe(false);

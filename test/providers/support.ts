@@ -3,7 +3,10 @@ import { expect } from "bun:test";
 import { ProviderError, type FailureKind, type MediaItem } from "../../src/providers/types.ts";
 
 /** Awaits a call that must fail with a ProviderError of `kind`, and returns the error. */
-export async function expectProviderError(promise: Promise<unknown>, kind: FailureKind): Promise<ProviderError> {
+export async function expectProviderError(
+  promise: Promise<unknown>,
+  kind: FailureKind,
+): Promise<ProviderError> {
   let caught: unknown = null;
   try {
     await promise;
@@ -17,7 +20,15 @@ export async function expectProviderError(promise: Promise<unknown>, kind: Failu
 }
 
 /** A media item over in-memory bytes. */
-export function mediaItem(input: { assetId?: string; contentType?: string; bytes?: Uint8Array; byteSize?: number; width?: number | null; height?: number | null; altText?: string | null }): MediaItem {
+export function mediaItem(input: {
+  assetId?: string;
+  contentType?: string;
+  bytes?: Uint8Array;
+  byteSize?: number;
+  width?: number | null;
+  height?: number | null;
+  altText?: string | null;
+}): MediaItem {
   const bytes = input.bytes ?? makePng({ width: 4, height: 3 });
   return {
     assetId: input.assetId ?? "ast_1",

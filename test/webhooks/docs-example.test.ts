@@ -39,16 +39,25 @@ test("the documented verifier accepts real deliveries and rejects what it should
   const header = got.headers["service-signature"]!;
   const now = s.clock.now();
 
-  expect(verify(got.raw, header, [endpoint.secret], now)).toMatchObject({ type: "webhook.test", id: got.headers["service-event-id"] });
+  expect(verify(got.raw, header, [endpoint.secret], now)).toMatchObject({
+    type: "webhook.test",
+    id: got.headers["service-event-id"],
+  });
   expect(() => verify(got.raw, header, ["whsec_other"], now)).toThrow("no signature matches");
-  expect(() => verify(got.raw.replace("webhook.test", "webhook.tesT"), header, [endpoint.secret], now)).toThrow("no signature matches");
+  expect(() =>
+    verify(got.raw.replace("webhook.test", "webhook.tesT"), header, [endpoint.secret], now),
+  ).toThrow("no signature matches");
   expect(() => verify(got.raw, null, [endpoint.secret], now)).toThrow("missing Service-Signature");
   expect(() => verify(got.raw, "v1=abc", [endpoint.secret], now)).toThrow("malformed Service-Signature");
   // Five minutes either way is accepted; a second more is not.
   expect(verify(got.raw, header, [endpoint.secret], now + 300_000)).toBeDefined();
   expect(verify(got.raw, header, [endpoint.secret], now - 300_000)).toBeDefined();
-  expect(() => verify(got.raw, header, [endpoint.secret], now + 301_000)).toThrow("timestamp older than 5 minutes");
-  expect(() => verify(got.raw, header, [endpoint.secret], now - 301_000)).toThrow("timestamp more than 5 minutes in the future");
+  expect(() => verify(got.raw, header, [endpoint.secret], now + 301_000)).toThrow(
+    "timestamp older than 5 minutes",
+  );
+  expect(() => verify(got.raw, header, [endpoint.secret], now - 301_000)).toThrow(
+    "timestamp more than 5 minutes in the future",
+  );
 
   const rotated = await s.request("POST", `${path}/rotate-secret`, { body: {} });
   await s.request("POST", `${path}/test`, { body: {} });
@@ -56,5 +65,7 @@ test("the documented verifier accepts real deliveries and rejects what it should
   const during = receiver.received[1]!;
   expect(verify(during.raw, during.headers["service-signature"]!, [endpoint.secret], now)).toBeDefined();
   expect(verify(during.raw, during.headers["service-signature"]!, [rotated.body.secret], now)).toBeDefined();
-  expect(verify(during.raw, during.headers["service-signature"]!, ["whsec_unrelated", rotated.body.secret], now)).toBeDefined();
+  expect(
+    verify(during.raw, during.headers["service-signature"]!, ["whsec_unrelated", rotated.body.secret], now),
+  ).toBeDefined();
 });

@@ -19,7 +19,12 @@ const secretsSeen: string[] = [];
 
 beforeAll(async () => {
   s = await startTestServer({ env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1" } });
-  setWebhookTransport(s.herald, { resolve: async (host) => (host === "hooks.example.com" ? ["93.184.216.34"] : Promise.reject(Object.assign(new Error("nx"), { code: "ENOTFOUND" }))) });
+  setWebhookTransport(s.herald, {
+    resolve: async (host) =>
+      host === "hooks.example.com"
+        ? ["93.184.216.34"]
+        : Promise.reject(Object.assign(new Error("nx"), { code: "ENOTFOUND" })),
+  });
   mastodon = await startMastodonFake();
   destinationId = await connectMastodon(s, mastodon);
   ws = s.owner.workspaceId;
@@ -29,7 +34,11 @@ afterAll(async () => {
   await mastodon.stop();
 });
 
-const base = () => ({ name: "Production", url: "https://hooks.example.com/herald", event_types: ["post.published", "post.failed"] });
+const base = () => ({
+  name: "Production",
+  url: "https://hooks.example.com/herald",
+  event_types: ["post.published", "post.failed"],
+});
 const pathOf = (id: string) => `${endpointsPath(ws)}/${id}`;
 
 async function create(extra: Record<string, unknown> = {}) {
@@ -91,7 +100,9 @@ describe("create", () => {
     expect(again.body).toEqual(first.body);
     expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
     secretsSeen.push(first.body.secret);
-    const stored = s.herald.db.$client.query<{ response_body: string }, [string]>("SELECT response_body FROM idempotency_keys WHERE key = ?").get(headers["idempotency-key"]!)!;
+    const stored = s.herald.db.$client
+      .query<{ response_body: string }, [string]>("SELECT response_body FROM idempotency_keys WHERE key = ?")
+      .get(headers["idempotency-key"]!)!;
     expect(stored.response_body).not.toContain(first.body.secret);
     expect(stored.response_body).toContain("herald-sealed:");
     const other = await s.request("POST", endpointsPath(ws), { body: { ...base(), name: "Other" }, headers });
@@ -112,16 +123,72 @@ describe("create", () => {
     { name: "name of 121 characters", body: (b) => ({ ...b, name: "n".repeat(121) }), pointer: "/name" },
     { name: "no url", body: (b) => ({ ...b, url: undefined }), pointer: "/url" },
     { name: "no event types", body: (b) => ({ ...b, event_types: [] }), pointer: "/event_types" },
-    { name: "an unknown event type", body: (b) => ({ ...b, event_types: ["post.deleted"] }), pointer: "/event_types/0" },
-    { name: "webhook.test is not subscribable", body: (b) => ({ ...b, event_types: ["webhook.test"] }), pointer: "/event_types/0" },
-    { name: "a repeated event type", body: (b) => ({ ...b, event_types: ["post.failed", "post.failed"] }), pointer: "/event_types/1", detail: "repeats post.failed" },
-    { name: "an unknown filter mode", body: (b) => ({ ...b, destination_filter_mode: "some" }), pointer: "/destination_filter_mode" },
-    { name: "selected without destinations", body: (b) => ({ ...b, destination_filter_mode: "selected" }), pointer: "/destination_ids", detail: "at least one destination" },
-    { name: "destinations with mode all", body: (b) => ({ ...b, destination_ids: [destinationId] }), pointer: "/destination_ids", detail: "only used when destination_filter_mode is selected" },
-    { name: "a destination of no workspace", body: (b) => ({ ...b, destination_filter_mode: "selected", destination_ids: [destinationId, "dest_nope"] }), pointer: "/destination_ids/1", detail: "dest_nope is not a destination of this workspace" },
-    { name: "a repeated destination", body: (b) => ({ ...b, destination_filter_mode: "selected", destination_ids: [destinationId, destinationId] }), pointer: "/destination_ids/1" },
-    { name: "101 destination ids", body: (b) => ({ ...b, destination_filter_mode: "selected", destination_ids: Array.from({ length: 101 }, (_, i) => `dest_${i}`) }), pointer: "/destination_ids" },
-    { name: "an unknown content mode", body: (b) => ({ ...b, content_mode: "everything" }), pointer: "/content_mode" },
+    {
+      name: "an unknown event type",
+      body: (b) => ({ ...b, event_types: ["post.deleted"] }),
+      pointer: "/event_types/0",
+    },
+    {
+      name: "webhook.test is not subscribable",
+      body: (b) => ({ ...b, event_types: ["webhook.test"] }),
+      pointer: "/event_types/0",
+    },
+    {
+      name: "a repeated event type",
+      body: (b) => ({ ...b, event_types: ["post.failed", "post.failed"] }),
+      pointer: "/event_types/1",
+      detail: "repeats post.failed",
+    },
+    {
+      name: "an unknown filter mode",
+      body: (b) => ({ ...b, destination_filter_mode: "some" }),
+      pointer: "/destination_filter_mode",
+    },
+    {
+      name: "selected without destinations",
+      body: (b) => ({ ...b, destination_filter_mode: "selected" }),
+      pointer: "/destination_ids",
+      detail: "at least one destination",
+    },
+    {
+      name: "destinations with mode all",
+      body: (b) => ({ ...b, destination_ids: [destinationId] }),
+      pointer: "/destination_ids",
+      detail: "only used when destination_filter_mode is selected",
+    },
+    {
+      name: "a destination of no workspace",
+      body: (b) => ({
+        ...b,
+        destination_filter_mode: "selected",
+        destination_ids: [destinationId, "dest_nope"],
+      }),
+      pointer: "/destination_ids/1",
+      detail: "dest_nope is not a destination of this workspace",
+    },
+    {
+      name: "a repeated destination",
+      body: (b) => ({
+        ...b,
+        destination_filter_mode: "selected",
+        destination_ids: [destinationId, destinationId],
+      }),
+      pointer: "/destination_ids/1",
+    },
+    {
+      name: "101 destination ids",
+      body: (b) => ({
+        ...b,
+        destination_filter_mode: "selected",
+        destination_ids: Array.from({ length: 101 }, (_, i) => `dest_${i}`),
+      }),
+      pointer: "/destination_ids",
+    },
+    {
+      name: "an unknown content mode",
+      body: (b) => ({ ...b, content_mode: "everything" }),
+      pointer: "/content_mode",
+    },
     { name: "an unknown property", body: (b) => ({ ...b, secret: "whsec_mine" }), pointer: "/secret" },
   ];
   for (const c of invalid) {
@@ -133,8 +200,13 @@ describe("create", () => {
   }
 
   test("a destination of another workspace is refused", async () => {
-    const second = (await s.request("POST", "/v1/workspaces", { body: { name: "Second" } })).body.id as string;
-    const r = await createEndpoint(s, { ...base(), destination_filter_mode: "selected", destination_ids: [destinationId] }, { workspaceId: second });
+    const second = (await s.request("POST", "/v1/workspaces", { body: { name: "Second" } })).body
+      .id as string;
+    const r = await createEndpoint(
+      s,
+      { ...base(), destination_filter_mode: "selected", destination_ids: [destinationId] },
+      { workspaceId: second },
+    );
     expectProblem(r, 400, "public_invalid_request", ["/destination_ids/0"]);
   });
 
@@ -146,7 +218,11 @@ describe("create", () => {
     const metadata = await createEndpoint(s, base(), { key: writer });
     expect(metadata.status).toBe(201);
     secretsSeen.push(metadata.body.secret);
-    const both = await createEndpoint(s, { ...base(), content_mode: "full" }, { key: s.createKey({ scopes: ["webhooks:write", "posts:read"] }) });
+    const both = await createEndpoint(
+      s,
+      { ...base(), content_mode: "full" },
+      { key: s.createKey({ scopes: ["webhooks:write", "posts:read"] }) },
+    );
     expect(both.status).toBe(201);
     expect(both.body.content_mode).toBe("full");
     secretsSeen.push(both.body.secret);
@@ -154,7 +230,9 @@ describe("create", () => {
 
   test("is audited", async () => {
     const e = await create();
-    expect(count(s.herald, "audit_records", `action = 'webhook_endpoint.created' AND target_id = '${e.id}'`)).toBe(1);
+    expect(
+      count(s.herald, "audit_records", `action = 'webhook_endpoint.created' AND target_id = '${e.id}'`),
+    ).toBe(1);
   });
 });
 
@@ -166,7 +244,8 @@ describe("read", () => {
     const { secret, ...withoutSecret } = e;
     expect(got.body).toEqual(withoutSecret);
     expectProblem(await s.request("GET", pathOf("wh_unknown")), 404, "public_not_found");
-    const second = (await s.request("POST", "/v1/workspaces", { body: { name: "Elsewhere" } })).body.id as string;
+    const second = (await s.request("POST", "/v1/workspaces", { body: { name: "Elsewhere" } })).body
+      .id as string;
     expectProblem(await s.request("GET", `${endpointsPath(second)}/${e.id}`), 404, "public_not_found");
   });
 
@@ -174,20 +253,40 @@ describe("read", () => {
     const other = await s.bootstrap();
     const made = [];
     for (let i = 0; i < 3; i++) {
-      const r = await createEndpoint(s, { ...base(), name: `Page ${i}` }, { key: other.apiKey, workspaceId: other.workspaceId });
+      const r = await createEndpoint(
+        s,
+        { ...base(), name: `Page ${i}` },
+        { key: other.apiKey, workspaceId: other.workspaceId },
+      );
       made.push(r.body.id);
     }
-    const first = await s.request("GET", `${endpointsPath(other.workspaceId)}?limit=2`, { key: other.apiKey });
+    const first = await s.request("GET", `${endpointsPath(other.workspaceId)}?limit=2`, {
+      key: other.apiKey,
+    });
     expect(first.status).toBe(200);
     expect(first.body.data.map((e: any) => e.id)).toEqual([made[2], made[1]]);
     expect(first.body.has_more).toBe(true);
     expect(first.headers.get("link")).toContain('rel="next"');
-    const second = await s.request("GET", `${endpointsPath(other.workspaceId)}?limit=2&after=${encodeURIComponent(first.body.next_cursor)}`, { key: other.apiKey });
+    const second = await s.request(
+      "GET",
+      `${endpointsPath(other.workspaceId)}?limit=2&after=${encodeURIComponent(first.body.next_cursor)}`,
+      { key: other.apiKey },
+    );
     expect(second.body).toMatchObject({ has_more: false, next_cursor: null });
     expect(second.body.data.map((e: any) => e.id)).toEqual([made[0]]);
     expect(second.headers.get("link")).toBeNull();
-    expectProblem(await s.request("GET", `${endpointsPath(other.workspaceId)}?limit=101`, { key: other.apiKey }), 400, "public_invalid_request", ["/limit"]);
-    expectProblem(await s.request("GET", `${endpointsPath(other.workspaceId)}?after=forged`, { key: other.apiKey }), 400, "public_invalid_request", ["/after"]);
+    expectProblem(
+      await s.request("GET", `${endpointsPath(other.workspaceId)}?limit=101`, { key: other.apiKey }),
+      400,
+      "public_invalid_request",
+      ["/limit"],
+    );
+    expectProblem(
+      await s.request("GET", `${endpointsPath(other.workspaceId)}?after=forged`, { key: other.apiKey }),
+      400,
+      "public_invalid_request",
+      ["/after"],
+    );
   });
 });
 
@@ -195,50 +294,99 @@ describe("patch", () => {
   test("changes settings and bumps config_version; a no-op changes nothing", async () => {
     const e = await create();
     s.clock.advance(1000);
-    const r = await s.request("PATCH", pathOf(e.id), { body: { name: "Renamed", event_types: ["post.needs-attention"], content_mode: "full" } });
+    const r = await s.request("PATCH", pathOf(e.id), {
+      body: { name: "Renamed", event_types: ["post.needs-attention"], content_mode: "full" },
+    });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ name: "Renamed", event_types: ["post.needs-attention"], content_mode: "full", config_version: 2, created_at: e.created_at });
+    expect(r.body).toMatchObject({
+      name: "Renamed",
+      event_types: ["post.needs-attention"],
+      content_mode: "full",
+      config_version: 2,
+      created_at: e.created_at,
+    });
     expect(r.body.updated_at).not.toBe(e.updated_at);
     expect(r.body).not.toHaveProperty("secret");
     const same = await s.request("PATCH", pathOf(e.id), { body: { name: "Renamed" } });
     expect(same.body.config_version).toBe(2);
-    expect(count(s.herald, "audit_records", `action = 'webhook_endpoint.updated' AND target_id = '${e.id}'`)).toBe(1);
+    expect(
+      count(s.herald, "audit_records", `action = 'webhook_endpoint.updated' AND target_id = '${e.id}'`),
+    ).toBe(1);
   });
 
   test("selects destinations, then back to all (the list is cleared)", async () => {
     const e = await create();
-    const selected = await s.request("PATCH", pathOf(e.id), { body: { destination_filter_mode: "selected", destination_ids: [destinationId] } });
-    expect(selected.body).toMatchObject({ destination_filter_mode: "selected", destination_ids: [destinationId], config_version: 2 });
+    const selected = await s.request("PATCH", pathOf(e.id), {
+      body: { destination_filter_mode: "selected", destination_ids: [destinationId] },
+    });
+    expect(selected.body).toMatchObject({
+      destination_filter_mode: "selected",
+      destination_ids: [destinationId],
+      config_version: 2,
+    });
     const refused = await s.request("PATCH", pathOf(e.id), { body: { destination_ids: [] } });
     expectProblem(refused, 400, "public_invalid_request", ["/destination_ids"]);
     const all = await s.request("PATCH", pathOf(e.id), { body: { destination_filter_mode: "all" } });
-    expect(all.body).toMatchObject({ destination_filter_mode: "all", destination_ids: [], config_version: 3 });
+    expect(all.body).toMatchObject({
+      destination_filter_mode: "all",
+      destination_ids: [],
+      config_version: 3,
+    });
   });
 
   test("If-Match is optional; a stale one is 412, the current one passes", async () => {
     const e = await create();
     const current = (await s.request("GET", pathOf(e.id))).headers.get("etag")!;
-    const ok = await s.request("PATCH", pathOf(e.id), { body: { name: "With If-Match" }, headers: { "if-match": current } });
+    const ok = await s.request("PATCH", pathOf(e.id), {
+      body: { name: "With If-Match" },
+      headers: { "if-match": current },
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get("etag")).not.toBe(current);
-    expectProblem(await s.request("PATCH", pathOf(e.id), { body: { name: "Stale" }, headers: { "if-match": current } }), 412, "public_precondition_failed");
+    expectProblem(
+      await s.request("PATCH", pathOf(e.id), { body: { name: "Stale" }, headers: { "if-match": current } }),
+      412,
+      "public_precondition_failed",
+    );
   });
 
   test("an empty body is 400; unknown properties are 400", async () => {
     const e = await create();
     expectProblem(await s.request("PATCH", pathOf(e.id), { body: {} }), 400, "public_invalid_request");
-    expectProblem(await s.request("PATCH", pathOf(e.id), { body: { secret_last_four: "abcd" } }), 400, "public_invalid_request", ["/secret_last_four"]);
+    expectProblem(
+      await s.request("PATCH", pathOf(e.id), { body: { secret_last_four: "abcd" } }),
+      400,
+      "public_invalid_request",
+      ["/secret_last_four"],
+    );
   });
 
   test("content: a key without posts:read cannot turn full on, nor redirect a full endpoint, but may rename it", async () => {
     const e = await create({ content_mode: "full" });
     const writer = s.createKey({ scopes: ["webhooks:write"] });
     const meta = await create();
-    expectProblem(await s.request("PATCH", pathOf(meta.id), { key: writer, body: { content_mode: "full" } }), 403, "public_scope_missing");
-    expectProblem(await s.request("PATCH", pathOf(e.id), { key: writer, body: { url: "https://hooks.example.com/elsewhere" } }), 403, "public_scope_missing");
-    expect((await s.request("PATCH", pathOf(e.id), { key: writer, body: { name: "Just a name" } })).status).toBe(200);
-    expect((await s.request("PATCH", pathOf(e.id), { key: writer, body: { enabled: false } })).status).toBe(200);
-    expect((await s.request("PATCH", pathOf(e.id), { key: writer, body: { content_mode: "metadata" } })).status).toBe(200);
+    expectProblem(
+      await s.request("PATCH", pathOf(meta.id), { key: writer, body: { content_mode: "full" } }),
+      403,
+      "public_scope_missing",
+    );
+    expectProblem(
+      await s.request("PATCH", pathOf(e.id), {
+        key: writer,
+        body: { url: "https://hooks.example.com/elsewhere" },
+      }),
+      403,
+      "public_scope_missing",
+    );
+    expect(
+      (await s.request("PATCH", pathOf(e.id), { key: writer, body: { name: "Just a name" } })).status,
+    ).toBe(200);
+    expect((await s.request("PATCH", pathOf(e.id), { key: writer, body: { enabled: false } })).status).toBe(
+      200,
+    );
+    expect(
+      (await s.request("PATCH", pathOf(e.id), { key: writer, body: { content_mode: "metadata" } })).status,
+    ).toBe(200);
   });
 });
 
@@ -252,7 +400,9 @@ describe("delete", () => {
     expectProblem(await s.request("DELETE", pathOf(e.id)), 404, "public_not_found");
     const list = await s.request("GET", `${endpointsPath(ws)}?limit=100`);
     expect(list.body.data.map((x: any) => x.id)).not.toContain(e.id);
-    expect(count(s.herald, "audit_records", `action = 'webhook_endpoint.deleted' AND target_id = '${e.id}'`)).toBe(1);
+    expect(
+      count(s.herald, "audit_records", `action = 'webhook_endpoint.deleted' AND target_id = '${e.id}'`),
+    ).toBe(1);
   });
 });
 
@@ -273,17 +423,34 @@ describe("rotate secret", () => {
     expect(got.headers.get("etag")).toBe(r.headers.get("etag"));
     s.clock.advance(24 * 3600_000);
     expect((await s.request("GET", pathOf(e.id))).body.previous_secret_expires_at).toBeNull();
-    expect(count(s.herald, "audit_records", `action = 'webhook_endpoint.secret_rotated' AND target_id = '${e.id}'`)).toBe(1);
+    expect(
+      count(
+        s.herald,
+        "audit_records",
+        `action = 'webhook_endpoint.secret_rotated' AND target_id = '${e.id}'`,
+      ),
+    ).toBe(1);
   });
 
   test("a chosen overlap, and 0 to end the previous secret at once", async () => {
     const e = await create();
-    const hour = await s.request("POST", `${pathOf(e.id)}/rotate-secret`, { body: { previous_secret_expires_in: 3600 } });
+    const hour = await s.request("POST", `${pathOf(e.id)}/rotate-secret`, {
+      body: { previous_secret_expires_in: 3600 },
+    });
     expect(hour.body.previous_secret_expires_at).toBe(new Date(s.clock.now() + 3600_000).toISOString());
-    const now = await s.request("POST", `${pathOf(e.id)}/rotate-secret`, { body: { previous_secret_expires_in: 0 } });
+    const now = await s.request("POST", `${pathOf(e.id)}/rotate-secret`, {
+      body: { previous_secret_expires_in: 0 },
+    });
     expect(now.body.previous_secret_expires_at).toBeNull();
     secretsSeen.push(hour.body.secret, now.body.secret);
-    expectProblem(await s.request("POST", `${pathOf(e.id)}/rotate-secret`, { body: { previous_secret_expires_in: 8 * 24 * 3600 } }), 400, "public_invalid_request", ["/previous_secret_expires_in"]);
+    expectProblem(
+      await s.request("POST", `${pathOf(e.id)}/rotate-secret`, {
+        body: { previous_secret_expires_in: 8 * 24 * 3600 },
+      }),
+      400,
+      "public_invalid_request",
+      ["/previous_secret_expires_in"],
+    );
   });
 
   test("a replayed rotation answers the same secret", async () => {
@@ -327,8 +494,14 @@ describe("scopes", () => {
     const e = await create();
     const reader = s.createKey({ scopes: ["webhooks:read"] });
     expect((await s.request("GET", pathOf(e.id), { key: reader })).status).toBe(200);
-    expectProblem(await s.request("PATCH", pathOf(e.id), { key: reader, body: { name: "x" } }), 403, "public_scope_missing");
-    const everythingElse = s.createKey({ scopes: ALL_SCOPES.filter((x) => !x.startsWith("webhooks:")) as Scope[] });
+    expectProblem(
+      await s.request("PATCH", pathOf(e.id), { key: reader, body: { name: "x" } }),
+      403,
+      "public_scope_missing",
+    );
+    const everythingElse = s.createKey({
+      scopes: ALL_SCOPES.filter((x) => !x.startsWith("webhooks:")) as Scope[],
+    });
     expectProblem(await s.request("GET", pathOf(e.id), { key: everythingElse }), 403, "public_scope_missing");
   });
 });

@@ -49,7 +49,9 @@ export function startReceiver(): Receiver {
     delayMs: 0,
     respond: null,
     eventIds: () => new Set(receiver.received.map((r) => r.headers["service-event-id"]!)),
-    stop: async () => { await server.stop(true); },
+    stop: async () => {
+      await server.stop(true);
+    },
   };
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -59,8 +61,18 @@ export function startReceiver(): Receiver {
       const raw = await request.text();
       const url = new URL(request.url);
       let body: unknown = null;
-      try { body = JSON.parse(raw); } catch { body = null; }
-      const received: ReceivedRequest = { method: request.method, path: url.pathname, headers: Object.fromEntries(request.headers), raw, body };
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = null;
+      }
+      const received: ReceivedRequest = {
+        method: request.method,
+        path: url.pathname,
+        headers: Object.fromEntries(request.headers),
+        raw,
+        body,
+      };
       receiver.received.push(received);
       if (receiver.delayMs > 0) await Bun.sleep(receiver.delayMs);
       const status = receiver.respond?.(received) ?? receiver.statuses.shift() ?? receiver.defaultStatus;
@@ -76,13 +88,29 @@ export function startReceiver(): Receiver {
  * Stripe's verifier on a received request (the independent check of our signatures). `nowMs` is the
  * receiver's clock: the server's ManualClock in tests. Throws when the signature does not verify.
  */
-export async function verifyWithStripe(request: Pick<ReceivedRequest, "raw" | "headers">, secret: string, nowMs: number, toleranceSec = 300) {
+export async function verifyWithStripe(
+  request: Pick<ReceivedRequest, "raw" | "headers">,
+  secret: string,
+  nowMs: number,
+  toleranceSec = 300,
+) {
   // Stripe takes the receiver's time in milliseconds.
-  return stripe.webhooks.constructEventAsync(request.raw, request.headers["service-signature"]!, secret, toleranceSec, undefined, nowMs);
+  return stripe.webhooks.constructEventAsync(
+    request.raw,
+    request.headers["service-signature"]!,
+    secret,
+    toleranceSec,
+    undefined,
+    nowMs,
+  );
 }
 
 /** Whether Stripe's verifier accepts the request with this secret. */
-export async function verifies(request: Pick<ReceivedRequest, "raw" | "headers">, secret: string, nowMs: number): Promise<boolean> {
+export async function verifies(
+  request: Pick<ReceivedRequest, "raw" | "headers">,
+  secret: string,
+  nowMs: number,
+): Promise<boolean> {
   try {
     await verifyWithStripe(request, secret, nowMs);
     return true;
@@ -103,13 +131,33 @@ export function endpointsPath(workspaceId: string): string {
 }
 
 /** POST an endpoint (with an Idempotency-Key). */
-export function createEndpoint(s: TestServer, body: Record<string, unknown>, options: { key?: string; workspaceId?: string } = {}): Promise<TestResponse> {
-  return s.request("POST", endpointsPath(options.workspaceId ?? s.owner.workspaceId), { body, headers: idem(), key: options.key });
+export function createEndpoint(
+  s: TestServer,
+  body: Record<string, unknown>,
+  options: { key?: string; workspaceId?: string } = {},
+): Promise<TestResponse> {
+  return s.request("POST", endpointsPath(options.workspaceId ?? s.owner.workspaceId), {
+    body,
+    headers: idem(),
+    key: options.key,
+  });
 }
 
 /** Creates an endpoint that must succeed; returns the created resource (with `secret`). */
-export async function mustCreateEndpoint(s: TestServer, body: Record<string, unknown>, workspaceId?: string): Promise<any> {
-  const r = await createEndpoint(s, { name: "Receiver", event_types: ["post.published", "post.failed", "post.awaiting-provider", "post.needs-attention"], ...body }, { workspaceId });
+export async function mustCreateEndpoint(
+  s: TestServer,
+  body: Record<string, unknown>,
+  workspaceId?: string,
+): Promise<any> {
+  const r = await createEndpoint(
+    s,
+    {
+      name: "Receiver",
+      event_types: ["post.published", "post.failed", "post.awaiting-provider", "post.needs-attention"],
+      ...body,
+    },
+    { workspaceId },
+  );
   expect({ status: r.status, body: r.body }).toMatchObject({ status: 201 });
   return r.body;
 }
@@ -121,7 +169,11 @@ export async function runWebhooks(server: RunningServer): Promise<void> {
 }
 
 /** The deliveries of an endpoint as the API lists them (first page of 100). */
-export async function deliveriesOf(s: TestServer, endpointId: string, workspaceId = s.owner.workspaceId): Promise<any[]> {
+export async function deliveriesOf(
+  s: TestServer,
+  endpointId: string,
+  workspaceId = s.owner.workspaceId,
+): Promise<any[]> {
   const r = await s.request("GET", `${endpointsPath(workspaceId)}/${endpointId}/deliveries?limit=100`);
   expect(r.status).toBe(200);
   return r.body.data;

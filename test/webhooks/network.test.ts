@@ -5,9 +5,22 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sendToAddress } from "../../src/modules/webhooks/deliver.ts";
-import { DELIVERY_TIMEOUT_MS, setWebhookTransport, webhookTransport, type WebhookTransport } from "../../src/modules/webhooks/transport.ts";
+import {
+  DELIVERY_TIMEOUT_MS,
+  setWebhookTransport,
+  webhookTransport,
+  type WebhookTransport,
+} from "../../src/modules/webhooks/transport.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { deliveriesOf, endpointsPath, mustCreateEndpoint, runWebhooks, startReceiver, verifies, type Receiver } from "./helpers.ts";
+import {
+  deliveriesOf,
+  endpointsPath,
+  mustCreateEndpoint,
+  runWebhooks,
+  startReceiver,
+  verifies,
+  type Receiver,
+} from "./helpers.ts";
 
 let s: TestServer;
 let receiver: Receiver;
@@ -56,7 +69,9 @@ beforeEach(async () => {
 
 /** Queues a test event for an endpoint and runs the jobs; returns the delivery as the log shows it. */
 async function sendTest(endpointId: string): Promise<any> {
-  const queued = await s.request("POST", `${endpointsPath(s.owner.workspaceId)}/${endpointId}/test`, { body: {} });
+  const queued = await s.request("POST", `${endpointsPath(s.owner.workspaceId)}/${endpointId}/test`, {
+    body: {},
+  });
   expect(queued.status).toBe(202);
   await runWebhooks(s.server);
   return (await deliveriesOf(s, endpointId)).find((d) => d.id === queued.body.id);
@@ -86,7 +101,12 @@ describe("the receiver's answer", () => {
       receiver.statuses.push(c.status);
       receiver.headers = c.status >= 300 && c.status < 400 ? { location: elsewhere.url } : {};
       const d = await sendTest(endpoint.id);
-      expect(d).toMatchObject({ status: c.delivered ? "succeeded" : "pending", attempt_count: 1, last_response_status: c.status, last_error: c.error });
+      expect(d).toMatchObject({
+        status: c.delivered ? "succeeded" : "pending",
+        attempt_count: 1,
+        last_response_status: c.status,
+        last_error: c.error,
+      });
       expect(receiver.received).toHaveLength(1);
       expect(elsewhere.received).toHaveLength(0); // a redirect is never followed
     });
@@ -97,7 +117,11 @@ describe("the receiver's answer", () => {
     const endpoint = await mustCreateEndpoint(s, { url: receiver.url });
     receiver.delayMs = 1500;
     const d = await sendTest(endpoint.id);
-    expect(d).toMatchObject({ status: "pending", last_response_status: null, last_error: "timed out after 0.2 s" });
+    expect(d).toMatchObject({
+      status: "pending",
+      last_response_status: null,
+      last_error: "timed out after 0.2 s",
+    });
     expect(d.last_duration_ms).toBeLessThan(1500);
     expect(webhookTransport(s.herald).timeoutMs).toBe(200);
     expect(DELIVERY_TIMEOUT_MS).toBe(10_000);
@@ -120,19 +144,28 @@ describe("SSRF at delivery time", () => {
     dns["hooks.example.com"] = ["10.0.0.5"];
     lookups.length = 0;
     const d = await sendTest(endpoint.id);
-    expect(d).toMatchObject({ status: "pending", last_response_status: null, last_error: "not sent: the URL host hooks.example.com resolves to 10.0.0.5, a private address (10.0.0.0/8)" });
+    expect(d).toMatchObject({
+      status: "pending",
+      last_response_status: null,
+      last_error:
+        "not sent: the URL host hooks.example.com resolves to 10.0.0.5, a private address (10.0.0.0/8)",
+    });
     expect(fetched).toHaveLength(0);
     expect(lookups).toEqual(["hooks.example.com"]);
   });
 
   test("the request goes to the address that was checked, with the URL's Host; one resolution per attempt", async () => {
     dns["hooks.localhost"] = ["127.0.0.1"];
-    const endpoint = await mustCreateEndpoint(s, { url: `http://hooks.localhost:${receiver.port}/hooks?x=1` });
+    const endpoint = await mustCreateEndpoint(s, {
+      url: `http://hooks.localhost:${receiver.port}/hooks?x=1`,
+    });
     lookups.length = 0;
     const d = await sendTest(endpoint.id);
     expect(d.status).toBe("succeeded");
     expect(lookups).toEqual(["hooks.localhost"]);
-    expect(fetched).toEqual([{ url: `http://127.0.0.1:${receiver.port}/hooks?x=1`, host: `hooks.localhost:${receiver.port}` }]);
+    expect(fetched).toEqual([
+      { url: `http://127.0.0.1:${receiver.port}/hooks?x=1`, host: `hooks.localhost:${receiver.port}` },
+    ]);
     expect(receiver.received[0]!.headers.host).toBe(`hooks.localhost:${receiver.port}`);
     expect(receiver.received[0]!.path).toBe("/hooks");
     expect(await verifies(receiver.received[0]!, endpoint.secret, s.clock.now())).toBe(true);
@@ -144,7 +177,10 @@ describe("SSRF at delivery time", () => {
     const endpoint = await mustCreateEndpoint(s, { url: `http://hooks.localhost:${receiver.port}/hooks` });
     const d = await sendTest(endpoint.id);
     expect(d.status).toBe("succeeded");
-    expect(fetched.map((f) => f.url)).toEqual([`http://[::1]:${receiver.port}/hooks`, `http://127.0.0.1:${receiver.port}/hooks`]);
+    expect(fetched.map((f) => f.url)).toEqual([
+      `http://[::1]:${receiver.port}/hooks`,
+      `http://127.0.0.1:${receiver.port}/hooks`,
+    ]);
   });
 
   test("a loopback name that now resolves to a public address is refused (http:// stays loopback-only)", async () => {
@@ -163,11 +199,27 @@ describe("TLS to a checked address", () => {
   let tls: ReturnType<typeof Bun.serve>;
   const seen: { host: string | null; body: string }[] = [];
   beforeAll(() => {
-    tls = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert, key }, fetch: async (r) => { seen.push({ host: r.headers.get("host"), body: await r.text() }); return new Response("ok"); } });
+    tls = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      tls: { cert, key },
+      fetch: async (r) => {
+        seen.push({ host: r.headers.get("host"), body: await r.text() });
+        return new Response("ok");
+      },
+    });
   });
-  afterAll(() => { tls.stop(true); });
+  afterAll(() => {
+    tls.stop(true);
+  });
 
-  const transport = (extra: Partial<WebhookTransport> = {}): WebhookTransport => ({ fetch: (u, i) => fetch(u, i), timeoutMs: 5000, random: Math.random, ca: [cert], ...extra });
+  const transport = (extra: Partial<WebhookTransport> = {}): WebhookTransport => ({
+    fetch: (u, i) => fetch(u, i),
+    timeoutMs: 5000,
+    random: Math.random,
+    ca: [cert],
+    ...extra,
+  });
   const request = { url: "", body: '{"hello":"tls"}', headers: { "content-type": "application/json" } };
 
   test("connects to the IP, sends the host name as SNI and Host, and checks the certificate against the host name", async () => {
@@ -179,14 +231,26 @@ describe("TLS to a checked address", () => {
 
   test("a certificate for another name is refused, although the address is the same", async () => {
     const before = seen.length;
-    const result = await sendToAddress(transport(), new URL(`https://other.example:${tls.port}/in`), "127.0.0.1", request, AbortSignal.timeout(5000));
+    const result = await sendToAddress(
+      transport(),
+      new URL(`https://other.example:${tls.port}/in`),
+      "127.0.0.1",
+      request,
+      AbortSignal.timeout(5000),
+    );
     expect(result.status).toBeNull();
     expect(result.error).toBe("connection failed (ERR_TLS_CERT_ALTNAME_INVALID)");
     expect(seen).toHaveLength(before);
   });
 
   test("an untrusted certificate is refused", async () => {
-    const result = await sendToAddress(transport({ ca: undefined }), new URL(`https://hooks.example:${tls.port}/in`), "127.0.0.1", request, AbortSignal.timeout(5000));
+    const result = await sendToAddress(
+      transport({ ca: undefined }),
+      new URL(`https://hooks.example:${tls.port}/in`),
+      "127.0.0.1",
+      request,
+      AbortSignal.timeout(5000),
+    );
     expect(result.status).toBeNull();
     expect(result.error).toMatch(/^connection failed \(.*(SELF_SIGNED|CERT).*\)$/);
   });

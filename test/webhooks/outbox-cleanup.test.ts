@@ -18,7 +18,12 @@ afterAll(async () => {
 const DAY = 24 * 60 * 60 * 1000;
 
 async function publishOne(group: string): Promise<void> {
-  const r = await createPosts(w, { when: "now", confirmed: true, group, posts: [{ destination_id: w.destinationId, body: [group] }] });
+  const r = await createPosts(w, {
+    when: "now",
+    confirmed: true,
+    group,
+    posts: [{ destination_id: w.destinationId, body: [group] }],
+  });
   expect(r.status).toBe(202);
   await w.s.server.engine.runUntilIdle();
 }
@@ -34,12 +39,22 @@ test("old fanned-out events go; the newest and undispatched ones stay; redeliver
   await publishOne("third"); // newer, and not fanned out yet
   await w.s.server.scheduler.runNow("events-outbox-cleanup");
   // "first" and "second" are old and fanned out: gone. "third" is not fanned out yet: kept.
-  const left = w.s.herald.db.$client.query<{ body: string }, []>("SELECT json_extract(payload, '$.content.body[0]') AS body FROM events_outbox ORDER BY rowid").all().map((r) => r.body);
+  const left = w.s.herald.db.$client
+    .query<{ body: string }, []>(
+      "SELECT json_extract(payload, '$.content.body[0]') AS body FROM events_outbox ORDER BY rowid",
+    )
+    .all()
+    .map((r) => r.body);
   expect(left).toEqual(["third"]);
 
   // The deliveries keep their own copy of the event: an old one can still be redelivered.
-  const deliveries = w.s.herald.db.$client.query<{ id: string }, []>("SELECT id FROM webhook_deliveries ORDER BY created_at LIMIT 1").all();
-  const redelivered = await w.s.request("POST", `/v1/workspaces/${w.ws}/webhook-endpoints/${endpoint.id}/deliveries/${deliveries[0]!.id}/redeliver`);
+  const deliveries = w.s.herald.db.$client
+    .query<{ id: string }, []>("SELECT id FROM webhook_deliveries ORDER BY created_at LIMIT 1")
+    .all();
+  const redelivered = await w.s.request(
+    "POST",
+    `/v1/workspaces/${w.ws}/webhook-endpoints/${endpoint.id}/deliveries/${deliveries[0]!.id}/redeliver`,
+  );
   expect(redelivered.status).toBe(202);
 
   // Once everything is fanned out the newest row is still kept (the cursor points at it).

@@ -25,7 +25,15 @@ afterAll(async () => {
 });
 
 async function publishMany(group: string, n: number): Promise<void> {
-  const r = await createPosts(w, { when: "now", confirmed: true, group, posts: Array.from({ length: n }, (_, i) => ({ destination_id: w.destinationId, body: [`${group} ${i}`] })) });
+  const r = await createPosts(w, {
+    when: "now",
+    confirmed: true,
+    group,
+    posts: Array.from({ length: n }, (_, i) => ({
+      destination_id: w.destinationId,
+      body: [`${group} ${i}`],
+    })),
+  });
   expect(r.status).toBe(202);
   await w.s.server.engine.runUntilIdle();
 }
@@ -37,7 +45,10 @@ test("events and deliveries survive a stop in the middle of sending", async () =
   expect(count(w.s.herald, "webhook_deliveries", "status = 'pending'")).toBe(20);
   // More events that are not fanned out before the stop.
   await publishMany("backlog", 10);
-  const allEvents = w.s.herald.db.$client.query<{ id: string }, []>("SELECT id FROM events_outbox WHERE type = 'post.published'").all().map((e) => e.id);
+  const allEvents = w.s.herald.db.$client
+    .query<{ id: string }, []>("SELECT id FROM events_outbox WHERE type = 'post.published'")
+    .all()
+    .map((e) => e.id);
   expect(allEvents).toHaveLength(30);
 
   // The receiver is slow: the server stops while the first attempts are in flight; they finish,
@@ -53,7 +64,11 @@ test("events and deliveries survive a stop in the middle of sending", async () =
   expect(inFlight).toBeLessThan(30);
 
   // A new server on the same data dir, same clock.
-  const config = loadConfig({ HERALD_DATA_DIR: w.s.dataDir, HERALD_PORT: "0", HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1" });
+  const config = loadConfig({
+    HERALD_DATA_DIR: w.s.dataDir,
+    HERALD_PORT: "0",
+    HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
+  });
   const herald = openHerald(config, { clock: w.s.clock, logger: createMemoryLogger(), mail: null });
   restarted = startServer(herald, { startJobs: false });
   receiver.delayMs = 0;

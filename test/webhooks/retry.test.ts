@@ -4,13 +4,33 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { RETRY_WINDOW_MS, retryDelayMs } from "../../src/modules/webhooks/sender.ts";
 import { setWebhookTransport } from "../../src/modules/webhooks/transport.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { count, deliveriesOf, endpointsPath, mustCreateEndpoint, runWebhooks, startReceiver, verifies, type Receiver } from "./helpers.ts";
+import {
+  count,
+  deliveriesOf,
+  endpointsPath,
+  mustCreateEndpoint,
+  runWebhooks,
+  startReceiver,
+  verifies,
+  type Receiver,
+} from "./helpers.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
 /** The documented schedule (docs/webhooks.md): the nominal wait before each retry. */
-const SCHEDULE = [0.5 * MINUTE, MINUTE, 2 * MINUTE, 4 * MINUTE, 8 * MINUTE, 16 * MINUTE, 32 * MINUTE, 64 * MINUTE, 128 * MINUTE, ...Array.from({ length: 30 }, () => 4 * HOUR)];
+const SCHEDULE = [
+  0.5 * MINUTE,
+  MINUTE,
+  2 * MINUTE,
+  4 * MINUTE,
+  8 * MINUTE,
+  16 * MINUTE,
+  32 * MINUTE,
+  64 * MINUTE,
+  128 * MINUTE,
+  ...Array.from({ length: 30 }, () => 4 * HOUR),
+];
 
 let s: TestServer;
 let receiver: Receiver;
@@ -64,7 +84,9 @@ describe("the retry schedule", () => {
     const second = await queueTest(endpoint.id);
     s.clock.set(createdAt);
 
-    while (await runNextAttempt(endpoint.id)) { /* every attempt fails */ }
+    while (await runNextAttempt(endpoint.id)) {
+      /* every attempt fails */
+    }
 
     const deliveries = await deliveriesOf(s, endpoint.id);
     const one = deliveries.find((d) => d.id === first.id)!;
@@ -72,25 +94,58 @@ describe("the retry schedule", () => {
     const waits = starts.slice(1).map((t: number, i: number) => t - starts[i]!);
     // Expected: attempts until the first one at or after 72 h from creation.
     const expected: number[] = [];
-    for (let at = 0, n = 1; at < RETRY_WINDOW_MS; n++) { expected.push(SCHEDULE[n - 1]!); at += SCHEDULE[n - 1]!; }
+    for (let at = 0, n = 1; at < RETRY_WINDOW_MS; n++) {
+      expected.push(SCHEDULE[n - 1]!);
+      at += SCHEDULE[n - 1]!;
+    }
     expect(waits).toEqual(expected);
     expect(one.attempt_count).toBe(expected.length + 1);
     expect(one.attempt_count).toBe(27);
     const lastAt = starts[starts.length - 1]! - createdAt;
     expect(lastAt).toBeGreaterThanOrEqual(RETRY_WINDOW_MS);
     expect(lastAt).toBeLessThan(RETRY_WINDOW_MS + 4 * HOUR);
-    expect(one).toMatchObject({ status: "failed", next_attempt_at: null, last_response_status: 500, last_error: "HTTP 500", failed_at: new Date(starts[starts.length - 1]!).toISOString() });
+    expect(one).toMatchObject({
+      status: "failed",
+      next_attempt_at: null,
+      last_response_status: 500,
+      last_error: "HTTP 500",
+      failed_at: new Date(starts[starts.length - 1]!).toISOString(),
+    });
     expect(one.attempts.every((a: any) => a.response_status === 500 && a.error === "HTTP 500")).toBe(true);
 
     const other = deliveries.find((d) => d.id === second.id)!;
-    expect(other).toMatchObject({ status: "failed", last_error: "endpoint disabled after 3 days of failed deliveries", next_attempt_at: null });
+    expect(other).toMatchObject({
+      status: "failed",
+      last_error: "endpoint disabled after 3 days of failed deliveries",
+      next_attempt_at: null,
+    });
     expect(other.attempt_count).toBeGreaterThan(1);
 
     const disabled = (await s.request("GET", pathOf(endpoint.id))).body;
-    expect(disabled).toMatchObject({ enabled: false, disabled_reason: "delivery_failures", config_version: 2 });
-    expect(count(s.herald, "audit_records", `action = 'webhook_endpoint.disabled' AND target_id = '${endpoint.id}' AND credential_id IS NULL`)).toBe(1);
-    const event = s.herald.db.$client.query<{ payload: string }, [string]>("SELECT payload FROM events_outbox WHERE type = 'webhook_endpoint.disabled' AND json_extract(payload, '$.id') = ?").get(endpoint.id)!;
-    expect(JSON.parse(event.payload)).toMatchObject({ id: endpoint.id, object: "webhook_endpoint", name: "Receiver", disabled_reason: "delivery_failures", failing_since: new Date(createdAt).toISOString() });
+    expect(disabled).toMatchObject({
+      enabled: false,
+      disabled_reason: "delivery_failures",
+      config_version: 2,
+    });
+    expect(
+      count(
+        s.herald,
+        "audit_records",
+        `action = 'webhook_endpoint.disabled' AND target_id = '${endpoint.id}' AND credential_id IS NULL`,
+      ),
+    ).toBe(1);
+    const event = s.herald.db.$client
+      .query<{ payload: string }, [string]>(
+        "SELECT payload FROM events_outbox WHERE type = 'webhook_endpoint.disabled' AND json_extract(payload, '$.id') = ?",
+      )
+      .get(endpoint.id)!;
+    expect(JSON.parse(event.payload)).toMatchObject({
+      id: endpoint.id,
+      object: "webhook_endpoint",
+      name: "Receiver",
+      disabled_reason: "delivery_failures",
+      failing_since: new Date(createdAt).toISOString(),
+    });
     expect(s.logs.some((l) => l.includes("webhook endpoint disabled") && l.includes(endpoint.id))).toBe(true);
 
     // Nothing further goes out, and enabling again does not resend what failed.
@@ -105,14 +160,19 @@ describe("the retry schedule", () => {
     expect(receiver.received).toHaveLength(sent);
 
     // Redelivery does.
-    const again = await s.request("POST", `${pathOf(endpoint.id)}/deliveries/${first.id}/redeliver`, { body: {} });
+    const again = await s.request("POST", `${pathOf(endpoint.id)}/deliveries/${first.id}/redeliver`, {
+      body: {},
+    });
     expect(again.status).toBe(202);
     await runWebhooks(s.server);
     expect(receiver.received).toHaveLength(sent + 1);
     const last = receiver.received[sent]!;
     expect(last.headers["service-event-id"]).toBe(first.event_id);
     expect(await verifies(last, endpoint.secret, s.clock.now())).toBe(true);
-    expect((await deliveriesOf(s, endpoint.id)).find((d) => d.id === again.body.id)).toMatchObject({ status: "succeeded", attempt_count: 1 });
+    expect((await deliveriesOf(s, endpoint.id)).find((d) => d.id === again.body.id)).toMatchObject({
+      status: "succeeded",
+      attempt_count: 1,
+    });
   });
 
   test("each wait is its nominal value ±20 % (jitter)", async () => {
@@ -130,7 +190,9 @@ describe("the retry schedule", () => {
     for (let i = 0; i < 5; i++) {
       const d = await queueTest(endpoint.id);
       await runWebhooks(s.server);
-      const wait = Date.parse((await deliveriesOf(s, endpoint.id)).find((x) => x.id === d.id)!.next_attempt_at) - s.clock.now();
+      const wait =
+        Date.parse((await deliveriesOf(s, endpoint.id)).find((x) => x.id === d.id)!.next_attempt_at) -
+        s.clock.now();
       expect(wait).toBeGreaterThanOrEqual(24_000);
       expect(wait).toBeLessThanOrEqual(36_000);
       waits.add(wait);
@@ -156,7 +218,10 @@ describe("the retry schedule", () => {
     const d = (await deliveriesOf(s, endpoint.id)).find((x) => x.id === failing.id)!;
     expect(d.status).toBe("failed");
     expect(Date.parse(d.failed_at) - createdAt).toBeGreaterThanOrEqual(RETRY_WINDOW_MS);
-    expect((await s.request("GET", pathOf(endpoint.id))).body).toMatchObject({ enabled: true, disabled_reason: null });
+    expect((await s.request("GET", pathOf(endpoint.id))).body).toMatchObject({
+      enabled: true,
+      disabled_reason: null,
+    });
   });
 
   test("a delivery that succeeds on a retry is done; the endpoint's failure streak ends", async () => {
@@ -164,12 +229,25 @@ describe("the retry schedule", () => {
     receiver.statuses.push(500, 502);
     const d = await queueTest(endpoint.id);
     await runWebhooks(s.server);
-    while (await runNextAttempt(endpoint.id)) { /* two failures, then 200 */ }
+    while (await runNextAttempt(endpoint.id)) {
+      /* two failures, then 200 */
+    }
     const done = (await deliveriesOf(s, endpoint.id)).find((x) => x.id === d.id)!;
-    expect(done).toMatchObject({ status: "succeeded", attempt_count: 3, last_response_status: 200, last_error: null });
+    expect(done).toMatchObject({
+      status: "succeeded",
+      attempt_count: 3,
+      last_response_status: 200,
+      last_error: null,
+    });
     expect(done.attempts.map((a: any) => a.response_status)).toEqual([500, 502, 200]);
     expect(receiver.eventIds().size).toBe(1);
-    expect(s.herald.db.$client.query<{ failing_since: number | null }, [string]>("SELECT failing_since FROM webhook_endpoints WHERE id = ?").get(endpoint.id)!.failing_since).toBeNull();
+    expect(
+      s.herald.db.$client
+        .query<{ failing_since: number | null }, [string]>(
+          "SELECT failing_since FROM webhook_endpoints WHERE id = ?",
+        )
+        .get(endpoint.id)!.failing_since,
+    ).toBeNull();
   });
 
   test("disabling an endpoint ends its pending deliveries", async () => {
@@ -179,7 +257,12 @@ describe("the retry schedule", () => {
     await runWebhooks(s.server);
     await s.request("PATCH", pathOf(endpoint.id), { body: { enabled: false } });
     const after = (await deliveriesOf(s, endpoint.id)).find((x) => x.id === d.id)!;
-    expect(after).toMatchObject({ status: "failed", last_error: "endpoint disabled", next_attempt_at: null, attempt_count: 1 });
+    expect(after).toMatchObject({
+      status: "failed",
+      last_error: "endpoint disabled",
+      next_attempt_at: null,
+      attempt_count: 1,
+    });
     s.clock.advance(HOUR);
     const sent = receiver.received.length;
     await runWebhooks(s.server);

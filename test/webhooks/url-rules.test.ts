@@ -91,30 +91,84 @@ describe("refused forms (without the test switch)", () => {
     { name: "http://", url: "http://hooks.example.com/x", detail: "must use https://, not http://" },
     { name: "another scheme", url: "ftp://hooks.example.com/x", detail: "must use https://, not ftp://" },
     { name: "a relative URL", url: "hooks.example.com/x", detail: "must be an absolute URL" },
-    { name: "a port other than 443", url: "https://hooks.example.com:8443/x", detail: "must use port 443, not 8443" },
+    {
+      name: "a port other than 443",
+      url: "https://hooks.example.com:8443/x",
+      detail: "must use port 443, not 8443",
+    },
     { name: "port 80 on https", url: "https://hooks.example.com:80/x", detail: "must use port 443, not 80" },
-    { name: "a user name and password", url: "https://user:secret@hooks.example.com/x", detail: "must not contain a user name or password" },
-    { name: "a user name alone", url: "https://user@hooks.example.com/x", detail: "must not contain a user name or password" },
-    { name: "an IPv4 literal", url: "https://93.184.216.34/x", detail: "must name its host with a DNS name, not an IP address (93.184.216.34)" },
-    { name: "an IPv6 literal", url: "https://[2606:4700:4700::1111]/x", detail: "not an IP address (2606:4700:4700::1111)" },
+    {
+      name: "a user name and password",
+      url: "https://user:secret@hooks.example.com/x",
+      detail: "must not contain a user name or password",
+    },
+    {
+      name: "a user name alone",
+      url: "https://user@hooks.example.com/x",
+      detail: "must not contain a user name or password",
+    },
+    {
+      name: "an IPv4 literal",
+      url: "https://93.184.216.34/x",
+      detail: "must name its host with a DNS name, not an IP address (93.184.216.34)",
+    },
+    {
+      name: "an IPv6 literal",
+      url: "https://[2606:4700:4700::1111]/x",
+      detail: "not an IP address (2606:4700:4700::1111)",
+    },
     { name: "a loopback literal", url: "https://127.0.0.1/x", detail: "not an IP address (127.0.0.1)" },
-    { name: "an IPv4 literal in hex (the parser's 127.0.0.1)", url: "https://0x7f000001/x", detail: "not an IP address (127.0.0.1)" },
-    { name: "an IPv4 literal as one decimal number", url: "https://2130706433/x", detail: "not an IP address (127.0.0.1)" },
+    {
+      name: "an IPv4 literal in hex (the parser's 127.0.0.1)",
+      url: "https://0x7f000001/x",
+      detail: "not an IP address (127.0.0.1)",
+    },
+    {
+      name: "an IPv4 literal as one decimal number",
+      url: "https://2130706433/x",
+      detail: "not an IP address (127.0.0.1)",
+    },
     { name: "an IPv4-mapped IPv6 literal", url: "https://[::ffff:127.0.0.1]/x", detail: "not an IP address" },
     { name: "a single-label host", url: "https://intranet/x", detail: "fully qualified host" },
     { name: "localhost", url: "https://localhost/x", detail: "fully qualified host" },
     { name: "a .localhost name", url: "https://hooks.localhost/x", detail: "loopback name" },
-    { name: "an underscore in the host", url: "https://bad_label.example.com/x", detail: "not a valid DNS host name" },
-    { name: "a space", url: "https://hooks.example.com/a b", detail: "must not contain spaces or control characters" },
-    { name: "a newline the parser would drop", url: "https://hooks.exa\nmple.com/x", detail: "must not contain spaces or control characters" },
-    { name: "a host under .invalid (never looked up)", url: "https://hooks.example.invalid/x",
-      detail: /cannot exist: \.invalid is a reserved/ },
-    { name: "an unresolvable host under .test", url: "https://nowhere.test/x",
-      detail: "could not be resolved (ENOTFOUND): .test is a reserved" },
+    {
+      name: "an underscore in the host",
+      url: "https://bad_label.example.com/x",
+      detail: "not a valid DNS host name",
+    },
+    {
+      name: "a space",
+      url: "https://hooks.example.com/a b",
+      detail: "must not contain spaces or control characters",
+    },
+    {
+      name: "a newline the parser would drop",
+      url: "https://hooks.exa\nmple.com/x",
+      detail: "must not contain spaces or control characters",
+    },
+    {
+      name: "a host under .invalid (never looked up)",
+      url: "https://hooks.example.invalid/x",
+      detail: /cannot exist: \.invalid is a reserved/,
+    },
+    {
+      name: "an unresolvable host under .test",
+      url: "https://nowhere.test/x",
+      detail: "could not be resolved (ENOTFOUND): .test is a reserved",
+    },
     { name: "an unresolvable host in .example", url: "https://gone.example/", detail: ".example is a" },
     { name: "an unresolvable host under .onion", url: "https://abc.onion/x", detail: ".onion is a reserved" },
-    { name: "a host with one private address among public ones", url: "https://mixed.example.com/x", detail: "resolves to 10.0.0.7, a private address (10.0.0.0/8)" },
-    { name: "a host resolving to 127.0.0.1", url: "https://loop.example.com/x", detail: "resolves to 127.0.0.1, a loopback address (127.0.0.0/8)" },
+    {
+      name: "a host with one private address among public ones",
+      url: "https://mixed.example.com/x",
+      detail: "resolves to 10.0.0.7, a private address (10.0.0.0/8)",
+    },
+    {
+      name: "a host resolving to 127.0.0.1",
+      url: "https://loop.example.com/x",
+      detail: "resolves to 127.0.0.1, a loopback address (127.0.0.0/8)",
+    },
   ];
   for (const c of cases) test(c.name, () => expectRefused(strict, c.url, c.detail));
 
@@ -206,11 +260,31 @@ describe("every private or reserved answer is refused", () => {
 
 describe("accepted forms", () => {
   const cases: { name: string; url: string; stored: string }[] = [
-    { name: "a public host", url: "https://hooks.example.com/herald?x=1", stored: "https://hooks.example.com/herald?x=1" },
-    { name: "an explicit :443 (dropped)", url: "https://hooks.example.com:443/h", stored: "https://hooks.example.com/h" },
-    { name: "upper case and a trailing dot", url: "https://HOOKS.Example.com./h", stored: "https://hooks.example.com./h" },
-    { name: "a host with IPv6 addresses only", url: "https://v6.example.com/h", stored: "https://v6.example.com/h" },
-    { name: "an international domain name (punycode)", url: "https://bücher.example/h", stored: "https://xn--bcher-kva.example/h" },
+    {
+      name: "a public host",
+      url: "https://hooks.example.com/herald?x=1",
+      stored: "https://hooks.example.com/herald?x=1",
+    },
+    {
+      name: "an explicit :443 (dropped)",
+      url: "https://hooks.example.com:443/h",
+      stored: "https://hooks.example.com/h",
+    },
+    {
+      name: "upper case and a trailing dot",
+      url: "https://HOOKS.Example.com./h",
+      stored: "https://hooks.example.com./h",
+    },
+    {
+      name: "a host with IPv6 addresses only",
+      url: "https://v6.example.com/h",
+      stored: "https://v6.example.com/h",
+    },
+    {
+      name: "an international domain name (punycode)",
+      url: "https://bücher.example/h",
+      stored: "https://xn--bcher-kva.example/h",
+    },
   ];
   for (const c of cases) {
     test(c.name, async () => {
@@ -233,11 +307,20 @@ describe("accepted forms", () => {
 });
 
 describe("HERALD_DEV_ALLOW_PRIVATE_NETWORK=1 admits http:// loopback, any port, and nothing else", () => {
-  const admitted = ["http://127.0.0.1:8080/hooks", "http://127.0.0.1/hooks", "http://[::1]:9000/hooks", "http://localhost:3000/hooks", "http://hooks.localhost:3000/hooks"];
+  const admitted = [
+    "http://127.0.0.1:8080/hooks",
+    "http://127.0.0.1/hooks",
+    "http://[::1]:9000/hooks",
+    "http://localhost:3000/hooks",
+    "http://hooks.localhost:3000/hooks",
+  ];
   for (const url of admitted) {
     test(`admits ${url}`, async () => {
       const r = await createEndpoint(dev, body(url));
-      expect({ status: r.status, detail: r.body.errors?.[0]?.detail }).toEqual({ status: 201, detail: undefined });
+      expect({ status: r.status, detail: r.body.errors?.[0]?.detail }).toEqual({
+        status: 201,
+        detail: undefined,
+      });
     });
   }
 

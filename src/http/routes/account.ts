@@ -9,22 +9,25 @@ import type { heraldPlugin } from "../plugin.ts";
 import { ALL_SCOPES } from "../../core/scopes.ts";
 import { findAccount } from "../../modules/account/repo.ts";
 
-const Account = t.Object({
-  id: t.String(),
-  object: t.Literal("account"),
-  name: t.String(),
-  authentication: t.Object({
-    credential_id: t.String(),
-    prefix: t.String(),
+const Account = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal("account"),
     name: t.String(),
-    environment: t.Union([t.Literal("live"), t.Literal("test")]),
-    workspace_access_mode: t.Union([t.Literal("all"), t.Literal("selected")]),
-    scopes: t.Array(t.Union(ALL_SCOPES.map((s) => t.Literal(s)))),
-    expires_at: t.Union([Timestamp, t.Null()]),
-  }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-}, { title: "Account" });
+    authentication: t.Object({
+      credential_id: t.String(),
+      prefix: t.String(),
+      name: t.String(),
+      environment: t.Union([t.Literal("live"), t.Literal("test")]),
+      workspace_access_mode: t.Union([t.Literal("all"), t.Literal("selected")]),
+      scopes: t.Array(t.Union(ALL_SCOPES.map((s) => t.Literal(s)))),
+      expires_at: t.Union([Timestamp, t.Null()]),
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "Account" },
+);
 
 function presentAccount(h: Herald, actor: Actor) {
   const account = findAccount(h.db, actor.accountId);
@@ -49,9 +52,20 @@ function presentAccount(h: Herald, actor: Actor) {
 
 /** The account and the calling credential's context, at `/account` and `/me`. */
 export function accountRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
-  const options = (summary: string) => ({ ...operation({ scope: "authenticated", summary, tag: "Account" }), response: { 200: Account } });
+  const options = (summary: string) => ({
+    ...operation({ scope: "authenticated", summary, tag: "Account" }),
+    response: { 200: Account },
+  });
   return new Elysia()
     .use(rails)
-    .get("/account", ({ actor }) => resourceResponse(presentAccount(h, actor)), options("Get the account and the calling credential"))
-    .get("/me", ({ actor }) => resourceResponse(presentAccount(h, actor)), options("Get the calling credential's context (same as /account)"));
+    .get(
+      "/account",
+      ({ actor }) => resourceResponse(presentAccount(h, actor)),
+      options("Get the account and the calling credential"),
+    )
+    .get(
+      "/me",
+      ({ actor }) => resourceResponse(presentAccount(h, actor)),
+      options("Get the calling credential's context (same as /account)"),
+    );
 }

@@ -10,18 +10,46 @@ import { presentConnection, presentDestination } from "../../modules/destination
 import { Channel } from "./posts-schemas.ts";
 import { listDestinations } from "../../modules/destinations/repo.ts";
 import { completeOAuthCallback } from "../../modules/destinations/oauth.ts";
-import { disconnectDestination, patchDestination, requireConnection, requireDestination, startConnection } from "../../modules/destinations/service.ts";
+import {
+  disconnectDestination,
+  patchDestination,
+  requireConnection,
+  requireDestination,
+  startConnection,
+} from "../../modules/destinations/service.ts";
 
-const Destination = t.Object({
-  id: t.String(), object: t.Literal("destination"), channel: t.String(), display_name: t.String(),
-  status: t.Union([t.Literal("ready"), t.Literal("unavailable"), t.Literal("disabled")]), unavailable_reason: t.Optional(t.String()),
-  is_default: t.Boolean(), created_at: Timestamp, updated_at: Timestamp,
-}, { title: "Destination" });
-const Connection = t.Object({
-  object: t.Literal("destination_connection"), id: t.String(), provider: t.String(),
-  status: t.Union([t.Literal("pending"), t.Literal("completed"), t.Literal("failed"), t.Literal("expired")]),
-  authorization_url: t.Union([t.String(), t.Null()]), destination_id: t.Union([t.String(), t.Null()]), error: t.Union([t.String(), t.Null()]), expires_at: Timestamp,
-}, { title: "DestinationConnection" });
+const Destination = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal("destination"),
+    channel: t.String(),
+    display_name: t.String(),
+    status: t.Union([t.Literal("ready"), t.Literal("unavailable"), t.Literal("disabled")]),
+    unavailable_reason: t.Optional(t.String()),
+    is_default: t.Boolean(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "Destination" },
+);
+const Connection = t.Object(
+  {
+    object: t.Literal("destination_connection"),
+    id: t.String(),
+    provider: t.String(),
+    status: t.Union([
+      t.Literal("pending"),
+      t.Literal("completed"),
+      t.Literal("failed"),
+      t.Literal("expired"),
+    ]),
+    authorization_url: t.Union([t.String(), t.Null()]),
+    destination_id: t.Union([t.String(), t.Null()]),
+    error: t.Union([t.String(), t.Null()]),
+    expires_at: Timestamp,
+  },
+  { title: "DestinationConnection" },
+);
 const WorkspaceParams = t.Object({ workspace_id: t.String() });
 const DestinationParams = t.Object({ workspace_id: t.String(), destination_id: t.String() });
 const tag = "Destinations";
@@ -34,58 +62,176 @@ function escapeHtml(text: string): string {
 export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)
-    .get("/destinations", ({ params }) => {
-      return wholeListing(listDestinations(h.db, params.workspace_id).map((row) => presentDestination(h, row)));
-    }, {
-      ...operation({ scope: "destinations:read", summary: "List destinations (whole, not paged)", tag, errors: [404] }),
-      params: WorkspaceParams,
-      // Generic paginators send these; the listing is always whole (has_more false), so they change nothing.
-      query: t.Object({ limit: t.Optional(t.String({ description: "accepted and ignored: the listing is whole" })), after: t.Optional(t.String({ description: "accepted and ignored" })) }),
-      response: { 200: listingSchema(Destination) },
-    })
-    .get("/destinations/:destination_id", ({ params }) => {
-      return resourceResponse(presentDestination(h, requireDestination(h, params.workspace_id, params.destination_id)));
-    }, { ...operation({ scope: "destinations:read", summary: "Get a destination", tag, errors: [404] }), params: DestinationParams, response: { 200: Destination } })
-    .patch("/destinations/:destination_id", ({ actor, params, body }) => {
-      return resourceResponse(presentDestination(h, patchDestination({
-        h, actor, workspaceId: params.workspace_id, id: params.destination_id, input: body,
-      })));
-    }, {
-      ...operation({ scope: "destinations:write", summary: "Enable, disable or make default", tag, errors: [404] }),
-      parse: JSON_PARSER, params: DestinationParams,
-      body: t.Object({ enabled: t.Optional(t.Boolean()), is_default: t.Optional(t.Boolean()) }, { additionalProperties: false, minProperties: 1 }),
-      response: { 200: Destination },
-    })
-    .delete("/destinations/:destination_id", ({ actor, params }) => {
-      const row = disconnectDestination({ h, actor, workspaceId: params.workspace_id, id: params.destination_id });
-      return { id: row.id, object: "destination" as const, deleted: true as const };
-    }, { ...operation({ scope: "destinations:write", summary: "Disconnect a destination", tag, errors: [404, 409] }), params: DestinationParams, response: { 200: t.Object({ id: t.String(), object: t.Literal("destination"), deleted: t.Literal(true) }) } })
-    .post("/destination-connections", async ({ actor, request, params, body }) => {
-      return runIdempotent(h, { accountId: actor.accountId, request, body: { ...body, app_password: body.app_password ? sha256Hex(body.app_password) : undefined }, required: false }, async () =>
-        resourceResponse(presentConnection(await startConnection({ h, actor, workspaceId: params.workspace_id, input: body })), 201));
-    }, {
-      ...operation({ scope: "destinations:write", summary: "Connect an account: Bluesky at once (handle + app password), Mastodon through OAuth", tag, errors: [404, 422, 502], idempotency: "optional" }),
-      parse: JSON_PARSER, params: WorkspaceParams,
-      body: t.Object({
-        provider: Channel,
-        instance_origin: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
-        handle: t.Optional(t.String({ minLength: 1, maxLength: 253 })),
-        app_password: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-      }, { additionalProperties: false }),
-      response: { 201: Connection },
-    })
-    .get("/destination-connections/:connection_id", ({ params }) => {
-      return resourceResponse(presentConnection(requireConnection(h, params.workspace_id, params.connection_id)));
-    }, { ...operation({ scope: "destinations:read", summary: "Get a connection session", tag, errors: [404] }), params: t.Object({ workspace_id: t.String(), connection_id: t.String() }), response: { 200: Connection } });
+    .get(
+      "/destinations",
+      ({ params }) => {
+        return wholeListing(
+          listDestinations(h.db, params.workspace_id).map((row) => presentDestination(h, row)),
+        );
+      },
+      {
+        ...operation({
+          scope: "destinations:read",
+          summary: "List destinations (whole, not paged)",
+          tag,
+          errors: [404],
+        }),
+        params: WorkspaceParams,
+        // Generic paginators send these; the listing is always whole (has_more false), so they change nothing.
+        query: t.Object({
+          limit: t.Optional(t.String({ description: "accepted and ignored: the listing is whole" })),
+          after: t.Optional(t.String({ description: "accepted and ignored" })),
+        }),
+        response: { 200: listingSchema(Destination) },
+      },
+    )
+    .get(
+      "/destinations/:destination_id",
+      ({ params }) => {
+        return resourceResponse(
+          presentDestination(h, requireDestination(h, params.workspace_id, params.destination_id)),
+        );
+      },
+      {
+        ...operation({ scope: "destinations:read", summary: "Get a destination", tag, errors: [404] }),
+        params: DestinationParams,
+        response: { 200: Destination },
+      },
+    )
+    .patch(
+      "/destinations/:destination_id",
+      ({ actor, params, body }) => {
+        return resourceResponse(
+          presentDestination(
+            h,
+            patchDestination({
+              h,
+              actor,
+              workspaceId: params.workspace_id,
+              id: params.destination_id,
+              input: body,
+            }),
+          ),
+        );
+      },
+      {
+        ...operation({
+          scope: "destinations:write",
+          summary: "Enable, disable or make default",
+          tag,
+          errors: [404],
+        }),
+        parse: JSON_PARSER,
+        params: DestinationParams,
+        body: t.Object(
+          { enabled: t.Optional(t.Boolean()), is_default: t.Optional(t.Boolean()) },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        response: { 200: Destination },
+      },
+    )
+    .delete(
+      "/destinations/:destination_id",
+      ({ actor, params }) => {
+        const row = disconnectDestination({
+          h,
+          actor,
+          workspaceId: params.workspace_id,
+          id: params.destination_id,
+        });
+        return { id: row.id, object: "destination" as const, deleted: true as const };
+      },
+      {
+        ...operation({
+          scope: "destinations:write",
+          summary: "Disconnect a destination",
+          tag,
+          errors: [404, 409],
+        }),
+        params: DestinationParams,
+        response: {
+          200: t.Object({ id: t.String(), object: t.Literal("destination"), deleted: t.Literal(true) }),
+        },
+      },
+    )
+    .post(
+      "/destination-connections",
+      async ({ actor, request, params, body }) => {
+        return runIdempotent(
+          h,
+          {
+            accountId: actor.accountId,
+            request,
+            body: { ...body, app_password: body.app_password ? sha256Hex(body.app_password) : undefined },
+            required: false,
+          },
+          async () =>
+            resourceResponse(
+              presentConnection(
+                await startConnection({ h, actor, workspaceId: params.workspace_id, input: body }),
+              ),
+              201,
+            ),
+        );
+      },
+      {
+        ...operation({
+          scope: "destinations:write",
+          summary: "Connect an account: Bluesky at once (handle + app password), Mastodon through OAuth",
+          tag,
+          errors: [404, 422, 502],
+          idempotency: "optional",
+        }),
+        parse: JSON_PARSER,
+        params: WorkspaceParams,
+        body: t.Object(
+          {
+            provider: Channel,
+            instance_origin: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
+            handle: t.Optional(t.String({ minLength: 1, maxLength: 253 })),
+            app_password: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Connection },
+      },
+    )
+    .get(
+      "/destination-connections/:connection_id",
+      ({ params }) => {
+        return resourceResponse(
+          presentConnection(requireConnection(h, params.workspace_id, params.connection_id)),
+        );
+      },
+      {
+        ...operation({ scope: "destinations:read", summary: "Get a connection session", tag, errors: [404] }),
+        params: t.Object({ workspace_id: t.String(), connection_id: t.String() }),
+        response: { 200: Connection },
+      },
+    );
 }
 
 /** The OAuth return page `<origin>/oauth/callback/{provider}` (no bearer: the `state` identifies the session). */
 export function oauthCallbackRoutes(h: Herald) {
-  return new Elysia().get("/oauth/callback/:provider", async ({ params, query }) => {
-    const result = await completeOAuthCallback({ h, channel: params.provider, query: query as Record<string, string> });
-    const title = result.ok ? "Connected" : "Not connected";
-    return new Response(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
+  return new Elysia().get(
+    "/oauth/callback/:provider",
+    async ({ params, query }) => {
+      const result = await completeOAuthCallback({
+        h,
+        channel: params.provider,
+        query: query as Record<string, string>,
+      });
+      const title = result.ok ? "Connected" : "Not connected";
+      return new Response(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>
-<body><h1>${title}</h1><p>${escapeHtml(result.message)}</p></body></html>`, { status: result.ok ? 200 : 400, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
-  }, { detail: { hide: true } });
+<body><h1>${title}</h1><p>${escapeHtml(result.message)}</p></body></html>`,
+        {
+          status: result.ok ? 200 : 400,
+          headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+        },
+      );
+    },
+    { detail: { hide: true } },
+  );
 }

@@ -12,40 +12,65 @@ const ContentMode = t.Union([t.Literal("metadata"), t.Literal("full")]);
 
 const fields = {
   name: t.String({ minLength: 1, maxLength: 120 }),
-  url: t.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH, description: "https:// on port 443, a DNS host name that resolves to public addresses only, no credentials" }),
+  url: t.String({
+    minLength: 1,
+    maxLength: MAX_WEBHOOK_URL_LENGTH,
+    description:
+      "https:// on port 443, a DNS host name that resolves to public addresses only, no credentials",
+  }),
   event_types: t.Array(EventType, { minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length }),
   destination_filter_mode: FilterMode,
-  destination_ids: t.Array(t.String({ minLength: 1, maxLength: 200 }), { maxItems: 100, description: "Used with destination_filter_mode `selected`: 1 to 100 destinations of the workspace" }),
-  content_mode: t.Union([t.Literal("metadata"), t.Literal("full")], { description: "`full` adds post content to events and needs the posts:read scope" }),
+  destination_ids: t.Array(t.String({ minLength: 1, maxLength: 200 }), {
+    maxItems: 100,
+    description: "Used with destination_filter_mode `selected`: 1 to 100 destinations of the workspace",
+  }),
+  content_mode: t.Union([t.Literal("metadata"), t.Literal("full")], {
+    description: "`full` adds post content to events and needs the posts:read scope",
+  }),
   enabled: t.Boolean(),
 };
 
 /** Body of Create Webhook Endpoint. */
-export const CreateEndpointBody = t.Object({
-  name: fields.name,
-  url: fields.url,
-  event_types: fields.event_types,
-  destination_filter_mode: t.Optional(fields.destination_filter_mode),
-  destination_ids: t.Optional(fields.destination_ids),
-  content_mode: t.Optional(fields.content_mode),
-  enabled: t.Optional(fields.enabled),
-}, { additionalProperties: false });
+export const CreateEndpointBody = t.Object(
+  {
+    name: fields.name,
+    url: fields.url,
+    event_types: fields.event_types,
+    destination_filter_mode: t.Optional(fields.destination_filter_mode),
+    destination_ids: t.Optional(fields.destination_ids),
+    content_mode: t.Optional(fields.content_mode),
+    enabled: t.Optional(fields.enabled),
+  },
+  { additionalProperties: false },
+);
 
 /** Body of Patch Webhook Endpoint: any of the endpoint's settings. */
-export const PatchEndpointBody = t.Object({
-  enabled: t.Optional(fields.enabled),
-  name: t.Optional(fields.name),
-  url: t.Optional(fields.url),
-  event_types: t.Optional(fields.event_types),
-  destination_filter_mode: t.Optional(fields.destination_filter_mode),
-  destination_ids: t.Optional(fields.destination_ids),
-  content_mode: t.Optional(fields.content_mode),
-}, { additionalProperties: false, minProperties: 1 });
+export const PatchEndpointBody = t.Object(
+  {
+    enabled: t.Optional(fields.enabled),
+    name: t.Optional(fields.name),
+    url: t.Optional(fields.url),
+    event_types: t.Optional(fields.event_types),
+    destination_filter_mode: t.Optional(fields.destination_filter_mode),
+    destination_ids: t.Optional(fields.destination_ids),
+    content_mode: t.Optional(fields.content_mode),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
 
 /** Body of Rotate Secret. */
-export const RotateSecretBody = t.Object({
-  previous_secret_expires_in: t.Optional(Type.Integer({ minimum: 0, maximum: 7 * 24 * 3600, description: "Seconds the replaced secret keeps signing (default 86400; 0 ends it now)" })),
-}, { additionalProperties: false });
+export const RotateSecretBody = t.Object(
+  {
+    previous_secret_expires_in: t.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 7 * 24 * 3600,
+        description: "Seconds the replaced secret keeps signing (default 86400; 0 ends it now)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 /** The body of operations that take no fields (`{}`). */
 export const EmptyBody = t.Object({}, { additionalProperties: false });
@@ -63,7 +88,12 @@ const endpointFields = {
   secret_last_four: t.String({ minLength: 4, maxLength: 4 }),
   previous_secret_expires_at: Nullable(Timestamp),
   config_version: Type.Integer({ minimum: 1 }),
-  disabled_reason: Nullable(t.String({ description: "`delivery_failures` when Herald disabled the endpoint after three days of failed deliveries" })),
+  disabled_reason: Nullable(
+    t.String({
+      description:
+        "`delivery_failures` when Herald disabled the endpoint after three days of failed deliveries",
+    }),
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
 };
@@ -72,28 +102,42 @@ const endpointFields = {
 export const WebhookEndpoint = t.Object(endpointFields, { title: "WebhookEndpoint" });
 
 /** The endpoint with its signing secret: only in the create and rotate responses. */
-export const WebhookEndpointWithSecret = t.Object({ ...endpointFields, secret: t.String({ description: "The signing secret, shown this once" }) }, { title: "WebhookEndpointWithSecret" });
+export const WebhookEndpointWithSecret = t.Object(
+  { ...endpointFields, secret: t.String({ description: "The signing secret, shown this once" }) },
+  { title: "WebhookEndpointWithSecret" },
+);
 
 /** A delivery of the delivery log. */
-export const WebhookDelivery = t.Object({
-  id: t.String(),
-  object: t.Literal("webhook_delivery"),
-  endpoint_id: t.String(),
-  event_id: t.String(),
-  event_type: t.String(),
-  status: t.Union([t.Literal("pending"), t.Literal("succeeded"), t.Literal("failed")]),
-  attempt_count: Type.Integer({ minimum: 0 }),
-  next_attempt_at: Nullable(Timestamp),
-  last_attempt_at: Nullable(Timestamp),
-  last_response_status: Nullable(Type.Integer()),
-  last_error: Nullable(t.String()),
-  last_duration_ms: Nullable(Type.Integer()),
-  delivered_at: Nullable(Timestamp),
-  failed_at: Nullable(Timestamp),
-  redelivery_of: Nullable(t.String()),
-  created_at: Timestamp,
-  attempts: t.Array(t.Object({ number: Type.Integer({ minimum: 1 }), started_at: Timestamp, duration_ms: Type.Integer(), response_status: Nullable(Type.Integer()), error: Nullable(t.String()) })),
-}, { title: "WebhookDelivery" });
+export const WebhookDelivery = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal("webhook_delivery"),
+    endpoint_id: t.String(),
+    event_id: t.String(),
+    event_type: t.String(),
+    status: t.Union([t.Literal("pending"), t.Literal("succeeded"), t.Literal("failed")]),
+    attempt_count: Type.Integer({ minimum: 0 }),
+    next_attempt_at: Nullable(Timestamp),
+    last_attempt_at: Nullable(Timestamp),
+    last_response_status: Nullable(Type.Integer()),
+    last_error: Nullable(t.String()),
+    last_duration_ms: Nullable(Type.Integer()),
+    delivered_at: Nullable(Timestamp),
+    failed_at: Nullable(Timestamp),
+    redelivery_of: Nullable(t.String()),
+    created_at: Timestamp,
+    attempts: t.Array(
+      t.Object({
+        number: Type.Integer({ minimum: 1 }),
+        started_at: Timestamp,
+        duration_ms: Type.Integer(),
+        response_status: Nullable(Type.Integer()),
+        error: Nullable(t.String()),
+      }),
+    ),
+  },
+  { title: "WebhookDelivery" },
+);
 
 /** Query of the endpoint listing. */
 export const ListQuery = t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()) });

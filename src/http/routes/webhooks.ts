@@ -7,16 +7,42 @@ import { pageResponse, parsePageQuery } from "../pagination.ts";
 import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
 import { runIdempotent } from "../../modules/idempotency/service.ts";
 import { presentDelivery, presentEndpoint } from "../../modules/webhooks/present.ts";
-import { listDeliveries, listDeliveryAttempts, listEndpoints, type DeliveryRow, type EndpointRow } from "../../modules/webhooks/repo.ts";
-import { CreateEndpointBody, EmptyBody, ListDeliveriesQuery, ListQuery, PatchEndpointBody, RotateSecretBody, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from "./webhooks-schemas.ts";
 import {
-  createWebhookEndpoint, DEFAULT_PREVIOUS_SECRET_TTL_SECONDS, deleteWebhookEndpoint, patchWebhookEndpoint, redeliverWebhook, requireEndpoint,
-  rotateWebhookSecret, sendTestEvent,
+  listDeliveries,
+  listDeliveryAttempts,
+  listEndpoints,
+  type DeliveryRow,
+  type EndpointRow,
+} from "../../modules/webhooks/repo.ts";
+import {
+  CreateEndpointBody,
+  EmptyBody,
+  ListDeliveriesQuery,
+  ListQuery,
+  PatchEndpointBody,
+  RotateSecretBody,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from "./webhooks-schemas.ts";
+import {
+  createWebhookEndpoint,
+  DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
+  deleteWebhookEndpoint,
+  patchWebhookEndpoint,
+  redeliverWebhook,
+  requireEndpoint,
+  rotateWebhookSecret,
+  sendTestEvent,
 } from "../../modules/webhooks/service.ts";
 
 const WorkspaceParams = t.Object({ workspace_id: t.String() });
 const EndpointParams = t.Object({ workspace_id: t.String(), endpoint_id: t.String() });
-const DeliveryParams = t.Object({ workspace_id: t.String(), endpoint_id: t.String(), delivery_id: t.String() });
+const DeliveryParams = t.Object({
+  workspace_id: t.String(),
+  endpoint_id: t.String(),
+  delivery_id: t.String(),
+});
 const tag = "Webhooks";
 
 // A secret inside a stored idempotent response would sit in the database in clear text; it is
@@ -30,7 +56,9 @@ function endpointResponse(h: Herald, row: EndpointRow, status = 200): Response {
 /** The endpoint with its secret sealed, ETag of the endpoint as GET shows it. */
 function sealedSecretResponse(h: Herald, row: EndpointRow, secret: string, status: number): Response {
   const resource = presentEndpoint(row, h.clock.now());
-  return resourceResponse({ ...resource, secret: SEALED_MARK + h.secrets.encrypt(secret) }, status, { etag: etagOf(resource) });
+  return resourceResponse({ ...resource, secret: SEALED_MARK + h.secrets.encrypt(secret) }, status, {
+    etag: etagOf(resource),
+  });
 }
 
 async function unsealSecret(h: Herald, response: Response): Promise<Response> {
@@ -39,7 +67,8 @@ async function unsealSecret(h: Herald, response: Response): Promise<Response> {
   headers.delete("content-length");
   if (response.status >= 300) return new Response(text, { status: response.status, headers });
   const body = JSON.parse(text) as { secret?: unknown };
-  if (typeof body.secret === "string" && body.secret.startsWith(SEALED_MARK)) body.secret = h.secrets.decrypt(body.secret.slice(SEALED_MARK.length));
+  if (typeof body.secret === "string" && body.secret.startsWith(SEALED_MARK))
+    body.secret = h.secrets.decrypt(body.secret.slice(SEALED_MARK.length));
   return new Response(JSON.stringify(body), { status: response.status, headers });
 }
 
@@ -51,93 +80,262 @@ function deliveryResponse(h: Herald, row: DeliveryRow, status: number): Response
 export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id/webhook-endpoints" })
     .use(rails)
-    .post("", async ({ actor, workspace: ws, request, body }) => {
-      const workspace = ws!;
-      const response = await runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () => {
-        const { row, secret } = await createWebhookEndpoint({ h, actor, workspace, input: body });
-        return sealedSecretResponse(h, row, secret, 201);
-      });
-      return unsealSecret(h, response);
-    }, {
-      ...operation({ scope: "webhooks:write", summary: "Register a webhook endpoint (the signing secret is returned once)", tag, errors: [404], idempotency: "required", description: "`content_mode: full` also needs the posts:read scope. Every URL rule refused is a 400 pointing at /url." }),
-      parse: JSON_PARSER, params: WorkspaceParams, body: CreateEndpointBody, response: { 201: WebhookEndpointWithSecret },
-    })
-    .get("", ({ actor, workspace: ws, request, query }) => {
-      const workspace = ws!;
-      const scope = `webhook-endpoints:${workspace.id}:${actor.credentialId}`;
-      const page = parsePageQuery(h, query, scope);
-      const now = h.clock.now();
-      return pageResponse(h, request, listEndpoints(h.db, workspace.id, page.afterId, page.limit), page, scope, (row) => presentEndpoint(row, now));
-    }, {
-      ...operation({ scope: "webhooks:read", summary: "List webhook endpoints (never with secrets)", tag, errors: [404] }),
-      params: WorkspaceParams, query: ListQuery, response: { 200: listingSchema(WebhookEndpoint) },
-    })
-    .get("/:endpoint_id", ({ params }) => {
-      return endpointResponse(h, requireEndpoint(h.db, params.workspace_id, params.endpoint_id));
-    }, {
-      ...operation({ scope: "webhooks:read", summary: "Get a webhook endpoint", tag, errors: [404] }),
-      params: EndpointParams, response: { 200: WebhookEndpoint },
-    })
-    .patch("/:endpoint_id", async ({ actor, params, body, request }) => {
-      const row = await patchWebhookEndpoint({
-        h, actor, workspaceId: params.workspace_id, endpointId: params.endpoint_id, input: body,
-        ifMatch: request.headers.get("if-match"),
-      });
-      return endpointResponse(h, row);
-    }, {
-      ...operation({ scope: "webhooks:write", summary: "Change a webhook endpoint (enable, disable, URL, event types, filter, content mode)", tag, errors: [404], ifMatch: "optional", description: "Any change bumps config_version. Disabling ends pending deliveries; enabling again does not resend them (redeliver does)." }),
-      parse: JSON_PARSER, params: EndpointParams, body: PatchEndpointBody, response: { 200: WebhookEndpoint },
-    })
-    .delete("/:endpoint_id", ({ actor, params, request }) => {
-      return runIdempotent(h, { accountId: actor.accountId, request, body: null, required: false }, () => {
-        const row = deleteWebhookEndpoint({
-          h, actor, workspaceId: params.workspace_id, endpointId: params.endpoint_id,
+    .post(
+      "",
+      async ({ actor, workspace: ws, request, body }) => {
+        const workspace = ws!;
+        const response = await runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body, required: true },
+          async () => {
+            const { row, secret } = await createWebhookEndpoint({ h, actor, workspace, input: body });
+            return sealedSecretResponse(h, row, secret, 201);
+          },
+        );
+        return unsealSecret(h, response);
+      },
+      {
+        ...operation({
+          scope: "webhooks:write",
+          summary: "Register a webhook endpoint (the signing secret is returned once)",
+          tag,
+          errors: [404],
+          idempotency: "required",
+          description:
+            "`content_mode: full` also needs the posts:read scope. Every URL rule refused is a 400 pointing at /url.",
+        }),
+        parse: JSON_PARSER,
+        params: WorkspaceParams,
+        body: CreateEndpointBody,
+        response: { 201: WebhookEndpointWithSecret },
+      },
+    )
+    .get(
+      "",
+      ({ actor, workspace: ws, request, query }) => {
+        const workspace = ws!;
+        const scope = `webhook-endpoints:${workspace.id}:${actor.credentialId}`;
+        const page = parsePageQuery(h, query, scope);
+        const now = h.clock.now();
+        return pageResponse(
+          h,
+          request,
+          listEndpoints(h.db, workspace.id, page.afterId, page.limit),
+          page,
+          scope,
+          (row) => presentEndpoint(row, now),
+        );
+      },
+      {
+        ...operation({
+          scope: "webhooks:read",
+          summary: "List webhook endpoints (never with secrets)",
+          tag,
+          errors: [404],
+        }),
+        params: WorkspaceParams,
+        query: ListQuery,
+        response: { 200: listingSchema(WebhookEndpoint) },
+      },
+    )
+    .get(
+      "/:endpoint_id",
+      ({ params }) => {
+        return endpointResponse(h, requireEndpoint(h.db, params.workspace_id, params.endpoint_id));
+      },
+      {
+        ...operation({ scope: "webhooks:read", summary: "Get a webhook endpoint", tag, errors: [404] }),
+        params: EndpointParams,
+        response: { 200: WebhookEndpoint },
+      },
+    )
+    .patch(
+      "/:endpoint_id",
+      async ({ actor, params, body, request }) => {
+        const row = await patchWebhookEndpoint({
+          h,
+          actor,
+          workspaceId: params.workspace_id,
+          endpointId: params.endpoint_id,
+          input: body,
           ifMatch: request.headers.get("if-match"),
         });
-        return new Response(JSON.stringify({ id: row.id, object: "webhook_endpoint", deleted: true }), { headers: { "content-type": "application/json" } });
-      });
-    }, {
-      ...operation({ scope: "webhooks:write", summary: "Delete a webhook endpoint and its delivery log", tag, errors: [404], idempotency: "optional", ifMatch: "optional" }),
-      params: EndpointParams, response: { 200: t.Object({ id: t.String(), object: t.Literal("webhook_endpoint"), deleted: t.Literal(true) }) },
-    })
-    .post("/:endpoint_id/rotate-secret", async ({ actor, params, body, request }) => {
-      const response = await runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () => {
-        const { row, secret } = rotateWebhookSecret({
-          h, actor, workspaceId: params.workspace_id, endpointId: params.endpoint_id,
-          ttlSeconds: body?.previous_secret_expires_in ?? DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
+        return endpointResponse(h, row);
+      },
+      {
+        ...operation({
+          scope: "webhooks:write",
+          summary: "Change a webhook endpoint (enable, disable, URL, event types, filter, content mode)",
+          tag,
+          errors: [404],
+          ifMatch: "optional",
+          description:
+            "Any change bumps config_version. Disabling ends pending deliveries; enabling again does not resend them (redeliver does).",
+        }),
+        parse: JSON_PARSER,
+        params: EndpointParams,
+        body: PatchEndpointBody,
+        response: { 200: WebhookEndpoint },
+      },
+    )
+    .delete(
+      "/:endpoint_id",
+      ({ actor, params, request }) => {
+        return runIdempotent(h, { accountId: actor.accountId, request, body: null, required: false }, () => {
+          const row = deleteWebhookEndpoint({
+            h,
+            actor,
+            workspaceId: params.workspace_id,
+            endpointId: params.endpoint_id,
+            ifMatch: request.headers.get("if-match"),
+          });
+          return new Response(JSON.stringify({ id: row.id, object: "webhook_endpoint", deleted: true }), {
+            headers: { "content-type": "application/json" },
+          });
         });
-        return sealedSecretResponse(h, row, secret, 200);
-      });
-      return unsealSecret(h, response);
-    }, {
-      ...operation({ scope: "webhooks:write", summary: "Rotate the signing secret (the new one is returned once)", tag, errors: [404], idempotency: "optional", description: "The replaced secret keeps signing, as a second v1 signature, until previous_secret_expires_at (24 h by default)." }),
-      parse: JSON_PARSER, params: EndpointParams, body: t.Optional(RotateSecretBody), response: { 200: WebhookEndpointWithSecret },
-    })
-    .post("/:endpoint_id/test", ({ actor, params, body, request }) => {
-      return runIdempotent(h, { accountId: actor.accountId, request, body: body ?? {}, required: false }, () =>
-        deliveryResponse(h, sendTestEvent({ h, actor, workspaceId: params.workspace_id, endpointId: params.endpoint_id }), 202));
-    }, {
-      ...operation({ scope: "webhooks:write", summary: "Send a webhook.test event to this endpoint", tag, errors: [404, 409], idempotency: "optional", description: "Queued at once and sent within about a second, whatever the endpoint's event_types. data.object is {id, object: \"webhook_endpoint\"}." }),
-      parse: JSON_PARSER, params: EndpointParams, body: t.Optional(EmptyBody), response: { 202: WebhookDelivery },
-    })
-    .get("/:endpoint_id/deliveries", ({ actor, request, query, params }) => {
-      const endpoint = requireEndpoint(h.db, params.workspace_id, params.endpoint_id);
-      const scope = `webhook-deliveries:${endpoint.id}:${actor.credentialId}:${query.status ?? ""}`;
-      const page = parsePageQuery(h, query, scope);
-      const rows = listDeliveries(h.db, endpoint.id, query.status, page.afterId, page.limit);
-      const attempts = Map.groupBy(listDeliveryAttempts(h.db, rows.slice(0, page.limit).map((r) => r.id)), (a) => a.deliveryId);
-      return pageResponse(h, request, rows, page, scope, (row) => presentDelivery(row, attempts.get(row.id) ?? []));
-    }, {
-      ...operation({ scope: "webhooks:read", summary: "The delivery log of an endpoint: status, attempts, response codes, timing, next retry", tag, errors: [404] }),
-      params: EndpointParams, query: ListDeliveriesQuery, response: { 200: listingSchema(WebhookDelivery) },
-    })
-    .post("/:endpoint_id/deliveries/:delivery_id/redeliver", ({ actor, params, body, request }) => {
-      return runIdempotent(h, { accountId: actor.accountId, request, body: body ?? {}, required: false }, () =>
-        deliveryResponse(h, redeliverWebhook({
-          h, actor, workspaceId: params.workspace_id, endpointId: params.endpoint_id, deliveryId: params.delivery_id,
-        }), 202));
-    }, {
-      ...operation({ scope: "webhooks:write", summary: "Send a delivery's event again, as a new delivery", tag, errors: [404, 409], idempotency: "optional" }),
-      parse: JSON_PARSER, params: DeliveryParams, body: t.Optional(EmptyBody), response: { 202: WebhookDelivery },
-    });
+      },
+      {
+        ...operation({
+          scope: "webhooks:write",
+          summary: "Delete a webhook endpoint and its delivery log",
+          tag,
+          errors: [404],
+          idempotency: "optional",
+          ifMatch: "optional",
+        }),
+        params: EndpointParams,
+        response: {
+          200: t.Object({ id: t.String(), object: t.Literal("webhook_endpoint"), deleted: t.Literal(true) }),
+        },
+      },
+    )
+    .post(
+      "/:endpoint_id/rotate-secret",
+      async ({ actor, params, body, request }) => {
+        const response = await runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body, required: false },
+          () => {
+            const { row, secret } = rotateWebhookSecret({
+              h,
+              actor,
+              workspaceId: params.workspace_id,
+              endpointId: params.endpoint_id,
+              ttlSeconds: body?.previous_secret_expires_in ?? DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
+            });
+            return sealedSecretResponse(h, row, secret, 200);
+          },
+        );
+        return unsealSecret(h, response);
+      },
+      {
+        ...operation({
+          scope: "webhooks:write",
+          summary: "Rotate the signing secret (the new one is returned once)",
+          tag,
+          errors: [404],
+          idempotency: "optional",
+          description:
+            "The replaced secret keeps signing, as a second v1 signature, until previous_secret_expires_at (24 h by default).",
+        }),
+        parse: JSON_PARSER,
+        params: EndpointParams,
+        body: t.Optional(RotateSecretBody),
+        response: { 200: WebhookEndpointWithSecret },
+      },
+    )
+    .post(
+      "/:endpoint_id/test",
+      ({ actor, params, body, request }) => {
+        return runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body: body ?? {}, required: false },
+          () =>
+            deliveryResponse(
+              h,
+              sendTestEvent({ h, actor, workspaceId: params.workspace_id, endpointId: params.endpoint_id }),
+              202,
+            ),
+        );
+      },
+      {
+        ...operation({
+          scope: "webhooks:write",
+          summary: "Send a webhook.test event to this endpoint",
+          tag,
+          errors: [404, 409],
+          idempotency: "optional",
+          description:
+            'Queued at once and sent within about a second, whatever the endpoint\'s event_types. data.object is {id, object: "webhook_endpoint"}.',
+        }),
+        parse: JSON_PARSER,
+        params: EndpointParams,
+        body: t.Optional(EmptyBody),
+        response: { 202: WebhookDelivery },
+      },
+    )
+    .get(
+      "/:endpoint_id/deliveries",
+      ({ actor, request, query, params }) => {
+        const endpoint = requireEndpoint(h.db, params.workspace_id, params.endpoint_id);
+        const scope = `webhook-deliveries:${endpoint.id}:${actor.credentialId}:${query.status ?? ""}`;
+        const page = parsePageQuery(h, query, scope);
+        const rows = listDeliveries(h.db, endpoint.id, query.status, page.afterId, page.limit);
+        const attempts = Map.groupBy(
+          listDeliveryAttempts(
+            h.db,
+            rows.slice(0, page.limit).map((r) => r.id),
+          ),
+          (a) => a.deliveryId,
+        );
+        return pageResponse(h, request, rows, page, scope, (row) =>
+          presentDelivery(row, attempts.get(row.id) ?? []),
+        );
+      },
+      {
+        ...operation({
+          scope: "webhooks:read",
+          summary: "The delivery log of an endpoint: status, attempts, response codes, timing, next retry",
+          tag,
+          errors: [404],
+        }),
+        params: EndpointParams,
+        query: ListDeliveriesQuery,
+        response: { 200: listingSchema(WebhookDelivery) },
+      },
+    )
+    .post(
+      "/:endpoint_id/deliveries/:delivery_id/redeliver",
+      ({ actor, params, body, request }) => {
+        return runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body: body ?? {}, required: false },
+          () =>
+            deliveryResponse(
+              h,
+              redeliverWebhook({
+                h,
+                actor,
+                workspaceId: params.workspace_id,
+                endpointId: params.endpoint_id,
+                deliveryId: params.delivery_id,
+              }),
+              202,
+            ),
+        );
+      },
+      {
+        ...operation({
+          scope: "webhooks:write",
+          summary: "Send a delivery's event again, as a new delivery",
+          tag,
+          errors: [404, 409],
+          idempotency: "optional",
+        }),
+        parse: JSON_PARSER,
+        params: DeliveryParams,
+        body: t.Optional(EmptyBody),
+        response: { 202: WebhookDelivery },
+      },
+    );
 }

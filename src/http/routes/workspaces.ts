@@ -8,46 +8,115 @@ import { runIdempotent } from "../../modules/idempotency/service.ts";
 import { listWorkspaces } from "../../modules/workspaces/repo.ts";
 import { createWorkspace, patchWorkspace, presentWorkspace } from "../../modules/workspaces/service.ts";
 
-const Workspace = t.Object({ id: t.String(), object: t.Literal("workspace"), name: t.String(), time_zone: t.String(), created_at: Timestamp, updated_at: Timestamp }, { title: "Workspace" });
-const Name = t.String({ minLength: 1, maxLength: 200, pattern: "\\S", description: "1 to 200 characters, not only spaces" });
+const Workspace = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal("workspace"),
+    name: t.String(),
+    time_zone: t.String(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "Workspace" },
+);
+const Name = t.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: "\\S",
+  description: "1 to 200 characters, not only spaces",
+});
 const TimeZone = t.String({ minLength: 1, maxLength: 64, description: "IANA time zone name" });
-const PageQuery = t.Object({ limit: t.Optional(t.String({ description: "1 to 100, default 25" })), after: t.Optional(t.String()) });
+const PageQuery = t.Object({
+  limit: t.Optional(t.String({ description: "1 to 100, default 25" })),
+  after: t.Optional(t.String()),
+});
 
 /** Workspaces: list the usable ones, create, get, patch. */
 export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia()
     .use(rails)
-    .get("/workspaces", ({ actor, request, query }) => {
-      const scope = `workspaces:${actor.credentialId}`;
-      const page = parsePageQuery(h, query, scope);
-      const onlyIds = actor.workspaceAccessMode === "selected" ? actor.workspaceIds : null;
-      return pageResponse(h, request, listWorkspaces(h.db, actor.accountId, onlyIds, page.afterId, page.limit), page, scope, presentWorkspace);
-    }, {
-      ...operation({ scope: "authenticated", summary: "List the workspaces the API key can use", tag: "Workspaces" }),
-      query: PageQuery,
-      response: { 200: listingSchema(Workspace) },
-    })
-    .post("/workspaces", ({ actor, request, body }) =>
-      runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () =>
-        resourceResponse(presentWorkspace(createWorkspace({ h, actor, input: body })), 201)), {
-      ...operation({ scope: "workspaces:write", summary: "Create a workspace", tag: "Workspaces", idempotency: "optional" }),
-      parse: JSON_PARSER,
-      body: t.Object({ name: Name, time_zone: t.Optional(TimeZone) }, { additionalProperties: false }),
-      response: { 201: Workspace },
-    })
+    .get(
+      "/workspaces",
+      ({ actor, request, query }) => {
+        const scope = `workspaces:${actor.credentialId}`;
+        const page = parsePageQuery(h, query, scope);
+        const onlyIds = actor.workspaceAccessMode === "selected" ? actor.workspaceIds : null;
+        return pageResponse(
+          h,
+          request,
+          listWorkspaces(h.db, actor.accountId, onlyIds, page.afterId, page.limit),
+          page,
+          scope,
+          presentWorkspace,
+        );
+      },
+      {
+        ...operation({
+          scope: "authenticated",
+          summary: "List the workspaces the API key can use",
+          tag: "Workspaces",
+        }),
+        query: PageQuery,
+        response: { 200: listingSchema(Workspace) },
+      },
+    )
+    .post(
+      "/workspaces",
+      ({ actor, request, body }) =>
+        runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () =>
+          resourceResponse(presentWorkspace(createWorkspace({ h, actor, input: body })), 201),
+        ),
+      {
+        ...operation({
+          scope: "workspaces:write",
+          summary: "Create a workspace",
+          tag: "Workspaces",
+          idempotency: "optional",
+        }),
+        parse: JSON_PARSER,
+        body: t.Object({ name: Name, time_zone: t.Optional(TimeZone) }, { additionalProperties: false }),
+        response: { 201: Workspace },
+      },
+    )
     .get("/workspaces/:workspace_id", ({ workspace }) => resourceResponse(presentWorkspace(workspace!)), {
-      ...operation({ scope: "workspaces:read", summary: "Get a workspace", tag: "Workspaces", errors: [404] }),
+      ...operation({
+        scope: "workspaces:read",
+        summary: "Get a workspace",
+        tag: "Workspaces",
+        errors: [404],
+      }),
       params: t.Object({ workspace_id: t.String() }),
       response: { 200: Workspace },
     })
-    .patch("/workspaces/:workspace_id", ({ actor, params, body, request }) =>
-      resourceResponse(presentWorkspace(patchWorkspace({
-        h, actor, workspaceId: params.workspace_id, input: body, ifMatch: request.headers.get("if-match"),
-      }))), {
-      ...operation({ scope: "workspaces:write", summary: "Rename a workspace or change its time zone", tag: "Workspaces", errors: [404], ifMatch: "optional" }),
-      parse: JSON_PARSER,
-      params: t.Object({ workspace_id: t.String() }),
-      body: t.Object({ name: t.Optional(Name), time_zone: t.Optional(TimeZone) }, { additionalProperties: false, minProperties: 1 }),
-      response: { 200: Workspace },
-    });
+    .patch(
+      "/workspaces/:workspace_id",
+      ({ actor, params, body, request }) =>
+        resourceResponse(
+          presentWorkspace(
+            patchWorkspace({
+              h,
+              actor,
+              workspaceId: params.workspace_id,
+              input: body,
+              ifMatch: request.headers.get("if-match"),
+            }),
+          ),
+        ),
+      {
+        ...operation({
+          scope: "workspaces:write",
+          summary: "Rename a workspace or change its time zone",
+          tag: "Workspaces",
+          errors: [404],
+          ifMatch: "optional",
+        }),
+        parse: JSON_PARSER,
+        params: t.Object({ workspace_id: t.String() }),
+        body: t.Object(
+          { name: t.Optional(Name), time_zone: t.Optional(TimeZone) },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        response: { 200: Workspace },
+      },
+    );
 }

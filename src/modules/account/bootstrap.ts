@@ -14,11 +14,16 @@ export class BootstrapError extends Error {}
  * Creates an account, its owner, a first workspace (UTC) and a live API key with every scope, in
  * one transaction. The key is returned once and never stored in clear.
  */
-export async function bootstrapAccount(h: Herald, input: { email: string; workspaceName: string; password?: string }) {
+export async function bootstrapAccount(
+  h: Herald,
+  input: { email: string; workspaceName: string; password?: string },
+) {
   const email = input.email.trim();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) throw new BootstrapError(`"${email}" is not an e-mail address`);
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
+    throw new BootstrapError(`"${email}" is not an e-mail address`);
   const workspaceName = input.workspaceName.trim();
-  if (workspaceName.length < 1 || workspaceName.length > 200) throw new BootstrapError("the workspace name must be 1 to 200 characters");
+  if (workspaceName.length < 1 || workspaceName.length > 200)
+    throw new BootstrapError("the workspace name must be 1 to 200 characters");
   const passwordHash = input.password ? await Bun.password.hash(input.password) : null;
   const now = h.clock.now();
   return inTransaction(h.db, (tx) => {
@@ -27,11 +32,45 @@ export async function bootstrapAccount(h: Herald, input: { email: string; worksp
     const workspaceId = newId("ws");
     insertAccount(tx, { id: accountId, name: workspaceName, createdAt: now, updatedAt: now });
     insertUser(tx, { id: newId("usr"), accountId, email, passwordHash, role: "owner", createdAt: now });
-    insertWorkspace(tx, { id: workspaceId, accountId, name: workspaceName, timeZone: "UTC", createdAt: now, updatedAt: now });
-    const key = createApiKey(tx, { accountId, name: "bootstrap", environment: "live", scopes: [...ALL_SCOPES], workspaceAccessMode: "all", workspaceIds: [], expiresAt: null }, now);
+    insertWorkspace(tx, {
+      id: workspaceId,
+      accountId,
+      name: workspaceName,
+      timeZone: "UTC",
+      createdAt: now,
+      updatedAt: now,
+    });
+    const key = createApiKey(
+      tx,
+      {
+        accountId,
+        name: "bootstrap",
+        environment: "live",
+        scopes: [...ALL_SCOPES],
+        workspaceAccessMode: "all",
+        workspaceIds: [],
+        expiresAt: null,
+      },
+      now,
+    );
     const actor = { accountId, credentialId: null, requestId: null };
-    recordAudit(tx, actor, { action: "account.bootstrapped", targetType: "account", targetId: accountId }, now);
-    recordAudit(tx, actor, { action: "api_key.created", targetType: "api_key", targetId: key.credentialId }, now);
-    return { account_id: accountId, workspace_id: workspaceId, api_key: key.apiKey, credential_id: key.credentialId };
+    recordAudit(
+      tx,
+      actor,
+      { action: "account.bootstrapped", targetType: "account", targetId: accountId },
+      now,
+    );
+    recordAudit(
+      tx,
+      actor,
+      { action: "api_key.created", targetType: "api_key", targetId: key.credentialId },
+      now,
+    );
+    return {
+      account_id: accountId,
+      workspace_id: workspaceId,
+      api_key: key.apiKey,
+      credential_id: key.credentialId,
+    };
   });
 }

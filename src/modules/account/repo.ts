@@ -27,5 +27,7 @@ export function findUserByEmail(db: Db, email: string) {
 
 /** Stores a new user. */
 export function insertUser(db: Db, row: typeof users.$inferInsert): void {
-  db.insert(users).values({ ...row, email: row.email.toLowerCase() }).run();
+  db.insert(users)
+    .values({ ...row, email: row.email.toLowerCase() })
+    .run();
 }

@@ -1,7 +1,13 @@
 import type { Herald } from "../../herald.ts";
 import {
-  blobKeysInUse, listAbandonedPendingAssets, listDeletedAssetsWithBlobs, listExpiredUploads, livePostsUsingAsset, liveStoreUploadIds,
-  updateAsset, updateUploadInState,
+  blobKeysInUse,
+  listAbandonedPendingAssets,
+  listDeletedAssetsWithBlobs,
+  listExpiredUploads,
+  livePostsUsingAsset,
+  liveStoreUploadIds,
+  updateAsset,
+  updateUploadInState,
 } from "./repo.ts";
 import { removeAssetBytes } from "./service.ts";
 
@@ -31,11 +37,21 @@ export interface CleanupReport {
 export async function cleanupAssets(h: Herald, options: { graceMs?: number } = {}): Promise<CleanupReport> {
   const now = h.clock.now();
   const grace = options.graceMs ?? ORPHAN_GRACE_MS;
-  const report: CleanupReport = { expired_uploads: 0, abandoned_assets: 0, deleted_blobs: 0, orphan_uploads: 0, orphan_objects: 0, temp_files: 0 };
+  const report: CleanupReport = {
+    expired_uploads: 0,
+    abandoned_assets: 0,
+    deleted_blobs: 0,
+    orphan_uploads: 0,
+    orphan_objects: 0,
+    temp_files: 0,
+  };
 
   for (const upload of listExpiredUploads(h.db, now, BATCH)) {
     if (upload.storage === h.blobs.kind) await h.blobs.abortMultipart(upload.blobKey, upload.storeUploadId);
-    if (updateUploadInState(h.db, upload.id, ["pending", "completing"], { status: "expired", leaseUntil: null })) report.expired_uploads++;
+    if (
+      updateUploadInState(h.db, upload.id, ["pending", "completing"], { status: "expired", leaseUntil: null })
+    )
+      report.expired_uploads++;
   }
 
   for (const asset of listAbandonedPendingAssets(h.db, BATCH)) {
@@ -52,7 +68,10 @@ export async function cleanupAssets(h: Herald, options: { graceMs?: number } = {
   const cutoff = Date.now() - grace;
   const uploads: { key: string; uploadId: string; initiatedAt: number | null }[] = [];
   for await (const upload of h.blobs.listMultipart()) uploads.push(upload);
-  const live = liveStoreUploadIds(h.db, uploads.map((u) => u.uploadId));
+  const live = liveStoreUploadIds(
+    h.db,
+    uploads.map((u) => u.uploadId),
+  );
   for (const upload of uploads) {
     if (live.has(upload.uploadId) || (upload.initiatedAt ?? 0) > cutoff) continue;
     await h.blobs.abortMultipart(upload.key, upload.uploadId);
@@ -61,7 +80,10 @@ export async function cleanupAssets(h: Herald, options: { graceMs?: number } = {
 
   let batch: { key: string; modifiedAt: number }[] = [];
   const sweep = async () => {
-    const claimed = blobKeysInUse(h.db, batch.map((o) => o.key));
+    const claimed = blobKeysInUse(
+      h.db,
+      batch.map((o) => o.key),
+    );
     for (const object of batch) {
       if (claimed.has(object.key) || object.modifiedAt > cutoff) continue;
       await h.blobs.delete(object.key);

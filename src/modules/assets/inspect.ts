@@ -12,7 +12,12 @@ export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"
 export const VIDEO_TYPES = ["video/mp4", "video/quicktime"] as const;
 
 /** Declared types that name the same format as a canonical one. */
-const ALIASES: Record<string, string> = { "image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg", "video/x-m4v": "video/mp4", "video/m4v": "video/mp4" };
+const ALIASES: Record<string, string> = {
+  "image/jpg": "image/jpeg",
+  "image/pjpeg": "image/jpeg",
+  "video/x-m4v": "video/mp4",
+  "video/m4v": "video/mp4",
+};
 
 /** A declared content type in canonical form (lower case, parameters dropped, aliases resolved). */
 export function canonicalContentType(contentType: string): string {
@@ -22,7 +27,9 @@ export function canonicalContentType(contentType: string): string {
 
 /** Whether an asset of `kind` may have this (canonical) content type: videos for `video`, images otherwise. */
 export function contentTypeFitsKind(kind: "card" | "video" | "poster", contentType: string): boolean {
-  return kind === "video" ? (VIDEO_TYPES as readonly string[]).includes(contentType) : (IMAGE_TYPES as readonly string[]).includes(contentType);
+  return kind === "video"
+    ? (VIDEO_TYPES as readonly string[]).includes(contentType)
+    : (IMAGE_TYPES as readonly string[]).includes(contentType);
 }
 
 /** The result of inspecting an object. */
@@ -59,7 +66,12 @@ export function formatFor(width: number, height: number): string {
 
 // ---- images ---------------------------------------------------------------------------------------
 
-const IMAGE_TYPE_OF: Record<string, string> = { png: "image/png", jpg: "image/jpeg", gif: "image/gif", webp: "image/webp" };
+const IMAGE_TYPE_OF: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+};
 /** Most headers are in the first KiB; JPEG EXIF blocks can push the frame header further. */
 const IMAGE_HEAD_BYTES = [64 * 1024, 16 * 1024 * 1024];
 
@@ -70,18 +82,28 @@ async function inspectImage(store: BlobStore, key: string, size: number): Promis
     try {
       const found = imageSize(head);
       const contentType = found.type ? IMAGE_TYPE_OF[found.type] : undefined;
-      if (!contentType) throw new InspectionError(`the file is a ${found.type ?? "unknown"} image; Herald takes PNG, JPEG, GIF and WebP`);
+      if (!contentType)
+        throw new InspectionError(
+          `the file is a ${found.type ?? "unknown"} image; Herald takes PNG, JPEG, GIF and WebP`,
+        );
       if (!found.width || !found.height) throw new InspectionError("the image has no dimensions");
       // EXIF orientations 5–8 rotate by 90°: the picture people see is the other way round.
       const rotated = (found.orientation ?? 1) >= 5;
-      return { contentType, width: rotated ? found.height : found.width, height: rotated ? found.width : found.height, durationSec: 0 };
+      return {
+        contentType,
+        width: rotated ? found.height : found.width,
+        height: rotated ? found.width : found.height,
+        durationSec: 0,
+      };
     } catch (error) {
       if (error instanceof InspectionError) throw error;
       lastError = error;
       if (limit >= size) break;
     }
   }
-  throw new InspectionError(`the file is not a PNG, JPEG, GIF or WebP image Herald can read (${(lastError as Error)?.message ?? "unknown format"})`);
+  throw new InspectionError(
+    `the file is not a PNG, JPEG, GIF or WebP image Herald can read (${(lastError as Error)?.message ?? "unknown format"})`,
+  );
 }
 
 // ---- videos ---------------------------------------------------------------------------------------
@@ -100,17 +122,21 @@ async function topLevelBoxes(store: BlobStore, key: string, fileSize: number): P
   const boxes: TopLevelBox[] = [];
   let offset = 0;
   while (offset + 8 <= fileSize && boxes.length < 1000) {
-    const header = Buffer.from(await store.readBytes(key, { start: offset, end: Math.min(fileSize, offset + 16) }));
+    const header = Buffer.from(
+      await store.readBytes(key, { start: offset, end: Math.min(fileSize, offset + 16) }),
+    );
     let size = header.readUInt32BE(0);
     const type = header.toString("latin1", 4, 8);
-    if (!/^[\x20-\x7e]{4}$/.test(type)) throw new InspectionError(`the file is not an MP4/MOV video (unreadable box at byte ${offset})`);
+    if (!/^[\x20-\x7e]{4}$/.test(type))
+      throw new InspectionError(`the file is not an MP4/MOV video (unreadable box at byte ${offset})`);
     if (size === 1) {
       if (header.length < 16) throw new InspectionError("the file ends inside a box header");
       size = Number(header.readBigUInt64BE(8));
     } else if (size === 0) {
       size = fileSize - offset; // the box runs to the end of the file
     }
-    if (size < 8 || offset + size > fileSize) throw new InspectionError(`the ${type} box at byte ${offset} runs past the end of the file`);
+    if (size < 8 || offset + size > fileSize)
+      throw new InspectionError(`the ${type} box at byte ${offset} runs past the end of the file`);
     boxes.push({ type, start: offset, size });
     offset += size;
   }
@@ -121,9 +147,11 @@ async function inspectVideo(store: BlobStore, key: string, size: number): Promis
   const boxes = await topLevelBoxes(store, key, size);
   const ftyp = boxes.find((b) => b.type === "ftyp");
   const moov = boxes.find((b) => b.type === "moov");
-  if (!ftyp || boxes[0] !== ftyp) throw new InspectionError("the file is not an MP4/MOV video (no ftyp box first)");
+  if (!ftyp || boxes[0] !== ftyp)
+    throw new InspectionError("the file is not an MP4/MOV video (no ftyp box first)");
   if (!moov) throw new InspectionError("the video has no moov box (an unfinished recording?)");
-  if (moov.size > MAX_MOOV_BYTES || ftyp.size > 4096) throw new InspectionError("the video's header boxes are too large to read");
+  if (moov.size > MAX_MOOV_BYTES || ftyp.size > 4096)
+    throw new InspectionError("the video's header boxes are too large to read");
   const ftypBytes = await store.readBytes(key, { start: ftyp.start, end: ftyp.start + ftyp.size });
   const moovBytes = await store.readBytes(key, { start: moov.start, end: moov.start + moov.size });
   const brand = Buffer.from(ftypBytes).toString("latin1", 8, 12);
@@ -144,7 +172,9 @@ async function inspectVideo(store: BlobStore, key: string, size: number): Promis
     width: Math.round((trak.tkhd?.width ?? 0) / 65536),
     height: Math.round((trak.tkhd?.height ?? 0) / 65536),
   }));
-  const video = tracks.find((t) => t.handler === "vide" && t.width > 0 && t.height > 0) ?? tracks.find((t) => t.width > 0 && t.height > 0);
+  const video =
+    tracks.find((t) => t.handler === "vide" && t.width > 0 && t.height > 0) ??
+    tracks.find((t) => t.width > 0 && t.height > 0);
   if (!video) throw new InspectionError("the video has no track with a picture size");
   const { duration, timescale } = movie.mvhd;
   return {
@@ -159,7 +189,12 @@ async function inspectVideo(store: BlobStore, key: string, size: number): Promis
  * Inspects the object at `key` as the declared kind of media: an image (card, poster) or a video.
  * Throws InspectionError when the bytes are not such a file.
  */
-export async function inspectBlob(store: BlobStore, key: string, size: number, expect: "image" | "video"): Promise<Inspection> {
+export async function inspectBlob(
+  store: BlobStore,
+  key: string,
+  size: number,
+  expect: "image" | "video",
+): Promise<Inspection> {
   return expect === "image" ? inspectImage(store, key, size) : inspectVideo(store, key, size);
 }
 
@@ -167,5 +202,8 @@ export async function inspectBlob(store: BlobStore, key: string, size: number, e
 export function sameMediaFamily(declared: string, detected: string): boolean {
   if (declared === detected) return true;
   // QuickTime and MP4 share the container; files are often labelled one way and branded the other.
-  return (VIDEO_TYPES as readonly string[]).includes(declared) && (VIDEO_TYPES as readonly string[]).includes(detected);
+  return (
+    (VIDEO_TYPES as readonly string[]).includes(declared) &&
+    (VIDEO_TYPES as readonly string[]).includes(detected)
+  );
 }

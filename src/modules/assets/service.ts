@@ -4,17 +4,47 @@ import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { auditActorOf, type Actor } from "../../core/actor.ts";
 import { invalid, notFound, ProblemError, type FieldError } from "../../core/problem.ts";
-import { combineCrc64Nvme, createCrc64Nvme, crc64nvmeFromBase64, crc64nvmeToBase64 } from "../../lib/crc64nvme.ts";
+import {
+  combineCrc64Nvme,
+  createCrc64Nvme,
+  crc64nvmeFromBase64,
+  crc64nvmeToBase64,
+} from "../../lib/crc64nvme.ts";
 import { recordAudit } from "../audit/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
-import { canonicalContentType, contentTypeFitsKind, formatFor, inspectBlob, InspectionError, sameMediaFamily } from "./inspect.ts";
+import {
+  canonicalContentType,
+  contentTypeFitsKind,
+  formatFor,
+  inspectBlob,
+  InspectionError,
+  sameMediaFamily,
+} from "./inspect.ts";
 import { MAX_ASSET_BYTES, partCountFor, partLength, partSizeFor } from "./parts.ts";
 import { presentAsset, presentUpload, type DownloadLink, type PartInstruction } from "./present.ts";
 import {
-  claimUploadCompletion, findAsset, findAssetById, findLatestUploadForAsset, findUpload, findUploadById, insertAsset, insertUpload, listAssets, livePostsUsingAsset,
-  updateAsset, updateUploadInState, type AssetRow, type AssetUploadRow,
+  claimUploadCompletion,
+  findAsset,
+  findAssetById,
+  findLatestUploadForAsset,
+  findUpload,
+  findUploadById,
+  insertAsset,
+  insertUpload,
+  listAssets,
+  livePostsUsingAsset,
+  updateAsset,
+  updateUploadInState,
+  type AssetRow,
+  type AssetUploadRow,
 } from "./repo.ts";
-import { checkDownloadUrl, checkPartUploadUrl, downloadUrl, partUploadUrl, type SignedUrlCheck } from "./signed-urls.ts";
+import {
+  checkDownloadUrl,
+  checkPartUploadUrl,
+  downloadUrl,
+  partUploadUrl,
+  type SignedUrlCheck,
+} from "./signed-urls.ts";
 
 /** How long an upload (and each of its part URLs) stays open. */
 export const UPLOAD_TTL_MS = 24 * 60 * 60 * 1000;
@@ -22,7 +52,6 @@ export const UPLOAD_TTL_MS = 24 * 60 * 60 * 1000;
 export const DOWNLOAD_TTL_MS = 5 * 60 * 1000;
 /** How long one completion may hold an upload before another request may take over. */
 const COMPLETION_LEASE_MS = 15 * 60 * 1000;
-
 
 /** An instant rounded down to a whole second (signed URLs carry seconds, responses show the same instant). */
 function wholeSecond(ms: number): number {
@@ -46,31 +75,70 @@ export interface CreateUploadInput {
 }
 
 /** Checks an upload request beyond its schema: media type, size, the part rule, part numbers, checksums. */
-function uploadRequestErrors(input: CreateUploadInput): { errors: FieldError[]; partSize: number; partCount: number; contentType: string } {
+function uploadRequestErrors(input: CreateUploadInput): {
+  errors: FieldError[];
+  partSize: number;
+  partCount: number;
+  contentType: string;
+} {
   const errors: FieldError[] = [];
   const contentType = canonicalContentType(input.content_type);
   if (!contentTypeFitsKind(input.kind, contentType)) {
-    errors.push({ pointer: "/content_type", code: "custom", detail: input.kind === "video" ? "a video asset must be video/mp4 or video/quicktime" : `a ${input.kind} asset must be image/png, image/jpeg, image/gif or image/webp` });
+    errors.push({
+      pointer: "/content_type",
+      code: "custom",
+      detail:
+        input.kind === "video"
+          ? "a video asset must be video/mp4 or video/quicktime"
+          : `a ${input.kind} asset must be image/png, image/jpeg, image/gif or image/webp`,
+    });
   }
-  if (input.byte_size > MAX_ASSET_BYTES) errors.push({ pointer: "/byte_size", code: "custom", detail: `must be at most ${MAX_ASSET_BYTES} bytes (10,000 parts of 64 MiB)` });
+  if (input.byte_size > MAX_ASSET_BYTES)
+    errors.push({
+      pointer: "/byte_size",
+      code: "custom",
+      detail: `must be at most ${MAX_ASSET_BYTES} bytes (10,000 parts of 64 MiB)`,
+    });
   const partSize = partSizeFor(input.byte_size);
   const partCount = partCountFor(input.byte_size, partSize);
   if (input.part_size !== undefined && input.part_size !== partSize) {
-    errors.push({ pointer: "/part_size", code: "custom", detail: `must be ${partSize} for ${input.byte_size} bytes: 5,242,880, or the smallest multiple of 1 MiB that fits in 10,000 parts` });
+    errors.push({
+      pointer: "/part_size",
+      code: "custom",
+      detail: `must be ${partSize} for ${input.byte_size} bytes: 5,242,880, or the smallest multiple of 1 MiB that fits in 10,000 parts`,
+    });
   }
   const tooLarge = input.byte_size > MAX_ASSET_BYTES;
   if (!tooLarge && input.parts.length !== partCount) {
-    errors.push({ pointer: "/parts", code: "custom", detail: `${input.byte_size} bytes in parts of ${partSize} make ${partCount} part${partCount === 1 ? "" : "s"}, not ${input.parts.length}; every part but the last is exactly ${partSize} bytes` });
+    errors.push({
+      pointer: "/parts",
+      code: "custom",
+      detail: `${input.byte_size} bytes in parts of ${partSize} make ${partCount} part${partCount === 1 ? "" : "s"}, not ${input.parts.length}; every part but the last is exactly ${partSize} bytes`,
+    });
   }
   // Part numbers are checked once the count is right (a wrong count already says what to fix).
   const countOk = !tooLarge && input.parts.length === partCount;
   const seen = new Set<number>();
   input.parts.forEach((part, i) => {
-    if (countOk && part.part_number > partCount) errors.push({ pointer: `/parts/${i}/part_number`, code: "custom", detail: `must be from 1 to ${partCount} (each part once)` });
-    else if (countOk && seen.has(part.part_number)) errors.push({ pointer: `/parts/${i}/part_number`, code: "custom", detail: `part ${part.part_number} is listed twice` });
+    if (countOk && part.part_number > partCount)
+      errors.push({
+        pointer: `/parts/${i}/part_number`,
+        code: "custom",
+        detail: `must be from 1 to ${partCount} (each part once)`,
+      });
+    else if (countOk && seen.has(part.part_number))
+      errors.push({
+        pointer: `/parts/${i}/part_number`,
+        code: "custom",
+        detail: `part ${part.part_number} is listed twice`,
+      });
     seen.add(part.part_number);
     if (crc64nvmeFromBase64(part.checksum_crc64nvme) === null) {
-      errors.push({ pointer: `/parts/${i}/checksum_crc64nvme`, code: "custom", detail: "must be a CRC64NVME: base64 of 8 big-endian bytes, like rosUhgp5mIg=" });
+      errors.push({
+        pointer: `/parts/${i}/checksum_crc64nvme`,
+        code: "custom",
+        detail: "must be a CRC64NVME: base64 of 8 big-endian bytes, like rosUhgp5mIg=",
+      });
     }
   });
   return { errors, partSize, partCount, contentType };
@@ -85,9 +153,15 @@ async function partInstructions(h: Herald, upload: AssetUploadRow): Promise<Part
     const times = { now, expiresAt: upload.expiresAt };
     const checksum = upload.partChecksums[n - 1]!;
     const target = await h.blobs.partTarget(upload.blobKey, upload.storeUploadId, n, times, checksum);
-    parts.push(target
-      ? { part_number: n, upload_url: target.url, required_headers: target.headers }
-      : { part_number: n, upload_url: partUploadUrl(h, upload.id, n, upload.expiresAt), required_headers: {} });
+    parts.push(
+      target
+        ? { part_number: n, upload_url: target.url, required_headers: target.headers }
+        : {
+            part_number: n,
+            upload_url: partUploadUrl(h, upload.id, n, upload.expiresAt),
+            required_headers: {},
+          },
+    );
   }
   return parts;
 }
@@ -96,7 +170,12 @@ async function partInstructions(h: Herald, upload: AssetUploadRow): Promise<Part
  * Starts a multipart upload: validates the request, starts it in the store, reserves the asset
  * (`pending_upload`) and returns the upload with one URL per part.
  */
-export async function createUpload(args: { h: Herald; actor: Actor; workspace: WorkspaceRow; input: CreateUploadInput }) {
+export async function createUpload(args: {
+  h: Herald;
+  actor: Actor;
+  workspace: WorkspaceRow;
+  input: CreateUploadInput;
+}) {
   const { h, actor, workspace, input } = args;
   const { errors, partSize, contentType } = uploadRequestErrors(input);
   if (errors.length) throw badRequest("The upload request does not describe a file Herald can take.", errors);
@@ -105,20 +184,52 @@ export async function createUpload(args: { h: Herald; actor: Actor; workspace: W
   const blobKey = `${workspace.id}/${assetId}`;
   // An upload started in the store but never recorded here (crash in between) is aborted by the cleanup job.
   const storeUploadId = await h.blobs.createMultipart(blobKey, { contentType });
-  const checksums = [...input.parts].sort((a, b) => a.part_number - b.part_number).map((p) => p.checksum_crc64nvme);
+  const checksums = [...input.parts]
+    .sort((a, b) => a.part_number - b.part_number)
+    .map((p) => p.checksum_crc64nvme);
   const upload: AssetUploadRow = {
-    id: newId("upl"), workspaceId: workspace.id, assetId, storage: h.blobs.kind, blobKey, storeUploadId,
-    byteSize: input.byte_size, partSize, partChecksums: checksums, status: "pending", leaseUntil: null, failure: null,
-    expiresAt: wholeSecond(now + UPLOAD_TTL_MS), createdAt: now, completedAt: null,
+    id: newId("upl"),
+    workspaceId: workspace.id,
+    assetId,
+    storage: h.blobs.kind,
+    blobKey,
+    storeUploadId,
+    byteSize: input.byte_size,
+    partSize,
+    partChecksums: checksums,
+    status: "pending",
+    leaseUntil: null,
+    failure: null,
+    expiresAt: wholeSecond(now + UPLOAD_TTL_MS),
+    createdAt: now,
+    completedAt: null,
   };
   inTransaction(h.db, (tx) => {
     insertAsset(tx, {
-      id: assetId, workspaceId: workspace.id, type: input.kind, label: input.file_name, contentType, byteSize: input.byte_size,
-      width: null, height: null, durationSec: null, status: "pending_upload", blobKey, checksum: null, format: null, inspectedAt: null,
-      createdAt: now, deletedAt: null,
+      id: assetId,
+      workspaceId: workspace.id,
+      type: input.kind,
+      label: input.file_name,
+      contentType,
+      byteSize: input.byte_size,
+      width: null,
+      height: null,
+      durationSec: null,
+      status: "pending_upload",
+      blobKey,
+      checksum: null,
+      format: null,
+      inspectedAt: null,
+      createdAt: now,
+      deletedAt: null,
     });
     insertUpload(tx, upload);
-    recordAudit(tx, auditActorOf(actor), { action: "asset.upload_started", workspaceId: workspace.id, targetType: "asset", targetId: assetId }, now);
+    recordAudit(
+      tx,
+      auditActorOf(actor),
+      { action: "asset.upload_started", workspaceId: workspace.id, targetType: "asset", targetId: assetId },
+      now,
+    );
   });
   return presentUpload(upload, await partInstructions(h, upload));
 }
@@ -126,10 +237,14 @@ export async function createUpload(args: { h: Herald; actor: Actor; workspace: W
 // ---- part upload (local storage) -----------------------------------------------------------------
 
 function refusedUrl(check: Exclude<SignedUrlCheck, "ok">, what: string): ProblemError {
-  const detail = check === "expired"
-    ? `This ${what} URL has expired.`
-    : `This ${what} URL is not valid: its signature does not match (was it changed or cut short?).`;
-  return new ProblemError("public_authentication_required", detail, { headers: { "www-authenticate": 'Signature realm="herald-signed-url"' }, userAction: "check_request" });
+  const detail =
+    check === "expired"
+      ? `This ${what} URL has expired.`
+      : `This ${what} URL is not valid: its signature does not match (was it changed or cut short?).`;
+  return new ProblemError("public_authentication_required", detail, {
+    headers: { "www-authenticate": 'Signature realm="herald-signed-url"' },
+    userAction: "check_request",
+  });
 }
 
 /**
@@ -137,31 +252,59 @@ function refusedUrl(check: Exclude<SignedUrlCheck, "ok">, what: string): Problem
  * streams to disk with its CRC64NVME computed on the way, and a part whose size or checksum differs
  * from what the upload declared is refused (400) with nothing kept. Re-sending a part replaces it.
  */
-export async function receivePart(h: Herald, uploadId: string, partNumberText: string, query: { expires?: string; signature?: string }, request: Request) {
+export async function receivePart(
+  h: Herald,
+  uploadId: string,
+  partNumberText: string,
+  query: { expires?: string; signature?: string },
+  request: Request,
+) {
   const check = checkPartUploadUrl(h, uploadId, partNumberText, query);
   if (check !== "ok") throw refusedUrl(check, "part upload");
   const upload = findUploadById(h.db, uploadId);
   const receive = h.blobs.receivePart?.bind(h.blobs);
   if (!upload || upload.storage !== h.blobs.kind || !receive) throw notFound("upload");
   const partNumber = Number(partNumberText);
-  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > upload.partChecksums.length) throw notFound("part");
-  if (upload.status !== "pending") throw new ProblemError("public_conflict", `This upload is ${upload.status === "completing" ? "being completed" : upload.status}; it takes no more parts.`);
+  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > upload.partChecksums.length)
+    throw notFound("part");
+  if (upload.status !== "pending")
+    throw new ProblemError(
+      "public_conflict",
+      `This upload is ${upload.status === "completing" ? "being completed" : upload.status}; it takes no more parts.`,
+    );
   const size = partLength(upload.byteSize, upload.partSize, partNumber);
   const declaredLength = request.headers.get("content-length");
   if (declaredLength !== null && Number(declaredLength) !== size) {
-    throw invalid("", `part ${partNumber} must be exactly ${size} bytes; Content-Length says ${declaredLength}`, "Content-Length");
+    throw invalid(
+      "",
+      `part ${partNumber} must be exactly ${size} bytes; Content-Length says ${declaredLength}`,
+      "Content-Length",
+    );
   }
-  if (!request.body) throw invalid("", `part ${partNumber} must be exactly ${size} bytes; the request has no body`);
+  if (!request.body)
+    throw invalid("", `part ${partNumber} must be exactly ${size} bytes; the request has no body`);
   const expected = { size, crc64nvme: crc64nvmeFromBase64(upload.partChecksums[partNumber - 1]!)! };
   try {
     const stored = await receive(upload.blobKey, upload.storeUploadId, partNumber, request.body, expected);
-    return { object: "asset_upload_part" as const, upload_id: upload.id, part_number: partNumber, etag: stored.etag, byte_size: stored.size, checksum_crc64nvme: upload.partChecksums[partNumber - 1]! };
+    return {
+      object: "asset_upload_part" as const,
+      upload_id: upload.id,
+      part_number: partNumber,
+      etag: stored.etag,
+      byte_size: stored.size,
+      checksum_crc64nvme: upload.partChecksums[partNumber - 1]!,
+    };
   } catch (error) {
     if (error instanceof BlobError && error.code === "checksum_mismatch") {
-      throw invalid("", `part ${partNumber} does not match the CRC64NVME declared for it (${upload.partChecksums[partNumber - 1]}); it was not kept. Send the part again.`);
+      throw invalid(
+        "",
+        `part ${partNumber} does not match the CRC64NVME declared for it (${upload.partChecksums[partNumber - 1]}); it was not kept. Send the part again.`,
+      );
     }
-    if (error instanceof BlobError && error.code === "size_mismatch") throw invalid("", `${error.message}; it was not kept`);
-    if (error instanceof BlobError && error.code === "not_found") throw new ProblemError("public_conflict", "This upload takes no more parts.");
+    if (error instanceof BlobError && error.code === "size_mismatch")
+      throw invalid("", `${error.message}; it was not kept`);
+    if (error instanceof BlobError && error.code === "not_found")
+      throw new ProblemError("public_conflict", "This upload takes no more parts.");
     throw error;
   }
 }
@@ -179,27 +322,57 @@ export interface CompleteUploadInput {
 function completionRequestErrors(upload: AssetUploadRow, input: CompleteUploadInput): FieldError[] {
   const errors: FieldError[] = [];
   const count = upload.partChecksums.length;
-  if (input.byte_size !== upload.byteSize) errors.push({ pointer: "/byte_size", code: "custom", detail: `the upload was declared with ${upload.byteSize} bytes` });
+  if (input.byte_size !== upload.byteSize)
+    errors.push({
+      pointer: "/byte_size",
+      code: "custom",
+      detail: `the upload was declared with ${upload.byteSize} bytes`,
+    });
   const seen = new Set<number>();
   input.parts.forEach((part, i) => {
-    if (part.part_number > count) errors.push({ pointer: `/parts/${i}/part_number`, code: "custom", detail: `the upload has parts 1 to ${count}` });
-    else if (seen.has(part.part_number)) errors.push({ pointer: `/parts/${i}/part_number`, code: "custom", detail: `part ${part.part_number} is listed twice` });
+    if (part.part_number > count)
+      errors.push({
+        pointer: `/parts/${i}/part_number`,
+        code: "custom",
+        detail: `the upload has parts 1 to ${count}`,
+      });
+    else if (seen.has(part.part_number))
+      errors.push({
+        pointer: `/parts/${i}/part_number`,
+        code: "custom",
+        detail: `part ${part.part_number} is listed twice`,
+      });
     else if (part.checksum_crc64nvme !== upload.partChecksums[part.part_number - 1]) {
-      errors.push({ pointer: `/parts/${i}/checksum_crc64nvme`, code: "custom", detail: `part ${part.part_number} was declared with ${upload.partChecksums[part.part_number - 1]}` });
+      errors.push({
+        pointer: `/parts/${i}/checksum_crc64nvme`,
+        code: "custom",
+        detail: `part ${part.part_number} was declared with ${upload.partChecksums[part.part_number - 1]}`,
+      });
     }
     seen.add(part.part_number);
   });
   const missing = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !seen.has(n));
-  if (missing.length) errors.push({ pointer: "/parts", code: "custom", detail: `part${missing.length === 1 ? "" : "s"} ${abbreviate(missing)} missing from the list` });
+  if (missing.length)
+    errors.push({
+      pointer: "/parts",
+      code: "custom",
+      detail: `part${missing.length === 1 ? "" : "s"} ${abbreviate(missing)} missing from the list`,
+    });
   const whole = wholeChecksum(upload);
   if (input.checksum_crc64nvme !== crc64nvmeToBase64(whole)) {
-    errors.push({ pointer: "/checksum_crc64nvme", code: "custom", detail: "is not the CRC64NVME of the whole file (the combination of the declared part checksums)" });
+    errors.push({
+      pointer: "/checksum_crc64nvme",
+      code: "custom",
+      detail: "is not the CRC64NVME of the whole file (the combination of the declared part checksums)",
+    });
   }
   return errors;
 }
 
 function abbreviate(numbers: number[]): string {
-  return numbers.length > 10 ? `${numbers.slice(0, 10).join(", ")} and ${numbers.length - 10} more` : numbers.join(", ");
+  return numbers.length > 10
+    ? `${numbers.slice(0, 10).join(", ")} and ${numbers.length - 10} more`
+    : numbers.join(", ");
 }
 
 /** The whole-object CRC64NVME, combined from the declared part checksums. */
@@ -207,7 +380,8 @@ function wholeChecksum(upload: AssetUploadRow): bigint {
   let whole = 0n;
   upload.partChecksums.forEach((checksum, i) => {
     const part = crc64nvmeFromBase64(checksum)!;
-    whole = i === 0 ? part : combineCrc64Nvme(whole, part, partLength(upload.byteSize, upload.partSize, i + 1));
+    whole =
+      i === 0 ? part : combineCrc64Nvme(whole, part, partLength(upload.byteSize, upload.partSize, i + 1));
   });
   return whole;
 }
@@ -242,15 +416,21 @@ async function verifyStoredObject(h: Herald, upload: AssetUploadRow): Promise<vo
       if (left === 0) endPart();
     }
   }
-  if (total !== upload.byteSize) throw new UploadFailed(`the stored file has ${total} bytes, not ${upload.byteSize}`);
-  if (bad.length) throw new UploadFailed(`part${bad.length === 1 ? "" : "s"} ${abbreviate(bad)} stored by the bucket do${bad.length === 1 ? "es" : ""} not match the declared CRC64NVME`);
+  if (total !== upload.byteSize)
+    throw new UploadFailed(`the stored file has ${total} bytes, not ${upload.byteSize}`);
+  if (bad.length)
+    throw new UploadFailed(
+      `part${bad.length === 1 ? "" : "s"} ${abbreviate(bad)} stored by the bucket do${bad.length === 1 ? "es" : ""} not match the declared CRC64NVME`,
+    );
 }
 
 /** Assembles the parts into the object (or finds it assembled by an earlier attempt that died). */
 async function assemble(h: Herald, upload: AssetUploadRow, input: CompleteUploadInput): Promise<void> {
   let stored;
   try {
-    stored = new Map((await h.blobs.listParts(upload.blobKey, upload.storeUploadId)).map((p) => [p.partNumber, p]));
+    stored = new Map(
+      (await h.blobs.listParts(upload.blobKey, upload.storeUploadId)).map((p) => [p.partNumber, p]),
+    );
   } catch (error) {
     if (!(error instanceof BlobError && error.code === "not_found")) throw error;
     // The store no longer has the multipart upload: an earlier attempt assembled it and died before
@@ -267,11 +447,27 @@ async function assemble(h: Herald, upload: AssetUploadRow, input: CompleteUpload
     const found = stored.get(part.part_number);
     const size = partLength(upload.byteSize, upload.partSize, part.part_number);
     if (!found) missing.push(part.part_number);
-    else if (found.etag.replace(/"/g, "") !== part.etag.replace(/"/g, "")) errors.push({ pointer: `/parts/${i}/etag`, code: "custom", detail: `part ${part.part_number} is stored with ETag ${found.etag}; send the ETag of its latest upload` });
-    else if (found.size !== size) errors.push({ pointer: `/parts/${i}`, code: "custom", detail: `part ${part.part_number} is stored with ${found.size} bytes; it must have ${size}. Send it again.` });
+    else if (found.etag.replace(/"/g, "") !== part.etag.replace(/"/g, ""))
+      errors.push({
+        pointer: `/parts/${i}/etag`,
+        code: "custom",
+        detail: `part ${part.part_number} is stored with ETag ${found.etag}; send the ETag of its latest upload`,
+      });
+    else if (found.size !== size)
+      errors.push({
+        pointer: `/parts/${i}`,
+        code: "custom",
+        detail: `part ${part.part_number} is stored with ${found.size} bytes; it must have ${size}. Send it again.`,
+      });
   });
-  if (missing.length) errors.unshift({ pointer: "/parts", code: "custom", detail: `part${missing.length === 1 ? "" : "s"} ${abbreviate(missing)} ${missing.length === 1 ? "has" : "have"} not been uploaded; send ${missing.length === 1 ? "it" : "them"} and complete again` });
-  if (errors.length) throw badRequest("The upload is not complete as described; nothing was assembled.", errors);
+  if (missing.length)
+    errors.unshift({
+      pointer: "/parts",
+      code: "custom",
+      detail: `part${missing.length === 1 ? "" : "s"} ${abbreviate(missing)} ${missing.length === 1 ? "has" : "have"} not been uploaded; send ${missing.length === 1 ? "it" : "them"} and complete again`,
+    });
+  if (errors.length)
+    throw badRequest("The upload is not complete as described; nothing was assembled.", errors);
   const ordered = [...input.parts].sort((a, b) => a.part_number - b.part_number);
   const parts = ordered.map((p) => ({
     partNumber: p.part_number,
@@ -284,7 +480,10 @@ async function assemble(h: Herald, upload: AssetUploadRow, input: CompleteUpload
     ({ verified } = await h.blobs.completeMultipart(upload.blobKey, upload.storeUploadId, parts, whole));
   } catch (error) {
     // A part that no longer matches its checksum was dropped by the store: the client sends it again.
-    if (error instanceof BlobError && error.code === "checksum_mismatch") throw badRequest("A stored part is damaged; nothing was assembled.", [{ pointer: "/parts", code: "custom", detail: error.message }]);
+    if (error instanceof BlobError && error.code === "checksum_mismatch")
+      throw badRequest("A stored part is damaged; nothing was assembled.", [
+        { pointer: "/parts", code: "custom", detail: error.message },
+      ]);
     throw error;
   }
   // Local disk and a bucket that checks checksums verified every part as it arrived (S3 and MinIO
@@ -310,33 +509,61 @@ export async function completeUpload(args: {
   if (!upload) throw notFound("upload");
   if (upload.status === "completed") {
     const asset = findAsset(h.db, workspaceId, upload.assetId);
-    if (asset && asset.checksum === input.checksum_crc64nvme && asset.byteSize === input.byte_size) return asset;
-    throw new ProblemError("public_conflict", "This upload was already completed with another checksum or size.");
+    if (asset && asset.checksum === input.checksum_crc64nvme && asset.byteSize === input.byte_size)
+      return asset;
+    throw new ProblemError(
+      "public_conflict",
+      "This upload was already completed with another checksum or size.",
+    );
   }
-  if (upload.status === "failed") throw new ProblemError("public_conflict", `This upload failed and cannot be completed (${upload.failure}); start a new upload.`);
+  if (upload.status === "failed")
+    throw new ProblemError(
+      "public_conflict",
+      `This upload failed and cannot be completed (${upload.failure}); start a new upload.`,
+    );
   const now = h.clock.now();
-  if (upload.status === "expired" || upload.expiresAt <= now) throw new ProblemError("public_conflict", "This upload has expired; start a new upload.");
+  if (upload.status === "expired" || upload.expiresAt <= now)
+    throw new ProblemError("public_conflict", "This upload has expired; start a new upload.");
   const errors = completionRequestErrors(upload, input);
   if (errors.length) throw badRequest("The completion does not match the upload.", errors);
   if (upload.storage !== h.blobs.kind) {
-    throw new ProblemError("public_conflict", `This upload went to ${upload.storage} storage, but Herald now uses ${h.blobs.kind}; start a new upload.`);
+    throw new ProblemError(
+      "public_conflict",
+      `This upload went to ${upload.storage} storage, but Herald now uses ${h.blobs.kind}; start a new upload.`,
+    );
   }
   if (!claimUploadCompletion(h.db, upload.id, now, now + COMPLETION_LEASE_MS)) {
-    throw new ProblemError("public_conflict", "Another request is completing this upload right now; fetch the asset in a moment.", { retrySafety: "safe", retryAfter: 5 });
+    throw new ProblemError(
+      "public_conflict",
+      "Another request is completing this upload right now; fetch the asset in a moment.",
+      { retrySafety: "safe", retryAfter: 5 },
+    );
   }
-  const release = () => updateUploadInState(h.db, upload.id, ["completing"], { status: "pending", leaseUntil: null });
+  const release = () =>
+    updateUploadInState(h.db, upload.id, ["completing"], { status: "pending", leaseUntil: null });
   const fail = async (reason: string): Promise<never> => {
     await h.blobs.delete(upload.blobKey).catch(() => {});
     await h.blobs.abortMultipart(upload.blobKey, upload.storeUploadId).catch(() => {});
-    updateUploadInState(h.db, upload.id, ["completing"], { status: "failed", failure: reason, leaseUntil: null });
-    throw badRequest(`The uploaded file cannot be used: ${reason}. Start a new upload.`, [{ pointer: "", code: "custom", detail: reason }]);
+    updateUploadInState(h.db, upload.id, ["completing"], {
+      status: "failed",
+      failure: reason,
+      leaseUntil: null,
+    });
+    throw badRequest(`The uploaded file cannot be used: ${reason}. Start a new upload.`, [
+      { pointer: "", code: "custom", detail: reason },
+    ]);
   };
 
   const declared = findAssetById(h.db, upload.assetId)!;
   let inspection;
   try {
     await assemble(h, upload, input);
-    inspection = await inspectBlob(h.blobs, upload.blobKey, upload.byteSize, declared.type === "video" ? "video" : "image");
+    inspection = await inspectBlob(
+      h.blobs,
+      upload.blobKey,
+      upload.byteSize,
+      declared.type === "video" ? "video" : "image",
+    );
   } catch (error) {
     if (error instanceof UploadFailed || error instanceof InspectionError) return fail(error.message);
     release();
@@ -351,11 +578,25 @@ export async function completeUpload(args: {
     const asset = findAssetById(tx, upload.assetId);
     if (!asset || asset.deletedAt !== null) return null;
     updateAsset(tx, asset.id, {
-      status: "ready", width: inspection.width, height: inspection.height, durationSec: inspection.durationSec,
-      format: formatFor(inspection.width, inspection.height), checksum: input.checksum_crc64nvme, inspectedAt: finishedAt,
+      status: "ready",
+      width: inspection.width,
+      height: inspection.height,
+      durationSec: inspection.durationSec,
+      format: formatFor(inspection.width, inspection.height),
+      checksum: input.checksum_crc64nvme,
+      inspectedAt: finishedAt,
     });
-    updateUploadInState(tx, upload.id, ["completing"], { status: "completed", completedAt: finishedAt, leaseUntil: null });
-    recordAudit(tx, auditActorOf(actor), { action: "asset.uploaded", workspaceId, targetType: "asset", targetId: asset.id }, finishedAt);
+    updateUploadInState(tx, upload.id, ["completing"], {
+      status: "completed",
+      completedAt: finishedAt,
+      leaseUntil: null,
+    });
+    recordAudit(
+      tx,
+      auditActorOf(actor),
+      { action: "asset.uploaded", workspaceId, targetType: "asset", targetId: asset.id },
+      finishedAt,
+    );
     return findAssetById(tx, asset.id)!;
   });
   if (!ready) {
@@ -381,7 +622,12 @@ export async function downloadLink(h: Herald, asset: AssetRow): Promise<Download
   if (asset.status !== "ready" || !asset.blobKey) return undefined;
   const now = h.clock.now();
   const expiresAt = wholeSecond(now + DOWNLOAD_TTL_MS);
-  const direct = await h.blobs.downloadUrl(asset.blobKey, { now, expiresAt, fileName: asset.label, contentType: asset.contentType });
+  const direct = await h.blobs.downloadUrl(asset.blobKey, {
+    now,
+    expiresAt,
+    fileName: asset.label,
+    contentType: asset.contentType,
+  });
   return { url: direct ?? downloadUrl(h, asset.id, expiresAt), expiresAt };
 }
 
@@ -391,7 +637,12 @@ export async function assetResource(h: Herald, asset: AssetRow, includeDownload:
 }
 
 /** One page (plus one row) of a workspace's assets. */
-export function pageOfAssets(h: Herald, workspaceId: string, afterId: string | null, limit: number): AssetRow[] {
+export function pageOfAssets(
+  h: Herald,
+  workspaceId: string,
+  afterId: string | null,
+  limit: number,
+): AssetRow[] {
   return listAssets(h.db, workspaceId, afterId, limit);
 }
 
@@ -399,7 +650,12 @@ export function pageOfAssets(h: Herald, workspaceId: string, afterId: string | n
  * Deletes an asset: refused (409) while a post that is not over yet uses it; otherwise it disappears
  * from the API at once and its bytes are removed (by the cleanup job if the store is unreachable now).
  */
-export async function deleteAsset(args: { h: Herald; actor: Actor; workspaceId: string; id: string }): Promise<AssetRow> {
+export async function deleteAsset(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  id: string;
+}): Promise<AssetRow> {
   const { h, actor, workspaceId, id } = args;
   const now = h.clock.now();
   const asset = inTransaction(h.db, (tx) => {
@@ -407,10 +663,18 @@ export async function deleteAsset(args: { h: Herald; actor: Actor; workspaceId: 
     if (!row) throw notFound("asset");
     const users = livePostsUsingAsset(tx, workspaceId, id);
     if (users.length) {
-      throw new ProblemError("public_conflict", `The asset is attached to post${users.length === 1 ? "" : "s"} ${users.join(", ")} that ${users.length === 1 ? "is" : "are"} not finished; cancel or publish ${users.length === 1 ? "it" : "them"} first.`);
+      throw new ProblemError(
+        "public_conflict",
+        `The asset is attached to post${users.length === 1 ? "" : "s"} ${users.join(", ")} that ${users.length === 1 ? "is" : "are"} not finished; cancel or publish ${users.length === 1 ? "it" : "them"} first.`,
+      );
     }
     updateAsset(tx, id, { deletedAt: now });
-    recordAudit(tx, auditActorOf(actor), { action: "asset.deleted", workspaceId, targetType: "asset", targetId: id }, now);
+    recordAudit(
+      tx,
+      auditActorOf(actor),
+      { action: "asset.deleted", workspaceId, targetType: "asset", targetId: id },
+      now,
+    );
     return row;
   });
   await removeAssetBytes(h, asset);
@@ -422,23 +686,35 @@ export async function removeAssetBytes(h: Herald, asset: AssetRow): Promise<void
   if (!asset.blobKey) return;
   try {
     const upload = findLatestUploadForAsset(h.db, asset.id);
-    if (upload && (upload.status === "pending" || upload.status === "completing") && upload.storage === h.blobs.kind) {
+    if (
+      upload &&
+      (upload.status === "pending" || upload.status === "completing") &&
+      upload.storage === h.blobs.kind
+    ) {
       await h.blobs.abortMultipart(upload.blobKey, upload.storeUploadId);
       updateUploadInState(h.db, upload.id, ["pending"], { status: "expired" });
     }
     await h.blobs.delete(asset.blobKey);
     updateAsset(h.db, asset.id, { blobKey: null });
   } catch (error) {
-    h.logger.warn("could not remove a deleted asset's bytes yet; the cleanup job retries", { asset_id: asset.id, error: (error as Error).message });
+    h.logger.warn("could not remove a deleted asset's bytes yet; the cleanup job retries", {
+      asset_id: asset.id,
+      error: (error as Error).message,
+    });
   }
 }
 
 /** Serves the bytes of a ready asset at Herald's signed download URL. */
-export async function downloadAsset(h: Herald, assetId: string, query: { expires?: string; signature?: string }): Promise<Response> {
+export async function downloadAsset(
+  h: Herald,
+  assetId: string,
+  query: { expires?: string; signature?: string },
+): Promise<Response> {
   const check = checkDownloadUrl(h, assetId, query);
   if (check !== "ok") throw refusedUrl(check, "download");
   const asset = findAssetById(h.db, assetId);
-  if (!asset || asset.deletedAt !== null || asset.status !== "ready" || !asset.blobKey) throw notFound("asset");
+  if (!asset || asset.deletedAt !== null || asset.status !== "ready" || !asset.blobKey)
+    throw notFound("asset");
   const body = await h.blobs.read(asset.blobKey).catch((error) => {
     if (error instanceof BlobError && error.code === "not_found") throw notFound("asset");
     throw error;

@@ -10,8 +10,20 @@ const DOWNLOAD_PURPOSE = "asset-download";
 /** Why a signed URL was refused, or `ok`. */
 export type SignedUrlCheck = "ok" | "invalid" | "expired";
 
-function check(h: Herald, purpose: string, data: string, expires: string | undefined, signature: string | undefined): SignedUrlCheck {
-  if (!expires || !/^\d{1,12}$/.test(expires) || !signature || !h.secrets.verify(purpose, `${data}.${expires}`, signature)) return "invalid";
+function check(
+  h: Herald,
+  purpose: string,
+  data: string,
+  expires: string | undefined,
+  signature: string | undefined,
+): SignedUrlCheck {
+  if (
+    !expires ||
+    !/^\d{1,12}$/.test(expires) ||
+    !signature ||
+    !h.secrets.verify(purpose, `${data}.${expires}`, signature)
+  )
+    return "invalid";
   return Number(expires) * 1000 <= h.clock.now() ? "expired" : "ok";
 }
 
@@ -27,7 +39,12 @@ export function partUploadUrl(h: Herald, uploadId: string, partNumber: number, e
 }
 
 /** Checks the query of a part upload URL against the upload id and part number of its path. */
-export function checkPartUploadUrl(h: Herald, uploadId: string, partNumber: string, query: { expires?: string; signature?: string }): SignedUrlCheck {
+export function checkPartUploadUrl(
+  h: Herald,
+  uploadId: string,
+  partNumber: string,
+  query: { expires?: string; signature?: string },
+): SignedUrlCheck {
   return check(h, PART_PURPOSE, `${uploadId}.${partNumber}`, query.expires, query.signature);
 }
 
@@ -39,6 +56,10 @@ export function downloadUrl(h: Herald, assetId: string, expiresAt: number): stri
 }
 
 /** Checks the query of a download URL against the asset id of its path. */
-export function checkDownloadUrl(h: Herald, assetId: string, query: { expires?: string; signature?: string }): SignedUrlCheck {
+export function checkDownloadUrl(
+  h: Herald,
+  assetId: string,
+  query: { expires?: string; signature?: string },
+): SignedUrlCheck {
   return check(h, DOWNLOAD_PURPOSE, assetId, query.expires, query.signature);
 }

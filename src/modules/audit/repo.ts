@@ -20,28 +20,46 @@ export function recordAudit(
   entry: { action: string; workspaceId?: string | null; targetType: string; targetId: string },
   at: number,
 ): void {
-  db.insert(auditRecords).values({
-    id: newId("aud"),
-    accountId: actor.accountId,
-    credentialId: actor.credentialId,
-    requestId: actor.requestId,
-    action: entry.action,
-    workspaceId: entry.workspaceId ?? null,
-    targetType: entry.targetType,
-    targetId: entry.targetId,
-    createdAt: at,
-  }).run();
+  db.insert(auditRecords)
+    .values({
+      id: newId("aud"),
+      accountId: actor.accountId,
+      credentialId: actor.credentialId,
+      requestId: actor.requestId,
+      action: entry.action,
+      workspaceId: entry.workspaceId ?? null,
+      targetType: entry.targetType,
+      targetId: entry.targetId,
+      createdAt: at,
+    })
+    .run();
 }
 
 /**
  * One page (plus one row) of an account's audit records, newest first. `visibleWorkspaceIds`
  * (for selected-access keys) hides records of other workspaces; account-level records stay visible.
  */
-export function listAuditRecords(db: Db, accountId: string, visibleWorkspaceIds: string[] | null, afterId: string | null, limit: number): AuditRow[] {
+export function listAuditRecords(
+  db: Db,
+  accountId: string,
+  visibleWorkspaceIds: string[] | null,
+  afterId: string | null,
+  limit: number,
+): AuditRow[] {
   const conditions: (SQL | undefined)[] = [eq(auditRecords.accountId, accountId)];
   if (afterId) conditions.push(lt(auditRecords.id, afterId));
   if (visibleWorkspaceIds) {
-    conditions.push(visibleWorkspaceIds.length > 0 ? or(isNull(auditRecords.workspaceId), inArray(auditRecords.workspaceId, visibleWorkspaceIds)) : isNull(auditRecords.workspaceId));
+    conditions.push(
+      visibleWorkspaceIds.length > 0
+        ? or(isNull(auditRecords.workspaceId), inArray(auditRecords.workspaceId, visibleWorkspaceIds))
+        : isNull(auditRecords.workspaceId),
+    );
   }
-  return db.select().from(auditRecords).where(and(...conditions)).orderBy(desc(auditRecords.id)).limit(limit + 1).all();
+  return db
+    .select()
+    .from(auditRecords)
+    .where(and(...conditions))
+    .orderBy(desc(auditRecords.id))
+    .limit(limit + 1)
+    .all();
 }

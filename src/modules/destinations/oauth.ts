@@ -8,8 +8,14 @@ import { ProviderError, type OAuthAdapter } from "../../providers/types.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import { findWorkspaceById } from "../workspaces/repo.ts";
 import {
-  deleteOAuthApp, findConnectionByState, findOAuthApp, insertConnection, insertOAuthApp, takeConnectionState,
-  updateConnection, type ConnectionRow,
+  deleteOAuthApp,
+  findConnectionByState,
+  findOAuthApp,
+  insertConnection,
+  insertOAuthApp,
+  takeConnectionState,
+  updateConnection,
+  type ConnectionRow,
 } from "./repo.ts";
 import { connectionProblem, saveDestinations } from "./save.ts";
 
@@ -33,9 +39,15 @@ export function redirectUriOf(h: Herald, channel: string): string {
 function appNotConfigured(channel: string): ProblemError {
   const prefix = `HERALD_${channel.toUpperCase()}`;
   const missing = [`${prefix}_CLIENT_ID`, `${prefix}_CLIENT_SECRET`];
-  return new ProblemError("public_unpublishable", `Connecting ${channel} needs Herald's app on that network: set ${missing.join(" and ")}.`, {
-    errors: [{ pointer: "/provider", code: "custom", detail: `app not configured: set ${missing.join(", ")}` }],
-  });
+  return new ProblemError(
+    "public_unpublishable",
+    `Connecting ${channel} needs Herald's app on that network: set ${missing.join(" and ")}.`,
+    {
+      errors: [
+        { pointer: "/provider", code: "custom", detail: `app not configured: set ${missing.join(", ")}` },
+      ],
+    },
+  );
 }
 
 /**
@@ -53,15 +65,30 @@ async function appCredentials(h: Herald, adapter: OAuthAdapter, origin: string, 
   const cached = findOAuthApp(h.db, channel, origin, redirectUri);
   if (cached) {
     const clientSecret = h.secrets.decrypt(cached.clientSecretSealed);
-    if (!adapter.appIsKnown || (await adapter.appIsKnown({ origin, clientId: cached.clientId, clientSecret }))) {
+    if (
+      !adapter.appIsKnown ||
+      (await adapter.appIsKnown({ origin, clientId: cached.clientId, clientSecret }))
+    ) {
       return { clientId: cached.clientId, clientSecret };
     }
     h.logger.warn("the instance no longer knows Herald's app; registering again", { channel, origin });
     deleteOAuthApp(h.db, { provider: channel, origin, redirectUri, clientId: cached.clientId });
   }
-  const registered = await adapter.registerApp!({ origin, redirectUri, clientName: "Herald", website: h.config.baseUrl });
+  const registered = await adapter.registerApp!({
+    origin,
+    redirectUri,
+    clientName: "Herald",
+    website: h.config.baseUrl,
+  });
   const sealed = h.secrets.encrypt(registered.clientSecret);
-  insertOAuthApp(h.db, { provider: channel, origin, redirectUri, clientId: registered.clientId, clientSecretSealed: sealed, createdAt: h.clock.now() });
+  insertOAuthApp(h.db, {
+    provider: channel,
+    origin,
+    redirectUri,
+    clientId: registered.clientId,
+    clientSecretSealed: sealed,
+    createdAt: h.clock.now(),
+  });
   // Two first connections racing both register; the stored app wins, with its own secret.
   const stored = findOAuthApp(h.db, channel, origin, redirectUri)!;
   return { clientId: stored.clientId, clientSecret: h.secrets.decrypt(stored.clientSecretSealed) };
@@ -89,12 +116,34 @@ export async function startOAuthConnection(args: {
   }
   const state = randomBytes(24).toString("base64url");
   const { verifier, challenge } = createPkcePair();
-  const authorizationUrl = adapter.authorizationUrl({ origin, clientId: app.clientId, redirectUri, state, codeChallenge: challenge });
-  const secrets: SessionSecrets = { verifier, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri };
+  const authorizationUrl = adapter.authorizationUrl({
+    origin,
+    clientId: app.clientId,
+    redirectUri,
+    state,
+    codeChallenge: challenge,
+  });
+  const secrets: SessionSecrets = {
+    verifier,
+    clientId: app.clientId,
+    clientSecret: app.clientSecret,
+    redirectUri,
+  };
   const row: ConnectionRow = {
-    id: newId("conn"), workspaceId, provider: adapter.channel, credentialId: actor.credentialId, requestId: actor.requestId,
-    createdAt: now, error: null, status: "pending", origin, state, authorizationUrl, destinationId: null,
-    expiresAt: now + CONNECTION_TTL_MS, secretsSealed: h.secrets.encrypt(JSON.stringify(secrets)),
+    id: newId("conn"),
+    workspaceId,
+    provider: adapter.channel,
+    credentialId: actor.credentialId,
+    requestId: actor.requestId,
+    createdAt: now,
+    error: null,
+    status: "pending",
+    origin,
+    state,
+    authorizationUrl,
+    destinationId: null,
+    expiresAt: now + CONNECTION_TTL_MS,
+    secretsSealed: h.secrets.encrypt(JSON.stringify(secrets)),
   };
   insertConnection(h.db, row);
   return row;
@@ -119,11 +168,15 @@ export async function completeOAuthCallback(args: {
   const { h, channel, query } = args;
   const adapter = h.providers.adapter(channel);
   if (!adapter || adapter.connection.kind !== "oauth") return { ok: false, message: "Unknown provider." };
-  if (!query.state) return { ok: false, message: "The authorization response has no state; start connecting again." };
+  if (!query.state)
+    return { ok: false, message: "The authorization response has no state; start connecting again." };
   const connection = findConnectionByState(h.db, query.state);
   const now = h.clock.now();
   if (!connection || connection.status !== "pending" || connection.provider !== channel) {
-    return { ok: false, message: "This authorization link was already used or is unknown; start connecting again." };
+    return {
+      ok: false,
+      message: "This authorization link was already used or is unknown; start connecting again.",
+    };
   }
   if (connection.expiresAt <= now) {
     updateConnection(h.db, connection.id, { status: "expired", secretsSealed: null });
@@ -132,7 +185,10 @@ export async function completeOAuthCallback(args: {
   if (query.error || !query.code) {
     const reason = query.error_description ?? query.error ?? "no code";
     updateConnection(h.db, connection.id, { status: "failed", secretsSealed: null, error: reason });
-    return { ok: false, message: `The network did not authorize Herald: ${query.error_description ?? query.error ?? "no code returned"}.` };
+    return {
+      ok: false,
+      message: `The network did not authorize Herald: ${query.error_description ?? query.error ?? "no code returned"}.`,
+    };
   }
   const secrets = JSON.parse(h.secrets.decrypt(connection.secretsSealed!)) as SessionSecrets;
   if (!takeConnectionState(h.db, connection.id, query.state)) {
@@ -140,15 +196,38 @@ export async function completeOAuthCallback(args: {
   }
   try {
     const accounts = await (adapter as OAuthAdapter).completeAuthorization({
-      origin: connection.origin, clientId: secrets.clientId, clientSecret: secrets.clientSecret,
-      redirectUri: secrets.redirectUri, code: query.code, codeVerifier: secrets.verifier,
+      origin: connection.origin,
+      clientId: secrets.clientId,
+      clientSecret: secrets.clientSecret,
+      redirectUri: secrets.redirectUri,
+      code: query.code,
+      codeVerifier: secrets.verifier,
     });
-    if (accounts.length === 0) throw new ProviderError("rejected", "the network returned no account to connect", { operation: "completeAuthorization" });
+    if (accounts.length === 0)
+      throw new ProviderError("rejected", "the network returned no account to connect", {
+        operation: "completeAuthorization",
+      });
     const workspace = findWorkspaceById(h.db, connection.workspaceId)!;
-    const actor = { accountId: workspace.accountId, credentialId: connection.credentialId, requestId: connection.requestId };
+    const actor = {
+      accountId: workspace.accountId,
+      credentialId: connection.credentialId,
+      requestId: connection.requestId,
+    };
     inTransaction(h.db, (tx) => {
-      const saved = saveDestinations({ h, tx, actor, workspaceId: connection.workspaceId, channel, origin: connection.origin, accounts });
-      updateConnection(tx, connection.id, { status: "completed", destinationId: saved[0]!.id, secretsSealed: null });
+      const saved = saveDestinations({
+        h,
+        tx,
+        actor,
+        workspaceId: connection.workspaceId,
+        channel,
+        origin: connection.origin,
+        accounts,
+      });
+      updateConnection(tx, connection.id, {
+        status: "completed",
+        destinationId: saved[0]!.id,
+        secretsSealed: null,
+      });
     });
     const names = accounts.map((a) => a.displayName || a.handle).join(", ");
     return { ok: true, message: `Connected ${names}. You can close this window.` };
@@ -157,10 +236,18 @@ export async function completeOAuthCallback(args: {
     updateConnection(h.db, connection.id, { status: "failed", secretsSealed: null, error: message });
     // An instance that forgot Herald's app answers invalid_client: register again next time.
     if (error instanceof ProviderError && error.errorCode === "invalid_client") {
-      deleteOAuthApp(h.db, { provider: channel, origin: connection.origin, redirectUri: secrets.redirectUri, clientId: secrets.clientId });
+      deleteOAuthApp(h.db, {
+        provider: channel,
+        origin: connection.origin,
+        redirectUri: secrets.redirectUri,
+        clientId: secrets.clientId,
+      });
     }
     if (!(error instanceof ProviderError)) {
-      h.logger.error("oauth callback failed", { connection_id: connection.id, error: (error as Error).message });
+      h.logger.error("oauth callback failed", {
+        connection_id: connection.id,
+        error: (error as Error).message,
+      });
     }
     return { ok: false, message: `Connecting failed: ${message}` };
   }

@@ -9,7 +9,13 @@ export type ConnectionRow = typeof destinationConnections.$inferSelect;
 
 /** A connected (not disconnected) destination of a workspace. */
 export function findDestination(db: Db, workspaceId: string, id: string): DestinationRow | undefined {
-  return db.select().from(destinations).where(and(eq(destinations.workspaceId, workspaceId), eq(destinations.id, id), isNull(destinations.deletedAt))).get();
+  return db
+    .select()
+    .from(destinations)
+    .where(
+      and(eq(destinations.workspaceId, workspaceId), eq(destinations.id, id), isNull(destinations.deletedAt)),
+    )
+    .get();
 }
 
 /** A destination by id, disconnected ones included (posts keep pointing at them). */
@@ -19,12 +25,35 @@ export function findDestinationById(db: Db, id: string): DestinationRow | undefi
 
 /** All connected destinations of a workspace, newest first. */
 export function listDestinations(db: Db, workspaceId: string): DestinationRow[] {
-  return db.select().from(destinations).where(and(eq(destinations.workspaceId, workspaceId), isNull(destinations.deletedAt))).orderBy(desc(destinations.id)).all();
+  return db
+    .select()
+    .from(destinations)
+    .where(and(eq(destinations.workspaceId, workspaceId), isNull(destinations.deletedAt)))
+    .orderBy(desc(destinations.id))
+    .all();
 }
 
 /** The connected destination of a workspace for an account on a network (reconnecting updates it). */
-export function findDestinationByExternalId(db: Db, workspaceId: string, channel: string, origin: string, externalId: string): DestinationRow | undefined {
-  return db.select().from(destinations).where(and(eq(destinations.workspaceId, workspaceId), eq(destinations.channel, channel), eq(destinations.origin, origin), eq(destinations.externalId, externalId), isNull(destinations.deletedAt))).get();
+export function findDestinationByExternalId(
+  db: Db,
+  workspaceId: string,
+  channel: string,
+  origin: string,
+  externalId: string,
+): DestinationRow | undefined {
+  return db
+    .select()
+    .from(destinations)
+    .where(
+      and(
+        eq(destinations.workspaceId, workspaceId),
+        eq(destinations.channel, channel),
+        eq(destinations.origin, origin),
+        eq(destinations.externalId, externalId),
+        isNull(destinations.deletedAt),
+      ),
+    )
+    .get();
 }
 
 /** Stores a new destination. */
@@ -39,7 +68,16 @@ export function updateDestination(db: Db, id: string, changes: Partial<Destinati
 
 /** Clears `is_default` on the other destinations of a channel in a workspace. */
 export function clearOtherDefaults(db: Db, workspaceId: string, channel: string, keepId: string): void {
-  db.update(destinations).set({ isDefault: false }).where(and(eq(destinations.workspaceId, workspaceId), eq(destinations.channel, channel), ne(destinations.id, keepId))).run();
+  db.update(destinations)
+    .set({ isDefault: false })
+    .where(
+      and(
+        eq(destinations.workspaceId, workspaceId),
+        eq(destinations.channel, channel),
+        ne(destinations.id, keepId),
+      ),
+    )
+    .run();
 }
 
 /** Stores a connection session. */
@@ -49,7 +87,11 @@ export function insertConnection(db: Db, row: ConnectionRow): void {
 
 /** A connection session of a workspace. */
 export function findConnection(db: Db, workspaceId: string, id: string): ConnectionRow | undefined {
-  return db.select().from(destinationConnections).where(and(eq(destinationConnections.workspaceId, workspaceId), eq(destinationConnections.id, id))).get();
+  return db
+    .select()
+    .from(destinationConnections)
+    .where(and(eq(destinationConnections.workspaceId, workspaceId), eq(destinationConnections.id, id)))
+    .get();
 }
 
 /** The pending connection an OAuth callback's `state` belongs to. */
@@ -64,19 +106,43 @@ export function updateConnection(db: Db, id: string, changes: Partial<Connection
 
 /** Clears a pending session's OAuth `state` if it still has it; false when another callback took it first. */
 export function takeConnectionState(db: Db, id: string, state: string): boolean {
-  return db.update(destinationConnections).set({ state: null })
-    .where(and(eq(destinationConnections.id, id), eq(destinationConnections.state, state), eq(destinationConnections.status, "pending")))
-    .returning({ id: destinationConnections.id }).all().length === 1;
+  return (
+    db
+      .update(destinationConnections)
+      .set({ state: null })
+      .where(
+        and(
+          eq(destinationConnections.id, id),
+          eq(destinationConnections.state, state),
+          eq(destinationConnections.status, "pending"),
+        ),
+      )
+      .returning({ id: destinationConnections.id })
+      .all().length === 1
+  );
 }
 
 /** Marks pending sessions past their expiry as expired. */
 export function expireConnections(db: Db, now: number): void {
-  db.update(destinationConnections).set({ status: "expired", secretsSealed: null }).where(and(eq(destinationConnections.status, "pending"), lt(destinationConnections.expiresAt, now))).run();
+  db.update(destinationConnections)
+    .set({ status: "expired", secretsSealed: null })
+    .where(and(eq(destinationConnections.status, "pending"), lt(destinationConnections.expiresAt, now)))
+    .run();
 }
 
 /** The OAuth app Herald registered on an instance for a redirect URI. */
 export function findOAuthApp(db: Db, provider: string, origin: string, redirectUri: string) {
-  return db.select().from(oauthApps).where(and(eq(oauthApps.provider, provider), eq(oauthApps.origin, origin), eq(oauthApps.redirectUri, redirectUri))).get();
+  return db
+    .select()
+    .from(oauthApps)
+    .where(
+      and(
+        eq(oauthApps.provider, provider),
+        eq(oauthApps.origin, origin),
+        eq(oauthApps.redirectUri, redirectUri),
+      ),
+    )
+    .get();
 }
 
 /** Remembers an OAuth app registration. */
@@ -88,24 +154,45 @@ export function insertOAuthApp(db: Db, row: typeof oauthApps.$inferInsert): void
  * Takes the refresh lease of a destination when it is free or expired; false when another process
  * holds it. Only the holder refreshes the token.
  */
-export function takeRefreshLease(db: Db, input: { destinationId: string; owner: string; now: number; leaseMs: number }): boolean {
-  const free = or(isNull(destinations.refreshLeaseExpiresAt), lte(destinations.refreshLeaseExpiresAt, input.now));
-  return db.update(destinations)
-    .set({ refreshLeaseOwner: input.owner, refreshLeaseExpiresAt: input.now + input.leaseMs })
-    .where(and(eq(destinations.id, input.destinationId), free))
-    .returning({ id: destinations.id }).all().length === 1;
+export function takeRefreshLease(
+  db: Db,
+  input: { destinationId: string; owner: string; now: number; leaseMs: number },
+): boolean {
+  const free = or(
+    isNull(destinations.refreshLeaseExpiresAt),
+    lte(destinations.refreshLeaseExpiresAt, input.now),
+  );
+  return (
+    db
+      .update(destinations)
+      .set({ refreshLeaseOwner: input.owner, refreshLeaseExpiresAt: input.now + input.leaseMs })
+      .where(and(eq(destinations.id, input.destinationId), free))
+      .returning({ id: destinations.id })
+      .all().length === 1
+  );
 }
 
 /** Gives the refresh lease back (only the holder's). */
 export function releaseRefreshLease(db: Db, input: { destinationId: string; owner: string }): void {
-  db.update(destinations).set({ refreshLeaseOwner: null, refreshLeaseExpiresAt: null })
-    .where(and(eq(destinations.id, input.destinationId), eq(destinations.refreshLeaseOwner, input.owner))).run();
+  db.update(destinations)
+    .set({ refreshLeaseOwner: null, refreshLeaseExpiresAt: null })
+    .where(and(eq(destinations.id, input.destinationId), eq(destinations.refreshLeaseOwner, input.owner)))
+    .run();
 }
 
 /** Forgets an OAuth app registration (the instance no longer knows it); only that client id. */
-export function deleteOAuthApp(db: Db, input: { provider: string; origin: string; redirectUri: string; clientId: string }): void {
-  db.delete(oauthApps).where(and(
-    eq(oauthApps.provider, input.provider), eq(oauthApps.origin, input.origin),
-    eq(oauthApps.redirectUri, input.redirectUri), eq(oauthApps.clientId, input.clientId),
-  )).run();
+export function deleteOAuthApp(
+  db: Db,
+  input: { provider: string; origin: string; redirectUri: string; clientId: string },
+): void {
+  db.delete(oauthApps)
+    .where(
+      and(
+        eq(oauthApps.provider, input.provider),
+        eq(oauthApps.origin, input.origin),
+        eq(oauthApps.redirectUri, input.redirectUri),
+        eq(oauthApps.clientId, input.clientId),
+      ),
+    )
+    .run();
 }

@@ -4,20 +4,38 @@ import type { Herald } from "../../herald.ts";
 import { ProblemError } from "../../core/problem.ts";
 import { ProviderError, type ConnectedAccount } from "../../providers/types.ts";
 import { recordAudit, type AuditActor } from "../audit/repo.ts";
-import { findDestinationByExternalId, insertDestination, updateDestination, type DestinationRow } from "./repo.ts";
+import {
+  findDestinationByExternalId,
+  insertDestination,
+  updateDestination,
+  type DestinationRow,
+} from "./repo.ts";
 
 /** The problem a provider failure while connecting becomes (`pointer`: the field to fix). */
 export function connectionProblem(error: unknown, pointer: string): ProblemError {
   if (error instanceof ProblemError) return error;
   if (error instanceof ProviderError) {
-    if (error.kind === "auth_revoked" || error.kind === "auth_expired" || error.kind === "rejected" || error.kind === "blocked") {
-      return new ProblemError("public_unpublishable", `The network refused the credentials: ${error.message}`, {
-        errors: [{ pointer, code: "custom", detail: error.message }],
-      });
+    if (
+      error.kind === "auth_revoked" ||
+      error.kind === "auth_expired" ||
+      error.kind === "rejected" ||
+      error.kind === "blocked"
+    ) {
+      return new ProblemError(
+        "public_unpublishable",
+        `The network refused the credentials: ${error.message}`,
+        {
+          errors: [{ pointer, code: "custom", detail: error.message }],
+        },
+      );
     }
-    return new ProblemError("public_provider_error", `The network did not answer properly (${error.operation}): ${error.message}`, {
-      retryAfter: 30,
-    });
+    return new ProblemError(
+      "public_provider_error",
+      `The network did not answer properly (${error.operation}): ${error.message}`,
+      {
+        retryAfter: 30,
+      },
+    );
   }
   throw error;
 }
@@ -54,8 +72,18 @@ export function saveDestinations(args: {
       row = { ...existing, ...fields };
     } else {
       row = {
-        id: newId("dest"), workspaceId, channel, externalId: account.externalId, origin, enabled: true, isDefault: false,
-        createdAt: now, deletedAt: null, refreshLeaseOwner: null, refreshLeaseExpiresAt: null, ...fields,
+        id: newId("dest"),
+        workspaceId,
+        channel,
+        externalId: account.externalId,
+        origin,
+        enabled: true,
+        isDefault: false,
+        createdAt: now,
+        deletedAt: null,
+        refreshLeaseOwner: null,
+        refreshLeaseExpiresAt: null,
+        ...fields,
       };
       insertDestination(tx, row);
     }

@@ -10,17 +10,31 @@ import type { ConnectedAccount, OAuthAdapter, PasswordAdapter } from "../../prov
 import { recordAudit } from "../audit/repo.ts";
 import { countLivePostsOnDestination } from "../posts/repo.ts";
 import { LIVE_STATES } from "../posts/states.ts";
-import { clearOtherDefaults, findConnection, findDestination, insertConnection, updateDestination, type ConnectionRow, type DestinationRow } from "./repo.ts";
+import {
+  clearOtherDefaults,
+  findConnection,
+  findDestination,
+  insertConnection,
+  updateDestination,
+  type ConnectionRow,
+  type DestinationRow,
+} from "./repo.ts";
 import { startOAuthConnection } from "./oauth.ts";
 import { connectionProblem, saveDestinations } from "./save.ts";
 
-async function checkedOrigin(h: Herald, raw: string | undefined, fallback: string | null, pointer: string): Promise<string> {
+async function checkedOrigin(
+  h: Herald,
+  raw: string | undefined,
+  fallback: string | null,
+  pointer: string,
+): Promise<string> {
   const value = raw ?? fallback;
   if (!value) throw invalid(pointer, "is required for this provider");
   const check = await checkPublicOrigin(value, { allowPrivateNetwork: h.config.devAllowPrivateNetwork });
   if (!check.ok) throw originCheckProblem(check, pointer);
   const url = new URL(value);
-  if (url.pathname !== "/" || url.search || url.hash) throw invalid(pointer, "must be an origin only, like https://mastodon.social");
+  if (url.pathname !== "/" || url.search || url.hash)
+    throw invalid(pointer, "must be an origin only, like https://mastodon.social");
   return url.origin;
 }
 
@@ -47,18 +61,30 @@ export async function startConnection(args: {
   const adapter = h.providers.adapter(input.provider);
   if (!adapter) {
     const available = h.providers.adapters.map((a) => a.channel).join(" and ");
-    throw new ProblemError("public_unpublishable", `Connecting ${input.provider} is not available yet; Herald connects ${available}.`, {
-      errors: [{ pointer: "/provider", code: "custom", detail: "is not supported yet" }],
-    });
+    throw new ProblemError(
+      "public_unpublishable",
+      `Connecting ${input.provider} is not available yet; Herald connects ${available}.`,
+      {
+        errors: [{ pointer: "/provider", code: "custom", detail: "is not supported yet" }],
+      },
+    );
   }
   const flow = adapter.connection;
   if (flow.kind === "password") {
     if (!input.handle) throw invalid("/handle", `is required for ${adapter.channel}`);
-    if (!input.app_password) throw invalid("/app_password", `is required for ${adapter.channel} (create an app password in its settings)`);
+    if (!input.app_password)
+      throw invalid(
+        "/app_password",
+        `is required for ${adapter.channel} (create an app password in its settings)`,
+      );
     const origin = await checkedOrigin(h, input.instance_origin, flow.defaultOrigin, "/instance_origin");
     let account: ConnectedAccount;
     try {
-      account = await (adapter as PasswordAdapter).connectWithPassword({ origin, identifier: input.handle, password: input.app_password });
+      account = await (adapter as PasswordAdapter).connectWithPassword({
+        origin,
+        identifier: input.handle,
+        password: input.app_password,
+      });
     } catch (error) {
       throw connectionProblem(error, "/app_password");
     }
@@ -66,22 +92,43 @@ export async function startConnection(args: {
     // The destination and its completed connection are written together.
     return inTransaction(h.db, (tx) => {
       const channel = adapter.channel;
-      const [destination] = saveDestinations({ h, tx, actor: auditActorOf(actor), workspaceId, channel, origin, accounts: [account] });
+      const [destination] = saveDestinations({
+        h,
+        tx,
+        actor: auditActorOf(actor),
+        workspaceId,
+        channel,
+        origin,
+        accounts: [account],
+      });
       const row: ConnectionRow = {
-        id: newId("conn"), workspaceId, provider: channel, credentialId: actor.credentialId, requestId: actor.requestId,
-        createdAt: now, error: null, status: "completed", origin, state: null, secretsSealed: null, authorizationUrl: null,
-        destinationId: destination!.id, expiresAt: now,
+        id: newId("conn"),
+        workspaceId,
+        provider: channel,
+        credentialId: actor.credentialId,
+        requestId: actor.requestId,
+        createdAt: now,
+        error: null,
+        status: "completed",
+        origin,
+        state: null,
+        secretsSealed: null,
+        authorizationUrl: null,
+        destinationId: destination!.id,
+        expiresAt: now,
       };
       insertConnection(tx, row);
       return row;
     });
   }
   for (const field of ["handle", "app_password"] as const) {
-    if (input[field] !== undefined) throw invalid(`/${field}`, "is only for networks connected with an app password (bluesky)");
+    if (input[field] !== undefined)
+      throw invalid(`/${field}`, "is only for networks connected with an app password (bluesky)");
   }
-  const origin = flow.registration === "per-instance"
-    ? await checkedOrigin(h, input.instance_origin, null, "/instance_origin")
-    : h.config.networks[adapter.channel]!.apiBase;
+  const origin =
+    flow.registration === "per-instance"
+      ? await checkedOrigin(h, input.instance_origin, null, "/instance_origin")
+      : h.config.networks[adapter.channel]!.apiBase;
   if (flow.registration === "fixed-app" && input.instance_origin !== undefined) {
     throw invalid("/instance_origin", `is not used for ${adapter.channel}`);
   }
@@ -116,26 +163,55 @@ export function patchDestination(args: {
     const row = findDestination(tx, workspaceId, id);
     if (!row) throw notFound("destination");
     const now = h.clock.now();
-    const changes = { enabled: input.enabled ?? row.enabled, isDefault: input.is_default ?? row.isDefault, updatedAt: now };
+    const changes = {
+      enabled: input.enabled ?? row.enabled,
+      isDefault: input.is_default ?? row.isDefault,
+      updatedAt: now,
+    };
     updateDestination(tx, id, changes);
     if (changes.isDefault) clearOtherDefaults(tx, workspaceId, row.channel, id);
-    recordAudit(tx, auditActorOf(actor), { action: "destination.updated", workspaceId, targetType: "destination", targetId: id }, now);
+    recordAudit(
+      tx,
+      auditActorOf(actor),
+      { action: "destination.updated", workspaceId, targetType: "destination", targetId: id },
+      now,
+    );
     return { ...row, ...changes };
   });
 }
 
 /** Disconnects a destination (its credentials are erased); refused while posts still use it. */
-export function disconnectDestination(args: { h: Herald; actor: Actor; workspaceId: string; id: string }): DestinationRow {
+export function disconnectDestination(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  id: string;
+}): DestinationRow {
   const { h, actor, workspaceId, id } = args;
   return inTransaction(h.db, (tx) => {
     const row = findDestination(tx, workspaceId, id);
     if (!row) throw notFound("destination");
     const live = countLivePostsOnDestination(tx, id, LIVE_STATES);
-    if (live > 0) throw new ProblemError("public_conflict", `${live} post(s) waiting to publish use this destination; cancel or reschedule them first.`);
+    if (live > 0)
+      throw new ProblemError(
+        "public_conflict",
+        `${live} post(s) waiting to publish use this destination; cancel or reschedule them first.`,
+      );
     const now = h.clock.now();
-    const changes = { deletedAt: now, updatedAt: now, enabled: false, isDefault: false, credentialsSealed: h.secrets.encrypt("{}") };
+    const changes = {
+      deletedAt: now,
+      updatedAt: now,
+      enabled: false,
+      isDefault: false,
+      credentialsSealed: h.secrets.encrypt("{}"),
+    };
     updateDestination(tx, id, changes);
-    recordAudit(tx, auditActorOf(actor), { action: "destination.disconnected", workspaceId, targetType: "destination", targetId: id }, now);
+    recordAudit(
+      tx,
+      auditActorOf(actor),
+      { action: "destination.disconnected", workspaceId, targetType: "destination", targetId: id },
+      now,
+    );
     return { ...row, ...changes };
   });
 }

@@ -2,7 +2,12 @@ import { sha256Hex } from "../../lib/crypto.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { invalid, ProblemError } from "../../core/problem.ts";
-import { completeIdempotencyKey, deleteIdempotencyKey, findIdempotencyKey, insertInFlightKey } from "./repo.ts";
+import {
+  completeIdempotencyKey,
+  deleteIdempotencyKey,
+  findIdempotencyKey,
+  insertInFlightKey,
+} from "./repo.ts";
 
 /** How long a key is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -21,11 +26,20 @@ export interface IdempotentRequest {
 
 /** Same JSON with object keys sorted, so the same input in another key order is the same request. */
 function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+  return JSON.stringify(value, (_, v) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 /** The hash stored with a key: method, path, account and the body in canonical form. */
-export function idempotencyRequestHash(method: string, path: string, accountId: string, body: unknown): string {
+export function idempotencyRequestHash(
+  method: string,
+  path: string,
+  accountId: string,
+  body: unknown,
+): string {
   return sha256Hex(canonicalJson([method, path, accountId, body ?? null]));
 }
 
@@ -33,7 +47,12 @@ export function idempotencyRequestHash(method: string, path: string, accountId: 
 export function idempotencyKeyOf(request: Request, required: boolean): string | null {
   const key = request.headers.get("idempotency-key");
   if (key === null) {
-    if (required) throw invalid("", "this operation needs an Idempotency-Key header (1 to 200 characters)", "Idempotency-Key");
+    if (required)
+      throw invalid(
+        "",
+        "this operation needs an Idempotency-Key header (1 to 200 characters)",
+        "Idempotency-Key",
+      );
     return null;
   }
   if (key.length < 1 || key.length > 200) throw invalid("", "must be 1 to 200 characters", "Idempotency-Key");
@@ -46,7 +65,11 @@ export function idempotencyKeyOf(request: Request, required: boolean): string | 
  * input is 409 `public_idempotency_key_reused`; a key whose first request is still running, or
  * died before finishing, is 409 `public_idempotency_outcome_unknown`.
  */
-export async function runIdempotent(h: Herald, req: IdempotentRequest, operation: () => Promise<Response> | Response): Promise<Response> {
+export async function runIdempotent(
+  h: Herald,
+  req: IdempotentRequest,
+  operation: () => Promise<Response> | Response,
+): Promise<Response> {
   const key = idempotencyKeyOf(req.request, req.required);
   if (key === null) return operation();
   const url = new URL(req.request.url);
@@ -59,18 +82,35 @@ export async function runIdempotent(h: Herald, req: IdempotentRequest, operation
       deleteIdempotencyKey(tx, req.accountId, key);
     } else if (existing) {
       if (existing.requestHash !== requestHash) {
-        throw new ProblemError("public_idempotency_key_reused", "This Idempotency-Key was already used with a different request; use a new key for new work.");
+        throw new ProblemError(
+          "public_idempotency_key_reused",
+          "This Idempotency-Key was already used with a different request; use a new key for new work.",
+        );
       }
       if (existing.state === "in_flight") {
-        throw new ProblemError("public_idempotency_outcome_unknown", "An earlier request with this Idempotency-Key has not finished, or its result was lost. Inspect the resource before creating new work.", { retrySafety: "not_retryable" });
+        throw new ProblemError(
+          "public_idempotency_outcome_unknown",
+          "An earlier request with this Idempotency-Key has not finished, or its result was lost. Inspect the resource before creating new work.",
+          { retrySafety: "not_retryable" },
+        );
       }
       return existing;
     }
-    insertInFlightKey(tx, { accountId: req.accountId, key, requestHash, createdAt: now, expiresAt: now + IDEMPOTENCY_TTL_MS });
+    insertInFlightKey(tx, {
+      accountId: req.accountId,
+      key,
+      requestHash,
+      createdAt: now,
+      expiresAt: now + IDEMPOTENCY_TTL_MS,
+    });
     return null;
   });
   if (replay) {
-    const headers: Record<string, string> = { "content-type": "application/json", "idempotent-replayed": "true", ...JSON.parse(replay.responseHeaders ?? "{}") };
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "idempotent-replayed": "true",
+      ...JSON.parse(replay.responseHeaders ?? "{}"),
+    };
     return new Response(replay.responseBody, { status: replay.responseStatus ?? 200, headers });
   }
 

@@ -33,28 +33,49 @@ export function inviteToAccount(args: { h: Herald; actor: Actor; email: string }
   const now = h.clock.now();
   const existing = findUserByEmail(h.db, email);
   if (existing && existing.accountId === actor.accountId) {
-    throw new ProblemError("public_conflict", "This address already belongs to a member of the account.", { errors: [{ pointer: "/email", code: "custom", detail: "is already a member" }] });
+    throw new ProblemError("public_conflict", "This address already belongs to a member of the account.", {
+      errors: [{ pointer: "/email", code: "custom", detail: "is already a member" }],
+    });
   }
   const id = inTransaction(h.db, (tx) => {
     const account = findAccount(tx, actor.accountId)!;
-    const invitationId = insertInvitation(tx, { accountId: actor.accountId, email, createdAt: now, expiresAt: now + INVITATION_TTL_MS, deliveryRequestedAt: now });
-    enqueueMail(tx, {
-      to: email,
-      subject: `You are invited to ${account.name} on Herald`,
-      text: [
-        `You have been invited to join the Herald account "${account.name}".`,
-        ``,
-        `Invitation number: ${invitationId}`,
-        `Herald: ${h.config.baseUrl}`,
-        `The invitation expires on ${iso(now + INVITATION_TTL_MS)}.`,
-        ``,
-        `If you did not expect this, ignore this message.`,
-      ].join("\n"),
-      invitationId,
-    }, now);
-    recordAudit(tx, auditActorOf(actor), { action: "invitation.created", targetType: "account_invitation", targetId: String(invitationId) }, now);
+    const invitationId = insertInvitation(tx, {
+      accountId: actor.accountId,
+      email,
+      createdAt: now,
+      expiresAt: now + INVITATION_TTL_MS,
+      deliveryRequestedAt: now,
+    });
+    enqueueMail(
+      tx,
+      {
+        to: email,
+        subject: `You are invited to ${account.name} on Herald`,
+        text: [
+          `You have been invited to join the Herald account "${account.name}".`,
+          ``,
+          `Invitation number: ${invitationId}`,
+          `Herald: ${h.config.baseUrl}`,
+          `The invitation expires on ${iso(now + INVITATION_TTL_MS)}.`,
+          ``,
+          `If you did not expect this, ignore this message.`,
+        ].join("\n"),
+        invitationId,
+      },
+      now,
+    );
+    recordAudit(
+      tx,
+      auditActorOf(actor),
+      { action: "invitation.created", targetType: "account_invitation", targetId: String(invitationId) },
+      now,
+    );
     return invitationId;
   });
-  if (!h.mail) h.logger.warn("invitation stored but not e-mailed: HERALD_SMTP_URL is not set; it will be sent once SMTP is configured", { invitation_id: String(id) });
+  if (!h.mail)
+    h.logger.warn(
+      "invitation stored but not e-mailed: HERALD_SMTP_URL is not set; it will be sent once SMTP is configured",
+      { invitation_id: String(id) },
+    );
   return findInvitation(h.db, id)!;
 }

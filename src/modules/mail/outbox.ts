@@ -13,24 +13,34 @@ export function mailRetryDelayMs(attempt: number): number {
 }
 
 /** Queues a message; call inside the transaction of the write that causes it. */
-export function enqueueMail(db: Db, message: { to: string; subject: string; text: string; invitationId?: number }, now: number): string {
+export function enqueueMail(
+  db: Db,
+  message: { to: string; subject: string; text: string; invitationId?: number },
+  now: number,
+): string {
   const id = newId("mail");
-  db.insert(mailOutbox).values({
-    id,
-    toAddress: message.to,
-    subject: message.subject,
-    textBody: message.text,
-    status: "pending",
-    nextAttemptAt: now,
-    invitationId: message.invitationId ?? null,
-    createdAt: now,
-  }).run();
+  db.insert(mailOutbox)
+    .values({
+      id,
+      toAddress: message.to,
+      subject: message.subject,
+      textBody: message.text,
+      status: "pending",
+      nextAttemptAt: now,
+      invitationId: message.invitationId ?? null,
+      createdAt: now,
+    })
+    .run();
   return id;
 }
 
 /** Messages still waiting to be sent. */
 export function countPendingMail(db: Db): number {
-  return db.select({ n: sql<number>`count(*)` }).from(mailOutbox).where(eq(mailOutbox.status, "pending")).get()!.n;
+  return db
+    .select({ n: sql<number>`count(*)` })
+    .from(mailOutbox)
+    .where(eq(mailOutbox.status, "pending"))
+    .get()!.n;
 }
 
 /**
@@ -39,26 +49,47 @@ export function countPendingMail(db: Db): number {
  */
 export async function deliverDueMail(h: Herald, batch = 20): Promise<number> {
   if (!h.mail) return 0;
-  const due = h.db.select().from(mailOutbox)
+  const due = h.db
+    .select()
+    .from(mailOutbox)
     .where(and(eq(mailOutbox.status, "pending"), lte(mailOutbox.nextAttemptAt, h.clock.now())))
-    .orderBy(mailOutbox.nextAttemptAt).limit(batch).all();
+    .orderBy(mailOutbox.nextAttemptAt)
+    .limit(batch)
+    .all();
   let sent = 0;
   for (const message of due) {
     const attempts = message.attempts + 1;
     try {
-      await h.mail.send({ from: h.config.mailFrom, to: message.toAddress, subject: message.subject, text: message.textBody });
-      h.db.update(mailOutbox).set({ status: "sent", attempts, sentAt: h.clock.now(), lastError: null }).where(eq(mailOutbox.id, message.id)).run();
+      await h.mail.send({
+        from: h.config.mailFrom,
+        to: message.toAddress,
+        subject: message.subject,
+        text: message.textBody,
+      });
+      h.db
+        .update(mailOutbox)
+        .set({ status: "sent", attempts, sentAt: h.clock.now(), lastError: null })
+        .where(eq(mailOutbox.id, message.id))
+        .run();
       sent += 1;
     } catch (error) {
       const failed = attempts >= MAIL_MAX_ATTEMPTS;
       const reason = (error as Error).message.slice(0, 500);
-      h.db.update(mailOutbox).set({
+      h.db
+        .update(mailOutbox)
+        .set({
+          attempts,
+          lastError: reason,
+          status: failed ? "failed" : "pending",
+          nextAttemptAt: h.clock.now() + mailRetryDelayMs(attempts),
+        })
+        .where(eq(mailOutbox.id, message.id))
+        .run();
+      h.logger.warn(failed ? "mail delivery failed for good" : "mail delivery failed; will retry", {
+        mail_id: message.id,
         attempts,
-        lastError: reason,
-        status: failed ? "failed" : "pending",
-        nextAttemptAt: h.clock.now() + mailRetryDelayMs(attempts),
-      }).where(eq(mailOutbox.id, message.id)).run();
-      h.logger.warn(failed ? "mail delivery failed for good" : "mail delivery failed; will retry", { mail_id: message.id, attempts, reason });
+        reason,
+      });
     }
   }
   return sent;

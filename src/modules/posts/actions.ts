@@ -18,7 +18,12 @@ import { availableActions, LIVE_STATES, type PostAction, type PostState } from "
 import { transitionPost, transitionPosts, type PostChanges } from "./transition.ts";
 
 function audit(db: Db, actor: Actor, action: string, post: PostRow, now: number): void {
-  recordAudit(db, auditActorOf(actor), { action, workspaceId: post.workspaceId, targetType: "post", targetId: post.id }, now);
+  recordAudit(
+    db,
+    auditActorOf(actor),
+    { action, workspaceId: post.workspaceId, targetType: "post", targetId: post.id },
+    now,
+  );
 }
 
 /** The post of the workspace, or 404. */
@@ -31,7 +36,10 @@ export function requirePost(db: Db, workspaceId: string, id: string): PostRow {
 /** 409 unless the post's state allows `action`. */
 function requireAction(post: PostRow, action: PostAction): void {
   if (!availableActions(post.state as PostState, post.scheduleMode).includes(action)) {
-    throw new ProblemError("public_conflict", `A ${post.state} post cannot be asked to ${action}; available: ${availableActions(post.state as PostState, post.scheduleMode).join(", ") || "none"}.`);
+    throw new ProblemError(
+      "public_conflict",
+      `A ${post.state} post cannot be asked to ${action}; available: ${availableActions(post.state as PostState, post.scheduleMode).join(", ") || "none"}.`,
+    );
   }
 }
 
@@ -60,12 +68,31 @@ export function patchDraft(args: {
     requireAction(post, "update");
     const body = input.body ?? post.body;
     const assetItems = input.asset_items ?? post.assetItems;
-    const content: PostContent = { channel: post.channel, body, assetItems: assetItems.map((a, i) => ({ ...a, pointer: `/asset_items/${i}` })), destinationOptions: post.destinationOptions };
+    const content: PostContent = {
+      channel: post.channel,
+      body,
+      assetItems: assetItems.map((a, i) => ({ ...a, pointer: `/asset_items/${i}` })),
+      destinationOptions: post.destinationOptions,
+    };
     const errors = contentErrors(content, "");
-    if (errors.length) throw new ProblemError("public_invalid_request", "The draft cannot take these changes.", { errors });
-    const known = new Set(findAssets(tx, workspaceId, assetItems.map((a) => a.asset_id)).map((a) => a.id));
-    const unknown: FieldError[] = content.assetItems.filter((a) => !known.has(a.asset_id)).map((a) => ({ pointer: a.pointer, code: "custom", detail: `no asset ${a.asset_id} in this workspace` }));
-    if (unknown.length) throw new ProblemError("public_unpublishable", "Unknown assets.", { errors: unknown });
+    if (errors.length)
+      throw new ProblemError("public_invalid_request", "The draft cannot take these changes.", { errors });
+    const known = new Set(
+      findAssets(
+        tx,
+        workspaceId,
+        assetItems.map((a) => a.asset_id),
+      ).map((a) => a.id),
+    );
+    const unknown: FieldError[] = content.assetItems
+      .filter((a) => !known.has(a.asset_id))
+      .map((a) => ({
+        pointer: a.pointer,
+        code: "custom",
+        detail: `no asset ${a.asset_id} in this workspace`,
+      }));
+    if (unknown.length)
+      throw new ProblemError("public_unpublishable", "Unknown assets.", { errors: unknown });
     const now = h.clock.now();
     updatePost(tx, id, { body, assetItems, headline: headlineOf(body), updatedAt: now });
     audit(tx, actor, "post.updated", post, now);
@@ -85,7 +112,11 @@ export function deleteDraft(args: {
   return inTransaction(h.db, (tx) => {
     const post = requirePost(tx, workspaceId, id);
     checkIfMatch(ifMatch, postEtag(post), true);
-    if (post.state !== "draft") throw new ProblemError("public_conflict", `Only drafts can be deleted; this post is ${post.state}. Cancel it instead.`);
+    if (post.state !== "draft")
+      throw new ProblemError(
+        "public_conflict",
+        `Only drafts can be deleted; this post is ${post.state}. Cancel it instead.`,
+      );
     deletePostRow(tx, id);
     audit(tx, actor, "post.deleted", post, h.clock.now());
     return post;
@@ -135,7 +166,11 @@ export function retryPost(args: {
     const now = h.clock.now();
     // A failed or missed X post reserves again, in the month of its scheduled time (the door's rule).
     const changes = {
-      nextActionAt: now, autoRetries: 0, missedAt: null, retrySafety: "safe", nextTrigger: "manual_retry",
+      nextActionAt: now,
+      autoRetries: 0,
+      missedAt: null,
+      retrySafety: "safe",
+      nextTrigger: "manual_retry",
     };
     transitionPost({ tx, now, post, to: "ready", changes });
     audit(tx, actor, "post.retried", post, now);
@@ -149,18 +184,51 @@ export function retryPost(args: {
  */
 function requireSendable(h: Herald, tx: Db, post: PostRow, acknowledged: boolean | undefined): void {
   if (post.retrySafety === "unsafe" && acknowledged !== true) {
-    throw new ProblemError("public_conflict", "The last attempt's outcome is unknown: the post may already be on the network. Check it there; to send it anyway, repeat with acknowledge_duplicate_risk: true.", {
-      errors: [{ pointer: "/acknowledge_duplicate_risk", code: "custom", detail: "must be true to send again a post whose last outcome is unknown" }],
-    });
+    throw new ProblemError(
+      "public_conflict",
+      "The last attempt's outcome is unknown: the post may already be on the network. Check it there; to send it anyway, repeat with acknowledge_duplicate_risk: true.",
+      {
+        errors: [
+          {
+            pointer: "/acknowledge_duplicate_risk",
+            code: "custom",
+            detail: "must be true to send again a post whose last outcome is unknown",
+          },
+        ],
+      },
+    );
   }
-  const destination = post.destinationId ? findDestination(tx, post.workspaceId, post.destinationId) : undefined;
-  if (!destination) throw new ProblemError("public_unpublishable", "The post's destination was disconnected.", { errors: [{ pointer: "", code: "custom", detail: "destination disconnected" }] });
-  const errors = publicationErrors(h, contentOf(post), destination, new Map(findAssets(tx, post.workspaceId, post.assetItems.map((a) => a.asset_id)).map((a) => [a.id, a])), "");
-  if (errors.length) throw new ProblemError("public_unpublishable", "The post cannot be published as it is.", { errors });
+  const destination = post.destinationId
+    ? findDestination(tx, post.workspaceId, post.destinationId)
+    : undefined;
+  if (!destination)
+    throw new ProblemError("public_unpublishable", "The post's destination was disconnected.", {
+      errors: [{ pointer: "", code: "custom", detail: "destination disconnected" }],
+    });
+  const errors = publicationErrors(
+    h,
+    contentOf(post),
+    destination,
+    new Map(
+      findAssets(
+        tx,
+        post.workspaceId,
+        post.assetItems.map((a) => a.asset_id),
+      ).map((a) => [a.id, a]),
+    ),
+    "",
+  );
+  if (errors.length)
+    throw new ProblemError("public_unpublishable", "The post cannot be published as it is.", { errors });
 }
 
 function contentOf(post: PostRow): PostContent {
-  return { channel: post.channel, body: post.body, assetItems: post.assetItems.map((a, i) => ({ ...a, pointer: `/asset_ids/${i}` })), destinationOptions: post.destinationOptions };
+  return {
+    channel: post.channel,
+    body: post.body,
+    assetItems: post.assetItems.map((a, i) => ({ ...a, pointer: `/asset_ids/${i}` })),
+    destinationOptions: post.destinationOptions,
+  };
 }
 
 /** Moves a post to an exact new time (leaving its queue slot). */
@@ -169,27 +237,46 @@ export function reschedulePost(args: {
   actor: Actor;
   workspaceId: string;
   id: string;
-  input: { confirmed?: boolean; scheduled_at: string; time_zone?: string; acknowledge_duplicate_risk?: boolean };
+  input: {
+    confirmed?: boolean;
+    scheduled_at: string;
+    time_zone?: string;
+    acknowledge_duplicate_risk?: boolean;
+  };
 }): PostRow {
   const { h, actor, workspaceId, id, input } = args;
   requireConfirmed(input.confirmed);
   requireLive(actor, "Scheduling needs a live API key.");
   const when = parseWhen(input.scheduled_at);
-  if (!when || when.mode !== "exact") throw invalid("/scheduled_at", "must be an ISO 8601 time with a UTC offset");
+  if (!when || when.mode !== "exact")
+    throw invalid("/scheduled_at", "must be an ISO 8601 time with a UTC offset");
   const zoneErrors = timeZoneErrors(input.time_zone, "/time_zone");
-  if (zoneErrors.length) throw new ProblemError("public_invalid_request", zoneErrors[0]!.detail, { errors: zoneErrors });
+  if (zoneErrors.length)
+    throw new ProblemError("public_invalid_request", zoneErrors[0]!.detail, { errors: zoneErrors });
   const now = h.clock.now();
-  if (when.at < now - 60_000) throw new ProblemError("public_unpublishable", "The new time is in the past.", { errors: [{ pointer: "/scheduled_at", code: "custom", detail: "is in the past" }] });
+  if (when.at < now - 60_000)
+    throw new ProblemError("public_unpublishable", "The new time is in the past.", {
+      errors: [{ pointer: "/scheduled_at", code: "custom", detail: "is in the past" }],
+    });
   return inPostsTransaction(h.db, (tx) => {
     const post = requirePost(tx, workspaceId, id);
     requireAction(post, "reschedule");
     // Rescheduling a post that failed or needs attention sends it again: the same checks as retry.
-    if (post.state !== "scheduled" && post.state !== "ready") requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
+    if (post.state !== "scheduled" && post.state !== "ready")
+      requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
     const at = Math.max(when.at, now);
     const changes: PostChanges = {
-      scheduledAt: at, nextActionAt: at, scheduleMode: "exact", timeZone: input.time_zone ?? post.timeZone,
-      queueWindowId: null, queueLocalDate: null, missedAt: null, autoRetries: 0,
-      ...(post.state === "scheduled" || post.state === "ready" ? {} : { retrySafety: "safe", nextTrigger: "manual_retry" }),
+      scheduledAt: at,
+      nextActionAt: at,
+      scheduleMode: "exact",
+      timeZone: input.time_zone ?? post.timeZone,
+      queueWindowId: null,
+      queueLocalDate: null,
+      missedAt: null,
+      autoRetries: 0,
+      ...(post.state === "scheduled" || post.state === "ready"
+        ? {}
+        : { retrySafety: "safe", nextTrigger: "manual_retry" }),
     };
     // An X post gives back its reservation and takes one for the new time: the limit is checked again.
     const xErrors = [{ pointer: "/scheduled_at", code: "custom", detail: "X post over the monthly limit" }];
@@ -205,39 +292,133 @@ export function publishDrafts(args: {
   h: Herald;
   actor: Actor;
   workspace: WorkspaceRow;
-  input: { confirmed?: boolean; when: string; time_zone?: string; posts: { id: string; version: number; destination_id: string }[] };
+  input: {
+    confirmed?: boolean;
+    when: string;
+    time_zone?: string;
+    posts: { id: string; version: number; destination_id: string }[];
+  };
 }): { rows: PostRow[]; immediate: boolean } {
   const { h, actor, workspace, input } = args;
   const now = h.clock.now();
   const findings = new Findings();
   const when = parseWhen(input.when);
-  if (!when || when.mode === "draft") findings.add("public_invalid_request", [{ pointer: "/when", code: "custom", detail: 'must be "now", "queue" or an ISO 8601 time with a UTC offset' }]);
-  if (input.confirmed !== true) findings.add("public_invalid_request", [{ pointer: "/confirmed", code: "custom", detail: "must be true to publish or schedule" }]);
-  if (actor.environment !== "live") findings.add("public_live_credential_required", [{ pointer: "", code: "custom", detail: "publishing needs a live API key" }]);
-  if (when?.mode === "queue" && input.time_zone !== undefined) findings.add("public_invalid_request", [{ pointer: "/time_zone", code: "custom", detail: "must be omitted with when: queue" }]);
+  if (!when || when.mode === "draft")
+    findings.add("public_invalid_request", [
+      {
+        pointer: "/when",
+        code: "custom",
+        detail: 'must be "now", "queue" or an ISO 8601 time with a UTC offset',
+      },
+    ]);
+  if (input.confirmed !== true)
+    findings.add("public_invalid_request", [
+      { pointer: "/confirmed", code: "custom", detail: "must be true to publish or schedule" },
+    ]);
+  if (actor.environment !== "live")
+    findings.add("public_live_credential_required", [
+      { pointer: "", code: "custom", detail: "publishing needs a live API key" },
+    ]);
+  if (when?.mode === "queue" && input.time_zone !== undefined)
+    findings.add("public_invalid_request", [
+      { pointer: "/time_zone", code: "custom", detail: "must be omitted with when: queue" },
+    ]);
   findings.add("public_invalid_request", timeZoneErrors(input.time_zone, "/time_zone"));
-  if (new Set(input.posts.map((p) => p.id)).size !== input.posts.length) findings.add("public_invalid_request", [{ pointer: "/posts", code: "custom", detail: "names a post twice" }]);
-  if (when?.mode === "queue" && new Set(input.posts.map((p) => p.destination_id)).size !== input.posts.length) {
-    findings.add("public_invalid_request", [{ pointer: "/posts", code: "custom", detail: "a queued request may name each destination once (a window holds one post per destination)" }]);
+  if (new Set(input.posts.map((p) => p.id)).size !== input.posts.length)
+    findings.add("public_invalid_request", [
+      { pointer: "/posts", code: "custom", detail: "names a post twice" },
+    ]);
+  if (
+    when?.mode === "queue" &&
+    new Set(input.posts.map((p) => p.destination_id)).size !== input.posts.length
+  ) {
+    findings.add("public_invalid_request", [
+      {
+        pointer: "/posts",
+        code: "custom",
+        detail: "a queued request may name each destination once (a window holds one post per destination)",
+      },
+    ]);
   }
-  if (when?.mode === "exact" && when.at < now - 60_000) findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "is in the past" }]);
+  if (when?.mode === "exact" && when.at < now - 60_000)
+    findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "is in the past" }]);
   findings.throwFirst({});
 
   return inPostsTransaction(h.db, (tx) => {
     let groupKey: string | undefined;
     const drafts = input.posts.map((item, i) => {
       const post = findPost(tx, workspace.id, item.id);
-      if (!post) throw new ProblemError("public_not_found", `No post ${item.id}.`, { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }] });
-      if (post.state !== "draft") throw new ProblemError("public_conflict", `Post ${item.id} is ${post.state}, not a draft.`, { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "is not a draft" }] });
-      if (post.version !== item.version) throw new ProblemError("public_version_conflict", `Post ${item.id} is at version ${post.version}, not ${item.version}; fetch it again.`, { errors: [{ pointer: `/posts/${i}/version`, code: "custom", detail: `current version is ${post.version}` }] });
+      if (!post)
+        throw new ProblemError("public_not_found", `No post ${item.id}.`, {
+          errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }],
+        });
+      if (post.state !== "draft")
+        throw new ProblemError("public_conflict", `Post ${item.id} is ${post.state}, not a draft.`, {
+          errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "is not a draft" }],
+        });
+      if (post.version !== item.version)
+        throw new ProblemError(
+          "public_version_conflict",
+          `Post ${item.id} is at version ${post.version}, not ${item.version}; fetch it again.`,
+          {
+            errors: [
+              {
+                pointer: `/posts/${i}/version`,
+                code: "custom",
+                detail: `current version is ${post.version}`,
+              },
+            ],
+          },
+        );
       const destination = findDestination(tx, workspace.id, item.destination_id);
       const base = `/posts/${i}`;
-      if (!destination) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `no destination ${item.destination_id} in this workspace` }]);
-      else if (destination.channel !== post.channel) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `is a ${destination.channel} destination; the draft is for ${post.channel}` }]);
-      else findings.add("public_unpublishable", publicationErrors(h, { ...contentOf(post), assetItems: post.assetItems.map((a, k) => ({ ...a, pointer: `${base}/asset_ids/${k}` })) }, destination, new Map(findAssets(tx, workspace.id, post.assetItems.map((a) => a.asset_id)).map((a) => [a.id, a])), base));
+      if (!destination)
+        findings.add("public_unpublishable", [
+          {
+            pointer: `${base}/destination_id`,
+            code: "custom",
+            detail: `no destination ${item.destination_id} in this workspace`,
+          },
+        ]);
+      else if (destination.channel !== post.channel)
+        findings.add("public_unpublishable", [
+          {
+            pointer: `${base}/destination_id`,
+            code: "custom",
+            detail: `is a ${destination.channel} destination; the draft is for ${post.channel}`,
+          },
+        ]);
+      else
+        findings.add(
+          "public_unpublishable",
+          publicationErrors(
+            h,
+            {
+              ...contentOf(post),
+              assetItems: post.assetItems.map((a, k) => ({ ...a, pointer: `${base}/asset_ids/${k}` })),
+            },
+            destination,
+            new Map(
+              findAssets(
+                tx,
+                workspace.id,
+                post.assetItems.map((a) => a.asset_id),
+              ).map((a) => [a.id, a]),
+            ),
+            base,
+          ),
+        );
       groupKey ??= post.groupKey;
       if (post.groupKey !== groupKey) {
-        throw new ProblemError("public_invalid_request", "The posts of one request must belong to one group (the answer is one post set).", { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` }] });
+        throw new ProblemError(
+          "public_invalid_request",
+          "The posts of one request must belong to one group (the answer is one post set).",
+          {
+            errors: [
+              { pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` },
+            ],
+          },
+        );
       }
       return { post, destination };
     });
@@ -247,18 +428,31 @@ export function publishDrafts(args: {
     let scheduledAt = when!.mode === "exact" ? Math.max((when as { at: number }).at, now) : now;
     if (when!.mode === "queue") {
       const ids = drafts.map((d) => d.destination!.id);
-      const taken = new Set(takenQueueSlots(tx, workspace.id, ids, LIVE_STATES).map((s) => `${s.windowId}|${s.localDate}`));
+      const taken = new Set(
+        takenQueueSlots(tx, workspace.id, ids, LIVE_STATES).map((s) => `${s.windowId}|${s.localDate}`),
+      );
       slot = nextFreeSlot(listQueueWindows(tx, workspace.id), workspace.timeZone, now, taken);
-      if (!slot) throw new ProblemError("public_unpublishable", "No free queue window.", { errors: [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window" }] });
+      if (!slot)
+        throw new ProblemError("public_unpublishable", "No free queue window.", {
+          errors: [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window" }],
+        });
       scheduledAt = slot.at;
     }
     const moves = drafts.map(({ post, destination }) => {
-      const assetsReady = findAssets(tx, workspace.id, post.assetItems.map((a) => a.asset_id)).every((a) => a.status === "ready");
+      const assetsReady = findAssets(
+        tx,
+        workspace.id,
+        post.assetItems.map((a) => a.asset_id),
+      ).every((a) => a.status === "ready");
       const to: PostState = !assetsReady ? "preparing" : scheduledAt <= now ? "ready" : "scheduled";
       const changes: PostChanges = {
-        destinationId: destination!.id, scheduleMode: when!.mode, scheduledAt, nextActionAt: scheduledAt,
+        destinationId: destination!.id,
+        scheduleMode: when!.mode,
+        scheduledAt,
+        nextActionAt: scheduledAt,
         timeZone: when!.mode === "queue" ? workspace.timeZone : timeZone,
-        queueWindowId: slot?.windowId ?? null, queueLocalDate: slot?.localDate ?? null,
+        queueWindowId: slot?.windowId ?? null,
+        queueLocalDate: slot?.localDate ?? null,
       };
       return { post, to, changes };
     });
@@ -282,7 +476,11 @@ export function movePostsInQueue(args: {
   const { h, actor, workspace, input } = args;
   requireConfirmed(input.confirmed);
   // Strict: a calendar date that exists (Date.parse would take 2026-02-30 as March 2nd).
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(input.local_date) || !DateTime.fromISO(input.local_date, { zone: "UTC" }).isValid) throw invalid("/local_date", "must be a date YYYY-MM-DD");
+  if (
+    !/^\d{4}-\d{2}-\d{2}$/.test(input.local_date) ||
+    !DateTime.fromISO(input.local_date, { zone: "UTC" }).isValid
+  )
+    throw invalid("/local_date", "must be a date YYYY-MM-DD");
   const now = h.clock.now();
   return inPostsTransaction(h.db, (tx) => {
     const windows = listQueueWindows(tx, workspace.id);
@@ -290,25 +488,68 @@ export function movePostsInQueue(args: {
     let groupKey: string | undefined;
     return input.posts.map((item, i) => {
       const post = findPost(tx, workspace.id, item.id);
-      if (!post) throw new ProblemError("public_not_found", `No post ${item.id}.`, { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }] });
+      if (!post)
+        throw new ProblemError("public_not_found", `No post ${item.id}.`, {
+          errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }],
+        });
       requireAction(post, "move");
       groupKey ??= post.groupKey;
       if (post.groupKey !== groupKey) {
-        throw new ProblemError("public_invalid_request", "The posts of one request must belong to one group (the answer is one post set).", { errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` }] });
+        throw new ProblemError(
+          "public_invalid_request",
+          "The posts of one request must belong to one group (the answer is one post set).",
+          {
+            errors: [
+              { pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` },
+            ],
+          },
+        );
       }
       const expected = parseWhen(item.expected_scheduled_at);
-      if (!expected || expected.mode !== "exact") throw invalid(`/posts/${i}/expected_scheduled_at`, "must be an ISO 8601 time with a UTC offset");
+      if (!expected || expected.mode !== "exact")
+        throw invalid(`/posts/${i}/expected_scheduled_at`, "must be an ISO 8601 time with a UTC offset");
       if (expected.at !== post.scheduledAt) {
-        throw new ProblemError("public_version_conflict", `Post ${post.id} is no longer scheduled at ${item.expected_scheduled_at}; fetch it again.`, { errors: [{ pointer: `/posts/${i}/expected_scheduled_at`, code: "custom", detail: `the post is scheduled at ${new Date(post.scheduledAt!).toISOString()}` }] });
+        throw new ProblemError(
+          "public_version_conflict",
+          `Post ${post.id} is no longer scheduled at ${item.expected_scheduled_at}; fetch it again.`,
+          {
+            errors: [
+              {
+                pointer: `/posts/${i}/expected_scheduled_at`,
+                code: "custom",
+                detail: `the post is scheduled at ${new Date(post.scheduledAt!).toISOString()}`,
+              },
+            ],
+          },
+        );
       }
       // The post's own slot is free to it: moving to its own date may keep (or improve) its window.
-      const taken = new Set(takenQueueSlots(tx, workspace.id, [post.destinationId!], LIVE_STATES).filter((s) => s.postId !== post.id).map((s) => `${s.windowId}|${s.localDate}`));
+      const taken = new Set(
+        takenQueueSlots(tx, workspace.id, [post.destinationId!], LIVE_STATES)
+          .filter((s) => s.postId !== post.id)
+          .map((s) => `${s.windowId}|${s.localDate}`),
+      );
       const slot = slots.find((s) => !taken.has(`${s.windowId}|${s.localDate}`));
-      if (!slot) throw new ProblemError("public_unpublishable", `No free window on ${input.local_date} for post ${post.id}.`, { errors: [{ pointer: `/posts/${i}`, code: "custom", detail: `no free future window on ${input.local_date}` }] });
+      if (!slot)
+        throw new ProblemError(
+          "public_unpublishable",
+          `No free window on ${input.local_date} for post ${post.id}.`,
+          {
+            errors: [
+              {
+                pointer: `/posts/${i}`,
+                code: "custom",
+                detail: `no free future window on ${input.local_date}`,
+              },
+            ],
+          },
+        );
       // Moving within the state `scheduled`: an X reservation follows the post when the month changes.
       const changes = {
-        scheduledAt: slot.at, nextActionAt: slot.at,
-        queueWindowId: slot.windowId, queueLocalDate: slot.localDate,
+        scheduledAt: slot.at,
+        nextActionAt: slot.at,
+        queueWindowId: slot.windowId,
+        queueLocalDate: slot.localDate,
       };
       const xErrors = [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }];
       const moved = transitionPost({ tx, now, post, to: "scheduled", changes, xErrors })!;

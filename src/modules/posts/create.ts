@@ -39,7 +39,13 @@ export interface CreatePostsInput {
 const PAST_TOLERANCE_MS = 60_000;
 
 // Problem categories in the order they are reported: a request is refused for the first that has errors.
-const PRECEDENCE: ProblemCode[] = ["public_invalid_request", "public_live_credential_required", "public_post_group_channel_conflict", "public_unpublishable", "public_usage_limit_reached"];
+const PRECEDENCE: ProblemCode[] = [
+  "public_invalid_request",
+  "public_live_credential_required",
+  "public_post_group_channel_conflict",
+  "public_unpublishable",
+  "public_usage_limit_reached",
+];
 
 /** Errors found in a request, by the problem code they belong to. */
 export class Findings {
@@ -52,7 +58,13 @@ export class Findings {
   throwFirst(details: Partial<Record<ProblemCode, string>>): void {
     for (const code of PRECEDENCE) {
       const errors = this.byCode.get(code);
-      if (errors) throw new ProblemError(code, details[code] ?? `${errors.length} problem(s): ${errors.map((e) => `${e.pointer} ${e.detail}`).join("; ")}`, { errors });
+      if (errors)
+        throw new ProblemError(
+          code,
+          details[code] ??
+            `${errors.length} problem(s): ${errors.map((e) => `${e.pointer} ${e.detail}`).join("; ")}`,
+          { errors },
+        );
     }
   }
 }
@@ -64,7 +76,11 @@ export function headlineOf(body: string[]): string {
 
 /** Where a post's assets come from in the request, with pointers for errors. */
 function assetItemsOf(item: PostItemInput, base: string): PostContent["assetItems"] {
-  const fromMedia = (item.media ?? []).map((asset_id, i) => ({ asset_id, item_index: 0, pointer: `${base}/media/${i}` }));
+  const fromMedia = (item.media ?? []).map((asset_id, i) => ({
+    asset_id,
+    item_index: 0,
+    pointer: `${base}/media/${i}`,
+  }));
   const fromItems = (item.media_items ?? []).map((m, i) => ({ ...m, pointer: `${base}/media_items/${i}` }));
   return [...fromMedia, ...fromItems];
 }
@@ -84,7 +100,9 @@ export interface CreatePlan {
 }
 
 function resolveAssets(db: Db, workspaceId: string, items: PostContent["assetItems"]): Map<string, AssetRow> {
-  return new Map(findAssets(db, workspaceId, [...new Set(items.map((a) => a.asset_id))]).map((a) => [a.id, a]));
+  return new Map(
+    findAssets(db, workspaceId, [...new Set(items.map((a) => a.asset_id))]).map((a) => [a.id, a]),
+  );
 }
 
 /**
@@ -103,13 +121,34 @@ export function planCreatePosts(args: {
   const { h, db, actor, workspace, input, now } = args;
   const findings = new Findings();
   const when = parseWhen(input.when);
-  if (!when) findings.add("public_invalid_request", [{ pointer: "/when", code: "custom", detail: 'must be "now", "draft", "queue" or an ISO 8601 time with a UTC offset (e.g. 2026-05-01T09:00:00+02:00)' }]);
+  if (!when)
+    findings.add("public_invalid_request", [
+      {
+        pointer: "/when",
+        code: "custom",
+        detail:
+          'must be "now", "draft", "queue" or an ISO 8601 time with a UTC offset (e.g. 2026-05-01T09:00:00+02:00)',
+      },
+    ]);
   const draft = when?.mode === "draft";
   if (when && !draft) {
-    if (input.confirmed !== true) findings.add("public_invalid_request", [{ pointer: "/confirmed", code: "custom", detail: "must be true to publish or schedule" }]);
-    if (actor.environment !== "live") findings.add("public_live_credential_required", [{ pointer: "", code: "custom", detail: "publishing and scheduling need a live API key" }]);
+    if (input.confirmed !== true)
+      findings.add("public_invalid_request", [
+        { pointer: "/confirmed", code: "custom", detail: "must be true to publish or schedule" },
+      ]);
+    if (actor.environment !== "live")
+      findings.add("public_live_credential_required", [
+        { pointer: "", code: "custom", detail: "publishing and scheduling need a live API key" },
+      ]);
   }
-  if (when?.mode === "queue" && input.time_zone !== undefined) findings.add("public_invalid_request", [{ pointer: "/time_zone", code: "custom", detail: "must be omitted with when: queue (the workspace time zone is used)" }]);
+  if (when?.mode === "queue" && input.time_zone !== undefined)
+    findings.add("public_invalid_request", [
+      {
+        pointer: "/time_zone",
+        code: "custom",
+        detail: "must be omitted with when: queue (the workspace time zone is used)",
+      },
+    ]);
   findings.add("public_invalid_request", timeZoneErrors(input.time_zone, "/time_zone"));
 
   const planned: Planned[] = input.posts.map((item, i) => {
@@ -117,14 +156,35 @@ export function planCreatePosts(args: {
     let destination: DestinationRow | null = null;
     if (item.destination_id !== undefined) {
       destination = findDestination(db, workspace.id, item.destination_id) ?? null;
-      if (!destination) findings.add("public_unpublishable", [{ pointer: `${base}/destination_id`, code: "custom", detail: `no destination ${item.destination_id} in this workspace` }]);
+      if (!destination)
+        findings.add("public_unpublishable", [
+          {
+            pointer: `${base}/destination_id`,
+            code: "custom",
+            detail: `no destination ${item.destination_id} in this workspace`,
+          },
+        ]);
     } else if (!draft) {
-      findings.add("public_invalid_request", [{ pointer: `${base}/destination_id`, code: "custom", detail: "is required to publish or schedule (drafts may give channel instead)" }]);
+      findings.add("public_invalid_request", [
+        {
+          pointer: `${base}/destination_id`,
+          code: "custom",
+          detail: "is required to publish or schedule (drafts may give channel instead)",
+        },
+      ]);
     } else if (item.channel === undefined) {
-      findings.add("public_invalid_request", [{ pointer: `${base}/channel`, code: "custom", detail: "a draft needs destination_id or channel" }]);
+      findings.add("public_invalid_request", [
+        { pointer: `${base}/channel`, code: "custom", detail: "a draft needs destination_id or channel" },
+      ]);
     }
     if (destination && item.channel !== undefined && item.channel !== destination.channel) {
-      findings.add("public_invalid_request", [{ pointer: `${base}/channel`, code: "custom", detail: `does not match the destination's channel ${destination.channel}` }]);
+      findings.add("public_invalid_request", [
+        {
+          pointer: `${base}/channel`,
+          code: "custom",
+          detail: `does not match the destination's channel ${destination.channel}`,
+        },
+      ]);
     }
     const content: PostContent = {
       channel: destination?.channel ?? item.channel ?? "",
@@ -135,7 +195,11 @@ export function planCreatePosts(args: {
     findings.add("public_invalid_request", contentErrors(content, base));
     const assets = resolveAssets(db, workspace.id, content.assetItems);
     if (draft) {
-      for (const a of content.assetItems) if (!assets.has(a.asset_id)) findings.add("public_unpublishable", [{ pointer: a.pointer, code: "custom", detail: `no asset ${a.asset_id} in this workspace` }]);
+      for (const a of content.assetItems)
+        if (!assets.has(a.asset_id))
+          findings.add("public_unpublishable", [
+            { pointer: a.pointer, code: "custom", detail: `no asset ${a.asset_id} in this workspace` },
+          ]);
     } else if (destination) {
       findings.add("public_unpublishable", publicationErrors(h, content, destination, assets, base));
     }
@@ -147,9 +211,21 @@ export function planCreatePosts(args: {
   planned.forEach((p, i) => {
     if (!p.content.channel) return;
     if (findGroupDraft(db, workspace.id, input.group, p.content.channel)) {
-      findings.add("public_post_group_channel_conflict", [{ pointer: `/posts/${i}`, code: "custom", detail: `group ${input.group} already holds a ${p.content.channel} draft; update or publish it first` }]);
+      findings.add("public_post_group_channel_conflict", [
+        {
+          pointer: `/posts/${i}`,
+          code: "custom",
+          detail: `group ${input.group} already holds a ${p.content.channel} draft; update or publish it first`,
+        },
+      ]);
     } else if (draft && channels.has(p.content.channel)) {
-      findings.add("public_post_group_channel_conflict", [{ pointer: `/posts/${i}`, code: "custom", detail: `this request already makes a ${p.content.channel} draft for the group` }]);
+      findings.add("public_post_group_channel_conflict", [
+        {
+          pointer: `/posts/${i}`,
+          code: "custom",
+          detail: `this request already makes a ${p.content.channel} draft for the group`,
+        },
+      ]);
     }
     channels.set(p.content.channel, i);
   });
@@ -159,22 +235,39 @@ export function planCreatePosts(args: {
   let scheduledAt: number | null = null;
   if (when?.mode === "now") scheduledAt = now;
   if (when?.mode === "exact") {
-    if (when.at < now - PAST_TOLERANCE_MS) findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "is in the past" }]);
+    if (when.at < now - PAST_TOLERANCE_MS)
+      findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "is in the past" }]);
     scheduledAt = Math.max(when.at, now);
   }
   if (when?.mode === "queue") {
     const destinationIds = planned.flatMap((p) => (p.destination ? [p.destination.id] : []));
-    if (new Set(destinationIds).size !== destinationIds.length) findings.add("public_invalid_request", [{ pointer: "/posts", code: "custom", detail: "a queued request may name each destination once" }]);
+    if (new Set(destinationIds).size !== destinationIds.length)
+      findings.add("public_invalid_request", [
+        { pointer: "/posts", code: "custom", detail: "a queued request may name each destination once" },
+      ]);
     const slots = takenQueueSlots(db, workspace.id, destinationIds, LIVE_STATES);
     const taken = new Set(slots.map((s) => `${s.windowId}|${s.localDate}`));
     slot = nextFreeSlot(listQueueWindows(db, workspace.id), timeZone, now, taken);
-    if (!slot) findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window; set windows with PUT /workspaces/{id}/queue" }]);
+    if (!slot)
+      findings.add("public_unpublishable", [
+        {
+          pointer: "/when",
+          code: "custom",
+          detail: "the workspace has no free queue window; set windows with PUT /workspaces/{id}/queue",
+        },
+      ]);
     scheduledAt = slot?.at ?? null;
   }
 
   const rows: PostRow[] = planned.map((p) => {
     const assetsReady = p.assets.every((a) => a.status === "ready");
-    const state = draft ? "draft" : !assetsReady ? "preparing" : scheduledAt !== null && scheduledAt <= now ? "ready" : "scheduled";
+    const state = draft
+      ? "draft"
+      : !assetsReady
+        ? "preparing"
+        : scheduledAt !== null && scheduledAt <= now
+          ? "ready"
+          : "scheduled";
     return {
       id: newId("send"),
       workspaceId: workspace.id,
@@ -241,9 +334,11 @@ export function createPosts(args: {
     const planned = planCreatePosts({ h, db: tx, actor, workspace, input, now });
     const testKey = "Publishing and scheduling need a live API key; this one is a test key.";
     planned.findings.throwFirst({ public_live_credential_required: testKey });
-    const xErrors = planned.rows.flatMap((r, i) => (isMetered(r.channel)
-      ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
-      : []));
+    const xErrors = planned.rows.flatMap((r, i) =>
+      isMetered(r.channel)
+        ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
+        : [],
+    );
     enterPosts({ tx, rows: planned.rows, xErrors });
     for (const row of planned.rows) {
       const action = row.state === "draft" ? "post.drafted" : "post.submitted";
@@ -256,7 +351,12 @@ export function createPosts(args: {
 }
 
 /** The dry run: every finding of Create Post as `{pointer, code, detail, channel}`, nothing stored. */
-export function validatePosts(args: { h: Herald; actor: Actor; workspace: WorkspaceRow; input: CreatePostsInput }) {
+export function validatePosts(args: {
+  h: Herald;
+  actor: Actor;
+  workspace: WorkspaceRow;
+  input: CreatePostsInput;
+}) {
   const { h, workspace } = args;
   const plan = planCreatePosts({ ...args, db: h.db, now: h.clock.now() });
   const errors: { pointer: string; code: string; detail: string; channel: string | null }[] = [];
@@ -275,7 +375,13 @@ export function validatePosts(args: { h: Herald; actor: Actor; workspace: Worksp
         throw new RollBack();
       });
     } catch (error) {
-      if (error instanceof ProblemError) errors.push({ pointer: "/posts", code: error.code, detail: error.detail, channel: plan.rows.find((r) => isMetered(r.channel))!.channel });
+      if (error instanceof ProblemError)
+        errors.push({
+          pointer: "/posts",
+          code: error.code,
+          detail: error.detail,
+          channel: plan.rows.find((r) => isMetered(r.channel))!.channel,
+        });
       else if (!(error instanceof RollBack)) throw error;
     }
   }

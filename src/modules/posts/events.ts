@@ -5,7 +5,11 @@ import { eventPostSummary } from "./present.ts";
 import { listReceipts, type PostRow } from "./repo.ts";
 
 /** The four post event types of the contract. */
-export type PostEventType = "post.published" | "post.failed" | "post.awaiting-provider" | "post.needs-attention";
+export type PostEventType =
+  | "post.published"
+  | "post.failed"
+  | "post.awaiting-provider"
+  | "post.needs-attention";
 
 const EVENT_FOR_STATE: Record<string, PostEventType> = {
   published: "post.published",
@@ -23,14 +27,16 @@ export function recordPostEvent(db: Db, post: PostRow, now: number): string | nu
   const type = EVENT_FOR_STATE[post.state];
   if (!type) return null;
   const id = newId("evt");
-  db.insert(eventsOutbox).values({
-    id,
-    workspaceId: post.workspaceId,
-    type,
-    postId: post.id,
-    destinationId: post.destinationId,
-    payload: eventPostSummary(post, listReceipts(db, [post.id])),
-    createdAt: now,
-  }).run();
+  db.insert(eventsOutbox)
+    .values({
+      id,
+      workspaceId: post.workspaceId,
+      type,
+      postId: post.id,
+      destinationId: post.destinationId,
+      payload: eventPostSummary(post, listReceipts(db, [post.id])),
+      createdAt: now,
+    })
+    .run();
   return id;
 }

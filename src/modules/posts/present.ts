@@ -1,7 +1,15 @@
 import { iso } from "../../lib/clock.ts";
 import type { Db } from "../../db/open.ts";
 import { findDestinationById, type DestinationRow } from "../destinations/repo.ts";
-import { findAssets, listAttempts, listReceipts, type AssetRow, type AttemptRow, type PostRow, type ReceiptRow } from "./repo.ts";
+import {
+  findAssets,
+  listAttempts,
+  listReceipts,
+  type AssetRow,
+  type AttemptRow,
+  type PostRow,
+  type ReceiptRow,
+} from "./repo.ts";
 import { availableActions, isActionRequired, isTerminal, type PostState } from "./states.ts";
 
 /** The post's ETag: its version (every change bumps it). */
@@ -25,7 +33,15 @@ function presentAttempt(a: AttemptRow) {
 }
 
 function presentReceipt(r: ReceiptRow) {
-  return { id: r.id, object: "receipt" as const, item_index: r.itemIndex, provider_object_id: r.providerObjectId, url: r.url, state: r.state, published_at: iso(r.publishedAt) };
+  return {
+    id: r.id,
+    object: "receipt" as const,
+    item_index: r.itemIndex,
+    provider_object_id: r.providerObjectId,
+    url: r.url,
+    state: r.state,
+    published_at: iso(r.publishedAt),
+  };
 }
 
 /** Everything a post resource shows besides its own row. */
@@ -70,10 +86,26 @@ export function presentPost(row: PostRow, rel: PostRelations) {
     cancelled_at: iso(row.cancelledAt),
     missed_at: iso(row.missedAt),
     receipts: rel.receipts.map(presentReceipt),
-    destination: rel.destination ? { display_name: rel.destination.displayName, external_id: rel.destination.externalId, profile_image_url: rel.destination.profileImageUrl } : null,
+    destination: rel.destination
+      ? {
+          display_name: rel.destination.displayName,
+          external_id: rel.destination.externalId,
+          profile_image_url: rel.destination.profileImageUrl,
+        }
+      : null,
     assets: row.assetItems.flatMap((item) => {
       const asset = assetsById.get(item.asset_id);
-      return asset ? [{ id: asset.id, type: asset.type, label: asset.label, content_type: asset.contentType, item_index: item.item_index }] : [];
+      return asset
+        ? [
+            {
+              id: asset.id,
+              type: asset.type,
+              label: asset.label,
+              content_type: asset.contentType,
+              item_index: item.item_index,
+            },
+          ]
+        : [];
     }),
   };
   if (rel.attempts) post.attempts = rel.attempts.map(presentAttempt);
@@ -88,18 +120,21 @@ export function presentPosts(db: Db, rows: PostRow[], options: { includeAttempts
   const destinations = new Map<string, DestinationRow | null>();
   const assetIdsByWorkspace = new Map<string, Set<string>>();
   for (const row of rows) {
-    if (row.destinationId && !destinations.has(row.destinationId)) destinations.set(row.destinationId, findDestinationById(db, row.destinationId) ?? null);
+    if (row.destinationId && !destinations.has(row.destinationId))
+      destinations.set(row.destinationId, findDestinationById(db, row.destinationId) ?? null);
     const set = assetIdsByWorkspace.get(row.workspaceId) ?? new Set();
     for (const item of row.assetItems) set.add(item.asset_id);
     assetIdsByWorkspace.set(row.workspaceId, set);
   }
   const assets = [...assetIdsByWorkspace].flatMap(([ws, set]) => findAssets(db, ws, [...set]));
-  return rows.map((row) => presentPost(row, {
-    destination: row.destinationId ? destinations.get(row.destinationId) ?? null : null,
-    receipts: receipts.get(row.id) ?? [],
-    assets,
-    attempts: attempts ? attempts.get(row.id) ?? [] : null,
-  }));
+  return rows.map((row) =>
+    presentPost(row, {
+      destination: row.destinationId ? (destinations.get(row.destinationId) ?? null) : null,
+      receipts: receipts.get(row.id) ?? [],
+      assets,
+      attempts: attempts ? (attempts.get(row.id) ?? []) : null,
+    }),
+  );
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

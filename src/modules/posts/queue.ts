@@ -23,18 +23,34 @@ const HORIZON_DAYS = 366;
 
 /** The workspace's windows, by weekday then time. */
 export function listQueueWindows(db: Db, workspaceId: string): QueueWindowRow[] {
-  return db.select().from(queueWindows).where(eq(queueWindows.workspaceId, workspaceId)).orderBy(asc(queueWindows.weekday), asc(queueWindows.localTime)).all();
+  return db
+    .select()
+    .from(queueWindows)
+    .where(eq(queueWindows.workspaceId, workspaceId))
+    .orderBy(asc(queueWindows.weekday), asc(queueWindows.localTime))
+    .all();
 }
 
 /** Replaces the windows; a window that stays (same weekday and time) keeps its id. */
-export function replaceQueueWindows(db: Db, workspaceId: string, windows: { weekday: number; local_time: string }[]): QueueWindowRow[] {
+export function replaceQueueWindows(
+  db: Db,
+  workspaceId: string,
+  windows: { weekday: number; local_time: string }[],
+): QueueWindowRow[] {
   const current = listQueueWindows(db, workspaceId);
   const key = (w: { weekday: number; localTime: string }) => `${w.weekday}|${w.localTime}`;
   const wanted = new Map(windows.map((w) => [key({ weekday: w.weekday, localTime: w.local_time }), w]));
-  for (const row of current) if (!wanted.has(key(row))) db.delete(queueWindows).where(and(eq(queueWindows.id, row.id))).run();
+  for (const row of current)
+    if (!wanted.has(key(row)))
+      db.delete(queueWindows)
+        .where(and(eq(queueWindows.id, row.id)))
+        .run();
   const kept = new Set(current.map(key));
   for (const [k, w] of wanted) {
-    if (!kept.has(k)) db.insert(queueWindows).values({ id: newId("qw"), workspaceId, weekday: w.weekday, localTime: w.local_time }).run();
+    if (!kept.has(k))
+      db.insert(queueWindows)
+        .values({ id: newId("qw"), workspaceId, weekday: w.weekday, localTime: w.local_time })
+        .run();
   }
   return listQueueWindows(db, workspaceId);
 }
@@ -52,8 +68,12 @@ export function windowInstant(localDate: string, localTime: string, timeZone: st
   // shows the same wall time (the offset in force a few hours before is the pre-change one).
   const wall = resolved.toFormat("yyyy-MM-dd HH:mm");
   const earlier = resolved.minus({ hours: 3 }).offset;
-  const candidate = DateTime.fromMillis(resolved.toMillis() + (resolved.offset - earlier) * 60_000, { zone: timeZone });
-  return candidate < resolved && candidate.toFormat("yyyy-MM-dd HH:mm") === wall ? candidate.toMillis() : resolved.toMillis();
+  const candidate = DateTime.fromMillis(resolved.toMillis() + (resolved.offset - earlier) * 60_000, {
+    zone: timeZone,
+  });
+  return candidate < resolved && candidate.toFormat("yyyy-MM-dd HH:mm") === wall
+    ? candidate.toMillis()
+    : resolved.toMillis();
 }
 
 /** The windows that occur on one local date, earliest first. */
@@ -69,7 +89,12 @@ export function slotsOnDate(windows: QueueWindowRow[], localDate: string, timeZo
  * The earliest future window occurrence not taken by any of the destinations; `taken` holds
  * `"<window id>|<local date>"` of live queued posts on those destinations.
  */
-export function nextFreeSlot(windows: QueueWindowRow[], timeZone: string, now: number, taken: Set<string>): QueueSlot | null {
+export function nextFreeSlot(
+  windows: QueueWindowRow[],
+  timeZone: string,
+  now: number,
+  taken: Set<string>,
+): QueueSlot | null {
   if (windows.length === 0) return null;
   let date = DateTime.fromMillis(now, { zone: timeZone }).startOf("day");
   for (let i = 0; i < HORIZON_DAYS; i++, date = date.plus({ days: 1 })) {
@@ -95,7 +120,12 @@ export function putQueueWindows(args: {
   const { h, actor, workspaceId, windows } = args;
   return inTransaction(h.db, (tx) => {
     const result = replaceQueueWindows(tx, workspaceId, windows);
-    recordAudit(tx, auditActorOf(actor), { action: "queue.updated", workspaceId, targetType: "queue", targetId: workspaceId }, h.clock.now());
+    recordAudit(
+      tx,
+      auditActorOf(actor),
+      { action: "queue.updated", workspaceId, targetType: "queue", targetId: workspaceId },
+      h.clock.now(),
+    );
     return result;
   });
 }

@@ -20,7 +20,9 @@ export interface PostContent {
 const OFFSET_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 
 /** Parses `when`: a mode, or an ISO 8601 time that carries a UTC offset (else null). */
-export function parseWhen(when: string): { mode: "draft" | "now" | "queue" } | { mode: "exact"; at: number } | null {
+export function parseWhen(
+  when: string,
+): { mode: "draft" | "now" | "queue" } | { mode: "exact"; at: number } | null {
   if (when === "draft" || when === "now" || when === "queue") return { mode: when };
   if (!OFFSET_TIMESTAMP.test(when)) return null;
   // Luxon refuses impossible dates (2027-02-30) that Date.parse would roll into March.
@@ -31,25 +33,41 @@ export function parseWhen(when: string): { mode: "draft" | "now" | "queue" } | {
 /** Field errors for a `time_zone` value. */
 export function timeZoneErrors(zone: string | undefined, pointer: string): FieldError[] {
   if (zone === undefined || isIanaTimeZone(zone)) return [];
-  return [{ pointer, code: "custom", detail: `"${zone}" is not an IANA time zone name such as "Europe/Berlin"` }];
+  return [
+    { pointer, code: "custom", detail: `"${zone}" is not an IANA time zone name such as "Europe/Berlin"` },
+  ];
 }
 
 /** Structural checks that hold for drafts too: options belong to the channel, media indexes exist. */
 export function contentErrors(content: PostContent, base: string): FieldError[] {
   const errors: FieldError[] = [];
   for (const key of Object.keys(content.destinationOptions)) {
-    if (key !== content.channel) errors.push({ pointer: `${base}/destination_options/${key}`, code: "custom", detail: `options for ${key} do not apply to a ${content.channel} post` });
+    if (key !== content.channel)
+      errors.push({
+        pointer: `${base}/destination_options/${key}`,
+        code: "custom",
+        detail: `options for ${key} do not apply to a ${content.channel} post`,
+      });
   }
   const options = content.destinationOptions[content.channel];
   const rules = networkRules(content.channel);
   if (options && rules?.checkOptions) {
     const assetIds = content.assetItems.map((a) => a.asset_id);
     for (const problem of rules.checkOptions({ options, assetIds })) {
-      errors.push({ pointer: `${base}/destination_options/${content.channel}${problem.pointer}`, code: "custom", detail: problem.detail });
+      errors.push({
+        pointer: `${base}/destination_options/${content.channel}${problem.pointer}`,
+        code: "custom",
+        detail: problem.detail,
+      });
     }
   }
   for (const item of content.assetItems) {
-    if (item.item_index >= content.body.length) errors.push({ pointer: item.pointer, code: "custom", detail: `there is no body item ${item.item_index}` });
+    if (item.item_index >= content.body.length)
+      errors.push({
+        pointer: item.pointer,
+        code: "custom",
+        detail: `there is no body item ${item.item_index}`,
+      });
   }
   return errors;
 }
@@ -59,33 +77,66 @@ export function contentErrors(content: PostContent, base: string): FieldError[] 
  * unknown assets, empty items, and whatever the network's own rules refuse (text or media over its
  * limits, URLs on X, threads where the network has none).
  */
-export function publicationErrors(h: Herald, content: PostContent, destination: DestinationRow, assets: Map<string, AssetRow>, base: string): FieldError[] {
+export function publicationErrors(
+  h: Herald,
+  content: PostContent,
+  destination: DestinationRow,
+  assets: Map<string, AssetRow>,
+  base: string,
+): FieldError[] {
   const errors: FieldError[] = [];
   const status = destinationStatus(h, destination);
   if (status !== "ready") {
-    const detail = status === "disabled" ? "the destination is disabled" : `the destination is unavailable (${unavailableReason(h, destination)})`;
+    const detail =
+      status === "disabled"
+        ? "the destination is disabled"
+        : `the destination is unavailable (${unavailableReason(h, destination)})`;
     errors.push({ pointer: `${base}/destination_id`, code: "custom", detail });
   }
   for (const item of content.assetItems) {
-    if (!assets.has(item.asset_id)) errors.push({ pointer: item.pointer, code: "custom", detail: `no asset ${item.asset_id} in this workspace` });
+    if (!assets.has(item.asset_id))
+      errors.push({
+        pointer: item.pointer,
+        code: "custom",
+        detail: `no asset ${item.asset_id} in this workspace`,
+      });
   }
   const rules = networkRules(content.channel);
   if (content.body.length > 1 && rules && !rules.supportsThreads) {
-    errors.push({ pointer: `${base}/body`, code: "custom", detail: `${content.channel} does not publish threads; send one body item` });
+    errors.push({
+      pointer: `${base}/body`,
+      code: "custom",
+      detail: `${content.channel} does not publish threads; send one body item`,
+    });
   }
   content.body.forEach((text, index) => {
     const pointer = `${base}/body/${index}`;
     const attached = content.assetItems.filter((a) => a.item_index === index && assets.has(a.asset_id));
     const media = attached.map((a) => {
       const asset = assets.get(a.asset_id)!;
-      return { assetId: asset.id, contentType: asset.contentType, byteSize: asset.byteSize, width: asset.width, height: asset.height, altText: null };
+      return {
+        assetId: asset.id,
+        contentType: asset.contentType,
+        byteSize: asset.byteSize,
+        width: asset.width,
+        height: asset.height,
+        altText: null,
+      };
     });
-    if (text.trim() === "" && media.length === 0) errors.push({ pointer, code: "custom", detail: "is empty and has no media" });
+    if (text.trim() === "" && media.length === 0)
+      errors.push({ pointer, code: "custom", detail: "is empty and has no media" });
     if (rules?.checkItem) {
-      for (const problem of rules.checkItem({ text, media, options: content.destinationOptions[content.channel] ?? {}, limits: destination.limits as unknown as ChannelLimits })) {
+      for (const problem of rules.checkItem({
+        text,
+        media,
+        options: content.destinationOptions[content.channel] ?? {},
+        limits: destination.limits as unknown as ChannelLimits,
+      })) {
         // An adapter points at "/media/<n>" of the item: translate that to where the request named the asset.
         const mediaIndex = /^\/media\/(\d+)/.exec(problem.pointer);
-        const target = mediaIndex ? attached[Number(mediaIndex[1])]?.pointer ?? pointer : `${pointer}${problem.pointer}`;
+        const target = mediaIndex
+          ? (attached[Number(mediaIndex[1])]?.pointer ?? pointer)
+          : `${pointer}${problem.pointer}`;
         errors.push({ pointer: target, code: "custom", detail: problem.detail });
       }
     }

@@ -1,5 +1,17 @@
 /** Every post state of the contract. */
-export const POST_STATES = ["draft", "preparing", "scheduled", "ready", "processing", "awaiting-provider", "published", "failed", "needs-attention", "cancelled", "missed"] as const;
+export const POST_STATES = [
+  "draft",
+  "preparing",
+  "scheduled",
+  "ready",
+  "processing",
+  "awaiting-provider",
+  "published",
+  "failed",
+  "needs-attention",
+  "cancelled",
+  "missed",
+] as const;
 
 /** A post's state. */
 export type PostState = (typeof POST_STATES)[number];
@@ -23,14 +35,22 @@ export function isActionRequired(state: PostState): boolean {
 /** What the caller may do now, derived from the state (and queue placement for `move`). */
 export function availableActions(state: PostState, scheduleMode: string): PostAction[] {
   switch (state) {
-    case "draft": return ["update", "publish", "delete"];
-    case "preparing": return ["cancel"];
-    case "scheduled": return scheduleMode === "queue" ? ["cancel", "reschedule", "move"] : ["cancel", "reschedule"];
-    case "ready": return ["cancel", "reschedule"];
-    case "failed": return ["retry", "reschedule"];
-    case "needs-attention": return ["retry", "reschedule", "cancel"];
-    case "missed": return ["retry", "reschedule", "cancel"];
-    default: return [];
+    case "draft":
+      return ["update", "publish", "delete"];
+    case "preparing":
+      return ["cancel"];
+    case "scheduled":
+      return scheduleMode === "queue" ? ["cancel", "reschedule", "move"] : ["cancel", "reschedule"];
+    case "ready":
+      return ["cancel", "reschedule"];
+    case "failed":
+      return ["retry", "reschedule"];
+    case "needs-attention":
+      return ["retry", "reschedule", "cancel"];
+    case "missed":
+      return ["retry", "reschedule", "cancel"];
+    default:
+      return [];
   }
 }
 
@@ -45,4 +65,12 @@ export const VIEWS: Record<string, PostState[] | null> = {
 };
 
 /** Posts still owned by the engine or waiting on the user (they hold queue slots and destinations). */
-export const LIVE_STATES: PostState[] = ["preparing", "scheduled", "ready", "processing", "awaiting-provider", "needs-attention", "missed"];
+export const LIVE_STATES: PostState[] = [
+  "preparing",
+  "scheduled",
+  "ready",
+  "processing",
+  "awaiting-provider",
+  "needs-attention",
+  "missed",
+];

@@ -82,7 +82,10 @@ export function postMovesDiagram(): string {
 
 /** A move the table does not allow: a 409 `public_conflict` should a request ever reach one. */
 export class PostMoveRefused extends ProblemError {
-  constructor(readonly from: PostState | null, readonly to: PostState) {
+  constructor(
+    readonly from: PostState | null,
+    readonly to: PostState,
+  ) {
     const detail = from === null ? `A new post cannot be ${to}.` : `A ${from} post cannot become ${to}.`;
     super("public_conflict", detail);
   }
@@ -90,7 +93,12 @@ export class PostMoveRefused extends ProblemError {
 
 /** States whose X post holds a reservation of the month of its scheduled time. */
 const HOLDS_X_RESERVATION: ReadonlySet<string> = new Set<PostState>([
-  "preparing", "scheduled", "ready", "processing", "awaiting-provider", "needs-attention",
+  "preparing",
+  "scheduled",
+  "ready",
+  "processing",
+  "awaiting-provider",
+  "needs-attention",
 ]);
 
 /** The month whose X reservation the post holds in its state, or null. */
@@ -115,8 +123,12 @@ interface Expected {
 function updateIfStill(tx: Db, id: string, expected: Expected, set: Partial<PostRow>): PostRow | null {
   const where: SQL[] = [eq(posts.id, id), eq(posts.state, expected.state)];
   if (expected.leasedBy !== undefined) where.push(eq(posts.leaseOwner, expected.leasedBy));
-  const rows = tx.update(posts).set({ ...set, version: sql`${posts.version} + 1` })
-    .where(and(...where)).returning().all();
+  const rows = tx
+    .update(posts)
+    .set({ ...set, version: sql`${posts.version} + 1` })
+    .where(and(...where))
+    .returning()
+    .all();
   return rows[0] ?? null;
 }
 

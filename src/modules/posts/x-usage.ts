@@ -25,25 +25,52 @@ export function usageMonth(ms: number): string {
 
 /** A workspace's usage for a month. */
 export function findXUsage(db: Db, workspaceId: string, month: string): { reserved: number; used: number } {
-  return db.select({ reserved: xUsage.reserved, used: xUsage.used }).from(xUsage).where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month))).get() ?? { reserved: 0, used: 0 };
+  return (
+    db
+      .select({ reserved: xUsage.reserved, used: xUsage.used })
+      .from(xUsage)
+      .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)))
+      .get() ?? { reserved: 0, used: 0 }
+  );
 }
 
 /** Reserves `count` X posts for a month; 402 when that would pass the limit. Call in the write's transaction. */
-export function reserveXUsage(db: Db, workspaceId: string, month: string, count: number, errors: FieldError[]): void {
+export function reserveXUsage(
+  db: Db,
+  workspaceId: string,
+  month: string,
+  count: number,
+  errors: FieldError[],
+): void {
   const current = findXUsage(db, workspaceId, month);
   if (current.reserved + current.used + count > X_MONTHLY_LIMIT) {
-    throw new ProblemError("public_usage_limit_reached", `This would take the workspace past ${X_MONTHLY_LIMIT} ${METERED.displayName} posts in ${month} (${current.used} published, ${current.reserved} scheduled).`, { errors });
+    throw new ProblemError(
+      "public_usage_limit_reached",
+      `This would take the workspace past ${X_MONTHLY_LIMIT} ${METERED.displayName} posts in ${month} (${current.used} published, ${current.reserved} scheduled).`,
+      { errors },
+    );
   }
-  db.insert(xUsage).values({ workspaceId, month, reserved: count, used: 0 })
-    .onConflictDoUpdate({ target: [xUsage.workspaceId, xUsage.month], set: { reserved: sql`${xUsage.reserved} + ${count}` } }).run();
+  db.insert(xUsage)
+    .values({ workspaceId, month, reserved: count, used: 0 })
+    .onConflictDoUpdate({
+      target: [xUsage.workspaceId, xUsage.month],
+      set: { reserved: sql`${xUsage.reserved} + ${count}` },
+    })
+    .run();
 }
 
 /** Gives back a reservation (cancelled, failed, rescheduled away). */
 export function releaseXUsage(db: Db, workspaceId: string, month: string): void {
-  db.update(xUsage).set({ reserved: sql`max(${xUsage.reserved} - 1, 0)` }).where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month))).run();
+  db.update(xUsage)
+    .set({ reserved: sql`max(${xUsage.reserved} - 1, 0)` })
+    .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)))
+    .run();
 }
 
 /** Turns a reservation into a use when the post is published. */
 export function consumeXUsage(db: Db, workspaceId: string, month: string): void {
-  db.update(xUsage).set({ reserved: sql`max(${xUsage.reserved} - 1, 0)`, used: sql`${xUsage.used} + 1` }).where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month))).run();
+  db.update(xUsage)
+    .set({ reserved: sql`max(${xUsage.reserved} - 1, 0)`, used: sql`${xUsage.used} + 1` })
+    .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)))
+    .run();
 }

@@ -2,8 +2,15 @@ import { randomBytes } from "node:crypto";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import {
-  findAssets, findPostById, findStartedAttempts, finishAttempt, listDueReady, listDueScheduled,
-  listExpiredLeases, renewLease, type PostRow,
+  findAssets,
+  findPostById,
+  findStartedAttempts,
+  finishAttempt,
+  listDueReady,
+  listDueScheduled,
+  listExpiredLeases,
+  renewLease,
+  type PostRow,
 } from "../posts/repo.ts";
 import type { PostState } from "../posts/states.ts";
 import { editPostIfStill, transitionPost, type PostChanges } from "../posts/transition.ts";
@@ -72,7 +79,14 @@ export class PublishingEngine {
     }
     // A ready post that never started and is long past its time was waiting on a stopped server, too.
     for (const post of listDueReady(this.h.db, now - tolerance, BATCH)) {
-      if (post.nextTrigger === "initial" && post.attemptCount === 0 && post.deferredReason === null && post.scheduledAt !== null && now - post.scheduledAt > tolerance) this.markMissed(post, now);
+      if (
+        post.nextTrigger === "initial" &&
+        post.attemptCount === 0 &&
+        post.deferredReason === null &&
+        post.scheduledAt !== null &&
+        now - post.scheduledAt > tolerance
+      )
+        this.markMissed(post, now);
     }
   }
 
@@ -81,7 +95,9 @@ export class PublishingEngine {
     const lastError = {
       code: "missed_schedule",
       message: `Herald was not running at ${at}; the post was not sent late. Reschedule or retry it.`,
-      retryable: true, retry_safety: "safe", user_action: "reschedule",
+      retryable: true,
+      retry_safety: "safe",
+      user_action: "reschedule",
     };
     this.move(post, "missed", { missedAt: now, nextActionAt: null, lastError }, now);
   }
@@ -102,8 +118,11 @@ export class PublishingEngine {
         this.move(post, to, { nextActionAt: post.scheduledAt }, now);
       } else if (post.scheduledAt! <= now) {
         const lastError = {
-          code: "assets_not_ready", message: "An attached asset was not uploaded by the scheduled time.",
-          retryable: true, retry_safety: "safe", user_action: "retry",
+          code: "assets_not_ready",
+          message: "An attached asset was not uploaded by the scheduled time.",
+          retryable: true,
+          retry_safety: "safe",
+          user_action: "retry",
         };
         this.move(post, "needs-attention", { nextActionAt: null, lastError }, now);
       }
@@ -123,8 +142,15 @@ export class PublishingEngine {
         if (!current || current.state !== "processing" || (current.leaseExpiresAt ?? 0) >= now) return;
         for (const attempt of findStartedAttempts(tx, post.id)) {
           finishAttempt(tx, attempt.id, {
-            status: idempotent ? "failed" : "outcome_unknown", finishedAt: now, retrySafety: idempotent ? "safe" : "unsafe",
-            error: { code: "publishing_interrupted", message: "Herald stopped while this attempt was running.", retryable: true, user_action: idempotent ? "retry" : "inspect_resource" },
+            status: idempotent ? "failed" : "outcome_unknown",
+            finishedAt: now,
+            retrySafety: idempotent ? "safe" : "unsafe",
+            error: {
+              code: "publishing_interrupted",
+              message: "Herald stopped while this attempt was running.",
+              retryable: true,
+              user_action: idempotent ? "retry" : "inspect_resource",
+            },
             provider: null,
           });
         }
@@ -135,20 +161,27 @@ export class PublishingEngine {
         }
         const lastError = {
           code: "provider_outcome_unknown",
-          message: "Herald stopped while publishing; the network may or may not have the post. "
-            + "Check it before retrying.",
-          retryable: true, retry_safety: "unsafe", user_action: "inspect_resource",
+          message:
+            "Herald stopped while publishing; the network may or may not have the post. " +
+            "Check it before retrying.",
+          retryable: true,
+          retry_safety: "unsafe",
+          user_action: "inspect_resource",
         };
         const changes: PostChanges = { nextActionAt: null, retrySafety: "unsafe", lastError };
         transitionPost({ tx, now, post: current, to: "needs-attention", changes });
       });
-      this.h.logger.warn("recovered a post from an expired lease", { post_id: post.id, requeued: idempotent });
+      this.h.logger.warn("recovered a post from an expired lease", {
+        post_id: post.id,
+        requeued: idempotent,
+      });
     }
   }
 
   /** Keeps the leases of this process's running publications alive. */
   private renewLeases(now: number): void {
-    for (const id of this.running.keys()) renewLease(this.h.db, id, this.owner, now + this.h.config.engine.leaseMs);
+    for (const id of this.running.keys())
+      renewLease(this.h.db, id, this.owner, now + this.h.config.engine.leaseMs);
   }
 
   /** Claims due ready posts up to the concurrency limit, deferring those over their destination's pace. */
@@ -162,7 +195,10 @@ export class PublishingEngine {
         const until = velocityDeferral(this.h, tx, post, now);
         if (until !== null) {
           const deferral = {
-            deferredReason: "publishing_velocity", deferredUntil: until, nextActionAt: until, updatedAt: now,
+            deferredReason: "publishing_velocity",
+            deferredUntil: until,
+            nextActionAt: until,
+            updatedAt: now,
           };
           editPostIfStill(tx, post.id, { state: "ready" }, deferral);
           return false;
@@ -173,7 +209,12 @@ export class PublishingEngine {
       });
       if (!claimed) continue;
       const run = publishClaimedPost(this.h, this.owner, post.id)
-        .catch((error) => this.h.logger.error("publishing crashed", { post_id: post.id, error: (error as Error).stack ?? String(error) }))
+        .catch((error) =>
+          this.h.logger.error("publishing crashed", {
+            post_id: post.id,
+            error: (error as Error).stack ?? String(error),
+          }),
+        )
         .finally(() => {
           this.running.delete(post.id);
           // Fill the freed slot at once rather than at the next tick, so a backlog drains at full speed.

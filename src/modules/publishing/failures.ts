@@ -25,26 +25,64 @@ export interface PostError {
 export function postErrorFrom(error: ProviderError): PostError {
   switch (error.kind) {
     case "transient":
-      return { code: "provider_unavailable", message: error.message, retryable: true, retry_safety: "safe", user_action: "retry" };
+      return {
+        code: "provider_unavailable",
+        message: error.message,
+        retryable: true,
+        retry_safety: "safe",
+        user_action: "retry",
+      };
     case "auth_expired":
     case "auth_revoked":
-      return { code: "destination_reauthorization_required", message: error.message, retryable: true, retry_safety: "safe", user_action: "reauthorize_destination" };
+      return {
+        code: "destination_reauthorization_required",
+        message: error.message,
+        retryable: true,
+        retry_safety: "safe",
+        user_action: "reauthorize_destination",
+      };
     case "rejected":
-      return { code: "provider_rejected", message: error.message, retryable: false, retry_safety: "not_retryable", user_action: "edit_post" };
+      return {
+        code: "provider_rejected",
+        message: error.message,
+        retryable: false,
+        retry_safety: "not_retryable",
+        user_action: "edit_post",
+      };
     case "blocked":
       return {
         code: "provider_address_blocked",
         message: `${error.message} Herald does not connect to private or reserved addresses; reconnect the destination at a public address.`,
-        retryable: false, retry_safety: "not_retryable", user_action: "reauthorize_destination",
+        retryable: false,
+        retry_safety: "not_retryable",
+        user_action: "reauthorize_destination",
       };
     case "not_sent":
-      return { code: "publishing_not_started", message: error.message, retryable: true, retry_safety: "safe", user_action: "retry" };
+      return {
+        code: "publishing_not_started",
+        message: error.message,
+        retryable: true,
+        retry_safety: "safe",
+        user_action: "retry",
+      };
     case "outcome_unknown":
-      return { code: "provider_outcome_unknown", message: `${error.message} The post may or may not be on the network; check it before retrying.`, retryable: true, retry_safety: "unsafe", user_action: "inspect_resource" };
+      return {
+        code: "provider_outcome_unknown",
+        message: `${error.message} The post may or may not be on the network; check it before retrying.`,
+        retryable: true,
+        retry_safety: "unsafe",
+        user_action: "inspect_resource",
+      };
   }
 }
 
 /** The attempt's `provider` details from a failure. */
 export function providerDetails(error: ProviderError) {
-  return { operation: error.operation, request_id: error.requestId, status_code: error.statusCode, error_code: error.errorCode, subcode: error.subcode };
+  return {
+    operation: error.operation,
+    request_id: error.requestId,
+    status_code: error.statusCode,
+    error_code: error.errorCode,
+    subcode: error.subcode,
+  };
 }

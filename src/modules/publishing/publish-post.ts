@@ -2,14 +2,38 @@ import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { runTyped } from "../../providers/http.ts";
-import { ProviderError, type Credentials, type MediaItem, type PublishedItem } from "../../providers/types.ts";
+import {
+  ProviderError,
+  type Credentials,
+  type MediaItem,
+  type PublishedItem,
+} from "../../providers/types.ts";
 import { destinationRef } from "../destinations/present.ts";
 import {
-  findDestinationById, releaseRefreshLease, takeRefreshLease, updateDestination, type DestinationRow,
+  findDestinationById,
+  releaseRefreshLease,
+  takeRefreshLease,
+  updateDestination,
+  type DestinationRow,
 } from "../destinations/repo.ts";
-import { findAssets, findPostById, finishAttempt, insertAttempt, insertReceipt, listReceipts, type PostRow, type ReceiptRow } from "../posts/repo.ts";
+import {
+  findAssets,
+  findPostById,
+  finishAttempt,
+  insertAttempt,
+  insertReceipt,
+  listReceipts,
+  type PostRow,
+  type ReceiptRow,
+} from "../posts/repo.ts";
 import { transitionPost, type PostChanges } from "../posts/transition.ts";
-import { MAX_AUTOMATIC_RETRIES, postErrorFrom, providerDetails, retryDelayMs, type PostError } from "./failures.ts";
+import {
+  MAX_AUTOMATIC_RETRIES,
+  postErrorFrom,
+  providerDetails,
+  retryDelayMs,
+  type PostError,
+} from "./failures.ts";
 import { updateLeasedPost } from "./repo.ts";
 
 /** One refresh at a time per destination in this process; the database lease covers other processes. */
@@ -19,7 +43,12 @@ const refreshing = new Map<string, Promise<void>>();
 const REFRESH_POLL_MS = 100;
 
 function receiptAsItem(r: ReceiptRow): PublishedItem {
-  return { providerObjectId: r.providerObjectId, url: r.url, extra: r.extra, provider: { operation: "receipt", requestId: null, statusCode: null } };
+  return {
+    providerObjectId: r.providerObjectId,
+    url: r.url,
+    extra: r.extra,
+    provider: { operation: "receipt", requestId: null, statusCode: null },
+  };
 }
 
 /**
@@ -39,7 +68,9 @@ function mediaFor(h: Herald, post: PostRow, itemIndex: number): MediaItem[] {
         return await h.blobs.readBytes(key);
       } catch (error) {
         const detail = error instanceof Error ? error.message : String(error);
-        throw new ProviderError("transient", `media ${asset.id} could not be read from storage: ${detail}`, { operation: "read media" });
+        throw new ProviderError("transient", `media ${asset.id} could not be read from storage: ${detail}`, {
+          operation: "read media",
+        });
       }
     };
     const { contentType, byteSize, width, height } = asset;
@@ -49,7 +80,9 @@ function mediaFor(h: Herald, post: PostRow, itemIndex: number): MediaItem[] {
 
 /** New credentials over the stored ones: a value the network left out or sent empty keeps the old one. */
 function mergeCredentials(stored: Credentials, fresh: Credentials): Credentials {
-  const kept = Object.entries(fresh).filter(([, value]) => value !== "" && value !== null && value !== undefined);
+  const kept = Object.entries(fresh).filter(
+    ([, value]) => value !== "" && value !== null && value !== undefined,
+  );
   return { ...stored, ...Object.fromEntries(kept) };
 }
 
@@ -60,15 +93,26 @@ function mergeCredentials(stored: Credentials, fresh: Credentials): Credentials 
  * waits for the new credentials. `usedSealed` is what the failed call used: if the stored
  * credentials differ, another run refreshed already.
  */
-async function refreshDestination(h: Herald, owner: string, destinationId: string, usedSealed: string): Promise<void> {
+async function refreshDestination(
+  h: Herald,
+  owner: string,
+  destinationId: string,
+  usedSealed: string,
+): Promise<void> {
   const pending = refreshing.get(destinationId);
   if (pending) return pending;
   const work = (async () => {
     const deadline = Date.now() + h.config.engine.leaseMs;
-    while (!takeRefreshLease(h.db, { destinationId, owner, now: h.clock.now(), leaseMs: h.config.engine.leaseMs })) {
+    while (
+      !takeRefreshLease(h.db, { destinationId, owner, now: h.clock.now(), leaseMs: h.config.engine.leaseMs })
+    ) {
       if (findDestinationById(h.db, destinationId)?.credentialsSealed !== usedSealed) return;
       if (Date.now() > deadline) {
-        throw new ProviderError("transient", "another Herald process is refreshing this destination's token", { operation: "refreshCredentials" });
+        throw new ProviderError(
+          "transient",
+          "another Herald process is refreshing this destination's token",
+          { operation: "refreshCredentials" },
+        );
       }
       await Bun.sleep(REFRESH_POLL_MS);
     }
@@ -77,7 +121,10 @@ async function refreshDestination(h: Herald, owner: string, destinationId: strin
       if (current.credentialsSealed !== usedSealed) return;
       const adapter = h.providers.adapter(current.channel)!;
       const stored = destinationRef(h, current).credentials;
-      const fresh = await runTyped({ operation: "refreshCredentials", work: () => adapter.refreshCredentials({ destination: destinationRef(h, current) }) });
+      const fresh = await runTyped({
+        operation: "refreshCredentials",
+        work: () => adapter.refreshCredentials({ destination: destinationRef(h, current) }),
+      });
       const sealed = h.secrets.encrypt(JSON.stringify(mergeCredentials(stored, fresh)));
       updateDestination(h.db, destinationId, { credentialsSealed: sealed, updatedAt: h.clock.now() });
     } finally {
@@ -107,18 +154,46 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
   const idempotent = adapter?.idempotentCreate ?? true;
   inTransaction(h.db, (tx) => {
     insertAttempt(tx, {
-      id: attemptId, postId, number: post.attemptCount + 1, trigger: post.nextTrigger, status: "started", startedAt, finishedAt: null,
-      retrySafety: idempotent ? "safe" : "unsafe", error: null, provider: null,
+      id: attemptId,
+      postId,
+      number: post.attemptCount + 1,
+      trigger: post.nextTrigger,
+      status: "started",
+      startedAt,
+      finishedAt: null,
+      retrySafety: idempotent ? "safe" : "unsafe",
+      error: null,
+      provider: null,
     });
     updateLeasedPost(tx, postId, owner, { attemptCount: post.attemptCount + 1, updatedAt: startedAt });
   });
 
   if (!destination || destination.deletedAt !== null || !adapter) {
-    const reason = !adapter ? `Publishing to ${post.channel} is not available in this version of Herald.` : "The destination was disconnected.";
-    return finish(h, owner, post, attemptId, { kind: "failed", error: { code: "destination_unavailable", message: reason, retryable: false, retry_safety: "not_retryable", user_action: "edit_post" } });
+    const reason = !adapter
+      ? `Publishing to ${post.channel} is not available in this version of Herald.`
+      : "The destination was disconnected.";
+    return finish(h, owner, post, attemptId, {
+      kind: "failed",
+      error: {
+        code: "destination_unavailable",
+        message: reason,
+        retryable: false,
+        retry_safety: "not_retryable",
+        user_action: "edit_post",
+      },
+    });
   }
   if (destination.unavailableReason) {
-    return finish(h, owner, post, attemptId, { kind: "needs-attention", error: { code: "destination_reauthorization_required", message: "The destination must be connected again.", retryable: true, retry_safety: "safe", user_action: "reauthorize_destination" } });
+    return finish(h, owner, post, attemptId, {
+      kind: "needs-attention",
+      error: {
+        code: "destination_reauthorization_required",
+        message: "The destination must be connected again.",
+        retryable: true,
+        retry_safety: "safe",
+        user_action: "reauthorize_destination",
+      },
+    });
   }
 
   const receipts = listReceipts(h.db, [postId]);
@@ -130,11 +205,20 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
   for (let index = receipts.length; index < post.body.length; index++) {
     let published: PublishedItem;
     const item = {
-      destination: destinationRef(h, current), text: post.body[index]!, itemIndex: index, media: mediaFor(h, post, index),
-      options: post.destinationOptions[post.channel] ?? {}, root, parent, idempotencyKey: `${postId}.${index}`,
+      destination: destinationRef(h, current),
+      text: post.body[index]!,
+      itemIndex: index,
+      media: mediaFor(h, post, index),
+      options: post.destinationOptions[post.channel] ?? {},
+      root,
+      parent,
+      idempotencyKey: `${postId}.${index}`,
     };
     try {
-      published = await runTyped({ operation: `publish item ${index}`, work: () => adapter.publishItem(item) });
+      published = await runTyped({
+        operation: `publish item ${index}`,
+        work: () => adapter.publishItem(item),
+      });
     } catch (caught) {
       const error = caught as ProviderError;
       if (error.kind === "auth_expired" && !refreshed) {
@@ -145,22 +229,60 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
           index -= 1; // the same item again, with the new credentials
           continue;
         } catch (refreshError) {
-          return failWith(h, owner, post, attemptId, destination, refreshFailure(refreshError as ProviderError));
+          return failWith(
+            h,
+            owner,
+            post,
+            attemptId,
+            destination,
+            refreshFailure(refreshError as ProviderError),
+          );
         }
       }
-      return failWith(h, owner, post, attemptId, destination, error.kind === "auth_expired" ? new ProviderError("auth_revoked", error.message, error) : error);
+      return failWith(
+        h,
+        owner,
+        post,
+        attemptId,
+        destination,
+        error.kind === "auth_expired" ? new ProviderError("auth_revoked", error.message, error) : error,
+      );
     }
     const now = h.clock.now();
     const stored = inTransaction(h.db, (tx) => {
-      if (!updateLeasedPost(tx, postId, owner, { leaseExpiresAt: now + h.config.engine.leaseMs, updatedAt: now })) return false;
-      insertReceipt(tx, { id: newId("rcpt"), postId, itemIndex: index, providerObjectId: published.providerObjectId, url: published.url, extra: published.extra, state: "published", publishedAt: now });
+      if (
+        !updateLeasedPost(tx, postId, owner, {
+          leaseExpiresAt: now + h.config.engine.leaseMs,
+          updatedAt: now,
+        })
+      )
+        return false;
+      insertReceipt(tx, {
+        id: newId("rcpt"),
+        postId,
+        itemIndex: index,
+        providerObjectId: published.providerObjectId,
+        url: published.url,
+        extra: published.extra,
+        state: "published",
+        publishedAt: now,
+      });
       return true;
     });
     if (!stored) {
-      h.logger.warn("lease lost while publishing; another process owns the post now", { post_id: postId, item_index: index });
+      h.logger.warn("lease lost while publishing; another process owns the post now", {
+        post_id: postId,
+        item_index: index,
+      });
       return;
     }
-    lastProvider = { operation: published.provider.operation, request_id: published.provider.requestId, status_code: published.provider.statusCode, error_code: null, subcode: null };
+    lastProvider = {
+      operation: published.provider.operation,
+      request_id: published.provider.requestId,
+      status_code: published.provider.statusCode,
+      error_code: null,
+      subcode: null,
+    };
     root ??= published;
     parent = published;
   }
@@ -173,34 +295,79 @@ function refreshFailure(error: ProviderError): ProviderError {
   return revoked ? new ProviderError("auth_revoked", error.message, error) : error;
 }
 
-function failWith(h: Herald, owner: string, post: PostRow, attemptId: string, destination: DestinationRow, error: ProviderError): void {
+function failWith(
+  h: Herald,
+  owner: string,
+  post: PostRow,
+  attemptId: string,
+  destination: DestinationRow,
+  error: ProviderError,
+): void {
   const postError = postErrorFrom(error);
   const provider = providerDetails(error);
   switch (error.kind) {
     case "transient": {
       const retries = post.autoRetries + 1;
-      if (retries > MAX_AUTOMATIC_RETRIES) return finish(h, owner, post, attemptId, { kind: "failed", error: { ...postError, message: `${postError.message} (gave up after ${MAX_AUTOMATIC_RETRIES} automatic retries)` }, provider });
+      if (retries > MAX_AUTOMATIC_RETRIES)
+        return finish(h, owner, post, attemptId, {
+          kind: "failed",
+          error: {
+            ...postError,
+            message: `${postError.message} (gave up after ${MAX_AUTOMATIC_RETRIES} automatic retries)`,
+          },
+          provider,
+        });
       const now = h.clock.now();
       const at = Math.max(now + retryDelayMs(retries), error.retryAt ?? 0);
-      return finish(h, owner, post, attemptId, { kind: "retry", at, rateLimited: error.retryAt !== null, retries, error: postError, provider });
+      return finish(h, owner, post, attemptId, {
+        kind: "retry",
+        at,
+        rateLimited: error.retryAt !== null,
+        retries,
+        error: postError,
+        provider,
+      });
     }
     case "auth_revoked":
     case "auth_expired":
-      return finish(h, owner, post, attemptId, { kind: "needs-attention", error: postError, provider, reauthorize: destination.id });
+      return finish(h, owner, post, attemptId, {
+        kind: "needs-attention",
+        error: postError,
+        provider,
+        reauthorize: destination.id,
+      });
     case "rejected":
     case "blocked":
     case "not_sent":
       return finish(h, owner, post, attemptId, { kind: "failed", error: postError, provider });
     case "outcome_unknown":
-      return finish(h, owner, post, attemptId, { kind: "needs-attention", error: postError, provider, unknown: true });
+      return finish(h, owner, post, attemptId, {
+        kind: "needs-attention",
+        error: postError,
+        provider,
+        unknown: true,
+      });
   }
 }
 
 type Outcome =
   | { kind: "published"; provider: Record<string, unknown> | null }
-  | { kind: "retry"; at: number; rateLimited: boolean; retries: number; error: PostError; provider: Record<string, unknown> }
+  | {
+      kind: "retry";
+      at: number;
+      rateLimited: boolean;
+      retries: number;
+      error: PostError;
+      provider: Record<string, unknown>;
+    }
   | { kind: "failed"; error: PostError; provider?: Record<string, unknown> }
-  | { kind: "needs-attention"; error: PostError; provider?: Record<string, unknown>; unknown?: boolean; reauthorize?: string };
+  | {
+      kind: "needs-attention";
+      error: PostError;
+      provider?: Record<string, unknown>;
+      unknown?: boolean;
+      reauthorize?: string;
+    };
 
 /**
  * Writes the outcome of a run, its attempt and its event in one transaction (only while the lease
@@ -218,7 +385,9 @@ function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outc
         break;
       case "retry":
         changes = {
-          nextActionAt: outcome.at, autoRetries: outcome.retries, nextTrigger: "automatic_retry",
+          nextActionAt: outcome.at,
+          autoRetries: outcome.retries,
+          nextTrigger: "automatic_retry",
           lastError: { ...outcome.error },
           deferredReason: outcome.rateLimited ? "provider_rate_limit" : null,
           deferredUntil: outcome.rateLimited ? outcome.at : null,
@@ -227,14 +396,16 @@ function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outc
         break;
       case "failed":
         changes = {
-          nextActionAt: null, lastError: { ...outcome.error },
+          nextActionAt: null,
+          lastError: { ...outcome.error },
           retrySafety: outcome.error.retry_safety,
         };
         attemptStatus = "failed";
         break;
       case "needs-attention":
         changes = {
-          nextActionAt: null, lastError: { ...outcome.error },
+          nextActionAt: null,
+          lastError: { ...outcome.error },
           retrySafety: outcome.unknown ? "unsafe" : "safe",
         };
         attemptStatus = outcome.unknown ? "outcome_unknown" : "failed";
@@ -248,14 +419,23 @@ function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outc
       updateDestination(tx, outcome.reauthorize, mark);
     }
     finishAttempt(tx, attemptId, {
-      status: attemptStatus, finishedAt: now,
-      retrySafety: outcome.kind === "needs-attention" && outcome.unknown ? "unsafe" : outcome.kind === "failed" ? "not_retryable" : "safe",
-      error: outcome.kind === "published"
-        ? null
-        : {
-          code: outcome.error.code, message: outcome.error.message,
-          retryable: outcome.error.retryable, user_action: outcome.error.user_action,
-        },
+      status: attemptStatus,
+      finishedAt: now,
+      retrySafety:
+        outcome.kind === "needs-attention" && outcome.unknown
+          ? "unsafe"
+          : outcome.kind === "failed"
+            ? "not_retryable"
+            : "safe",
+      error:
+        outcome.kind === "published"
+          ? null
+          : {
+              code: outcome.error.code,
+              message: outcome.error.message,
+              retryable: outcome.error.retryable,
+              user_action: outcome.error.user_action,
+            },
       provider: outcome.provider ?? null,
     });
   });

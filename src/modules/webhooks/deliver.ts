@@ -22,18 +22,31 @@ export interface WebhookOutcome {
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /** Connection errors after which the next address of the host is tried (nothing was sent). */
-const CONNECT_ERRORS = new Set(["ConnectionRefused", "ECONNREFUSED", "ENETUNREACH", "EHOSTUNREACH", "EADDRNOTAVAIL", "NetworkUnreachable", "HostUnreachable"]);
+const CONNECT_ERRORS = new Set([
+  "ConnectionRefused",
+  "ECONNREFUSED",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "EADDRNOTAVAIL",
+  "NetworkUnreachable",
+  "HostUnreachable",
+]);
 
 /**
  * Sends one delivery. The URL rules run again first (DNS may have changed since the endpoint was
  * saved); the request then goes to an address that check returned, never to a second resolution
  * (DNS rebinding), the next address only when the connection was refused or unreachable.
  */
-export async function deliverWebhook(transport: WebhookTransport, allowPrivateNetwork: boolean, request: WebhookRequest): Promise<WebhookOutcome> {
+export async function deliverWebhook(
+  transport: WebhookTransport,
+  allowPrivateNetwork: boolean,
+  request: WebhookRequest,
+): Promise<WebhookOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const check = await checkWebhookUrl(request.url, { allowPrivateNetwork, resolve: transport.resolve });
-  if (!check.ok) return { ok: false, status: null, error: `not sent: the URL ${check.detail}`, durationMs: elapsed() };
+  if (!check.ok)
+    return { ok: false, status: null, error: `not sent: the URL ${check.detail}`, durationMs: elapsed() };
   const signal = AbortSignal.timeout(transport.timeoutMs);
   let result: AddressResult = { status: null, error: "no address to connect to", connectFailed: true };
   for (const address of check.addresses) {
@@ -56,7 +69,13 @@ export interface AddressResult {
  * the URL's host and, over TLS, the server name (SNI and the certificate check) set to the URL's
  * host name. Redirects are returned, not followed (a 3xx is a failure).
  */
-export async function sendToAddress(transport: WebhookTransport, url: URL, address: string, request: WebhookRequest, signal: AbortSignal): Promise<AddressResult> {
+export async function sendToAddress(
+  transport: WebhookTransport,
+  url: URL,
+  address: string,
+  request: WebhookRequest,
+  signal: AbortSignal,
+): Promise<AddressResult> {
   try {
     const response = await transport.fetch(pinnedUrl(url, address), {
       method: "POST",
@@ -65,12 +84,24 @@ export async function sendToAddress(transport: WebhookTransport, url: URL, addre
       redirect: "manual",
       signal,
       // A fresh connection per attempt over TLS, so every request's certificate is checked for its own host.
-      ...(url.protocol === "https:" ? { keepalive: false, tls: { serverName: url.hostname.replace(/\.$/, ""), ...(transport.ca ? { ca: transport.ca } : {}) } } : {}),
+      ...(url.protocol === "https:"
+        ? {
+            keepalive: false,
+            tls: {
+              serverName: url.hostname.replace(/\.$/, ""),
+              ...(transport.ca ? { ca: transport.ca } : {}),
+            },
+          }
+        : {}),
     } as RequestInit);
     // The status decides; a body that breaks off or runs past the time limit changes nothing.
     await drain(response).catch(() => {});
     const ok = response.status >= 200 && response.status < 300;
-    const error = ok ? null : response.status >= 300 && response.status < 400 ? `HTTP ${response.status}: redirects are not followed` : `HTTP ${response.status}`;
+    const error = ok
+      ? null
+      : response.status >= 300 && response.status < 400
+        ? `HTTP ${response.status}: redirects are not followed`
+        : `HTTP ${response.status}`;
     return { status: response.status, error, connectFailed: false };
   } catch (error) {
     const name = (error as { name?: string }).name;

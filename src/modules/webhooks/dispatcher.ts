@@ -2,7 +2,15 @@ import { newDelivery } from "./service.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { WEBHOOK_EVENT_TYPES } from "./present.ts";
-import { insertDelivery, listEnabledEndpoints, listOutboxAfter, readDispatchCursor, writeDispatchCursor, type EndpointRow, type OutboxEvent } from "./repo.ts";
+import {
+  insertDelivery,
+  listEnabledEndpoints,
+  listOutboxAfter,
+  readDispatchCursor,
+  writeDispatchCursor,
+  type EndpointRow,
+  type OutboxEvent,
+} from "./repo.ts";
 
 /** Events read per transaction. */
 const BATCH = 500;
@@ -13,7 +21,10 @@ const EVENT_TYPES = new Set<string>(WEBHOOK_EVENT_TYPES);
  * Whether an endpoint gets an event: it lists the type, its destination filter matches the post's
  * destination, and it existed when the event happened (a new endpoint is not sent history).
  */
-export function endpointMatches(endpoint: EndpointRow, event: Pick<OutboxEvent, "type" | "destinationId" | "createdAt">): boolean {
+export function endpointMatches(
+  endpoint: EndpointRow,
+  event: Pick<OutboxEvent, "type" | "destinationId" | "createdAt">,
+): boolean {
   if (!endpoint.eventTypes.includes(event.type)) return false;
   if (event.createdAt < endpoint.createdAt) return false;
   if (endpoint.destinationFilterMode === "all") return true;
@@ -37,7 +48,8 @@ export function dispatchWebhookEvents(h: Herald): number {
       for (const event of events) {
         if (!EVENT_TYPES.has(event.type)) continue;
         let endpoints = endpointsOf.get(event.workspaceId);
-        if (!endpoints) endpointsOf.set(event.workspaceId, endpoints = listEnabledEndpoints(tx, event.workspaceId));
+        if (!endpoints)
+          endpointsOf.set(event.workspaceId, (endpoints = listEnabledEndpoints(tx, event.workspaceId)));
         for (const endpoint of endpoints) {
           if (!endpointMatches(endpoint, event)) continue;
           const inserted = insertDelivery(tx, newDelivery(endpoint, event, now, null));

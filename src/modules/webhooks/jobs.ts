@@ -15,9 +15,24 @@ export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export function webhookJobs(): Job[] {
   return [
     { id: "webhook-dispatch", pattern: "* * * * * *", run: (h) => dispatchWebhookEvents(h) },
-    { id: "webhook-deliveries", pattern: "* * * * * *", run: (h, stopping) => { dispatchWebhookEvents(h); return sendDueDeliveries(h, stopping); } },
-    { id: "webhook-log-cleanup", pattern: "0 23 * * * *", run: (h) => deleteFinishedDeliveries(h.db, h.clock.now() - DELIVERY_LOG_RETENTION_MS) },
+    {
+      id: "webhook-deliveries",
+      pattern: "* * * * * *",
+      run: (h, stopping) => {
+        dispatchWebhookEvents(h);
+        return sendDueDeliveries(h, stopping);
+      },
+    },
+    {
+      id: "webhook-log-cleanup",
+      pattern: "0 23 * * * *",
+      run: (h) => deleteFinishedDeliveries(h.db, h.clock.now() - DELIVERY_LOG_RETENTION_MS),
+    },
     // Events stay 30 days after they were fanned out (deliveries carry their own copy of the body).
-    { id: "events-outbox-cleanup", pattern: "0 41 3 * * *", run: (h) => deleteDispatchedEvents(h.db, h.clock.now() - DELIVERY_LOG_RETENTION_MS) },
+    {
+      id: "events-outbox-cleanup",
+      pattern: "0 41 3 * * *",
+      run: (h) => deleteDispatchedEvents(h.db, h.clock.now() - DELIVERY_LOG_RETENTION_MS),
+    },
   ];
 }

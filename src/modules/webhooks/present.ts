@@ -2,7 +2,12 @@ import { iso } from "../../lib/clock.ts";
 import type { DeliveryAttemptRow, DeliveryRow, EndpointRow } from "./repo.ts";
 
 /** The contract's four event types, the values `event_types` takes. */
-export const WEBHOOK_EVENT_TYPES = ["post.published", "post.failed", "post.awaiting-provider", "post.needs-attention"] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  "post.published",
+  "post.failed",
+  "post.awaiting-provider",
+  "post.needs-attention",
+] as const;
 
 /** One of the four event types. */
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -54,7 +59,13 @@ export function presentDelivery(row: DeliveryRow, attempts: DeliveryAttemptRow[]
     failed_at: iso(row.failedAt),
     redelivery_of: row.redeliveryOf,
     created_at: iso(row.createdAt),
-    attempts: attempts.map((a) => ({ number: a.number, started_at: iso(a.startedAt), duration_ms: a.durationMs, response_status: a.responseStatus, error: a.error })),
+    attempts: attempts.map((a) => ({
+      number: a.number,
+      started_at: iso(a.startedAt),
+      duration_ms: a.durationMs,
+      response_status: a.responseStatus,
+      error: a.error,
+    })),
   };
 }
 

@@ -6,8 +6,17 @@ import { recordAudit } from "../audit/repo.ts";
 import { deliverWebhook, type WebhookOutcome } from "./deliver.ts";
 import { ENDPOINT_DISABLED_EVENT_TYPE, renderEventBody } from "./present.ts";
 import {
-  claimDueDeliveries, failPendingDeliveries, findDeliveryById, findEndpointById, findWorkspaceAccountId, insertDeliveryAttempt,
-  insertOutboxEvent, updateDelivery, updateEndpoint, type DeliveryRow, type EndpointRow,
+  claimDueDeliveries,
+  failPendingDeliveries,
+  findDeliveryById,
+  findEndpointById,
+  findWorkspaceAccountId,
+  insertDeliveryAttempt,
+  insertOutboxEvent,
+  updateDelivery,
+  updateEndpoint,
+  type DeliveryRow,
+  type EndpointRow,
 } from "./repo.ts";
 import { activeSecrets } from "./service.ts";
 import { signatureHeader } from "./signing.ts";
@@ -54,13 +63,22 @@ export async function sendDueDeliveries(h: Herald, stopping?: AbortSignal): Prom
   let attempts = 0;
   for (;;) {
     const free = CONCURRENCY - running.size;
-    const claimed = free > 0 && Date.now() - started < RUN_BUDGET_MS && !stopping?.aborted
-      ? inTransaction(h.db, (tx) => { const now = h.clock.now(); return claimDueDeliveries(tx, now, now + CLAIM_LEASE_MS, free); })
-      : [];
+    const claimed =
+      free > 0 && Date.now() - started < RUN_BUDGET_MS && !stopping?.aborted
+        ? inTransaction(h.db, (tx) => {
+            const now = h.clock.now();
+            return claimDueDeliveries(tx, now, now + CLAIM_LEASE_MS, free);
+          })
+        : [];
     for (const delivery of claimed) {
       attempts += 1;
       const attempt: Promise<void> = attemptDelivery(h, delivery)
-        .catch((error) => h.logger.error("webhook attempt failed unexpectedly", { delivery_id: delivery.id, error: (error as Error).message }))
+        .catch((error) =>
+          h.logger.error("webhook attempt failed unexpectedly", {
+            delivery_id: delivery.id,
+            error: (error as Error).message,
+          }),
+        )
         .finally(() => running.delete(attempt));
       running.add(attempt);
     }
@@ -74,7 +92,12 @@ async function attemptDelivery(h: Herald, delivery: DeliveryRow): Promise<void> 
   const endpoint = findEndpointById(h.db, delivery.endpointId);
   if (!endpoint) return; // deleted meanwhile: its deliveries went with it
   if (!endpoint.enabled) {
-    updateDelivery(h.db, delivery.id, { status: "failed", failedAt: h.clock.now(), nextAttemptAt: null, lastError: "endpoint disabled" });
+    updateDelivery(h.db, delivery.id, {
+      status: "failed",
+      failedAt: h.clock.now(),
+      nextAttemptAt: null,
+      lastError: "endpoint disabled",
+    });
     return;
   }
   const startedAt = h.clock.now();
@@ -84,12 +107,24 @@ async function attemptDelivery(h: Herald, delivery: DeliveryRow): Promise<void> 
     "user-agent": `Herald/${h.version} (+webhooks)`,
     "service-event-id": delivery.eventId,
     "service-delivery-id": delivery.id,
-    "service-signature": signatureHeader(activeSecrets(h, endpoint, startedAt), Math.floor(startedAt / 1000), body),
+    "service-signature": signatureHeader(
+      activeSecrets(h, endpoint, startedAt),
+      Math.floor(startedAt / 1000),
+      body,
+    ),
   };
-  const outcome = await deliverWebhook(webhookTransport(h), h.config.devAllowPrivateNetwork, { url: endpoint.url, body, headers });
+  const outcome = await deliverWebhook(webhookTransport(h), h.config.devAllowPrivateNetwork, {
+    url: endpoint.url,
+    body,
+    headers,
+  });
   const disabled = recordOutcome(h, delivery.id, startedAt, outcome);
   if (disabled) {
-    h.logger.warn("webhook endpoint disabled after 3 days of failed deliveries", { endpoint_id: disabled.id, workspace_id: disabled.workspaceId, failing_since: iso(disabled.failingSince) });
+    h.logger.warn("webhook endpoint disabled after 3 days of failed deliveries", {
+      endpoint_id: disabled.id,
+      workspace_id: disabled.workspaceId,
+      failing_since: iso(disabled.failingSince),
+    });
   }
 }
 
@@ -98,18 +133,42 @@ async function attemptDelivery(h: Herald, delivery: DeliveryRow): Promise<void> 
  * three days are over; and, when the endpoint has not had one success in three days, the endpoint
  * disabled. Returns the endpoint when this attempt disabled it.
  */
-function recordOutcome(h: Herald, deliveryId: string, startedAt: number, outcome: WebhookOutcome): EndpointRow | null {
+function recordOutcome(
+  h: Herald,
+  deliveryId: string,
+  startedAt: number,
+  outcome: WebhookOutcome,
+): EndpointRow | null {
   return inTransaction(h.db, (tx) => {
     const delivery = findDeliveryById(tx, deliveryId);
     const endpoint = delivery && findEndpointById(tx, delivery.endpointId);
     if (!delivery || !endpoint) return null;
     const now = h.clock.now();
     const number = delivery.attemptCount + 1;
-    insertDeliveryAttempt(tx, { deliveryId, number, startedAt, durationMs: outcome.durationMs, responseStatus: outcome.status, error: outcome.error });
-    const last = { attemptCount: number, lastAttemptAt: startedAt, lastResponseStatus: outcome.status, lastError: outcome.error, lastDurationMs: outcome.durationMs };
+    insertDeliveryAttempt(tx, {
+      deliveryId,
+      number,
+      startedAt,
+      durationMs: outcome.durationMs,
+      responseStatus: outcome.status,
+      error: outcome.error,
+    });
+    const last = {
+      attemptCount: number,
+      lastAttemptAt: startedAt,
+      lastResponseStatus: outcome.status,
+      lastError: outcome.error,
+      lastDurationMs: outcome.durationMs,
+    };
     if (outcome.ok) {
       // The receiver has it, whatever happened to the delivery meanwhile.
-      updateDelivery(tx, deliveryId, { ...last, status: "succeeded", deliveredAt: now, nextAttemptAt: null, failedAt: null });
+      updateDelivery(tx, deliveryId, {
+        ...last,
+        status: "succeeded",
+        deliveredAt: now,
+        nextAttemptAt: null,
+        failedAt: null,
+      });
       if (endpoint.failingSince !== null) updateEndpoint(tx, endpoint.id, { failingSince: null });
       return null;
     }
@@ -126,7 +185,10 @@ function recordOutcome(h: Herald, deliveryId: string, startedAt: number, outcome
     if (now - delivery.createdAt >= RETRY_WINDOW_MS) {
       updateDelivery(tx, deliveryId, { ...last, status: "failed", failedAt: now, nextAttemptAt: null });
     } else {
-      updateDelivery(tx, deliveryId, { ...last, nextAttemptAt: now + retryDelayMs(number, webhookTransport(h).random()) });
+      updateDelivery(tx, deliveryId, {
+        ...last,
+        nextAttemptAt: now + retryDelayMs(number, webhookTransport(h).random()),
+      });
     }
     return null;
   });
@@ -138,17 +200,44 @@ function recordOutcome(h: Herald, deliveryId: string, startedAt: number, outcome
  * the workspace's chat notification. Call inside the transaction of the failed attempt.
  */
 function disableFailingEndpoint(tx: Db, endpoint: EndpointRow, now: number): EndpointRow {
-  const changes = { enabled: false, disabledReason: "delivery_failures", failingSince: endpoint.failingSince, configVersion: endpoint.configVersion + 1, updatedAt: now };
+  const changes = {
+    enabled: false,
+    disabledReason: "delivery_failures",
+    failingSince: endpoint.failingSince,
+    configVersion: endpoint.configVersion + 1,
+    updatedAt: now,
+  };
   updateEndpoint(tx, endpoint.id, changes);
   failPendingDeliveries(tx, endpoint.id, now, DISABLED_FOR_FAILURES);
   const accountId = findWorkspaceAccountId(tx, endpoint.workspaceId);
   if (accountId) {
-    recordAudit(tx, { accountId, credentialId: null, requestId: null }, { action: "webhook_endpoint.disabled", workspaceId: endpoint.workspaceId, targetType: "webhook_endpoint", targetId: endpoint.id }, now);
+    recordAudit(
+      tx,
+      { accountId, credentialId: null, requestId: null },
+      {
+        action: "webhook_endpoint.disabled",
+        workspaceId: endpoint.workspaceId,
+        targetType: "webhook_endpoint",
+        targetId: endpoint.id,
+      },
+      now,
+    );
   }
-  insertOutboxEvent(tx, {
-    workspaceId: endpoint.workspaceId,
-    type: ENDPOINT_DISABLED_EVENT_TYPE,
-    payload: { id: endpoint.id, object: "webhook_endpoint", name: endpoint.name, url: endpoint.url, disabled_reason: "delivery_failures", failing_since: iso(endpoint.failingSince) },
-  }, now);
+  insertOutboxEvent(
+    tx,
+    {
+      workspaceId: endpoint.workspaceId,
+      type: ENDPOINT_DISABLED_EVENT_TYPE,
+      payload: {
+        id: endpoint.id,
+        object: "webhook_endpoint",
+        name: endpoint.name,
+        url: endpoint.url,
+        disabled_reason: "delivery_failures",
+        failing_since: iso(endpoint.failingSince),
+      },
+    },
+    now,
+  );
   return { ...endpoint, ...changes };
 }

@@ -9,7 +9,17 @@ import { recordAudit } from "../audit/repo.ts";
 import { findDestination } from "../destinations/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
 import { presentEndpoint, TEST_EVENT_TYPE, type WebhookEventType } from "./present.ts";
-import { deleteEndpoint, failPendingDeliveries, findDelivery, findEndpoint, insertDelivery, insertEndpoint, updateEndpoint, type DeliveryRow, type EndpointRow } from "./repo.ts";
+import {
+  deleteEndpoint,
+  failPendingDeliveries,
+  findDelivery,
+  findEndpoint,
+  insertDelivery,
+  insertEndpoint,
+  updateEndpoint,
+  type DeliveryRow,
+  type EndpointRow,
+} from "./repo.ts";
 import { generateSigningSecret, lastFour } from "./signing.ts";
 import { webhookTransport } from "./transport.ts";
 import { requireWebhookUrl } from "./url-rules.ts";
@@ -34,14 +44,29 @@ export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 24 * 60 * 60;
 /** Why pending deliveries end when an endpoint is switched off by its owner. */
 const DISABLED_BY_OWNER = "endpoint disabled";
 
-function audit(db: Db, actor: Actor, action: string, workspaceId: string, endpointId: string, now: number): void {
-  recordAudit(db, auditActorOf(actor), { action, workspaceId, targetType: "webhook_endpoint", targetId: endpointId }, now);
+function audit(
+  db: Db,
+  actor: Actor,
+  action: string,
+  workspaceId: string,
+  endpointId: string,
+  now: number,
+): void {
+  recordAudit(
+    db,
+    auditActorOf(actor),
+    { action, workspaceId, targetType: "webhook_endpoint", targetId: endpointId },
+    now,
+  );
 }
 
 /** 403 unless the credential may read post content: `content_mode: full` ships it to the endpoint. */
 function requireContentScope(actor: Actor): void {
   if (!actor.scopes.includes("posts:read")) {
-    throw new ProblemError("public_scope_missing", "content_mode `full` sends post content to the endpoint, so it also needs the `posts:read` scope, which the API key does not have.");
+    throw new ProblemError(
+      "public_scope_missing",
+      "content_mode `full` sends post content to the endpoint, so it also needs the `posts:read` scope, which the API key does not have.",
+    );
   }
 }
 
@@ -58,16 +83,28 @@ function requireDistinct(values: string[], pointer: string): void {
  * The destination filter a write ends with: `selected` needs 1–100 destinations of the workspace;
  * `all` takes none (switching to `all` clears the list).
  */
-function resolveFilter(db: Db, workspaceId: string, mode: "all" | "selected", ids: string[] | undefined, idsGiven: boolean): string[] {
+function resolveFilter(
+  db: Db,
+  workspaceId: string,
+  mode: "all" | "selected",
+  ids: string[] | undefined,
+  idsGiven: boolean,
+): string[] {
   if (mode === "all") {
-    if (idsGiven && ids!.length > 0) throw invalid("/destination_ids", "is only used when destination_filter_mode is selected");
+    if (idsGiven && ids!.length > 0)
+      throw invalid("/destination_ids", "is only used when destination_filter_mode is selected");
     return [];
   }
   const list = ids ?? [];
-  if (list.length === 0) throw invalid("/destination_ids", "must name at least one destination when destination_filter_mode is selected");
+  if (list.length === 0)
+    throw invalid(
+      "/destination_ids",
+      "must name at least one destination when destination_filter_mode is selected",
+    );
   requireDistinct(list, "/destination_ids");
   list.forEach((id, i) => {
-    if (!findDestination(db, workspaceId, id)) throw invalid(`/destination_ids/${i}`, `${id} is not a destination of this workspace`);
+    if (!findDestination(db, workspaceId, id))
+      throw invalid(`/destination_ids/${i}`, `${id} is not a destination of this workspace`);
   });
   return list;
 }
@@ -103,7 +140,13 @@ export async function createWebhookEndpoint(args: {
   if (contentMode === "full") requireContentScope(actor);
   requireDistinct(input.event_types, "/event_types");
   const mode = input.destination_filter_mode ?? "all";
-  const destinationIds = resolveFilter(h.db, workspace.id, mode, input.destination_ids, input.destination_ids !== undefined);
+  const destinationIds = resolveFilter(
+    h.db,
+    workspace.id,
+    mode,
+    input.destination_ids,
+    input.destination_ids !== undefined,
+  );
   const url = await requireWebhookUrl(input.url, urlOptions(h));
   const secret = generateSigningSecret();
   const now = h.clock.now();
@@ -152,10 +195,16 @@ export async function patchWebhookEndpoint(args: {
   checkIfMatch(ifMatch, endpointEtag(before, h.clock.now()), false);
   if (input.event_types) requireDistinct(input.event_types, "/event_types");
   const contentMode = input.content_mode ?? before.contentMode;
-  const routing = input.url !== undefined || input.content_mode !== undefined || input.event_types !== undefined || input.destination_filter_mode !== undefined || input.destination_ids !== undefined;
+  const routing =
+    input.url !== undefined ||
+    input.content_mode !== undefined ||
+    input.event_types !== undefined ||
+    input.destination_filter_mode !== undefined ||
+    input.destination_ids !== undefined;
   // Where and what full content flows may only be changed by a credential that can read it.
   if (contentMode === "full" && routing) requireContentScope(actor);
-  const url = input.url === undefined ? undefined : (await requireWebhookUrl(input.url, urlOptions(h))).toString();
+  const url =
+    input.url === undefined ? undefined : (await requireWebhookUrl(input.url, urlOptions(h))).toString();
 
   return inTransaction(h.db, (tx) => {
     const current = requireEndpoint(tx, workspaceId, endpointId);
@@ -165,7 +214,13 @@ export async function patchWebhookEndpoint(args: {
     const mode = input.destination_filter_mode ?? current.destinationFilterMode;
     const filterTouched = input.destination_filter_mode !== undefined || input.destination_ids !== undefined;
     const destinationIds = filterTouched
-      ? resolveFilter(tx, workspaceId, mode, input.destination_ids ?? (mode === "selected" ? current.destinationIds : undefined), input.destination_ids !== undefined)
+      ? resolveFilter(
+          tx,
+          workspaceId,
+          mode,
+          input.destination_ids ?? (mode === "selected" ? current.destinationIds : undefined),
+          input.destination_ids !== undefined,
+        )
       : current.destinationIds;
     const changes: Partial<EndpointRow> = {
       name: input.name ?? current.name,
@@ -176,7 +231,9 @@ export async function patchWebhookEndpoint(args: {
       destinationIds,
       contentMode,
     };
-    const changed = (Object.keys(changes) as (keyof EndpointRow)[]).some((k) => JSON.stringify(changes[k]) !== JSON.stringify(current[k]));
+    const changed = (Object.keys(changes) as (keyof EndpointRow)[]).some(
+      (k) => JSON.stringify(changes[k]) !== JSON.stringify(current[k]),
+    );
     if (!changed) return current;
     if (changes.enabled && !current.enabled) {
       changes.disabledReason = null;
@@ -254,12 +311,20 @@ export function activeSecrets(h: Herald, row: EndpointRow, now: number): string[
 
 function requireEnabled(row: EndpointRow, what: string): void {
   if (!row.enabled) {
-    throw new ProblemError("public_conflict", `The webhook endpoint is disabled; enable it (PATCH enabled: true) before ${what}.`);
+    throw new ProblemError(
+      "public_conflict",
+      `The webhook endpoint is disabled; enable it (PATCH enabled: true) before ${what}.`,
+    );
   }
 }
 
 /** A pending delivery of an event to an endpoint (`redeliveryOf` names the delivery it repeats). */
-export function newDelivery(row: EndpointRow, event: { id: string; type: string; createdAt: number; payload: Record<string, unknown> }, now: number, redeliveryOf: string | null): DeliveryRow {
+export function newDelivery(
+  row: EndpointRow,
+  event: { id: string; type: string; createdAt: number; payload: Record<string, unknown> },
+  now: number,
+  redeliveryOf: string | null,
+): DeliveryRow {
   return {
     id: newId("dlv"),
     endpointId: row.id,
@@ -286,13 +351,28 @@ export function newDelivery(row: EndpointRow, event: { id: string; type: string;
  * Queues a `webhook.test` event for one endpoint, whatever its event types; `data.object` is
  * `{id, object: "webhook_endpoint"}`. The sender delivers it like any other (signed, retried).
  */
-export function sendTestEvent(args: { h: Herald; actor: Actor; workspaceId: string; endpointId: string }): DeliveryRow {
+export function sendTestEvent(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  endpointId: string;
+}): DeliveryRow {
   const { h, actor, workspaceId, endpointId } = args;
   return inTransaction(h.db, (tx) => {
     const row = requireEndpoint(tx, workspaceId, endpointId);
     requireEnabled(row, "sending a test event");
     const now = h.clock.now();
-    const delivery = newDelivery(row, { id: newId("evt"), type: TEST_EVENT_TYPE, createdAt: now, payload: { id: row.id, object: "webhook_endpoint" } }, now, null);
+    const delivery = newDelivery(
+      row,
+      {
+        id: newId("evt"),
+        type: TEST_EVENT_TYPE,
+        createdAt: now,
+        payload: { id: row.id, object: "webhook_endpoint" },
+      },
+      now,
+      null,
+    );
     insertDelivery(tx, delivery);
     audit(tx, actor, "webhook_endpoint.test_sent", workspaceId, row.id, now);
     return delivery;
@@ -317,9 +397,29 @@ export function redeliverWebhook(args: {
     if (!original) throw notFound("webhook delivery");
     requireEnabled(row, "redelivering");
     const now = h.clock.now();
-    const delivery = newDelivery(row, { id: original.eventId, type: original.eventType, createdAt: original.eventCreatedAt, payload: original.payload }, now, original.id);
+    const delivery = newDelivery(
+      row,
+      {
+        id: original.eventId,
+        type: original.eventType,
+        createdAt: original.eventCreatedAt,
+        payload: original.payload,
+      },
+      now,
+      original.id,
+    );
     insertDelivery(tx, delivery);
-    recordAudit(tx, auditActorOf(actor), { action: "webhook_delivery.redelivered", workspaceId, targetType: "webhook_delivery", targetId: delivery.id }, now);
+    recordAudit(
+      tx,
+      auditActorOf(actor),
+      {
+        action: "webhook_delivery.redelivered",
+        workspaceId,
+        targetType: "webhook_delivery",
+        targetId: delivery.id,
+      },
+      now,
+    );
     return delivery;
   });
 }

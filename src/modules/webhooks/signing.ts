@@ -24,5 +24,7 @@ export function signPayload(secret: string, timestampSec: number, rawBody: strin
  * current one first, then the previous one while a rotation's overlap lasts).
  */
 export function signatureHeader(secrets: string[], timestampSec: number, rawBody: string): string {
-  return [`t=${timestampSec}`, ...secrets.map((s) => `v1=${signPayload(s, timestampSec, rawBody)}`)].join(",");
+  return [`t=${timestampSec}`, ...secrets.map((s) => `v1=${signPayload(s, timestampSec, rawBody)}`)].join(
+    ",",
+  );
 }

@@ -18,7 +18,11 @@ export interface WebhookTransport {
 /** The contract's 10 s per attempt. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
-const DEFAULT_TRANSPORT: WebhookTransport = { fetch: (input, init) => fetch(input, init), timeoutMs: DELIVERY_TIMEOUT_MS, random: Math.random };
+const DEFAULT_TRANSPORT: WebhookTransport = {
+  fetch: (input, init) => fetch(input, init),
+  timeoutMs: DELIVERY_TIMEOUT_MS,
+  random: Math.random,
+};
 
 // Per Herald value, so two servers in one process (tests) keep their own settings.
 const transports = new WeakMap<Herald, WebhookTransport>();

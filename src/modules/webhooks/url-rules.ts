@@ -1,7 +1,11 @@
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
 import {
-  checkPublicOrigin, invalidHostName, type OriginCheck, type OriginRefusal, type Resolver,
+  checkPublicOrigin,
+  invalidHostName,
+  type OriginCheck,
+  type OriginRefusal,
+  type Resolver,
 } from "../../lib/network-guard.ts";
 import { originCheckProblem } from "../../core/origin-problem.ts";
 
@@ -85,7 +89,10 @@ function withTimeout(resolve: Resolver): Resolver {
   return (hostname) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(Object.assign(new Error("DNS timeout"), { code: "ETIMEOUT" })), RESOLVE_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(Object.assign(new Error("DNS timeout"), { code: "ETIMEOUT" })),
+        RESOLVE_TIMEOUT_MS,
+      );
     });
     return Promise.race([resolve(hostname), timeout]).finally(() => clearTimeout(timer));
   };

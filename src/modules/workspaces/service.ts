@@ -8,11 +8,24 @@ import { auditActorOf, canUseWorkspace, type Actor } from "../../core/actor.ts";
 import { checkIfMatch, etagOf } from "../../core/etag.ts";
 import { invalid, notFound } from "../../core/problem.ts";
 import { recordAudit } from "../audit/repo.ts";
-import { findWorkspace, grantKeyWorkspace, insertWorkspace, updateWorkspace, type WorkspaceRow } from "./repo.ts";
+import {
+  findWorkspace,
+  grantKeyWorkspace,
+  insertWorkspace,
+  updateWorkspace,
+  type WorkspaceRow,
+} from "./repo.ts";
 
 /** The workspace resource. */
 export function presentWorkspace(row: WorkspaceRow) {
-  return { id: row.id, object: "workspace" as const, name: row.name, time_zone: row.timeZone, created_at: iso(row.createdAt), updated_at: iso(row.updatedAt) };
+  return {
+    id: row.id,
+    object: "workspace" as const,
+    name: row.name,
+    time_zone: row.timeZone,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
 }
 
 /**
@@ -20,27 +33,46 @@ export function presentWorkspace(row: WorkspaceRow) {
  * or is outside the key's selection (the three are indistinguishable on purpose).
  */
 export function requireWorkspace(db: Db, actor: Actor, workspaceId: string): WorkspaceRow {
-  const row = canUseWorkspace(actor, workspaceId) ? findWorkspace(db, actor.accountId, workspaceId) : undefined;
+  const row = canUseWorkspace(actor, workspaceId)
+    ? findWorkspace(db, actor.accountId, workspaceId)
+    : undefined;
   if (!row) throw notFound("workspace");
   return row;
 }
 
 /** The zone as IANA spells it ("europe/berlin" → "Europe/Berlin"; aliases stay as given), or 400. */
 function canonicalTimeZone(zone: string): string {
-  if (!isIanaTimeZone(zone)) throw invalid("/time_zone", `"${zone}" is not an IANA time zone name such as "Europe/Berlin" or "UTC"`);
+  if (!isIanaTimeZone(zone))
+    throw invalid("/time_zone", `"${zone}" is not an IANA time zone name such as "Europe/Berlin" or "UTC"`);
   return new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
 }
 
 /** Creates a workspace (time zone UTC unless given); a selected-access key gains access to it. */
-export function createWorkspace(args: { h: Herald; actor: Actor; input: { name: string; time_zone?: string } }): WorkspaceRow {
+export function createWorkspace(args: {
+  h: Herald;
+  actor: Actor;
+  input: { name: string; time_zone?: string };
+}): WorkspaceRow {
   const { h, actor, input } = args;
   const timeZone = input.time_zone === undefined ? "UTC" : canonicalTimeZone(input.time_zone);
   const now = h.clock.now();
-  const row: WorkspaceRow = { id: newId("ws"), accountId: actor.accountId, name: input.name, timeZone, createdAt: now, updatedAt: now };
+  const row: WorkspaceRow = {
+    id: newId("ws"),
+    accountId: actor.accountId,
+    name: input.name,
+    timeZone,
+    createdAt: now,
+    updatedAt: now,
+  };
   inTransaction(h.db, (tx) => {
     insertWorkspace(tx, row);
     if (actor.workspaceAccessMode === "selected") grantKeyWorkspace(tx, actor.credentialId, row.id);
-    recordAudit(tx, auditActorOf(actor), { action: "workspace.created", workspaceId: row.id, targetType: "workspace", targetId: row.id }, now);
+    recordAudit(
+      tx,
+      auditActorOf(actor),
+      { action: "workspace.created", workspaceId: row.id, targetType: "workspace", targetId: row.id },
+      now,
+    );
   });
   return row;
 }
@@ -62,7 +94,12 @@ export function patchWorkspace(args: {
     if (changes.name === current.name && changes.timeZone === current.timeZone) return current;
     const now = h.clock.now();
     updateWorkspace(tx, workspaceId, { ...changes, updatedAt: now });
-    recordAudit(tx, auditActorOf(actor), { action: "workspace.updated", workspaceId, targetType: "workspace", targetId: workspaceId }, now);
+    recordAudit(
+      tx,
+      auditActorOf(actor),
+      { action: "workspace.updated", workspaceId, targetType: "workspace", targetId: workspaceId },
+      now,
+    );
     return { ...current, ...changes, updatedAt: now };
   });
 }
