@@ -69,7 +69,9 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_due").on(t.status, t.nextAttemptAt),
     index("webhook_deliveries_endpoint").on(t.endpointId, t.id),
     // The dispatcher fans an event out to an endpoint once; redeliveries are extra rows.
-    uniqueIndex("webhook_deliveries_once").on(t.endpointId, t.eventId).where(sql`redelivery_of IS NULL`),
+    uniqueIndex("webhook_deliveries_once")
+      .on(t.endpointId, t.eventId)
+      .where(sql`redelivery_of IS NULL`),
   ],
 );
 
