@@ -2,8 +2,11 @@ import { Type } from "@sinclair/typebox";
 import type { NetworkRules } from "./types.ts";
 
 /** A URL as X finds one in text (scheme, `www.` or a bare domain with a common TLD). */
-const URL_IN_TEXT =
-  /\b(?:https?:\/\/|www\.)\S+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|co|dev|app|ly|me|gg|xyz|info|biz|us|uk|de|fr)(?:\/\S*)?\b/i;
+const COMMON_TLDS = "com|org|net|io|co|dev|app|ly|me|gg|xyz|info|biz|us|uk|de|fr";
+const URL_IN_TEXT = new RegExp(
+  String.raw`\b(?:https?:\/\/|www\.)\S+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:${COMMON_TLDS})(?:\/\S*)?\b`,
+  "i",
+);
 
 /**
  * The networks whose publishing adapters have not landed yet: what Herald already enforces for them

@@ -4,7 +4,7 @@ import { BLUESKY_LIMITS, createBlueskyAdapter } from "../../src/providers/bluesk
 import type { DestinationRef, PublishedItem, PublishItemInput } from "../../src/providers/types.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { adapterScenarios } from "./scenarios.ts";
-import { closedOrigin, expectProviderError, mediaItem } from "./support.ts";
+import { closedOrigin, expectProviderError, mediaItem, publishInput } from "./support.ts";
 
 const clock = new ManualClock(Date.parse("2026-03-01T10:00:00.000Z"));
 const adapter = createBlueskyAdapter({ fetch, clock, timeoutMs: 1000 });
@@ -27,19 +27,7 @@ async function connect(): Promise<DestinationRef> {
   };
 }
 
-function item(destination: DestinationRef, over: Partial<PublishItemInput> = {}): PublishItemInput {
-  return {
-    destination,
-    text: "hello",
-    itemIndex: 0,
-    media: [],
-    options: {},
-    root: null,
-    parent: null,
-    idempotencyKey: "post_1:0",
-    ...over,
-  };
-}
+const item = publishInput;
 
 const count = (nsid: string) => fake.requests.filter((r) => r.path === `/xrpc/${nsid}`).length;
 

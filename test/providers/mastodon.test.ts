@@ -9,7 +9,7 @@ import { createPkcePair } from "../../src/providers/pkce.ts";
 import type { DestinationRef, PublishedItem, PublishItemInput } from "../../src/providers/types.ts";
 import { startMastodonFake, type MastodonFake, type MastodonFakeOptions } from "../fakes/mastodon.ts";
 import { adapterScenarios } from "./scenarios.ts";
-import { closedOrigin, expectProviderError, mediaItem } from "./support.ts";
+import { closedOrigin, expectProviderError, mediaItem, publishInput } from "./support.ts";
 
 const adapter = createMastodonAdapter({
   fetch,
@@ -35,19 +35,7 @@ async function start(
   return { fake, destination };
 }
 
-function item(destination: DestinationRef, over: Partial<PublishItemInput> = {}): PublishItemInput {
-  return {
-    destination,
-    text: "hello",
-    itemIndex: 0,
-    media: [],
-    options: {},
-    root: null,
-    parent: null,
-    idempotencyKey: `post_1:${over.itemIndex ?? 0}`,
-    ...over,
-  };
-}
+const item = publishInput;
 
 describe("connecting through OAuth", () => {
   test("registers the app, sends the user to authorize with PKCE, exchanges the code and reads account and limits", async () => {

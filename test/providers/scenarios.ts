@@ -10,7 +10,7 @@ import type {
   PublishItemInput,
 } from "../../src/providers/types.ts";
 import type { FakeControls } from "../fakes/shared.ts";
-import { closedOrigin, expectProviderError, mediaItem } from "./support.ts";
+import { closedOrigin, expectProviderError, mediaItem, publishInput } from "./support.ts";
 
 /** A connected account on a running fake, and what the fake stored. */
 export interface ScenarioWorld {
@@ -26,18 +26,12 @@ export interface ScenarioWorld {
 
 let counter = 0;
 function item(world: ScenarioWorld, over: Partial<PublishItemInput> = {}): PublishItemInput {
-  const text = `scenario ${++counter}`;
-  return {
-    destination: world.destination,
-    text,
-    itemIndex: 0,
-    media: [],
-    options: {},
-    root: null,
-    parent: null,
+  counter += 1;
+  return publishInput(world.destination, {
+    text: `scenario ${counter}`,
     idempotencyKey: `scenario-${counter}`,
     ...over,
-  };
+  });
 }
 
 /** Runs the shared scenarios for one adapter. */

@@ -1,6 +1,12 @@
 import { png } from "../assets/samples.ts";
 import { expect } from "bun:test";
-import { ProviderError, type FailureKind, type MediaItem } from "../../src/providers/types.ts";
+import {
+  type DestinationRef,
+  type FailureKind,
+  type MediaItem,
+  ProviderError,
+  type PublishItemInput,
+} from "../../src/providers/types.ts";
 
 /** Awaits a call that must fail with a ProviderError of `kind`, and returns the error. */
 export async function expectProviderError(
@@ -52,4 +58,22 @@ export async function closedOrigin(): Promise<string> {
   const origin = `http://127.0.0.1:${server.port}`;
   await server.stop(true);
   return origin;
+}
+
+/** One body item to publish to `destination` ("hello", first item, no media), with overrides. */
+export function publishInput(
+  destination: DestinationRef,
+  over: Partial<PublishItemInput> = {},
+): PublishItemInput {
+  return {
+    destination,
+    text: "hello",
+    itemIndex: 0,
+    media: [],
+    options: {},
+    root: null,
+    parent: null,
+    idempotencyKey: `post_1:${over.itemIndex ?? 0}`,
+    ...over,
+  };
 }

@@ -46,7 +46,8 @@ export function reserveXUsage(
   if (current.reserved + current.used + count > X_MONTHLY_LIMIT) {
     throw new ProblemError(
       "public_usage_limit_reached",
-      `This would take the workspace past ${X_MONTHLY_LIMIT} ${METERED.displayName} posts in ${month} (${current.used} published, ${current.reserved} scheduled).`,
+      `This would take the workspace past ${X_MONTHLY_LIMIT} ${METERED.displayName} posts in ${month} ` +
+        `(${current.used} published, ${current.reserved} scheduled).`,
       { errors },
     );
   }

@@ -52,7 +52,9 @@ export function postErrorFrom(error: ProviderError): PostError {
     case "blocked":
       return {
         code: "provider_address_blocked",
-        message: `${error.message} Herald does not connect to private or reserved addresses; reconnect the destination at a public address.`,
+        message:
+          `${error.message} Herald does not connect to private or reserved addresses; ` +
+          "reconnect the destination at a public address.",
         retryable: false,
         retry_safety: "not_retryable",
         user_action: "reauthorize_destination",
