@@ -1,7 +1,8 @@
 import { defineConfig } from "drizzle-kit";
 
+// SQLite migrations; PostgreSQL's are generated with drizzle.pg.config.ts (npm run db:generate does both).
 export default defineConfig({
   dialect: "sqlite",
-  schema: "./src/db/schema.ts",
-  out: "./migrations",
+  schema: "./src/db/sqlite/schema.ts",
+  out: "./migrations/sqlite",
 });

@@ -381,8 +381,18 @@ export const eventsOutbox = sqliteTable(
     /** The event body's `data.object` with `content` (stripped for metadata-mode endpoints). */
     payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     createdAt: integer("created_at").notNull(),
+    /**
+     * When the dispatcher fanned the event out into deliveries; null until then. A per-row mark, not
+     * a high-water mark: an event whose transaction commits late is still found.
+     */
+    dispatchedAt: integer("dispatched_at"),
   },
-  (t) => [index("events_outbox_workspace").on(t.workspaceId, t.id)],
+  (t) => [
+    index("events_outbox_workspace").on(t.workspaceId, t.id),
+    index("events_outbox_undispatched")
+      .on(t.id)
+      .where(sql`${t.dispatchedAt} IS NULL`),
+  ],
 );
 
 /** X posts per workspace per calendar month (UTC): `reserved` scheduled, `used` published. */

@@ -1,4 +1,4 @@
-// Tables of the webhooks capability (endpoints, deliveries, delivery attempts, the dispatch cursor).
+// Tables of the webhooks capability (endpoints, deliveries, delivery attempts).
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { workspaces } from "./schema.ts";
@@ -90,9 +90,3 @@ export const webhookDeliveryAttempts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.deliveryId, t.number] })],
 );
-
-/** How far the dispatcher has read `events_outbox` (by rowid, which follows commit order). */
-export const webhookDispatchCursor = sqliteTable("webhook_dispatch_cursor", {
-  name: text("name").primaryKey(),
-  lastRowid: integer("last_rowid").notNull(),
-});
