@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config.ts";
 import { newId } from "../src/db/ids.ts";
-import { eventsOutbox } from "../src/db/schema.ts";
+import { eq } from "drizzle-orm";
+import { countAll } from "../src/db/dialect.ts";
+import { eventsOutbox, webhookDeliveries } from "../src/db/schema.ts";
 import { inTransaction } from "../src/db/transaction.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
@@ -28,7 +30,7 @@ async function startWorld(): Promise<World> {
     HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
     HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
   });
-  const herald = openHerald(config, { logger: createLogger({ silent: true }) });
+  const herald = await openHerald(config, { logger: createLogger({ silent: true }) });
   const server = startServer(herald, { startJobs: false });
   herald.config.baseUrl = server.url;
   const arrivals = new Map<string, number>();
@@ -63,47 +65,48 @@ async function startWorld(): Promise<World> {
 
 async function stopWorld(w: World): Promise<void> {
   await w.server.stop();
-  w.receiver.stop(true);
+  await w.receiver.stop(true);
   rmSync(w.dataDir, { recursive: true, force: true });
 }
 
 /** Writes `n` post.published events into the outbox, as a publication would. */
-function writeEvents(w: World, n: number): void {
+async function writeEvents(w: World, n: number): Promise<void> {
   const h = w.server.herald;
-  inTransaction(h.db, (tx) => {
+  await inTransaction(h.db, async (tx) => {
     for (let i = 0; i < n; i++) {
       const now = Date.now();
-      tx.insert(eventsOutbox)
-        .values({
-          id: newId("evt"),
-          workspaceId: w.ws,
-          type: "post.published",
-          postId: null,
-          destinationId: null,
-          createdAt: now,
-          payload: {
-            id: newId("send"),
-            object: "post",
-            group: "bench",
-            channel: "mastodon",
-            destination_id: "dest_bench",
-            state: "published",
-            scheduled_at: null,
-            published_at: new Date(now).toISOString(),
-            url: "https://mastodon.example/@bench/1",
-            error: null,
-            content: { headline: "", body: [`bench ${i}`] },
-          },
-        })
-        .run();
+      await tx.insert(eventsOutbox).values({
+        id: newId("evt"),
+        workspaceId: w.ws,
+        type: "post.published",
+        postId: null,
+        destinationId: null,
+        createdAt: now,
+        payload: {
+          id: newId("send"),
+          object: "post",
+          group: "bench",
+          channel: "mastodon",
+          destination_id: "dest_bench",
+          state: "published",
+          scheduled_at: null,
+          published_at: new Date(now).toISOString(),
+          url: "https://mastodon.example/@bench/1",
+          error: null,
+          content: { headline: "", body: [`bench ${i}`] },
+        },
+        dispatchedAt: null,
+      });
     }
   });
 }
 
-function succeeded(w: World): number {
-  return w.server.herald.db.$client
-    .query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'")
-    .get()!.n;
+async function succeeded(w: World): Promise<number> {
+  const [row] = await w.server.herald.db
+    .select({ n: countAll() })
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.status, "succeeded"));
+  return row!.n;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -114,10 +117,10 @@ function percentile(sorted: number[], p: number): number {
 async function backlog(total: number) {
   const w = await startWorld();
   try {
-    writeEvents(w, total);
+    await writeEvents(w, total);
     const started = performance.now();
     w.server.scheduler.start();
-    while (succeeded(w) < total) {
+    while ((await succeeded(w)) < total) {
       if (performance.now() - started > 600_000) throw new Error("backlog did not drain in 10 minutes");
       await Bun.sleep(50);
     }
@@ -142,12 +145,12 @@ async function steady(rate: number, seconds: number) {
       const due = start + (i * 1000) / rate;
       const wait = due - performance.now();
       if (wait > 0) await Bun.sleep(wait);
-      writeEvents(w, 1);
+      await writeEvents(w, 1);
     }
-    const rows = w.server.herald.db.$client
-      .query<{ id: string; created_at: number }, []>("SELECT id, created_at FROM events_outbox")
-      .all();
-    for (const r of rows) created.set(r.id, r.created_at);
+    const rows = await w.server.herald.db
+      .select({ id: eventsOutbox.id, createdAt: eventsOutbox.createdAt })
+      .from(eventsOutbox);
+    for (const r of rows) created.set(r.id, r.createdAt);
     const deadline = Date.now() + 60_000;
     while (w.arrivals.size < total && Date.now() < deadline) await Bun.sleep(50);
     const latencies = [...w.arrivals].map(([id, at]) => at - created.get(id)!).sort((a, b) => a - b);

@@ -8,6 +8,10 @@ export interface Config {
   /** Public origin without a trailing slash; the API base is `<baseUrl>/v1`. */
   baseUrl: string;
   dataDir: string;
+  /** PostgreSQL connection URL (HERALD_DATABASE_URL); null stores everything in <dataDir>/herald.db. */
+  databaseUrl: string | null;
+  /** Connections each process keeps to PostgreSQL (HERALD_DATABASE_POOL). */
+  databasePool: number;
   storage: "local" | "s3";
   s3: {
     endpoint: string | null;
@@ -194,6 +198,10 @@ export function loadConfig(env: Env = process.env): Config {
   const secretKey = text(env, "HERALD_SECRET_KEY", null);
   if (secretKey !== null && secretKey.length < 32)
     throw new ConfigError("HERALD_SECRET_KEY must be at least 32 characters");
+  const databaseUrl = url(env, "HERALD_DATABASE_URL", ["postgres:", "postgresql:"]);
+  // Every process must open what another sealed, so a key file in one process's data dir won't do.
+  if (databaseUrl !== null && secretKey === null)
+    throw new ConfigError("HERALD_SECRET_KEY is required with HERALD_DATABASE_URL (the same for every process)");
   const allowPrivate = text(env, "HERALD_DEV_ALLOW_PRIVATE_NETWORK", "0");
   if (allowPrivate !== "0" && allowPrivate !== "1")
     throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got ${shown(allowPrivate)}`);
@@ -207,6 +215,8 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     baseUrl,
     dataDir: resolve(text(env, "HERALD_DATA_DIR", "./storage")),
+    databaseUrl,
+    databasePool: integer(env, "HERALD_DATABASE_POOL", 10, 1, 200),
     storage,
     s3,
     secretKey,

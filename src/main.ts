@@ -6,6 +6,8 @@ import { HERALD_VERSION } from "./herald.ts";
 import { hasAnyAccount } from "./modules/account/repo.ts";
 import { BootstrapError } from "./modules/account/bootstrap.ts";
 import { openHerald, startServer } from "./server.ts";
+import { engineOf } from "./db/engine.ts";
+import { openDatabase } from "./db/open.ts";
 
 const HELP = `Herald ${HERALD_VERSION}: self-hosted social publishing.
 
@@ -13,6 +15,7 @@ Usage: herald <command> [options]
 
 Commands:
   serve          Start the API server and its schedules (HERALD_HOST:HERALD_PORT, default 127.0.0.1:8080).
+  migrate        Apply pending database migrations (serve does this at start, too).
   admin          Operator commands: bootstrap, create-key, list-keys, revoke-key (herald admin --help).
   assets upload  Upload a media file (multipart, checksummed, parallel, with a progress bar; herald assets --help).
   version        Print the version.
@@ -23,7 +26,8 @@ Configuration comes from HERALD_* environment variables; see README.md.`;
 const SERVE_HELP = `Usage: herald serve
 
 Starts the HTTP API (<HERALD_BASE_URL>/v1), the docs (/v1/docs) and the schedules.
-Data lives in HERALD_DATA_DIR (default ./storage): herald.db (SQLite) and blobs/.
+Data lives in HERALD_DATA_DIR (default ./storage): herald.db (SQLite) and blobs/, or in
+PostgreSQL when HERALD_DATABASE_URL is set. Pending migrations are applied first.
 Stop it with Ctrl-C (SIGINT) or SIGTERM; in-flight requests finish first.`;
 
 /** How the user runs this program, so printed hints can be pasted as they are. */
@@ -53,7 +57,7 @@ async function serve(args: string[]): Promise<void> {
       `serve takes no arguments (got ${args.join(" ")}); configure it with HERALD_* variables`,
     );
   const config = loadConfig();
-  const herald = openHerald(config);
+  const herald = await openHerald(config);
   let server: ReturnType<typeof startServer>;
   try {
     server = startServer(herald);
@@ -61,7 +65,7 @@ async function serve(args: string[]): Promise<void> {
     // A port in use or not allowed is an operator mistake: one line, not a stack trace.
     const code = (error as { code?: string }).code;
     if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
-      herald.db.$client.close();
+      await engineOf(herald.db).close();
       throw new ConfigError(
         `cannot listen on ${config.host}:${config.port} (${code}); choose another HERALD_PORT or HERALD_HOST`,
       );
@@ -73,13 +77,24 @@ async function serve(args: string[]): Promise<void> {
   );
   if (!config.smtpUrl)
     console.log("HERALD_SMTP_URL is not set: invitation e-mails wait in the outbox until it is.");
-  if (!hasAnyAccount(herald.db)) console.log("\n" + firstStartHint(config) + "\n");
+  if (!(await hasAnyAccount(herald.db))) console.log("\n" + firstStartHint(config) + "\n");
   const shutdown = async () => {
     await server.stop();
     process.exit(0);
   };
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
+}
+
+/** `herald migrate`: applies pending migrations once, under a lock, and says what it did. */
+async function migrate(args: string[]): Promise<string> {
+  if (args.length > 0) throw new UsageError(`migrate takes no arguments (got ${args.join(" ")})`);
+  const config = loadConfig();
+  const engine = engineOf(await openDatabase(config));
+  await engine.close();
+  const where = config.databaseUrl ? "PostgreSQL" : `${config.dataDir}/herald.db`;
+  if (engine.migrated.length === 0) return `${where}: up to date`;
+  return `${where}: applied ${engine.migrated.join(", ")}`;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -89,6 +104,9 @@ async function main(argv: string[]): Promise<number> {
       case "serve":
         await serve(rest);
         return -1;
+      case "migrate":
+        console.log(await migrate(rest));
+        return 0;
       case "admin":
         console.log(await runAdmin(rest));
         return 0;

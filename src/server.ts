@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { buildApp } from "./app.ts";
 import { createBlobStore } from "./blobs/index.ts";
 import { ConfigError, type Config } from "./config.ts";
+import { engineOf } from "./db/engine.ts";
 import { openDatabase } from "./db/open.ts";
 import { HERALD_VERSION, type Herald } from "./herald.ts";
 import { logAccess } from "./http/access-log.ts";
@@ -47,11 +48,11 @@ export function resolveSecretKey(config: Config): string {
 }
 
 /** Opens the data dir and assembles the Herald value (used by `serve` and the admin commands). */
-export function openHerald(
+export async function openHerald(
   config: Config,
   overrides: { clock?: Clock; logger?: Logger; mail?: MailTransport | null; fetch?: typeof fetch } = {},
-): Herald {
-  const db = openDatabase(config.dataDir);
+): Promise<Herald> {
+  const db = await openDatabase(config);
   const clock = overrides.clock ?? systemClock;
   return {
     config,
@@ -136,7 +137,7 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
       await engine.drain();
       // Lets in-flight requests finish; new connections are refused.
       await server.stop();
-      herald.db.$client.close();
+      await engineOf(herald.db).close();
     },
   };
 }

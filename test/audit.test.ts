@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ALL_SCOPES, type Scope } from "../src/core/scopes.ts";
+import { engineOf } from "../src/db/engine.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestResponse, type TestServer } from "./helpers/server.ts";
 
@@ -109,7 +110,7 @@ describe("successful writes are recorded", () => {
 
   for (const w of writes) {
     test(`${w.name}: action, credential, workspace, target and request id`, async () => {
-      const key = s.createKey({});
+      const key = await s.createKey({});
       const credentialId = await credentialIdOf(key);
       s.clock.advance(1_000);
       const requestId = newRequestId();
@@ -173,9 +174,9 @@ describe("failed writes record nothing", () => {
     {
       name: "missing scope",
       status: 403,
-      run: (id) =>
+      run: async (id) =>
         s.request("POST", "/v1/workspaces", {
-          key: s.createKey({ scopes: ["workspaces:read"] }),
+          key: await s.createKey({ scopes: ["workspaces:read"] }),
           body: { name: "x" },
           headers: withRequestId(id),
         }),
@@ -212,47 +213,42 @@ describe("failed writes record nothing", () => {
       status: 409,
       run: async (id) =>
         s.request("POST", "/v1/account/invitations", {
-          body: { email: ownerEmail() },
+          body: { email: await ownerEmail() },
           headers: withRequestId(id, { "idempotency-key": id }),
         }),
     },
   ];
   for (const f of failures) {
     test(`${f.name} (${f.status})`, async () => {
-      const before = countAuditRows();
+      const before = await countAuditRows();
       const requestId = newRequestId();
       expect((await f.run(requestId)).status).toBe(f.status);
-      expect(countAuditRows()).toBe(before);
+      expect(await countAuditRows()).toBe(before);
       expect((await allRecords()).some((r) => r.request_id === requestId)).toBe(false);
     });
   }
 });
 
 /** The owner account's audit rows, counted in the database. */
-function countAuditRows(): number {
-  return (
-    s.herald.db.$client
-      .query("SELECT count(*) AS n FROM audit_records WHERE account_id = ?")
-      .get(s.owner.accountId) as { n: number }
-  ).n;
+async function countAuditRows(): Promise<number> {
+  const sql = "SELECT count(*) AS n FROM audit_records WHERE account_id = ?";
+  const [row] = await engineOf(s.herald.db).query<{ n: number | string }>(sql, [s.owner.accountId]);
+  return Number(row!.n); // PostgreSQL answers a bigint count as text
 }
 
 /** The owner's address (inviting it is a conflict). */
-function ownerEmail(): string {
-  return (
-    s.herald.db.$client.query("SELECT email FROM users WHERE account_id = ?").get(s.owner.accountId) as {
-      email: string;
-    }
-  ).email;
+async function ownerEmail(): Promise<string> {
+  const sql = "SELECT email FROM users WHERE account_id = ?";
+  const [row] = await engineOf(s.herald.db).query<{ email: string }>(sql, [s.owner.accountId]);
+  return row!.email;
 }
 
 describe("reading the audit log", () => {
   test("needs audit:read: 403 without it, 200 with only it", async () => {
-    const without = s.createKey({ scopes: ALL_SCOPES.filter((x) => x !== "audit:read") as Scope[] });
+    const without = await s.createKey({ scopes: ALL_SCOPES.filter((x) => x !== "audit:read") as Scope[] });
     expectProblem(await s.request("GET", "/v1/audit-records", { key: without }), 403, "public_scope_missing");
-    expect(
-      (await s.request("GET", "/v1/audit-records", { key: s.createKey({ scopes: ["audit:read"] }) })).status,
-    ).toBe(200);
+    const only = await s.createKey({ scopes: ["audit:read"] });
+    expect((await s.request("GET", "/v1/audit-records", { key: only })).status).toBe(200);
   });
 
   test("records are newest first and never show another account's", async () => {
@@ -276,7 +272,7 @@ describe("reading the audit log", () => {
       headers: { "idempotency-key": newRequestId() },
     });
 
-    const key = s.createKey({ scopes: ["audit:read"], workspaceIds: [selected] });
+    const key = await s.createKey({ scopes: ["audit:read"], workspaceIds: [selected] });
     const seen = await allRecords(key);
     const everything = await allRecords();
     const expected = everything.filter((r) => r.workspace_id === null || r.workspace_id === selected);

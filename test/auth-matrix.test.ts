@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { engineOf } from "../src/db/engine.ts";
 import { newId } from "../src/db/ids.ts";
+import { inTransaction } from "../src/db/transaction.ts";
 import { destinationConnections } from "../src/db/schema.ts";
 import { ALL_SCOPES, type Scope } from "../src/core/scopes.ts";
 import { sha256Hex } from "../src/lib/crypto.ts";
@@ -45,7 +47,7 @@ const operations = allOperations.filter((op) => op.scope !== "none");
 // Fixtures: a second workspace of the owner's account, a key selected on it only, another account.
 const otherWorkspaceId = (await s.request("POST", "/v1/workspaces", { body: { name: "Second" } })).body
   .id as string;
-const selectedKey = s.createKey({ workspaceIds: [otherWorkspaceId] });
+const selectedKey = await s.createKey({ workspaceIds: [otherWorkspaceId] });
 const foreign = await s.bootstrap();
 
 /** Minimal valid bodies where the document's schema is not enough (this table wins over the schema). */
@@ -116,7 +118,7 @@ const OPERATION_FIXTURES: Record<string, (ws: string) => Promise<Fixture>> = {
   "POST /workspaces/{workspace_id}/posts/{post_id}/retry": async (ws) => {
     // A failed post, as the engine would leave it.
     const post = await postOf(ws, SCHEDULED_AT);
-    s.herald.db.$client.query("UPDATE posts SET state = 'failed' WHERE id = ?").run(post.id);
+    await engineOf(s.herald.db).query("UPDATE posts SET state = 'failed' WHERE id = ?", [post.id]);
     return { ids: { post_id: post.id }, body: { confirmed: true } };
   },
 };
@@ -143,12 +145,11 @@ const PATH_FIXTURES: Record<string, (ws: string, ids: Record<string, string>) =>
     return r.body.id;
   },
   post_id: async (ws) => (await postOf(ws, "draft")).id,
-  connection_id: (ws) => {
+  connection_id: async (ws) => {
     const id = newId("conn");
     const now = s.clock.now();
-    s.herald.db
-      .insert(destinationConnections)
-      .values({
+    await inTransaction(s.herald.db, (tx) =>
+      tx.insert(destinationConnections).values({
         id,
         workspaceId: ws,
         provider: "mastodon",
@@ -157,8 +158,8 @@ const PATH_FIXTURES: Record<string, (ws: string, ids: Record<string, string>) =>
         state: `state-${id}`,
         expiresAt: now + 600_000,
         createdAt: now,
-      })
-      .run();
+      }),
+    );
     return id;
   },
   upload_id: async (ws) => {
@@ -305,11 +306,12 @@ function expectUnauthenticated(r: Awaited<ReturnType<typeof call>>): void {
   expect(r.body.user_action).toBe("check_credentials");
 }
 
-function revokedKey(): string {
-  const key = s.createKey({});
-  s.herald.db.$client
-    .query("UPDATE api_keys SET revoked_at = ? WHERE secret_hash = ?")
-    .run(s.clock.now() - 1000, sha256Hex(key));
+async function revokedKey(): Promise<string> {
+  const key = await s.createKey({});
+  await engineOf(s.herald.db).query("UPDATE api_keys SET revoked_at = ? WHERE secret_hash = ?", [
+    s.clock.now() - 1000,
+    sha256Hex(key),
+  ]);
   return key;
 }
 
@@ -366,11 +368,14 @@ for (const op of operations) {
       },
       { name: "Bearer without a key", send: () => call(op, null, { rawAuthorization: "Bearer" }) },
       { name: "an unknown key", send: () => call(op, `hk_live_${"x".repeat(40)}`) },
-      { name: "a revoked key", send: () => call(op, revokedKey()) },
-      { name: "an expired key", send: () => call(op, s.createKey({ expiresAt: s.clock.now() - 1 })) },
+      { name: "a revoked key", send: async () => call(op, await revokedKey()) },
+      {
+        name: "an expired key",
+        send: async () => call(op, await s.createKey({ expiresAt: s.clock.now() - 1 })),
+      },
       {
         name: "a key expiring this very millisecond",
-        send: () => call(op, s.createKey({ expiresAt: s.clock.now() })),
+        send: async () => call(op, await s.createKey({ expiresAt: s.clock.now() })),
       },
     ];
     for (const c of unauthenticated) {
@@ -381,25 +386,26 @@ for (const op of operations) {
 
     if (op.scope === "authenticated") {
       test("a key with no scopes is accepted", async () => {
-        expectAllowed(op, await call(op, s.createKey({ scopes: [] }), { fixtures: true }));
+        expectAllowed(op, await call(op, await s.createKey({ scopes: [] }), { fixtures: true }));
       });
     } else {
       test(`a key with every scope but ${op.scope} is 403 public_scope_missing`, async () => {
         const r = await call(
           op,
-          s.createKey({ scopes: ALL_SCOPES.filter((x) => x !== op.scope) as Scope[] }),
+          await s.createKey({ scopes: ALL_SCOPES.filter((x) => x !== op.scope) as Scope[] }),
         );
         expectProblem(r, 403, "public_scope_missing");
         expect(r.body.detail).toContain(op.scope);
       });
 
       test(`a key with only ${op.scope} is accepted`, async () => {
-        expectAllowed(op, await call(op, s.createKey({ scopes: [op.scope as Scope] }), { fixtures: true }));
+        const key = await s.createKey({ scopes: [op.scope as Scope] });
+        expectAllowed(op, await call(op, key, { fixtures: true }));
       });
     }
 
     test("a key that has not expired yet is accepted", async () => {
-      const key = s.createKey({ expiresAt: s.clock.now() + 60_000 });
+      const key = await s.createKey({ expiresAt: s.clock.now() + 60_000 });
       expectAllowed(op, await call(op, key, { fixtures: true }));
     });
 

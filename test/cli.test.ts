@@ -37,10 +37,10 @@ function oneLine(text: string): string {
 }
 
 /** A TCP port nobody listens on right now (briefly bound, then released). */
-function freePort(): number {
+async function freePort(): Promise<number> {
   const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
   const port = probe.port!;
-  probe.stop(true);
+  await probe.stop(true);
   return port;
 }
 
@@ -444,7 +444,7 @@ describe("admin commands on a data dir", () => {
 describe("serve as a process", () => {
   test("on an empty data dir: first-start hint, /health, then admin commands while it runs", async () => {
     const dataDir = join(tempDataDir(), "fresh"); // does not exist yet
-    const port = freePort();
+    const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
     const env = { HERALD_DATA_DIR: dataDir, HERALD_PORT: String(port) };
     const server = Bun.spawn([BUN, MAIN, "serve"], {
@@ -602,7 +602,7 @@ describe("serve as a process", () => {
         )
       ).code,
     ).toBe(0);
-    const port = freePort();
+    const port = await freePort();
     const server = Bun.spawn([BUN, MAIN, "serve"], {
       cwd: ROOT,
       env: cleanEnv({ ...env, HERALD_PORT: String(port) }),
@@ -661,7 +661,7 @@ describe("serve as a process", () => {
       expect(line).toContain("HERALD_PORT");
       expect(line).toContain(String(occupant.port));
     } finally {
-      occupant.stop(true);
+      await occupant.stop(true);
     }
   });
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { engineOf } from "../src/db/engine.ts";
+import { inTransaction } from "../src/db/transaction.ts";
 import { insertInFlightKey } from "../src/modules/idempotency/repo.ts";
 import { IDEMPOTENCY_TTL_MS, idempotencyRequestHash } from "../src/modules/idempotency/service.ts";
 import { expectProblem } from "./helpers/problems.ts";
@@ -41,32 +43,30 @@ function send(path: string, body: unknown, idempotencyKey: string | null, accoun
 }
 
 /** Rows of a table that belong to an account. */
-function count(table: string, accountId = s.owner.accountId): number {
-  return (
-    s.herald.db.$client.query(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`).get(accountId) as {
-      n: number;
-    }
-  ).n;
+async function count(table: string, accountId = s.owner.accountId): Promise<number> {
+  const sql = `SELECT count(*) AS n FROM ${table} WHERE account_id = ?`;
+  const [row] = await engineOf(s.herald.db).query<{ n: number | string }>(sql, [accountId]);
+  return Number(row!.n); // PostgreSQL answers a bigint count as text
 }
 
 describe("the Idempotency-Key header", () => {
   test("is required on POST /account/invitations: a missing key is 400 naming the header", async () => {
-    const before = count("invitations");
+    const before = await count("invitations");
     const r = await send("/v1/account/invitations", { email: "nokey@example.com" }, null);
     expectProblem(r, 400, "public_invalid_request");
     expect(r.body.errors[0].parameter).toBe("Idempotency-Key");
     expect(r.body.detail).toContain("Idempotency-Key");
-    expect(count("invitations")).toBe(before);
+    expect(await count("invitations")).toBe(before);
   });
 
   test("is optional on POST /workspaces: without one each request creates", async () => {
-    const before = count("workspaces");
+    const before = await count("workspaces");
     for (let i = 0; i < 2; i++) {
       const r = await send("/v1/workspaces", { name: "No key" }, null);
       expect(r.status).toBe(201);
       expect(r.headers.get("idempotent-replayed")).toBeNull();
     }
-    expect(count("workspaces")).toBe(before + 2);
+    expect(await count("workspaces")).toBe(before + 2);
   });
 
   const lengths = [
@@ -79,15 +79,15 @@ describe("the Idempotency-Key header", () => {
     for (const c of lengths) {
       test(`${op.name}: a key of ${c.name} is ${c.ok ? "accepted" : "400"}`, async () => {
         const account = await s.bootstrap(); // a fresh account, so the short key is unused
-        const before = count(op.table, account.accountId);
+        const before = await count(op.table, account.accountId);
         const r = await send(op.path, op.body(++unique), c.key, account);
         if (c.ok) {
           expect(r.status).toBe(201);
-          expect(count(op.table, account.accountId)).toBe(before + 1);
+          expect(await count(op.table, account.accountId)).toBe(before + 1);
         } else {
           expectProblem(r, 400, "public_invalid_request");
           expect(r.body.errors[0].parameter).toBe("Idempotency-Key");
-          expect(count(op.table, account.accountId)).toBe(before);
+          expect(await count(op.table, account.accountId)).toBe(before);
         }
       });
     }
@@ -102,7 +102,7 @@ for (const op of OPERATIONS) {
       const first = await send(op.path, body, key);
       expect(first.status).toBe(201);
       expect(first.headers.get("idempotent-replayed")).toBeNull();
-      const before = count(op.table);
+      const before = await count(op.table);
       s.clock.advance(60_000); // a replay is the stored answer, not a fresh one with a new time
       const again = await send(op.path, body, key);
       expect(again.status).toBe(201);
@@ -110,18 +110,18 @@ for (const op of OPERATIONS) {
       expect(again.headers.get("content-type")).toStartWith("application/json");
       expect(again.text).toBe(first.text);
       expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
-      expect(count(op.table)).toBe(before);
+      expect(await count(op.table)).toBe(before);
     });
 
     test("a different body is 409 public_idempotency_key_reused", async () => {
       const key = newKey();
       expect((await send(op.path, op.body(++unique), key)).status).toBe(201);
-      const before = count(op.table);
+      const before = await count(op.table);
       const r = await send(op.path, op.body(++unique), key);
       expectProblem(r, 409, "public_idempotency_key_reused");
       expect(r.body.category).toBe("conflict");
       expect(r.body.retryable).toBe(false);
-      expect(count(op.table)).toBe(before);
+      expect(await count(op.table)).toBe(before);
     });
 
     test("the same key on another operation is 409 public_idempotency_key_reused", async () => {
@@ -137,14 +137,16 @@ for (const op of OPERATIONS) {
       // What runIdempotent stores before running the operation; a crash leaves it like this.
       const requestHash = idempotencyRequestHash("POST", op.path, s.owner.accountId, body);
       const now = s.clock.now();
-      insertInFlightKey(s.herald.db, {
-        accountId: s.owner.accountId,
-        key,
-        requestHash,
-        createdAt: now,
-        expiresAt: now + IDEMPOTENCY_TTL_MS,
-      });
-      const before = count(op.table);
+      await inTransaction(s.herald.db, (tx) =>
+        insertInFlightKey(tx, {
+          accountId: s.owner.accountId,
+          key,
+          requestHash,
+          createdAt: now,
+          expiresAt: now + IDEMPOTENCY_TTL_MS,
+        }),
+      );
+      const before = await count(op.table);
       for (let i = 0; i < 2; i++) {
         const r = await send(op.path, body, key);
         expectProblem(r, 409, "public_idempotency_outcome_unknown");
@@ -153,7 +155,7 @@ for (const op of OPERATIONS) {
         expect(r.body.user_action).toBe("inspect_resource");
         expect(r.body.category).toBe("conflict");
       }
-      expect(count(op.table)).toBe(before);
+      expect(await count(op.table)).toBe(before);
     });
 
     test("keys are per account: another account may use the same key", async () => {
@@ -161,12 +163,12 @@ for (const op of OPERATIONS) {
       const body = op.body(++unique);
       const mine = await send(op.path, body, key);
       const other = await s.bootstrap();
-      const before = count(op.table, other.accountId);
+      const before = await count(op.table, other.accountId);
       const theirs = await send(op.path, body, key, other);
       expect(theirs.status).toBe(201);
       expect(theirs.headers.get("idempotent-replayed")).toBeNull();
       expect(theirs.body.id).not.toBe(mine.body.id);
-      expect(count(op.table, other.accountId)).toBe(before + 1);
+      expect(await count(op.table, other.accountId)).toBe(before + 1);
     });
 
     test("a key is remembered for 24 h, then free for new work", async () => {
@@ -177,12 +179,12 @@ for (const op of OPERATIONS) {
       expect((await send(op.path, body, key)).headers.get("idempotent-replayed")).toBe("true");
       expectProblem(await send(op.path, op.body(++unique), key), 409, "public_idempotency_key_reused");
       s.clock.advance(1);
-      const before = count(op.table);
+      const before = await count(op.table);
       const reused = await send(op.path, op.body(++unique), key);
       expect(reused.status).toBe(201);
       expect(reused.headers.get("idempotent-replayed")).toBeNull();
       expect(reused.body.id).not.toBe(first.body.id);
-      expect(count(op.table)).toBe(before + 1);
+      expect(await count(op.table)).toBe(before + 1);
       // ...and the new work is what the key now replays.
       const replay = await send(
         op.path,
@@ -232,11 +234,9 @@ describe("a refused request does not burn its key", () => {
 
   test("an invitation refused as a conflict (already a member) frees its key too", async () => {
     const key = newKey();
-    const ownerEmail = (
-      s.herald.db.$client.query("SELECT email FROM users WHERE account_id = ?").get(s.owner.accountId) as {
-        email: string;
-      }
-    ).email;
+    const sql = "SELECT email FROM users WHERE account_id = ?";
+    const [owner] = await engineOf(s.herald.db).query<{ email: string }>(sql, [s.owner.accountId]);
+    const ownerEmail = owner!.email;
     expectProblem(await send("/v1/account/invitations", { email: ownerEmail }, key), 409, "public_conflict");
     expect((await send("/v1/account/invitations", { email: "after-conflict@example.com" }, key)).status).toBe(
       201,

@@ -100,13 +100,14 @@ const invite = (
     body: { email },
   });
 
-const outboxRows = (s: TestServer) => s.herald.db.select().from(mailOutbox).all();
-const outboxRowFor = (s: TestServer, invitationId: string) =>
-  s.herald.db
+const outboxRows = (s: TestServer) => s.herald.db.select().from(mailOutbox).orderBy(mailOutbox.id);
+const outboxRowFor = async (s: TestServer, invitationId: string) => {
+  const [row] = await s.herald.db
     .select()
     .from(mailOutbox)
-    .where(eq(mailOutbox.invitationId, Number(invitationId)))
-    .get()!;
+    .where(eq(mailOutbox.invitationId, Number(invitationId)));
+  return row!;
+};
 const logLines = (s: TestServer) => s.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** An address of exactly `length` characters: a 64-character local part and a domain of labels of at most 63. */
@@ -158,7 +159,7 @@ describe("without SMTP (the default)", () => {
       "status",
     ]);
 
-    const row = outboxRowFor(s, inv.id);
+    const row = await outboxRowFor(s, inv.id);
     expect(row).toMatchObject({ toAddress: "new.member@example.com", status: "pending", attempts: 0 });
   });
 
@@ -172,25 +173,25 @@ describe("without SMTP (the default)", () => {
 
   test("the mail job sends nothing and leaves the outbox as it was", async () => {
     const r = await invite(s, "waiting@example.com");
-    const before = outboxRows(s);
+    const before = await outboxRows(s);
     expect(before.length).toBeGreaterThan(0);
     await s.server.scheduler.runNow("mail-outbox");
     s.clock.advance(DAY_MS);
     await s.server.scheduler.runNow("mail-outbox");
-    const after = outboxRows(s);
+    const after = await outboxRows(s);
     expect(after).toEqual(before);
     for (const row of after)
       expect(row).toMatchObject({ status: "pending", attempts: 0, sentAt: null, lastError: null });
-    expect(outboxRowFor(s, r.body.id).status).toBe("pending");
+    expect((await outboxRowFor(s, r.body.id)).status).toBe("pending");
     expect(s.server.scheduler.report().find((j) => j.id === "mail-outbox")!.last_error).toBeNull();
   });
 
   test("Idempotency-Key is required", async () => {
-    const count = outboxRows(s).length;
+    const count = (await outboxRows(s)).length;
     const r = await invite(s, "nokey@example.com", { idempotencyKey: null });
     expectProblem(r, 400, "public_invalid_request");
     expect(r.body.errors[0].parameter).toBe("Idempotency-Key");
-    expect(outboxRows(s).length).toBe(count);
+    expect((await outboxRows(s)).length).toBe(count);
   });
 
   test("the same Idempotency-Key and body replays the first invitation; another body is 409", async () => {
@@ -199,15 +200,15 @@ describe("without SMTP (the default)", () => {
     expect(first.status).toBe(201);
     expect(again.status).toBe(201);
     expect(again.body).toEqual(first.body);
-    expect(outboxRows(s).filter((m) => m.toAddress === "retry@example.com").length).toBe(1);
+    expect((await outboxRows(s)).filter((m) => m.toAddress === "retry@example.com").length).toBe(1);
     const other = await invite(s, "other@example.com", { idempotencyKey: "same-key" });
     expectProblem(other, 409, "public_idempotency_key_reused");
   });
 
   test("needs team:write", async () => {
-    const readOnly = s.createKey({ scopes: ["team:read", "workspaces:read", "workspaces:write"] });
+    const readOnly = await s.createKey({ scopes: ["team:read", "workspaces:read", "workspaces:write"] });
     expectProblem(await invite(s, "scoped@example.com", { key: readOnly }), 403, "public_scope_missing");
-    const writer = s.createKey({ scopes: ["team:write"] });
+    const writer = await s.createKey({ scopes: ["team:write"] });
     expect((await invite(s, "scoped@example.com", { key: writer })).status).toBe(201);
     const none = await s.request("POST", "/v1/account/invitations", {
       key: null,
@@ -223,7 +224,8 @@ describe("invalid and conflicting addresses", () => {
   let ownerEmail: string;
   beforeAll(async () => {
     s = await startTestServer();
-    ownerEmail = s.herald.db.select().from(users).where(eq(users.accountId, s.owner.accountId)).get()!.email;
+    const [owner] = await s.herald.db.select().from(users).where(eq(users.accountId, s.owner.accountId));
+    ownerEmail = owner!.email;
   });
   afterAll(async () => {
     await s.stop();
@@ -240,11 +242,11 @@ describe("invalid and conflicting addresses", () => {
   });
 
   test("a refused invitation stores nothing and frees its Idempotency-Key", async () => {
-    const count = outboxRows(s).length;
+    const count = (await outboxRows(s)).length;
     expectProblem(await invite(s, ownerEmail, { idempotencyKey: "fix-me" }), 409, "public_conflict", [
       "/email",
     ]);
-    expect(outboxRows(s).length).toBe(count);
+    expect((await outboxRows(s)).length).toBe(count);
     expect((await invite(s, "fixed@example.com", { idempotencyKey: "fix-me" })).status).toBe(201);
   });
 
@@ -324,7 +326,7 @@ describe("with a real SMTP server", () => {
     expect(body).toContain('"Test workspace"');
     expect(body).toContain(r.body.id);
 
-    const row = outboxRowFor(s, r.body.id);
+    const row = await outboxRowFor(s, r.body.id);
     expect(row).toMatchObject({ status: "sent", attempts: 1, lastError: null, sentAt: s.clock.now() });
 
     // A sent message is not sent again.
@@ -335,7 +337,7 @@ describe("with a real SMTP server", () => {
   test("each invitation gets its own e-mail", async () => {
     const r = await invite(s, "second@example.com");
     await s.server.scheduler.runNow("mail-outbox");
-    expect(outboxRowFor(s, r.body.id).status).toBe("sent");
+    expect((await outboxRowFor(s, r.body.id)).status).toBe("sent");
     expect(sink.messages.map((m) => m.to[0])).toEqual(["friend@example.com", "second@example.com"]);
   });
 });
@@ -356,7 +358,7 @@ describe("when SMTP fails", () => {
       await s.server.scheduler.runNow("mail-outbox");
       expect(sink.recipients).toEqual(["bounce@example.com"]);
       expect(sink.logins).toEqual(["herald"]); // the URL's credentials were used
-      let row = outboxRowFor(s, r.body.id);
+      let row = await outboxRowFor(s, r.body.id);
       expect(row).toMatchObject({
         status: "pending",
         attempts: 1,
@@ -368,13 +370,13 @@ describe("when SMTP fails", () => {
       // Not due yet: the job leaves it alone.
       s.clock.advance(mailRetryDelayMs(1) - 1);
       await s.server.scheduler.runNow("mail-outbox");
-      expect(outboxRowFor(s, r.body.id).attempts).toBe(1);
+      expect((await outboxRowFor(s, r.body.id)).attempts).toBe(1);
       expect(sink.recipients.length).toBe(1);
 
       for (let attempt = 2; attempt <= MAIL_MAX_ATTEMPTS; attempt++) {
-        s.clock.set(outboxRowFor(s, r.body.id).nextAttemptAt);
+        s.clock.set((await outboxRowFor(s, r.body.id)).nextAttemptAt);
         await s.server.scheduler.runNow("mail-outbox");
-        row = outboxRowFor(s, r.body.id);
+        row = await outboxRowFor(s, r.body.id);
         expect(row.attempts).toBe(attempt);
         expect(sink.recipients.length).toBe(attempt);
         if (attempt < MAIL_MAX_ATTEMPTS) {
@@ -397,7 +399,7 @@ describe("when SMTP fails", () => {
       expect(warnings.length).toBe(MAIL_MAX_ATTEMPTS);
       expect(warnings.at(-1)!.message).toBe("mail delivery failed for good");
       expect(warnings.at(-1)!.attempts).toBe(MAIL_MAX_ATTEMPTS);
-      const everything = s.logs.join("\n") + JSON.stringify(outboxRows(s));
+      const everything = s.logs.join("\n") + JSON.stringify(await outboxRows(s));
       expect(everything).not.toContain(password);
       expect(everything).not.toContain(encodeURIComponent(password));
       expect(everything).not.toContain(Buffer.from(password).toString("base64"));
@@ -416,7 +418,7 @@ describe("when SMTP fails", () => {
     try {
       const r = await invite(s, "nobody-home@example.com");
       await s.server.scheduler.runNow("mail-outbox");
-      const row = outboxRowFor(s, r.body.id);
+      const row = await outboxRowFor(s, r.body.id);
       expect(row).toMatchObject({
         status: "pending",
         attempts: 1,
@@ -446,7 +448,7 @@ describe("when SMTP fails", () => {
       const started = performance.now();
       await s.server.scheduler.runNow("mail-outbox");
       expect(performance.now() - started).toBeLessThan(5_000);
-      const row = outboxRowFor(s, r.body.id);
+      const row = await outboxRowFor(s, r.body.id);
       expect(row).toMatchObject({
         status: "pending",
         attempts: 1,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { engineOf } from "../src/db/engine.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestResponse, type TestServer } from "./helpers/server.ts";
 
@@ -25,10 +26,9 @@ const LISTINGS = [
 ];
 
 /** Ids of an account's rows, newest first, straight from the database. */
-function idsInDatabase(table: string): string[] {
-  const rows = s.herald.db.$client
-    .query(`SELECT id FROM ${table} WHERE account_id = ? ORDER BY id DESC`)
-    .all(s.owner.accountId) as { id: string }[];
+async function idsInDatabase(table: string): Promise<string[]> {
+  const sql = `SELECT id FROM ${table} WHERE account_id = ? ORDER BY id DESC`;
+  const rows = await engineOf(s.herald.db).query<{ id: string }>(sql, [s.owner.accountId]);
   return rows.map((r) => r.id);
 }
 
@@ -75,7 +75,9 @@ for (const listing of LISTINGS) {
         test(`limit=${limit} is accepted`, async () => {
           const r = await s.request("GET", `${listing.path}?limit=${limit}`);
           expectListing(r);
-          expect(r.body.data.length).toBe(size === "all" ? idsInDatabase(listing.table).length : size);
+          expect(r.body.data.length).toBe(
+            size === "all" ? (await idsInDatabase(listing.table)).length : size,
+          );
         });
       }
 
@@ -89,7 +91,7 @@ for (const listing of LISTINGS) {
       }
 
       test("the default page size is 25", async () => {
-        expect(idsInDatabase(listing.table).length).toBeGreaterThan(25);
+        expect((await idsInDatabase(listing.table)).length).toBeGreaterThan(25);
         const r = await s.request("GET", listing.path);
         expectListing(r);
         expect(r.body.data.length).toBe(25);
@@ -99,7 +101,7 @@ for (const listing of LISTINGS) {
 
     describe("walking the pages", () => {
       test("following Link returns every item exactly once, newest first", async () => {
-        const expected = idsInDatabase(listing.table);
+        const expected = await idsInDatabase(listing.table);
         const seen: string[] = [];
         let r = await s.request("GET", `${listing.path}?limit=7`);
         let pages = 1;
@@ -131,7 +133,7 @@ for (const listing of LISTINGS) {
       });
 
       test("the last page has has_more false, next_cursor null and no Link", async () => {
-        const total = idsInDatabase(listing.table).length;
+        const total = (await idsInDatabase(listing.table)).length;
         const first = await s.request("GET", `${listing.path}?limit=${total - 1}`);
         expect(first.body.has_more).toBe(true);
         const last = await follow(nextLink(first)!);
@@ -143,7 +145,7 @@ for (const listing of LISTINGS) {
       });
 
       test("a page that holds exactly the rest has no next page", async () => {
-        const total = idsInDatabase(listing.table).length;
+        const total = (await idsInDatabase(listing.table)).length;
         const r = await s.request("GET", `${listing.path}?limit=${total}`);
         expect(r.body.data.length).toBe(total);
         expect(r.body.has_more).toBe(false);
@@ -156,7 +158,7 @@ for (const listing of LISTINGS) {
         const i = at < 0 ? cursor.length + at : at;
         return cursor.slice(0, i) + (cursor[i] === "A" ? "B" : "A") + cursor.slice(i + 1);
       };
-      const cases: { name: string; cursor: () => Promise<string>; key?: () => string }[] = [
+      const cases: { name: string; cursor: () => Promise<string>; key?: () => Promise<string> }[] = [
         {
           name: "a cursor with one character changed in its payload",
           cursor: async () => tamper(await cursorOf(listing.path), 3),
@@ -181,7 +183,7 @@ for (const listing of LISTINGS) {
         test(`${c.name} is 400 naming after`, async () => {
           const cursor = await c.cursor();
           const r = await s.request("GET", `${listing.path}?after=${encodeURIComponent(cursor)}`, {
-            key: c.key?.() ?? s.owner.apiKey,
+            key: (await c.key?.()) ?? s.owner.apiKey,
           });
           expectBadParameter(r, "after");
         });

@@ -280,7 +280,7 @@ describe("failed authentications are limited per client address", () => {
   test("a key without the scope (403) is not a failed authentication", async () => {
     const t = await startTestServer({ env: { HERALD_AUTH_FAILURES_PER_MINUTE: "2" } });
     try {
-      const narrow = t.createKey({ scopes: ["audit:read"] });
+      const narrow = await t.createKey({ scopes: ["audit:read"] });
       for (let i = 0; i < 4; i++) {
         const r = await t.request("POST", "/v1/workspaces", { key: narrow, body: { name: "n" } });
         expectProblem(r, 403, "public_scope_missing");

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { engineOf } from "../src/db/engine.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
@@ -142,7 +143,8 @@ describe("unknown routes and crashes", () => {
   test("a crash is a problem 500 that leaks nothing and is logged with the request id", async () => {
     const t = await startTestServer();
     try {
-      t.herald.db.$client.close(); // the database disappearing under a request is a real internal failure
+      // The database disappearing under a request is a real internal failure.
+      await engineOf(t.herald.db).close();
       const r = await t.request("GET", "/v1/workspaces", { headers: { "service-request-id": "crash-1" } });
       expectProblem(r, 500, "public_internal_error");
       expect(r.body.retryable).toBe(true);
@@ -168,7 +170,7 @@ describe("rate limit per credential", () => {
       expect(retryAfter).toBeLessThanOrEqual(60);
       expect(r.body.retry.after).toBe(retryAfter);
       expect(r.body.retryable).toBe(true);
-      const other = t.createKey({});
+      const other = await t.createKey({});
       expect((await t.request("GET", "/v1/account", { key: other })).status).toBe(200);
       t.clock.advance(60_000);
       expect((await t.request("GET", "/v1/account")).status).toBe(200);

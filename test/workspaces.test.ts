@@ -80,7 +80,7 @@ describe("create", () => {
 
   test("a key without workspaces:write cannot create", async () => {
     expectProblem(
-      await create({ name: "Nope" }, s.createKey({ scopes: ["workspaces:read"] })),
+      await create({ name: "Nope" }, await s.createKey({ scopes: ["workspaces:read"] })),
       403,
       "public_scope_missing",
     );
@@ -121,7 +121,7 @@ describe("list and selected-access keys", () => {
     const a = (await create({ name: "Selected A" })).body.id;
     const b = (await create({ name: "Selected B" })).body.id;
     await create({ name: "Not selected" });
-    const key = s.createKey({ workspaceIds: [a, b] });
+    const key = await s.createKey({ workspaceIds: [a, b] });
     expect((await listIds(key)).sort()).toEqual([a, b].sort());
     expect((await get(a, key)).status).toBe(200);
     expectProblem(await get(s.owner.workspaceId, key), 404, "public_not_found");
@@ -129,7 +129,7 @@ describe("list and selected-access keys", () => {
 
   test("a selected-access key that creates a workspace gains access to it", async () => {
     const a = (await create({ name: "Start" })).body.id;
-    const key = s.createKey({ workspaceIds: [a] });
+    const key = await s.createKey({ workspaceIds: [a] });
     const made = await create({ name: "Made by selected key" }, key);
     expect(made.status).toBe(201);
     expect((await listIds(key)).sort()).toEqual([a, made.body.id].sort());

@@ -1,6 +1,8 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
+import { engineOf } from "../db/engine.ts";
 import type { Db } from "../db/open.ts";
+import type { Herald } from "../herald.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { ALL_SCOPES, isScope, type Scope } from "../core/scopes.ts";
 import { findAccount } from "../modules/account/repo.ts";
@@ -83,8 +85,7 @@ export async function runAdmin(args: string[]): Promise<string> {
     if (v.help) return ADMIN_HELP;
     const email = required(v, "email");
     const workspaceName = required(v, "workspace-name");
-    const h = openHerald(loadConfig(), { logger: createLogger({ silent: true }), mail: null });
-    try {
+    return withHerald(async (h) => {
       const out = await bootstrapAccount(h, {
         email,
         workspaceName,
@@ -94,9 +95,7 @@ export async function runAdmin(args: string[]): Promise<string> {
       return v.json
         ? JSON.stringify(json)
         : `Created account ${out.account_id} with workspace ${out.workspace_id}.\nAPI key (shown once, store it now):\n  ${out.api_key}\nTry it: curl -H "Authorization: Bearer ${out.api_key}" ${h.config.baseUrl}/v1/account`;
-    } finally {
-      h.db.$client.close();
-    }
+    });
   }
   if (command === "create-key") {
     const v = parse(rest, {
@@ -136,12 +135,11 @@ export async function runAdmin(args: string[]): Promise<string> {
         throw new UsageError(`--expires-at must be in the future (got ${v["expires-at"]})`);
       }
     }
-    const h = openHerald(loadConfig(), { logger: createLogger({ silent: true }), mail: null });
-    try {
+    return withHerald(async (h) => {
       const now = h.clock.now();
-      const out = inTransaction(h.db, (tx) => {
-        if (!findAccount(tx, accountId)) throw new UsageError(`no account ${accountId}`);
-        const key = createApiKey(
+      const out = await inTransaction(h.db, async (tx) => {
+        if (!(await findAccount(tx, accountId))) throw new UsageError(`no account ${accountId}`);
+        const key = await createApiKey(
           tx,
           {
             accountId,
@@ -154,7 +152,7 @@ export async function runAdmin(args: string[]): Promise<string> {
           },
           now,
         );
-        recordAudit(
+        await recordAudit(
           tx,
           { accountId, credentialId: null, requestId: null },
           { action: "api_key.created", targetType: "api_key", targetId: key.credentialId },
@@ -166,20 +164,18 @@ export async function runAdmin(args: string[]): Promise<string> {
       return v.json
         ? JSON.stringify(json)
         : `Created API key ${out.credentialId} (shown once, store it now):\n  ${out.apiKey}`;
-    } catch (error) {
-      if (error instanceof UnknownWorkspacesError) throw new UsageError((error as Error).message);
+    }).catch((error: unknown) => {
+      if (error instanceof UnknownWorkspacesError) throw new UsageError(error.message);
       throw error;
-    } finally {
-      h.db.$client.close();
-    }
+    });
   }
   if (command === "list-keys") {
     const v = parse(rest, { account: { type: "string" } });
     if (v.help) return ADMIN_HELP;
     const accountId = required(v, "account");
-    return withHerald((h) => {
-      if (!findAccount(h.db, accountId)) throw new UsageError(`no account ${accountId}`);
-      const keys = listApiKeys(h.db, accountId).map(presentKey);
+    return withHerald(async (h) => {
+      if (!(await findAccount(h.db, accountId))) throw new UsageError(`no account ${accountId}`);
+      const keys = (await listApiKeys(h.db, accountId)).map(presentKey);
       return v.json ? JSON.stringify(keys) : keyTable(accountId, keys);
     });
   }
@@ -187,14 +183,14 @@ export async function runAdmin(args: string[]): Promise<string> {
     const v = parse(rest, { key: { type: "string" } });
     if (v.help) return ADMIN_HELP;
     const ref = required(v, "key");
-    return withHerald((h) => {
+    return withHerald(async (h) => {
       const now = h.clock.now();
-      const { key, alreadyRevoked } = inTransaction(h.db, (tx) => {
-        const out = revokeKeyOrExplain(tx, ref, now);
+      const { key, alreadyRevoked } = await inTransaction(h.db, async (tx) => {
+        const out = await revokeKeyOrExplain(tx, ref, now);
         if (!out.alreadyRevoked) {
           const actor = { accountId: out.key.accountId, credentialId: null, requestId: null };
           const entry = { action: "api_key.revoked", targetType: "api_key", targetId: out.key.id };
-          recordAudit(tx, actor, entry, now);
+          await recordAudit(tx, actor, entry, now);
         }
         return out;
       });
@@ -209,20 +205,20 @@ export async function runAdmin(args: string[]): Promise<string> {
   throw new UsageError(`unknown admin command "${command}" (see herald admin --help)`);
 }
 
-/** Opens the data dir quietly, runs `work` and closes it again. */
-function withHerald<T>(work: (h: ReturnType<typeof openHerald>) => T): T {
-  const h = openHerald(loadConfig(), { logger: createLogger({ silent: true }), mail: null });
+/** Opens the database quietly, runs `work` and closes it again. */
+async function withHerald<T>(work: (h: Herald) => Promise<T>): Promise<T> {
+  const h = await openHerald(loadConfig(), { logger: createLogger({ silent: true }), mail: null });
   try {
-    return work(h);
+    return await work(h);
   } finally {
-    h.db.$client.close();
+    await engineOf(h.db).close();
   }
 }
 
 /** `revokeApiKey`, with an unknown or ambiguous reference turned into a one-line usage error. */
-function revokeKeyOrExplain(db: Db, ref: string, now: number) {
+async function revokeKeyOrExplain(db: Db, ref: string, now: number) {
   try {
-    return revokeApiKey(db, ref, now);
+    return await revokeApiKey(db, ref, now);
   } catch (error) {
     if (error instanceof KeyReferenceError) throw new UsageError(error.message);
     throw error;
@@ -245,7 +241,7 @@ interface KeyListing {
   revoked_at: string | null;
 }
 
-function presentKey(row: ReturnType<typeof listApiKeys>[number]): KeyListing {
+function presentKey(row: Awaited<ReturnType<typeof listApiKeys>>[number]): KeyListing {
   return {
     credential_id: row.id,
     name: row.name,

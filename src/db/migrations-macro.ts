@@ -11,9 +11,9 @@ export interface EmbeddedMigration {
   statements: string[];
 }
 
-/** Reads migrations/meta/_journal.json and each SQL file it lists. */
-export function embeddedMigrations(): EmbeddedMigration[] {
-  const dir = join(import.meta.dir, "..", "..", "migrations");
+/** Reads migrations/<folder>/meta/_journal.json and each SQL file it lists. */
+function readMigrations(folder: string): EmbeddedMigration[] {
+  const dir = join(import.meta.dir, "..", "..", "migrations", folder);
   const journal = JSON.parse(readFileSync(join(dir, "meta", "_journal.json"), "utf8")) as {
     entries: { tag: string }[];
   };
@@ -28,4 +28,14 @@ export function embeddedMigrations(): EmbeddedMigration[] {
         .filter(Boolean),
     };
   });
+}
+
+/** SQLite's migrations (migrations/sqlite). */
+export function sqliteMigrations(): EmbeddedMigration[] {
+  return readMigrations("sqlite");
+}
+
+/** PostgreSQL's migrations (migrations/pg). */
+export function postgresMigrations(): EmbeddedMigration[] {
+  return readMigrations("pg");
 }

@@ -1,6 +1,7 @@
 import { sha256Hex } from "../lib/crypto.ts";
 import type { Herald } from "../herald.ts";
 import { findApiKeyBySecretHash, touchApiKey } from "../modules/keys/repo.ts";
+import { inTransaction } from "../db/transaction.ts";
 import { ProblemError } from "../core/problem.ts";
 import type { RouteScope, Scope } from "../core/scopes.ts";
 import type { Actor } from "../core/actor.ts";
@@ -18,10 +19,10 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * expired keys are 401 (with a Bearer challenge); a key without the scope is 403. The answer is the
  * actor the domain verbs receive.
  */
-export function authenticate(
+export async function authenticate(
   h: Herald,
   input: { authorization: string | null; required: RouteScope; requestId: string },
-): Actor {
+): Promise<Actor> {
   const { authorization, required } = input;
   if (!authorization) {
     throw new ProblemError(
@@ -34,7 +35,7 @@ export function authenticate(
   }
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
   if (!match) throw unauthenticated("The Authorization header must be `Bearer <key>`.");
-  const row = findApiKeyBySecretHash(h.db, sha256Hex(match[1]!));
+  const row = await findApiKeyBySecretHash(h.db, sha256Hex(match[1]!));
   const now = h.clock.now();
   if (!row) throw unauthenticated("The API key is not valid.");
   if (row.revokedAt !== null) throw unauthenticated("The API key has been revoked.");
@@ -45,9 +46,11 @@ export function authenticate(
       `This operation needs the \`${required}\` scope, which the API key does not have.`,
     );
   }
-  // Recording every use would put a write on every request; minute resolution is enough.
-  if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS)
-    touchApiKey(h.db, row.id, now);
+  // Recording every use would put a write on every request; minute resolution is enough. The plain
+  // handle is read-only (SQLite), so the write takes a transaction of its own.
+  const staleBefore = now - LAST_USED_RESOLUTION_MS;
+  if (row.lastUsedAt === null || row.lastUsedAt <= staleBefore)
+    await inTransaction(h.db, (tx) => touchApiKey(tx, row.id, now, staleBefore));
   return {
     kind: "api_key",
     credentialId: row.id,

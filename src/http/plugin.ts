@@ -55,7 +55,7 @@ export const JSON_PARSER = "heraldJson";
 export function heraldPlugin(
   h: Herald,
   limiter: RateLimiter,
-  requireWorkspace: (actor: Actor, workspaceId: string) => WorkspaceRow,
+  requireWorkspace: (actor: Actor, workspaceId: string) => Promise<WorkspaceRow>,
   failures: FailedAuthLimiter,
   clientAddress: ClientAddress,
 ) {
@@ -63,13 +63,13 @@ export function heraldPlugin(
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
     .macro({
       scope: (required: RouteScope) => ({
-        transform({ request, params }) {
+        async transform({ request, params }) {
           const address = clientAddress(request);
           failures.check(address, h.clock.now());
           let actor: Actor;
           try {
             const authorization = request.headers.get("authorization");
-            actor = authenticate(h, { authorization, required, requestId: requestIdOf(request) });
+            actor = await authenticate(h, { authorization, required, requestId: requestIdOf(request) });
           } catch (error) {
             if (error instanceof ProblemError && error.status === 401) failures.fail(address, h.clock.now());
             throw error;
@@ -77,7 +77,7 @@ export function heraldPlugin(
           limiter.hit(actor.credentialId, h.clock.now());
           // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
           const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
-          if (workspaceId !== undefined) workspaces.set(request, requireWorkspace(actor, workspaceId));
+          if (workspaceId !== undefined) workspaces.set(request, await requireWorkspace(actor, workspaceId));
           actors.set(request, actor);
         },
         resolve({ request }) {

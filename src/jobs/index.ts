@@ -1,3 +1,4 @@
+import { inTransaction } from "../db/transaction.ts";
 import { cleanupAssets } from "../modules/assets/cleanup.ts";
 import { deleteExpiredIdempotencyKeys } from "../modules/idempotency/repo.ts";
 import { deliverDueMail } from "../modules/mail/outbox.ts";
@@ -12,11 +13,16 @@ export function serverJobs(engine: PublishingEngine): Job[] {
     // Every second: a due post starts within about two seconds of its time.
     { id: "publishing-engine", pattern: "* * * * * *", run: () => engine.tick() },
     { id: "mail-outbox", pattern: "*/5 * * * * *", run: (h) => deliverDueMail(h) },
-    { id: "connection-expiry", pattern: "30 * * * * *", run: (h) => expireConnections(h.db, h.clock.now()) },
+    // Writes go through a transaction: outside one the handle is read-only on SQLite.
+    {
+      id: "connection-expiry",
+      pattern: "30 * * * * *",
+      run: (h) => inTransaction(h.db, (tx) => expireConnections(tx, h.clock.now())),
+    },
     {
       id: "idempotency-cleanup",
       pattern: "0 17 * * * *",
-      run: (h) => deleteExpiredIdempotencyKeys(h.db, h.clock.now()),
+      run: (h) => inTransaction(h.db, (tx) => deleteExpiredIdempotencyKeys(tx, h.clock.now())),
     },
     { id: "assets-cleanup", pattern: "0 23 * * * *", run: (h) => cleanupAssets(h) },
     ...webhookJobs(),

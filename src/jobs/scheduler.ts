@@ -7,7 +7,11 @@ export interface Job {
   id: string;
   /** croner pattern with a seconds field. */
   pattern: string;
-  /** `stopping` is aborted when the server stops: long runs stop taking new work and finish what they hold. */
+  /**
+   * One run; the scheduler awaits the promise it returns, and never starts a job again before its
+   * run has finished. `stopping` is aborted when the server stops: long runs stop taking new work
+   * and finish what they hold.
+   */
   run(h: Herald, stopping: AbortSignal): Promise<unknown> | unknown;
 }
 
@@ -23,7 +27,10 @@ export interface JobStatus {
 export class Scheduler {
   private crons: Cron[] = [];
   private status = new Map<string, JobStatus>();
+  /** Calls of `runNow` not finished yet, waiting or running (stop waits for all of them). */
   private inProgress = new Set<Promise<void>>();
+  /** The run under way of each job: one at a time per job, whoever started it. */
+  private running = new Map<string, Promise<void>>();
   private stopping = new AbortController();
 
   constructor(
@@ -39,10 +46,11 @@ export class Scheduler {
       });
   }
 
-  /** Starts every job's schedule; `protect` stops a slow run from overlapping the next. */
+  /** Starts every job's schedule; a tick that comes while the job still runs is skipped. */
   start(): void {
     for (const job of this.jobs) {
-      this.crons.push(new Cron(job.pattern, { protect: true, name: job.id }, () => this.runNow(job.id)));
+      const tick = () => (this.running.has(job.id) ? undefined : this.runNow(job.id));
+      this.crons.push(new Cron(job.pattern, { protect: true, name: job.id }, tick));
     }
   }
 
@@ -54,17 +62,34 @@ export class Scheduler {
     while (this.inProgress.size > 0) await Promise.allSettled([...this.inProgress]);
   }
 
-  /** Runs one job now and records how it went; errors are logged, never thrown. */
+  /**
+   * Runs one job now and records how it went; errors are logged, never thrown. When the job is
+   * already running, this waits for that run to end and then runs it again (so what was due when
+   * it was called is done when it returns), never two runs of one job at once.
+   */
   async runNow(id: string): Promise<void> {
     const job = this.jobs.find((j) => j.id === id);
     const status = this.status.get(id);
     if (!job || !status) throw new Error(`no job ${id}`);
+    const call = this.runAlone(job, status);
+    this.inProgress.add(call);
+    try {
+      await call;
+    } finally {
+      this.inProgress.delete(call);
+    }
+  }
+
+  /** Waits for the job's run under way, if any, then runs it, marked as running meanwhile. */
+  private async runAlone(job: Job, status: JobStatus): Promise<void> {
+    // Checking and marking happen with no await between them: two waiters cannot both start.
+    for (let under = this.running.get(job.id); under; under = this.running.get(job.id)) await under;
     const run = this.run(job, status);
-    this.inProgress.add(run);
+    this.running.set(job.id, run);
     try {
       await run;
     } finally {
-      this.inProgress.delete(run);
+      this.running.delete(job.id);
     }
   }
 

@@ -163,17 +163,17 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-function freePort(): number {
+async function freePort(): Promise<number> {
   const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
   const port = probe.port!;
-  probe.stop(true);
+  await probe.stop(true);
   return port;
 }
 
 /** Starts `bun src/main.ts serve` (local storage) and waits until /health answers. */
 export async function startServerProcess(extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "herald-big-"));
-  const port = freePort();
+  const port = await freePort();
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env))
     if (!name.startsWith("HERALD_") && value !== undefined) env[name] = value;

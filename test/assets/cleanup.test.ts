@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { engineOf } from "../../src/db/engine.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { cleanupAssets } from "../../src/modules/assets/cleanup.ts";
 import { expectProblem } from "../helpers/problems.ts";
@@ -38,12 +39,11 @@ for (const storage of ["local", "s3"] as const) {
       await s3?.stop();
     });
 
-    const storeUploadIdOf = (uploadId: string) =>
-      s.herald.db.$client
-        .query<{ store_upload_id: string }, [string]>(
-          "SELECT store_upload_id FROM asset_uploads WHERE id = ?",
-        )
-        .get(uploadId)!.store_upload_id;
+    const storeUploadIdOf = async (uploadId: string) => {
+      const sql = "SELECT store_upload_id FROM asset_uploads WHERE id = ?";
+      const [row] = await engineOf(s.herald.db).query<{ store_upload_id: string }>(sql, [uploadId]);
+      return row!.store_upload_id;
+    };
     const multipartIds = async () => {
       const ids: string[] = [];
       for await (const u of s.herald.blobs.listMultipart()) ids.push(u.uploadId);
@@ -54,7 +54,7 @@ for (const storage of ["local", "s3"] as const) {
       const plan = await planUpload(png(20, 20, 6 * MiB));
       const upload = ok(await a.start(uploadBody(plan)), 201).body;
       const etags = await sendAllParts(upload, plan);
-      const storeId = storeUploadIdOf(upload.id);
+      const storeId = await storeUploadIdOf(upload.id);
       expect(await multipartIds()).toContain(storeId);
       s.clock.advance(24 * 3600_000 + 1000);
       const report = await cleanupAssets(s.herald);
@@ -96,15 +96,14 @@ for (const storage of ["local", "s3"] as const) {
       const asset = await uploadAsset(s, s.owner.workspaceId, png(9, 9));
       const key = `${s.owner.workspaceId}/${asset.id}`;
       // As if DELETE had run while the store was unreachable: the row is deleted, the bytes remain.
-      s.herald.db.$client.query("UPDATE assets SET deleted_at = ? WHERE id = ?").run(s.clock.now(), asset.id);
+      const deleteRow = "UPDATE assets SET deleted_at = ? WHERE id = ?";
+      await engineOf(s.herald.db).query(deleteRow, [s.clock.now(), asset.id]);
       expect(await s.herald.blobs.stat(key)).not.toBeNull();
       expect((await cleanupAssets(s.herald)).deleted_blobs).toBe(1);
       expect(await s.herald.blobs.stat(key)).toBeNull();
-      expect(
-        s.herald.db.$client
-          .query<{ blob_key: string | null }, [string]>("SELECT blob_key FROM assets WHERE id = ?")
-          .get(asset.id)!.blob_key,
-      ).toBeNull();
+      const sql = "SELECT blob_key FROM assets WHERE id = ?";
+      const [row] = await engineOf(s.herald.db).query<{ blob_key: string | null }>(sql, [asset.id]);
+      expect(row!.blob_key).toBeNull();
     });
 
     test("objects and multipart uploads no row claims are removed after the grace period, claimed ones never", async () => {
@@ -126,7 +125,7 @@ for (const storage of ["local", "s3"] as const) {
       expect(late.orphan_uploads).toBe(1);
       expect(await s.herald.blobs.stat(orphanKey)).toBeNull();
       expect(await multipartIds()).not.toContain(orphanUpload);
-      expect(await multipartIds()).toContain(storeUploadIdOf(live.id));
+      expect(await multipartIds()).toContain(await storeUploadIdOf(live.id));
       expect(await s.herald.blobs.stat(`${s.owner.workspaceId}/${kept.id}`)).not.toBeNull();
       expect(ok(await a.get(kept.id)).body.status).toBe("ready");
     });

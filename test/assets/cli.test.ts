@@ -124,14 +124,14 @@ describe("herald assets upload", () => {
       expect(seen.size).toBe(3);
     } finally {
       s.herald.config.baseUrl = original;
-      front.stop(true);
+      await front.stop(true);
     }
   });
 
   const failures: {
     name: string;
     args: () => string[];
-    env?: () => Record<string, string>;
+    env?: () => Record<string, string> | Promise<Record<string, string>>;
     code: number;
     message: RegExp;
   }[] = [
@@ -145,7 +145,10 @@ describe("herald assets upload", () => {
     {
       name: "a key without assets:write",
       args: () => ["assets", "upload", file("b.png", png(2, 2))],
-      env: () => ({ HERALD_API_URL: s.url, HERALD_API_KEY: s.createKey({ scopes: ["workspaces:read"] }) }),
+      env: async () => ({
+        HERALD_API_URL: s.url,
+        HERALD_API_KEY: await s.createKey({ scopes: ["workspaces:read"] }),
+      }),
       code: 1,
       message: /assets:write/,
     },
@@ -185,7 +188,7 @@ describe("herald assets upload", () => {
     test(`${c.name}: exit ${c.code} with one line`, async () => {
       const r = await herald(
         c.args(),
-        c.env?.() ?? { HERALD_API_URL: s.url, HERALD_API_KEY: s.owner.apiKey },
+        (await c.env?.()) ?? { HERALD_API_URL: s.url, HERALD_API_KEY: s.owner.apiKey },
       );
       expect(r.code).toBe(c.code);
       const lines = r.stderr

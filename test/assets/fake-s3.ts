@@ -256,7 +256,7 @@ export async function startFakeS3(options: { bucket?: string; checksums?: boolea
       HERALD_S3_REGION: "us-east-1",
     },
     async stop() {
-      front.stop(true);
+      await front.stop(true);
       await s3rver.close();
       rmSync(directory, { recursive: true, force: true });
     },

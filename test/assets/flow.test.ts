@@ -2,6 +2,7 @@
 // (parts straight to the bucket on presigned URLs; s3rver in this process). Inspection of real
 // sample files, listing, download links, delete.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { engineOf } from "../../src/db/engine.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -319,11 +320,11 @@ for (const backend of backends) {
       const upload = ok(await a.start(uploadBody(plan)), 201).body;
       const etags = await sendAllParts(upload, plan);
       // As if a completion had assembled the object and the process died before recording it.
-      const row = s.herald.db.$client
-        .query<{ blob_key: string; store_upload_id: string }, [string]>(
-          "SELECT blob_key, store_upload_id FROM asset_uploads WHERE id = ?",
-        )
-        .get(upload.id)!;
+      const [row] = await engineOf(s.herald.db).query<{ blob_key: string; store_upload_id: string }>(
+        "SELECT blob_key, store_upload_id FROM asset_uploads WHERE id = ?",
+        [upload.id],
+      );
+      if (!row) throw new Error(`no upload row ${upload.id}`);
       const stored = await s.herald.blobs.listParts(row.blob_key, row.store_upload_id);
       const listed = stored.map((p) => ({
         partNumber: p.partNumber,

@@ -3,6 +3,7 @@
 // (400 BadDigest) and sent again to the same URL; a part sent without the header does not match
 // the signature (403). On a store that ignores checksums, completion reads the object back.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { engineOf } from "../../src/db/engine.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer } from "../helpers/server.ts";
@@ -34,10 +35,14 @@ async function start(checksums: boolean) {
 type Env = Awaited<ReturnType<typeof start>>;
 
 /** The store's key and upload id of a Herald upload. */
-function storeUpload(env: Env, uploadId: string): { blob_key: string; store_upload_id: string } {
+async function storeUpload(
+  env: Env,
+  uploadId: string,
+): Promise<{ blob_key: string; store_upload_id: string }> {
   const sql = "SELECT blob_key, store_upload_id FROM asset_uploads WHERE id = ?";
   type Row = { blob_key: string; store_upload_id: string };
-  return env.s.herald.db.$client.query<Row, [string]>(sql).get(uploadId)!;
+  const [row] = await engineOf(env.s.herald.db).query<Row>(sql, [uploadId]);
+  return row!;
 }
 
 /** Sends every part of `upload` with its required headers; returns the ETags. */
@@ -93,7 +98,7 @@ describe("s3 storage with part checksums", () => {
     const headers = { [HEADER]: otherChecksum };
     const swapped = await fetch(part.upload_url, { method: "PUT", headers, body: other });
     expect(swapped.status).toBe(403);
-    const row = storeUpload(env, upload.id);
+    const row = await storeUpload(env, upload.id);
     expect(await env.s.herald.blobs.listParts(row.blob_key, row.store_upload_id)).toEqual([]);
     expect((await sendPart(part, plan.parts[1]!.bytes)).status).toBe(200);
   });
@@ -113,7 +118,7 @@ describe("s3 storage with part checksums", () => {
     expect(error).toContain("<Code>BadDigest</Code>");
     const message = "The CRC64NVME you specified did not match the calculated checksum.";
     expect(error).toContain(`<Message>${message}</Message>`);
-    const row = storeUpload(env, upload.id);
+    const row = await storeUpload(env, upload.id);
     const kept = await env.s.herald.blobs.listParts(row.blob_key, row.store_upload_id);
     expect(kept.map((p) => p.partNumber)).toEqual([1, 3]);
 
@@ -135,7 +140,7 @@ describe("s3 storage with part checksums", () => {
     const plan = await planUpload(png(12, 12, 6 * MiB));
     const upload = ok(await env.a.start(uploadBody(plan)), 201).body;
     const etags = await sendAll(upload, plan);
-    const { blob_key: key, store_upload_id: storeId } = storeUpload(env, upload.id);
+    const { blob_key: key, store_upload_id: storeId } = await storeUpload(env, upload.id);
     const parts = completingParts(plan, etags);
     // Without the part checksums the bucket refuses the completion, as MinIO does.
     const bare = parts.map((p) => ({ ...p, crc64nvme: "" }));
@@ -175,7 +180,7 @@ describe("s3 storage on a store that ignores checksums", () => {
     const plan = await planUpload(bytes);
     const upload = ok(await env.a.start(uploadBody(plan)), 201).body;
     const etags = await sendAll(upload, plan);
-    const { blob_key: key, store_upload_id: storeId } = storeUpload(env, upload.id);
+    const { blob_key: key, store_upload_id: storeId } = await storeUpload(env, upload.id);
     const parts = completingParts(plan, etags);
     // This store reports no CRC64NVME for the assembled file: Herald must read it back itself.
     const assembled = await env.s.herald.blobs.completeMultipart(key, storeId, parts, plan.checksum);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { uptime } from "node:os";
 import { join } from "node:path";
+import { engineOf } from "../../src/db/engine.ts";
 import {
   checkDownloadUrl,
   checkPartUploadUrl,
@@ -70,12 +71,13 @@ async function started(): Promise<{ upload: any; plan: Plan }> {
   return { upload: ok(await a.start(uploadBody(plan)), 201).body, plan };
 }
 
-const storedParts = (upload: any) =>
-  s.herald.blobs.listParts(`${s.owner.workspaceId}/${upload.asset_id}`, storeUploadIdOf(upload.id));
-const storeUploadIdOf = (uploadId: string) =>
-  s.herald.db.$client
-    .query<{ store_upload_id: string }, [string]>("SELECT store_upload_id FROM asset_uploads WHERE id = ?")
-    .get(uploadId)!.store_upload_id;
+const storedParts = async (upload: any) =>
+  s.herald.blobs.listParts(`${s.owner.workspaceId}/${upload.asset_id}`, await storeUploadIdOf(upload.id));
+const storeUploadIdOf = async (uploadId: string) => {
+  const sql = "SELECT store_upload_id FROM asset_uploads WHERE id = ?";
+  const [row] = await engineOf(s.herald.db).query<{ store_upload_id: string }>(sql, [uploadId]);
+  return row!.store_upload_id;
+};
 
 function expectRefusedUrl(r: TestResponse, detail: RegExp): void {
   expectProblem(r, 401, "public_authentication_required");
@@ -240,7 +242,7 @@ describe("part upload", () => {
     const { upload, plan } = await started();
     const etags = await sendAllParts(upload, plan);
     // As after a power cut: the part file holds other bytes, and was written before the machine started.
-    const dir = join(s.dataDir, "blobs", ".multipart", storeUploadIdOf(upload.id));
+    const dir = join(s.dataDir, "blobs", ".multipart", await storeUploadIdOf(upload.id));
     const name = readdirSync(dir).find((n) => n.startsWith("part-00002."))!;
     const bytes = readFileSync(join(dir, name));
     bytes[100]! ^= 0xff;

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
+import { freshDatabase } from "./database.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import type { Herald } from "../../src/herald.ts";
 import { ALL_SCOPES, type Scope } from "../../src/core/scopes.ts";
@@ -56,7 +57,7 @@ export interface TestServer {
     environment?: "live" | "test";
     workspaceIds?: string[] | "all";
     expiresAt?: number | null;
-  }): string;
+  }): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -67,15 +68,17 @@ export async function startTestServer(
   options: { env?: Record<string, string>; mail?: MailTransport | null; clock?: ManualClock } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "herald-test-"));
+  const database = await freshDatabase();
   const config = loadConfig({
     HERALD_DATA_DIR: dataDir,
     HERALD_PORT: "0",
     HERALD_BASE_URL: "http://127.0.0.1:9",
+    ...database.env,
     ...options.env,
   });
   const clock = options.clock ?? new ManualClock(Date.parse("2026-03-01T12:00:00.000Z"));
   const logger = createMemoryLogger();
-  const herald = openHerald(config, { clock, logger, mail: options.mail ?? null });
+  const herald = await openHerald(config, { clock, logger, mail: options.mail ?? null });
   const server = startServer(herald, { startJobs: false });
   // Links and problem types use the base URL; point it at the real port now that it is known.
   herald.config.baseUrl = server.url;
@@ -111,7 +114,7 @@ export async function startTestServer(
   };
 
   const createKey: TestServer["createKey"] = (o) =>
-    inTransaction(herald.db, (tx) =>
+    inTransaction(herald.db, async (tx) =>
       createApiKey(
         tx,
         {
@@ -125,7 +128,7 @@ export async function startTestServer(
         },
         clock.now(),
       ),
-    ).apiKey;
+    ).then((created) => created.apiKey);
 
   return {
     url: server.url,
@@ -140,6 +143,7 @@ export async function startTestServer(
     createKey,
     async stop() {
       await server.stop();
+      await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

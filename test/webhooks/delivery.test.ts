@@ -113,7 +113,9 @@ describe("a published post", () => {
     });
     expect(got.body.data.object).not.toHaveProperty("content");
     // The event is the outbox's event.
-    expect(count(w.s.herald, "events_outbox", `id = '${got.body.id}' AND type = 'post.published'`)).toBe(1);
+    expect(
+      await count(w.s.herald, "events_outbox", `id = '${got.body.id}' AND type = 'post.published'`),
+    ).toBe(1);
 
     // Stripe's verifier accepts it; a wrong secret, a tampered body and a stale receiver clock do not.
     const event = await verifyWithStripe(got, endpoint.secret, now());
@@ -440,7 +442,7 @@ describe("the delivery log and redelivery", () => {
     expect(await verifies(second!, endpoint.secret, now())).toBe(true);
     expect(receiver.eventIds().size).toBe(1);
     expect(
-      count(
+      await count(
         w.s.herald,
         "audit_records",
         `action = 'webhook_delivery.redelivered' AND target_id = '${r.body.id}'`,

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { engineOf } from "../../src/db/engine.ts";
 import { setWebhookTransport } from "../../src/modules/webhooks/transport.ts";
 import { ALL_SCOPES, type Scope } from "../../src/core/scopes.ts";
 import { expectProblem } from "../helpers/problems.ts";
@@ -100,11 +101,12 @@ describe("create", () => {
     expect(again.body).toEqual(first.body);
     expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
     secretsSeen.push(first.body.secret);
-    const stored = s.herald.db.$client
-      .query<{ response_body: string }, [string]>("SELECT response_body FROM idempotency_keys WHERE key = ?")
-      .get(headers["idempotency-key"]!)!;
-    expect(stored.response_body).not.toContain(first.body.secret);
-    expect(stored.response_body).toContain("herald-sealed:");
+    const [stored] = await engineOf(s.herald.db).query<{ response_body: string }>(
+      "SELECT response_body FROM idempotency_keys WHERE key = ?",
+      [headers["idempotency-key"]!],
+    );
+    expect(stored!.response_body).not.toContain(first.body.secret);
+    expect(stored!.response_body).toContain("herald-sealed:");
     const other = await s.request("POST", endpointsPath(ws), { body: { ...base(), name: "Other" }, headers });
     expectProblem(other, 409, "public_idempotency_key_reused");
   });
@@ -211,7 +213,7 @@ describe("create", () => {
   });
 
   test("content_mode full needs posts:read as well (403 without it)", async () => {
-    const writer = s.createKey({ scopes: ["webhooks:write"] });
+    const writer = await s.createKey({ scopes: ["webhooks:write"] });
     const refused = await createEndpoint(s, { ...base(), content_mode: "full" }, { key: writer });
     expectProblem(refused, 403, "public_scope_missing");
     expect(refused.body.detail).toContain("posts:read");
@@ -221,7 +223,7 @@ describe("create", () => {
     const both = await createEndpoint(
       s,
       { ...base(), content_mode: "full" },
-      { key: s.createKey({ scopes: ["webhooks:write", "posts:read"] }) },
+      { key: await s.createKey({ scopes: ["webhooks:write", "posts:read"] }) },
     );
     expect(both.status).toBe(201);
     expect(both.body.content_mode).toBe("full");
@@ -231,7 +233,7 @@ describe("create", () => {
   test("is audited", async () => {
     const e = await create();
     expect(
-      count(s.herald, "audit_records", `action = 'webhook_endpoint.created' AND target_id = '${e.id}'`),
+      await count(s.herald, "audit_records", `action = 'webhook_endpoint.created' AND target_id = '${e.id}'`),
     ).toBe(1);
   });
 });
@@ -310,7 +312,7 @@ describe("patch", () => {
     const same = await s.request("PATCH", pathOf(e.id), { body: { name: "Renamed" } });
     expect(same.body.config_version).toBe(2);
     expect(
-      count(s.herald, "audit_records", `action = 'webhook_endpoint.updated' AND target_id = '${e.id}'`),
+      await count(s.herald, "audit_records", `action = 'webhook_endpoint.updated' AND target_id = '${e.id}'`),
     ).toBe(1);
   });
 
@@ -363,7 +365,7 @@ describe("patch", () => {
 
   test("content: a key without posts:read cannot turn full on, nor redirect a full endpoint, but may rename it", async () => {
     const e = await create({ content_mode: "full" });
-    const writer = s.createKey({ scopes: ["webhooks:write"] });
+    const writer = await s.createKey({ scopes: ["webhooks:write"] });
     const meta = await create();
     expectProblem(
       await s.request("PATCH", pathOf(meta.id), { key: writer, body: { content_mode: "full" } }),
@@ -401,7 +403,7 @@ describe("delete", () => {
     const list = await s.request("GET", `${endpointsPath(ws)}?limit=100`);
     expect(list.body.data.map((x: any) => x.id)).not.toContain(e.id);
     expect(
-      count(s.herald, "audit_records", `action = 'webhook_endpoint.deleted' AND target_id = '${e.id}'`),
+      await count(s.herald, "audit_records", `action = 'webhook_endpoint.deleted' AND target_id = '${e.id}'`),
     ).toBe(1);
   });
 });
@@ -424,7 +426,7 @@ describe("rotate secret", () => {
     s.clock.advance(24 * 3600_000);
     expect((await s.request("GET", pathOf(e.id))).body.previous_secret_expires_at).toBeNull();
     expect(
-      count(
+      await count(
         s.herald,
         "audit_records",
         `action = 'webhook_endpoint.secret_rotated' AND target_id = '${e.id}'`,
@@ -478,7 +480,7 @@ describe("secrets", () => {
   });
 
   test("are not stored or logged in clear", () => {
-    s.herald.db.$client.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    // The SQLite file and its WAL alike (a PostgreSQL data dir holds no database files).
     const files = readdirSync(s.dataDir).filter((f) => f.startsWith("herald.db"));
     expect(secretsSeen.length).toBeGreaterThan(10);
     for (const file of files) {
@@ -492,14 +494,14 @@ describe("secrets", () => {
 describe("scopes", () => {
   test("reads need webhooks:read, writes webhooks:write", async () => {
     const e = await create();
-    const reader = s.createKey({ scopes: ["webhooks:read"] });
+    const reader = await s.createKey({ scopes: ["webhooks:read"] });
     expect((await s.request("GET", pathOf(e.id), { key: reader })).status).toBe(200);
     expectProblem(
       await s.request("PATCH", pathOf(e.id), { key: reader, body: { name: "x" } }),
       403,
       "public_scope_missing",
     );
-    const everythingElse = s.createKey({
+    const everythingElse = await s.createKey({
       scopes: ALL_SCOPES.filter((x) => !x.startsWith("webhooks:")) as Scope[],
     });
     expectProblem(await s.request("GET", pathOf(e.id), { key: everythingElse }), 403, "public_scope_missing");

@@ -2,6 +2,7 @@
 // and small helpers to create endpoints and run the webhook jobs.
 import { expect } from "bun:test";
 import Stripe from "stripe";
+import { engineOf } from "../../src/db/engine.ts";
 import type { Herald } from "../../src/herald.ts";
 import type { RunningServer } from "../../src/server.ts";
 import type { TestResponse, TestServer } from "../helpers/server.ts";
@@ -179,7 +180,11 @@ export async function deliveriesOf(
   return r.body.data;
 }
 
-/** A row count of a table (for "nothing else happened" checks). */
-export function count(h: Herald, table: string, where = "1 = 1"): number {
-  return h.db.$client.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get()!.n;
+/** A row count of a table (for "nothing else happened" checks); `where` is SQL both engines take. */
+export async function count(h: Herald, table: string, where = "1 = 1"): Promise<number> {
+  const [row] = await engineOf(h.db).query<{ n: number | string }>(
+    `SELECT count(*) AS n FROM ${table} WHERE ${where}`,
+  );
+  // PostgreSQL returns count(*) as a bigint string.
+  return Number(row!.n);
 }

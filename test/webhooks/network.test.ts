@@ -209,8 +209,8 @@ describe("TLS to a checked address", () => {
       },
     });
   });
-  afterAll(() => {
-    tls.stop(true);
+  afterAll(async () => {
+    await tls.stop(true);
   });
 
   const transport = (extra: Partial<WebhookTransport> = {}): WebhookTransport => ({

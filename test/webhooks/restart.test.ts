@@ -2,8 +2,9 @@
 // flight when the server stops are all delivered by the next server on the same data dir (at least
 // once; the receiver deduplicates by Service-Event-Id).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { eq } from "drizzle-orm";
 import { loadConfig } from "../../src/config.ts";
+import { eventsOutbox } from "../../src/db/schema.ts";
 import { createMemoryLogger } from "../../src/lib/logger.ts";
 import { openHerald, startServer, type RunningServer } from "../../src/server.ts";
 import { createPosts, startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
@@ -19,9 +20,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await restarted?.stop();
-  await w.mastodon.stop();
+  // The first server is stopped already; stopping it again removes its data dir (and database).
+  await w.stop();
   await receiver.stop();
-  rmSync(w.s.dataDir, { recursive: true, force: true });
 });
 
 async function publishMany(group: string, n: number): Promise<void> {
@@ -42,17 +43,19 @@ test("events and deliveries survive a stop in the middle of sending", async () =
   const endpoint = await mustCreateEndpoint(w.s, { url: receiver.url });
   await publishMany("before", 20);
   await w.s.server.scheduler.runNow("webhook-dispatch");
-  expect(count(w.s.herald, "webhook_deliveries", "status = 'pending'")).toBe(20);
+  expect(await count(w.s.herald, "webhook_deliveries", "status = 'pending'")).toBe(20);
   // More events that are not fanned out before the stop.
   await publishMany("backlog", 10);
-  const allEvents = w.s.herald.db.$client
-    .query<{ id: string }, []>("SELECT id FROM events_outbox WHERE type = 'post.published'")
-    .all()
-    .map((e) => e.id);
+  const allEvents = (
+    await w.s.herald.db
+      .select({ id: eventsOutbox.id })
+      .from(eventsOutbox)
+      .where(eq(eventsOutbox.type, "post.published"))
+  ).map((e) => e.id);
   expect(allEvents).toHaveLength(30);
 
   // The receiver is slow: the server stops while the first attempts are in flight; they finish,
-  // and the deliveries not yet started wait in SQLite for the next server.
+  // and the deliveries not yet started wait in the database for the next server.
   receiver.delayMs = 400;
   const sending = w.s.server.scheduler.runNow("webhook-deliveries");
   while (receiver.received.length < 5) await Bun.sleep(10);
@@ -63,13 +66,17 @@ test("events and deliveries survive a stop in the middle of sending", async () =
   expect(inFlight).toBeGreaterThan(0);
   expect(inFlight).toBeLessThan(30);
 
-  // A new server on the same data dir, same clock.
+  // A new server on the same data dir (or PostgreSQL database), same clock.
+  const first = w.s.herald.config;
   const config = loadConfig({
     HERALD_DATA_DIR: w.s.dataDir,
     HERALD_PORT: "0",
     HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
+    ...(first.databaseUrl
+      ? { HERALD_DATABASE_URL: first.databaseUrl, HERALD_SECRET_KEY: first.secretKey! }
+      : {}),
   });
-  const herald = openHerald(config, { clock: w.s.clock, logger: createMemoryLogger(), mail: null });
+  const herald = await openHerald(config, { clock: w.s.clock, logger: createMemoryLogger(), mail: null });
   restarted = startServer(herald, { startJobs: false });
   receiver.delayMs = 0;
   await restarted.scheduler.runNow("webhook-deliveries");
@@ -77,8 +84,8 @@ test("events and deliveries survive a stop in the middle of sending", async () =
   w.s.clock.advance(61_000);
   await restarted.scheduler.runNow("webhook-deliveries");
 
-  expect(count(herald, "webhook_deliveries")).toBe(30);
-  expect(count(herald, "webhook_deliveries", "status = 'succeeded'")).toBe(30);
+  expect(await count(herald, "webhook_deliveries")).toBe(30);
+  expect(await count(herald, "webhook_deliveries", "status = 'succeeded'")).toBe(30);
   expect([...receiver.eventIds()].sort()).toEqual([...allEvents].sort());
   // At least once (a cut-off attempt would arrive twice), each verifiable.
   expect(receiver.received.length).toBeGreaterThanOrEqual(30);
@@ -86,5 +93,5 @@ test("events and deliveries survive a stop in the middle of sending", async () =
 
   // Nothing is fanned out twice by the new server.
   await restarted.scheduler.runNow("webhook-dispatch");
-  expect(count(herald, "webhook_deliveries")).toBe(30);
+  expect(await count(herald, "webhook_deliveries")).toBe(30);
 });

@@ -1,6 +1,8 @@
 // Retries with backoff and jitter for about three days, then the endpoint is disabled; all on the
 // server's ManualClock. Re-enabling does not resend; redelivery does.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { eventsOutbox, webhookEndpoints } from "../../src/db/schema.ts";
 import { RETRY_WINDOW_MS, retryDelayMs } from "../../src/modules/webhooks/sender.ts";
 import { setWebhookTransport } from "../../src/modules/webhooks/transport.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -128,18 +130,18 @@ describe("the retry schedule", () => {
       config_version: 2,
     });
     expect(
-      count(
+      await count(
         s.herald,
         "audit_records",
         `action = 'webhook_endpoint.disabled' AND target_id = '${endpoint.id}' AND credential_id IS NULL`,
       ),
     ).toBe(1);
-    const event = s.herald.db.$client
-      .query<{ payload: string }, [string]>(
-        "SELECT payload FROM events_outbox WHERE type = 'webhook_endpoint.disabled' AND json_extract(payload, '$.id') = ?",
-      )
-      .get(endpoint.id)!;
-    expect(JSON.parse(event.payload)).toMatchObject({
+    const disabledEvents = await s.herald.db
+      .select({ payload: eventsOutbox.payload })
+      .from(eventsOutbox)
+      .where(eq(eventsOutbox.type, "webhook_endpoint.disabled"));
+    const event = disabledEvents.find((e) => e.payload.id === endpoint.id)!;
+    expect(event.payload).toMatchObject({
       id: endpoint.id,
       object: "webhook_endpoint",
       name: "Receiver",
@@ -241,13 +243,11 @@ describe("the retry schedule", () => {
     });
     expect(done.attempts.map((a: any) => a.response_status)).toEqual([500, 502, 200]);
     expect(receiver.eventIds().size).toBe(1);
-    expect(
-      s.herald.db.$client
-        .query<{ failing_since: number | null }, [string]>(
-          "SELECT failing_since FROM webhook_endpoints WHERE id = ?",
-        )
-        .get(endpoint.id)!.failing_since,
-    ).toBeNull();
+    const [stored] = await s.herald.db
+      .select({ failingSince: webhookEndpoints.failingSince })
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.id, endpoint.id));
+    expect(stored!.failingSince).toBeNull();
   });
 
   test("disabling an endpoint ends its pending deliveries", async () => {
@@ -284,6 +284,6 @@ describe("the retry schedule", () => {
     const left = await deliveriesOf(s, endpoint.id);
     expect(left.map((d) => d.id)).toEqual([recent.id]);
     expect(left[0]).toMatchObject({ status: "pending", attempts: [{ number: 1, response_status: 500 }] });
-    expect(count(s.herald, "webhook_delivery_attempts", `delivery_id = '${old.id}'`)).toBe(0);
+    expect(await count(s.herald, "webhook_delivery_attempts", `delivery_id = '${old.id}'`)).toBe(0);
   });
 });

@@ -29,8 +29,8 @@ const Account = t.Object(
   { title: "Account" },
 );
 
-function presentAccount(h: Herald, actor: Actor) {
-  const account = findAccount(h.db, actor.accountId);
+async function presentAccount(h: Herald, actor: Actor) {
+  const account = await findAccount(h.db, actor.accountId);
   if (!account) throw notFound("account");
   return {
     id: account.id,
@@ -60,12 +60,12 @@ export function accountRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
     .use(rails)
     .get(
       "/account",
-      ({ actor }) => resourceResponse(presentAccount(h, actor)),
+      async ({ actor }) => resourceResponse(await presentAccount(h, actor)),
       options("Get the account and the calling credential"),
     )
     .get(
       "/me",
-      ({ actor }) => resourceResponse(presentAccount(h, actor)),
+      async ({ actor }) => resourceResponse(await presentAccount(h, actor)),
       options("Get the calling credential's context (same as /account)"),
     );
 }

@@ -183,7 +183,7 @@ export function assetRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
         const workspace = ws!;
         const scope = `assets:${workspace.id}:${actor.credentialId}`;
         const page = parsePageQuery(h, query, scope);
-        const rows = pageOfAssets(h, workspace.id, page.afterId, page.limit);
+        const rows = await pageOfAssets(h, workspace.id, page.afterId, page.limit);
         const links = new Map(
           query.include === "download"
             ? await Promise.all(
@@ -215,7 +215,7 @@ export function assetRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
         return resourceResponse(
           await assetResource(
             h,
-            requireAsset(h, params.workspace_id, params.asset_id),
+            await requireAsset(h, params.workspace_id, params.asset_id),
             query.include === "download",
           ),
         );

@@ -37,18 +37,12 @@ function presentAuditRecord(row: AuditRow) {
 export function auditRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia().use(rails).get(
     "/audit-records",
-    ({ actor, request, query }) => {
+    async ({ actor, request, query }) => {
       const scope = `audit-records:${actor.credentialId}`;
       const page = parsePageQuery(h, query, scope);
       const visible = actor.workspaceAccessMode === "selected" ? actor.workspaceIds : null;
-      return pageResponse(
-        h,
-        request,
-        listAuditRecords(h.db, actor.accountId, visible, page.afterId, page.limit),
-        page,
-        scope,
-        presentAuditRecord,
-      );
+      const rows = await listAuditRecords(h.db, actor.accountId, visible, page.afterId, page.limit);
+      return pageResponse(h, request, rows, page, scope, presentAuditRecord);
     },
     {
       ...operation({ scope: "audit:read", summary: "List audit records", tag: "Account" }),

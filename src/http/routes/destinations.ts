@@ -64,10 +64,9 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
     .use(rails)
     .get(
       "/destinations",
-      ({ params }) => {
-        return wholeListing(
-          listDestinations(h.db, params.workspace_id).map((row) => presentDestination(h, row)),
-        );
+      async ({ params }) => {
+        const rows = await listDestinations(h.db, params.workspace_id);
+        return wholeListing(rows.map((row) => presentDestination(h, row)));
       },
       {
         ...operation({
@@ -87,10 +86,9 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
     )
     .get(
       "/destinations/:destination_id",
-      ({ params }) => {
-        return resourceResponse(
-          presentDestination(h, requireDestination(h, params.workspace_id, params.destination_id)),
-        );
+      async ({ params }) => {
+        const row = await requireDestination(h, params.workspace_id, params.destination_id);
+        return resourceResponse(presentDestination(h, row));
       },
       {
         ...operation({ scope: "destinations:read", summary: "Get a destination", tag, errors: [404] }),
@@ -100,19 +98,15 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
     )
     .patch(
       "/destinations/:destination_id",
-      ({ actor, params, body }) => {
-        return resourceResponse(
-          presentDestination(
-            h,
-            patchDestination({
-              h,
-              actor,
-              workspaceId: params.workspace_id,
-              id: params.destination_id,
-              input: body,
-            }),
-          ),
-        );
+      async ({ actor, params, body }) => {
+        const row = await patchDestination({
+          h,
+          actor,
+          workspaceId: params.workspace_id,
+          id: params.destination_id,
+          input: body,
+        });
+        return resourceResponse(presentDestination(h, row));
       },
       {
         ...operation({
@@ -132,8 +126,8 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
     )
     .delete(
       "/destinations/:destination_id",
-      ({ actor, params }) => {
-        const row = disconnectDestination({
+      async ({ actor, params }) => {
+        const row = await disconnectDestination({
           h,
           actor,
           workspaceId: params.workspace_id,
@@ -198,10 +192,9 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
     )
     .get(
       "/destination-connections/:connection_id",
-      ({ params }) => {
-        return resourceResponse(
-          presentConnection(requireConnection(h, params.workspace_id, params.connection_id)),
-        );
+      async ({ params }) => {
+        const row = await requireConnection(h, params.workspace_id, params.connection_id);
+        return resourceResponse(presentConnection(row));
       },
       {
         ...operation({ scope: "destinations:read", summary: "Get a connection session", tag, errors: [404] }),

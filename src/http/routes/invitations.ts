@@ -21,30 +21,26 @@ const Invitation = t.Object(
 
 /** Invitations to the account. */
 export function invitationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
-  return new Elysia()
-    .use(rails)
-    .post(
-      "/account/invitations",
-      ({ actor, request, body }) =>
-        runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, () =>
-          resourceResponse(
-            presentInvitation(inviteToAccount({ h, actor, email: body.email }), h.clock.now()),
-            201,
-          ),
-        ),
-      {
-        ...operation({
-          scope: "team:write",
-          summary: "Invite someone to the account (sends an e-mail)",
-          tag: "Account",
-          idempotency: "required",
-        }),
-        parse: JSON_PARSER,
-        body: t.Object(
-          { email: t.String({ format: "email", maxLength: 254 }) },
-          { additionalProperties: false },
-        ),
-        response: { 201: Invitation },
-      },
-    );
+  return new Elysia().use(rails).post(
+    "/account/invitations",
+    ({ actor, request, body }) =>
+      runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () => {
+        const invitation = await inviteToAccount({ h, actor, email: body.email });
+        return resourceResponse(presentInvitation(invitation, h.clock.now()), 201);
+      }),
+    {
+      ...operation({
+        scope: "team:write",
+        summary: "Invite someone to the account (sends an e-mail)",
+        tag: "Account",
+        idempotency: "required",
+      }),
+      parse: JSON_PARSER,
+      body: t.Object(
+        { email: t.String({ format: "email", maxLength: 254 }) },
+        { additionalProperties: false },
+      ),
+      response: { 201: Invitation },
+    },
+  );
 }

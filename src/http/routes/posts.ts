@@ -31,8 +31,8 @@ const Confirmed = t.Object({ confirmed: t.Optional(t.Boolean()) }, { additionalP
 const tag = "Posts";
 
 /** A post response with its ETag. */
-function postResponse(h: Herald, row: PostRow, includeAttempts = false, status = 200): Response {
-  const [post] = presentPosts(h.db, [row], { includeAttempts });
+async function postResponse(h: Herald, row: PostRow, includeAttempts = false, status = 200): Promise<Response> {
+  const [post] = await presentPosts(h.db, [row], { includeAttempts });
   return resourceResponse(post, status, { etag: postEtag(row) });
 }
 
@@ -40,11 +40,11 @@ function postResponse(h: Herald, row: PostRow, includeAttempts = false, status =
  * A post set response: 202 with Retry-After while provider work is still active for an immediate
  * publication (the caller polls the posts), 201 otherwise.
  */
-function postSetResponse(h: Herald, group: string, rows: PostRow[], immediate: boolean): Response {
+async function postSetResponse(h: Herald, group: string, rows: PostRow[], immediate: boolean): Promise<Response> {
   const active =
     immediate &&
     rows.some((r) => !isTerminal(r.state as PostState) && !isActionRequired(r.state as PostState));
-  const body = { object: "post_set", group, posts: presentPosts(h.db, rows, { includeAttempts: false }) };
+  const body = { object: "post_set", group, posts: await presentPosts(h.db, rows, { includeAttempts: false }) };
   return new Response(JSON.stringify(body), {
     status: active ? 202 : 201,
     headers: { "content-type": "application/json", ...(active ? { "retry-after": "1" } : {}) },
@@ -65,14 +65,14 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     .use(rails)
     .post(
       "/posts",
-      ({ actor, workspace: ws, request, body }) => {
+      async ({ actor, workspace: ws, request, body }) => {
         const workspace = ws!;
-        return runIdempotent(
+        return await runIdempotent(
           h,
           { accountId: actor.accountId, request, body, required: body.when !== "draft" },
-          () => {
-            const result = createPosts({ h, actor, workspace, input: body });
-            return postSetResponse(h, body.group, result.rows, result.immediate);
+          async () => {
+            const result = await createPosts({ h, actor, workspace, input: body });
+            return await postSetResponse(h, body.group, result.rows, result.immediate);
           },
         );
       },
@@ -94,7 +94,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .get(
       "/posts",
-      ({ actor, workspace: ws, request, query }) => {
+      async ({ actor, workspace: ws, request, query }) => {
         const workspace = ws!;
         const filter = {
           states: query.state ? [query.state as PostState] : VIEWS[query.view ?? "all"]!,
@@ -114,9 +114,9 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
         }
         const scope = `posts:${workspace.id}:${actor.credentialId}:${JSON.stringify({ ...query, limit: undefined, after: undefined, include: undefined })}`;
         const page = parsePageQuery(h, query, scope);
-        const rows = listPosts(h.db, workspace.id, filter, page.afterId, page.limit);
+        const rows = await listPosts(h.db, workspace.id, filter, page.afterId, page.limit);
         const presented = new Map(
-          presentPosts(h.db, rows, { includeAttempts: query.include === "attempts" }).map((p) => [
+          (await presentPosts(h.db, rows, { includeAttempts: query.include === "attempts" })).map((p) => [
             p.id as string,
             p,
           ]),
@@ -137,7 +137,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .post(
       "/posts/validate",
-      ({ actor, workspace, body }) => validatePosts({ h, actor, workspace: workspace!, input: body }),
+      async ({ actor, workspace, body }) => await validatePosts({ h, actor, workspace: workspace!, input: body }),
       {
         ...operation({
           scope: "posts:read",
@@ -166,11 +166,11 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .post(
       "/posts/publish",
-      ({ actor, workspace: ws, request, body }) => {
+      async ({ actor, workspace: ws, request, body }) => {
         const workspace = ws!;
-        return runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, () => {
-          const result = publishDrafts({ h, actor, workspace, input: body });
-          return postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
+        return await runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () => {
+          const result = await publishDrafts({ h, actor, workspace, input: body });
+          return await postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
         });
       },
       {
@@ -207,15 +207,15 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .post(
       "/posts/move",
-      ({ actor, workspace: ws, request, body }) => {
+      async ({ actor, workspace: ws, request, body }) => {
         const workspace = ws!;
-        return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () => {
-          const rows = movePostsInQueue({ h, actor, workspace, input: body });
+        return await runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
+          const rows = await movePostsInQueue({ h, actor, workspace, input: body });
           return new Response(
             JSON.stringify({
               object: "post_set",
               group: rows[0]?.groupKey ?? "",
-              posts: presentPosts(h.db, rows, { includeAttempts: false }),
+              posts: await presentPosts(h.db, rows, { includeAttempts: false }),
             }),
             { headers: { "content-type": "application/json" } },
           );
@@ -253,10 +253,10 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .get(
       "/posts/:post_id",
-      ({ params, query }) => {
-        return postResponse(
+      async ({ params, query }) => {
+        return await postResponse(
           h,
-          requirePost(h.db, params.workspace_id, params.post_id),
+          await requirePost(h.db, params.workspace_id, params.post_id),
           query.include === "attempts",
         );
       },
@@ -269,10 +269,10 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .patch(
       "/posts/:post_id",
-      ({ actor, params, body, request }) => {
-        return postResponse(
+      async ({ actor, params, body, request }) => {
+        return await postResponse(
           h,
-          patchDraft({
+          await patchDraft({
             h,
             actor,
             workspaceId: params.workspace_id,
@@ -315,9 +315,9 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .delete(
       "/posts/:post_id",
-      ({ actor, params, request }) => {
-        return runIdempotent(h, { accountId: actor.accountId, request, body: null, required: true }, () => {
-          const post = deleteDraft({
+      async ({ actor, params, request }) => {
+        return await runIdempotent(h, { accountId: actor.accountId, request, body: null, required: true }, async () => {
+          const post = await deleteDraft({
             h,
             actor,
             workspaceId: params.workspace_id,
@@ -344,11 +344,11 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .post(
       "/posts/:post_id/cancel",
-      ({ actor, params, body, request }) => {
-        return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () =>
+      async ({ actor, params, body, request }) => {
+        return await runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () =>
           postResponse(
             h,
-            cancelPost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body }),
+            await cancelPost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body }),
           ),
         );
       },
@@ -368,11 +368,11 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .post(
       "/posts/:post_id/retry",
-      ({ actor, params, body, request }) => {
-        return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () =>
+      async ({ actor, params, body, request }) => {
+        return await runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () =>
           postResponse(
             h,
-            retryPost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body }),
+            await retryPost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body }),
           ),
         );
       },
@@ -395,11 +395,11 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .post(
       "/posts/:post_id/reschedule",
-      ({ actor, params, body, request }) => {
-        return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () =>
+      async ({ actor, params, body, request }) => {
+        return await runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () =>
           postResponse(
             h,
-            reschedulePost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body }),
+            await reschedulePost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body }),
           ),
         );
       },
@@ -432,9 +432,9 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .get(
       "/queue",
-      ({ workspace: ws }) => {
+      async ({ workspace: ws }) => {
         const workspace = ws!;
-        return resourceResponse(presentQueue(workspace.timeZone, listQueueWindows(h.db, workspace.id)));
+        return resourceResponse(presentQueue(workspace.timeZone, await listQueueWindows(h.db, workspace.id)));
       },
       {
         ...operation({ scope: "posts:read", summary: "Get the queue's posting windows", tag, errors: [404] }),
@@ -444,7 +444,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .put(
       "/queue",
-      ({ actor, workspace: ws, body }) => {
+      async ({ actor, workspace: ws, body }) => {
         const workspace = ws!;
         const seen = new Set<string>();
         body.windows.forEach((w, i) => {
@@ -452,7 +452,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
           if (seen.has(key)) throw invalid(`/windows/${i}`, "repeats another window");
           seen.add(key);
         });
-        const windows = putQueueWindows({ h, actor, workspaceId: workspace.id, windows: body.windows });
+        const windows = await putQueueWindows({ h, actor, workspaceId: workspace.id, windows: body.windows });
         return resourceResponse(presentQueue(workspace.timeZone, windows));
       },
       {
@@ -484,7 +484,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     );
 }
 
-function presentQueue(timeZone: string, windows: ReturnType<typeof listQueueWindows>) {
+function presentQueue(timeZone: string, windows: Awaited<ReturnType<typeof listQueueWindows>>) {
   return {
     object: "queue" as const,
     time_zone: timeZone,

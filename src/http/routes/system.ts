@@ -15,6 +15,7 @@ import { countPendingMail } from "../../modules/mail/outbox.ts";
 import { dueWork } from "../../modules/posts/repo.ts";
 import { webhookBacklog } from "../../modules/webhooks/repo.ts";
 import type { PublishingEngine } from "../../modules/publishing/engine.ts";
+import { engineOf } from "../../db/engine.ts";
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -95,32 +96,34 @@ export function systemRoutes(
   return new Elysia()
     .get(
       "/health",
-      () => {
+      async () => {
         const jobs = parts.scheduler()?.report() ?? [];
         const engine = parts.engine()?.status() ?? null;
         const now = h.clock.now();
-        const due = dueWork(h.db, now);
+        const due = await dueWork(h.db, now);
+        const backlog = await webhookBacklog(h.db);
+        const database = await engineOf(h.db)
+          .ping()
+          .then(() => "ok" as const)
+          .catch(() => "error" as const);
         return {
           status: "ok",
           version: h.version,
           time: iso(h.clock.now()),
-          database: h.db.$client.query("SELECT 1 AS ok").get() ? "ok" : "error",
+          database,
           jobs: jobs.map((j) => ({
             id: j.id,
             last_started_at: iso(j.last_started_at),
             last_finished_at: iso(j.last_finished_at),
             failed: j.last_error !== null,
           })),
-          mail_outbox_backlog: countPendingMail(h.db),
-          webhooks: (() => {
-            const backlog = webhookBacklog(h.db);
-            return {
-              pending_deliveries: backlog.pendingDeliveries,
-              oldest_pending_age_ms:
-                backlog.oldestPendingAt === null ? null : Math.max(0, now - backlog.oldestPendingAt),
-              undispatched_events: backlog.undispatchedEvents,
-            };
-          })(),
+          mail_outbox_backlog: await countPendingMail(h.db),
+          webhooks: {
+            pending_deliveries: backlog.pendingDeliveries,
+            oldest_pending_age_ms:
+              backlog.oldestPendingAt === null ? null : Math.max(0, now - backlog.oldestPendingAt),
+            undispatched_events: backlog.undispatchedEvents,
+          },
           engine: {
             last_tick_at: iso(engine?.last_tick_at ?? null),
             scheduler_lag_ms: engine?.last_tick_at ? Math.max(0, Date.now() - engine.last_tick_at) : null,

@@ -72,8 +72,8 @@ async function unsealSecret(h: Herald, response: Response): Promise<Response> {
   return new Response(JSON.stringify(body), { status: response.status, headers });
 }
 
-function deliveryResponse(h: Herald, row: DeliveryRow, status: number): Response {
-  return resourceResponse(presentDelivery(row, listDeliveryAttempts(h.db, [row.id])), status);
+async function deliveryResponse(h: Herald, row: DeliveryRow, status: number): Promise<Response> {
+  return resourceResponse(presentDelivery(row, await listDeliveryAttempts(h.db, [row.id])), status);
 }
 
 /** Webhook endpoints: create, list, get, patch, delete, rotate the secret, send a test event, the delivery log and redelivery. */
@@ -112,7 +112,7 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
     )
     .get(
       "",
-      ({ actor, workspace: ws, request, query }) => {
+      async ({ actor, workspace: ws, request, query }) => {
         const workspace = ws!;
         const scope = `webhook-endpoints:${workspace.id}:${actor.credentialId}`;
         const page = parsePageQuery(h, query, scope);
@@ -120,7 +120,7 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
         return pageResponse(
           h,
           request,
-          listEndpoints(h.db, workspace.id, page.afterId, page.limit),
+          await listEndpoints(h.db, workspace.id, page.afterId, page.limit),
           page,
           scope,
           (row) => presentEndpoint(row, now),
@@ -140,8 +140,8 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
     )
     .get(
       "/:endpoint_id",
-      ({ params }) => {
-        return endpointResponse(h, requireEndpoint(h.db, params.workspace_id, params.endpoint_id));
+      async ({ params }) => {
+        return endpointResponse(h, await requireEndpoint(h.db, params.workspace_id, params.endpoint_id));
       },
       {
         ...operation({ scope: "webhooks:read", summary: "Get a webhook endpoint", tag, errors: [404] }),
@@ -181,18 +181,22 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
     .delete(
       "/:endpoint_id",
       ({ actor, params, request }) => {
-        return runIdempotent(h, { accountId: actor.accountId, request, body: null, required: false }, () => {
-          const row = deleteWebhookEndpoint({
-            h,
-            actor,
-            workspaceId: params.workspace_id,
-            endpointId: params.endpoint_id,
-            ifMatch: request.headers.get("if-match"),
-          });
-          return new Response(JSON.stringify({ id: row.id, object: "webhook_endpoint", deleted: true }), {
-            headers: { "content-type": "application/json" },
-          });
-        });
+        return runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body: null, required: false },
+          async () => {
+            const row = await deleteWebhookEndpoint({
+              h,
+              actor,
+              workspaceId: params.workspace_id,
+              endpointId: params.endpoint_id,
+              ifMatch: request.headers.get("if-match"),
+            });
+            return new Response(JSON.stringify({ id: row.id, object: "webhook_endpoint", deleted: true }), {
+              headers: { "content-type": "application/json" },
+            });
+          },
+        );
       },
       {
         ...operation({
@@ -215,8 +219,8 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
         const response = await runIdempotent(
           h,
           { accountId: actor.accountId, request, body, required: false },
-          () => {
-            const { row, secret } = rotateWebhookSecret({
+          async () => {
+            const { row, secret } = await rotateWebhookSecret({
               h,
               actor,
               workspaceId: params.workspace_id,
@@ -250,10 +254,15 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
         return runIdempotent(
           h,
           { accountId: actor.accountId, request, body: body ?? {}, required: false },
-          () =>
+          async () =>
             deliveryResponse(
               h,
-              sendTestEvent({ h, actor, workspaceId: params.workspace_id, endpointId: params.endpoint_id }),
+              await sendTestEvent({
+                h,
+                actor,
+                workspaceId: params.workspace_id,
+                endpointId: params.endpoint_id,
+              }),
               202,
             ),
         );
@@ -276,13 +285,13 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
     )
     .get(
       "/:endpoint_id/deliveries",
-      ({ actor, request, query, params }) => {
-        const endpoint = requireEndpoint(h.db, params.workspace_id, params.endpoint_id);
+      async ({ actor, request, query, params }) => {
+        const endpoint = await requireEndpoint(h.db, params.workspace_id, params.endpoint_id);
         const scope = `webhook-deliveries:${endpoint.id}:${actor.credentialId}:${query.status ?? ""}`;
         const page = parsePageQuery(h, query, scope);
-        const rows = listDeliveries(h.db, endpoint.id, query.status, page.afterId, page.limit);
+        const rows = await listDeliveries(h.db, endpoint.id, query.status, page.afterId, page.limit);
         const attempts = Map.groupBy(
-          listDeliveryAttempts(
+          await listDeliveryAttempts(
             h.db,
             rows.slice(0, page.limit).map((r) => r.id),
           ),
@@ -310,10 +319,10 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
         return runIdempotent(
           h,
           { accountId: actor.accountId, request, body: body ?? {}, required: false },
-          () =>
+          async () =>
             deliveryResponse(
               h,
-              redeliverWebhook({
+              await redeliverWebhook({
                 h,
                 actor,
                 workspaceId: params.workspace_id,

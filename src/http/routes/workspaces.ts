@@ -37,18 +37,12 @@ export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin
     .use(rails)
     .get(
       "/workspaces",
-      ({ actor, request, query }) => {
+      async ({ actor, request, query }) => {
         const scope = `workspaces:${actor.credentialId}`;
         const page = parsePageQuery(h, query, scope);
         const onlyIds = actor.workspaceAccessMode === "selected" ? actor.workspaceIds : null;
-        return pageResponse(
-          h,
-          request,
-          listWorkspaces(h.db, actor.accountId, onlyIds, page.afterId, page.limit),
-          page,
-          scope,
-          presentWorkspace,
-        );
+        const rows = await listWorkspaces(h.db, actor.accountId, onlyIds, page.afterId, page.limit);
+        return pageResponse(h, request, rows, page, scope, presentWorkspace);
       },
       {
         ...operation({
@@ -63,8 +57,8 @@ export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin
     .post(
       "/workspaces",
       ({ actor, request, body }) =>
-        runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, () =>
-          resourceResponse(presentWorkspace(createWorkspace({ h, actor, input: body })), 201),
+        runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () =>
+          resourceResponse(presentWorkspace(await createWorkspace({ h, actor, input: body })), 201),
         ),
       {
         ...operation({
@@ -90,18 +84,16 @@ export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin
     })
     .patch(
       "/workspaces/:workspace_id",
-      ({ actor, params, body, request }) =>
-        resourceResponse(
-          presentWorkspace(
-            patchWorkspace({
-              h,
-              actor,
-              workspaceId: params.workspace_id,
-              input: body,
-              ifMatch: request.headers.get("if-match"),
-            }),
-          ),
-        ),
+      async ({ actor, params, body, request }) => {
+        const row = await patchWorkspace({
+          h,
+          actor,
+          workspaceId: params.workspace_id,
+          input: body,
+          ifMatch: request.headers.get("if-match"),
+        });
+        return resourceResponse(presentWorkspace(row));
+      },
       {
         ...operation({
           scope: "workspaces:write",

@@ -26,13 +26,13 @@ export async function bootstrapAccount(
     throw new BootstrapError("the workspace name must be 1 to 200 characters");
   const passwordHash = input.password ? await Bun.password.hash(input.password) : null;
   const now = h.clock.now();
-  return inTransaction(h.db, (tx) => {
-    if (findUserByEmail(tx, email)) throw new BootstrapError(`an account for ${email} already exists`);
+  return inTransaction(h.db, async (tx) => {
+    if (await findUserByEmail(tx, email)) throw new BootstrapError(`an account for ${email} already exists`);
     const accountId = newId("acc");
     const workspaceId = newId("ws");
-    insertAccount(tx, { id: accountId, name: workspaceName, createdAt: now, updatedAt: now });
-    insertUser(tx, { id: newId("usr"), accountId, email, passwordHash, role: "owner", createdAt: now });
-    insertWorkspace(tx, {
+    await insertAccount(tx, { id: accountId, name: workspaceName, createdAt: now, updatedAt: now });
+    await insertUser(tx, { id: newId("usr"), accountId, email, passwordHash, role: "owner", createdAt: now });
+    await insertWorkspace(tx, {
       id: workspaceId,
       accountId,
       name: workspaceName,
@@ -40,7 +40,7 @@ export async function bootstrapAccount(
       createdAt: now,
       updatedAt: now,
     });
-    const key = createApiKey(
+    const key = await createApiKey(
       tx,
       {
         accountId,
@@ -54,13 +54,13 @@ export async function bootstrapAccount(
       now,
     );
     const actor = { accountId, credentialId: null, requestId: null };
-    recordAudit(
+    await recordAudit(
       tx,
       actor,
       { action: "account.bootstrapped", targetType: "account", targetId: accountId },
       now,
     );
-    recordAudit(
+    await recordAudit(
       tx,
       actor,
       { action: "api_key.created", targetType: "api_key", targetId: key.credentialId },

@@ -1,3 +1,4 @@
+import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import {
   blobKeysInUse,
@@ -46,21 +47,19 @@ export async function cleanupAssets(h: Herald, options: { graceMs?: number } = {
     temp_files: 0,
   };
 
-  for (const upload of listExpiredUploads(h.db, now, BATCH)) {
+  for (const upload of await listExpiredUploads(h.db, now, BATCH)) {
     if (upload.storage === h.blobs.kind) await h.blobs.abortMultipart(upload.blobKey, upload.storeUploadId);
-    if (
-      updateUploadInState(h.db, upload.id, ["pending", "completing"], { status: "expired", leaseUntil: null })
-    )
-      report.expired_uploads++;
+    const expired = await inTransaction(h.db, (tx) =>
+      updateUploadInState(tx, upload.id, ["pending", "completing"], { status: "expired", leaseUntil: null }),
+    );
+    if (expired) report.expired_uploads++;
   }
 
-  for (const asset of listAbandonedPendingAssets(h.db, BATCH)) {
-    if (livePostsUsingAsset(h.db, asset.workspaceId, asset.id).length > 0) continue; // the post shows assets_not_ready at its time
-    updateAsset(h.db, asset.id, { deletedAt: now });
-    report.abandoned_assets++;
+  for (const asset of await listAbandonedPendingAssets(h.db, BATCH)) {
+    if (await deleteAbandonedAsset(h, asset.workspaceId, asset.id, now)) report.abandoned_assets++;
   }
 
-  for (const asset of listDeletedAssetsWithBlobs(h.db, BATCH)) {
+  for (const asset of await listDeletedAssetsWithBlobs(h.db, BATCH)) {
     await removeAssetBytes(h, asset);
     report.deleted_blobs++;
   }
@@ -68,7 +67,7 @@ export async function cleanupAssets(h: Herald, options: { graceMs?: number } = {
   const cutoff = Date.now() - grace;
   const uploads: { key: string; uploadId: string; initiatedAt: number | null }[] = [];
   for await (const upload of h.blobs.listMultipart()) uploads.push(upload);
-  const live = liveStoreUploadIds(
+  const live = await liveStoreUploadIds(
     h.db,
     uploads.map((u) => u.uploadId),
   );
@@ -80,7 +79,7 @@ export async function cleanupAssets(h: Herald, options: { graceMs?: number } = {
 
   let batch: { key: string; modifiedAt: number }[] = [];
   const sweep = async () => {
-    const claimed = blobKeysInUse(
+    const claimed = await blobKeysInUse(
       h.db,
       batch.map((o) => o.key),
     );
@@ -100,4 +99,17 @@ export async function cleanupAssets(h: Herald, options: { graceMs?: number } = {
   if (h.blobs.sweepTemporary) report.temp_files = await h.blobs.sweepTemporary(cutoff);
   if (Object.values(report).some((n) => n > 0)) h.logger.info("assets cleanup", { ...report });
   return report;
+}
+
+/**
+ * Deletes a reserved asset that will never get its bytes, unless a live post uses it (that post
+ * shows assets_not_ready at its time). The check and the delete share one transaction, so a post
+ * attaching the asset meanwhile keeps it.
+ */
+async function deleteAbandonedAsset(h: Herald, workspaceId: string, assetId: string, now: number) {
+  return inTransaction(h.db, async (tx) => {
+    if ((await livePostsUsingAsset(tx, workspaceId, assetId)).length > 0) return false;
+    await updateAsset(tx, assetId, { deletedAt: now });
+    return true;
+  });
 }

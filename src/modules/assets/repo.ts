@@ -1,4 +1,6 @@
 import { and, desc, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { jsonArrayHasObject } from "../../db/dialect.ts";
+import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
 import { assets, assetUploads, posts } from "../../db/schema.ts";
 
@@ -11,26 +13,31 @@ export type AssetUploadRow = typeof assetUploads.$inferSelect;
 const TERMINAL_POST_STATES = ["published", "cancelled", "failed"];
 
 /** Stores a new asset. */
-export function insertAsset(db: Db, row: AssetRow): void {
-  db.insert(assets).values(row).run();
+export async function insertAsset(db: Db, row: AssetRow): Promise<void> {
+  await db.insert(assets).values(row);
 }
 
 /** An asset of a workspace (deleted ones are not found). */
-export function findAsset(db: Db, workspaceId: string, id: string): AssetRow | undefined {
+export async function findAsset(db: Db, workspaceId: string, id: string): Promise<AssetRow | undefined> {
   return db
     .select()
     .from(assets)
     .where(and(eq(assets.workspaceId, workspaceId), eq(assets.id, id), isNull(assets.deletedAt)))
-    .get();
+    .then(firstRow);
 }
 
 /** An asset by id alone, deleted or not (the download route knows only the id). */
-export function findAssetById(db: Db, id: string): AssetRow | undefined {
-  return db.select().from(assets).where(eq(assets.id, id)).get();
+export async function findAssetById(db: Db, id: string): Promise<AssetRow | undefined> {
+  return db.select().from(assets).where(eq(assets.id, id)).then(firstRow);
 }
 
 /** One page (plus one row) of a workspace's assets, newest first. */
-export function listAssets(db: Db, workspaceId: string, afterId: string | null, limit: number): AssetRow[] {
+export async function listAssets(
+  db: Db,
+  workspaceId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<AssetRow[]> {
   return db
     .select()
     .from(assets)
@@ -42,18 +49,17 @@ export function listAssets(db: Db, workspaceId: string, afterId: string | null, 
       ),
     )
     .orderBy(desc(assets.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1);
 }
 
 /** Applies changes to an asset. */
-export function updateAsset(db: Db, id: string, changes: Partial<AssetRow>): void {
-  db.update(assets).set(changes).where(eq(assets.id, id)).run();
+export async function updateAsset(db: Db, id: string, changes: Partial<AssetRow>): Promise<void> {
+  await db.update(assets).set(changes).where(eq(assets.id, id));
 }
 
 /** Ids of posts that are not over yet (drafts included) and attach the asset. */
-export function livePostsUsingAsset(db: Db, workspaceId: string, assetId: string): string[] {
-  return db
+export async function livePostsUsingAsset(db: Db, workspaceId: string, assetId: string): Promise<string[]> {
+  const rows = await db
     .select({ id: posts.id })
     .from(posts)
     .where(
@@ -63,114 +69,113 @@ export function livePostsUsingAsset(db: Db, workspaceId: string, assetId: string
           TERMINAL_POST_STATES.map((s) => sql`${s}`),
           sql`, `,
         )})`,
-        sql`exists (select 1 from json_each(${posts.assetItems}) where json_extract(value, '$.asset_id') = ${assetId})`,
+        jsonArrayHasObject(db, posts.assetItems, "asset_id", assetId),
       ),
     )
-    .limit(10)
-    .all()
-    .map((r) => r.id);
+    .limit(10);
+  return rows.map((r) => r.id);
 }
 
 /** Deleted assets whose bytes are still in the store (the cleanup job removes them). */
-export function listDeletedAssetsWithBlobs(db: Db, limit: number): AssetRow[] {
+export async function listDeletedAssetsWithBlobs(db: Db, limit: number): Promise<AssetRow[]> {
   return db
     .select()
     .from(assets)
     .where(and(isNotNull(assets.deletedAt), isNotNull(assets.blobKey)))
-    .limit(limit)
-    .all();
+    .limit(limit);
 }
 
 /** Whether any asset row (deleted or not) claims this blob key. */
-export function blobKeysInUse(db: Db, keys: string[]): Set<string> {
+export async function blobKeysInUse(db: Db, keys: string[]): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
-  const fromAssets = db
+  const fromAssets = await db
     .select({ key: assets.blobKey })
     .from(assets)
-    .where(inArray(assets.blobKey, keys))
-    .all()
-    .map((r) => r.key!);
-  const fromUploads = db
+    .where(inArray(assets.blobKey, keys));
+  const fromUploads = await db
     .select({ key: assetUploads.blobKey })
     .from(assetUploads)
-    .where(and(inArray(assetUploads.blobKey, keys), inArray(assetUploads.status, ["pending", "completing"])))
-    .all()
-    .map((r) => r.key);
-  return new Set([...fromAssets, ...fromUploads]);
+    .where(and(inArray(assetUploads.blobKey, keys), inArray(assetUploads.status, ["pending", "completing"])));
+  return new Set([...fromAssets.map((r) => r.key!), ...fromUploads.map((r) => r.key)]);
 }
 
 /** Stores a new upload. */
-export function insertUpload(db: Db, row: AssetUploadRow): void {
-  db.insert(assetUploads).values(row).run();
+export async function insertUpload(db: Db, row: AssetUploadRow): Promise<void> {
+  await db.insert(assetUploads).values(row);
 }
 
 /** An upload of a workspace. */
-export function findUpload(db: Db, workspaceId: string, id: string): AssetUploadRow | undefined {
+export async function findUpload(
+  db: Db,
+  workspaceId: string,
+  id: string,
+): Promise<AssetUploadRow | undefined> {
   return db
     .select()
     .from(assetUploads)
     .where(and(eq(assetUploads.workspaceId, workspaceId), eq(assetUploads.id, id)))
-    .get();
+    .then(firstRow);
 }
 
 /** An upload by id alone (the part route knows only the id). */
-export function findUploadById(db: Db, id: string): AssetUploadRow | undefined {
-  return db.select().from(assetUploads).where(eq(assetUploads.id, id)).get();
+export async function findUploadById(db: Db, id: string): Promise<AssetUploadRow | undefined> {
+  return db.select().from(assetUploads).where(eq(assetUploads.id, id)).then(firstRow);
 }
 
 /** The newest upload of an asset. */
-export function findLatestUploadForAsset(db: Db, assetId: string): AssetUploadRow | undefined {
+export async function findLatestUploadForAsset(db: Db, assetId: string): Promise<AssetUploadRow | undefined> {
   return db
     .select()
     .from(assetUploads)
     .where(eq(assetUploads.assetId, assetId))
     .orderBy(desc(assetUploads.id))
     .limit(1)
-    .get();
+    .then(firstRow);
 }
 
 /** Applies changes to an upload only while it is in one of `states` (compare-and-set); false otherwise. */
-export function updateUploadInState(
+export async function updateUploadInState(
   db: Db,
   id: string,
   states: AssetUploadRow["status"][],
   changes: Partial<AssetUploadRow>,
-): boolean {
-  return (
-    db
-      .update(assetUploads)
-      .set(changes)
-      .where(and(eq(assetUploads.id, id), inArray(assetUploads.status, states)))
-      .returning({ id: assetUploads.id })
-      .all().length === 1
-  );
+): Promise<boolean> {
+  const updated = await db
+    .update(assetUploads)
+    .set(changes)
+    .where(and(eq(assetUploads.id, id), inArray(assetUploads.status, states)))
+    .returning({ id: assetUploads.id });
+  return updated.length === 1;
 }
 
 /**
  * Takes the completion lease of an upload: from `pending`, or from `completing` whose lease ran out
  * (the request holding it died). False when another request holds it or the upload is over.
  */
-export function claimUploadCompletion(db: Db, id: string, now: number, leaseUntil: number): boolean {
-  return (
-    db
-      .update(assetUploads)
-      .set({ status: "completing", leaseUntil })
-      .where(
-        and(
-          eq(assetUploads.id, id),
-          or(
-            eq(assetUploads.status, "pending"),
-            and(eq(assetUploads.status, "completing"), lte(assetUploads.leaseUntil, now)),
-          ),
+export async function claimUploadCompletion(
+  db: Db,
+  id: string,
+  now: number,
+  leaseUntil: number,
+): Promise<boolean> {
+  const claimed = await db
+    .update(assetUploads)
+    .set({ status: "completing", leaseUntil })
+    .where(
+      and(
+        eq(assetUploads.id, id),
+        or(
+          eq(assetUploads.status, "pending"),
+          and(eq(assetUploads.status, "completing"), lte(assetUploads.leaseUntil, now)),
         ),
-      )
-      .returning({ id: assetUploads.id })
-      .all().length === 1
-  );
+      ),
+    )
+    .returning({ id: assetUploads.id });
+  return claimed.length === 1;
 }
 
 /** Uploads past their expiry that never completed (pending, or a completion that died). */
-export function listExpiredUploads(db: Db, now: number, limit: number): AssetUploadRow[] {
+export async function listExpiredUploads(db: Db, now: number, limit: number): Promise<AssetUploadRow[]> {
   return db
     .select()
     .from(assetUploads)
@@ -183,30 +188,26 @@ export function listExpiredUploads(db: Db, now: number, limit: number): AssetUpl
         ),
       ),
     )
-    .limit(limit)
-    .all();
+    .limit(limit);
 }
 
 /** Store upload ids Herald still waits on (pending or completing uploads). */
-export function liveStoreUploadIds(db: Db, storeUploadIds: string[]): Set<string> {
+export async function liveStoreUploadIds(db: Db, storeUploadIds: string[]): Promise<Set<string>> {
   if (storeUploadIds.length === 0) return new Set();
-  return new Set(
-    db
-      .select({ id: assetUploads.storeUploadId })
-      .from(assetUploads)
-      .where(
-        and(
-          inArray(assetUploads.storeUploadId, storeUploadIds),
-          inArray(assetUploads.status, ["pending", "completing"]),
-        ),
-      )
-      .all()
-      .map((r) => r.id),
-  );
+  const rows = await db
+    .select({ id: assetUploads.storeUploadId })
+    .from(assetUploads)
+    .where(
+      and(
+        inArray(assetUploads.storeUploadId, storeUploadIds),
+        inArray(assetUploads.status, ["pending", "completing"]),
+      ),
+    );
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Reserved assets that will never get their bytes: their upload expired or failed, and no live post uses them. */
-export function listAbandonedPendingAssets(db: Db, limit: number): AssetRow[] {
+export async function listAbandonedPendingAssets(db: Db, limit: number): Promise<AssetRow[]> {
   return db
     .select()
     .from(assets)
@@ -217,6 +218,5 @@ export function listAbandonedPendingAssets(db: Db, limit: number): AssetRow[] {
         sql`not exists (select 1 from ${assetUploads} where ${assetUploads.assetId} = ${assets.id} and ${assetUploads.status} in ('pending', 'completing', 'completed'))`,
       ),
     )
-    .limit(limit)
-    .all();
+    .limit(limit);
 }

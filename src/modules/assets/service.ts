@@ -204,8 +204,8 @@ export async function createUpload(args: {
     createdAt: now,
     completedAt: null,
   };
-  inTransaction(h.db, (tx) => {
-    insertAsset(tx, {
+  await inTransaction(h.db, async (tx) => {
+    await insertAsset(tx, {
       id: assetId,
       workspaceId: workspace.id,
       type: input.kind,
@@ -223,8 +223,8 @@ export async function createUpload(args: {
       createdAt: now,
       deletedAt: null,
     });
-    insertUpload(tx, upload);
-    recordAudit(
+    await insertUpload(tx, upload);
+    await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "asset.upload_started", workspaceId: workspace.id, targetType: "asset", targetId: assetId },
@@ -261,7 +261,7 @@ export async function receivePart(
 ) {
   const check = checkPartUploadUrl(h, uploadId, partNumberText, query);
   if (check !== "ok") throw refusedUrl(check, "part upload");
-  const upload = findUploadById(h.db, uploadId);
+  const upload = await findUploadById(h.db, uploadId);
   const receive = h.blobs.receivePart?.bind(h.blobs);
   if (!upload || upload.storage !== h.blobs.kind || !receive) throw notFound("upload");
   const partNumber = Number(partNumberText);
@@ -505,10 +505,10 @@ export async function completeUpload(args: {
   input: CompleteUploadInput;
 }): Promise<AssetRow> {
   const { h, actor, workspaceId, uploadId, input } = args;
-  const upload = findUpload(h.db, workspaceId, uploadId);
+  const upload = await findUpload(h.db, workspaceId, uploadId);
   if (!upload) throw notFound("upload");
   if (upload.status === "completed") {
-    const asset = findAsset(h.db, workspaceId, upload.assetId);
+    const asset = await findAsset(h.db, workspaceId, upload.assetId);
     if (asset && asset.checksum === input.checksum_crc64nvme && asset.byteSize === input.byte_size)
       return asset;
     throw new ProblemError(
@@ -532,29 +532,29 @@ export async function completeUpload(args: {
       `This upload went to ${upload.storage} storage, but Herald now uses ${h.blobs.kind}; start a new upload.`,
     );
   }
-  if (!claimUploadCompletion(h.db, upload.id, now, now + COMPLETION_LEASE_MS)) {
+  const claimed = await inTransaction(h.db, (tx) =>
+    claimUploadCompletion(tx, upload.id, now, now + COMPLETION_LEASE_MS),
+  );
+  if (!claimed) {
     throw new ProblemError(
       "public_conflict",
       "Another request is completing this upload right now; fetch the asset in a moment.",
       { retrySafety: "safe", retryAfter: 5 },
     );
   }
-  const release = () =>
-    updateUploadInState(h.db, upload.id, ["completing"], { status: "pending", leaseUntil: null });
+  // Moves the upload out of `completing` (a write: the non-transaction handle is read-only).
+  const leaveCompleting = (changes: Partial<AssetUploadRow>) =>
+    inTransaction(h.db, (tx) => updateUploadInState(tx, upload.id, ["completing"], changes));
   const fail = async (reason: string): Promise<never> => {
     await h.blobs.delete(upload.blobKey).catch(() => {});
     await h.blobs.abortMultipart(upload.blobKey, upload.storeUploadId).catch(() => {});
-    updateUploadInState(h.db, upload.id, ["completing"], {
-      status: "failed",
-      failure: reason,
-      leaseUntil: null,
-    });
+    await leaveCompleting({ status: "failed", failure: reason, leaseUntil: null });
     throw badRequest(`The uploaded file cannot be used: ${reason}. Start a new upload.`, [
       { pointer: "", code: "custom", detail: reason },
     ]);
   };
 
-  const declared = findAssetById(h.db, upload.assetId)!;
+  const declared = (await findAssetById(h.db, upload.assetId))!;
   let inspection;
   try {
     await assemble(h, upload, input);
@@ -566,7 +566,7 @@ export async function completeUpload(args: {
     );
   } catch (error) {
     if (error instanceof UploadFailed || error instanceof InspectionError) return fail(error.message);
-    release();
+    await leaveCompleting({ status: "pending", leaseUntil: null });
     throw error;
   }
   if (!sameMediaFamily(declared.contentType, inspection.contentType)) {
@@ -574,10 +574,10 @@ export async function completeUpload(args: {
   }
 
   const finishedAt = h.clock.now();
-  const ready = inTransaction(h.db, (tx) => {
-    const asset = findAssetById(tx, upload.assetId);
+  const ready = await inTransaction(h.db, async (tx) => {
+    const asset = await findAssetById(tx, upload.assetId);
     if (!asset || asset.deletedAt !== null) return null;
-    updateAsset(tx, asset.id, {
+    await updateAsset(tx, asset.id, {
       status: "ready",
       width: inspection.width,
       height: inspection.height,
@@ -586,23 +586,23 @@ export async function completeUpload(args: {
       checksum: input.checksum_crc64nvme,
       inspectedAt: finishedAt,
     });
-    updateUploadInState(tx, upload.id, ["completing"], {
+    await updateUploadInState(tx, upload.id, ["completing"], {
       status: "completed",
       completedAt: finishedAt,
       leaseUntil: null,
     });
-    recordAudit(
+    await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "asset.uploaded", workspaceId, targetType: "asset", targetId: asset.id },
       finishedAt,
     );
-    return findAssetById(tx, asset.id)!;
+    return (await findAssetById(tx, asset.id))!;
   });
   if (!ready) {
     // The asset was deleted while its bytes were being assembled: they go too.
     await h.blobs.delete(upload.blobKey).catch(() => {});
-    updateUploadInState(h.db, upload.id, ["completing"], { status: "expired", leaseUntil: null });
+    await leaveCompleting({ status: "expired", leaseUntil: null });
     throw notFound("asset");
   }
   return ready;
@@ -611,8 +611,8 @@ export async function completeUpload(args: {
 // ---- read, list, delete, download ----------------------------------------------------------------
 
 /** An asset of the workspace, or 404. */
-export function requireAsset(h: Herald, workspaceId: string, id: string): AssetRow {
-  const asset = findAsset(h.db, workspaceId, id);
+export async function requireAsset(h: Herald, workspaceId: string, id: string): Promise<AssetRow> {
+  const asset = await findAsset(h.db, workspaceId, id);
   if (!asset) throw notFound("asset");
   return asset;
 }
@@ -642,7 +642,7 @@ export function pageOfAssets(
   workspaceId: string,
   afterId: string | null,
   limit: number,
-): AssetRow[] {
+): Promise<AssetRow[]> {
   return listAssets(h.db, workspaceId, afterId, limit);
 }
 
@@ -658,18 +658,18 @@ export async function deleteAsset(args: {
 }): Promise<AssetRow> {
   const { h, actor, workspaceId, id } = args;
   const now = h.clock.now();
-  const asset = inTransaction(h.db, (tx) => {
-    const row = findAsset(tx, workspaceId, id);
+  const asset = await inTransaction(h.db, async (tx) => {
+    const row = await findAsset(tx, workspaceId, id);
     if (!row) throw notFound("asset");
-    const users = livePostsUsingAsset(tx, workspaceId, id);
+    const users = await livePostsUsingAsset(tx, workspaceId, id);
     if (users.length) {
       throw new ProblemError(
         "public_conflict",
         `The asset is attached to post${users.length === 1 ? "" : "s"} ${users.join(", ")} that ${users.length === 1 ? "is" : "are"} not finished; cancel or publish ${users.length === 1 ? "it" : "them"} first.`,
       );
     }
-    updateAsset(tx, id, { deletedAt: now });
-    recordAudit(
+    await updateAsset(tx, id, { deletedAt: now });
+    await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "asset.deleted", workspaceId, targetType: "asset", targetId: id },
@@ -685,17 +685,19 @@ export async function deleteAsset(args: {
 export async function removeAssetBytes(h: Herald, asset: AssetRow): Promise<void> {
   if (!asset.blobKey) return;
   try {
-    const upload = findLatestUploadForAsset(h.db, asset.id);
+    const upload = await findLatestUploadForAsset(h.db, asset.id);
     if (
       upload &&
       (upload.status === "pending" || upload.status === "completing") &&
       upload.storage === h.blobs.kind
     ) {
       await h.blobs.abortMultipart(upload.blobKey, upload.storeUploadId);
-      updateUploadInState(h.db, upload.id, ["pending"], { status: "expired" });
+      await inTransaction(h.db, (tx) =>
+        updateUploadInState(tx, upload.id, ["pending"], { status: "expired" }),
+      );
     }
     await h.blobs.delete(asset.blobKey);
-    updateAsset(h.db, asset.id, { blobKey: null });
+    await inTransaction(h.db, (tx) => updateAsset(tx, asset.id, { blobKey: null }));
   } catch (error) {
     h.logger.warn("could not remove a deleted asset's bytes yet; the cleanup job retries", {
       asset_id: asset.id,
@@ -712,7 +714,7 @@ export async function downloadAsset(
 ): Promise<Response> {
   const check = checkDownloadUrl(h, assetId, query);
   if (check !== "ok") throw refusedUrl(check, "download");
-  const asset = findAssetById(h.db, assetId);
+  const asset = await findAssetById(h.db, assetId);
   if (!asset || asset.deletedAt !== null || asset.status !== "ready" || !asset.blobKey)
     throw notFound("asset");
   const body = await h.blobs.read(asset.blobKey).catch((error) => {

@@ -14,38 +14,36 @@ export interface AuditActor {
 }
 
 /** Appends an audit record; call inside the transaction of the write it describes. */
-export function recordAudit(
+export async function recordAudit(
   db: Db,
   actor: AuditActor,
   entry: { action: string; workspaceId?: string | null; targetType: string; targetId: string },
   at: number,
-): void {
-  db.insert(auditRecords)
-    .values({
-      id: newId("aud"),
-      accountId: actor.accountId,
-      credentialId: actor.credentialId,
-      requestId: actor.requestId,
-      action: entry.action,
-      workspaceId: entry.workspaceId ?? null,
-      targetType: entry.targetType,
-      targetId: entry.targetId,
-      createdAt: at,
-    })
-    .run();
+): Promise<void> {
+  await db.insert(auditRecords).values({
+    id: newId("aud"),
+    accountId: actor.accountId,
+    credentialId: actor.credentialId,
+    requestId: actor.requestId,
+    action: entry.action,
+    workspaceId: entry.workspaceId ?? null,
+    targetType: entry.targetType,
+    targetId: entry.targetId,
+    createdAt: at,
+  });
 }
 
 /**
  * One page (plus one row) of an account's audit records, newest first. `visibleWorkspaceIds`
  * (for selected-access keys) hides records of other workspaces; account-level records stay visible.
  */
-export function listAuditRecords(
+export async function listAuditRecords(
   db: Db,
   accountId: string,
   visibleWorkspaceIds: string[] | null,
   afterId: string | null,
   limit: number,
-): AuditRow[] {
+): Promise<AuditRow[]> {
   const conditions: (SQL | undefined)[] = [eq(auditRecords.accountId, accountId)];
   if (afterId) conditions.push(lt(auditRecords.id, afterId));
   if (visibleWorkspaceIds) {
@@ -60,6 +58,5 @@ export function listAuditRecords(
     .from(auditRecords)
     .where(and(...conditions))
     .orderBy(desc(auditRecords.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1);
 }

@@ -62,7 +62,7 @@ async function appCredentials(h: Herald, adapter: OAuthAdapter, origin: string, 
     if (!app?.clientId || !app.clientSecret) throw appNotConfigured(channel);
     return { clientId: app.clientId, clientSecret: app.clientSecret };
   }
-  const cached = findOAuthApp(h.db, channel, origin, redirectUri);
+  const cached = await findOAuthApp(h.db, channel, origin, redirectUri);
   if (cached) {
     const clientSecret = h.secrets.decrypt(cached.clientSecretSealed);
     if (
@@ -72,7 +72,8 @@ async function appCredentials(h: Herald, adapter: OAuthAdapter, origin: string, 
       return { clientId: cached.clientId, clientSecret };
     }
     h.logger.warn("the instance no longer knows Herald's app; registering again", { channel, origin });
-    deleteOAuthApp(h.db, { provider: channel, origin, redirectUri, clientId: cached.clientId });
+    const forgotten = { provider: channel, origin, redirectUri, clientId: cached.clientId };
+    await inTransaction(h.db, (tx) => deleteOAuthApp(tx, forgotten));
   }
   const registered = await adapter.registerApp!({
     origin,
@@ -81,16 +82,18 @@ async function appCredentials(h: Herald, adapter: OAuthAdapter, origin: string, 
     website: h.config.baseUrl,
   });
   const sealed = h.secrets.encrypt(registered.clientSecret);
-  insertOAuthApp(h.db, {
-    provider: channel,
-    origin,
-    redirectUri,
-    clientId: registered.clientId,
-    clientSecretSealed: sealed,
-    createdAt: h.clock.now(),
-  });
   // Two first connections racing both register; the stored app wins, with its own secret.
-  const stored = findOAuthApp(h.db, channel, origin, redirectUri)!;
+  const stored = await inTransaction(h.db, async (tx) => {
+    await insertOAuthApp(tx, {
+      provider: channel,
+      origin,
+      redirectUri,
+      clientId: registered.clientId,
+      clientSecretSealed: sealed,
+      createdAt: h.clock.now(),
+    });
+    return (await findOAuthApp(tx, channel, origin, redirectUri))!;
+  });
   return { clientId: stored.clientId, clientSecret: h.secrets.decrypt(stored.clientSecretSealed) };
 }
 
@@ -145,7 +148,7 @@ export async function startOAuthConnection(args: {
     expiresAt: now + CONNECTION_TTL_MS,
     secretsSealed: h.secrets.encrypt(JSON.stringify(secrets)),
   };
-  insertConnection(h.db, row);
+  await inTransaction(h.db, (tx) => insertConnection(tx, row));
   return row;
 }
 
@@ -170,7 +173,7 @@ export async function completeOAuthCallback(args: {
   if (!adapter || adapter.connection.kind !== "oauth") return { ok: false, message: "Unknown provider." };
   if (!query.state)
     return { ok: false, message: "The authorization response has no state; start connecting again." };
-  const connection = findConnectionByState(h.db, query.state);
+  const connection = await findConnectionByState(h.db, query.state);
   const now = h.clock.now();
   if (!connection || connection.status !== "pending" || connection.provider !== channel) {
     return {
@@ -179,19 +182,24 @@ export async function completeOAuthCallback(args: {
     };
   }
   if (connection.expiresAt <= now) {
-    updateConnection(h.db, connection.id, { status: "expired", secretsSealed: null });
+    await inTransaction(h.db, (tx) =>
+      updateConnection(tx, connection.id, { status: "expired", secretsSealed: null }),
+    );
     return { ok: false, message: "This authorization expired; start connecting again." };
   }
   if (query.error || !query.code) {
     const reason = query.error_description ?? query.error ?? "no code";
-    updateConnection(h.db, connection.id, { status: "failed", secretsSealed: null, error: reason });
+    await inTransaction(h.db, (tx) =>
+      updateConnection(tx, connection.id, { status: "failed", secretsSealed: null, error: reason }),
+    );
     return {
       ok: false,
       message: `The network did not authorize Herald: ${query.error_description ?? query.error ?? "no code returned"}.`,
     };
   }
   const secrets = JSON.parse(h.secrets.decrypt(connection.secretsSealed!)) as SessionSecrets;
-  if (!takeConnectionState(h.db, connection.id, query.state)) {
+  const state = query.state;
+  if (!(await inTransaction(h.db, (tx) => takeConnectionState(tx, connection.id, state)))) {
     return { ok: false, message: "This authorization link was already used; start connecting again." };
   }
   try {
@@ -207,14 +215,14 @@ export async function completeOAuthCallback(args: {
       throw new ProviderError("rejected", "the network returned no account to connect", {
         operation: "completeAuthorization",
       });
-    const workspace = findWorkspaceById(h.db, connection.workspaceId)!;
+    const workspace = (await findWorkspaceById(h.db, connection.workspaceId))!;
     const actor = {
       accountId: workspace.accountId,
       credentialId: connection.credentialId,
       requestId: connection.requestId,
     };
-    inTransaction(h.db, (tx) => {
-      const saved = saveDestinations({
+    await inTransaction(h.db, async (tx) => {
+      const saved = await saveDestinations({
         h,
         tx,
         actor,
@@ -223,7 +231,7 @@ export async function completeOAuthCallback(args: {
         origin: connection.origin,
         accounts,
       });
-      updateConnection(tx, connection.id, {
+      await updateConnection(tx, connection.id, {
         status: "completed",
         destinationId: saved[0]!.id,
         secretsSealed: null,
@@ -233,16 +241,18 @@ export async function completeOAuthCallback(args: {
     return { ok: true, message: `Connected ${names}. You can close this window.` };
   } catch (error) {
     const message = error instanceof ProviderError ? error.message : "unexpected error";
-    updateConnection(h.db, connection.id, { status: "failed", secretsSealed: null, error: message });
     // An instance that forgot Herald's app answers invalid_client: register again next time.
-    if (error instanceof ProviderError && error.errorCode === "invalid_client") {
-      deleteOAuthApp(h.db, {
+    const forgotten = error instanceof ProviderError && error.errorCode === "invalid_client";
+    await inTransaction(h.db, async (tx) => {
+      await updateConnection(tx, connection.id, { status: "failed", secretsSealed: null, error: message });
+      if (!forgotten) return;
+      await deleteOAuthApp(tx, {
         provider: channel,
         origin: connection.origin,
         redirectUri: secrets.redirectUri,
         clientId: secrets.clientId,
       });
-    }
+    });
     if (!(error instanceof ProviderError)) {
       h.logger.error("oauth callback failed", {
         connection_id: connection.id,

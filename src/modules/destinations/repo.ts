@@ -1,6 +1,8 @@
 import { and, desc, eq, isNull, lt, lte, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
 import { destinationConnections, destinations, oauthApps } from "../../db/schema.ts";
+import { firstRow } from "../../db/engine.ts";
+import { inTransaction } from "../../db/transaction.ts";
 
 /** A stored destination. */
 export type DestinationRow = typeof destinations.$inferSelect;
@@ -8,39 +10,42 @@ export type DestinationRow = typeof destinations.$inferSelect;
 export type ConnectionRow = typeof destinationConnections.$inferSelect;
 
 /** A connected (not disconnected) destination of a workspace. */
-export function findDestination(db: Db, workspaceId: string, id: string): DestinationRow | undefined {
+export async function findDestination(
+  db: Db,
+  workspaceId: string,
+  id: string,
+): Promise<DestinationRow | undefined> {
   return db
     .select()
     .from(destinations)
     .where(
       and(eq(destinations.workspaceId, workspaceId), eq(destinations.id, id), isNull(destinations.deletedAt)),
     )
-    .get();
+    .then(firstRow);
 }
 
 /** A destination by id, disconnected ones included (posts keep pointing at them). */
-export function findDestinationById(db: Db, id: string): DestinationRow | undefined {
-  return db.select().from(destinations).where(eq(destinations.id, id)).get();
+export async function findDestinationById(db: Db, id: string): Promise<DestinationRow | undefined> {
+  return db.select().from(destinations).where(eq(destinations.id, id)).then(firstRow);
 }
 
 /** All connected destinations of a workspace, newest first. */
-export function listDestinations(db: Db, workspaceId: string): DestinationRow[] {
+export async function listDestinations(db: Db, workspaceId: string): Promise<DestinationRow[]> {
   return db
     .select()
     .from(destinations)
     .where(and(eq(destinations.workspaceId, workspaceId), isNull(destinations.deletedAt)))
-    .orderBy(desc(destinations.id))
-    .all();
+    .orderBy(desc(destinations.id));
 }
 
 /** The connected destination of a workspace for an account on a network (reconnecting updates it). */
-export function findDestinationByExternalId(
+export async function findDestinationByExternalId(
   db: Db,
   workspaceId: string,
   channel: string,
   origin: string,
   externalId: string,
-): DestinationRow | undefined {
+): Promise<DestinationRow | undefined> {
   return db
     .select()
     .from(destinations)
@@ -53,22 +58,28 @@ export function findDestinationByExternalId(
         isNull(destinations.deletedAt),
       ),
     )
-    .get();
+    .then(firstRow);
 }
 
 /** Stores a new destination. */
-export function insertDestination(db: Db, row: DestinationRow): void {
-  db.insert(destinations).values(row).run();
+export async function insertDestination(db: Db, row: DestinationRow): Promise<void> {
+  await db.insert(destinations).values(row);
 }
 
 /** Applies changes to a destination. */
-export function updateDestination(db: Db, id: string, changes: Partial<DestinationRow>): void {
-  db.update(destinations).set(changes).where(eq(destinations.id, id)).run();
+export async function updateDestination(db: Db, id: string, changes: Partial<DestinationRow>): Promise<void> {
+  await db.update(destinations).set(changes).where(eq(destinations.id, id));
 }
 
 /** Clears `is_default` on the other destinations of a channel in a workspace. */
-export function clearOtherDefaults(db: Db, workspaceId: string, channel: string, keepId: string): void {
-  db.update(destinations)
+export async function clearOtherDefaults(
+  db: Db,
+  workspaceId: string,
+  channel: string,
+  keepId: string,
+): Promise<void> {
+  await db
+    .update(destinations)
     .set({ isDefault: false })
     .where(
       and(
@@ -76,62 +87,67 @@ export function clearOtherDefaults(db: Db, workspaceId: string, channel: string,
         eq(destinations.channel, channel),
         ne(destinations.id, keepId),
       ),
-    )
-    .run();
+    );
 }
 
 /** Stores a connection session. */
-export function insertConnection(db: Db, row: ConnectionRow): void {
-  db.insert(destinationConnections).values(row).run();
+export async function insertConnection(db: Db, row: ConnectionRow): Promise<void> {
+  await db.insert(destinationConnections).values(row);
 }
 
 /** A connection session of a workspace. */
-export function findConnection(db: Db, workspaceId: string, id: string): ConnectionRow | undefined {
+export async function findConnection(
+  db: Db,
+  workspaceId: string,
+  id: string,
+): Promise<ConnectionRow | undefined> {
   return db
     .select()
     .from(destinationConnections)
     .where(and(eq(destinationConnections.workspaceId, workspaceId), eq(destinationConnections.id, id)))
-    .get();
+    .then(firstRow);
 }
 
 /** The pending connection an OAuth callback's `state` belongs to. */
-export function findConnectionByState(db: Db, state: string): ConnectionRow | undefined {
-  return db.select().from(destinationConnections).where(eq(destinationConnections.state, state)).get();
+export async function findConnectionByState(db: Db, state: string): Promise<ConnectionRow | undefined> {
+  return db
+    .select()
+    .from(destinationConnections)
+    .where(eq(destinationConnections.state, state))
+    .then(firstRow);
 }
 
 /** Applies changes to a connection session. */
-export function updateConnection(db: Db, id: string, changes: Partial<ConnectionRow>): void {
-  db.update(destinationConnections).set(changes).where(eq(destinationConnections.id, id)).run();
+export async function updateConnection(db: Db, id: string, changes: Partial<ConnectionRow>): Promise<void> {
+  await db.update(destinationConnections).set(changes).where(eq(destinationConnections.id, id));
 }
 
 /** Clears a pending session's OAuth `state` if it still has it; false when another callback took it first. */
-export function takeConnectionState(db: Db, id: string, state: string): boolean {
-  return (
-    db
-      .update(destinationConnections)
-      .set({ state: null })
-      .where(
-        and(
-          eq(destinationConnections.id, id),
-          eq(destinationConnections.state, state),
-          eq(destinationConnections.status, "pending"),
-        ),
-      )
-      .returning({ id: destinationConnections.id })
-      .all().length === 1
-  );
+export async function takeConnectionState(db: Db, id: string, state: string): Promise<boolean> {
+  const taken = await db
+    .update(destinationConnections)
+    .set({ state: null })
+    .where(
+      and(
+        eq(destinationConnections.id, id),
+        eq(destinationConnections.state, state),
+        eq(destinationConnections.status, "pending"),
+      ),
+    )
+    .returning({ id: destinationConnections.id });
+  return taken.length === 1;
 }
 
 /** Marks pending sessions past their expiry as expired. */
-export function expireConnections(db: Db, now: number): void {
-  db.update(destinationConnections)
+export async function expireConnections(db: Db, now: number): Promise<void> {
+  await db
+    .update(destinationConnections)
     .set({ status: "expired", secretsSealed: null })
-    .where(and(eq(destinationConnections.status, "pending"), lt(destinationConnections.expiresAt, now)))
-    .run();
+    .where(and(eq(destinationConnections.status, "pending"), lt(destinationConnections.expiresAt, now)));
 }
 
 /** The OAuth app Herald registered on an instance for a redirect URI. */
-export function findOAuthApp(db: Db, provider: string, origin: string, redirectUri: string) {
+export async function findOAuthApp(db: Db, provider: string, origin: string, redirectUri: string) {
   return db
     .select()
     .from(oauthApps)
@@ -142,50 +158,57 @@ export function findOAuthApp(db: Db, provider: string, origin: string, redirectU
         eq(oauthApps.redirectUri, redirectUri),
       ),
     )
-    .get();
+    .then(firstRow);
 }
 
 /** Remembers an OAuth app registration. */
-export function insertOAuthApp(db: Db, row: typeof oauthApps.$inferInsert): void {
-  db.insert(oauthApps).values(row).onConflictDoNothing().run();
+export async function insertOAuthApp(db: Db, row: typeof oauthApps.$inferInsert): Promise<void> {
+  await db.insert(oauthApps).values(row).onConflictDoNothing();
 }
 
 /**
  * Takes the refresh lease of a destination when it is free or expired; false when another process
- * holds it. Only the holder refreshes the token.
+ * holds it. Only the holder refreshes the token. The lease is a write of its own, so it opens its
+ * transaction (joining the caller's, if any).
  */
-export function takeRefreshLease(
+export async function takeRefreshLease(
   db: Db,
   input: { destinationId: string; owner: string; now: number; leaseMs: number },
-): boolean {
+): Promise<boolean> {
   const free = or(
     isNull(destinations.refreshLeaseExpiresAt),
     lte(destinations.refreshLeaseExpiresAt, input.now),
   );
-  return (
-    db
+  // One conditional UPDATE: whichever process's write lands first holds the lease; a concurrent
+  // taker then finds the condition false (on PostgreSQL after its transaction is retried).
+  const taken = await inTransaction(db, (tx) =>
+    tx
       .update(destinations)
       .set({ refreshLeaseOwner: input.owner, refreshLeaseExpiresAt: input.now + input.leaseMs })
       .where(and(eq(destinations.id, input.destinationId), free))
-      .returning({ id: destinations.id })
-      .all().length === 1
+      .returning({ id: destinations.id }),
   );
+  return taken.length === 1;
 }
 
-/** Gives the refresh lease back (only the holder's). */
-export function releaseRefreshLease(db: Db, input: { destinationId: string; owner: string }): void {
-  db.update(destinations)
-    .set({ refreshLeaseOwner: null, refreshLeaseExpiresAt: null })
-    .where(and(eq(destinations.id, input.destinationId), eq(destinations.refreshLeaseOwner, input.owner)))
-    .run();
+/** Gives the refresh lease back (only the holder's; like taking it, in a transaction of its own). */
+export async function releaseRefreshLease(
+  db: Db,
+  input: { destinationId: string; owner: string },
+): Promise<void> {
+  const held = and(eq(destinations.id, input.destinationId), eq(destinations.refreshLeaseOwner, input.owner));
+  await inTransaction(db, async (tx) => {
+    await tx.update(destinations).set({ refreshLeaseOwner: null, refreshLeaseExpiresAt: null }).where(held);
+  });
 }
 
 /** Forgets an OAuth app registration (the instance no longer knows it); only that client id. */
-export function deleteOAuthApp(
+export async function deleteOAuthApp(
   db: Db,
   input: { provider: string; origin: string; redirectUri: string; clientId: string },
-): void {
-  db.delete(oauthApps)
+): Promise<void> {
+  await db
+    .delete(oauthApps)
     .where(
       and(
         eq(oauthApps.provider, input.provider),
@@ -193,6 +216,5 @@ export function deleteOAuthApp(
         eq(oauthApps.redirectUri, input.redirectUri),
         eq(oauthApps.clientId, input.clientId),
       ),
-    )
-    .run();
+    );
 }

@@ -44,7 +44,7 @@ export function connectionProblem(error: unknown, pointer: string): ProblemError
  * Stores connected accounts as destinations, one each (reconnecting the same account refreshes its
  * destination), with an audit record each; call inside a transaction.
  */
-export function saveDestinations(args: {
+export async function saveDestinations(args: {
   h: Herald;
   tx: Db;
   actor: AuditActor;
@@ -52,11 +52,12 @@ export function saveDestinations(args: {
   channel: string;
   origin: string;
   accounts: ConnectedAccount[];
-}): DestinationRow[] {
+}): Promise<DestinationRow[]> {
   const { h, tx, actor, workspaceId, channel, origin } = args;
   const now = h.clock.now();
-  return args.accounts.map((account) => {
-    const existing = findDestinationByExternalId(tx, workspaceId, channel, origin, account.externalId);
+  const saved: DestinationRow[] = [];
+  for (const account of args.accounts) {
+    const existing = await findDestinationByExternalId(tx, workspaceId, channel, origin, account.externalId);
     const fields = {
       displayName: account.displayName || account.handle,
       handle: account.handle,
@@ -68,7 +69,7 @@ export function saveDestinations(args: {
     };
     let row: DestinationRow;
     if (existing) {
-      updateDestination(tx, existing.id, fields);
+      await updateDestination(tx, existing.id, fields);
       row = { ...existing, ...fields };
     } else {
       row = {
@@ -85,10 +86,11 @@ export function saveDestinations(args: {
         refreshLeaseExpiresAt: null,
         ...fields,
       };
-      insertDestination(tx, row);
+      await insertDestination(tx, row);
     }
     const action = existing ? "destination.reconnected" : "destination.connected";
-    recordAudit(tx, actor, { action, workspaceId, targetType: "destination", targetId: row.id }, now);
-    return row;
-  });
+    await recordAudit(tx, actor, { action, workspaceId, targetType: "destination", targetId: row.id }, now);
+    saved.push(row);
+  }
+  return saved;
 }

@@ -90,9 +90,9 @@ export async function startConnection(args: {
     }
     const now = h.clock.now();
     // The destination and its completed connection are written together.
-    return inTransaction(h.db, (tx) => {
+    return inTransaction(h.db, async (tx) => {
       const channel = adapter.channel;
-      const [destination] = saveDestinations({
+      const [destination] = await saveDestinations({
         h,
         tx,
         actor: auditActorOf(actor),
@@ -117,7 +117,7 @@ export async function startConnection(args: {
         destinationId: destination!.id,
         expiresAt: now,
       };
-      insertConnection(tx, row);
+      await insertConnection(tx, row);
       return row;
     });
   }
@@ -136,16 +136,20 @@ export async function startConnection(args: {
 }
 
 /** A connection session of the workspace, or 404. */
-export function requireConnection(h: Herald, workspaceId: string, id: string): ConnectionRow {
-  const row = findConnection(h.db, workspaceId, id);
+export async function requireConnection(h: Herald, workspaceId: string, id: string): Promise<ConnectionRow> {
+  const row = await findConnection(h.db, workspaceId, id);
   if (!row) throw notFound("destination connection");
   if (row.status === "pending" && row.expiresAt <= h.clock.now()) return { ...row, status: "expired" };
   return row;
 }
 
 /** A destination of the workspace, or 404. */
-export function requireDestination(h: Herald, workspaceId: string, id: string): DestinationRow {
-  const row = findDestination(h.db, workspaceId, id);
+export async function requireDestination(
+  h: Herald,
+  workspaceId: string,
+  id: string,
+): Promise<DestinationRow> {
+  const row = await findDestination(h.db, workspaceId, id);
   if (!row) throw notFound("destination");
   return row;
 }
@@ -157,10 +161,10 @@ export function patchDestination(args: {
   workspaceId: string;
   id: string;
   input: { enabled?: boolean; is_default?: boolean };
-}): DestinationRow {
+}): Promise<DestinationRow> {
   const { h, actor, workspaceId, id, input } = args;
-  return inTransaction(h.db, (tx) => {
-    const row = findDestination(tx, workspaceId, id);
+  return inTransaction(h.db, async (tx) => {
+    const row = await findDestination(tx, workspaceId, id);
     if (!row) throw notFound("destination");
     const now = h.clock.now();
     const changes = {
@@ -168,9 +172,9 @@ export function patchDestination(args: {
       isDefault: input.is_default ?? row.isDefault,
       updatedAt: now,
     };
-    updateDestination(tx, id, changes);
-    if (changes.isDefault) clearOtherDefaults(tx, workspaceId, row.channel, id);
-    recordAudit(
+    await updateDestination(tx, id, changes);
+    if (changes.isDefault) await clearOtherDefaults(tx, workspaceId, row.channel, id);
+    await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "destination.updated", workspaceId, targetType: "destination", targetId: id },
@@ -186,12 +190,12 @@ export function disconnectDestination(args: {
   actor: Actor;
   workspaceId: string;
   id: string;
-}): DestinationRow {
+}): Promise<DestinationRow> {
   const { h, actor, workspaceId, id } = args;
-  return inTransaction(h.db, (tx) => {
-    const row = findDestination(tx, workspaceId, id);
+  return inTransaction(h.db, async (tx) => {
+    const row = await findDestination(tx, workspaceId, id);
     if (!row) throw notFound("destination");
-    const live = countLivePostsOnDestination(tx, id, LIVE_STATES);
+    const live = await countLivePostsOnDestination(tx, id, LIVE_STATES);
     if (live > 0)
       throw new ProblemError(
         "public_conflict",
@@ -205,8 +209,8 @@ export function disconnectDestination(args: {
       isDefault: false,
       credentialsSealed: h.secrets.encrypt("{}"),
     };
-    updateDestination(tx, id, changes);
-    recordAudit(
+    await updateDestination(tx, id, changes);
+    await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "destination.disconnected", workspaceId, targetType: "destination", targetId: id },

@@ -76,10 +76,10 @@ export async function runIdempotent(
   const requestHash = idempotencyRequestHash(req.request.method, url.pathname, req.accountId, req.body);
   const now = h.clock.now();
 
-  const replay = inTransaction(h.db, (tx) => {
-    const existing = findIdempotencyKey(tx, req.accountId, key);
+  const replay = await inTransaction(h.db, async (tx) => {
+    const existing = await findIdempotencyKey(tx, req.accountId, key);
     if (existing && existing.expiresAt <= now) {
-      deleteIdempotencyKey(tx, req.accountId, key);
+      await deleteIdempotencyKey(tx, req.accountId, key);
     } else if (existing) {
       if (existing.requestHash !== requestHash) {
         throw new ProblemError(
@@ -96,7 +96,7 @@ export async function runIdempotent(
       }
       return existing;
     }
-    insertInFlightKey(tx, {
+    await insertInFlightKey(tx, {
       accountId: req.accountId,
       key,
       requestHash,
@@ -120,7 +120,8 @@ export async function runIdempotent(
   } catch (error) {
     // A refused request changed nothing: free the key so the corrected request can use it. Any other
     // failure may have happened after a commit, so the key stays in flight: its outcome is unknown.
-    if (error instanceof ProblemError) deleteIdempotencyKey(h.db, req.accountId, key);
+    if (error instanceof ProblemError)
+      await inTransaction(h.db, (tx) => deleteIdempotencyKey(tx, req.accountId, key));
     throw error;
   }
   const body = await response.clone().text();
@@ -129,6 +130,8 @@ export async function runIdempotent(
     const value = response.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  completeIdempotencyKey(h.db, req.accountId, key, { status: response.status, body, headers });
+  await inTransaction(h.db, (tx) =>
+    completeIdempotencyKey(tx, req.accountId, key, { status: response.status, body, headers }),
+  );
   return response;
 }

@@ -28,25 +28,29 @@ export function presentInvitation(row: InvitationWithDelivery, now: number) {
  * Invites an address to the account: the invitation and its e-mail (in the outbox, sent with
  * retries when SMTP is configured) are stored in one transaction with the audit record.
  */
-export function inviteToAccount(args: { h: Herald; actor: Actor; email: string }): InvitationWithDelivery {
+export async function inviteToAccount(args: {
+  h: Herald;
+  actor: Actor;
+  email: string;
+}): Promise<InvitationWithDelivery> {
   const { h, actor, email } = args;
   const now = h.clock.now();
-  const existing = findUserByEmail(h.db, email);
+  const existing = await findUserByEmail(h.db, email);
   if (existing && existing.accountId === actor.accountId) {
     throw new ProblemError("public_conflict", "This address already belongs to a member of the account.", {
       errors: [{ pointer: "/email", code: "custom", detail: "is already a member" }],
     });
   }
-  const id = inTransaction(h.db, (tx) => {
-    const account = findAccount(tx, actor.accountId)!;
-    const invitationId = insertInvitation(tx, {
+  const id = await inTransaction(h.db, async (tx) => {
+    const account = (await findAccount(tx, actor.accountId))!;
+    const invitationId = await insertInvitation(tx, {
       accountId: actor.accountId,
       email,
       createdAt: now,
       expiresAt: now + INVITATION_TTL_MS,
       deliveryRequestedAt: now,
     });
-    enqueueMail(
+    await enqueueMail(
       tx,
       {
         to: email,
@@ -64,7 +68,7 @@ export function inviteToAccount(args: { h: Herald; actor: Actor; email: string }
       },
       now,
     );
-    recordAudit(
+    await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "invitation.created", targetType: "account_invitation", targetId: String(invitationId) },
@@ -77,5 +81,5 @@ export function inviteToAccount(args: { h: Herald; actor: Actor; email: string }
       "invitation stored but not e-mailed: HERALD_SMTP_URL is not set; it will be sent once SMTP is configured",
       { invitation_id: String(id) },
     );
-  return findInvitation(h.db, id)!;
+  return (await findInvitation(h.db, id))!;
 }

@@ -31,14 +31,14 @@ export class UnknownWorkspacesError extends Error {}
  * Creates an API key `hk_<env>_<40 base62>`; only its SHA-256 hash is stored. Returns the full
  * key, which is never available again. Call inside a transaction.
  */
-export function createApiKey(
+export async function createApiKey(
   db: Db,
   input: NewKeyInput,
   now: number,
-): { credentialId: string; apiKey: string } {
+): Promise<{ credentialId: string; apiKey: string }> {
   const ids = [...new Set(input.workspaceIds)];
   if (input.workspaceAccessMode === "selected") {
-    const known = new Set(findAccountWorkspaceIds(db, input.accountId, ids));
+    const known = new Set(await findAccountWorkspaceIds(db, input.accountId, ids));
     const missing = ids.filter((id) => !known.has(id));
     if (missing.length > 0 || ids.length === 0)
       throw new UnknownWorkspacesError(
@@ -49,7 +49,7 @@ export function createApiKey(
   }
   const apiKey = `hk_${input.environment}_${randomBase62(40)}`;
   const credentialId = newId("key");
-  insertApiKey(
+  await insertApiKey(
     db,
     {
       id: credentialId,
@@ -75,8 +75,12 @@ export class KeyReferenceError extends Error {}
  * Revokes the key named by its credential id or its prefix: from then on it is refused (401).
  * Revoking a revoked key changes nothing (`alreadyRevoked`). Call inside a transaction.
  */
-export function revokeApiKey(db: Db, ref: string, now: number): { key: ApiKeyRow; alreadyRevoked: boolean } {
-  const matches = findApiKeysByIdOrPrefix(db, ref);
+export async function revokeApiKey(
+  db: Db,
+  ref: string,
+  now: number,
+): Promise<{ key: ApiKeyRow; alreadyRevoked: boolean }> {
+  const matches = await findApiKeysByIdOrPrefix(db, ref);
   if (matches.length === 0) throw new KeyReferenceError(`no API key with credential id or prefix ${ref}`);
   if (matches.length > 1) {
     const ids = matches.map((m) => m.id).join(", ");
@@ -84,6 +88,6 @@ export function revokeApiKey(db: Db, ref: string, now: number): { key: ApiKeyRow
   }
   const key = matches[0]!;
   if (key.revokedAt !== null) return { key, alreadyRevoked: true };
-  markApiKeyRevoked(db, key.id, now);
+  await markApiKeyRevoked(db, key.id, now);
   return { key: { ...key, revokedAt: now }, alreadyRevoked: false };
 }

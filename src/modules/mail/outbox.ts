@@ -1,11 +1,24 @@
-import { and, eq, lte, sql } from "drizzle-orm";
+import { and, asc, eq, lte } from "drizzle-orm";
+import { countAll, skipLocked } from "../../db/dialect.ts";
+import { firstRow } from "../../db/engine.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import { mailOutbox } from "../../db/schema.ts";
+import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 
 /** Attempts before a message is marked `failed`. */
 export const MAIL_MAX_ATTEMPTS = 10;
+
+/**
+ * A claimed message is not due again for this long: far more than one SMTP exchange takes (its
+ * timeouts are 10 s to connect, 10 s to greet, 20 s of silence), so no other process sends it
+ * meanwhile, and one that dies mid-send leaves it due again after it (at least once).
+ */
+export const MAIL_CLAIM_LEASE_MS = 10 * 60 * 1000;
+
+/** One queued message. */
+type MailRow = typeof mailOutbox.$inferSelect;
 
 /** Delay before retry number `attempt` (1-based): 30 s doubling, at most one hour. */
 export function mailRetryDelayMs(attempt: number): number {
@@ -13,84 +26,108 @@ export function mailRetryDelayMs(attempt: number): number {
 }
 
 /** Queues a message; call inside the transaction of the write that causes it. */
-export function enqueueMail(
+export async function enqueueMail(
   db: Db,
   message: { to: string; subject: string; text: string; invitationId?: number },
   now: number,
-): string {
+): Promise<string> {
   const id = newId("mail");
-  db.insert(mailOutbox)
-    .values({
-      id,
-      toAddress: message.to,
-      subject: message.subject,
-      textBody: message.text,
-      status: "pending",
-      nextAttemptAt: now,
-      invitationId: message.invitationId ?? null,
-      createdAt: now,
-    })
-    .run();
+  await db.insert(mailOutbox).values({
+    id,
+    toAddress: message.to,
+    subject: message.subject,
+    textBody: message.text,
+    status: "pending",
+    nextAttemptAt: now,
+    invitationId: message.invitationId ?? null,
+    createdAt: now,
+  });
   return id;
 }
 
 /** Messages still waiting to be sent. */
-export function countPendingMail(db: Db): number {
-  return db
-    .select({ n: sql<number>`count(*)` })
+export async function countPendingMail(db: Db): Promise<number> {
+  const row = await db
+    .select({ n: countAll() })
     .from(mailOutbox)
     .where(eq(mailOutbox.status, "pending"))
-    .get()!.n;
+    .then(firstRow);
+  return row?.n ?? 0;
 }
 
 /**
- * Sends due messages from the outbox (no-op without SMTP). A failure schedules a retry with
- * backoff; after MAIL_MAX_ATTEMPTS the message is `failed`. Returns how many were sent.
+ * Claims the message due first for this process: its next attempt moves to the end of the lease,
+ * in the same transaction that found it, so another process (which skips rows being claimed on
+ * PostgreSQL) does not take it too. The status stays `pending`: a claim is not an attempt.
+ */
+async function claimDueMail(h: Herald): Promise<MailRow | undefined> {
+  return inTransaction(h.db, async (tx) => {
+    const now = h.clock.now();
+    const query = tx
+      .select()
+      .from(mailOutbox)
+      .where(and(eq(mailOutbox.status, "pending"), lte(mailOutbox.nextAttemptAt, now)))
+      .orderBy(asc(mailOutbox.nextAttemptAt), asc(mailOutbox.id))
+      .limit(1);
+    const message = await skipLocked(tx, query).then(firstRow);
+    if (!message) return undefined;
+    await tx
+      .update(mailOutbox)
+      .set({ nextAttemptAt: now + MAIL_CLAIM_LEASE_MS })
+      .where(eq(mailOutbox.id, message.id));
+    return message;
+  });
+}
+
+/** Changes a message's columns. */
+async function updateMail(h: Herald, id: string, changes: Partial<MailRow>): Promise<void> {
+  await inTransaction(h.db, async (tx) => {
+    await tx.update(mailOutbox).set(changes).where(eq(mailOutbox.id, id));
+  });
+}
+
+/**
+ * Sends due messages from the outbox (no-op without SMTP), one claimed message at a time so each
+ * lease covers a single SMTP exchange. A failure schedules a retry with backoff; after
+ * MAIL_MAX_ATTEMPTS the message is `failed`. Returns how many were sent.
  */
 export async function deliverDueMail(h: Herald, batch = 20): Promise<number> {
   if (!h.mail) return 0;
-  const due = h.db
-    .select()
-    .from(mailOutbox)
-    .where(and(eq(mailOutbox.status, "pending"), lte(mailOutbox.nextAttemptAt, h.clock.now())))
-    .orderBy(mailOutbox.nextAttemptAt)
-    .limit(batch)
-    .all();
   let sent = 0;
-  for (const message of due) {
-    const attempts = message.attempts + 1;
-    try {
-      await h.mail.send({
-        from: h.config.mailFrom,
-        to: message.toAddress,
-        subject: message.subject,
-        text: message.textBody,
-      });
-      h.db
-        .update(mailOutbox)
-        .set({ status: "sent", attempts, sentAt: h.clock.now(), lastError: null })
-        .where(eq(mailOutbox.id, message.id))
-        .run();
-      sent += 1;
-    } catch (error) {
-      const failed = attempts >= MAIL_MAX_ATTEMPTS;
-      const reason = (error as Error).message.slice(0, 500);
-      h.db
-        .update(mailOutbox)
-        .set({
-          attempts,
-          lastError: reason,
-          status: failed ? "failed" : "pending",
-          nextAttemptAt: h.clock.now() + mailRetryDelayMs(attempts),
-        })
-        .where(eq(mailOutbox.id, message.id))
-        .run();
-      h.logger.warn(failed ? "mail delivery failed for good" : "mail delivery failed; will retry", {
-        mail_id: message.id,
-        attempts,
-        reason,
-      });
-    }
+  for (let i = 0; i < batch; i++) {
+    const message = await claimDueMail(h);
+    if (!message) break;
+    if (await sendOne(h, h.mail, message)) sent += 1;
   }
   return sent;
+}
+
+/** One attempt of one claimed message, and its outcome stored; true when it was sent. */
+async function sendOne(h: Herald, mail: NonNullable<Herald["mail"]>, message: MailRow): Promise<boolean> {
+  const attempts = message.attempts + 1;
+  try {
+    await mail.send({
+      from: h.config.mailFrom,
+      to: message.toAddress,
+      subject: message.subject,
+      text: message.textBody,
+    });
+  } catch (error) {
+    const failed = attempts >= MAIL_MAX_ATTEMPTS;
+    const reason = (error as Error).message.slice(0, 500);
+    await updateMail(h, message.id, {
+      attempts,
+      lastError: reason,
+      status: failed ? "failed" : "pending",
+      nextAttemptAt: h.clock.now() + mailRetryDelayMs(attempts),
+    });
+    h.logger.warn(failed ? "mail delivery failed for good" : "mail delivery failed; will retry", {
+      mail_id: message.id,
+      attempts,
+      reason,
+    });
+    return false;
+  }
+  await updateMail(h, message.id, { status: "sent", attempts, sentAt: h.clock.now(), lastError: null });
+  return true;
 }

@@ -15,10 +15,10 @@ import { inPostsTransaction } from "./constraints.ts";
 import { deletePostRow, findAssets, findPost, takenQueueSlots, updatePost, type PostRow } from "./repo.ts";
 import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
 import { availableActions, LIVE_STATES, type PostAction, type PostState } from "./states.ts";
-import { transitionPost, transitionPosts, type PostChanges } from "./transition.ts";
+import { transitionPost, transitionPosts, type PostChanges, type PostMoveRequest } from "./transition.ts";
 
-function audit(db: Db, actor: Actor, action: string, post: PostRow, now: number): void {
-  recordAudit(
+async function audit(db: Db, actor: Actor, action: string, post: PostRow, now: number): Promise<void> {
+  await recordAudit(
     db,
     auditActorOf(actor),
     { action, workspaceId: post.workspaceId, targetType: "post", targetId: post.id },
@@ -27,8 +27,8 @@ function audit(db: Db, actor: Actor, action: string, post: PostRow, now: number)
 }
 
 /** The post of the workspace, or 404. */
-export function requirePost(db: Db, workspaceId: string, id: string): PostRow {
-  const row = findPost(db, workspaceId, id);
+export async function requirePost(db: Db, workspaceId: string, id: string): Promise<PostRow> {
+  const row = await findPost(db, workspaceId, id);
   if (!row) throw notFound("post");
   return row;
 }
@@ -48,22 +48,22 @@ function requireConfirmed(confirmed: boolean | undefined): void {
 }
 
 /** Re-reads a post after a write (versions moved on). */
-function reload(db: Db, post: PostRow): PostRow {
-  return findPost(db, post.workspaceId, post.id)!;
+async function reload(db: Db, post: PostRow): Promise<PostRow> {
+  return (await findPost(db, post.workspaceId, post.id))!;
 }
 
 /** Edits a draft's body or attached assets; If-Match is required. */
-export function patchDraft(args: {
+export async function patchDraft(args: {
   h: Herald;
   actor: Actor;
   workspaceId: string;
   id: string;
   input: { body?: string[]; asset_items?: { asset_id: string; item_index: number }[] };
   ifMatch: string | null;
-}): PostRow {
+}): Promise<PostRow> {
   const { h, actor, workspaceId, id, input, ifMatch } = args;
-  return inTransaction(h.db, (tx) => {
-    const post = requirePost(tx, workspaceId, id);
+  return inTransaction(h.db, async (tx) => {
+    const post = await requirePost(tx, workspaceId, id);
     checkIfMatch(ifMatch, postEtag(post), true);
     requireAction(post, "update");
     const body = input.body ?? post.body;
@@ -78,11 +78,11 @@ export function patchDraft(args: {
     if (errors.length)
       throw new ProblemError("public_invalid_request", "The draft cannot take these changes.", { errors });
     const known = new Set(
-      findAssets(
+      (await findAssets(
         tx,
         workspaceId,
         assetItems.map((a) => a.asset_id),
-      ).map((a) => a.id),
+      )).map((a) => a.id),
     );
     const unknown: FieldError[] = content.assetItems
       .filter((a) => !known.has(a.asset_id))
@@ -94,54 +94,54 @@ export function patchDraft(args: {
     if (unknown.length)
       throw new ProblemError("public_unpublishable", "Unknown assets.", { errors: unknown });
     const now = h.clock.now();
-    updatePost(tx, id, { body, assetItems, headline: headlineOf(body), updatedAt: now });
-    audit(tx, actor, "post.updated", post, now);
-    return reload(tx, post);
+    await updatePost(tx, id, { body, assetItems, headline: headlineOf(body), updatedAt: now });
+    await audit(tx, actor, "post.updated", post, now);
+    return await reload(tx, post);
   });
 }
 
 /** Deletes a draft (If-Match required); a submitted post is refused with 409. */
-export function deleteDraft(args: {
+export async function deleteDraft(args: {
   h: Herald;
   actor: Actor;
   workspaceId: string;
   id: string;
   ifMatch: string | null;
-}): PostRow {
+}): Promise<PostRow> {
   const { h, actor, workspaceId, id, ifMatch } = args;
-  return inTransaction(h.db, (tx) => {
-    const post = requirePost(tx, workspaceId, id);
+  return inTransaction(h.db, async (tx) => {
+    const post = await requirePost(tx, workspaceId, id);
     checkIfMatch(ifMatch, postEtag(post), true);
     if (post.state !== "draft")
       throw new ProblemError(
         "public_conflict",
         `Only drafts can be deleted; this post is ${post.state}. Cancel it instead.`,
       );
-    deletePostRow(tx, id);
-    audit(tx, actor, "post.deleted", post, h.clock.now());
+    await deletePostRow(tx, id);
+    await audit(tx, actor, "post.deleted", post, h.clock.now());
     return post;
   });
 }
 
 /** Cancels a post that has not gone out; its queue slot and X reservation are released. */
-export function cancelPost(args: {
+export async function cancelPost(args: {
   h: Herald;
   actor: Actor;
   workspaceId: string;
   id: string;
   input: { confirmed?: boolean };
-}): PostRow {
+}): Promise<PostRow> {
   const { h, actor, workspaceId, id } = args;
   requireConfirmed(args.input.confirmed);
-  return inTransaction(h.db, (tx) => {
-    const post = requirePost(tx, workspaceId, id);
+  return inTransaction(h.db, async (tx) => {
+    const post = await requirePost(tx, workspaceId, id);
     requireAction(post, "cancel");
     const now = h.clock.now();
     // The door gives back the X reservation (a missed post gave it back when it was missed).
     const changes = { cancelledAt: now, nextActionAt: null, queueWindowId: null, queueLocalDate: null };
-    transitionPost({ tx, now, post, to: "cancelled", changes });
-    audit(tx, actor, "post.cancelled", post, now);
-    return reload(tx, post);
+    await transitionPost({ tx, now, post, to: "cancelled", changes });
+    await audit(tx, actor, "post.cancelled", post, now);
+    return await reload(tx, post);
   });
 }
 
@@ -149,20 +149,20 @@ export function cancelPost(args: {
  * Sends a failed, missed or needs-attention post again now. When the last outcome is unknown
  * (`retry_safety: unsafe`) the caller must acknowledge that a duplicate may appear.
  */
-export function retryPost(args: {
+export async function retryPost(args: {
   h: Herald;
   actor: Actor;
   workspaceId: string;
   id: string;
   input: { confirmed?: boolean; acknowledge_duplicate_risk?: boolean };
-}): PostRow {
+}): Promise<PostRow> {
   const { h, actor, workspaceId, id, input } = args;
   requireConfirmed(input.confirmed);
   requireLive(actor, "Publishing needs a live API key.");
-  return inPostsTransaction(h.db, (tx) => {
-    const post = requirePost(tx, workspaceId, id);
+  return inPostsTransaction(h.db, async (tx) => {
+    const post = await requirePost(tx, workspaceId, id);
     requireAction(post, "retry");
-    requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
+    await requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
     const now = h.clock.now();
     // A failed or missed X post reserves again, in the month of its scheduled time (the door's rule).
     const changes = {
@@ -172,9 +172,9 @@ export function retryPost(args: {
       retrySafety: "safe",
       nextTrigger: "manual_retry",
     };
-    transitionPost({ tx, now, post, to: "ready", changes });
-    audit(tx, actor, "post.retried", post, now);
-    return reload(tx, post);
+    await transitionPost({ tx, now, post, to: "ready", changes });
+    await audit(tx, actor, "post.retried", post, now);
+    return await reload(tx, post);
   });
 }
 
@@ -182,7 +182,7 @@ export function retryPost(args: {
  * What sending a post again needs: the duplicate risk acknowledged when the last outcome is unknown,
  * a connected destination, and content the network will take.
  */
-function requireSendable(h: Herald, tx: Db, post: PostRow, acknowledged: boolean | undefined): void {
+async function requireSendable(h: Herald, tx: Db, post: PostRow, acknowledged: boolean | undefined): Promise<void> {
   if (post.retrySafety === "unsafe" && acknowledged !== true) {
     throw new ProblemError(
       "public_conflict",
@@ -199,7 +199,7 @@ function requireSendable(h: Herald, tx: Db, post: PostRow, acknowledged: boolean
     );
   }
   const destination = post.destinationId
-    ? findDestination(tx, post.workspaceId, post.destinationId)
+    ? await findDestination(tx, post.workspaceId, post.destinationId)
     : undefined;
   if (!destination)
     throw new ProblemError("public_unpublishable", "The post's destination was disconnected.", {
@@ -210,11 +210,11 @@ function requireSendable(h: Herald, tx: Db, post: PostRow, acknowledged: boolean
     contentOf(post),
     destination,
     new Map(
-      findAssets(
+      (await findAssets(
         tx,
         post.workspaceId,
         post.assetItems.map((a) => a.asset_id),
-      ).map((a) => [a.id, a]),
+      )).map((a) => [a.id, a]),
     ),
     "",
   );
@@ -232,7 +232,7 @@ function contentOf(post: PostRow): PostContent {
 }
 
 /** Moves a post to an exact new time (leaving its queue slot). */
-export function reschedulePost(args: {
+export async function reschedulePost(args: {
   h: Herald;
   actor: Actor;
   workspaceId: string;
@@ -243,7 +243,7 @@ export function reschedulePost(args: {
     time_zone?: string;
     acknowledge_duplicate_risk?: boolean;
   };
-}): PostRow {
+}): Promise<PostRow> {
   const { h, actor, workspaceId, id, input } = args;
   requireConfirmed(input.confirmed);
   requireLive(actor, "Scheduling needs a live API key.");
@@ -258,12 +258,12 @@ export function reschedulePost(args: {
     throw new ProblemError("public_unpublishable", "The new time is in the past.", {
       errors: [{ pointer: "/scheduled_at", code: "custom", detail: "is in the past" }],
     });
-  return inPostsTransaction(h.db, (tx) => {
-    const post = requirePost(tx, workspaceId, id);
+  return inPostsTransaction(h.db, async (tx) => {
+    const post = await requirePost(tx, workspaceId, id);
     requireAction(post, "reschedule");
     // Rescheduling a post that failed or needs attention sends it again: the same checks as retry.
     if (post.state !== "scheduled" && post.state !== "ready")
-      requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
+      await requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
     const at = Math.max(when.at, now);
     const changes: PostChanges = {
       scheduledAt: at,
@@ -281,14 +281,14 @@ export function reschedulePost(args: {
     // An X post gives back its reservation and takes one for the new time: the limit is checked again.
     const xErrors = [{ pointer: "/scheduled_at", code: "custom", detail: "X post over the monthly limit" }];
     const to = at <= now ? "ready" : "scheduled";
-    transitionPost({ tx, now, post, to, changes, reReserve: true, xErrors });
-    audit(tx, actor, "post.rescheduled", post, now);
-    return reload(tx, post);
+    await transitionPost({ tx, now, post, to, changes, reReserve: true, xErrors });
+    await audit(tx, actor, "post.rescheduled", post, now);
+    return await reload(tx, post);
   });
 }
 
 /** Publish drafts: each `{id, version, destination_id}` is checked, then all are submitted together. */
-export function publishDrafts(args: {
+export async function publishDrafts(args: {
   h: Herald;
   actor: Actor;
   workspace: WorkspaceRow;
@@ -298,7 +298,7 @@ export function publishDrafts(args: {
     time_zone?: string;
     posts: { id: string; version: number; destination_id: string }[];
   };
-}): { rows: PostRow[]; immediate: boolean } {
+}): Promise<{ rows: PostRow[]; immediate: boolean }> {
   const { h, actor, workspace, input } = args;
   const now = h.clock.now();
   const findings = new Findings();
@@ -344,10 +344,11 @@ export function publishDrafts(args: {
     findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "is in the past" }]);
   findings.throwFirst({});
 
-  return inPostsTransaction(h.db, (tx) => {
+  return inPostsTransaction(h.db, async (tx) => {
     let groupKey: string | undefined;
-    const drafts = input.posts.map((item, i) => {
-      const post = findPost(tx, workspace.id, item.id);
+    const drafts: { post: PostRow; destination: Awaited<ReturnType<typeof findDestination>> }[] = [];
+    for (const [i, item] of input.posts.entries()) {
+      const post = await findPost(tx, workspace.id, item.id);
       if (!post)
         throw new ProblemError("public_not_found", `No post ${item.id}.`, {
           errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }],
@@ -370,7 +371,7 @@ export function publishDrafts(args: {
             ],
           },
         );
-      const destination = findDestination(tx, workspace.id, item.destination_id);
+      const destination = await findDestination(tx, workspace.id, item.destination_id);
       const base = `/posts/${i}`;
       if (!destination)
         findings.add("public_unpublishable", [
@@ -399,11 +400,11 @@ export function publishDrafts(args: {
             },
             destination,
             new Map(
-              findAssets(
+              (await findAssets(
                 tx,
                 workspace.id,
                 post.assetItems.map((a) => a.asset_id),
-              ).map((a) => [a.id, a]),
+              )).map((a) => [a.id, a]),
             ),
             base,
           ),
@@ -420,8 +421,8 @@ export function publishDrafts(args: {
           },
         );
       }
-      return { post, destination };
-    });
+      drafts.push({ post, destination });
+    }
     findings.throwFirst({});
     const timeZone = input.time_zone ?? workspace.timeZone;
     let slot: { windowId: string; localDate: string; at: number } | null = null;
@@ -429,21 +430,22 @@ export function publishDrafts(args: {
     if (when!.mode === "queue") {
       const ids = drafts.map((d) => d.destination!.id);
       const taken = new Set(
-        takenQueueSlots(tx, workspace.id, ids, LIVE_STATES).map((s) => `${s.windowId}|${s.localDate}`),
+        (await takenQueueSlots(tx, workspace.id, ids, LIVE_STATES)).map((s) => `${s.windowId}|${s.localDate}`),
       );
-      slot = nextFreeSlot(listQueueWindows(tx, workspace.id), workspace.timeZone, now, taken);
+      slot = nextFreeSlot(await listQueueWindows(tx, workspace.id), workspace.timeZone, now, taken);
       if (!slot)
         throw new ProblemError("public_unpublishable", "No free queue window.", {
           errors: [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window" }],
         });
       scheduledAt = slot.at;
     }
-    const moves = drafts.map(({ post, destination }) => {
-      const assetsReady = findAssets(
+    const moves: PostMoveRequest[] = [];
+    for (const { post, destination } of drafts) {
+      const assetsReady = (await findAssets(
         tx,
         workspace.id,
         post.assetItems.map((a) => a.asset_id),
-      ).every((a) => a.status === "ready");
+      )).every((a) => a.status === "ready");
       const to: PostState = !assetsReady ? "preparing" : scheduledAt <= now ? "ready" : "scheduled";
       const changes: PostChanges = {
         destinationId: destination!.id,
@@ -454,11 +456,11 @@ export function publishDrafts(args: {
         queueWindowId: slot?.windowId ?? null,
         queueLocalDate: slot?.localDate ?? null,
       };
-      return { post, to, changes };
-    });
+      moves.push({ post, to, changes });
+    }
     // X posts reserve their month together (the door's rule for drafts leaving `draft`).
-    const rows = transitionPosts({ tx, now, moves }).map((row) => row!);
-    for (const row of rows) audit(tx, actor, "post.submitted", row, now);
+    const rows = (await transitionPosts({ tx, now, moves })).map((row) => row!);
+    for (const row of rows) await audit(tx, actor, "post.submitted", row, now);
     return { rows, immediate: when!.mode === "now" };
   });
 }
@@ -467,12 +469,12 @@ export function publishDrafts(args: {
  * Moves queued posts to the earliest free window on `local_date` (workspace time zone). Each post's
  * `expected_scheduled_at` must still be its time (an optimistic check), else 409.
  */
-export function movePostsInQueue(args: {
+export async function movePostsInQueue(args: {
   h: Herald;
   actor: Actor;
   workspace: WorkspaceRow;
   input: { confirmed?: boolean; local_date: string; posts: { id: string; expected_scheduled_at: string }[] };
-}): PostRow[] {
+}): Promise<PostRow[]> {
   const { h, actor, workspace, input } = args;
   requireConfirmed(input.confirmed);
   // Strict: a calendar date that exists (Date.parse would take 2026-02-30 as March 2nd).
@@ -482,12 +484,13 @@ export function movePostsInQueue(args: {
   )
     throw invalid("/local_date", "must be a date YYYY-MM-DD");
   const now = h.clock.now();
-  return inPostsTransaction(h.db, (tx) => {
-    const windows = listQueueWindows(tx, workspace.id);
+  return inPostsTransaction(h.db, async (tx) => {
+    const windows = await listQueueWindows(tx, workspace.id);
     const slots = slotsOnDate(windows, input.local_date, workspace.timeZone).filter((s) => s.at > now);
     let groupKey: string | undefined;
-    return input.posts.map((item, i) => {
-      const post = findPost(tx, workspace.id, item.id);
+    const moved: PostRow[] = [];
+    for (const [i, item] of input.posts.entries()) {
+      const post = await findPost(tx, workspace.id, item.id);
       if (!post)
         throw new ProblemError("public_not_found", `No post ${item.id}.`, {
           errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }],
@@ -525,7 +528,7 @@ export function movePostsInQueue(args: {
       }
       // The post's own slot is free to it: moving to its own date may keep (or improve) its window.
       const taken = new Set(
-        takenQueueSlots(tx, workspace.id, [post.destinationId!], LIVE_STATES)
+        (await takenQueueSlots(tx, workspace.id, [post.destinationId!], LIVE_STATES))
           .filter((s) => s.postId !== post.id)
           .map((s) => `${s.windowId}|${s.localDate}`),
       );
@@ -552,9 +555,9 @@ export function movePostsInQueue(args: {
         queueLocalDate: slot.localDate,
       };
       const xErrors = [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }];
-      const moved = transitionPost({ tx, now, post, to: "scheduled", changes, xErrors })!;
-      audit(tx, actor, "post.moved", post, now);
-      return moved;
-    });
+      moved.push((await transitionPost({ tx, now, post, to: "scheduled", changes, xErrors }))!);
+      await audit(tx, actor, "post.moved", post, now);
+    }
+    return moved;
   });
 }

@@ -27,9 +27,9 @@ export function problemOfConstraint(error: unknown): ProblemError | null {
 }
 
 /** `inTransaction` for writes of posts: a unique index of posts that fires answers 409, never 500. */
-export function inPostsTransaction<T>(db: Db, work: (tx: Db) => T): T {
+export async function inPostsTransaction<T>(db: Db, work: (tx: Db) => Promise<T> | T): Promise<T> {
   try {
-    return inTransaction(db, work);
+    return await inTransaction(db, work);
   } catch (error) {
     throw problemOfConstraint(error) ?? error;
   }

@@ -99,9 +99,9 @@ export interface CreatePlan {
   immediate: boolean;
 }
 
-function resolveAssets(db: Db, workspaceId: string, items: PostContent["assetItems"]): Map<string, AssetRow> {
+async function resolveAssets(db: Db, workspaceId: string, items: PostContent["assetItems"]): Promise<Map<string, AssetRow>> {
   return new Map(
-    findAssets(db, workspaceId, [...new Set(items.map((a) => a.asset_id))]).map((a) => [a.id, a]),
+    (await findAssets(db, workspaceId, [...new Set(items.map((a) => a.asset_id))])).map((a) => [a.id, a]),
   );
 }
 
@@ -110,14 +110,14 @@ function resolveAssets(db: Db, workspaceId: string, items: PostContent["assetIte
  * through `db` (Create Post passes its write transaction, so the queue slots and the group's drafts
  * it reads cannot change before it writes). Nothing is written; `findings` says what refuses it.
  */
-export function planCreatePosts(args: {
+export async function planCreatePosts(args: {
   h: Herald;
   db: Db;
   actor: Actor;
   workspace: WorkspaceRow;
   input: CreatePostsInput;
   now: number;
-}): CreatePlan {
+}): Promise<CreatePlan> {
   const { h, db, actor, workspace, input, now } = args;
   const findings = new Findings();
   const when = parseWhen(input.when);
@@ -151,11 +151,12 @@ export function planCreatePosts(args: {
     ]);
   findings.add("public_invalid_request", timeZoneErrors(input.time_zone, "/time_zone"));
 
-  const planned: Planned[] = input.posts.map((item, i) => {
+  const planned: Planned[] = [];
+  for (const [i, item] of input.posts.entries()) {
     const base = `/posts/${i}`;
     let destination: DestinationRow | null = null;
     if (item.destination_id !== undefined) {
-      destination = findDestination(db, workspace.id, item.destination_id) ?? null;
+      destination = (await findDestination(db, workspace.id, item.destination_id)) ?? null;
       if (!destination)
         findings.add("public_unpublishable", [
           {
@@ -193,7 +194,7 @@ export function planCreatePosts(args: {
       destinationOptions: item.destination_options ?? {},
     };
     findings.add("public_invalid_request", contentErrors(content, base));
-    const assets = resolveAssets(db, workspace.id, content.assetItems);
+    const assets = await resolveAssets(db, workspace.id, content.assetItems);
     if (draft) {
       for (const a of content.assetItems)
         if (!assets.has(a.asset_id))
@@ -203,14 +204,14 @@ export function planCreatePosts(args: {
     } else if (destination) {
       findings.add("public_unpublishable", publicationErrors(h, content, destination, assets, base));
     }
-    return { content, destination, assets: [...assets.values()] };
-  });
+    planned.push({ content, destination, assets: [...assets.values()] });
+  }
 
   // The group constraint: one draft per channel per group, counting the drafts this request makes.
   const channels = new Map<string, number>();
-  planned.forEach((p, i) => {
-    if (!p.content.channel) return;
-    if (findGroupDraft(db, workspace.id, input.group, p.content.channel)) {
+  for (const [i, p] of planned.entries()) {
+    if (!p.content.channel) continue;
+    if (await findGroupDraft(db, workspace.id, input.group, p.content.channel)) {
       findings.add("public_post_group_channel_conflict", [
         {
           pointer: `/posts/${i}`,
@@ -228,7 +229,8 @@ export function planCreatePosts(args: {
       ]);
     }
     channels.set(p.content.channel, i);
-  });
+  }
+
 
   const timeZone = input.time_zone ?? workspace.timeZone;
   let slot: QueueSlot | null = null;
@@ -245,9 +247,9 @@ export function planCreatePosts(args: {
       findings.add("public_invalid_request", [
         { pointer: "/posts", code: "custom", detail: "a queued request may name each destination once" },
       ]);
-    const slots = takenQueueSlots(db, workspace.id, destinationIds, LIVE_STATES);
+    const slots = await takenQueueSlots(db, workspace.id, destinationIds, LIVE_STATES);
     const taken = new Set(slots.map((s) => `${s.windowId}|${s.localDate}`));
-    slot = nextFreeSlot(listQueueWindows(db, workspace.id), timeZone, now, taken);
+    slot = nextFreeSlot(await listQueueWindows(db, workspace.id), timeZone, now, taken);
     if (!slot)
       findings.add("public_unpublishable", [
         {
@@ -322,16 +324,16 @@ export function xReservations(rows: PostRow[]): Map<string, number> {
  * drafts of a channel in a group; the unique indexes back both, and answer 409, never 500.
  * Refusals are problems (400, 403, 409, 422, 402), in that order.
  */
-export function createPosts(args: {
+export async function createPosts(args: {
   h: Herald;
   actor: Actor;
   workspace: WorkspaceRow;
   input: CreatePostsInput;
-}): { rows: PostRow[]; immediate: boolean } {
+}): Promise<{ rows: PostRow[]; immediate: boolean }> {
   const { h, actor, workspace, input } = args;
   const now = h.clock.now();
-  const plan = inPostsTransaction(h.db, (tx) => {
-    const planned = planCreatePosts({ h, db: tx, actor, workspace, input, now });
+  const plan = await inPostsTransaction(h.db, async (tx) => {
+    const planned = await planCreatePosts({ h, db: tx, actor, workspace, input, now });
     const testKey = "Publishing and scheduling need a live API key; this one is a test key.";
     planned.findings.throwFirst({ public_live_credential_required: testKey });
     const xErrors = planned.rows.flatMap((r, i) =>
@@ -339,11 +341,11 @@ export function createPosts(args: {
         ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
         : [],
     );
-    enterPosts({ tx, rows: planned.rows, xErrors });
+    await enterPosts({ tx, rows: planned.rows, xErrors });
     for (const row of planned.rows) {
       const action = row.state === "draft" ? "post.drafted" : "post.submitted";
       const target = { action, workspaceId: workspace.id, targetType: "post", targetId: row.id };
-      recordAudit(tx, auditActorOf(actor), target, now);
+      await recordAudit(tx, auditActorOf(actor), target, now);
     }
     return planned;
   });
@@ -351,14 +353,14 @@ export function createPosts(args: {
 }
 
 /** The dry run: every finding of Create Post as `{pointer, code, detail, channel}`, nothing stored. */
-export function validatePosts(args: {
+export async function validatePosts(args: {
   h: Herald;
   actor: Actor;
   workspace: WorkspaceRow;
   input: CreatePostsInput;
 }) {
   const { h, workspace } = args;
-  const plan = planCreatePosts({ ...args, db: h.db, now: h.clock.now() });
+  const plan = await planCreatePosts({ ...args, db: h.db, now: h.clock.now() });
   const errors: { pointer: string; code: string; detail: string; channel: string | null }[] = [];
   for (const [code, list] of plan.findings.byCode) {
     for (const e of list) {
@@ -370,8 +372,8 @@ export function validatePosts(args: {
   const reservations = xReservations(plan.rows);
   if (plan.findings.byCode.size === 0 && reservations.size > 0) {
     try {
-      inTransaction(h.db, (tx) => {
-        for (const [month, count] of reservations) reserveXUsage(tx, workspace.id, month, count, []);
+      await inTransaction(h.db, async (tx) => {
+        for (const [month, count] of reservations) await reserveXUsage(tx, workspace.id, month, count, []);
         throw new RollBack();
       });
     } catch (error) {

@@ -23,20 +23,19 @@ const EVENT_FOR_STATE: Record<string, PostEventType> = {
  * Writes the event a state change causes into the outbox; call in the transaction of the change,
  * with the post as it is after it. States without an event type write nothing.
  */
-export function recordPostEvent(db: Db, post: PostRow, now: number): string | null {
+export async function recordPostEvent(db: Db, post: PostRow, now: number): Promise<string | null> {
   const type = EVENT_FOR_STATE[post.state];
   if (!type) return null;
   const id = newId("evt");
-  db.insert(eventsOutbox)
+  await db.insert(eventsOutbox)
     .values({
       id,
       workspaceId: post.workspaceId,
       type,
       postId: post.id,
       destinationId: post.destinationId,
-      payload: eventPostSummary(post, listReceipts(db, [post.id])),
+      payload: eventPostSummary(post, await listReceipts(db, [post.id])),
       createdAt: now,
-    })
-    .run();
+    });
   return id;
 }

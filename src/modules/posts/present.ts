@@ -113,20 +113,22 @@ export function presentPost(row: PostRow, rel: PostRelations) {
 }
 
 /** Loads the relations of many posts at once (a listing page) and presents them. */
-export function presentPosts(db: Db, rows: PostRow[], options: { includeAttempts: boolean }) {
+export async function presentPosts(db: Db, rows: PostRow[], options: { includeAttempts: boolean }) {
   const ids = rows.map((r) => r.id);
-  const receipts = groupBy(listReceipts(db, ids), (r) => r.postId);
-  const attempts = options.includeAttempts ? groupBy(listAttempts(db, ids), (a) => a.postId) : null;
+  const receipts = groupBy(await listReceipts(db, ids), (r) => r.postId);
+  const attempts = options.includeAttempts ? groupBy(await listAttempts(db, ids), (a) => a.postId) : null;
   const destinations = new Map<string, DestinationRow | null>();
   const assetIdsByWorkspace = new Map<string, Set<string>>();
   for (const row of rows) {
     if (row.destinationId && !destinations.has(row.destinationId))
-      destinations.set(row.destinationId, findDestinationById(db, row.destinationId) ?? null);
+      destinations.set(row.destinationId, await findDestinationById(db, row.destinationId) ?? null);
     const set = assetIdsByWorkspace.get(row.workspaceId) ?? new Set();
     for (const item of row.assetItems) set.add(item.asset_id);
     assetIdsByWorkspace.set(row.workspaceId, set);
   }
-  const assets = [...assetIdsByWorkspace].flatMap(([ws, set]) => findAssets(db, ws, [...set]));
+  const assets = (
+    await Promise.all([...assetIdsByWorkspace].map(([ws, set]) => findAssets(db, ws, [...set])))
+  ).flat();
   return rows.map((row) =>
     presentPost(row, {
       destination: row.destinationId ? (destinations.get(row.destinationId) ?? null) : null,

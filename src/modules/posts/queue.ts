@@ -22,35 +22,32 @@ export interface QueueSlot {
 const HORIZON_DAYS = 366;
 
 /** The workspace's windows, by weekday then time. */
-export function listQueueWindows(db: Db, workspaceId: string): QueueWindowRow[] {
+export async function listQueueWindows(db: Db, workspaceId: string): Promise<QueueWindowRow[]> {
   return db
     .select()
     .from(queueWindows)
     .where(eq(queueWindows.workspaceId, workspaceId))
-    .orderBy(asc(queueWindows.weekday), asc(queueWindows.localTime))
-    .all();
+    .orderBy(asc(queueWindows.weekday), asc(queueWindows.localTime));
 }
 
 /** Replaces the windows; a window that stays (same weekday and time) keeps its id. */
-export function replaceQueueWindows(
+export async function replaceQueueWindows(
   db: Db,
   workspaceId: string,
   windows: { weekday: number; local_time: string }[],
-): QueueWindowRow[] {
-  const current = listQueueWindows(db, workspaceId);
+): Promise<QueueWindowRow[]> {
+  const current = await listQueueWindows(db, workspaceId);
   const key = (w: { weekday: number; localTime: string }) => `${w.weekday}|${w.localTime}`;
   const wanted = new Map(windows.map((w) => [key({ weekday: w.weekday, localTime: w.local_time }), w]));
   for (const row of current)
     if (!wanted.has(key(row)))
-      db.delete(queueWindows)
-        .where(and(eq(queueWindows.id, row.id)))
-        .run();
+      await db.delete(queueWindows).where(eq(queueWindows.id, row.id));
   const kept = new Set(current.map(key));
   for (const [k, w] of wanted) {
     if (!kept.has(k))
-      db.insert(queueWindows)
-        .values({ id: newId("qw"), workspaceId, weekday: w.weekday, localTime: w.local_time })
-        .run();
+      await db
+        .insert(queueWindows)
+        .values({ id: newId("qw"), workspaceId, weekday: w.weekday, localTime: w.local_time });
   }
   return listQueueWindows(db, workspaceId);
 }
@@ -111,16 +108,16 @@ export function localDateOf(ms: number, timeZone: string): string {
 }
 
 /** PUT /queue: replaces the windows with an audit record, in one transaction. */
-export function putQueueWindows(args: {
+export async function putQueueWindows(args: {
   h: Herald;
   actor: Actor;
   workspaceId: string;
   windows: { weekday: number; local_time: string }[];
-}): QueueWindowRow[] {
+}): Promise<QueueWindowRow[]> {
   const { h, actor, workspaceId, windows } = args;
-  return inTransaction(h.db, (tx) => {
-    const result = replaceQueueWindows(tx, workspaceId, windows);
-    recordAudit(
+  return inTransaction(h.db, async (tx) => {
+    const result = await replaceQueueWindows(tx, workspaceId, windows);
+    await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "queue.updated", workspaceId, targetType: "queue", targetId: workspaceId },

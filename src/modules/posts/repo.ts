@@ -2,6 +2,8 @@ import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, ne, or, sql, type SQ
 import type { Db } from "../../db/open.ts";
 import { assets, attempts, posts, receipts } from "../../db/schema.ts";
 import type { PostState } from "./states.ts";
+import { countAll, countWhere, maxOf, minOf } from "../../db/dialect.ts";
+import { firstRow } from "../../db/engine.ts";
 
 /** A stored post. */
 export type PostRow = typeof posts.$inferSelect;
@@ -13,52 +15,51 @@ export type AttemptRow = typeof attempts.$inferSelect;
 export type AssetRow = typeof assets.$inferSelect;
 
 /** A post of a workspace. */
-export function findPost(db: Db, workspaceId: string, id: string): PostRow | undefined {
+export async function findPost(db: Db, workspaceId: string, id: string): Promise<PostRow | undefined> {
   return db
     .select()
     .from(posts)
     .where(and(eq(posts.workspaceId, workspaceId), eq(posts.id, id)))
-    .get();
+    .then(firstRow);
 }
 
 /** A post by id alone (engine). */
-export function findPostById(db: Db, id: string): PostRow | undefined {
-  return db.select().from(posts).where(eq(posts.id, id)).get();
+export async function findPostById(db: Db, id: string): Promise<PostRow | undefined> {
+  return db.select().from(posts).where(eq(posts.id, id)).then(firstRow);
 }
 
 /** Fields a non-state edit may set: a post's `state` changes only through `transitionPost`. */
 export type PostEdit = Omit<Partial<PostRow>, "id" | "state" | "version">;
 
 /** Stores a new post (callers go through `enterPosts`, which applies the state table). */
-export function insertPost(db: Db, row: PostRow): void {
-  db.insert(posts).values(row).run();
+export async function insertPost(db: Db, row: PostRow): Promise<void> {
+  await db.insert(posts).values(row);
 }
 
 /** Applies a non-state edit and bumps the version; false when `expectVersion` no longer matches. */
-export function updatePost(db: Db, id: string, changes: PostEdit, expectVersion?: number): boolean {
+export async function updatePost(db: Db, id: string, changes: PostEdit, expectVersion?: number): Promise<boolean> {
   const where =
     expectVersion === undefined ? eq(posts.id, id) : and(eq(posts.id, id), eq(posts.version, expectVersion));
-  const result = db
+  const result = await db
     .update(posts)
     .set({ ...changes, version: sql`${posts.version} + 1` })
     .where(where)
-    .returning({ id: posts.id })
-    .all();
+    .returning({ id: posts.id });
   return result.length === 1;
 }
 
 /** Removes a draft. */
-export function deletePostRow(db: Db, id: string): void {
-  db.delete(posts).where(eq(posts.id, id)).run();
+export async function deletePostRow(db: Db, id: string): Promise<void> {
+  await db.delete(posts).where(eq(posts.id, id));
 }
 
 /** The draft of a group for a channel, if any. */
-export function findGroupDraft(
+export async function findGroupDraft(
   db: Db,
   workspaceId: string,
   group: string,
   channel: string,
-): PostRow | undefined {
+): Promise<PostRow | undefined> {
   return db
     .select()
     .from(posts)
@@ -70,7 +71,7 @@ export function findGroupDraft(
         eq(posts.state, "draft"),
       ),
     )
-    .get();
+    .then(firstRow);
 }
 
 /** Filters of the post listing. */
@@ -84,13 +85,13 @@ export interface PostFilter {
 }
 
 /** One page (plus one row) of a workspace's posts, newest first. */
-export function listPosts(
+export async function listPosts(
   db: Db,
   workspaceId: string,
   filter: PostFilter,
   afterId: string | null,
   limit: number,
-): PostRow[] {
+): Promise<PostRow[]> {
   const conditions: (SQL | undefined)[] = [eq(posts.workspaceId, workspaceId)];
   if (filter.states) conditions.push(inArray(posts.state, filter.states));
   if (filter.channel) conditions.push(eq(posts.channel, filter.channel));
@@ -104,130 +105,120 @@ export function listPosts(
     .from(posts)
     .where(and(...conditions))
     .orderBy(desc(posts.id))
-    .limit(limit + 1)
-    .all();
+    .limit(limit + 1);
 }
 
 /** Receipts of posts, in item order. */
-export function listReceipts(db: Db, postIds: string[]): ReceiptRow[] {
+export async function listReceipts(db: Db, postIds: string[]): Promise<ReceiptRow[]> {
   if (postIds.length === 0) return [];
   return db
     .select()
     .from(receipts)
     .where(inArray(receipts.postId, postIds))
-    .orderBy(asc(receipts.itemIndex))
-    .all();
+    .orderBy(asc(receipts.itemIndex));
 }
 
 /** Stores the receipt of one published item. */
-export function insertReceipt(db: Db, row: ReceiptRow): void {
-  db.insert(receipts).values(row).run();
+export async function insertReceipt(db: Db, row: ReceiptRow): Promise<void> {
+  await db.insert(receipts).values(row);
 }
 
 /** Attempts of posts, oldest first. */
-export function listAttempts(db: Db, postIds: string[]): AttemptRow[] {
+export async function listAttempts(db: Db, postIds: string[]): Promise<AttemptRow[]> {
   if (postIds.length === 0) return [];
   return db
     .select()
     .from(attempts)
     .where(inArray(attempts.postId, postIds))
-    .orderBy(asc(attempts.number))
-    .all();
+    .orderBy(asc(attempts.number));
 }
 
 /** Stores an attempt (written before the provider is called). */
-export function insertAttempt(db: Db, row: AttemptRow): void {
-  db.insert(attempts).values(row).run();
+export async function insertAttempt(db: Db, row: AttemptRow): Promise<void> {
+  await db.insert(attempts).values(row);
 }
 
 /** Records how an attempt ended. */
-export function finishAttempt(
+export async function finishAttempt(
   db: Db,
   id: string,
   changes: Pick<AttemptRow, "status" | "finishedAt" | "retrySafety" | "error" | "provider">,
-): void {
-  db.update(attempts).set(changes).where(eq(attempts.id, id)).run();
+): Promise<void> {
+  await db.update(attempts).set(changes).where(eq(attempts.id, id));
 }
 
 /** Attempts left `started` by a post's earlier run. */
-export function findStartedAttempts(db: Db, postId: string): AttemptRow[] {
+export async function findStartedAttempts(db: Db, postId: string): Promise<AttemptRow[]> {
   return db
     .select()
     .from(attempts)
-    .where(and(eq(attempts.postId, postId), eq(attempts.status, "started")))
-    .all();
+    .where(and(eq(attempts.postId, postId), eq(attempts.status, "started")));
 }
 
 /** Assets of a workspace by id (deleted ones excluded). */
-export function findAssets(db: Db, workspaceId: string, ids: string[]): AssetRow[] {
+export async function findAssets(db: Db, workspaceId: string, ids: string[]): Promise<AssetRow[]> {
   if (ids.length === 0) return [];
   return db
     .select()
     .from(assets)
-    .where(and(eq(assets.workspaceId, workspaceId), inArray(assets.id, ids), isNull(assets.deletedAt)))
-    .all();
+    .where(and(eq(assets.workspaceId, workspaceId), inArray(assets.id, ids), isNull(assets.deletedAt)));
 }
 
 /** Posts whose scheduled time has come (engine). */
-export function listDueScheduled(db: Db, now: number, limit: number): PostRow[] {
+export async function listDueScheduled(db: Db, now: number, limit: number): Promise<PostRow[]> {
   return db
     .select()
     .from(posts)
     .where(and(eq(posts.state, "scheduled"), lte(posts.scheduledAt, now)))
     .orderBy(asc(posts.scheduledAt))
-    .limit(limit)
-    .all();
+    .limit(limit);
 }
 
 /** Ready posts whose next action is due (engine), oldest first. */
-export function listDueReady(db: Db, now: number, limit: number): PostRow[] {
+export async function listDueReady(db: Db, now: number, limit: number): Promise<PostRow[]> {
   return db
     .select()
     .from(posts)
     .where(and(eq(posts.state, "ready"), or(isNull(posts.nextActionAt), lte(posts.nextActionAt, now))))
-    .orderBy(asc(posts.nextActionAt), asc(posts.id))
-    .limit(limit)
-    .all();
+    .orderBy(sql`${posts.nextActionAt} asc nulls first`, asc(posts.id))
+    .limit(limit);
 }
 
 /** Processing posts whose lease has run out (their process died or stalled). */
-export function listExpiredLeases(db: Db, now: number, limit: number): PostRow[] {
+export async function listExpiredLeases(db: Db, now: number, limit: number): Promise<PostRow[]> {
   return db
     .select()
     .from(posts)
     .where(and(eq(posts.state, "processing"), lt(posts.leaseExpiresAt, now)))
-    .limit(limit)
-    .all();
+    .limit(limit);
 }
 
 /** Extends a lease still held by `owner`; false when it was lost. */
-export function renewLease(db: Db, id: string, owner: string, leaseUntil: number): boolean {
-  return (
-    db
-      .update(posts)
-      .set({ leaseExpiresAt: leaseUntil })
-      .where(and(eq(posts.id, id), eq(posts.leaseOwner, owner), eq(posts.state, "processing")))
-      .returning({ id: posts.id })
-      .all().length === 1
-  );
+export async function renewLease(db: Db, id: string, owner: string, leaseUntil: number): Promise<boolean> {
+  const renewed = await db
+    .update(posts)
+    .set({ leaseExpiresAt: leaseUntil })
+    .where(and(eq(posts.id, id), eq(posts.leaseOwner, owner), eq(posts.state, "processing")))
+    .returning({ id: posts.id });
+  return renewed.length === 1;
 }
 
 /**
  * A destination's pace as a claim must see it (velocity): posts published since `since` plus posts
  * claimed and not finished by any process (they publish about now), other than `excludeId`.
  */
-export function destinationPace(
+export async function destinationPace(
   db: Db,
   destinationId: string,
   since: number,
   excludeId: string,
-): { count: number; inFlight: number; oldest: number | null; newest: number | null } {
-  return db
+): Promise<{ count: number; inFlight: number; oldest: number | null; newest: number | null }> {
+  const [pace] = await db
     .select({
-      count: sql<number>`count(*)`,
-      inFlight: sql<number>`coalesce(sum(${posts.state} = 'processing'), 0)`,
-      oldest: sql<number | null>`min(${posts.publishedAt})`,
-      newest: sql<number | null>`max(${posts.publishedAt})`,
+      count: countAll(),
+      inFlight: countWhere(eq(posts.state, "processing")),
+      oldest: minOf(posts.publishedAt),
+      newest: maxOf(posts.publishedAt),
     })
     .from(posts)
     .where(
@@ -236,28 +227,28 @@ export function destinationPace(
         ne(posts.id, excludeId),
         or(eq(posts.state, "processing"), and(eq(posts.state, "published"), gte(posts.publishedAt, since))),
       ),
-    )
-    .get()!;
+    );
+  return pace!;
 }
 
 /** Non-terminal posts on a destination (a destination with any cannot be disconnected). */
-export function countLivePostsOnDestination(db: Db, destinationId: string, liveStates: string[]): number {
-  return db
-    .select({ n: sql<number>`count(*)` })
+export async function countLivePostsOnDestination(db: Db, destinationId: string, liveStates: string[]): Promise<number> {
+  const [row] = await db
+    .select({ n: countAll() })
     .from(posts)
-    .where(and(eq(posts.destinationId, destinationId), inArray(posts.state, liveStates)))
-    .get()!.n;
+    .where(and(eq(posts.destinationId, destinationId), inArray(posts.state, liveStates)));
+  return row!.n;
 }
 
 /** Queue slots taken: (window id, local date) pairs of live queued posts on the given destinations. */
-export function takenQueueSlots(
+export async function takenQueueSlots(
   db: Db,
   workspaceId: string,
   destinationIds: string[],
   liveStates: string[],
-): { windowId: string; localDate: string; destinationId: string; postId: string }[] {
+): Promise<{ windowId: string; localDate: string; destinationId: string; postId: string }[]> {
   if (destinationIds.length === 0) return [];
-  return db
+  const rows = await db
     .select({
       windowId: posts.queueWindowId,
       localDate: posts.queueLocalDate,
@@ -272,18 +263,18 @@ export function takenQueueSlots(
         inArray(posts.state, liveStates),
         sql`${posts.queueWindowId} IS NOT NULL`,
       ),
-    )
-    .all() as { windowId: string; localDate: string; destinationId: string; postId: string }[];
+    );
+  return rows as { windowId: string; localDate: string; destinationId: string; postId: string }[];
 }
 
 /** Ready posts that are due but not yet claimed, and the oldest due time (for /health). */
-export function dueWork(db: Db, now: number): { count: number; oldest: number | null } {
-  return db
+export async function dueWork(db: Db, now: number): Promise<{ count: number; oldest: number | null }> {
+  const [due] = await db
     .select({
-      count: sql<number>`count(*)`,
-      oldest: sql<number | null>`min(coalesce(${posts.nextActionAt}, ${posts.scheduledAt}))`,
+      count: countAll(),
+      oldest: minOf(sql`coalesce(${posts.nextActionAt}, ${posts.scheduledAt})`),
     })
     .from(posts)
-    .where(and(eq(posts.state, "ready"), or(isNull(posts.nextActionAt), lte(posts.nextActionAt, now))))
-    .get()!;
+    .where(and(eq(posts.state, "ready"), or(isNull(posts.nextActionAt), lte(posts.nextActionAt, now))));
+  return due!;
 }

@@ -120,15 +120,14 @@ interface Expected {
 }
 
 /** The one conditional UPDATE: applies `set` (version bumped) only while the row is as expected. */
-function updateIfStill(tx: Db, id: string, expected: Expected, set: Partial<PostRow>): PostRow | null {
+async function updateIfStill(tx: Db, id: string, expected: Expected, set: Partial<PostRow>): Promise<PostRow | null> {
   const where: SQL[] = [eq(posts.id, id), eq(posts.state, expected.state)];
   if (expected.leasedBy !== undefined) where.push(eq(posts.leaseOwner, expected.leasedBy));
-  const rows = tx
+  const rows = await tx
     .update(posts)
     .set({ ...set, version: sql`${posts.version} + 1` })
     .where(and(...where))
-    .returning()
-    .all();
+    .returning();
   return rows[0] ?? null;
 }
 
@@ -136,8 +135,13 @@ function updateIfStill(tx: Db, id: string, expected: Expected, set: Partial<Post
  * A non-state edit of a post still in `state` (and, with `leasedBy`, still leased by that owner);
  * false when it moved on or the lease was lost, in which case nothing is written.
  */
-export function editPostIfStill(tx: Db, id: string, expected: Expected, changes: PostEdit): boolean {
-  return updateIfStill(tx, id, expected, changes) !== null;
+export async function editPostIfStill(
+  tx: Db,
+  id: string,
+  expected: Expected,
+  changes: PostEdit,
+): Promise<boolean> {
+  return (await updateIfStill(tx, id, expected, changes)) !== null;
 }
 
 /** One move asked of `transitionPosts`. */
@@ -167,12 +171,12 @@ export interface PostMoveRequest {
  * writes the outbox event of the new state. Returns each post after its move, or null when it
  * had moved on (a lost race, not an error).
  */
-export function transitionPosts(args: {
+export async function transitionPosts(args: {
   tx: Db;
   now: number;
   moves: PostMoveRequest[];
   xErrors?: FieldError[];
-}): (PostRow | null)[] {
+}): Promise<(PostRow | null)[]> {
   const { tx, now, moves } = args;
   for (const m of moves) {
     const from = m.post.state as PostState;
@@ -184,13 +188,16 @@ export function transitionPosts(args: {
   const releases: string[] = [];
   const consumes: string[] = [];
   const reserves = new Map<string, { workspaceId: string; month: string; count: number }>();
-  const results = moves.map((m) => {
-    const before = findPostById(tx, m.post.id);
+  // One move at a time, in order: moves of one call may touch the same rows and counters.
+  const results: (PostRow | null)[] = [];
+  for (const m of moves) results.push(await applyMove(m));
+  async function applyMove(m: PostMoveRequest): Promise<PostRow | null> {
+    const before = await findPostById(tx, m.post.id);
     const expected: Expected = { state: m.post.state, leasedBy: m.leasedBy };
     if (!before || before.state !== expected.state) return null;
     if (m.leasedBy !== undefined && before.leaseOwner !== m.leasedBy) return null;
     const intoReady = m.to === "ready";
-    const after = updateIfStill(tx, before.id, expected, {
+    const after = await updateIfStill(tx, before.id, expected, {
       ...m.changes,
       state: m.to,
       leaseOwner: m.lease?.owner ?? null,
@@ -211,11 +218,12 @@ export function transitionPosts(args: {
       reserves.set(key, { ...entry, count: entry.count + 1 });
     }
     return after;
-  });
-  for (const key of releases) releaseXUsage(tx, ...splitKey(key));
-  for (const key of consumes) consumeXUsage(tx, ...splitKey(key));
-  for (const r of reserves.values()) reserveXUsage(tx, r.workspaceId, r.month, r.count, args.xErrors ?? []);
-  for (const after of results) if (after) recordPostEvent(tx, after, now);
+  }
+  for (const key of releases) await releaseXUsage(tx, ...splitKey(key));
+  for (const key of consumes) await consumeXUsage(tx, ...splitKey(key));
+  const xErrors = args.xErrors ?? [];
+  for (const r of reserves.values()) await reserveXUsage(tx, r.workspaceId, r.month, r.count, xErrors);
+  for (const after of results) if (after) await recordPostEvent(tx, after, now);
   return results;
 }
 
@@ -225,11 +233,11 @@ function splitKey(key: string): [string, string] {
 }
 
 /** One move of the table (see `transitionPosts`): the post after it, or null when it had moved on. */
-export function transitionPost(
+export async function transitionPost(
   args: { tx: Db; now: number; xErrors?: FieldError[] } & PostMoveRequest,
-): PostRow | null {
+): Promise<PostRow | null> {
   const { tx, now, xErrors, ...move } = args;
-  return transitionPosts({ tx, now, xErrors, moves: [move] })[0]!;
+  return (await transitionPosts({ tx, now, xErrors, moves: [move] }))[0]!;
 }
 
 /**
@@ -237,7 +245,7 @@ export function transitionPost(
  * allows for a new post, without lease or deferral; X posts reserve their scheduled month (taken
  * together per month, 402 with `xErrors` past the limit). New posts' states have no events.
  */
-export function enterPosts(args: { tx: Db; rows: PostRow[]; xErrors?: FieldError[] }): void {
+export async function enterPosts(args: { tx: Db; rows: PostRow[]; xErrors?: FieldError[] }): Promise<void> {
   const { tx, rows } = args;
   const months = new Map<string, { workspaceId: string; month: string; count: number }>();
   for (const row of rows) {
@@ -251,6 +259,7 @@ export function enterPosts(args: { tx: Db; rows: PostRow[]; xErrors?: FieldError
     const entry = months.get(key) ?? { workspaceId: row.workspaceId, month, count: 0 };
     months.set(key, { ...entry, count: entry.count + 1 });
   }
-  for (const r of months.values()) reserveXUsage(tx, r.workspaceId, r.month, r.count, args.xErrors ?? []);
-  for (const row of rows) insertPost(tx, row);
+  const xErrors = args.xErrors ?? [];
+  for (const r of months.values()) await reserveXUsage(tx, r.workspaceId, r.month, r.count, xErrors);
+  for (const row of rows) await insertPost(tx, row);
 }

@@ -15,12 +15,12 @@ export function dailyCap(h: Herald, channel: string): number | null {
  * in the window is 24 h old) or the minimum spacing (posts being published count as "now"). Null when
  * it may go now.
  */
-export function velocityDeferral(h: Herald, db: Db, post: PostRow, now: number): number | null {
+export async function velocityDeferral(h: Herald, db: Db, post: PostRow, now: number): Promise<number | null> {
   if (!post.destinationId) return null;
   const cap = dailyCap(h, post.channel);
   const spacing = h.config.engine.minSpacingMs;
   if (cap === null && spacing === 0) return null;
-  const pace = destinationPace(db, post.destinationId, now - DAY_MS, post.id);
+  const pace = await destinationPace(db, post.destinationId, now - DAY_MS, post.id);
   if (cap !== null && pace.count >= cap) return (pace.oldest ?? now) + DAY_MS;
   const last = pace.inFlight > 0 ? now : pace.newest;
   if (spacing > 0 && last !== null && last + spacing > now) return last + spacing;

@@ -1,4 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
+import { decrementedToZero } from "../../db/dialect.ts";
 import type { Db } from "../../db/open.ts";
 import { xUsage } from "../../db/schema.ts";
 import { ProblemError, type FieldError } from "../../core/problem.ts";
@@ -24,25 +25,27 @@ export function usageMonth(ms: number): string {
 }
 
 /** A workspace's usage for a month. */
-export function findXUsage(db: Db, workspaceId: string, month: string): { reserved: number; used: number } {
-  return (
-    db
-      .select({ reserved: xUsage.reserved, used: xUsage.used })
-      .from(xUsage)
-      .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)))
-      .get() ?? { reserved: 0, used: 0 }
-  );
+export async function findXUsage(
+  db: Db,
+  workspaceId: string,
+  month: string,
+): Promise<{ reserved: number; used: number }> {
+  const [row] = await db
+    .select({ reserved: xUsage.reserved, used: xUsage.used })
+    .from(xUsage)
+    .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)));
+  return row ?? { reserved: 0, used: 0 };
 }
 
 /** Reserves `count` X posts for a month; 402 when that would pass the limit. Call in the write's transaction. */
-export function reserveXUsage(
+export async function reserveXUsage(
   db: Db,
   workspaceId: string,
   month: string,
   count: number,
   errors: FieldError[],
-): void {
-  const current = findXUsage(db, workspaceId, month);
+): Promise<void> {
+  const current = await findXUsage(db, workspaceId, month);
   if (current.reserved + current.used + count > X_MONTHLY_LIMIT) {
     throw new ProblemError(
       "public_usage_limit_reached",
@@ -51,27 +54,24 @@ export function reserveXUsage(
       { errors },
     );
   }
-  db.insert(xUsage)
+  await db.insert(xUsage)
     .values({ workspaceId, month, reserved: count, used: 0 })
     .onConflictDoUpdate({
       target: [xUsage.workspaceId, xUsage.month],
       set: { reserved: sql`${xUsage.reserved} + ${count}` },
-    })
-    .run();
+    });
 }
 
 /** Gives back a reservation (cancelled, failed, rescheduled away). */
-export function releaseXUsage(db: Db, workspaceId: string, month: string): void {
-  db.update(xUsage)
-    .set({ reserved: sql`max(${xUsage.reserved} - 1, 0)` })
-    .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)))
-    .run();
+export async function releaseXUsage(db: Db, workspaceId: string, month: string): Promise<void> {
+  await db.update(xUsage)
+    .set({ reserved: decrementedToZero(xUsage.reserved) })
+    .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)));
 }
 
 /** Turns a reservation into a use when the post is published. */
-export function consumeXUsage(db: Db, workspaceId: string, month: string): void {
-  db.update(xUsage)
-    .set({ reserved: sql`max(${xUsage.reserved} - 1, 0)`, used: sql`${xUsage.used} + 1` })
-    .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)))
-    .run();
+export async function consumeXUsage(db: Db, workspaceId: string, month: string): Promise<void> {
+  await db.update(xUsage)
+    .set({ reserved: decrementedToZero(xUsage.reserved), used: sql`${xUsage.used} + 1` })
+    .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)));
 }

@@ -31,6 +31,8 @@ export class PublishingEngine {
   private running = new Map<string, Promise<void>>();
   private lastTickAt: number | null = null;
   private stopped = false;
+  private claiming = false;
+  private claimAgain = false;
 
   constructor(private readonly h: Herald) {}
 
@@ -39,11 +41,11 @@ export class PublishingEngine {
     if (this.stopped) return;
     const now = this.h.clock.now();
     this.lastTickAt = Date.now();
-    this.promoteScheduled(now);
-    this.advancePreparing(now);
-    this.recoverExpiredLeases(now);
-    this.renewLeases(now);
-    this.claimReady(now);
+    await this.promoteScheduled(now);
+    await this.advancePreparing(now);
+    await this.recoverExpiredLeases(now);
+    await this.renewLeases(now);
+    await this.claimReady(now);
   }
 
   /** Stops claiming new work (publications under way finish; see `drain`). */
@@ -71,14 +73,14 @@ export class PublishingEngine {
   }
 
   /** Scheduled posts at their time become ready; those found too late (server was down) become missed. */
-  private promoteScheduled(now: number): void {
+  private async promoteScheduled(now: number): Promise<void> {
     const tolerance = this.h.config.engine.missedToleranceMs;
-    for (const post of listDueScheduled(this.h.db, now, BATCH)) {
-      if (now - post.scheduledAt! > tolerance) this.markMissed(post, now);
-      else this.move(post, "ready", { nextActionAt: post.scheduledAt }, now);
+    for (const post of await listDueScheduled(this.h.db, now, BATCH)) {
+      if (now - post.scheduledAt! > tolerance) await this.markMissed(post, now);
+      else await this.move(post, "ready", { nextActionAt: post.scheduledAt }, now);
     }
     // A ready post that never started and is long past its time was waiting on a stopped server, too.
-    for (const post of listDueReady(this.h.db, now - tolerance, BATCH)) {
+    for (const post of await listDueReady(this.h.db, now - tolerance, BATCH)) {
       if (
         post.nextTrigger === "initial" &&
         post.attemptCount === 0 &&
@@ -86,11 +88,11 @@ export class PublishingEngine {
         post.scheduledAt !== null &&
         now - post.scheduledAt > tolerance
       )
-        this.markMissed(post, now);
+        await this.markMissed(post, now);
     }
   }
 
-  private markMissed(post: PostRow, now: number): void {
+  private async markMissed(post: PostRow, now: number): Promise<void> {
     const at = new Date(post.scheduledAt!).toISOString();
     const lastError = {
       code: "missed_schedule",
@@ -99,23 +101,23 @@ export class PublishingEngine {
       retry_safety: "safe",
       user_action: "reschedule",
     };
-    this.move(post, "missed", { missedAt: now, nextActionAt: null, lastError }, now);
+    await this.move(post, "missed", { missedAt: now, nextActionAt: null, lastError }, now);
   }
 
   /** One engine move of a post through the state door, in its own write transaction. */
-  private move(post: PostRow, to: PostState, changes: PostChanges, now: number): void {
-    inTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to, changes }));
+  private async move(post: PostRow, to: PostState, changes: PostChanges, now: number): Promise<void> {
+    await inTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to, changes }));
   }
 
   /** Preparing posts go on once every asset is ready, or need attention if their time comes first. */
-  private advancePreparing(now: number): void {
-    for (const post of listPreparing(this.h.db, BATCH)) {
+  private async advancePreparing(now: number): Promise<void> {
+    for (const post of await listPreparing(this.h.db, BATCH)) {
       const ids = post.assetItems.map((a) => a.asset_id);
-      const assets = findAssets(this.h.db, post.workspaceId, ids);
+      const assets = await findAssets(this.h.db, post.workspaceId, ids);
       const ready = assets.length === new Set(ids).size && assets.every((a) => a.status === "ready");
       if (ready) {
         const to = post.scheduledAt! <= now ? "ready" : "scheduled";
-        this.move(post, to, { nextActionAt: post.scheduledAt }, now);
+        await this.move(post, to, { nextActionAt: post.scheduledAt }, now);
       } else if (post.scheduledAt! <= now) {
         const lastError = {
           code: "assets_not_ready",
@@ -124,7 +126,7 @@ export class PublishingEngine {
           retry_safety: "safe",
           user_action: "retry",
         };
-        this.move(post, "needs-attention", { nextActionAt: null, lastError }, now);
+        await this.move(post, "needs-attention", { nextActionAt: null, lastError }, now);
       }
     }
   }
@@ -134,14 +136,14 @@ export class PublishingEngine {
    * On a network with idempotent creates the post is safely re-queued (receipts keep finished items);
    * otherwise it needs attention with `retry_safety: unsafe`. Never blindly re-run.
    */
-  private recoverExpiredLeases(now: number): void {
-    for (const post of listExpiredLeases(this.h.db, now, BATCH)) {
+  private async recoverExpiredLeases(now: number): Promise<void> {
+    for (const post of await listExpiredLeases(this.h.db, now, BATCH)) {
       const idempotent = this.h.providers.adapter(post.channel as never)?.idempotentCreate ?? false;
-      inTransaction(this.h.db, (tx) => {
-        const current = findPostById(tx, post.id);
-        if (!current || current.state !== "processing" || (current.leaseExpiresAt ?? 0) >= now) return;
-        for (const attempt of findStartedAttempts(tx, post.id)) {
-          finishAttempt(tx, attempt.id, {
+      const recovered = await inTransaction(this.h.db, async (tx) => {
+        const current = await findPostById(tx, post.id);
+        if (!current || current.state !== "processing" || (current.leaseExpiresAt ?? 0) >= now) return false;
+        for (const attempt of await findStartedAttempts(tx, post.id)) {
+          await finishAttempt(tx, attempt.id, {
             status: idempotent ? "failed" : "outcome_unknown",
             finishedAt: now,
             retrySafety: idempotent ? "safe" : "unsafe",
@@ -156,8 +158,8 @@ export class PublishingEngine {
         }
         if (idempotent) {
           const changes = { nextActionAt: now, nextTrigger: "recovery" };
-          transitionPost({ tx, now, post: current, to: "ready", changes });
-          return;
+          await transitionPost({ tx, now, post: current, to: "ready", changes });
+          return true;
         }
         const lastError = {
           code: "provider_outcome_unknown",
@@ -169,9 +171,12 @@ export class PublishingEngine {
           user_action: "inspect_resource",
         };
         const changes: PostChanges = { nextActionAt: null, retrySafety: "unsafe", lastError };
-        transitionPost({ tx, now, post: current, to: "needs-attention", changes });
+        await transitionPost({ tx, now, post: current, to: "needs-attention", changes });
+        return true;
       });
-      this.h.logger.warn("recovered a post from an expired lease", {
+      // Another process may have recovered it first (its transaction saw the lease still expired).
+      if (recovered)
+        this.h.logger.warn("recovered a post from an expired lease", {
         post_id: post.id,
         requeued: idempotent,
       });
@@ -179,20 +184,39 @@ export class PublishingEngine {
   }
 
   /** Keeps the leases of this process's running publications alive. */
-  private renewLeases(now: number): void {
-    for (const id of this.running.keys())
-      renewLease(this.h.db, id, this.owner, now + this.h.config.engine.leaseMs);
+  private async renewLeases(now: number): Promise<void> {
+    const until = now + this.h.config.engine.leaseMs;
+    for (const id of [...this.running.keys()])
+      await inTransaction(this.h.db, (tx) => renewLease(tx, id, this.owner, until));
   }
 
   /** Claims due ready posts up to the concurrency limit, deferring those over their destination's pace. */
-  private claimReady(now: number): void {
+  private async claimReady(now: number): Promise<void> {
+    // One claim pass at a time in this process: a slot freed mid-pass asks for another pass.
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = true;
+    try {
+      do {
+        this.claimAgain = false;
+        await this.claimPass(now);
+        now = this.h.clock.now();
+      } while (this.claimAgain && !this.stopped);
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  private async claimPass(now: number): Promise<void> {
     const room = this.h.config.engine.concurrency - this.running.size;
     if (room <= 0) return;
-    for (const post of listDueReady(this.h.db, now, room * 2)) {
+    for (const post of await listDueReady(this.h.db, now, room * 2)) {
       if (this.running.size >= this.h.config.engine.concurrency) break;
       if (this.running.has(post.id)) continue;
-      const claimed = inTransaction(this.h.db, (tx) => {
-        const until = velocityDeferral(this.h, tx, post, now);
+      const claimed = await inTransaction(this.h.db, async (tx) => {
+        const until = await velocityDeferral(this.h, tx, post, now);
         if (until !== null) {
           const deferral = {
             deferredReason: "publishing_velocity",
@@ -200,12 +224,12 @@ export class PublishingEngine {
             nextActionAt: until,
             updatedAt: now,
           };
-          editPostIfStill(tx, post.id, { state: "ready" }, deferral);
+          await editPostIfStill(tx, post.id, { state: "ready" }, deferral);
           return false;
         }
         // Claiming clears any deferral (the door keeps one only on a post entering `ready`).
         const lease = { owner: this.owner, until: now + this.h.config.engine.leaseMs };
-        return transitionPost({ tx, now, post, to: "processing", lease }) !== null;
+        return (await transitionPost({ tx, now, post, to: "processing", lease })) !== null;
       });
       if (!claimed) continue;
       const run = publishClaimedPost(this.h, this.owner, post.id)
@@ -218,9 +242,13 @@ export class PublishingEngine {
         .finally(() => {
           this.running.delete(post.id);
           // Fill the freed slot at once rather than at the next tick, so a backlog drains at full speed.
-          if (!this.stopped) this.claimReady(this.h.clock.now());
+          if (!this.stopped) void this.claimReady(this.h.clock.now()).catch((e) => this.crashed(e));
         });
       this.running.set(post.id, run);
     }
+  }
+
+  private crashed(error: unknown): void {
+    this.h.logger.error("claiming crashed", { error: (error as Error).stack ?? String(error) });
   }
 }

@@ -55,10 +55,10 @@ function receiptAsItem(r: ReceiptRow): PublishedItem {
  * The media of one body item, read from the blob store (local disk or S3) when the adapter asks. A
  * read that fails is `transient` (nothing was sent; the store may be back on the next try).
  */
-function mediaFor(h: Herald, post: PostRow, itemIndex: number): MediaItem[] {
+async function mediaFor(h: Herald, post: PostRow, itemIndex: number): Promise<MediaItem[]> {
   const ids = post.assetItems.filter((a) => a.item_index === itemIndex).map((a) => a.asset_id);
   if (ids.length === 0) return [];
-  const assets = new Map(findAssets(h.db, post.workspaceId, ids).map((a) => [a.id, a]));
+  const assets = new Map((await findAssets(h.db, post.workspaceId, ids)).map((a) => [a.id, a]));
   return ids.flatMap((id) => {
     const asset = assets.get(id);
     if (!asset || !asset.blobKey) return [];
@@ -104,9 +104,9 @@ async function refreshDestination(
   const work = (async () => {
     const deadline = Date.now() + h.config.engine.leaseMs;
     while (
-      !takeRefreshLease(h.db, { destinationId, owner, now: h.clock.now(), leaseMs: h.config.engine.leaseMs })
+      !await takeRefreshLease(h.db, { destinationId, owner, now: h.clock.now(), leaseMs: h.config.engine.leaseMs })
     ) {
-      if (findDestinationById(h.db, destinationId)?.credentialsSealed !== usedSealed) return;
+      if ((await findDestinationById(h.db, destinationId))?.credentialsSealed !== usedSealed) return;
       if (Date.now() > deadline) {
         throw new ProviderError(
           "transient",
@@ -117,7 +117,7 @@ async function refreshDestination(
       await Bun.sleep(REFRESH_POLL_MS);
     }
     try {
-      const current = findDestinationById(h.db, destinationId)!;
+      const current = (await findDestinationById(h.db, destinationId))!;
       if (current.credentialsSealed !== usedSealed) return;
       const adapter = h.providers.adapter(current.channel)!;
       const stored = destinationRef(h, current).credentials;
@@ -126,9 +126,10 @@ async function refreshDestination(
         work: () => adapter.refreshCredentials({ destination: destinationRef(h, current) }),
       });
       const sealed = h.secrets.encrypt(JSON.stringify(mergeCredentials(stored, fresh)));
-      updateDestination(h.db, destinationId, { credentialsSealed: sealed, updatedAt: h.clock.now() });
+      const changes = { credentialsSealed: sealed, updatedAt: h.clock.now() };
+      await inTransaction(h.db, (tx) => updateDestination(tx, destinationId, changes));
     } finally {
-      releaseRefreshLease(h.db, { destinationId, owner });
+      await releaseRefreshLease(h.db, { destinationId, owner });
     }
   })();
   refreshing.set(destinationId, work);
@@ -145,15 +146,15 @@ async function refreshDestination(
  * resumed thread never repeats an item. The outcome is written with its event in one transaction.
  */
 export async function publishClaimedPost(h: Herald, owner: string, postId: string): Promise<void> {
-  const post = findPostById(h.db, postId);
+  const post = await findPostById(h.db, postId);
   if (!post || post.state !== "processing" || post.leaseOwner !== owner) return;
-  const destination = post.destinationId ? findDestinationById(h.db, post.destinationId) : undefined;
+  const destination = post.destinationId ? await findDestinationById(h.db, post.destinationId) : undefined;
   const adapter = h.providers.adapter(post.channel as never);
   const attemptId = newId("att");
   const startedAt = h.clock.now();
   const idempotent = adapter?.idempotentCreate ?? true;
-  inTransaction(h.db, (tx) => {
-    insertAttempt(tx, {
+  await inTransaction(h.db, async (tx) => {
+    await insertAttempt(tx, {
       id: attemptId,
       postId,
       number: post.attemptCount + 1,
@@ -165,14 +166,14 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
       error: null,
       provider: null,
     });
-    updateLeasedPost(tx, postId, owner, { attemptCount: post.attemptCount + 1, updatedAt: startedAt });
+    await updateLeasedPost(tx, postId, owner, { attemptCount: post.attemptCount + 1, updatedAt: startedAt });
   });
 
   if (!destination || destination.deletedAt !== null || !adapter) {
     const reason = !adapter
       ? `Publishing to ${post.channel} is not available in this version of Herald.`
       : "The destination was disconnected.";
-    return finish(h, owner, post, attemptId, {
+    return await finish(h, owner, post, attemptId, {
       kind: "failed",
       error: {
         code: "destination_unavailable",
@@ -184,7 +185,7 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
     });
   }
   if (destination.unavailableReason) {
-    return finish(h, owner, post, attemptId, {
+    return await finish(h, owner, post, attemptId, {
       kind: "needs-attention",
       error: {
         code: "destination_reauthorization_required",
@@ -196,7 +197,7 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
     });
   }
 
-  const receipts = listReceipts(h.db, [postId]);
+  const receipts = await listReceipts(h.db, [postId]);
   let root: PublishedItem | null = receipts[0] ? receiptAsItem(receipts[0]) : null;
   let parent: PublishedItem | null = receipts.length ? receiptAsItem(receipts[receipts.length - 1]!) : null;
   let current = destination;
@@ -208,7 +209,7 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
       destination: destinationRef(h, current),
       text: post.body[index]!,
       itemIndex: index,
-      media: mediaFor(h, post, index),
+      media: await mediaFor(h, post, index),
       options: post.destinationOptions[post.channel] ?? {},
       root,
       parent,
@@ -225,11 +226,11 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
         refreshed = true;
         try {
           await refreshDestination(h, owner, current.id, current.credentialsSealed);
-          current = findDestinationById(h.db, current.id)!;
+          current = (await findDestinationById(h.db, current.id))!;
           index -= 1; // the same item again, with the new credentials
           continue;
         } catch (refreshError) {
-          return failWith(
+          return await failWith(
             h,
             owner,
             post,
@@ -239,7 +240,7 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
           );
         }
       }
-      return failWith(
+      return await failWith(
         h,
         owner,
         post,
@@ -249,15 +250,15 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
       );
     }
     const now = h.clock.now();
-    const stored = inTransaction(h.db, (tx) => {
+    const stored = await inTransaction(h.db, async (tx) => {
       if (
-        !updateLeasedPost(tx, postId, owner, {
+        !await updateLeasedPost(tx, postId, owner, {
           leaseExpiresAt: now + h.config.engine.leaseMs,
           updatedAt: now,
         })
       )
         return false;
-      insertReceipt(tx, {
+      await insertReceipt(tx, {
         id: newId("rcpt"),
         postId,
         itemIndex: index,
@@ -286,7 +287,7 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
     root ??= published;
     parent = published;
   }
-  return finish(h, owner, post, attemptId, { kind: "published", provider: lastProvider });
+  return await finish(h, owner, post, attemptId, { kind: "published", provider: lastProvider });
 }
 
 /** A refused refresh means the grant is gone; a transient or blocked one keeps its kind. */
@@ -295,21 +296,21 @@ function refreshFailure(error: ProviderError): ProviderError {
   return revoked ? new ProviderError("auth_revoked", error.message, error) : error;
 }
 
-function failWith(
+async function failWith(
   h: Herald,
   owner: string,
   post: PostRow,
   attemptId: string,
   destination: DestinationRow,
   error: ProviderError,
-): void {
+): Promise<void> {
   const postError = postErrorFrom(error);
   const provider = providerDetails(error);
   switch (error.kind) {
     case "transient": {
       const retries = post.autoRetries + 1;
       if (retries > MAX_AUTOMATIC_RETRIES)
-        return finish(h, owner, post, attemptId, {
+        return await finish(h, owner, post, attemptId, {
           kind: "failed",
           error: {
             ...postError,
@@ -319,7 +320,7 @@ function failWith(
         });
       const now = h.clock.now();
       const at = Math.max(now + retryDelayMs(retries), error.retryAt ?? 0);
-      return finish(h, owner, post, attemptId, {
+      return await finish(h, owner, post, attemptId, {
         kind: "retry",
         at,
         rateLimited: error.retryAt !== null,
@@ -330,7 +331,7 @@ function failWith(
     }
     case "auth_revoked":
     case "auth_expired":
-      return finish(h, owner, post, attemptId, {
+      return await finish(h, owner, post, attemptId, {
         kind: "needs-attention",
         error: postError,
         provider,
@@ -339,9 +340,9 @@ function failWith(
     case "rejected":
     case "blocked":
     case "not_sent":
-      return finish(h, owner, post, attemptId, { kind: "failed", error: postError, provider });
+      return await finish(h, owner, post, attemptId, { kind: "failed", error: postError, provider });
     case "outcome_unknown":
-      return finish(h, owner, post, attemptId, {
+      return await finish(h, owner, post, attemptId, {
         kind: "needs-attention",
         error: postError,
         provider,
@@ -373,9 +374,9 @@ type Outcome =
  * Writes the outcome of a run, its attempt and its event in one transaction (only while the lease
  * is ours); the state door releases the lease and settles the X reservation.
  */
-function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outcome: Outcome): void {
+async function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outcome: Outcome): Promise<void> {
   const now = h.clock.now();
-  inTransaction(h.db, (tx) => {
+  await inTransaction(h.db, async (tx) => {
     let changes: PostChanges;
     let attemptStatus: string;
     switch (outcome.kind) {
@@ -412,13 +413,13 @@ function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outc
         break;
     }
     const to = outcome.kind === "retry" ? "ready" : outcome.kind;
-    if (!transitionPost({ tx, now, post, to, changes, leasedBy: owner })) return;
+    if (!await transitionPost({ tx, now, post, to, changes, leasedBy: owner })) return;
     // Only a run that still owns the post may mark its destination (a stale run must not).
     if (outcome.kind === "needs-attention" && outcome.reauthorize) {
       const mark = { unavailableReason: "reauthorization_required", updatedAt: now };
-      updateDestination(tx, outcome.reauthorize, mark);
+      await updateDestination(tx, outcome.reauthorize, mark);
     }
-    finishAttempt(tx, attemptId, {
+    await finishAttempt(tx, attemptId, {
       status: attemptStatus,
       finishedAt: now,
       retrySafety:

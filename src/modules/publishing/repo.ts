@@ -9,11 +9,11 @@ import { editPostIfStill } from "../posts/transition.ts";
  * the lease was lost (another process recovered the post), in which case nothing is written.
  * State changes go through `transitionPost` with `leasedBy`.
  */
-export function updateLeasedPost(db: Db, id: string, owner: string, changes: PostEdit): boolean {
-  return editPostIfStill(db, id, { state: "processing", leasedBy: owner }, changes);
+export async function updateLeasedPost(db: Db, id: string, owner: string, changes: PostEdit): Promise<boolean> {
+  return await editPostIfStill(db, id, { state: "processing", leasedBy: owner }, changes);
 }
 
 /** Posts waiting for their assets. */
-export function listPreparing(db: Db, limit: number): PostRow[] {
-  return db.select().from(posts).where(eq(posts.state, "preparing")).limit(limit).all();
+export async function listPreparing(db: Db, limit: number): Promise<PostRow[]> {
+  return db.select().from(posts).where(eq(posts.state, "preparing")).limit(limit);
 }

@@ -1,18 +1,18 @@
 import { newDelivery } from "./service.ts";
 import { inTransaction } from "../../db/transaction.ts";
+import type { Db } from "../../db/open.ts";
 import type { Herald } from "../../herald.ts";
 import { WEBHOOK_EVENT_TYPES } from "./present.ts";
 import {
+  claimUndispatchedEvents,
   insertDelivery,
   listEnabledEndpoints,
-  listOutboxAfter,
-  readDispatchCursor,
-  writeDispatchCursor,
+  markEventsDispatched,
   type EndpointRow,
   type OutboxEvent,
 } from "./repo.ts";
 
-/** Events read per transaction. */
+/** Events claimed per transaction. */
 const BATCH = 500;
 
 const EVENT_TYPES = new Set<string>(WEBHOOK_EVENT_TYPES);
@@ -32,34 +32,44 @@ export function endpointMatches(
 }
 
 /**
- * Fans new outbox events out into deliveries: one per enabled endpoint that matches. Each batch
- * is one transaction that also moves the cursor, so every event is fanned out exactly once even
- * with two servers on one data dir or a crash in between. Returns how many deliveries it created.
+ * Fans outbox events not yet dispatched out into deliveries: one per enabled endpoint that matches.
+ * Each batch is one transaction that claims the events, creates their deliveries and marks them
+ * dispatched, so every event is fanned out once even with several servers on one database or a
+ * crash in between; an event whose transaction committed late is found by its own mark. Returns
+ * how many deliveries it created.
  */
-export function dispatchWebhookEvents(h: Herald): number {
+export async function dispatchWebhookEvents(h: Herald): Promise<number> {
   let created = 0;
   for (;;) {
-    const batch = inTransaction(h.db, (tx) => {
-      const events = listOutboxAfter(tx, readDispatchCursor(tx), BATCH);
-      if (events.length === 0) return { events: 0, deliveries: 0 };
-      const now = h.clock.now();
-      const endpointsOf = new Map<string, EndpointRow[]>();
-      let deliveries = 0;
-      for (const event of events) {
-        if (!EVENT_TYPES.has(event.type)) continue;
-        let endpoints = endpointsOf.get(event.workspaceId);
-        if (!endpoints)
-          endpointsOf.set(event.workspaceId, (endpoints = listEnabledEndpoints(tx, event.workspaceId)));
-        for (const endpoint of endpoints) {
-          if (!endpointMatches(endpoint, event)) continue;
-          const inserted = insertDelivery(tx, newDelivery(endpoint, event, now, null));
-          if (inserted) deliveries += 1;
-        }
-      }
-      writeDispatchCursor(tx, events[events.length - 1]!.rowid);
-      return { events: events.length, deliveries };
-    });
+    const batch = await inTransaction(h.db, (tx) => dispatchBatch(h, tx));
     created += batch.deliveries;
     if (batch.events < BATCH) return created;
   }
+}
+
+/** One batch, inside its transaction (no effects outside it: PostgreSQL may run it again). */
+async function dispatchBatch(h: Herald, tx: Db): Promise<{ events: number; deliveries: number }> {
+  const events = await claimUndispatchedEvents(tx, BATCH);
+  if (events.length === 0) return { events: 0, deliveries: 0 };
+  const now = h.clock.now();
+  const endpointsOf = new Map<string, EndpointRow[]>();
+  let deliveries = 0;
+  for (const event of events) {
+    if (!EVENT_TYPES.has(event.type)) continue;
+    let endpoints = endpointsOf.get(event.workspaceId);
+    if (!endpoints) {
+      endpoints = await listEnabledEndpoints(tx, event.workspaceId);
+      endpointsOf.set(event.workspaceId, endpoints);
+    }
+    for (const endpoint of endpoints) {
+      if (!endpointMatches(endpoint, event)) continue;
+      if (await insertDelivery(tx, newDelivery(endpoint, event, now, null))) deliveries += 1;
+    }
+  }
+  await markEventsDispatched(
+    tx,
+    events.map((e) => e.id),
+    now,
+  );
+  return { events: events.length, deliveries };
 }

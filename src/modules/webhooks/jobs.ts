@@ -1,3 +1,4 @@
+import { inTransaction } from "../../db/transaction.ts";
 import type { Job } from "../../jobs/scheduler.ts";
 import { dispatchWebhookEvents } from "./dispatcher.ts";
 import { deleteDispatchedEvents, deleteFinishedDeliveries } from "./repo.ts";
@@ -18,21 +19,23 @@ export function webhookJobs(): Job[] {
     {
       id: "webhook-deliveries",
       pattern: "* * * * * *",
-      run: (h, stopping) => {
-        dispatchWebhookEvents(h);
+      run: async (h, stopping) => {
+        await dispatchWebhookEvents(h);
         return sendDueDeliveries(h, stopping);
       },
     },
     {
       id: "webhook-log-cleanup",
       pattern: "0 23 * * * *",
-      run: (h) => deleteFinishedDeliveries(h.db, h.clock.now() - DELIVERY_LOG_RETENTION_MS),
+      run: (h) =>
+        inTransaction(h.db, (tx) => deleteFinishedDeliveries(tx, h.clock.now() - DELIVERY_LOG_RETENTION_MS)),
     },
     // Events stay 30 days after they were fanned out (deliveries carry their own copy of the body).
     {
       id: "events-outbox-cleanup",
       pattern: "0 41 3 * * *",
-      run: (h) => deleteDispatchedEvents(h.db, h.clock.now() - DELIVERY_LOG_RETENTION_MS),
+      run: (h) =>
+        inTransaction(h.db, (tx) => deleteDispatchedEvents(tx, h.clock.now() - DELIVERY_LOG_RETENTION_MS)),
     },
   ];
 }

@@ -65,7 +65,7 @@ export async function sendDueDeliveries(h: Herald, stopping?: AbortSignal): Prom
     const free = CONCURRENCY - running.size;
     const claimed =
       free > 0 && Date.now() - started < RUN_BUDGET_MS && !stopping?.aborted
-        ? inTransaction(h.db, (tx) => {
+        ? await inTransaction(h.db, (tx) => {
             const now = h.clock.now();
             return claimDueDeliveries(tx, now, now + CLAIM_LEASE_MS, free);
           })
@@ -89,15 +89,17 @@ export async function sendDueDeliveries(h: Herald, stopping?: AbortSignal): Prom
 
 /** One attempt of one claimed delivery: sign, send, record the outcome. */
 async function attemptDelivery(h: Herald, delivery: DeliveryRow): Promise<void> {
-  const endpoint = findEndpointById(h.db, delivery.endpointId);
+  const endpoint = await findEndpointById(h.db, delivery.endpointId);
   if (!endpoint) return; // deleted meanwhile: its deliveries went with it
   if (!endpoint.enabled) {
-    updateDelivery(h.db, delivery.id, {
-      status: "failed",
-      failedAt: h.clock.now(),
-      nextAttemptAt: null,
-      lastError: "endpoint disabled",
-    });
+    await inTransaction(h.db, (tx) =>
+      updateDelivery(tx, delivery.id, {
+        status: "failed",
+        failedAt: h.clock.now(),
+        nextAttemptAt: null,
+        lastError: "endpoint disabled",
+      }),
+    );
     return;
   }
   const startedAt = h.clock.now();
@@ -118,7 +120,7 @@ async function attemptDelivery(h: Herald, delivery: DeliveryRow): Promise<void> 
     body,
     headers,
   });
-  const disabled = recordOutcome(h, delivery.id, startedAt, outcome);
+  const disabled = await recordOutcome(h, delivery.id, startedAt, outcome);
   if (disabled) {
     h.logger.warn("webhook endpoint disabled after 3 days of failed deliveries", {
       endpoint_id: disabled.id,
@@ -138,14 +140,16 @@ function recordOutcome(
   deliveryId: string,
   startedAt: number,
   outcome: WebhookOutcome,
-): EndpointRow | null {
-  return inTransaction(h.db, (tx) => {
-    const delivery = findDeliveryById(tx, deliveryId);
-    const endpoint = delivery && findEndpointById(tx, delivery.endpointId);
+): Promise<EndpointRow | null> {
+  // Drawn before the transaction, so a retried transaction schedules the same retry.
+  const random = webhookTransport(h).random();
+  return inTransaction(h.db, async (tx) => {
+    const delivery = await findDeliveryById(tx, deliveryId);
+    const endpoint = delivery && (await findEndpointById(tx, delivery.endpointId));
     if (!delivery || !endpoint) return null;
     const now = h.clock.now();
     const number = delivery.attemptCount + 1;
-    insertDeliveryAttempt(tx, {
+    await insertDeliveryAttempt(tx, {
       deliveryId,
       number,
       startedAt,
@@ -162,33 +166,30 @@ function recordOutcome(
     };
     if (outcome.ok) {
       // The receiver has it, whatever happened to the delivery meanwhile.
-      updateDelivery(tx, deliveryId, {
+      await updateDelivery(tx, deliveryId, {
         ...last,
         status: "succeeded",
         deliveredAt: now,
         nextAttemptAt: null,
         failedAt: null,
       });
-      if (endpoint.failingSince !== null) updateEndpoint(tx, endpoint.id, { failingSince: null });
+      if (endpoint.failingSince !== null) await updateEndpoint(tx, endpoint.id, { failingSince: null });
       return null;
     }
     if (delivery.status !== "pending") {
-      updateDelivery(tx, deliveryId, last);
+      await updateDelivery(tx, deliveryId, last);
       return null;
     }
     const failingSince = endpoint.failingSince ?? startedAt;
     if (endpoint.enabled && now - failingSince >= RETRY_WINDOW_MS) {
-      updateDelivery(tx, deliveryId, { ...last, status: "failed", failedAt: now, nextAttemptAt: null });
+      await updateDelivery(tx, deliveryId, { ...last, status: "failed", failedAt: now, nextAttemptAt: null });
       return disableFailingEndpoint(tx, { ...endpoint, failingSince }, now);
     }
-    if (endpoint.failingSince === null) updateEndpoint(tx, endpoint.id, { failingSince });
+    if (endpoint.failingSince === null) await updateEndpoint(tx, endpoint.id, { failingSince });
     if (now - delivery.createdAt >= RETRY_WINDOW_MS) {
-      updateDelivery(tx, deliveryId, { ...last, status: "failed", failedAt: now, nextAttemptAt: null });
+      await updateDelivery(tx, deliveryId, { ...last, status: "failed", failedAt: now, nextAttemptAt: null });
     } else {
-      updateDelivery(tx, deliveryId, {
-        ...last,
-        nextAttemptAt: now + retryDelayMs(number, webhookTransport(h).random()),
-      });
+      await updateDelivery(tx, deliveryId, { ...last, nextAttemptAt: now + retryDelayMs(number, random) });
     }
     return null;
   });
@@ -199,7 +200,7 @@ function recordOutcome(
  * audited (as Herald's own write), and a `webhook_endpoint.disabled` event goes into the outbox for
  * the workspace's chat notification. Call inside the transaction of the failed attempt.
  */
-function disableFailingEndpoint(tx: Db, endpoint: EndpointRow, now: number): EndpointRow {
+async function disableFailingEndpoint(tx: Db, endpoint: EndpointRow, now: number): Promise<EndpointRow> {
   const changes = {
     enabled: false,
     disabledReason: "delivery_failures",
@@ -207,11 +208,11 @@ function disableFailingEndpoint(tx: Db, endpoint: EndpointRow, now: number): End
     configVersion: endpoint.configVersion + 1,
     updatedAt: now,
   };
-  updateEndpoint(tx, endpoint.id, changes);
-  failPendingDeliveries(tx, endpoint.id, now, DISABLED_FOR_FAILURES);
-  const accountId = findWorkspaceAccountId(tx, endpoint.workspaceId);
+  await updateEndpoint(tx, endpoint.id, changes);
+  await failPendingDeliveries(tx, endpoint.id, now, DISABLED_FOR_FAILURES);
+  const accountId = await findWorkspaceAccountId(tx, endpoint.workspaceId);
   if (accountId) {
-    recordAudit(
+    await recordAudit(
       tx,
       { accountId, credentialId: null, requestId: null },
       {
@@ -223,7 +224,7 @@ function disableFailingEndpoint(tx: Db, endpoint: EndpointRow, now: number): End
       now,
     );
   }
-  insertOutboxEvent(
+  await insertOutboxEvent(
     tx,
     {
       workspaceId: endpoint.workspaceId,

@@ -44,15 +44,15 @@ export const DEFAULT_PREVIOUS_SECRET_TTL_SECONDS = 24 * 60 * 60;
 /** Why pending deliveries end when an endpoint is switched off by its owner. */
 const DISABLED_BY_OWNER = "endpoint disabled";
 
-function audit(
+async function audit(
   db: Db,
   actor: Actor,
   action: string,
   workspaceId: string,
   endpointId: string,
   now: number,
-): void {
-  recordAudit(
+): Promise<void> {
+  await recordAudit(
     db,
     auditActorOf(actor),
     { action, workspaceId, targetType: "webhook_endpoint", targetId: endpointId },
@@ -83,13 +83,13 @@ function requireDistinct(values: string[], pointer: string): void {
  * The destination filter a write ends with: `selected` needs 1–100 destinations of the workspace;
  * `all` takes none (switching to `all` clears the list).
  */
-function resolveFilter(
+async function resolveFilter(
   db: Db,
   workspaceId: string,
   mode: "all" | "selected",
   ids: string[] | undefined,
   idsGiven: boolean,
-): string[] {
+): Promise<string[]> {
   if (mode === "all") {
     if (idsGiven && ids!.length > 0)
       throw invalid("/destination_ids", "is only used when destination_filter_mode is selected");
@@ -102,10 +102,10 @@ function resolveFilter(
       "must name at least one destination when destination_filter_mode is selected",
     );
   requireDistinct(list, "/destination_ids");
-  list.forEach((id, i) => {
-    if (!findDestination(db, workspaceId, id))
+  for (const [i, id] of list.entries()) {
+    if (!(await findDestination(db, workspaceId, id)))
       throw invalid(`/destination_ids/${i}`, `${id} is not a destination of this workspace`);
-  });
+  }
   return list;
 }
 
@@ -114,8 +114,8 @@ function urlOptions(h: Herald) {
 }
 
 /** An endpoint of the workspace, or 404. */
-export function requireEndpoint(db: Db, workspaceId: string, id: string): EndpointRow {
-  const row = findEndpoint(db, workspaceId, id);
+export async function requireEndpoint(db: Db, workspaceId: string, id: string): Promise<EndpointRow> {
+  const row = await findEndpoint(db, workspaceId, id);
   if (!row) throw notFound("webhook endpoint");
   return row;
 }
@@ -140,7 +140,7 @@ export async function createWebhookEndpoint(args: {
   if (contentMode === "full") requireContentScope(actor);
   requireDistinct(input.event_types, "/event_types");
   const mode = input.destination_filter_mode ?? "all";
-  const destinationIds = resolveFilter(
+  const destinationIds = await resolveFilter(
     h.db,
     workspace.id,
     mode,
@@ -170,9 +170,9 @@ export async function createWebhookEndpoint(args: {
     createdAt: now,
     updatedAt: now,
   };
-  inTransaction(h.db, (tx) => {
-    insertEndpoint(tx, row);
-    audit(tx, actor, "webhook_endpoint.created", workspace.id, row.id, now);
+  await inTransaction(h.db, async (tx) => {
+    await insertEndpoint(tx, row);
+    await audit(tx, actor, "webhook_endpoint.created", workspace.id, row.id, now);
   });
   return { row, secret };
 }
@@ -191,7 +191,7 @@ export async function patchWebhookEndpoint(args: {
   ifMatch: string | null;
 }): Promise<EndpointRow> {
   const { h, actor, workspaceId, endpointId, input, ifMatch } = args;
-  const before = requireEndpoint(h.db, workspaceId, endpointId);
+  const before = await requireEndpoint(h.db, workspaceId, endpointId);
   checkIfMatch(ifMatch, endpointEtag(before, h.clock.now()), false);
   if (input.event_types) requireDistinct(input.event_types, "/event_types");
   const contentMode = input.content_mode ?? before.contentMode;
@@ -206,15 +206,15 @@ export async function patchWebhookEndpoint(args: {
   const url =
     input.url === undefined ? undefined : (await requireWebhookUrl(input.url, urlOptions(h))).toString();
 
-  return inTransaction(h.db, (tx) => {
-    const current = requireEndpoint(tx, workspaceId, endpointId);
+  return inTransaction(h.db, async (tx) => {
+    const current = await requireEndpoint(tx, workspaceId, endpointId);
     const now = h.clock.now();
     // The URL check awaited DNS: the endpoint may have changed meanwhile; If-Match still holds for this write.
     checkIfMatch(ifMatch, endpointEtag(current, now), false);
     const mode = input.destination_filter_mode ?? current.destinationFilterMode;
     const filterTouched = input.destination_filter_mode !== undefined || input.destination_ids !== undefined;
     const destinationIds = filterTouched
-      ? resolveFilter(
+      ? await resolveFilter(
           tx,
           workspaceId,
           mode,
@@ -241,11 +241,11 @@ export async function patchWebhookEndpoint(args: {
     }
     if (!changes.enabled && current.enabled) {
       changes.disabledReason = null;
-      failPendingDeliveries(tx, current.id, now, DISABLED_BY_OWNER);
+      await failPendingDeliveries(tx, current.id, now, DISABLED_BY_OWNER);
     }
     const next = { ...current, ...changes, configVersion: current.configVersion + 1, updatedAt: now };
-    updateEndpoint(tx, current.id, { ...changes, configVersion: next.configVersion, updatedAt: now });
-    audit(tx, actor, "webhook_endpoint.updated", workspaceId, current.id, now);
+    await updateEndpoint(tx, current.id, { ...changes, configVersion: next.configVersion, updatedAt: now });
+    await audit(tx, actor, "webhook_endpoint.updated", workspaceId, current.id, now);
     return next;
   });
 }
@@ -257,14 +257,14 @@ export function deleteWebhookEndpoint(args: {
   workspaceId: string;
   endpointId: string;
   ifMatch: string | null;
-}): EndpointRow {
+}): Promise<EndpointRow> {
   const { h, actor, workspaceId, endpointId, ifMatch } = args;
-  return inTransaction(h.db, (tx) => {
-    const current = requireEndpoint(tx, workspaceId, endpointId);
+  return inTransaction(h.db, async (tx) => {
+    const current = await requireEndpoint(tx, workspaceId, endpointId);
     const now = h.clock.now();
     checkIfMatch(ifMatch, endpointEtag(current, now), false);
-    deleteEndpoint(tx, current.id);
-    audit(tx, actor, "webhook_endpoint.deleted", workspaceId, current.id, now);
+    await deleteEndpoint(tx, current.id);
+    await audit(tx, actor, "webhook_endpoint.deleted", workspaceId, current.id, now);
     return current;
   });
 }
@@ -280,11 +280,11 @@ export function rotateWebhookSecret(args: {
   workspaceId: string;
   endpointId: string;
   ttlSeconds: number;
-}): { row: EndpointRow; secret: string } {
+}): Promise<{ row: EndpointRow; secret: string }> {
   const { h, actor, workspaceId, endpointId, ttlSeconds } = args;
   const secret = generateSigningSecret();
-  return inTransaction(h.db, (tx) => {
-    const current = requireEndpoint(tx, workspaceId, endpointId);
+  return inTransaction(h.db, async (tx) => {
+    const current = await requireEndpoint(tx, workspaceId, endpointId);
     const now = h.clock.now();
     const changes = {
       secretSealed: h.secrets.encrypt(secret),
@@ -294,8 +294,8 @@ export function rotateWebhookSecret(args: {
       configVersion: current.configVersion + 1,
       updatedAt: now,
     };
-    updateEndpoint(tx, current.id, changes);
-    audit(tx, actor, "webhook_endpoint.secret_rotated", workspaceId, current.id, now);
+    await updateEndpoint(tx, current.id, changes);
+    await audit(tx, actor, "webhook_endpoint.secret_rotated", workspaceId, current.id, now);
     return { row: { ...current, ...changes }, secret };
   });
 }
@@ -356,10 +356,10 @@ export function sendTestEvent(args: {
   actor: Actor;
   workspaceId: string;
   endpointId: string;
-}): DeliveryRow {
+}): Promise<DeliveryRow> {
   const { h, actor, workspaceId, endpointId } = args;
-  return inTransaction(h.db, (tx) => {
-    const row = requireEndpoint(tx, workspaceId, endpointId);
+  return inTransaction(h.db, async (tx) => {
+    const row = await requireEndpoint(tx, workspaceId, endpointId);
     requireEnabled(row, "sending a test event");
     const now = h.clock.now();
     const delivery = newDelivery(
@@ -373,8 +373,8 @@ export function sendTestEvent(args: {
       now,
       null,
     );
-    insertDelivery(tx, delivery);
-    audit(tx, actor, "webhook_endpoint.test_sent", workspaceId, row.id, now);
+    await insertDelivery(tx, delivery);
+    await audit(tx, actor, "webhook_endpoint.test_sent", workspaceId, row.id, now);
     return delivery;
   });
 }
@@ -389,11 +389,11 @@ export function redeliverWebhook(args: {
   workspaceId: string;
   endpointId: string;
   deliveryId: string;
-}): DeliveryRow {
+}): Promise<DeliveryRow> {
   const { h, actor, workspaceId, endpointId, deliveryId } = args;
-  return inTransaction(h.db, (tx) => {
-    const row = requireEndpoint(tx, workspaceId, endpointId);
-    const original = findDelivery(tx, row.id, deliveryId);
+  return inTransaction(h.db, async (tx) => {
+    const row = await requireEndpoint(tx, workspaceId, endpointId);
+    const original = await findDelivery(tx, row.id, deliveryId);
     if (!original) throw notFound("webhook delivery");
     requireEnabled(row, "redelivering");
     const now = h.clock.now();
@@ -408,8 +408,8 @@ export function redeliverWebhook(args: {
       now,
       original.id,
     );
-    insertDelivery(tx, delivery);
-    recordAudit(
+    await insertDelivery(tx, delivery);
+    await recordAudit(
       tx,
       auditActorOf(actor),
       {

@@ -32,9 +32,9 @@ export function presentWorkspace(row: WorkspaceRow) {
  * The workspace a credential asks for, or 404 when it does not exist, belongs to another account
  * or is outside the key's selection (the three are indistinguishable on purpose).
  */
-export function requireWorkspace(db: Db, actor: Actor, workspaceId: string): WorkspaceRow {
+export async function requireWorkspace(db: Db, actor: Actor, workspaceId: string): Promise<WorkspaceRow> {
   const row = canUseWorkspace(actor, workspaceId)
-    ? findWorkspace(db, actor.accountId, workspaceId)
+    ? await findWorkspace(db, actor.accountId, workspaceId)
     : undefined;
   if (!row) throw notFound("workspace");
   return row;
@@ -48,11 +48,11 @@ function canonicalTimeZone(zone: string): string {
 }
 
 /** Creates a workspace (time zone UTC unless given); a selected-access key gains access to it. */
-export function createWorkspace(args: {
+export async function createWorkspace(args: {
   h: Herald;
   actor: Actor;
   input: { name: string; time_zone?: string };
-}): WorkspaceRow {
+}): Promise<WorkspaceRow> {
   const { h, actor, input } = args;
   const timeZone = input.time_zone === undefined ? "UTC" : canonicalTimeZone(input.time_zone);
   const now = h.clock.now();
@@ -64,10 +64,10 @@ export function createWorkspace(args: {
     createdAt: now,
     updatedAt: now,
   };
-  inTransaction(h.db, (tx) => {
-    insertWorkspace(tx, row);
-    if (actor.workspaceAccessMode === "selected") grantKeyWorkspace(tx, actor.credentialId, row.id);
-    recordAudit(
+  await inTransaction(h.db, async (tx) => {
+    await insertWorkspace(tx, row);
+    if (actor.workspaceAccessMode === "selected") await grantKeyWorkspace(tx, actor.credentialId, row.id);
+    await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "workspace.created", workspaceId: row.id, targetType: "workspace", targetId: row.id },
@@ -84,17 +84,17 @@ export function patchWorkspace(args: {
   workspaceId: string;
   input: { name?: string; time_zone?: string };
   ifMatch: string | null;
-}): WorkspaceRow {
+}): Promise<WorkspaceRow> {
   const { h, actor, workspaceId, input, ifMatch } = args;
   const timeZone = input.time_zone === undefined ? undefined : canonicalTimeZone(input.time_zone);
-  return inTransaction(h.db, (tx) => {
-    const current = requireWorkspace(tx, actor, workspaceId);
+  return inTransaction(h.db, async (tx) => {
+    const current = await requireWorkspace(tx, actor, workspaceId);
     checkIfMatch(ifMatch, etagOf(presentWorkspace(current)), false);
     const changes = { name: input.name ?? current.name, timeZone: timeZone ?? current.timeZone };
     if (changes.name === current.name && changes.timeZone === current.timeZone) return current;
     const now = h.clock.now();
-    updateWorkspace(tx, workspaceId, { ...changes, updatedAt: now });
-    recordAudit(
+    await updateWorkspace(tx, workspaceId, { ...changes, updatedAt: now });
+    await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "workspace.updated", workspaceId, targetType: "workspace", targetId: workspaceId },

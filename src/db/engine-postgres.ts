@@ -1,0 +1,89 @@
+import { SQL } from "bun";
+import { drizzle } from "drizzle-orm/bun-sql";
+import { currentTransaction, ENGINE, type Db, type Engine } from "./engine.ts";
+import { postgresMigrations } from "./migrations-macro.ts" with { type: "macro" };
+
+/** Serialization failures and deadlocks: the transaction is retried from the start. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+const MAX_ATTEMPTS = 20;
+
+/** Any key: every Herald process takes this advisory lock to migrate, so migrations run once. */
+const MIGRATION_LOCK = 7_201_412_066;
+
+/** The PostgreSQL error code (SQLSTATE) of an error or of one it wraps. */
+export function sqlState(error: unknown): string | null {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    const code = (e as { errno?: unknown }).errno;
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return null;
+}
+
+/**
+ * Connects to PostgreSQL (a pool of `pool` connections) and applies pending migrations under an
+ * advisory lock, so several processes starting together apply each migration once.
+ */
+export async function openPostgres(url: string, pool: number): Promise<Db> {
+  const client = new SQL(url, { max: pool, idleTimeout: 60, connectionTimeout: 10 });
+  const migrated = await migrate(client);
+  const root = drizzle({ client });
+  const engine: Engine = {
+    dialect: "postgresql",
+    migrated,
+    async transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await root.transaction(
+            (tx) => {
+              const handle = Object.assign(tx, { [ENGINE]: engine }) as unknown as Db;
+              return currentTransaction.run(handle, () => work(handle));
+            },
+            { isolationLevel: "serializable" },
+          );
+        } catch (error) {
+          const state = sqlState(error);
+          if (attempt >= MAX_ATTEMPTS || state === null || !RETRYABLE.has(state)) throw error;
+          // Jittered backoff: the transactions that collided should not collide again.
+          await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
+        }
+      }
+    },
+    async query<R>(text: string, params: unknown[] = []): Promise<R[]> {
+      let n = 0;
+      const numbered = text.replace(/\?/g, () => `$${++n}`);
+      return (await client.unsafe(numbered, params as never[])) as R[];
+    },
+    async ping() {
+      await client`SELECT 1`;
+    },
+    async close() {
+      await client.close({ timeout: 5 });
+    },
+  };
+  return Object.assign(root, { [ENGINE]: engine }) as unknown as Db;
+}
+
+async function migrate(client: SQL): Promise<string[]> {
+  const migrations = postgresMigrations();
+  return client.begin(async (tx) => {
+    await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await tx.unsafe(
+      "CREATE TABLE IF NOT EXISTS herald_migrations " +
+        "(tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+    );
+    const rows = (await tx.unsafe("SELECT tag FROM herald_migrations")) as { tag: string }[];
+    const applied = new Set(rows.map((r) => r.tag));
+    const done: string[] = [];
+    for (const m of migrations) {
+      if (applied.has(m.tag)) continue;
+      for (const statement of m.statements) await tx.unsafe(statement);
+      await tx.unsafe("INSERT INTO herald_migrations (tag, hash, applied_at) VALUES ($1, $2, $3)", [
+        m.tag,
+        m.hash,
+        Date.now(),
+      ]);
+      done.push(m.tag);
+    }
+    return done;
+  });
+}

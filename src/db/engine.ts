@@ -1,0 +1,45 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
+import type { Dialect } from "./schema.ts";
+
+/**
+ * The drizzle handle every repository takes. It is typed as an async SQLite database (the shared
+ * query-builder surface: select, insert, update, delete, returning, onConflict…); at run time it is
+ * SQLite or PostgreSQL. Repositories `await` builders and never call `.get()`, `.all()` or `.run()`,
+ * which PostgreSQL's builders lack.
+ */
+export type Db = BaseSQLiteDatabase<"async", unknown> & { [ENGINE]: Engine };
+
+export const ENGINE = Symbol("herald.engine");
+
+/** What differs between the storage engines, behind one interface. */
+export interface Engine {
+  dialect: Dialect;
+  /** Tags of the migrations this process applied when it opened the database (often none). */
+  migrated: string[];
+  /** Runs `work` in one write transaction (serialized writes; the whole transaction or nothing). */
+  transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
+  /** Raw SQL with `?` placeholders (export/import, health, tests); writes go through the writer. */
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
+  /** Answers when the database does. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The transaction the current async call chain runs in, if any (nested calls join it). */
+export const currentTransaction = new AsyncLocalStorage<Db>();
+
+/** The engine behind a handle. */
+export function engineOf(db: Db): Engine {
+  return db[ENGINE];
+}
+
+/** Whether a handle is PostgreSQL (the few dialect-specific queries branch on it). */
+export function isPostgres(db: Db): boolean {
+  return db[ENGINE].dialect === "postgresql";
+}
+
+/** Resolves the rows of a query to its first row (what `.get()` did on SQLite alone). */
+export function firstRow<T>(rows: T[]): T | undefined {
+  return rows[0];
+}
