@@ -3,7 +3,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { eq, sql } from "drizzle-orm";
 import { loadConfig } from "../src/config.ts";
+import { countAll } from "../src/db/dialect.ts";
+import { posts } from "../src/db/schema.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
 import { openHerald, startServer, type RunningServer } from "../src/server.ts";
@@ -27,7 +30,7 @@ async function startWorld(env: Record<string, string> = {}): Promise<World> {
     HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
     ...env,
   });
-  const herald = openHerald(config, { logger: createLogger({ silent: true }) });
+  const herald = await openHerald(config, { logger: createLogger({ silent: true }) });
   const server = startServer(herald, { startJobs: false });
   herald.config.baseUrl = server.url;
   const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
@@ -83,10 +86,14 @@ async function createBatch(w: World, when: string, texts: string[], group: strin
   if (response.status >= 300) throw new Error(`create failed: ${response.status} ${await response.text()}`);
 }
 
-function countPublished(w: World): number {
-  return w.server.herald.db.$client
-    .query<{ n: number }, []>("SELECT count(*) AS n FROM posts WHERE state = 'published'")
-    .get()!.n;
+// Polls read through the query builder (SQLite's read-only connection): no write lock taken while
+// the engine publishes.
+async function countPublished(w: World): Promise<number> {
+  const [row] = await w.server.herald.db
+    .select({ n: countAll() })
+    .from(posts)
+    .where(eq(posts.state, "published"));
+  return row!.n;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -106,7 +113,7 @@ async function backlog(total: number, concurrency: number) {
       );
     const started = performance.now();
     w.server.scheduler.start();
-    while (countPublished(w) < total) {
+    while ((await countPublished(w)) < total) {
       if (performance.now() - started > 600_000) throw new Error("backlog did not drain in 10 minutes");
       await Bun.sleep(50);
     }
@@ -138,12 +145,11 @@ async function steady(rate: number, seconds: number) {
     w.server.scheduler.start();
     const total = rate * seconds;
     const deadline = start + seconds * 1000 + 120_000;
-    while (countPublished(w) < total && Date.now() < deadline) await Bun.sleep(100);
-    const rows = w.server.herald.db.$client
-      .query<{ late: number }, []>(
-        "SELECT published_at - scheduled_at AS late FROM posts WHERE state = 'published'",
-      )
-      .all();
+    while ((await countPublished(w)) < total && Date.now() < deadline) await Bun.sleep(100);
+    const rows = await w.server.herald.db
+      .select({ late: sql<number>`${posts.publishedAt} - ${posts.scheduledAt}`.mapWith(Number) })
+      .from(posts)
+      .where(eq(posts.state, "published"));
     const late = rows.map((r) => r.late).sort((a, b) => a - b);
     return {
       total,

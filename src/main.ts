@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 import { ADMIN_HELP, runAdmin, UsageError } from "./cli/admin.ts";
 import { ApiError, ASSETS_HELP, runAssets } from "./cli/assets.ts";
+import { runTransfer } from "./cli/transfer.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { HERALD_VERSION } from "./herald.ts";
 import { hasAnyAccount } from "./modules/account/repo.ts";
@@ -18,6 +19,8 @@ Commands:
   migrate        Apply pending database migrations (serve does this at start, too).
   admin          Operator commands: bootstrap, create-key, list-keys, revoke-key (herald admin --help).
   assets upload  Upload a media file (multipart, checksummed, parallel, with a progress bar; herald assets --help).
+  export         Write the whole installation (database and local blobs) to a file (herald export --help).
+  import         Load an export into an empty installation, e.g. SQLite to PostgreSQL (herald import --help).
   version        Print the version.
   help           Show this help.
 
@@ -113,6 +116,9 @@ async function main(argv: string[]): Promise<number> {
       case "assets":
         console.log(await runAssets(rest));
         return 0;
+      case "export":
+      case "import":
+        return await runTransfer(command, rest);
       case "version":
       case "--version":
         console.log(HERALD_VERSION);

@@ -74,8 +74,8 @@ const ownerIdem = () => ({ "idempotency-key": `auth-matrix-fixture-${++idempoten
 let groups = 0;
 
 /** The body of a post on a fresh X destination of the workspace, in a group of its own. */
-function postBody(ws: string, when: string): Record<string, unknown> {
-  const destination = insertXDestination(s, ws);
+async function postBody(ws: string, when: string): Promise<Record<string, unknown>> {
+  const destination = await insertXDestination(s, ws);
   const posts = [{ destination_id: destination, body: ["Hi"] }];
   return { when, confirmed: true, group: `matrix-${++groups}`, posts };
 }
@@ -84,7 +84,10 @@ const SCHEDULED_AT = "2030-01-01T09:00:00.000Z";
 
 /** A post of the workspace, made by the owner: a draft, scheduled at SCHEDULED_AT, or in the queue. */
 async function postOf(ws: string, when: "draft" | "queue" | typeof SCHEDULED_AT): Promise<any> {
-  const r = await s.request("POST", `${owner(ws)}/posts`, { body: postBody(ws, when), headers: ownerIdem() });
+  const r = await s.request("POST", `${owner(ws)}/posts`, {
+    body: await postBody(ws, when),
+    headers: ownerIdem(),
+  });
   expect({ status: r.status, text: r.text }).toMatchObject({ status: 201 });
   return r.body.posts[0];
 }
@@ -93,7 +96,7 @@ async function postOf(ws: string, when: "draft" | "queue" | typeof SCHEDULED_AT)
 type Fixture = { ids?: Record<string, string>; body?: unknown };
 /** Operations whose call needs a post in a given state, and the body that goes with it. */
 const OPERATION_FIXTURES: Record<string, (ws: string) => Promise<Fixture>> = {
-  "POST /workspaces/{workspace_id}/posts": async (ws) => ({ body: postBody(ws, "draft") }),
+  "POST /workspaces/{workspace_id}/posts": async (ws) => ({ body: await postBody(ws, "draft") }),
   "POST /workspaces/{workspace_id}/posts/publish": async (ws) => {
     const draft = await postOf(ws, "draft");
     const posts = [{ id: draft.id, version: draft.version, destination_id: draft.destination_id }];

@@ -66,13 +66,17 @@ describe("defaults", () => {
   });
 
   test("loadConfig() reads process.env", () => {
-    const saved = process.env.HERALD_PORT;
-    process.env.HERALD_PORT = "8181";
+    // The PostgreSQL pass sets HERALD_DATABASE_URL, which needs a secret key alongside.
+    const set = { HERALD_PORT: "8181", HERALD_SECRET_KEY: "k".repeat(32) };
+    const saved = Object.fromEntries(Object.keys(set).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, set);
     try {
       expect(loadConfig().port).toBe(8181);
     } finally {
-      if (saved === undefined) delete process.env.HERALD_PORT;
-      else process.env.HERALD_PORT = saved;
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
     }
   });
 });

@@ -51,8 +51,8 @@ describe("provider calls", () => {
       expect(error.kind).toBe("rejected");
       expect(target.hosts).toHaveLength(0);
     } finally {
-      origin.stop();
-      target.stop();
+      await origin.stop();
+      await target.stop();
     }
   });
 
@@ -78,7 +78,7 @@ describe("provider calls", () => {
       expect(error.kind).toBe("transient");
       expect(error.message).toContain("over");
     } finally {
-      big.stop();
+      await big.stop();
     }
   });
 
@@ -105,7 +105,7 @@ describe("provider calls", () => {
       await dev(`http://instance.localhost:${origin.port}/y`);
       expect(resolved).toBe(2);
     } finally {
-      origin.stop();
+      await origin.stop();
     }
   });
 
@@ -152,7 +152,7 @@ describe("the API", () => {
       retry_safety: "unsafe",
     });
     expectProblem(
-      await w.s.request("POST", path, { body, key: w.s.createKey({ environment: "test" }) }),
+      await w.s.request("POST", path, { body, key: await w.s.createKey({ environment: "test" }) }),
       403,
       "public_live_credential_required",
     );
@@ -262,7 +262,7 @@ describe("a workspace the key cannot use", () => {
         headers: idem(),
       });
       expectProblem(r, 404, "public_not_found");
-      const selected = w.s.createKey({ workspaceIds: [w.ws] });
+      const selected = await w.s.createKey({ workspaceIds: [w.ws] });
       const second = (await w.s.request("POST", "/v1/workspaces", { body: { name: "second" } })).body.id;
       expectProblem(
         await w.s.request("PUT", `/v1/workspaces/${second}/queue`, {

@@ -99,8 +99,8 @@ describe("Bluesky text and options", () => {
   });
 
   test("alt text for an asset that is not attached is 400 on that key", async () => {
-    const attached = insertAsset(w.s, w.ws);
-    const stray = insertAsset(w.s, w.ws);
+    const attached = await insertAsset(w.s, w.ws);
+    const stray = await insertAsset(w.s, w.ws);
     const r = await a.create(
       toBluesky({
         media: [attached],
@@ -138,13 +138,13 @@ describe("Bluesky text and options", () => {
 
 describe("Bluesky media", () => {
   const images = (n: number) =>
-    Array.from({ length: n }, (_, i) => insertAsset(w.s, w.ws, { width: 4 + i, height: 3 }));
+    Promise.all(Array.from({ length: n }, (_, i) => insertAsset(w.s, w.ws, { width: 4 + i, height: 3 })));
   const alts = (ids: string[]) => ({
     bluesky: { alt_text_by_asset_id: Object.fromEntries(ids.map((id, i) => [id, `picture ${i + 1}`])) },
   });
 
   test("four images with alt text are published: four blobs, the alt texts and aspect ratios in the embed", async () => {
-    const ids = images(4);
+    const ids = await images(4);
     const blobsBefore = bluesky.blobs.length;
     const { post, record } = await publishToBluesky({ media: ids, destination_options: alts(ids) });
     expect(post.assets.map((x: any) => x.id)).toEqual(ids);
@@ -166,7 +166,7 @@ describe("Bluesky media", () => {
   });
 
   test("media_items attach images to a reply", async () => {
-    const [one] = images(1);
+    const [one] = await images(1);
     const { post } = await publishToBluesky({
       body: ["text only", "with a picture"],
       media_items: [{ asset_id: one, item_index: 1 }],
@@ -179,7 +179,7 @@ describe("Bluesky media", () => {
   });
 
   test("a fifth image is 422 pointing at it", async () => {
-    const ids = images(5);
+    const ids = await images(5);
     expectProblem(
       await a.create(toBluesky({ media: ids, destination_options: alts(ids) })),
       422,
@@ -189,7 +189,7 @@ describe("Bluesky media", () => {
   });
 
   test("an image without alt text is 422 pointing at it (media or media_items)", async () => {
-    const [x, y] = images(2);
+    const [x, y] = await images(2);
     const onlyFirst = { bluesky: { alt_text_by_asset_id: { [x!]: "has alt" } } };
     expectProblem(
       await a.create(toBluesky({ media: [x, y], destination_options: onlyFirst })),
@@ -222,8 +222,8 @@ describe("Bluesky media", () => {
   });
 
   test("an image over 1,000,000 bytes is 422; exactly 1,000,000 is fine", async () => {
-    const big = insertAsset(w.s, w.ws, { bytes: makePng(4, 3, 1_000_001) });
-    const edge = insertAsset(w.s, w.ws, { bytes: makePng(4, 3, 1_000_000) });
+    const big = await insertAsset(w.s, w.ws, { bytes: makePng(4, 3, 1_000_001) });
+    const edge = await insertAsset(w.s, w.ws, { bytes: makePng(4, 3, 1_000_000) });
     expectProblem(
       await a.create(toBluesky({ media: [edge, big], destination_options: alts([edge, big]) })),
       422,
@@ -236,8 +236,8 @@ describe("Bluesky media", () => {
 
   test("an asset still uploading: preparing, then needs-attention at its time, or on its way once ready", async () => {
     w.s.clock.set("2026-03-01T12:00:00Z");
-    const late = insertAsset(w.s, w.ws, { status: "pending_upload" });
-    const onTime = insertAsset(w.s, w.ws, { status: "pending_upload" });
+    const late = await insertAsset(w.s, w.ws, { status: "pending_upload" });
+    const onTime = await insertAsset(w.s, w.ws, { status: "pending_upload" });
     const lost = ok(
       await a.create(toBluesky({ media: [late], destination_options: alts([late]) }, "2026-03-01T12:30:00Z")),
     ).body.posts[0];
@@ -258,7 +258,7 @@ describe("Bluesky media", () => {
     });
     expect(ok(await a.get(saved.id), 200).body.state).toBe("preparing");
 
-    setAssetReady(w.s, onTime);
+    await setAssetReady(w.s, onTime);
     await w.s.server.engine.runUntilIdle();
     expect(ok(await a.get(saved.id), 200).body).toMatchObject({
       state: "scheduled",
@@ -274,8 +274,8 @@ describe("Bluesky media", () => {
 
 describe("X rules (an X destination row as a fixture)", () => {
   let x: string;
-  beforeAll(() => {
-    x = insertXDestination(w.s, w.ws);
+  beforeAll(async () => {
+    x = await insertXDestination(w.s, w.ws);
   });
   afterAll(() => w.s.clock.set("2026-03-01T14:10:00Z")); // later tests schedule in late March
   const toX = (body: string[], when = "2026-07-01T10:00:00Z") => ({

@@ -4,8 +4,8 @@
 // posts' unique indexes to 409 problems, and migration 0004 on a database that already has duplicates.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { embeddedMigrations } from "../../src/db/migrations-macro.ts";
-import { inTransaction } from "../../src/db/transaction.ts";
+import { engineOf, type Db } from "../../src/db/engine.ts";
+import { sqliteMigrations } from "../../src/db/migrations-macro.ts";
 import { ProblemError } from "../../src/core/problem.ts";
 import { inPostsTransaction } from "../../src/modules/posts/constraints.ts";
 import { findPost, insertPost } from "../../src/modules/posts/repo.ts";
@@ -15,7 +15,7 @@ import {
   apiClient,
   bootstrapCli,
   connectMastodonVia,
-  openReadOnly,
+  openShared,
   startHerald,
   startMastodonFake,
   tempDataDir,
@@ -27,15 +27,15 @@ import { startPostsWorld, type PostsWorld } from "./helpers.ts";
 const N = 20;
 
 /** (destination, window, date) keys shared by more than one live post. */
-function sharedSlots(db: Database): { slot: string; n: number }[] {
-  const live = LIVE_STATES.map((s) => `'${s}'`).join(", ");
-  return db
-    .query<{ slot: string; n: number }, []>(
-      `SELECT destination_id || '|' || queue_window_id || '|' || queue_local_date AS slot, count(*) AS n
+function sharedSlots(db: Db): Promise<{ slot: string; n: unknown }[]> {
+  const live = LIVE_STATES.map(() => "?").join(", ");
+  return engineOf(db).query(
+    `SELECT destination_id || '|' || queue_window_id || '|' || queue_local_date AS slot, count(*) AS n
      FROM posts
-     WHERE state IN (${live}) AND queue_window_id IS NOT NULL GROUP BY slot HAVING n > 1`,
-    )
-    .all();
+     WHERE state IN (${live}) AND queue_window_id IS NOT NULL
+     GROUP BY destination_id, queue_window_id, queue_local_date HAVING count(*) > 1`,
+    [...LIVE_STATES],
+  );
 }
 
 /** The body of a queued Create Post for one destination. */
@@ -69,7 +69,7 @@ describe("one server", () => {
     );
     for (const r of responses) ok(r);
     expect(new Set(responses.map((r) => slotOf(r.body))).size).toBe(N);
-    expect(sharedSlots(w.s.herald.db.$client)).toEqual([]);
+    expect(await sharedSlots(w.s.herald.db)).toEqual([]);
   });
 
   test(`${N} concurrent drafts for one channel of one group: one is made, the rest are 409`, async () => {
@@ -84,29 +84,29 @@ describe("one server", () => {
   test("a unique index of posts that fires inside a write answers its 409 problem, not 500", async () => {
     const db = w.s.herald.db;
     const taken = (await api(w.s, w.ws).list("?view=scheduled&limit=1")).body.data[0];
-    const row = findPost(db, w.ws, taken.id)!;
+    const row = (await findPost(db, w.ws, taken.id))!;
     const copy = { ...row, id: `${row.id}x`, groupKey: "copy" };
-    const slot = catchProblem(() => inPostsTransaction(db, (tx) => insertPost(tx, copy)));
+    const slot = await catchProblem(() => inPostsTransaction(db, (tx) => insertPost(tx, copy)));
     expect(slot).toMatchObject({ code: "public_conflict", status: 409 });
-    expect(findPost(db, w.ws, copy.id)).toBeUndefined();
+    expect(await findPost(db, w.ws, copy.id)).toBeUndefined();
 
     const existing = (await api(w.s, w.ws).list("?group=one-group")).body.data[0];
-    const draftRow = findPost(db, w.ws, existing.id)!;
+    const draftRow = (await findPost(db, w.ws, existing.id))!;
     const twinRow = { ...draftRow, id: `${draftRow.id}x` };
-    const twin = catchProblem(() => inPostsTransaction(db, (tx) => insertPost(tx, twinRow)));
+    const twin = await catchProblem(() => inPostsTransaction(db, (tx) => insertPost(tx, twinRow)));
     expect(twin).toMatchObject({ code: "public_post_group_channel_conflict", status: 409 });
     // Other failures pass through unchanged.
-    expect(() =>
+    await expect(
       inPostsTransaction(db, () => {
         throw new Error("boom");
       }),
-    ).toThrow("boom");
+    ).rejects.toThrow("boom");
   });
 });
 
-function catchProblem(work: () => void): ProblemError | null {
+async function catchProblem(work: () => Promise<unknown>): Promise<ProblemError | null> {
   try {
-    work();
+    await work();
   } catch (error) {
     if (error instanceof ProblemError) return error;
     throw error;
@@ -115,12 +115,12 @@ function catchProblem(work: () => void): ProblemError | null {
 }
 
 test(`two processes, one data dir: ${N} queued creates, ${N} racing drafts, no 500, no shared slot`, async () => {
-  const data = tempDataDir();
+  const data = await tempDataDir();
   const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
   const servers: HeraldProcess[] = [];
   try {
-    const { workspaceId, apiKey } = await bootstrapCli(data.dir);
-    servers.push(...(await Promise.all([startHerald(data.dir), startHerald(data.dir)])));
+    const { workspaceId, apiKey } = await bootstrapCli(data);
+    servers.push(...(await Promise.all([startHerald(data), startHerald(data)])));
     const apis = servers.map((s) => apiClient(() => s.url, apiKey));
     const destinationId = await connectMastodonVia(apis[0]!, workspaceId, fake);
     const put = await apis[0]!("PUT", `/workspaces/${workspaceId}/queue`, { windows: daily("09:00") });
@@ -146,11 +146,11 @@ test(`two processes, one data dir: ${N} queued creates, ${N} racing drafts, no 5
       });
     }
 
-    const db = openReadOnly(data.dir);
+    const db = await openShared(data);
     try {
-      expect(sharedSlots(db)).toEqual([]);
+      expect(await sharedSlots(db)).toEqual([]);
     } finally {
-      db.close();
+      await engineOf(db).close();
     }
   } catch (error) {
     for (const s of servers) console.error(s.log());
@@ -158,13 +158,14 @@ test(`two processes, one data dir: ${N} queued creates, ${N} racing drafts, no 5
   } finally {
     for (const s of servers) await s.kill();
     await fake.stop();
-    data.cleanup();
+    await data.cleanup();
   }
 }, 60_000);
 
+// SQLite's migration history (PostgreSQL starts from one baseline with the index): runs on any pass.
 test("migration 0004 keeps the oldest of live posts sharing a slot, then builds the unique index", () => {
   const db = new Database(":memory:");
-  const migrations = embeddedMigrations();
+  const migrations = sqliteMigrations();
   const index = migrations.findIndex((m) => m.tag === "0004_queue_slot_unique");
   expect(index).toBeGreaterThan(0);
   for (const m of migrations.slice(0, index)) for (const statement of m.statements) db.exec(statement);
@@ -180,9 +181,9 @@ test("migration 0004 keeps the oldest of live posts sharing a slot, then builds 
   insert.run("send_a", "g1", "scheduled");
   insert.run("send_b", "g2", "scheduled");
   insert.run("send_c", "g3", "published");
-  inTransaction({ $client: db } as never, () => {
+  db.transaction(() => {
     for (const statement of migrations[index]!.statements) db.exec(statement);
-  });
+  })();
   const rows = db
     .query<{ id: string; window: string | null }, []>(
       "SELECT id, queue_window_id AS window FROM posts ORDER BY id",

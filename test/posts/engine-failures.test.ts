@@ -1,6 +1,7 @@
 // Every failure kind of the engine, on Mastodon and Bluesky: the post's state and fields through the
 // API, the attempts, the events outbox, and what the fake network received.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { engineOf } from "../../src/db/engine.ts";
 import { MAX_AUTOMATIC_RETRIES } from "../../src/modules/publishing/failures.ts";
 import type { FailSpec } from "../fakes/shared.ts";
 import { expectProblem } from "../helpers/problems.ts";
@@ -97,7 +98,7 @@ describe("transient failures are retried automatically with backoff", () => {
         ["automatic_retry", "succeeded"],
       ]);
       expect(onNetwork(w, c.channel, text)).toBe(1);
-      expect(outbox(w, created.id).map((e) => [e.type, e.payload.state])).toEqual([
+      expect((await outbox(w, created.id)).map((e) => [e.type, e.payload.state])).toEqual([
         ["post.published", "published"],
       ]);
     });
@@ -138,7 +139,7 @@ describe("transient failures are retried automatically with backoff", () => {
       posted(w.mastodon, CREATE.mastodon).filter((r) => r.headers["idempotency-key"] === `${created.id}.0`),
     ).toHaveLength(MAX_AUTOMATIC_RETRIES + 1);
     expect(onNetwork(w, "mastodon", text)).toBe(0);
-    const events = outbox(w, created.id);
+    const events = await outbox(w, created.id);
     expect(events.map((e) => [e.type, e.post_id, e.payload.state])).toEqual([
       ["post.failed", created.id, "failed"],
     ]);
@@ -310,7 +311,7 @@ describe("credentials", () => {
           user_action: "reauthorize_destination",
         });
         expect(post.attempts[0].status).toBe("failed");
-        expect(outbox(v, created.id).map((e) => [e.type, e.payload.state])).toEqual([
+        expect((await outbox(v, created.id)).map((e) => [e.type, e.payload.state])).toEqual([
           ["post.needs-attention", "needs-attention"],
         ]);
         const destination = await v.s.request("GET", `/v1/workspaces/${v.ws}/destinations/${dest}`);
@@ -384,9 +385,9 @@ describe("rejected content fails with the network's message", () => {
         retry_safety: "not_retryable",
         provider: { status_code: c.spec.status },
       });
-      expect(outbox(w, created.id).map((e) => [e.type, e.payload.state, e.payload.error.message])).toEqual([
-        ["post.failed", "failed", post.last_error.message],
-      ]);
+      expect(
+        (await outbox(w, created.id)).map((e) => [e.type, e.payload.state, e.payload.error.message]),
+      ).toEqual([["post.failed", "failed", post.last_error.message]]);
       w.s.clock.advance(3600_000); // nothing retries a rejection by itself
       await run();
       expect((await getPost(w, created.id)).attempt_count).toBe(1);
@@ -419,7 +420,7 @@ describe("outcome unknown", () => {
     });
     expect(post.attempts[0]).toMatchObject({ status: "outcome_unknown", retry_safety: "unsafe" });
     expect(onNetwork(w, "bluesky", text)).toBe(1); // it did reach the network
-    expect(outbox(w, created.id).map((e) => [e.type, e.payload.state])).toEqual([
+    expect((await outbox(w, created.id)).map((e) => [e.type, e.payload.state])).toEqual([
       ["post.needs-attention", "needs-attention"],
     ]);
 
@@ -445,7 +446,10 @@ describe("outcome unknown", () => {
       ["manual_retry", "succeeded"],
     ]);
     expect(onNetwork(w, "bluesky", text)).toBe(2); // the duplicate the caller accepted
-    expect(outbox(w, created.id).map((e) => e.type)).toEqual(["post.needs-attention", "post.published"]);
+    expect((await outbox(w, created.id)).map((e) => e.type)).toEqual([
+      "post.needs-attention",
+      "post.published",
+    ]);
   });
 
   test("Bluesky: a 500 on create may have been acted on, so it is an unknown outcome too", async () => {
@@ -485,11 +489,9 @@ describe("outcome unknown", () => {
 });
 
 test("events carry the post id and state (published, failed, needs-attention)", async () => {
-  const all = w.s.herald.db.$client
-    .query<{ type: string; post_id: string; payload: string }, []>(
-      "SELECT type, post_id, payload FROM events_outbox",
-    )
-    .all();
+  const all = await engineOf(w.s.herald.db).query<{ type: string; post_id: string; payload: string }>(
+    "SELECT type, post_id, payload FROM events_outbox",
+  );
   const types = new Set(all.map((e) => e.type));
   for (const t of ["post.published", "post.failed", "post.needs-attention"]) expect(types.has(t)).toBe(true);
   for (const e of all) {

@@ -1,13 +1,15 @@
 // Helpers of the engine tests: worlds with Mastodon and Bluesky fakes, outbox reads, a fault that
 // hits only the n-th matching request, and real `herald serve` child processes.
 import { expect } from "bun:test";
-import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { engineOf, type Db } from "../../src/db/engine.ts";
+import { openDatabase } from "../../src/db/open.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";
 import type { FailSpec, FakeControls } from "../fakes/shared.ts";
+import { freshDatabase } from "../helpers/database.ts";
 import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { connectMastodon, idem, type PostsWorld } from "./helpers.ts";
@@ -80,14 +82,16 @@ export async function publish(
   return r.body.posts[0];
 }
 
-/** Rows of the events outbox for a post, oldest first. */
-export function outbox(w: PostsWorld, postId: string): { type: string; post_id: string; payload: any }[] {
-  return w.s.herald.db.$client
-    .query<{ type: string; post_id: string; payload: string }, [string]>(
-      "SELECT type, post_id, payload FROM events_outbox WHERE post_id = ? ORDER BY rowid",
-    )
-    .all(postId)
-    .map((r) => ({ ...r, payload: JSON.parse(r.payload) }));
+/** Rows of the events outbox for a post, oldest first (outbox ids grow with time). */
+export async function outbox(
+  w: PostsWorld,
+  postId: string,
+): Promise<{ type: string; post_id: string; payload: any }[]> {
+  const rows = await engineOf(w.s.herald.db).query<{ type: string; post_id: string; payload: string }>(
+    "SELECT type, post_id, payload FROM events_outbox WHERE post_id = ? ORDER BY id",
+    [postId],
+  );
+  return rows.map((r) => ({ ...r, payload: JSON.parse(r.payload) }));
 }
 
 /** Requests the fake received whose path contains `part` (POST only). */
@@ -133,26 +137,45 @@ export async function waitFor<T>(
 // ---- real `herald serve` processes ----
 
 /** A TCP port nobody listens on right now. */
-export function freePort(): number {
+export async function freePort(): Promise<number> {
   const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
   const port = probe.port!;
-  probe.stop(true);
+  await probe.stop(true);
   return port;
 }
 
-/** A data directory shared by child processes, removed by `cleanup`. */
-export function tempDataDir(): { dir: string; cleanup(): void } {
-  const dir = mkdtempSync(join(tmpdir(), "herald-engine-"));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+/**
+ * Storage shared by child processes: a data directory and, on PostgreSQL, one fresh database
+ * (`env` selects it); `cleanup` removes both.
+ */
+export interface SharedData {
+  dir: string;
+  /** The variables every process on this storage gets (HERALD_DATA_DIR, and the database's). */
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
 }
 
-/** `herald admin bootstrap --json` on a data dir: the first account's workspace and live key. */
-export async function bootstrapCli(dataDir: string): Promise<{ workspaceId: string; apiKey: string }> {
+/** A fresh data directory (and database) for child processes. */
+export async function tempDataDir(): Promise<SharedData> {
+  const dir = mkdtempSync(join(tmpdir(), "herald-engine-"));
+  const database = await freshDatabase();
+  return {
+    dir,
+    env: { HERALD_DATA_DIR: dir, ...database.env },
+    async cleanup() {
+      await database.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `herald admin bootstrap --json` on shared data: the first account's workspace and live key. */
+export async function bootstrapCli(data: SharedData): Promise<{ workspaceId: string; apiKey: string }> {
   const proc = Bun.spawn(
     [BUN, MAIN, "admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "Engine", "--json"],
     {
       cwd: ROOT,
-      env: cleanEnv({ HERALD_DATA_DIR: dataDir }),
+      env: cleanEnv(data.env),
       stdout: "pipe",
       stderr: "pipe",
       stdin: "ignore",
@@ -183,18 +206,21 @@ process.on("exit", () => {
   for (const proc of live) proc.kill("SIGKILL");
 });
 
-/** Starts `bun src/main.ts serve` on `dataDir` at a free port and waits until /health answers. */
-export async function startHerald(dataDir: string, env: Record<string, string> = {}): Promise<HeraldProcess> {
-  const port = freePort();
+/** Starts `bun src/main.ts serve` on shared data at a free port and waits until /health answers. */
+export async function startHerald(
+  data: SharedData,
+  env: Record<string, string> = {},
+): Promise<HeraldProcess> {
+  const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const logPath = join(dataDir, `serve-${port}.log`);
+  const logPath = join(data.dir, `serve-${port}.log`);
   const proc = Bun.spawn([BUN, MAIN, "serve"], {
     cwd: ROOT,
     stdin: "ignore",
     stdout: Bun.file(logPath),
     stderr: Bun.file(logPath),
     env: cleanEnv({
-      HERALD_DATA_DIR: dataDir,
+      ...data.env,
       HERALD_PORT: String(port),
       HERALD_BASE_URL: url,
       HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
@@ -281,9 +307,17 @@ export async function connectMastodonVia(
   return done.body.destination_id;
 }
 
-/** Opens a data dir's database read-only (for lease owners while processes run). */
-export function openReadOnly(dataDir: string): Database {
-  return new Database(join(dataDir, "herald.db"), { readonly: true });
+/**
+ * Opens the shared database from the test process too (lease owners while processes run); read
+ * with query builders, which on SQLite use the read-only connection and take no write lock.
+ * Close it with `engineOf(db).close()`.
+ */
+export async function openShared(data: SharedData): Promise<Db> {
+  return openDatabase({
+    dataDir: data.dir,
+    databaseUrl: data.env.HERALD_DATABASE_URL ?? null,
+    databasePool: 2,
+  });
 }
 
 export { startMastodonFake };

@@ -79,7 +79,7 @@ describe("a post whose publisher died (expired lease, attempt left started)", ()
       retry_safety: "unsafe",
       error: { code: "publishing_interrupted" },
     });
-    expect(outbox(w, created.id).map((e) => [e.type, e.payload.state])).toEqual([
+    expect((await outbox(w, created.id)).map((e) => [e.type, e.payload.state])).toEqual([
       ["post.needs-attention", "needs-attention"],
     ]);
     // The dead run's late timeout writes nothing: the lease is no longer its own.
@@ -124,12 +124,12 @@ describe("a post whose publisher died (expired lease, attempt left started)", ()
 });
 
 test("a real crash: SIGKILL of `herald serve` mid-thread, restart, no item twice", async () => {
-  const data = tempDataDir();
+  const data = await tempDataDir();
   const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
   let server: HeraldProcess | null = null;
   try {
-    const { workspaceId, apiKey } = await bootstrapCli(data.dir);
-    server = await startHerald(data.dir, { HERALD_LEASE_SECONDS: String(CRASH_LEASE_SECONDS) });
+    const { workspaceId, apiKey } = await bootstrapCli(data);
+    server = await startHerald(data, { HERALD_LEASE_SECONDS: String(CRASH_LEASE_SECONDS) });
     const api = apiClient(() => server!.url, apiKey);
     const destinationId = await connectMastodonVia(api, workspaceId, fake);
     const body = ["crash 1", "crash 2", "crash 3", "crash 4", "crash 5"];
@@ -152,7 +152,7 @@ test("a real crash: SIGKILL of `herald serve` mid-thread, restart, no item twice
     await server.kill("SIGKILL");
     expect(fake.statuses.length).toBe(2);
     fake.delayMs = 0;
-    server = await startHerald(data.dir, { HERALD_LEASE_SECONDS: String(CRASH_LEASE_SECONDS) });
+    server = await startHerald(data, { HERALD_LEASE_SECONDS: String(CRASH_LEASE_SECONDS) });
     // The lease of the dead process has not expired: the restarted server must not re-run the post yet.
     const early = await api("GET", postPath);
     expect(early.body.state).toBe("processing");
@@ -192,7 +192,7 @@ test("a real crash: SIGKILL of `herald serve` mid-thread, restart, no item twice
   } finally {
     await server?.kill();
     await fake.stop();
-    data.cleanup();
+    await data.cleanup();
   }
 }, 120_000);
 
@@ -244,7 +244,7 @@ describe("missed: a scheduled post found too late is not sent late", () => {
       });
       expect(post.available_actions).toEqual(expect.arrayContaining(["retry", "reschedule"]));
       expect(post.last_error.user_action).toBe("reschedule");
-      expect(outbox(w, created.id).map((e) => [e.type, e.payload.state])).toEqual([
+      expect((await outbox(w, created.id)).map((e) => [e.type, e.payload.state])).toEqual([
         ["post.needs-attention", "missed"],
       ]);
       expect(onNetwork()).toBe(0);

@@ -6,6 +6,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { destinations } from "../../src/db/schema.ts";
+import { inTransaction } from "../../src/db/transaction.ts";
 import { createBlueskyAdapter } from "../../src/providers/bluesky.ts";
 import { destinationRef } from "../../src/modules/destinations/present.ts";
 import { findDestinationById } from "../../src/modules/destinations/repo.ts";
@@ -31,37 +32,41 @@ describe("token refresh across processes", () => {
     const now = w.s.clock.now();
     w.bluesky.expireAccessTokens();
     // "Another process" takes the destination's refresh lease first.
-    db.update(destinations)
-      .set({ refreshLeaseOwner: "proc_other", refreshLeaseExpiresAt: now + 60_000 })
-      .where(eq(destinations.id, w.blueskyId))
-      .run();
+    await inTransaction(db, (tx) =>
+      tx
+        .update(destinations)
+        .set({ refreshLeaseOwner: "proc_other", refreshLeaseExpiresAt: now + 60_000 })
+        .where(eq(destinations.id, w.blueskyId)),
+    );
     const refreshesBefore = posted(w.bluesky, "refreshSession").length;
     const created = await publish(w, w.blueskyId, [unique("waits for the other refresh")]);
     const running = run();
     await Bun.sleep(300);
     // The other process refreshes, stores the rotated pair and gives the lease back.
-    const row = findDestinationById(db, w.blueskyId)!;
+    const row = (await findDestinationById(db, w.blueskyId))!;
     const adapter = createBlueskyAdapter({ fetch, clock: w.s.clock, timeoutMs: 5000 });
     const fresh = await adapter.refreshCredentials({ destination: destinationRef(w.s.herald, row) });
-    db.update(destinations)
-      .set({
-        credentialsSealed: w.s.herald.secrets.encrypt(JSON.stringify(fresh)),
-        refreshLeaseOwner: null,
-        refreshLeaseExpiresAt: null,
-      })
-      .where(eq(destinations.id, w.blueskyId))
-      .run();
+    await inTransaction(db, (tx) =>
+      tx
+        .update(destinations)
+        .set({
+          credentialsSealed: w.s.herald.secrets.encrypt(JSON.stringify(fresh)),
+          refreshLeaseOwner: null,
+          refreshLeaseExpiresAt: null,
+        })
+        .where(eq(destinations.id, w.blueskyId)),
+    );
     await running;
     expect(await getPost(w, created.id)).toMatchObject({ state: "published", attempt_count: 1 });
     // One refresh in all: the other process's. This process used what it stored.
     expect(posted(w.bluesky, "refreshSession").length - refreshesBefore).toBe(1);
-    const after = findDestinationById(db, w.blueskyId)!;
+    const after = (await findDestinationById(db, w.blueskyId))!;
     expect([after.refreshLeaseOwner, after.refreshLeaseExpiresAt]).toEqual([null, null]);
   });
 
   test("a refresh that answers without a new refresh token keeps the stored one", async () => {
     const db = w.s.herald.db;
-    const before = destinationRef(w.s.herald, findDestinationById(db, w.blueskyId)!).credentials;
+    const before = destinationRef(w.s.herald, (await findDestinationById(db, w.blueskyId))!).credentials;
     w.bluesky.expireAccessTokens();
     // The PDS answers refreshSession without a refreshJwt once (a network that does not rotate).
     w.bluesky.failNext(1, {
@@ -76,7 +81,7 @@ describe("token refresh across processes", () => {
     });
     const created = await publish(w, w.blueskyId, [unique("empty refresh answer")]);
     await run();
-    const stored = destinationRef(w.s.herald, findDestinationById(db, w.blueskyId)!).credentials;
+    const stored = destinationRef(w.s.herald, (await findDestinationById(db, w.blueskyId))!).credentials;
     expect(stored.refreshJwt).toBe(before.refreshJwt as string);
     expect(typeof stored.accessJwt).toBe("string");
     expect((stored.accessJwt as string).length).toBeGreaterThan(0);
@@ -86,7 +91,7 @@ describe("token refresh across processes", () => {
 
 describe("failures before anything was sent", () => {
   test("media whose bytes are gone is a retry with a clear error, never an unknown outcome", async () => {
-    const assetId = insertAsset(w.s, w.ws);
+    const assetId = await insertAsset(w.s, w.ws);
     rmSync(join(w.s.dataDir, "blobs", w.ws, assetId), { force: true });
     const text = unique("missing media");
     const r = await createPosts(w, {
@@ -111,11 +116,17 @@ describe("failures before anything was sent", () => {
   test("a network whose address the guard refuses fails at once, without automatic retries", async () => {
     const db = w.s.herald.db;
     // A destination whose instance now resolves to a private address (10/8 is never admitted).
-    const row = findDestinationById(db, w.destinationId)!;
+    const row = (await findDestinationById(db, w.destinationId))!;
     const id = `${row.id}b`;
-    db.insert(destinations)
-      .values({ ...row, id, externalId: `${row.externalId}-b`, origin: "http://10.0.0.7", isDefault: false })
-      .run();
+    await inTransaction(db, (tx) =>
+      tx.insert(destinations).values({
+        ...row,
+        id,
+        externalId: `${row.externalId}-b`,
+        origin: "http://10.0.0.7",
+        isDefault: false,
+      }),
+    );
     const created = await publish(w, id, [unique("private address")]);
     await run();
     const post = await getPost(w, created.id, true);

@@ -4,7 +4,10 @@ import { expect } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { sql } from "drizzle-orm";
+import { countAll } from "../../src/db/dialect.ts";
+import { firstRow } from "../../src/db/engine.ts";
 import { newId } from "../../src/db/ids.ts";
+import { inTransaction } from "../../src/db/transaction.ts";
 import { assets, destinations, posts } from "../../src/db/schema.ts";
 import type { BlueskyFake } from "../fakes/bluesky.ts";
 import type { TestResponse, TestServer } from "../helpers/server.ts";
@@ -24,7 +27,7 @@ export function makePng(width = 4, height = 3, padTo = 0): Buffer {
  * Inserts an asset row directly (a fixture that skips the upload flow) and, unless it is pending, writes its blob to
  * `<dataDir>/blobs/<blobKey>`. Returns the asset id.
  */
-export function insertAsset(
+export async function insertAsset(
   s: TestServer,
   workspaceId: string,
   options: {
@@ -35,16 +38,15 @@ export function insertAsset(
     contentType?: string;
     label?: string;
   } = {},
-): string {
+): Promise<string> {
   const id = newId("ast");
   const bytes = options.bytes ?? makePng(options.width ?? 4, options.height ?? 3);
   const blobKey = `${workspaceId}/${id}`;
   const status = options.status ?? "ready";
   // A pending asset's bytes are not there yet; its blob is written when it becomes ready (setAssetReady).
   if (status === "ready") writeBlob(s, blobKey, bytes);
-  s.herald.db
-    .insert(assets)
-    .values({
+  await inTransaction(s.herald.db, (tx) =>
+    tx.insert(assets).values({
       id,
       workspaceId,
       type: "card",
@@ -58,8 +60,8 @@ export function insertAsset(
       blobKey,
       createdAt: s.clock.now(),
       deletedAt: null,
-    })
-    .run();
+    }),
+  );
   return id;
 }
 
@@ -70,23 +72,24 @@ function writeBlob(s: TestServer, blobKey: string, bytes: Buffer): void {
 }
 
 /** What the upload flow will do when an upload completes: the blob appears and the row is ready. */
-export function setAssetReady(s: TestServer, assetId: string, bytes: Buffer = makePng()): void {
-  const row = s.herald.db.select().from(assets).where(sql`${assets.id} = ${assetId}`).get()!;
+export async function setAssetReady(
+  s: TestServer,
+  assetId: string,
+  bytes: Buffer = makePng(),
+): Promise<void> {
+  const row = (await s.herald.db.select().from(assets).where(sql`${assets.id} = ${assetId}`).then(firstRow))!;
   writeBlob(s, row.blobKey!, bytes);
-  s.herald.db
-    .update(assets)
-    .set({ status: "ready", byteSize: bytes.length })
-    .where(sql`${assets.id} = ${assetId}`)
-    .run();
+  await inTransaction(s.herald.db, (tx) =>
+    tx.update(assets).set({ status: "ready", byteSize: bytes.length }).where(sql`${assets.id} = ${assetId}`),
+  );
 }
 
 /** Inserts a connected X destination (no X adapter exists yet); returns its id. */
-export function insertXDestination(s: TestServer, workspaceId: string): string {
+export async function insertXDestination(s: TestServer, workspaceId: string): Promise<string> {
   const id = newId("dest");
   const now = s.clock.now();
-  s.herald.db
-    .insert(destinations)
-    .values({
+  await inTransaction(s.herald.db, (tx) =>
+    tx.insert(destinations).values({
       id,
       workspaceId,
       channel: "x",
@@ -103,14 +106,15 @@ export function insertXDestination(s: TestServer, workspaceId: string): string {
       createdAt: now,
       updatedAt: now,
       deletedAt: null,
-    })
-    .run();
+    }),
+  );
   return id;
 }
 
 /** Number of stored posts (any workspace). */
-export function countPosts(s: TestServer): number {
-  return s.herald.db.select({ n: sql<number>`count(*)` }).from(posts).get()!.n;
+export async function countPosts(s: TestServer): Promise<number> {
+  const [row] = await s.herald.db.select({ n: countAll() }).from(posts);
+  return row!.n;
 }
 
 // ---- requests -----------------------------------------------------------------------------------

@@ -246,14 +246,14 @@ describe("states, listing and validation (now = 2026-03-01 12:00Z)", () => {
       group: "st-exact",
       posts: [item()],
     });
-    const later = insertAsset(w.s, w.ws, { status: "pending_upload" });
+    const later = await insertAsset(w.s, w.ws, { status: "pending_upload" });
     await create("preparing", {
       when: "2026-03-06T10:00:00Z",
       confirmed: true,
       group: "st-prep",
       posts: [item({ media: [later] })],
     });
-    const soon = insertAsset(w.s, w.ws, { status: "pending_upload" });
+    const soon = await insertAsset(w.s, w.ws, { status: "pending_upload" });
     await create("needs-attention", {
       when: "2026-03-01T12:30:00Z",
       confirmed: true,
@@ -565,7 +565,7 @@ describe("states, listing and validation (now = 2026-03-01 12:00Z)", () => {
   });
 
   test("validate: a valid request is valid and stores nothing", async () => {
-    const before = countPosts(w.s);
+    const before = await countPosts(w.s);
     for (const when of ["now", "queue", "2026-03-09T10:00:00+01:00"]) {
       const r = ok(
         await a.validate({
@@ -578,12 +578,12 @@ describe("states, listing and validation (now = 2026-03-01 12:00Z)", () => {
       );
       expect(r.body).toEqual({ object: "post_validation", valid: true, errors: [] });
     }
-    expect(countPosts(w.s)).toBe(before);
+    expect(await countPosts(w.s)).toBe(before);
     expect(await listAll("?group=dry-run")).toEqual([]);
   });
 
   test("validate: an invalid request lists every problem at once with its channel, and stores nothing", async () => {
-    const before = countPosts(w.s);
+    const before = await countPosts(w.s);
     const r = ok(
       await a.validate({
         when: "2026-03-09T10:00:00Z",
@@ -615,6 +615,6 @@ describe("states, listing and validation (now = 2026-03-01 12:00Z)", () => {
     );
     expect(got).toHaveLength(5);
     for (const e of r.body.errors) expect(typeof e.detail).toBe("string");
-    expect(countPosts(w.s)).toBe(before);
+    expect(await countPosts(w.s)).toBe(before);
   });
 });

@@ -175,7 +175,7 @@ describe("create validation", () => {
   });
 
   test("a test key cannot publish", async () => {
-    const key = w.s.createKey({ environment: "test" });
+    const key = await w.s.createKey({ environment: "test" });
     const r = await w.s.request("POST", `/v1/workspaces/${w.ws}/posts`, {
       key,
       body: base(),

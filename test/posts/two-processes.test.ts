@@ -1,11 +1,14 @@
-// Two `herald serve` processes on one data directory publish 300 due posts: each exactly once,
-// counted at the fake network.
+// Two `herald serve` processes on one data directory (on PostgreSQL, one database) publish 300 due
+// posts: each exactly once, counted at the fake network.
 import { expect, test } from "bun:test";
+import { and, eq, isNotNull } from "drizzle-orm";
+import { engineOf, type Db } from "../../src/db/engine.ts";
+import { posts as postsTable } from "../../src/db/schema.ts";
 import {
   apiClient,
   bootstrapCli,
   connectMastodonVia,
-  openReadOnly,
+  openShared,
   posted,
   startHerald,
   startMastodonFake,
@@ -19,26 +22,30 @@ const PER_GROUP = 100;
 const TOTAL = GROUPS * PER_GROUP;
 
 test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, async () => {
-  const data = tempDataDir();
+  const data = await tempDataDir();
   const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
   const servers: HeraldProcess[] = [];
-  let db: ReturnType<typeof openReadOnly> | null = null;
+  let db: Db | null = null;
+  let sampling = true;
+  let sampler: Promise<void> = Promise.resolve();
   try {
-    const { workspaceId, apiKey } = await bootstrapCli(data.dir);
-    servers.push(...(await Promise.all([startHerald(data.dir), startHerald(data.dir)])));
+    const { workspaceId, apiKey } = await bootstrapCli(data);
+    servers.push(...(await Promise.all([startHerald(data), startHerald(data)])));
     const apis = servers.map((s) => apiClient(() => s.url, apiKey));
     const destinationId = await connectMastodonVia(apis[0]!, workspaceId, fake);
     fake.delayMs = 40; // long enough for both processes to hold work at the same time
 
-    db = openReadOnly(data.dir);
+    const shared = await openShared(data);
+    db = shared;
     const owners = new Set<string>();
-    const sample = db.query<{ owner: string }, []>(
-      "SELECT DISTINCT lease_owner AS owner FROM posts WHERE state = 'processing' AND lease_owner IS NOT NULL",
-    );
-    let sampling = true;
-    const sampler = (async () => {
+    const sample = () =>
+      shared
+        .selectDistinct({ owner: postsTable.leaseOwner })
+        .from(postsTable)
+        .where(and(eq(postsTable.state, "processing"), isNotNull(postsTable.leaseOwner)));
+    sampler = (async () => {
       while (sampling) {
-        for (const row of sample.all()) owners.add(row.owner);
+        for (const row of await sample()) owners.add(row.owner!);
         await Bun.sleep(10);
       }
     })();
@@ -106,9 +113,11 @@ test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, as
     for (const s of servers) console.error(s.log());
     throw error;
   } finally {
-    db?.close();
+    sampling = false; // the sampler stops before its connection closes
+    await sampler.catch(() => undefined);
+    if (db) await engineOf(db).close();
     for (const s of servers) await s.kill();
     await fake.stop();
-    data.cleanup();
+    await data.cleanup();
   }
 }, 150_000);
