@@ -48,6 +48,13 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
         }
       }
     },
+    snapshot<T>(work: (db: Db) => Promise<T>): Promise<T> {
+      // REPEATABLE READ READ ONLY never fails to serialize: no retry needed.
+      return root.transaction((tx) => work(Object.assign(tx, { [ENGINE]: engine }) as unknown as Db), {
+        isolationLevel: "repeatable read",
+        accessMode: "read only",
+      });
+    },
     async query<R>(text: string, params: unknown[] = []): Promise<R[]> {
       let n = 0;
       const numbered = text.replace(/\?/g, () => `$${++n}`);

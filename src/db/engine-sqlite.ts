@@ -39,6 +39,20 @@ export function openSqlite(dataDir: string): Db {
       queue = run.catch(() => undefined);
       return run;
     },
+    async snapshot<T>(work: (db: Db) => Promise<T>): Promise<T> {
+      // Its own connection: the shared reader serves other requests meanwhile. WAL keeps the snapshot.
+      const connection = connect(path);
+      connection.exec("PRAGMA query_only = ON");
+      connection.exec("BEGIN DEFERRED");
+      try {
+        const result = await work(Object.assign(drizzle(connection), { [ENGINE]: engine }) as unknown as Db);
+        connection.exec("COMMIT");
+        return result;
+      } finally {
+        if (connection.inTransaction) connection.exec("ROLLBACK");
+        connection.close();
+      }
+    },
     async query<R>(text: string, params: unknown[] = []): Promise<R[]> {
       const run = () => writer.query(text).all(...(params as never[])) as R[];
       const open = currentTransaction.getStore();

@@ -19,6 +19,8 @@ export interface Engine {
   migrated: string[];
   /** Runs `work` in one write transaction (serialized writes; the whole transaction or nothing). */
   transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
+  /** Runs `work` on one consistent read-only snapshot (never retried; writers go on meanwhile). */
+  snapshot<T>(work: (db: Db) => Promise<T>): Promise<T>;
   /** Raw SQL with `?` placeholders (export/import, health, tests); writes go through the writer. */
   query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
   /** Answers when the database does. */

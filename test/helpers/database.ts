@@ -12,6 +12,11 @@ export const POSTGRES_URL = process.env.HERALD_DATABASE_URL || null;
 export const TEST_SECRET_KEY = "test-secret-key-0123456789abcdefghijklmnopqrstuvwxyz";
 
 let admin: SQL | null = null;
+// The template goes when the test process ends (a throwaway cluster removes the rest anyway).
+process.once("beforeExit", () => {
+  if (admin && template)
+    void template.then((name) => admin!.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => {});
+});
 let template: Promise<string> | null = null;
 let counter = 0;
 

@@ -274,12 +274,14 @@ export async function measureThroughput(
   processes: number,
   posts: number,
   options: Omit<ClusterOptions, "processes"> = {},
-): Promise<{ processes: number; posts: number; seconds: number; perSecond: number }> {
+): Promise<{ processes: number; posts: number; seconds: number; perSecond: number; crashes: number }> {
   const c = await startCluster({ ...options, processes });
   try {
     const burst = await scheduleBurst(c, posts, { perRequest: 100, leadMs: 3_000 + posts * 5 });
     const listed = await waitPublished(c, burst, 300_000);
-    return { processes, posts, ...throughput(burst, listed) };
+    // A crashed publication is only taken over when its lease ends: it shows in the time.
+    const crashes = c.nodes.map((_, i) => c.log(i).match(/crashed/g)?.length ?? 0).reduce((a, b) => a + b, 0);
+    return { processes, posts, ...throughput(burst, listed), crashes };
   } finally {
     await c.stop();
   }

@@ -18,11 +18,11 @@ console.log(
   `${posts} posts due at once, one Mastodon destination (fake, ${networkDelayMs} ms per request), ` +
     `${cpus().length} cores, Bun ${Bun.version}`,
 );
-console.log("| processes | seconds from due time to last publication | posts/s |");
-console.log("|---|---|---|");
+console.log("| processes | seconds from due time to last publication | posts/s | crashes logged |");
+console.log("|---|---|---|---|");
 for (const processes of [1, 2, 3]) {
   const run = await measureThroughput(processes, posts, { networkDelayMs });
-  console.log(`| ${processes} | ${run.seconds.toFixed(2)} | ${run.perSecond.toFixed(1)} |`);
+  console.log(`| ${processes} | ${run.seconds.toFixed(2)} | ${run.perSecond.toFixed(1)} | ${run.crashes} |`);
 }
 // The admin connection of test/helpers/database.ts stays open; nothing else is left running.
 process.exit(0);
