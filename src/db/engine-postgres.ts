@@ -5,7 +5,9 @@ import { postgresMigrations } from "./migrations-macro.ts" with { type: "macro" 
 
 /** Serialization failures and deadlocks: the transaction is retried from the start. */
 const RETRYABLE = new Set(["40001", "40P01"]);
-const MAX_ATTEMPTS = 20;
+// Generous: under a burst, transactions touching one destination's posts collide often, and a
+// transaction that gives up leaves its work to a lease expiry.
+const MAX_ATTEMPTS = 60;
 
 /** Any key: every Herald process takes this advisory lock to migrate, so migrations run once. */
 const MIGRATION_LOCK = 7_201_412_066;
@@ -44,7 +46,7 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
           const state = sqlState(error);
           if (attempt >= MAX_ATTEMPTS || state === null || !RETRYABLE.has(state)) throw error;
           // Jittered backoff: the transactions that collided should not collide again.
-          await Bun.sleep(Math.random() * Math.min(100, 2 ** attempt));
+          await Bun.sleep(Math.random() * Math.min(1000, 2 ** attempt));
         }
       }
     },

@@ -118,13 +118,17 @@ async function assemble(options: ClusterOptions, teardown: Teardown): Promise<Cl
     HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
     ...options.env,
   };
-  const nodes = await Promise.all(
+  // Settled, not Promise.all: a node that comes up after another failed must still be torn down.
+  const started = await Promise.allSettled(
     Array.from({ length: options.processes }, async () => {
       const node = await startNode(tempDir(teardown, "herald-node-"), env);
       teardown.add(() => node.kill());
       return node;
     }),
   );
+  const failed = started.find((s) => s.status === "rejected");
+  if (failed) throw failed.reason;
+  const nodes = started.map((s) => (s as PromiseFulfilledResult<HeraldNode>).value);
   const apis = nodes.map((node) => apiClient(() => node.url, account.api_key));
   const destinationId = await connectMastodonVia(apis[0]!, account.workspace_id, mastodon);
   mastodon.delayMs = options.networkDelayMs ?? 0;

@@ -60,7 +60,7 @@ test.skipIf(!POSTGRES_URL)(
         expect({ node: i, problems: problemsIn(c.log(i)) }).toEqual({ node: i, problems: [] });
     } catch (error) {
       for (const [i, node] of c.nodes.entries())
-        console.error(`--- node ${i} (${node.url}) ---\n${c.log(i).slice(-6000)}`);
+        console.error(`--- node ${i} (${node.url}), end of its output ---\n${c.log(i).slice(-4000)}`);
       throw error;
     }
   },
@@ -161,7 +161,7 @@ function expectPublishedOnce(c: Cluster, burst: Burst, posts: ListedPost[]): voi
   const postOf = (key: string | null) => key?.replace(/\.0$/, "") ?? "";
   expect(new Set(statuses.map((s) => postOf(s.idempotencyKey)))).toEqual(new Set(burst.ids));
   for (const status of statuses) expect(status.text).toBe(burst.textOf.get(postOf(status.idempotencyKey))!);
-  // The kill happened mid-publication: some posts were taken over from the victim.
+  // The victim was publishing when killed: some posts were taken over (re-queued from its leases).
   expect(posts.filter((p) => p.attempts.length > 1).length).toBeGreaterThan(0);
 }
 
@@ -187,10 +187,12 @@ function report(c: Cluster, burst: Burst, posts: ListedPost[], events: Events, k
   const taken = posts.filter((p) => p.attempts.length > 1).length;
   const distinctEvents = [...events.byPost.values()].reduce((n, ids) => n + ids.size, 0);
   const rate = throughput(burst, posts);
+  const crashes = c.nodes.map((_, i) => problemsIn(c.log(i)).length).join("/");
   console.log(
     `scale-out: ${posts.filter((p) => p.state === "published").length}/${TOTAL} published by ` +
       `${PROCESSES} processes (node ${VICTIM} SIGKILLed at ${killed.statusesAtKill} statuses, ` +
-      `${killed.victimInFlight} in flight, ${taken} posts taken over after the ${LEASE_SECONDS} s lease); ` +
+      `${killed.victimInFlight} in flight; ${taken} posts re-queued from an expired ` +
+      `${LEASE_SECONDS} s lease; crash lines by node ${crashes}); ` +
       `fake: ${statuses.length} statuses, ${statuses.length - new Set(statuses.map((s) => s.text)).size} ` +
       `duplicates, ${creates - TOTAL} creates re-sent with the same Idempotency-Key; webhooks: ` +
       `${distinctEvents} post.published events, ${events.deliveries} deliveries ` +

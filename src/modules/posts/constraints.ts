@@ -2,21 +2,29 @@ import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import { ProblemError } from "../../core/problem.ts";
 
-// The columns of the posts' unique indexes, as SQLite names them in "UNIQUE constraint failed: …".
-const QUEUE_SLOT = "posts.destination_id, posts.queue_window_id, posts.queue_local_date";
-const GROUP_DRAFT = "posts.workspace_id, posts.group_key, posts.channel";
+// The posts' unique indexes as each engine names them: SQLite lists the columns ("UNIQUE constraint
+// failed: …"), PostgreSQL the index ("duplicate key value violates unique constraint "…"").
+const QUEUE_SLOT = [
+  "posts.destination_id, posts.queue_window_id, posts.queue_local_date",
+  '"posts_one_live_post_per_queue_slot"',
+];
+const GROUP_DRAFT = [
+  "posts.workspace_id, posts.group_key, posts.channel",
+  '"posts_one_draft_per_group_channel"',
+];
+const UNIQUE_VIOLATION = /UNIQUE constraint failed|duplicate key value violates unique constraint/;
 
 /** The 409 problem for a unique index of posts that fired (queue slot, group draft), else null. */
 export function problemOfConstraint(error: unknown): ProblemError | null {
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    if (!e.message.includes("UNIQUE constraint failed")) continue;
-    if (e.message.includes(QUEUE_SLOT)) {
+    if (!UNIQUE_VIOLATION.test(e.message)) continue;
+    if (QUEUE_SLOT.some((name) => e.message.includes(name))) {
       const detail = "Another request took this queue window for the destination at the same time.";
       return new ProblemError("public_conflict", detail, {
         errors: [{ pointer: "/when", code: "custom", detail: "taken meanwhile; send the request again" }],
       });
     }
-    if (e.message.includes(GROUP_DRAFT)) {
+    if (GROUP_DRAFT.some((name) => e.message.includes(name))) {
       const detail = "The group already holds a draft for this channel; update or publish it first.";
       return new ProblemError("public_post_group_channel_conflict", detail, {
         errors: [{ pointer: "/posts", code: "custom", detail: "another request made this channel's draft" }],

@@ -31,7 +31,7 @@ export class PublishingEngine {
   private running = new Map<string, Promise<void>>();
   private lastTickAt: number | null = null;
   private stopped = false;
-  private claiming = false;
+  private claiming: Promise<void> | null = null;
   private claimAgain = false;
 
   constructor(private readonly h: Herald) {}
@@ -55,14 +55,15 @@ export class PublishingEngine {
 
   /** Waits until every publication this process started has finished. */
   async drain(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+    while (this.running.size > 0 || this.claiming)
+      await Promise.allSettled([...this.running.values(), this.claiming]);
   }
 
   /** Ticks and drains until no due work is left (tests, `herald` operators). */
   async runUntilIdle(maxTicks = 50): Promise<void> {
     for (let i = 0; i < maxTicks; i++) {
       await this.tick();
-      if (this.running.size === 0) return;
+      if (this.running.size === 0 && !this.claiming) return;
       await this.drain();
     }
   }
@@ -191,22 +192,25 @@ export class PublishingEngine {
   }
 
   /** Claims due ready posts up to the concurrency limit, deferring those over their destination's pace. */
-  private async claimReady(now: number): Promise<void> {
-    // One claim pass at a time in this process: a slot freed mid-pass asks for another pass.
+  private claimReady(now: number): Promise<void> {
+    // One claim pass at a time in this process: a slot freed mid-pass asks for another pass, and
+    // a caller arriving meanwhile waits for the pass under way (runUntilIdle must see its claims).
     if (this.claiming) {
       this.claimAgain = true;
-      return;
+      return this.claiming;
     }
-    this.claiming = true;
-    try {
-      do {
-        this.claimAgain = false;
-        await this.claimPass(now);
-        now = this.h.clock.now();
-      } while (this.claimAgain && !this.stopped);
-    } finally {
-      this.claiming = false;
-    }
+    this.claiming = (async () => {
+      try {
+        do {
+          this.claimAgain = false;
+          await this.claimPass(now);
+          now = this.h.clock.now();
+        } while (this.claimAgain && !this.stopped);
+      } finally {
+        this.claiming = null;
+      }
+    })();
+    return this.claiming;
   }
 
   private async claimPass(now: number): Promise<void> {
