@@ -54,21 +54,46 @@ export async function readsBenchmark(env: Record<string, string> = {}, label = "
   let server: Subprocess | null = null;
   try {
     const boot = spawnSync(
-      [BUN, "src/main.ts", "admin", "bootstrap", "--email", "r@example.com", "--workspace-name", "R", "--json"],
+      [
+        BUN,
+        "src/main.ts",
+        "admin",
+        "bootstrap",
+        "--email",
+        "r@example.com",
+        "--workspace-name",
+        "R",
+        "--json",
+      ],
       { cwd: ROOT, env: serverEnv, stdout: "pipe", stderr: "pipe" },
     );
     if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
     const account = JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
-    server = spawn([BUN, "src/main.ts", "serve"], { cwd: ROOT, env: serverEnv, stdout: "ignore", stderr: "ignore" });
+    server = spawn([BUN, "src/main.ts", "serve"], {
+      cwd: ROOT,
+      env: serverEnv,
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     for (let i = 0; i < 100; i++) {
-      if (await fetch(`${origin}/health`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`${origin}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       await Bun.sleep(100);
     }
     const base = `${origin}/v1/workspaces/${account.workspace_id}/posts`;
     const headers = { authorization: `Bearer ${account.api_key}`, "content-type": "application/json" };
     let postId = "";
     for (let i = 0; i < 25; i++) {
-      const body = { group: `g${i}`, when: "draft", posts: [{ channel: "mastodon", body: [`read bench ${i}`] }] };
+      const body = {
+        group: `g${i}`,
+        when: "draft",
+        posts: [{ channel: "mastodon", body: [`read bench ${i}`] }],
+      };
       const created = await fetch(base, { method: "POST", headers, body: JSON.stringify(body) });
       postId = ((await created.json()) as { posts: { id: string }[] }).posts[0]!.id;
     }

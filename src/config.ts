@@ -201,7 +201,9 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = url(env, "HERALD_DATABASE_URL", ["postgres:", "postgresql:"]);
   // Every process must open what another sealed, so a key file in one process's data dir won't do.
   if (databaseUrl !== null && secretKey === null)
-    throw new ConfigError("HERALD_SECRET_KEY is required with HERALD_DATABASE_URL (the same for every process)");
+    throw new ConfigError(
+      "HERALD_SECRET_KEY is required with HERALD_DATABASE_URL (the same for every process)",
+    );
   const allowPrivate = text(env, "HERALD_DEV_ALLOW_PRIVATE_NETWORK", "0");
   if (allowPrivate !== "0" && allowPrivate !== "1")
     throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got ${shown(allowPrivate)}`);

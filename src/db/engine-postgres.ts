@@ -32,7 +32,8 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
   const engine: Engine = {
     dialect: "postgresql",
     migrated,
-    async transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
+    async transaction<T>(work: (tx: Db) => Promise<T>, options: { guarded?: boolean } = {}): Promise<T> {
+      const isolationLevel = options.guarded ? "read committed" : "serializable";
       for (let attempt = 1; ; attempt++) {
         try {
           return await root.transaction(
@@ -40,7 +41,7 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
               const handle = Object.assign(tx, { [ENGINE]: engine }) as unknown as Db;
               return currentTransaction.run(handle, () => work(handle));
             },
-            { isolationLevel: "serializable" },
+            { isolationLevel },
           );
         } catch (error) {
           const state = sqlState(error);

@@ -17,8 +17,11 @@ export interface Engine {
   dialect: Dialect;
   /** Tags of the migrations this process applied when it opened the database (often none). */
   migrated: string[];
-  /** Runs `work` in one write transaction (serialized writes; the whole transaction or nothing). */
-  transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one write transaction (serialized writes; the whole transaction or nothing).
+   * `guarded`: every write is conditional on its row (see `inGuardedTransaction`).
+   */
+  transaction<T>(work: (tx: Db) => Promise<T>, options?: { guarded?: boolean }): Promise<T>;
   /** Runs `work` on one consistent read-only snapshot (never retried; writers go on meanwhile). */
   snapshot<T>(work: (db: Db) => Promise<T>): Promise<T>;
   /** Raw SQL with `?` placeholders (export/import, health, tests); writes go through the writer. */

@@ -15,7 +15,9 @@ let admin: SQL | null = null;
 // The template goes when the test process ends (a throwaway cluster removes the rest anyway).
 process.once("beforeExit", () => {
   if (admin && template)
-    void template.then((name) => admin!.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => {});
+    void template
+      .then((name) => admin!.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+      .catch(() => {});
 });
 let template: Promise<string> | null = null;
 let counter = 0;

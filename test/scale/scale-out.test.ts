@@ -122,7 +122,7 @@ function eventsOf(r: Receiver): Events {
 
 /**
  * Waits until every post of the burst has a post.published delivery. A delivery the victim had
- * claimed but not sent is sent again when its claim ends (webhooks' CLAIM_LEASE_MS, 60 s).
+ * claimed but not sent is sent again when its claim ends (webhooks' CLAIM_LEASE_MS, 30 s).
  */
 async function waitForEvents(r: Receiver, burst: Burst): Promise<Events> {
   return waitFor(
@@ -161,8 +161,13 @@ function expectPublishedOnce(c: Cluster, burst: Burst, posts: ListedPost[]): voi
   const postOf = (key: string | null) => key?.replace(/\.0$/, "") ?? "";
   expect(new Set(statuses.map((s) => postOf(s.idempotencyKey)))).toEqual(new Set(burst.ids));
   for (const status of statuses) expect(status.text).toBe(burst.textOf.get(postOf(status.idempotencyKey))!);
-  // The victim was publishing when killed: some posts were taken over (re-queued from its leases).
-  expect(posts.filter((p) => p.attempts.length > 1).length).toBeGreaterThan(0);
+  // The victim held leases when killed: a survivor took those posts over (re-queued from the
+  // expired lease; a post killed before its first attempt started shows only in the log).
+  const retried = posts.filter((p) => p.attempts.length > 1).length;
+  const recovered = c.nodes
+    .map((_, i) => c.log(i).split("recovered a post from an expired lease").length - 1)
+    .reduce((a, b) => a + b, 0);
+  expect(retried + recovered).toBeGreaterThan(0);
 }
 
 /** One event per post (one publication each); the same event may arrive more than once. */

@@ -389,9 +389,7 @@ export const eventsOutbox = sqliteTable(
   },
   (t) => [
     index("events_outbox_workspace").on(t.workspaceId, t.id),
-    index("events_outbox_undispatched")
-      .on(t.id)
-      .where(sql`${t.dispatchedAt} IS NULL`),
+    index("events_outbox_undispatched").on(t.id).where(sql`${t.dispatchedAt} IS NULL`),
   ],
 );
 

@@ -31,7 +31,12 @@ const Confirmed = t.Object({ confirmed: t.Optional(t.Boolean()) }, { additionalP
 const tag = "Posts";
 
 /** A post response with its ETag. */
-async function postResponse(h: Herald, row: PostRow, includeAttempts = false, status = 200): Promise<Response> {
+async function postResponse(
+  h: Herald,
+  row: PostRow,
+  includeAttempts = false,
+  status = 200,
+): Promise<Response> {
   const [post] = await presentPosts(h.db, [row], { includeAttempts });
   return resourceResponse(post, status, { etag: postEtag(row) });
 }
@@ -40,11 +45,20 @@ async function postResponse(h: Herald, row: PostRow, includeAttempts = false, st
  * A post set response: 202 with Retry-After while provider work is still active for an immediate
  * publication (the caller polls the posts), 201 otherwise.
  */
-async function postSetResponse(h: Herald, group: string, rows: PostRow[], immediate: boolean): Promise<Response> {
+async function postSetResponse(
+  h: Herald,
+  group: string,
+  rows: PostRow[],
+  immediate: boolean,
+): Promise<Response> {
   const active =
     immediate &&
     rows.some((r) => !isTerminal(r.state as PostState) && !isActionRequired(r.state as PostState));
-  const body = { object: "post_set", group, posts: await presentPosts(h.db, rows, { includeAttempts: false }) };
+  const body = {
+    object: "post_set",
+    group,
+    posts: await presentPosts(h.db, rows, { includeAttempts: false }),
+  };
   return new Response(JSON.stringify(body), {
     status: active ? 202 : 201,
     headers: { "content-type": "application/json", ...(active ? { "retry-after": "1" } : {}) },
@@ -137,7 +151,8 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     )
     .post(
       "/posts/validate",
-      async ({ actor, workspace, body }) => await validatePosts({ h, actor, workspace: workspace!, input: body }),
+      async ({ actor, workspace, body }) =>
+        await validatePosts({ h, actor, workspace: workspace!, input: body }),
       {
         ...operation({
           scope: "posts:read",
@@ -168,10 +183,14 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       "/posts/publish",
       async ({ actor, workspace: ws, request, body }) => {
         const workspace = ws!;
-        return await runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () => {
-          const result = await publishDrafts({ h, actor, workspace, input: body });
-          return await postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
-        });
+        return await runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body, required: true },
+          async () => {
+            const result = await publishDrafts({ h, actor, workspace, input: body });
+            return await postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
+          },
+        );
       },
       {
         ...operation({
@@ -209,17 +228,21 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       "/posts/move",
       async ({ actor, workspace: ws, request, body }) => {
         const workspace = ws!;
-        return await runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
-          const rows = await movePostsInQueue({ h, actor, workspace, input: body });
-          return new Response(
-            JSON.stringify({
-              object: "post_set",
-              group: rows[0]?.groupKey ?? "",
-              posts: await presentPosts(h.db, rows, { includeAttempts: false }),
-            }),
-            { headers: { "content-type": "application/json" } },
-          );
-        });
+        return await runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body, required: false },
+          async () => {
+            const rows = await movePostsInQueue({ h, actor, workspace, input: body });
+            return new Response(
+              JSON.stringify({
+                object: "post_set",
+                group: rows[0]?.groupKey ?? "",
+                posts: await presentPosts(h.db, rows, { includeAttempts: false }),
+              }),
+              { headers: { "content-type": "application/json" } },
+            );
+          },
+        );
       },
       {
         ...operation({
@@ -316,18 +339,22 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     .delete(
       "/posts/:post_id",
       async ({ actor, params, request }) => {
-        return await runIdempotent(h, { accountId: actor.accountId, request, body: null, required: true }, async () => {
-          const post = await deleteDraft({
-            h,
-            actor,
-            workspaceId: params.workspace_id,
-            id: params.post_id,
-            ifMatch: request.headers.get("if-match"),
-          });
-          return new Response(JSON.stringify({ id: post.id, object: "post", deleted: true }), {
-            headers: { "content-type": "application/json" },
-          });
-        });
+        return await runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body: null, required: true },
+          async () => {
+            const post = await deleteDraft({
+              h,
+              actor,
+              workspaceId: params.workspace_id,
+              id: params.post_id,
+              ifMatch: request.headers.get("if-match"),
+            });
+            return new Response(JSON.stringify({ id: post.id, object: "post", deleted: true }), {
+              headers: { "content-type": "application/json" },
+            });
+          },
+        );
       },
       {
         ...operation({
@@ -345,11 +372,20 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     .post(
       "/posts/:post_id/cancel",
       async ({ actor, params, body, request }) => {
-        return await runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () =>
-          postResponse(
-            h,
-            await cancelPost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body }),
-          ),
+        return await runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body, required: false },
+          async () =>
+            postResponse(
+              h,
+              await cancelPost({
+                h,
+                actor,
+                workspaceId: params.workspace_id,
+                id: params.post_id,
+                input: body,
+              }),
+            ),
         );
       },
       {
@@ -369,11 +405,20 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     .post(
       "/posts/:post_id/retry",
       async ({ actor, params, body, request }) => {
-        return await runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () =>
-          postResponse(
-            h,
-            await retryPost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body }),
-          ),
+        return await runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body, required: false },
+          async () =>
+            postResponse(
+              h,
+              await retryPost({
+                h,
+                actor,
+                workspaceId: params.workspace_id,
+                id: params.post_id,
+                input: body,
+              }),
+            ),
         );
       },
       {
@@ -396,11 +441,20 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     .post(
       "/posts/:post_id/reschedule",
       async ({ actor, params, body, request }) => {
-        return await runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () =>
-          postResponse(
-            h,
-            await reschedulePost({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body }),
-          ),
+        return await runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body, required: false },
+          async () =>
+            postResponse(
+              h,
+              await reschedulePost({
+                h,
+                actor,
+                workspaceId: params.workspace_id,
+                id: params.post_id,
+                input: body,
+              }),
+            ),
         );
       },
       {

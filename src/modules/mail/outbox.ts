@@ -4,7 +4,7 @@ import { firstRow } from "../../db/engine.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import { mailOutbox } from "../../db/schema.ts";
-import { inTransaction } from "../../db/transaction.ts";
+import { inGuardedTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 
 /** Attempts before a message is marked `failed`. */
@@ -61,7 +61,7 @@ export async function countPendingMail(db: Db): Promise<number> {
  * PostgreSQL) does not take it too. The status stays `pending`: a claim is not an attempt.
  */
 async function claimDueMail(h: Herald): Promise<MailRow | undefined> {
-  return inTransaction(h.db, async (tx) => {
+  return inGuardedTransaction(h.db, async (tx) => {
     const now = h.clock.now();
     const query = tx
       .select()
@@ -81,7 +81,7 @@ async function claimDueMail(h: Herald): Promise<MailRow | undefined> {
 
 /** Changes a message's columns. */
 async function updateMail(h: Herald, id: string, changes: Partial<MailRow>): Promise<void> {
-  await inTransaction(h.db, async (tx) => {
+  await inGuardedTransaction(h.db, async (tx) => {
     await tx.update(mailOutbox).set(changes).where(eq(mailOutbox.id, id));
   });
 }

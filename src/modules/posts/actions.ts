@@ -78,11 +78,13 @@ export async function patchDraft(args: {
     if (errors.length)
       throw new ProblemError("public_invalid_request", "The draft cannot take these changes.", { errors });
     const known = new Set(
-      (await findAssets(
-        tx,
-        workspaceId,
-        assetItems.map((a) => a.asset_id),
-      )).map((a) => a.id),
+      (
+        await findAssets(
+          tx,
+          workspaceId,
+          assetItems.map((a) => a.asset_id),
+        )
+      ).map((a) => a.id),
     );
     const unknown: FieldError[] = content.assetItems
       .filter((a) => !known.has(a.asset_id))
@@ -182,7 +184,12 @@ export async function retryPost(args: {
  * What sending a post again needs: the duplicate risk acknowledged when the last outcome is unknown,
  * a connected destination, and content the network will take.
  */
-async function requireSendable(h: Herald, tx: Db, post: PostRow, acknowledged: boolean | undefined): Promise<void> {
+async function requireSendable(
+  h: Herald,
+  tx: Db,
+  post: PostRow,
+  acknowledged: boolean | undefined,
+): Promise<void> {
   if (post.retrySafety === "unsafe" && acknowledged !== true) {
     throw new ProblemError(
       "public_conflict",
@@ -210,11 +217,13 @@ async function requireSendable(h: Herald, tx: Db, post: PostRow, acknowledged: b
     contentOf(post),
     destination,
     new Map(
-      (await findAssets(
-        tx,
-        post.workspaceId,
-        post.assetItems.map((a) => a.asset_id),
-      )).map((a) => [a.id, a]),
+      (
+        await findAssets(
+          tx,
+          post.workspaceId,
+          post.assetItems.map((a) => a.asset_id),
+        )
+      ).map((a) => [a.id, a]),
     ),
     "",
   );
@@ -400,11 +409,13 @@ export async function publishDrafts(args: {
             },
             destination,
             new Map(
-              (await findAssets(
-                tx,
-                workspace.id,
-                post.assetItems.map((a) => a.asset_id),
-              )).map((a) => [a.id, a]),
+              (
+                await findAssets(
+                  tx,
+                  workspace.id,
+                  post.assetItems.map((a) => a.asset_id),
+                )
+              ).map((a) => [a.id, a]),
             ),
             base,
           ),
@@ -430,7 +441,9 @@ export async function publishDrafts(args: {
     if (when!.mode === "queue") {
       const ids = drafts.map((d) => d.destination!.id);
       const taken = new Set(
-        (await takenQueueSlots(tx, workspace.id, ids, LIVE_STATES)).map((s) => `${s.windowId}|${s.localDate}`),
+        (await takenQueueSlots(tx, workspace.id, ids, LIVE_STATES)).map(
+          (s) => `${s.windowId}|${s.localDate}`,
+        ),
       );
       slot = nextFreeSlot(await listQueueWindows(tx, workspace.id), workspace.timeZone, now, taken);
       if (!slot)
@@ -441,11 +454,13 @@ export async function publishDrafts(args: {
     }
     const moves: PostMoveRequest[] = [];
     for (const { post, destination } of drafts) {
-      const assetsReady = (await findAssets(
-        tx,
-        workspace.id,
-        post.assetItems.map((a) => a.asset_id),
-      )).every((a) => a.status === "ready");
+      const assetsReady = (
+        await findAssets(
+          tx,
+          workspace.id,
+          post.assetItems.map((a) => a.asset_id),
+        )
+      ).every((a) => a.status === "ready");
       const to: PostState = !assetsReady ? "preparing" : scheduledAt <= now ? "ready" : "scheduled";
       const changes: PostChanges = {
         destinationId: destination!.id,

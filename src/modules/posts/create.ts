@@ -99,7 +99,11 @@ export interface CreatePlan {
   immediate: boolean;
 }
 
-async function resolveAssets(db: Db, workspaceId: string, items: PostContent["assetItems"]): Promise<Map<string, AssetRow>> {
+async function resolveAssets(
+  db: Db,
+  workspaceId: string,
+  items: PostContent["assetItems"],
+): Promise<Map<string, AssetRow>> {
   return new Map(
     (await findAssets(db, workspaceId, [...new Set(items.map((a) => a.asset_id))])).map((a) => [a.id, a]),
   );
@@ -230,7 +234,6 @@ export async function planCreatePosts(args: {
     }
     channels.set(p.content.channel, i);
   }
-
 
   const timeZone = input.time_zone ?? workspace.timeZone;
   let slot: QueueSlot | null = null;

@@ -27,15 +27,14 @@ export async function recordPostEvent(db: Db, post: PostRow, now: number): Promi
   const type = EVENT_FOR_STATE[post.state];
   if (!type) return null;
   const id = newId("evt");
-  await db.insert(eventsOutbox)
-    .values({
-      id,
-      workspaceId: post.workspaceId,
-      type,
-      postId: post.id,
-      destinationId: post.destinationId,
-      payload: eventPostSummary(post, await listReceipts(db, [post.id])),
-      createdAt: now,
-    });
+  await db.insert(eventsOutbox).values({
+    id,
+    workspaceId: post.workspaceId,
+    type,
+    postId: post.id,
+    destinationId: post.destinationId,
+    payload: eventPostSummary(post, await listReceipts(db, [post.id])),
+    createdAt: now,
+  });
   return id;
 }

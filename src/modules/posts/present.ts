@@ -121,7 +121,7 @@ export async function presentPosts(db: Db, rows: PostRow[], options: { includeAt
   const assetIdsByWorkspace = new Map<string, Set<string>>();
   for (const row of rows) {
     if (row.destinationId && !destinations.has(row.destinationId))
-      destinations.set(row.destinationId, await findDestinationById(db, row.destinationId) ?? null);
+      destinations.set(row.destinationId, (await findDestinationById(db, row.destinationId)) ?? null);
     const set = assetIdsByWorkspace.get(row.workspaceId) ?? new Set();
     for (const item of row.assetItems) set.add(item.asset_id);
     assetIdsByWorkspace.set(row.workspaceId, set);

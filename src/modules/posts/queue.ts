@@ -40,8 +40,7 @@ export async function replaceQueueWindows(
   const key = (w: { weekday: number; localTime: string }) => `${w.weekday}|${w.localTime}`;
   const wanted = new Map(windows.map((w) => [key({ weekday: w.weekday, localTime: w.local_time }), w]));
   for (const row of current)
-    if (!wanted.has(key(row)))
-      await db.delete(queueWindows).where(eq(queueWindows.id, row.id));
+    if (!wanted.has(key(row))) await db.delete(queueWindows).where(eq(queueWindows.id, row.id));
   const kept = new Set(current.map(key));
   for (const [k, w] of wanted) {
     if (!kept.has(k))

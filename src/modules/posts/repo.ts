@@ -37,7 +37,12 @@ export async function insertPost(db: Db, row: PostRow): Promise<void> {
 }
 
 /** Applies a non-state edit and bumps the version; false when `expectVersion` no longer matches. */
-export async function updatePost(db: Db, id: string, changes: PostEdit, expectVersion?: number): Promise<boolean> {
+export async function updatePost(
+  db: Db,
+  id: string,
+  changes: PostEdit,
+  expectVersion?: number,
+): Promise<boolean> {
   const where =
     expectVersion === undefined ? eq(posts.id, id) : and(eq(posts.id, id), eq(posts.version, expectVersion));
   const result = await db
@@ -111,11 +116,7 @@ export async function listPosts(
 /** Receipts of posts, in item order. */
 export async function listReceipts(db: Db, postIds: string[]): Promise<ReceiptRow[]> {
   if (postIds.length === 0) return [];
-  return db
-    .select()
-    .from(receipts)
-    .where(inArray(receipts.postId, postIds))
-    .orderBy(asc(receipts.itemIndex));
+  return db.select().from(receipts).where(inArray(receipts.postId, postIds)).orderBy(asc(receipts.itemIndex));
 }
 
 /** Stores the receipt of one published item. */
@@ -126,11 +127,7 @@ export async function insertReceipt(db: Db, row: ReceiptRow): Promise<void> {
 /** Attempts of posts, oldest first. */
 export async function listAttempts(db: Db, postIds: string[]): Promise<AttemptRow[]> {
   if (postIds.length === 0) return [];
-  return db
-    .select()
-    .from(attempts)
-    .where(inArray(attempts.postId, postIds))
-    .orderBy(asc(attempts.number));
+  return db.select().from(attempts).where(inArray(attempts.postId, postIds)).orderBy(asc(attempts.number));
 }
 
 /** Stores an attempt (written before the provider is called). */
@@ -232,7 +229,11 @@ export async function destinationPace(
 }
 
 /** Non-terminal posts on a destination (a destination with any cannot be disconnected). */
-export async function countLivePostsOnDestination(db: Db, destinationId: string, liveStates: string[]): Promise<number> {
+export async function countLivePostsOnDestination(
+  db: Db,
+  destinationId: string,
+  liveStates: string[],
+): Promise<number> {
   const [row] = await db
     .select({ n: countAll() })
     .from(posts)

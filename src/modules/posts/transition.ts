@@ -120,7 +120,12 @@ interface Expected {
 }
 
 /** The one conditional UPDATE: applies `set` (version bumped) only while the row is as expected. */
-async function updateIfStill(tx: Db, id: string, expected: Expected, set: Partial<PostRow>): Promise<PostRow | null> {
+async function updateIfStill(
+  tx: Db,
+  id: string,
+  expected: Expected,
+  set: Partial<PostRow>,
+): Promise<PostRow | null> {
   const where: SQL[] = [eq(posts.id, id), eq(posts.state, expected.state)];
   if (expected.leasedBy !== undefined) where.push(eq(posts.leaseOwner, expected.leasedBy));
   const rows = await tx

@@ -15,7 +15,12 @@ export function dailyCap(h: Herald, channel: string): number | null {
  * in the window is 24 h old) or the minimum spacing (posts being published count as "now"). Null when
  * it may go now.
  */
-export async function velocityDeferral(h: Herald, db: Db, post: PostRow, now: number): Promise<number | null> {
+export async function velocityDeferral(
+  h: Herald,
+  db: Db,
+  post: PostRow,
+  now: number,
+): Promise<number | null> {
   if (!post.destinationId) return null;
   const cap = dailyCap(h, post.channel);
   const spacing = h.config.engine.minSpacingMs;

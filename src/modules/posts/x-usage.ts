@@ -54,7 +54,8 @@ export async function reserveXUsage(
       { errors },
     );
   }
-  await db.insert(xUsage)
+  await db
+    .insert(xUsage)
     .values({ workspaceId, month, reserved: count, used: 0 })
     .onConflictDoUpdate({
       target: [xUsage.workspaceId, xUsage.month],
@@ -64,14 +65,16 @@ export async function reserveXUsage(
 
 /** Gives back a reservation (cancelled, failed, rescheduled away). */
 export async function releaseXUsage(db: Db, workspaceId: string, month: string): Promise<void> {
-  await db.update(xUsage)
+  await db
+    .update(xUsage)
     .set({ reserved: decrementedToZero(xUsage.reserved) })
     .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)));
 }
 
 /** Turns a reservation into a use when the post is published. */
 export async function consumeXUsage(db: Db, workspaceId: string, month: string): Promise<void> {
-  await db.update(xUsage)
+  await db
+    .update(xUsage)
     .set({ reserved: decrementedToZero(xUsage.reserved), used: sql`${xUsage.used} + 1` })
     .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)));
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { inTransaction } from "../../db/transaction.ts";
+import { inGuardedTransaction, inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import {
   findAssets,
@@ -107,7 +107,7 @@ export class PublishingEngine {
 
   /** One engine move of a post through the state door, in its own write transaction. */
   private async move(post: PostRow, to: PostState, changes: PostChanges, now: number): Promise<void> {
-    await inTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to, changes }));
+    await inGuardedTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to, changes }));
   }
 
   /** Preparing posts go on once every asset is ready, or need attention if their time comes first. */
@@ -140,7 +140,7 @@ export class PublishingEngine {
   private async recoverExpiredLeases(now: number): Promise<void> {
     for (const post of await listExpiredLeases(this.h.db, now, BATCH)) {
       const idempotent = this.h.providers.adapter(post.channel as never)?.idempotentCreate ?? false;
-      const recovered = await inTransaction(this.h.db, async (tx) => {
+      const recovered = await inGuardedTransaction(this.h.db, async (tx) => {
         const current = await findPostById(tx, post.id);
         if (!current || current.state !== "processing" || (current.leaseExpiresAt ?? 0) >= now) return false;
         for (const attempt of await findStartedAttempts(tx, post.id)) {
@@ -178,9 +178,9 @@ export class PublishingEngine {
       // Another process may have recovered it first (its transaction saw the lease still expired).
       if (recovered)
         this.h.logger.warn("recovered a post from an expired lease", {
-        post_id: post.id,
-        requeued: idempotent,
-      });
+          post_id: post.id,
+          requeued: idempotent,
+        });
     }
   }
 
@@ -188,7 +188,7 @@ export class PublishingEngine {
   private async renewLeases(now: number): Promise<void> {
     const until = now + this.h.config.engine.leaseMs;
     for (const id of [...this.running.keys()])
-      await inTransaction(this.h.db, (tx) => renewLease(tx, id, this.owner, until));
+      await inGuardedTransaction(this.h.db, (tx) => renewLease(tx, id, this.owner, until));
   }
 
   /** Claims due ready posts up to the concurrency limit, deferring those over their destination's pace. */

@@ -1,5 +1,5 @@
 import { newId } from "../../db/ids.ts";
-import { inTransaction } from "../../db/transaction.ts";
+import { inGuardedTransaction, inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { runTyped } from "../../providers/http.ts";
 import {
@@ -104,7 +104,12 @@ async function refreshDestination(
   const work = (async () => {
     const deadline = Date.now() + h.config.engine.leaseMs;
     while (
-      !await takeRefreshLease(h.db, { destinationId, owner, now: h.clock.now(), leaseMs: h.config.engine.leaseMs })
+      !(await takeRefreshLease(h.db, {
+        destinationId,
+        owner,
+        now: h.clock.now(),
+        leaseMs: h.config.engine.leaseMs,
+      }))
     ) {
       if ((await findDestinationById(h.db, destinationId))?.credentialsSealed !== usedSealed) return;
       if (Date.now() > deadline) {
@@ -153,7 +158,7 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
   const attemptId = newId("att");
   const startedAt = h.clock.now();
   const idempotent = adapter?.idempotentCreate ?? true;
-  await inTransaction(h.db, async (tx) => {
+  await inGuardedTransaction(h.db, async (tx) => {
     await insertAttempt(tx, {
       id: attemptId,
       postId,
@@ -250,12 +255,12 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
       );
     }
     const now = h.clock.now();
-    const stored = await inTransaction(h.db, async (tx) => {
+    const stored = await inGuardedTransaction(h.db, async (tx) => {
       if (
-        !await updateLeasedPost(tx, postId, owner, {
+        !(await updateLeasedPost(tx, postId, owner, {
           leaseExpiresAt: now + h.config.engine.leaseMs,
           updatedAt: now,
-        })
+        }))
       )
         return false;
       await insertReceipt(tx, {
@@ -374,9 +379,15 @@ type Outcome =
  * Writes the outcome of a run, its attempt and its event in one transaction (only while the lease
  * is ours); the state door releases the lease and settles the X reservation.
  */
-async function finish(h: Herald, owner: string, post: PostRow, attemptId: string, outcome: Outcome): Promise<void> {
+async function finish(
+  h: Herald,
+  owner: string,
+  post: PostRow,
+  attemptId: string,
+  outcome: Outcome,
+): Promise<void> {
   const now = h.clock.now();
-  await inTransaction(h.db, async (tx) => {
+  await inGuardedTransaction(h.db, async (tx) => {
     let changes: PostChanges;
     let attemptStatus: string;
     switch (outcome.kind) {
@@ -413,7 +424,7 @@ async function finish(h: Herald, owner: string, post: PostRow, attemptId: string
         break;
     }
     const to = outcome.kind === "retry" ? "ready" : outcome.kind;
-    if (!await transitionPost({ tx, now, post, to, changes, leasedBy: owner })) return;
+    if (!(await transitionPost({ tx, now, post, to, changes, leasedBy: owner }))) return;
     // Only a run that still owns the post may mark its destination (a stale run must not).
     if (outcome.kind === "needs-attention" && outcome.reauthorize) {
       const mark = { unavailableReason: "reauthorization_required", updatedAt: now };

@@ -9,7 +9,12 @@ import { editPostIfStill } from "../posts/transition.ts";
  * the lease was lost (another process recovered the post), in which case nothing is written.
  * State changes go through `transitionPost` with `leasedBy`.
  */
-export async function updateLeasedPost(db: Db, id: string, owner: string, changes: PostEdit): Promise<boolean> {
+export async function updateLeasedPost(
+  db: Db,
+  id: string,
+  owner: string,
+  changes: PostEdit,
+): Promise<boolean> {
   return await editPostIfStill(db, id, { state: "processing", leasedBy: owner }, changes);
 }
 

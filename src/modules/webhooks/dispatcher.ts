@@ -1,5 +1,5 @@
 import { newDelivery } from "./service.ts";
-import { inTransaction } from "../../db/transaction.ts";
+import { inGuardedTransaction } from "../../db/transaction.ts";
 import type { Db } from "../../db/open.ts";
 import type { Herald } from "../../herald.ts";
 import { WEBHOOK_EVENT_TYPES } from "./present.ts";
@@ -41,7 +41,7 @@ export function endpointMatches(
 export async function dispatchWebhookEvents(h: Herald): Promise<number> {
   let created = 0;
   for (;;) {
-    const batch = await inTransaction(h.db, (tx) => dispatchBatch(h, tx));
+    const batch = await inGuardedTransaction(h.db, (tx) => dispatchBatch(h, tx));
     created += batch.deliveries;
     if (batch.events < BATCH) return created;
   }

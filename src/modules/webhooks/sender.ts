@@ -1,5 +1,5 @@
 import type { Db } from "../../db/open.ts";
-import { inTransaction } from "../../db/transaction.ts";
+import { inGuardedTransaction, inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { iso } from "../../lib/clock.ts";
 import { recordAudit } from "../audit/repo.ts";
@@ -34,7 +34,7 @@ export const RETRY_JITTER = 0.2;
  */
 export const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000;
 /** A claimed delivery is not due again for this long (an attempt takes at most ~15 s: DNS + 10 s). */
-export const CLAIM_LEASE_MS = 60_000;
+export const CLAIM_LEASE_MS = 30_000;
 /** Attempts in flight at once per process. */
 const CONCURRENCY = 16;
 /** A run stops claiming new work after this long (the next tick carries on). */
@@ -65,7 +65,7 @@ export async function sendDueDeliveries(h: Herald, stopping?: AbortSignal): Prom
     const free = CONCURRENCY - running.size;
     const claimed =
       free > 0 && Date.now() - started < RUN_BUDGET_MS && !stopping?.aborted
-        ? await inTransaction(h.db, (tx) => {
+        ? await inGuardedTransaction(h.db, (tx) => {
             const now = h.clock.now();
             return claimDueDeliveries(tx, now, now + CLAIM_LEASE_MS, free);
           })
@@ -92,7 +92,7 @@ async function attemptDelivery(h: Herald, delivery: DeliveryRow): Promise<void> 
   const endpoint = await findEndpointById(h.db, delivery.endpointId);
   if (!endpoint) return; // deleted meanwhile: its deliveries went with it
   if (!endpoint.enabled) {
-    await inTransaction(h.db, (tx) =>
+    await inGuardedTransaction(h.db, (tx) =>
       updateDelivery(tx, delivery.id, {
         status: "failed",
         failedAt: h.clock.now(),
