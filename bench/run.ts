@@ -1,12 +1,20 @@
 // `npm run bench`: runs every benchmark and writes docs/benchmarks.md.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { assetsBenchmark } from "./assets.ts";
 import { engineBenchmark } from "./engine.ts";
+import { readsBenchmark } from "./reads.ts";
 import { webhooksBenchmark } from "./webhooks.ts";
 
-const sections = [await engineBenchmark(), await webhooksBenchmark(), await assetsBenchmark()];
+const sections = [
+  await engineBenchmark(),
+  await readsBenchmark(),
+  await webhooksBenchmark(),
+  await assetsBenchmark(),
+  // Comparisons across versions, measured once and kept (the old code cannot be re-run from here).
+  readFileSync(join(import.meta.dir, "history.md"), "utf8").trim(),
+];
 const header = [
   "# Benchmarks",
   "",
