@@ -240,7 +240,7 @@ export class PublishingEngine {
         .catch((error) =>
           this.h.logger.error("publishing crashed", {
             post_id: post.id,
-            error: (error as Error).stack ?? String(error),
+            error: describeError(error),
           }),
         )
         .finally(() => {
@@ -253,6 +253,17 @@ export class PublishingEngine {
   }
 
   private crashed(error: unknown): void {
-    this.h.logger.error("claiming crashed", { error: (error as Error).stack ?? String(error) });
+    this.h.logger.error("claiming crashed", { error: describeError(error) });
   }
+}
+
+/** An error's stack with the errors it wraps (drizzle wraps the driver's error, which has the SQLSTATE). */
+function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error; e !== undefined && parts.length < 4; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { errno?: unknown; code?: unknown }).errno ?? (e as { code?: unknown }).code;
+    parts.push((e instanceof Error ? (e.stack ?? e.message) : String(e)) + (code ? ` [${code}]` : ""));
+    if (!(e instanceof Error)) break;
+  }
+  return parts.join("\ncaused by: ");
 }
