@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
+import type { Actor } from "../../core/actor.ts";
 import { listingSchema, operation } from "../docs.ts";
 import { resourceResponse } from "../etag.ts";
 import { pageResponse, parsePageQuery } from "../pagination.ts";
@@ -65,6 +66,40 @@ async function postSetResponse(
   });
 }
 
+/** The handler of a verb on one post (cancel, retry, reschedule): run idempotently, answer the post. */
+function onePostVerb<Input>(
+  h: Herald,
+  verb: (args: {
+    h: Herald;
+    actor: Actor;
+    workspaceId: string;
+    id: string;
+    input: Input;
+  }) => Promise<PostRow>,
+) {
+  return (c: {
+    actor: Actor;
+    params: { workspace_id: string; post_id: string };
+    body: Input;
+    request: Request;
+  }) =>
+    runIdempotent(
+      h,
+      { accountId: c.actor.accountId, request: c.request, body: c.body, required: false },
+      async () =>
+        postResponse(
+          h,
+          await verb({
+            h,
+            actor: c.actor,
+            workspaceId: c.params.workspace_id,
+            id: c.params.post_id,
+            input: c.body,
+          }),
+        ),
+    );
+}
+
 function timeFilter(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const parsed = parseWhen(value);
@@ -81,12 +116,12 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       "/posts",
       async ({ actor, workspace: ws, request, body }) => {
         const workspace = ws!;
-        return await runIdempotent(
+        return runIdempotent(
           h,
           { accountId: actor.accountId, request, body, required: body.when !== "draft" },
           async () => {
             const result = await createPosts({ h, actor, workspace, input: body });
-            return await postSetResponse(h, body.group, result.rows, result.immediate);
+            return postSetResponse(h, body.group, result.rows, result.immediate);
           },
         );
       },
@@ -183,14 +218,10 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       "/posts/publish",
       async ({ actor, workspace: ws, request, body }) => {
         const workspace = ws!;
-        return await runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body, required: true },
-          async () => {
-            const result = await publishDrafts({ h, actor, workspace, input: body });
-            return await postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
-          },
-        );
+        return runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () => {
+          const result = await publishDrafts({ h, actor, workspace, input: body });
+          return postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
+        });
       },
       {
         ...operation({
@@ -228,21 +259,17 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       "/posts/move",
       async ({ actor, workspace: ws, request, body }) => {
         const workspace = ws!;
-        return await runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body, required: false },
-          async () => {
-            const rows = await movePostsInQueue({ h, actor, workspace, input: body });
-            return new Response(
-              JSON.stringify({
-                object: "post_set",
-                group: rows[0]?.groupKey ?? "",
-                posts: await presentPosts(h.db, rows, { includeAttempts: false }),
-              }),
-              { headers: { "content-type": "application/json" } },
-            );
-          },
-        );
+        return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
+          const rows = await movePostsInQueue({ h, actor, workspace, input: body });
+          return new Response(
+            JSON.stringify({
+              object: "post_set",
+              group: rows[0]?.groupKey ?? "",
+              posts: await presentPosts(h.db, rows, { includeAttempts: false }),
+            }),
+            { headers: { "content-type": "application/json" } },
+          );
+        });
       },
       {
         ...operation({
@@ -277,7 +304,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     .get(
       "/posts/:post_id",
       async ({ params, query }) => {
-        return await postResponse(
+        return postResponse(
           h,
           await requirePost(h.db, params.workspace_id, params.post_id),
           query.include === "attempts",
@@ -293,7 +320,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     .patch(
       "/posts/:post_id",
       async ({ actor, params, body, request }) => {
-        return await postResponse(
+        return postResponse(
           h,
           await patchDraft({
             h,
@@ -339,7 +366,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
     .delete(
       "/posts/:post_id",
       async ({ actor, params, request }) => {
-        return await runIdempotent(
+        return runIdempotent(
           h,
           { accountId: actor.accountId, request, body: null, required: true },
           async () => {
@@ -369,121 +396,61 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
         response: { 200: t.Object({ id: t.String(), object: t.Literal("post"), deleted: t.Literal(true) }) },
       },
     )
-    .post(
-      "/posts/:post_id/cancel",
-      async ({ actor, params, body, request }) => {
-        return await runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body, required: false },
-          async () =>
-            postResponse(
-              h,
-              await cancelPost({
-                h,
-                actor,
-                workspaceId: params.workspace_id,
-                id: params.post_id,
-                input: body,
-              }),
-            ),
-        );
-      },
-      {
-        ...operation({
-          scope: "posts:write",
-          summary: "Cancel a post that has not gone out",
-          tag,
-          errors: [404, 409],
-          idempotency: "optional",
-        }),
-        parse: JSON_PARSER,
-        params: PostParams,
-        body: Confirmed,
-        response: { 200: Post },
-      },
-    )
-    .post(
-      "/posts/:post_id/retry",
-      async ({ actor, params, body, request }) => {
-        return await runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body, required: false },
-          async () =>
-            postResponse(
-              h,
-              await retryPost({
-                h,
-                actor,
-                workspaceId: params.workspace_id,
-                id: params.post_id,
-                input: body,
-              }),
-            ),
-        );
-      },
-      {
-        ...operation({
-          scope: "posts:write",
-          summary: "Send a failed, missed or needs-attention post again",
-          tag,
-          errors: [404, 409, 422],
-          idempotency: "optional",
-        }),
-        parse: JSON_PARSER,
-        params: PostParams,
-        body: t.Object(
-          { confirmed: t.Optional(t.Boolean()), acknowledge_duplicate_risk: t.Optional(t.Boolean()) },
-          { additionalProperties: false },
-        ),
-        response: { 200: Post },
-      },
-    )
-    .post(
-      "/posts/:post_id/reschedule",
-      async ({ actor, params, body, request }) => {
-        return await runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body, required: false },
-          async () =>
-            postResponse(
-              h,
-              await reschedulePost({
-                h,
-                actor,
-                workspaceId: params.workspace_id,
-                id: params.post_id,
-                input: body,
-              }),
-            ),
-        );
-      },
-      {
-        ...operation({
-          scope: "posts:write",
-          summary: "Move a post to a new time",
-          tag,
-          errors: [402, 404, 409, 422],
-          idempotency: "optional",
-        }),
-        parse: JSON_PARSER,
-        params: PostParams,
-        body: t.Object(
-          {
-            confirmed: t.Optional(t.Boolean()),
-            scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
-            time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-            acknowledge_duplicate_risk: t.Optional(
-              t.Boolean({
-                description:
-                  "Needed when the post's last outcome is unknown (retry_safety unsafe), as for retry.",
-              }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: Post },
-      },
-    )
+    .post("/posts/:post_id/cancel", onePostVerb(h, cancelPost), {
+      ...operation({
+        scope: "posts:write",
+        summary: "Cancel a post that has not gone out",
+        tag,
+        errors: [404, 409],
+        idempotency: "optional",
+      }),
+      parse: JSON_PARSER,
+      params: PostParams,
+      body: Confirmed,
+      response: { 200: Post },
+    })
+    .post("/posts/:post_id/retry", onePostVerb(h, retryPost), {
+      ...operation({
+        scope: "posts:write",
+        summary: "Send a failed, missed or needs-attention post again",
+        tag,
+        errors: [404, 409, 422],
+        idempotency: "optional",
+      }),
+      parse: JSON_PARSER,
+      params: PostParams,
+      body: t.Object(
+        { confirmed: t.Optional(t.Boolean()), acknowledge_duplicate_risk: t.Optional(t.Boolean()) },
+        { additionalProperties: false },
+      ),
+      response: { 200: Post },
+    })
+    .post("/posts/:post_id/reschedule", onePostVerb(h, reschedulePost), {
+      ...operation({
+        scope: "posts:write",
+        summary: "Move a post to a new time",
+        tag,
+        errors: [402, 404, 409, 422],
+        idempotency: "optional",
+      }),
+      parse: JSON_PARSER,
+      params: PostParams,
+      body: t.Object(
+        {
+          confirmed: t.Optional(t.Boolean()),
+          scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
+          time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+          acknowledge_duplicate_risk: t.Optional(
+            t.Boolean({
+              description:
+                "Needed when the post's last outcome is unknown (retry_safety unsafe), as for retry.",
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      response: { 200: Post },
+    })
     .get(
       "/queue",
       async ({ workspace: ws }) => {

@@ -98,7 +98,7 @@ export async function patchDraft(args: {
     const now = h.clock.now();
     await updatePost(tx, id, { body, assetItems, headline: headlineOf(body), updatedAt: now });
     await audit(tx, actor, "post.updated", post, now);
-    return await reload(tx, post);
+    return reload(tx, post);
   });
 }
 
@@ -143,7 +143,7 @@ export async function cancelPost(args: {
     const changes = { cancelledAt: now, nextActionAt: null, queueWindowId: null, queueLocalDate: null };
     await transitionPost({ tx, now, post, to: "cancelled", changes });
     await audit(tx, actor, "post.cancelled", post, now);
-    return await reload(tx, post);
+    return reload(tx, post);
   });
 }
 
@@ -176,7 +176,7 @@ export async function retryPost(args: {
     };
     await transitionPost({ tx, now, post, to: "ready", changes });
     await audit(tx, actor, "post.retried", post, now);
-    return await reload(tx, post);
+    return reload(tx, post);
   });
 }
 
@@ -292,7 +292,7 @@ export async function reschedulePost(args: {
     const to = at <= now ? "ready" : "scheduled";
     await transitionPost({ tx, now, post, to, changes, reReserve: true, xErrors });
     await audit(tx, actor, "post.rescheduled", post, now);
-    return await reload(tx, post);
+    return reload(tx, post);
   });
 }
 

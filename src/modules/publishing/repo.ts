@@ -15,7 +15,7 @@ export async function updateLeasedPost(
   owner: string,
   changes: PostEdit,
 ): Promise<boolean> {
-  return await editPostIfStill(db, id, { state: "processing", leasedBy: owner }, changes);
+  return editPostIfStill(db, id, { state: "processing", leasedBy: owner }, changes);
 }
 
 /** Posts waiting for their assets. */
