@@ -3,7 +3,12 @@ import { invalid, ProblemError } from "./problem.ts";
 
 /** A strong ETag of a resource's JSON representation. */
 export function etagOf(resource: unknown): string {
-  return `"${createHash("sha256").update(JSON.stringify(resource)).digest("base64url").slice(0, 27)}"`;
+  return etagOfJson(JSON.stringify(resource));
+}
+
+/** The ETag of a resource already serialized (the response body), so it is serialized once. */
+export function etagOfJson(json: string): string {
+  return `"${createHash("sha256").update(json).digest("base64url").slice(0, 27)}"`;
 }
 
 /** RFC 9110 If-Match: `*`, or a comma-separated list of (optionally weak) quoted entity tags. */

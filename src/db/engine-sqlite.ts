@@ -1,4 +1,4 @@
-import { Database } from "bun:sqlite";
+import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
@@ -15,10 +15,12 @@ export function openSqlite(dataDir: string): Db {
   process.umask(0o077);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, "herald.db");
-  const writer = connect(path);
+  const writer = cacheStatements(connect(path));
   const migrated = migrate(writer);
   const reader = connect(path);
   reader.exec("PRAGMA query_only = ON");
+  const sharedRead = shareReadTransaction(reader);
+  cacheStatements(reader, sharedRead.wrap);
 
   let queue: Promise<unknown> = Promise.resolve();
   const engine: Engine = {
@@ -30,6 +32,7 @@ export function openSqlite(dataDir: string): Db {
         try {
           const result = await currentTransaction.run(writerDb, () => work(writerDb));
           writer.exec("COMMIT");
+          sharedRead.end(); // reads from here on see this commit
           return result;
         } catch (error) {
           if (writer.inTransaction) writer.exec("ROLLBACK");
@@ -63,6 +66,7 @@ export function openSqlite(dataDir: string): Db {
     },
     async close() {
       await queue;
+      sharedRead.end();
       reader.close();
       writer.close();
     },
@@ -70,6 +74,9 @@ export function openSqlite(dataDir: string): Db {
   const writerDb = Object.assign(drizzle(writer), { [ENGINE]: engine }) as unknown as Db;
   return Object.assign(drizzle(reader), { [ENGINE]: engine }) as unknown as Db;
 }
+
+/** Compiled statements kept per connection: compiling costs more than running most of Herald's queries. */
+const STATEMENT_CACHE_SIZE = 500;
 
 function connect(path: string): Database {
   const sqlite = new Database(path, { create: true, strict: true });
@@ -110,4 +117,64 @@ function migrate(sqlite: Database): string[] {
       return done;
     })
     .immediate();
+}
+
+/**
+ * drizzle compiles every query afresh (`prepare`); the connection keeps the last compiled statements by
+ * their text instead. Statements run to completion synchronously, so one is never used by two queries
+ * at once; one dropped from the cache is finalized by the garbage collector, not here, since a
+ * drizzle prepared query may still hold it.
+ */
+function cacheStatements(sqlite: Database, onCompile?: (statement: Statement) => void): Database {
+  const compile = sqlite.prepare.bind(sqlite);
+  const cache = new Map<string, ReturnType<Database["prepare"]>>();
+  sqlite.prepare = ((text: string) => {
+    let statement = cache.get(text);
+    if (statement) {
+      cache.delete(text); // re-inserted below: the Map's order is least recently used first
+    } else {
+      statement = compile(text);
+      onCompile?.(statement);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    }
+    cache.set(text, statement);
+    return statement;
+  }) as Database["prepare"];
+  return sqlite;
+}
+
+/**
+ * Reads outside transactions share one read transaction per turn of the event loop: SQLite otherwise
+ * opens and closes one (taking and releasing WAL locks) around every statement, which costs more
+ * than most of Herald's lookups. The snapshot ends when the turn does, and at once when this process
+ * commits a write, so a request always reads its own writes; another process's commit shows from the
+ * next turn on, as if the read had come a moment earlier.
+ */
+function shareReadTransaction(reader: Database) {
+  let open = false;
+  const end = () => {
+    if (!open) return;
+    open = false;
+    // A failed statement may have ended it already (SQLite rolls back on some errors).
+    if (reader.inTransaction) reader.exec("COMMIT");
+  };
+  const ensureOpen = () => {
+    if (open) return;
+    reader.exec("BEGIN");
+    open = true;
+    setImmediate(end);
+  };
+  return {
+    end,
+    /** Makes a reader statement join the shared transaction before it runs. */
+    wrap(statement: Statement) {
+      for (const method of ["all", "get", "values", "run", "iterate"] as const) {
+        const run = statement[method].bind(statement) as (...args: unknown[]) => unknown;
+        (statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+          ensureOpen();
+          return run(...args);
+        };
+      }
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { etagOf } from "../core/etag.ts";
+import { etagOfJson } from "../core/etag.ts";
 
 /** A JSON response for one resource, with its ETag. */
 export function resourceResponse(
@@ -6,8 +6,9 @@ export function resourceResponse(
   status = 200,
   headers: Record<string, string> = {},
 ): Response {
-  return new Response(JSON.stringify(resource), {
+  const json = JSON.stringify(resource);
+  return new Response(json, {
     status,
-    headers: { "content-type": "application/json", etag: etagOf(resource), ...headers },
+    headers: { "content-type": "application/json", etag: headers.etag ?? etagOfJson(json), ...headers },
   });
 }

@@ -64,14 +64,15 @@ export function heraldPlugin(
     .macro({
       scope: (required: RouteScope) => ({
         async transform({ request, params }) {
-          const address = clientAddress(request);
-          failures.check(address, h.clock.now());
+          // Looking up the peer address costs; it is needed only once some address has failed.
+          if (failures.active) failures.check(clientAddress(request), h.clock.now());
           let actor: Actor;
           try {
             const authorization = request.headers.get("authorization");
             actor = await authenticate(h, { authorization, required, requestId: requestIdOf(request) });
           } catch (error) {
-            if (error instanceof ProblemError && error.status === 401) failures.fail(address, h.clock.now());
+            if (error instanceof ProblemError && error.status === 401)
+              failures.fail(clientAddress(request), h.clock.now());
             throw error;
           }
           limiter.hit(actor.credentialId, h.clock.now());

@@ -44,6 +44,11 @@ export class FailedAuthLimiter {
 
   constructor(private readonly perMinute: number) {}
 
+  /** Whether any address has failed lately (when none has, `check` need not know the address). */
+  get active(): boolean {
+    return this.windows.size > 0;
+  }
+
   /** Throws 429 with Retry-After when `address` has used up its failures in the current window. */
   check(address: string, now: number): void {
     const windowStart = now - (now % 60_000);

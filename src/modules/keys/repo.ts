@@ -1,4 +1,5 @@
-import { and, desc, eq, inArray, isNull, lte, or } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
 import { firstRow } from "../../db/engine.ts";
 import { apiKeys, apiKeyWorkspaces, workspaces } from "../../db/schema.ts";
@@ -11,13 +12,28 @@ export async function findApiKeyBySecretHash(
   db: Db,
   secretHash: string,
 ): Promise<(ApiKeyRow & { workspaceIds: string[] }) | null> {
-  const row = await db.select().from(apiKeys).where(eq(apiKeys.secretHash, secretHash)).then(firstRow);
+  const row = await runPrepared(
+    db,
+    "api_key_by_secret_hash",
+    (d) =>
+      d
+        .select()
+        .from(apiKeys)
+        .where(eq(apiKeys.secretHash, sql.placeholder("secretHash"))),
+    { secretHash },
+  ).then(firstRow);
   if (!row) return null;
   if (row.workspaceAccessMode !== "selected") return { ...row, workspaceIds: [] };
-  const links = await db
-    .select({ id: apiKeyWorkspaces.workspaceId })
-    .from(apiKeyWorkspaces)
-    .where(eq(apiKeyWorkspaces.keyId, row.id));
+  const links = await runPrepared(
+    db,
+    "api_key_workspaces",
+    (d) =>
+      d
+        .select({ id: apiKeyWorkspaces.workspaceId })
+        .from(apiKeyWorkspaces)
+        .where(eq(apiKeyWorkspaces.keyId, sql.placeholder("keyId"))),
+    { keyId: row.id },
+  );
   return { ...row, workspaceIds: links.map((r) => r.id) };
 }
 

@@ -4,6 +4,7 @@ import { assets, attempts, posts, receipts } from "../../db/schema.ts";
 import type { PostState } from "./states.ts";
 import { countAll, countWhere, maxOf, minOf } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
+import { runPrepared } from "../../db/prepared.ts";
 
 /** A stored post. */
 export type PostRow = typeof posts.$inferSelect;
@@ -16,11 +17,18 @@ export type AssetRow = typeof assets.$inferSelect;
 
 /** A post of a workspace. */
 export async function findPost(db: Db, workspaceId: string, id: string): Promise<PostRow | undefined> {
-  return db
-    .select()
-    .from(posts)
-    .where(and(eq(posts.workspaceId, workspaceId), eq(posts.id, id)))
-    .then(firstRow);
+  return runPrepared(
+    db,
+    "post_of_workspace",
+    (d) =>
+      d
+        .select()
+        .from(posts)
+        .where(
+          and(eq(posts.workspaceId, sql.placeholder("workspaceId")), eq(posts.id, sql.placeholder("id"))),
+        ),
+    { workspaceId, id },
+  ).then(firstRow);
 }
 
 /** A post by id alone (engine). */
@@ -116,6 +124,21 @@ export async function listPosts(
 /** Receipts of posts, in item order. */
 export async function listReceipts(db: Db, postIds: string[]): Promise<ReceiptRow[]> {
   if (postIds.length === 0) return [];
+  // One post (every single-post response) is the hot case: a prepared query, sorted here (SQLite's
+  // ORDER BY costs more than the lookup even though the index is already in that order).
+  if (postIds.length === 1) {
+    const rows = await runPrepared(
+      db,
+      "receipts_of_post",
+      (d) =>
+        d
+          .select()
+          .from(receipts)
+          .where(eq(receipts.postId, sql.placeholder("postId"))),
+      { postId: postIds[0] },
+    );
+    return rows.length < 2 ? rows : rows.sort((a, b) => a.itemIndex - b.itemIndex);
+  }
   return db.select().from(receipts).where(inArray(receipts.postId, postIds)).orderBy(asc(receipts.itemIndex));
 }
 

@@ -1,4 +1,5 @@
-import { and, desc, eq, inArray, lt, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
 import { apiKeyWorkspaces, workspaces } from "../../db/schema.ts";
 import { firstRow } from "../../db/engine.ts";
@@ -12,11 +13,21 @@ export async function findWorkspace(
   accountId: string,
   id: string,
 ): Promise<WorkspaceRow | undefined> {
-  return db
-    .select()
-    .from(workspaces)
-    .where(and(eq(workspaces.accountId, accountId), eq(workspaces.id, id)))
-    .then(firstRow);
+  return runPrepared(
+    db,
+    "workspace_of_account",
+    (d) =>
+      d
+        .select()
+        .from(workspaces)
+        .where(
+          and(
+            eq(workspaces.accountId, sql.placeholder("accountId")),
+            eq(workspaces.id, sql.placeholder("id")),
+          ),
+        ),
+    { accountId, id },
+  ).then(firstRow);
 }
 
 /** A workspace by id alone (background work that has no credential). */

@@ -1,0 +1,65 @@
+import { Column } from "drizzle-orm";
+import { isPostgres, type Db } from "./engine.ts";
+
+type Values = Record<string, unknown>;
+type Run = (values: Values) => Promise<unknown>;
+
+/** What a built query offers once prepared (SQLite and PostgreSQL builders alike). */
+interface Preparable {
+  prepare(name: string): { execute(values: Values): unknown };
+}
+
+/** drizzle's SQLite prepared query: raw row arrays, and the selected columns in their order. */
+interface SqlitePrepared {
+  values(values: Values): unknown[][];
+  fields?: { path: string[]; field: unknown }[];
+}
+
+const queriesByHandle = new WeakMap<Db, Map<string, Run>>();
+
+/**
+ * A query the hot paths run on every request, built (SQL text, column mapping) once per handle and
+ * then run with `sql.placeholder` values: drizzle otherwise rebuilds the SQL of every query, which
+ * costs more than SQLite takes to run it. `name` identifies the query (one name, one shape); the
+ * handle is the key because a prepared query is bound to its connection (a transaction's handle gets
+ * its own).
+ */
+export async function runPrepared<Q extends PromiseLike<unknown>>(
+  db: Db,
+  name: string,
+  build: (db: Db) => Q,
+  values: Values,
+): Promise<Awaited<Q>> {
+  let queries = queriesByHandle.get(db);
+  if (!queries) queriesByHandle.set(db, (queries = new Map()));
+  let run = queries.get(name);
+  if (!run) queries.set(name, (run = prepare(db, name, build(db) as unknown as Preparable)));
+  return (await run(values)) as Awaited<Q>;
+}
+
+function prepare(db: Db, name: string, builder: Preparable): Run {
+  const query = builder.prepare(name);
+  const fast = isPostgres(db) ? null : plainColumnRows(query as unknown as SqlitePrepared);
+  return fast ?? (async (values) => query.execute(values));
+}
+
+/**
+ * For a SQLite select of plain columns: rows mapped by a loop over the columns' decoders. drizzle's
+ * general mapper (nested paths, joins, type checks on every value) costs more than the lookup itself
+ * on the hot reads. Null when the select has anything else (joins, SQL expressions).
+ */
+function plainColumnRows(query: SqlitePrepared): Run | null {
+  const fields = query.fields;
+  if (!fields || !fields.every((f) => f.path.length === 1 && f.field instanceof Column)) return null;
+  const names = fields.map((f) => f.path[0]!);
+  const columns = fields.map((f) => f.field as Column);
+  return async (values) =>
+    query.values(values).map((raw) => {
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) {
+        const value = raw[i];
+        row[names[i]!] = value === null ? null : columns[i]!.mapFromDriverValue(value);
+      }
+      return row;
+    });
+}
