@@ -3,12 +3,14 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { currentTransaction, ENGINE, type Db, type Engine } from "./engine.ts";
+import { GroupCommitWriter } from "./sqlite-group-commit.ts";
 import { sqliteMigrations } from "./migrations-macro.ts" with { type: "macro" };
 
 /**
  * Opens (creating if needed) `<dataDir>/herald.db` and applies pending migrations. Two connections:
  * the reader (`query_only`, so a write outside a transaction fails loudly instead of slipping into
- * another request's open transaction) and the writer, which only transactions use, one at a time.
+ * another request's open transaction) and the writer, which only transactions use, one at a time
+ * and committed in groups (sqlite-group-commit.ts).
  */
 export function openSqlite(dataDir: string): Db {
   // Post content, media and sealed credentials live here: readable by the server's user only.
@@ -22,25 +24,12 @@ export function openSqlite(dataDir: string): Db {
   const sharedRead = shareReadTransaction(reader);
   cacheStatements(reader, sharedRead.wrap);
 
-  let queue: Promise<unknown> = Promise.resolve();
+  const writes = new GroupCommitWriter(writer, sharedRead.end);
   const engine: Engine = {
     dialect: "sqlite",
     migrated,
     transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
-      const run = queue.then(async () => {
-        writer.exec("BEGIN IMMEDIATE");
-        try {
-          const result = await currentTransaction.run(writerDb, () => work(writerDb));
-          writer.exec("COMMIT");
-          sharedRead.end(); // reads from here on see this commit
-          return result;
-        } catch (error) {
-          if (writer.inTransaction) writer.exec("ROLLBACK");
-          throw error;
-        }
-      });
-      queue = run.catch(() => undefined);
-      return run;
+      return writes.run(() => currentTransaction.run(writerDb, () => work(writerDb)));
     },
     async snapshot<T>(work: (db: Db) => Promise<T>): Promise<T> {
       // Its own connection: the shared reader serves other requests meanwhile. WAL keeps the snapshot.
@@ -65,7 +54,7 @@ export function openSqlite(dataDir: string): Db {
       reader.query("SELECT 1").get();
     },
     async close() {
-      await queue;
+      await writes.idle();
       sharedRead.end();
       reader.close();
       writer.close();
@@ -84,6 +73,8 @@ function connect(path: string): Database {
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA foreign_keys = ON");
+  // Statement journals and sorts in memory: no temporary file per write transaction.
+  sqlite.exec("PRAGMA temp_store = MEMORY");
   return sqlite;
 }
 
@@ -146,9 +137,10 @@ function cacheStatements(sqlite: Database, onCompile?: (statement: Statement) =>
 /**
  * Reads outside transactions share one read transaction per turn of the event loop: SQLite otherwise
  * opens and closes one (taking and releasing WAL locks) around every statement, which costs more
- * than most of Herald's lookups. The snapshot ends when the turn does, and at once when this process
- * commits a write, so a request always reads its own writes; another process's commit shows from the
- * next turn on, as if the read had come a moment earlier.
+ * than most of Herald's lookups. The snapshot ends when the turn does, and before this process
+ * begins or commits a write (so a request always reads its own writes, and checkpoints can reach the
+ * end of the WAL); another process's commit shows from the next turn on, as if the read had come a
+ * moment earlier.
  */
 function shareReadTransaction(reader: Database) {
   let open = false;

@@ -85,7 +85,7 @@ function onePostVerb<Input>(
   }) =>
     runIdempotent(
       h,
-      { accountId: c.actor.accountId, request: c.request, body: c.body, required: false },
+      { accountId: c.actor.accountId, request: c.request, body: c.body, required: false, atomic: true },
       async () =>
         postResponse(
           h,
@@ -118,7 +118,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
         const workspace = ws!;
         return runIdempotent(
           h,
-          { accountId: actor.accountId, request, body, required: body.when !== "draft" },
+          { accountId: actor.accountId, request, body, required: body.when !== "draft", atomic: true },
           async () => {
             const result = await createPosts({ h, actor, workspace, input: body });
             return postSetResponse(h, body.group, result.rows, result.immediate);
@@ -218,10 +218,14 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       "/posts/publish",
       async ({ actor, workspace: ws, request, body }) => {
         const workspace = ws!;
-        return runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () => {
-          const result = await publishDrafts({ h, actor, workspace, input: body });
-          return postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
-        });
+        return runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body, required: true, atomic: true },
+          async () => {
+            const result = await publishDrafts({ h, actor, workspace, input: body });
+            return postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
+          },
+        );
       },
       {
         ...operation({
@@ -259,17 +263,21 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       "/posts/move",
       async ({ actor, workspace: ws, request, body }) => {
         const workspace = ws!;
-        return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
-          const rows = await movePostsInQueue({ h, actor, workspace, input: body });
-          return new Response(
-            JSON.stringify({
-              object: "post_set",
-              group: rows[0]?.groupKey ?? "",
-              posts: await presentPosts(h.db, rows, { includeAttempts: false }),
-            }),
-            { headers: { "content-type": "application/json" } },
-          );
-        });
+        return runIdempotent(
+          h,
+          { accountId: actor.accountId, request, body, required: false, atomic: true },
+          async () => {
+            const rows = await movePostsInQueue({ h, actor, workspace, input: body });
+            return new Response(
+              JSON.stringify({
+                object: "post_set",
+                group: rows[0]?.groupKey ?? "",
+                posts: await presentPosts(h.db, rows, { includeAttempts: false }),
+              }),
+              { headers: { "content-type": "application/json" } },
+            );
+          },
+        );
       },
       {
         ...operation({
@@ -368,7 +376,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
       async ({ actor, params, request }) => {
         return runIdempotent(
           h,
-          { accountId: actor.accountId, request, body: null, required: true },
+          { accountId: actor.accountId, request, body: null, required: true, atomic: true },
           async () => {
             const post = await deleteDraft({
               h,

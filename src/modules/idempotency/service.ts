@@ -22,6 +22,12 @@ export interface IdempotentRequest {
   body: unknown;
   /** Required on this operation (a missing key is a 400), or optional (a missing key runs plainly). */
   required: boolean;
+  /**
+   * The operation is database work only: the key, the work and the stored result then commit in one
+   * transaction (never a key left in flight by a crash, one commit instead of three). Operations that
+   * call out (files, networks) keep their own transactions so no lock is held meanwhile.
+   */
+  atomic?: boolean;
 }
 
 /** Same JSON with object keys sorted, so the same input in another key order is the same request. */
@@ -72,6 +78,17 @@ export async function runIdempotent(
 ): Promise<Response> {
   const key = idempotencyKeyOf(req.request, req.required);
   if (key === null) return operation();
+  // Every step below takes its own transaction, or joins the one opened here.
+  if (req.atomic) return inTransaction(h.db, () => runWithKey(h, req, key, operation));
+  return runWithKey(h, req, key, operation);
+}
+
+async function runWithKey(
+  h: Herald,
+  req: IdempotentRequest,
+  key: string,
+  operation: () => Promise<Response> | Response,
+): Promise<Response> {
   const url = new URL(req.request.url);
   const requestHash = idempotencyRequestHash(req.request.method, url.pathname, req.accountId, req.body);
   const now = h.clock.now();

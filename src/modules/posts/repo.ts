@@ -81,7 +81,8 @@ export async function findGroupDraft(
         eq(posts.workspaceId, workspaceId),
         eq(posts.groupKey, group),
         eq(posts.channel, channel),
-        eq(posts.state, "draft"),
+        // A literal, not a parameter: only then can SQLite use the partial index of drafts.
+        sql`${posts.state} = 'draft'`,
       ),
     )
     .then(firstRow);
