@@ -1,6 +1,6 @@
 import { SQL } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
-import { currentTransaction, ENGINE, type Db, type Engine } from "./engine.ts";
+import { currentTransaction, ENGINE, followingTransactions, type Db, type Engine } from "./engine.ts";
 import { postgresMigrations } from "./migrations-macro.ts" with { type: "macro" };
 
 /** Serialization failures and deadlocks: the transaction is retried from the start. */
@@ -70,7 +70,7 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
       await client.close({ timeout: 5 });
     },
   };
-  return Object.assign(root, { [ENGINE]: engine }) as unknown as Db;
+  return followingTransactions(Object.assign(root, { [ENGINE]: engine }) as unknown as Db);
 }
 
 async function migrate(client: SQL): Promise<string[]> {

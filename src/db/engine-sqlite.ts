@@ -2,7 +2,7 @@ import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
-import { currentTransaction, ENGINE, type Db, type Engine } from "./engine.ts";
+import { currentTransaction, ENGINE, followingTransactions, type Db, type Engine } from "./engine.ts";
 import { GroupCommitWriter } from "./sqlite-group-commit.ts";
 import { sqliteMigrations } from "./migrations-macro.ts" with { type: "macro" };
 
@@ -61,7 +61,7 @@ export function openSqlite(dataDir: string): Db {
     },
   };
   const writerDb = Object.assign(drizzle(writer), { [ENGINE]: engine }) as unknown as Db;
-  return Object.assign(drizzle(reader), { [ENGINE]: engine }) as unknown as Db;
+  return followingTransactions(Object.assign(drizzle(reader), { [ENGINE]: engine }) as unknown as Db);
 }
 
 /** Compiled statements kept per connection: compiling costs more than running most of Herald's queries. */

@@ -34,6 +34,28 @@ export interface Engine {
 /** The transaction the current async call chain runs in, if any (nested calls join it). */
 export const currentTransaction = new AsyncLocalStorage<Db>();
 
+/**
+ * The root handle given to the application: inside a transaction (of the same engine) it is that
+ * transaction, so code that reads through the root handle while a transaction is open (presenting a
+ * result inside an atomic idempotent request, for one) sees the transaction's own writes, and on
+ * PostgreSQL does not wait for a second pool connection while holding the first.
+ */
+export function followingTransactions(root: Db): Db {
+  return new Proxy(root, {
+    get(target, property) {
+      const base = activeHandle(target);
+      const value = Reflect.get(base, property);
+      return typeof value === "function" ? value.bind(base) : value;
+    },
+  });
+}
+
+/** The open transaction's handle when `db`'s engine has one in this call chain, else `db`. */
+export function activeHandle(db: Db): Db {
+  const open = currentTransaction.getStore();
+  return open && open[ENGINE] === db[ENGINE] ? open : db;
+}
+
 /** The engine behind a handle. */
 export function engineOf(db: Db): Engine {
   return db[ENGINE];

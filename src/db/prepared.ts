@@ -1,5 +1,5 @@
 import { Column } from "drizzle-orm";
-import { isPostgres, type Db } from "./engine.ts";
+import { activeHandle, isPostgres, type Db } from "./engine.ts";
 
 type Values = Record<string, unknown>;
 type Run = (values: Values) => Promise<unknown>;
@@ -30,10 +30,12 @@ export async function runPrepared<Q extends PromiseLike<unknown>>(
   build: (db: Db) => Q,
   values: Values,
 ): Promise<Awaited<Q>> {
-  let queries = queriesByHandle.get(db);
-  if (!queries) queriesByHandle.set(db, (queries = new Map()));
+  // The connection that will run it: the open transaction's when the root handle is given inside one.
+  const handle = activeHandle(db);
+  let queries = queriesByHandle.get(handle);
+  if (!queries) queriesByHandle.set(handle, (queries = new Map()));
   let run = queries.get(name);
-  if (!run) queries.set(name, (run = prepare(db, name, build(db) as unknown as Preparable)));
+  if (!run) queries.set(name, (run = prepare(handle, name, build(handle) as unknown as Preparable)));
   return (await run(values)) as Awaited<Q>;
 }
 
