@@ -1,4 +1,4 @@
-import { Column } from "drizzle-orm";
+import { Column, getTableColumns, getTableName, SQL, sql, type Table } from "drizzle-orm";
 import { activeHandle, isPostgres, type Db } from "./engine.ts";
 
 type Values = Record<string, unknown>;
@@ -64,4 +64,47 @@ function plainColumnRows(query: SqlitePrepared): Run | null {
       }
       return row;
     });
+}
+
+/**
+ * Inserts one row with a statement built once per handle and table (the hot writes: posts, audit
+ * records, idempotency keys, events). Values are encoded here, column by column, as drizzle would:
+ * a null stays SQL NULL (drizzle's placeholders would encode a null JSON value as the text "null"),
+ * and a column left out takes its default. Tables with SQL-expression defaults take the plain path.
+ */
+export async function insertRow<T extends Table>(db: Db, table: T, row: T["$inferInsert"]): Promise<void> {
+  const handle = activeHandle(db);
+  let inserts = insertsByHandle.get(handle);
+  if (!inserts) insertsByHandle.set(handle, (inserts = new Map()));
+  let insert = inserts.get(table);
+  if (insert === undefined) inserts.set(table, (insert = prepareInsert(handle, table)));
+  if (insert === null) {
+    await (handle as unknown as { insert(t: T): { values(r: unknown): Promise<unknown> } })
+      .insert(table)
+      .values(row);
+    return;
+  }
+  await insert(row as Record<string, unknown>);
+}
+
+type Insert = ((row: Record<string, unknown>) => Promise<void>) | null;
+const insertsByHandle = new WeakMap<Db, Map<Table, Insert>>();
+
+function prepareInsert(db: Db, table: Table): Insert {
+  const columns = Object.entries(getTableColumns(table));
+  if (columns.some(([, c]) => c.default instanceof SQL || c.defaultFn || c.onUpdateFn)) return null;
+  // sql`${placeholder}` rather than a bare placeholder: drizzle then passes the value through as is.
+  const placeholders = Object.fromEntries(columns.map(([key]) => [key, sql`${sql.placeholder(key)}`]));
+  const query = (db as unknown as { insert(t: Table): { values(v: unknown): Preparable } })
+    .insert(table)
+    .values(placeholders)
+    .prepare(`insert_${getTableName(table)}`);
+  return async (row) => {
+    const values: Values = {};
+    for (const [key, column] of columns) {
+      const value = row[key] === undefined ? (column.default ?? null) : row[key];
+      values[key] = value === null ? null : column.mapToDriverValue(value);
+    }
+    await query.execute(values);
+  };
 }

@@ -1,3 +1,4 @@
+import { insertRow } from "../../db/prepared.ts";
 import { and, desc, eq, inArray, isNull, lt, or, type SQL } from "drizzle-orm";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
@@ -20,7 +21,7 @@ export async function recordAudit(
   entry: { action: string; workspaceId?: string | null; targetType: string; targetId: string },
   at: number,
 ): Promise<void> {
-  await db.insert(auditRecords).values({
+  await insertRow(db, auditRecords, {
     id: newId("aud"),
     accountId: actor.accountId,
     credentialId: actor.credentialId,

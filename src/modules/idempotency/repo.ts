@@ -1,4 +1,5 @@
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
+import { insertRow, runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
 import { idempotencyKeys } from "../../db/schema.ts";
 import { firstRow } from "../../db/engine.ts";
@@ -12,11 +13,21 @@ export async function findIdempotencyKey(
   accountId: string,
   key: string,
 ): Promise<IdempotencyRow | undefined> {
-  return db
-    .select()
-    .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)))
-    .then(firstRow);
+  return runPrepared(
+    db,
+    "idempotency_key",
+    (d) =>
+      d
+        .select()
+        .from(idempotencyKeys)
+        .where(
+          and(
+            eq(idempotencyKeys.accountId, sql.placeholder("accountId")),
+            eq(idempotencyKeys.key, sql.placeholder("key")),
+          ),
+        ),
+    { accountId, key },
+  ).then(firstRow);
 }
 
 /** Marks a key as taken by a request that is now running. */
@@ -24,7 +35,7 @@ export async function insertInFlightKey(
   db: Db,
   row: { accountId: string; key: string; requestHash: string; createdAt: number; expiresAt: number },
 ): Promise<void> {
-  await db.insert(idempotencyKeys).values({ ...row, state: "in_flight" });
+  await insertRow(db, idempotencyKeys, { ...row, state: "in_flight" });
 }
 
 /** Stores the first result so later requests with the same key replay it. */
@@ -34,15 +45,27 @@ export async function completeIdempotencyKey(
   key: string,
   result: { status: number; body: string; headers: Record<string, string> },
 ): Promise<void> {
-  await db
-    .update(idempotencyKeys)
-    .set({
-      state: "completed",
-      responseStatus: result.status,
-      responseBody: result.body,
-      responseHeaders: JSON.stringify(result.headers),
-    })
-    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+  const value = (name: string) => sql`${sql.placeholder(name)}`;
+  await runPrepared(
+    db,
+    "complete_idempotency_key",
+    (d) =>
+      d
+        .update(idempotencyKeys)
+        .set({
+          state: "completed",
+          responseStatus: value("status"),
+          responseBody: value("body"),
+          responseHeaders: value("headers"),
+        })
+        .where(
+          and(
+            eq(idempotencyKeys.accountId, sql.placeholder("accountId")),
+            eq(idempotencyKeys.key, sql.placeholder("key")),
+          ),
+        ),
+    { status: result.status, body: result.body, headers: JSON.stringify(result.headers), accountId, key },
+  );
 }
 
 /** Frees a key whose request was refused before it changed anything. */

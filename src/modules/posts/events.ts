@@ -1,3 +1,4 @@
+import { insertRow } from "../../db/prepared.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import { eventsOutbox } from "../../db/schema.ts";
@@ -27,7 +28,7 @@ export async function recordPostEvent(db: Db, post: PostRow, now: number): Promi
   const type = EVENT_FOR_STATE[post.state];
   if (!type) return null;
   const id = newId("evt");
-  await db.insert(eventsOutbox).values({
+  await insertRow(db, eventsOutbox, {
     id,
     workspaceId: post.workspaceId,
     type,

@@ -4,7 +4,7 @@ import { assets, attempts, posts, receipts } from "../../db/schema.ts";
 import type { PostState } from "./states.ts";
 import { countAll, countWhere, maxOf, minOf } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
-import { runPrepared } from "../../db/prepared.ts";
+import { insertRow, runPrepared } from "../../db/prepared.ts";
 
 /** A stored post. */
 export type PostRow = typeof posts.$inferSelect;
@@ -41,7 +41,7 @@ export type PostEdit = Omit<Partial<PostRow>, "id" | "state" | "version">;
 
 /** Stores a new post (callers go through `enterPosts`, which applies the state table). */
 export async function insertPost(db: Db, row: PostRow): Promise<void> {
-  await db.insert(posts).values(row);
+  await insertRow(db, posts, row);
 }
 
 /** Applies a non-state edit and bumps the version; false when `expectVersion` no longer matches. */
@@ -73,19 +73,24 @@ export async function findGroupDraft(
   group: string,
   channel: string,
 ): Promise<PostRow | undefined> {
-  return db
-    .select()
-    .from(posts)
-    .where(
-      and(
-        eq(posts.workspaceId, workspaceId),
-        eq(posts.groupKey, group),
-        eq(posts.channel, channel),
-        // A literal, not a parameter: only then can SQLite use the partial index of drafts.
-        sql`${posts.state} = 'draft'`,
-      ),
-    )
-    .then(firstRow);
+  return runPrepared(
+    db,
+    "group_draft",
+    (d) =>
+      d
+        .select()
+        .from(posts)
+        .where(
+          and(
+            eq(posts.workspaceId, sql.placeholder("workspaceId")),
+            eq(posts.groupKey, sql.placeholder("group")),
+            eq(posts.channel, sql.placeholder("channel")),
+            // A literal, not a parameter: only then can SQLite use the partial index of drafts.
+            sql`${posts.state} = 'draft'`,
+          ),
+        ),
+    { workspaceId, group, channel },
+  ).then(firstRow);
 }
 
 /** Filters of the post listing. */
