@@ -1,21 +1,18 @@
-// Read benchmark: an authenticated `GET /v1/workspaces/{ws}/posts/{id}` and `GET …/posts` (a page of
-// 20) against a `herald serve` process, driven by wrk (Debian's `wrk`) from another process. It
-// uses only the CLI and HTTP, so the same file measures any version of Herald (before/after runs).
+// HTTP benchmark: an authenticated `GET /v1/workspaces/{ws}/posts/{id}` next to the bare baseline
+// server (bench/baseline-server.ts) doing the same lookups in its own process, a page of 20 posts, and
+// Create Post making drafts (Idempotency-Key, audit and outbox in one transaction, unique keys),
+// each against a `herald serve` process and driven by wrk (Debian's `wrk`) from another process.
+// It uses only the CLI and HTTP, so the same file measures any version of Herald.
 import { spawn, spawnSync, type Subprocess } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { formatSummary, percent, ROUNDS, summarize, type Summary } from "./method.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules", ".bin", "bun");
-const DURATION_S = 10;
-const ROUNDS = 3;
-
-interface Measure {
-  name: string;
-  rps: number[];
-  p99Ms: number[];
-}
+const DURATION_S = Number(process.env.BENCH_WRK_SECONDS ?? 10);
+const WARM_UP_S = 5;
 
 function freePort(): number {
   const server = Bun.serve({ port: 0, fetch: () => new Response() });
@@ -24,24 +21,58 @@ function freePort(): number {
   return port;
 }
 
-/** Runs wrk once; requests/s and p99 latency (ms) from its summary. */
-function wrk(url: string, key: string): { rps: number; p99: number } {
-  const out = spawnSync(
-    ["wrk", "-t2", "-c64", `-d${DURATION_S}s`, "--latency", "-H", `Authorization: Bearer ${key}`, url],
-    { stdout: "pipe" },
-  ).stdout.toString();
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
-  const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
-  const unit = { us: 0.001, ms: 1, s: 1000 }[p99?.[2] as "us" | "ms" | "s"] ?? 1;
-  if (/Non-2xx/.test(out)) throw new Error(`wrk saw errors:\n${out}`);
-  return { rps, p99: Number(p99?.[1] ?? 0) * unit };
+interface WrkRun {
+  rps: number;
+  p99Ms: number;
+  errors: number;
 }
 
-/** The read benchmark's section of docs/benchmarks.md, with `label` naming the engine. */
+/** Runs wrk once (-t2 -c64): requests/s, p99 latency (ms) and non-2xx or socket errors. */
+function wrk(url: string, key: string, seconds: number, script?: string): WrkRun {
+  const args = ["wrk", "-t2", "-c64", `-d${seconds}s`, "--latency", "-H", `Authorization: Bearer ${key}`];
+  if (script) args.push("-s", script);
+  const out = spawnSync([...args, url], { stdout: "pipe", cwd: ROOT }).stdout.toString();
+  const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
+  const unit = { us: 0.001, ms: 1, s: 1000 }[p99?.[2] as "us" | "ms" | "s"] ?? 1;
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const errors =
+    Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) +
+    (socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0);
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
+    p99Ms: Number(p99?.[1] ?? 0) * unit,
+    errors,
+  };
+}
+
+async function waitForHealth(origin: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (
+      await fetch(`${origin}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
+    await Bun.sleep(50);
+  }
+  throw new Error(`${origin} did not answer /health`);
+}
+
+interface Measure {
+  name: string;
+  rps: number[];
+  p99: number[];
+  errors: number;
+}
+
+/** The HTTP section of docs/benchmarks.md; `env` selects the storage engine, `label` names it. */
 export async function readsBenchmark(env: Record<string, string> = {}, label = "SQLite"): Promise<string> {
-  if (spawnSync(["which", "wrk"]).exitCode !== 0) return "## Reads\n\nSkipped: `wrk` is not installed.";
+  if (spawnSync(["which", "wrk"]).exitCode !== 0)
+    return `## HTTP (${label})\n\nSkipped: \`wrk\` is not installed.`;
   const dataDir = mkdtempSync(join(tmpdir(), "herald-reads-"));
   const port = freePort();
+  const basePort = freePort();
   const origin = `http://127.0.0.1:${port}`;
   const serverEnv = {
     ...process.env,
@@ -51,41 +82,33 @@ export async function readsBenchmark(env: Record<string, string> = {}, label = "
     HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
     ...env,
   };
-  let server: Subprocess | null = null;
+  const processes: Subprocess[] = [];
   try {
-    const boot = spawnSync(
-      [
-        BUN,
-        "src/main.ts",
-        "admin",
-        "bootstrap",
-        "--email",
-        "r@example.com",
-        "--workspace-name",
-        "R",
-        "--json",
-      ],
-      { cwd: ROOT, env: serverEnv, stdout: "pipe", stderr: "pipe" },
-    );
-    if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
-    const account = JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
-    server = spawn([BUN, "src/main.ts", "serve"], {
+    const bootstrap = [BUN, "src/main.ts", "admin", "bootstrap", "--email", "r@example.com"];
+    const boot = spawnSync([...bootstrap, "--workspace-name", "R", "--json"], {
       cwd: ROOT,
       env: serverEnv,
-      stdout: "ignore",
-      stderr: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
     });
-    for (let i = 0; i < 100; i++) {
-      if (
-        await fetch(`${origin}/health`).then(
-          (r) => r.ok,
-          () => false,
-        )
-      )
-        break;
-      await Bun.sleep(100);
-    }
-    const base = `${origin}/v1/workspaces/${account.workspace_id}/posts`;
+    if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
+    const account = JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
+    processes.push(
+      spawn([BUN, "src/main.ts", "serve"], {
+        cwd: ROOT,
+        env: serverEnv,
+        stdio: ["ignore", "ignore", "ignore"],
+      }),
+    );
+    const database = env.HERALD_DATABASE_URL ?? join(dataDir, "herald.db");
+    processes.push(
+      spawn([BUN, "bench/baseline-server.ts", database, String(basePort)], {
+        cwd: ROOT,
+        stdio: ["ignore", "ignore", "inherit"],
+      }),
+    );
+    await waitForHealth(origin);
+    const posts = `/v1/workspaces/${account.workspace_id}/posts`;
     const headers = { authorization: `Bearer ${account.api_key}`, "content-type": "application/json" };
     let postId = "";
     for (let i = 0; i < 25; i++) {
@@ -94,39 +117,63 @@ export async function readsBenchmark(env: Record<string, string> = {}, label = "
         when: "draft",
         posts: [{ channel: "mastodon", body: [`read bench ${i}`] }],
       };
-      const created = await fetch(base, { method: "POST", headers, body: JSON.stringify(body) });
+      const created = await fetch(origin + posts, { method: "POST", headers, body: JSON.stringify(body) });
       postId = ((await created.json()) as { posts: { id: string }[] }).posts[0]!.id;
     }
-    const measures: Measure[] = [
-      { name: "GET one post", rps: [], p99Ms: [] },
-      { name: "GET a page of 20 posts", rps: [], p99Ms: [] },
+    const one = `${posts}/${postId}`;
+    const baselineProbe = await fetch(`http://127.0.0.1:${basePort}${one}`, { headers });
+    if (!baselineProbe.ok) throw new Error(`baseline server answered ${baselineProbe.status}`);
+    const cases = [
+      { name: "Baseline: bare Bun.serve, same lookups", url: `http://127.0.0.1:${basePort}${one}` },
+      { name: "GET one post", url: origin + one },
+      { name: "GET a page of 20 posts", url: `${origin}${posts}?limit=20` },
+      {
+        name: "Create Post (a draft, unique Idempotency-Key)",
+        url: origin + posts,
+        script: "bench/wrk/create-draft.lua",
+      },
     ];
-    const urls = [`${base}/${postId}`, `${base}?limit=20`];
-    wrk(urls[0]!, account.api_key); // warm-up
+    const measures: Measure[] = cases.map((c) => ({ name: c.name, rps: [], p99: [], errors: 0 }));
+    for (const c of cases) wrk(c.url, account.api_key, WARM_UP_S, c.script);
+    // Rounds interleave the cases, so a slow moment of the VM touches all of them alike.
     for (let round = 0; round < ROUNDS; round++)
-      measures.forEach((m, i) => {
-        const r = wrk(urls[i]!, account.api_key);
-        m.rps.push(r.rps);
-        m.p99Ms.push(r.p99);
+      cases.forEach((c, i) => {
+        const run = wrk(c.url, account.api_key, DURATION_S, c.script);
+        measures[i]!.rps.push(run.rps);
+        measures[i]!.p99.push(run.p99Ms);
+        measures[i]!.errors += run.errors;
       });
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const rows = measures.map(
-      (m) =>
-        `| ${m.name} (${label}) | ${median(m.rps).toFixed(0)} req/s (runs: ${m.rps.map((r) => r.toFixed(0)).join(", ")}) | ${median(m.p99Ms).toFixed(1)} ms |`,
-    );
+    const [baseline, onePost, page, create] = measures.map((m) => ({
+      ...m,
+      s: summarize(m.rps),
+    })) as (Measure & {
+      s: Summary;
+    })[];
+    const row = (m: Measure & { s: Summary }, target: string, met: boolean) =>
+      `| ${m.name} | ${formatSummary(m.s)} req/s | ${summarize(m.p99).median.toFixed(1)} ms | ${m.errors} | ${target} | ${met ? "met" : "missed"} |`;
+    const ratio = onePost!.s.median / baseline!.s.median;
     return [
-      "## Reads",
+      `## HTTP (${label})`,
       "",
-      `\`herald serve\` in its own process; wrk -t2 -c64, ${DURATION_S} s per run after a warm-up run, ` +
-        `${ROUNDS} runs, median shown. Authenticated with a live key; the access log off.`,
+      `\`herald serve\` in its own process (access log off, rate limit raised), the baseline server in another, wrk ` +
+        `-t2 -c64 from a third, all on the same 2 cores. A ${WARM_UP_S} s warm-up run of each case, then ${ROUNDS} ` +
+        `rounds of ${DURATION_S} s runs with the cases interleaved; median (lowest–highest). Errors are non-2xx ` +
+        `responses and socket errors over all runs. Authenticated with a live key on every request.`,
       "",
-      "| Request | Throughput | p99 latency |",
-      "|---|---|---|",
-      ...rows,
+      "| Request | Throughput | p99 latency | Errors | Target | |",
+      "|---|---|---|---|---|---|",
+      `| ${baseline!.name} | ${formatSummary(baseline!.s)} req/s | ${summarize(baseline!.p99).median.toFixed(1)} ms | ${baseline!.errors} | — | |`,
+      row(
+        onePost!,
+        `≥ 0.5 × baseline (now ${ratio.toFixed(2)} ×, ${percent(onePost!.s.median, baseline!.s.median)})`,
+        ratio >= 0.5,
+      ),
+      row(page!, "—", true).replace(/\| met \|$/, "| |"),
+      row(create!, "≥ 5,000 req/s, 0 errors", create!.s.median >= 5000 && create!.errors === 0),
     ].join("\n");
   } finally {
-    server?.kill();
-    await server?.exited;
+    for (const p of processes) p.kill();
+    await Promise.all(processes.map((p) => p.exited));
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -1,27 +1,58 @@
-// `npm run bench`: runs every benchmark and writes docs/benchmarks.md.
+// `npm run bench`: every benchmark on SQLite, then on PostgreSQL (a throwaway cluster, when the server
+// binaries are installed), written to docs/benchmarks.md with the profile notes and the history.
+// BENCH_ONLY=http,engine (names below) runs some; BENCH_ROUNDS=1 makes a quick, rough pass.
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { assetsBenchmark } from "./assets.ts";
 import { engineBenchmark } from "./engine.ts";
+import { ROUNDS } from "./method.ts";
+import { startBenchPostgres } from "./postgres.ts";
 import { readsBenchmark } from "./reads.ts";
+import { startupBenchmark } from "./startup.ts";
 import { webhooksBenchmark } from "./webhooks.ts";
 
-const sections = [
-  await engineBenchmark(),
-  await readsBenchmark(),
-  await webhooksBenchmark(),
-  await assetsBenchmark(),
-  // Comparisons across versions, measured once and kept (the old code cannot be re-run from here).
-  readFileSync(join(import.meta.dir, "history.md"), "utf8").trim(),
+type Benchmark = (env: Record<string, string>, label: string) => Promise<string>;
+const benchmarks: [string, Benchmark][] = [
+  ["http", readsBenchmark],
+  ["engine", engineBenchmark],
+  ["webhooks", webhooksBenchmark],
+  ["assets", assetsBenchmark],
+  ["startup", startupBenchmark],
 ];
+const only = process.env.BENCH_ONLY?.split(",");
+const selected = benchmarks.filter(([name]) => !only || only.includes(name));
+
+const sections: string[] = [];
+for (const [name, run] of selected) {
+  console.error(`bench: ${name} on SQLite`);
+  sections.push(await run({}, "SQLite"));
+}
+const postgres = await startBenchPostgres();
+if (postgres) {
+  try {
+    for (const [name, run] of selected) {
+      console.error(`bench: ${name} on PostgreSQL`);
+      sections.push(await run(await postgres.freshDatabase(), "PostgreSQL"));
+    }
+  } finally {
+    await postgres.stop();
+  }
+} else sections.push("## PostgreSQL\n\nSkipped: PostgreSQL's server binaries are not installed.");
+
+const cpu = cpus()[0]?.model ?? "unknown CPU";
 const header = [
   "# Benchmarks",
   "",
-  `Written by \`npm run bench\` on ${new Date().toISOString()} — ${cpus().length} cores (${cpus()[0]?.model ?? "unknown CPU"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Bun ${Bun.version}.`,
-  "Numbers from a shared VM are noisy; compare runs on the same machine.",
+  `Written by \`npm run bench\` on ${new Date().toISOString()}: ${cpus().length} cores (${cpu}), ` +
+    `${(totalmem() / 2 ** 30).toFixed(0)} GiB, Bun ${Bun.version}, SQLite (WAL) and ` +
+    `${postgres ? `PostgreSQL ${postgres.version} (default durability)` : "no PostgreSQL"}.`,
+  `Method for every figure: a warm-up run thrown away, then ${ROUNDS} runs; the median is shown with the ` +
+    "lowest and highest in brackets. The load generator and the server share the same cores, as they " +
+    "would on a small VM. Numbers from a shared VM are noisy: compare runs on the same machine.",
   "",
 ].join("\n");
-const text = `${header}\n${sections.join("\n\n")}\n`;
+const notes = readFileSync(join(import.meta.dir, "history.md"), "utf8").trim();
+const text = `${header}\n${sections.join("\n\n")}\n\n${notes}\n`;
 writeFileSync(join(import.meta.dir, "..", "docs", "benchmarks.md"), text);
 console.log(text);

@@ -266,7 +266,8 @@ describe(`export and import (${path})`, () => {
     } finally {
       await s3.stop();
     }
-  });
+    // Four CLI processes and an S3 stand-in: more than the default 5 s on a busy 2-core machine.
+  }, 30_000);
 
   test("import refuses a target that holds data", async () => {
     await mustFail(["import", file("first")], middle, 1, /^herald: the target installation is not empty/);
