@@ -1,14 +1,13 @@
 #!/usr/bin/env bun
-import { ADMIN_HELP, runAdmin, UsageError } from "./cli/admin.ts";
-import { ApiError, ASSETS_HELP, runAssets } from "./cli/assets.ts";
-import { runTransfer } from "./cli/transfer.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { HERALD_VERSION } from "./herald.ts";
-import { hasAnyAccount } from "./modules/account/repo.ts";
-import { BootstrapError } from "./modules/account/bootstrap.ts";
-import { openHerald, startServer } from "./server.ts";
-import { engineOf } from "./db/engine.ts";
-import { openDatabase } from "./db/open.ts";
+
+// Start-up code runs once: compiling it with the JIT costs time and memory that never pay back, so the
+// JIT tiers up less eagerly until the command's code is loaded (for `serve`, until it listens). So each
+// command imports its modules when it runs, after this line; the two static imports above are small.
+// (Optional calls: a Bun without the knob runs the same, with its normal policy.)
+Bun.unsafe.setJITPolicy?.(8);
+const startedUp = () => Bun.unsafe.setJITPolicy?.(1);
 
 const HELP = `Herald ${HERALD_VERSION}: self-hosted social publishing.
 
@@ -55,11 +54,14 @@ async function serve(args: string[]): Promise<void> {
     console.log(SERVE_HELP);
     return;
   }
-  if (args.length > 0)
+  if (args.length > 0) {
+    const { UsageError } = await import("./cli/admin.ts");
     throw new UsageError(
       `serve takes no arguments (got ${args.join(" ")}); configure it with HERALD_* variables`,
     );
+  }
   const config = loadConfig();
+  const { openHerald, startServer } = await import("./server.ts");
   const herald = await openHerald(config);
   let server: ReturnType<typeof startServer>;
   try {
@@ -68,6 +70,7 @@ async function serve(args: string[]): Promise<void> {
     // A port in use or not allowed is an operator mistake: one line, not a stack trace.
     const code = (error as { code?: string }).code;
     if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
+      const { engineOf } = await import("./db/engine.ts");
       await engineOf(herald.db).close();
       throw new ConfigError(
         `cannot listen on ${config.host}:${config.port} (${code}); choose another HERALD_PORT or HERALD_HOST`,
@@ -75,11 +78,13 @@ async function serve(args: string[]): Promise<void> {
     }
     throw error;
   }
+  startedUp();
   console.log(
     `Herald ${HERALD_VERSION} listening on ${config.baseUrl} (API ${config.baseUrl}/v1, docs ${config.baseUrl}/v1/docs, data ${config.dataDir})`,
   );
   if (!config.smtpUrl)
     console.log("HERALD_SMTP_URL is not set: invitation e-mails wait in the outbox until it is.");
+  const { hasAnyAccount } = await import("./modules/account/repo.ts");
   if (!(await hasAnyAccount(herald.db))) console.log("\n" + firstStartHint(config) + "\n");
   const shutdown = async () => {
     await server.stop();
@@ -91,13 +96,43 @@ async function serve(args: string[]): Promise<void> {
 
 /** `herald migrate`: applies pending migrations once, under a lock, and says what it did. */
 async function migrate(args: string[]): Promise<string> {
-  if (args.length > 0) throw new UsageError(`migrate takes no arguments (got ${args.join(" ")})`);
+  if (args.length > 0) {
+    const { UsageError } = await import("./cli/admin.ts");
+    throw new UsageError(`migrate takes no arguments (got ${args.join(" ")})`);
+  }
   const config = loadConfig();
+  const [{ openDatabase }, { engineOf }] = await Promise.all([
+    import("./db/open.ts"),
+    import("./db/engine.ts"),
+  ]);
+  startedUp();
   const engine = engineOf(await openDatabase(config));
   await engine.close();
   const where = config.databaseUrl ? "PostgreSQL" : `${config.dataDir}/herald.db`;
   if (engine.migrated.length === 0) return `${where}: up to date`;
   return `${where}: applied ${engine.migrated.join(", ")}`;
+}
+
+/** The help text `herald help [command]` prints. */
+async function helpFor(command: string | undefined): Promise<string> {
+  if (command === "admin") return (await import("./cli/admin.ts")).ADMIN_HELP;
+  if (command === "assets") return (await import("./cli/assets.ts")).ASSETS_HELP;
+  return command === "serve" ? SERVE_HELP : HELP;
+}
+
+/**
+ * The exit code of an error that is the user's mistake (printed as one line, no stack trace), or null.
+ * The modules defining these errors are loaded here, on this path only, when they are not already.
+ */
+async function userErrorExitCode(error: unknown): Promise<number | null> {
+  if (error instanceof ConfigError) return 1;
+  const [{ UsageError }, { BootstrapError }, { ApiError }] = await Promise.all([
+    import("./cli/admin.ts"),
+    import("./modules/account/bootstrap.ts"),
+    import("./cli/assets.ts"),
+  ]);
+  if (error instanceof UsageError) return 2;
+  return error instanceof BootstrapError || error instanceof ApiError ? 1 : null;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -110,15 +145,24 @@ async function main(argv: string[]): Promise<number> {
       case "migrate":
         console.log(await migrate(rest));
         return 0;
-      case "admin":
+      case "admin": {
+        const { runAdmin } = await import("./cli/admin.ts");
+        startedUp();
         console.log(await runAdmin(rest));
         return 0;
-      case "assets":
+      }
+      case "assets": {
+        const { runAssets } = await import("./cli/assets.ts");
+        startedUp();
         console.log(await runAssets(rest));
         return 0;
+      }
       case "export":
-      case "import":
+      case "import": {
+        const { runTransfer } = await import("./cli/transfer.ts");
+        startedUp();
         return await runTransfer(command, rest);
+      }
       case "version":
       case "--version":
         console.log(HERALD_VERSION);
@@ -127,31 +171,17 @@ async function main(argv: string[]): Promise<number> {
       case "help":
       case "--help":
       case "-h":
-        console.log(
-          rest[0] === "admin"
-            ? ADMIN_HELP
-            : rest[0] === "serve"
-              ? SERVE_HELP
-              : rest[0] === "assets"
-                ? ASSETS_HELP
-                : HELP,
-        );
+        console.log(await helpFor(rest[0]));
         return 0;
       default:
         console.error(`herald: unknown command "${command}"\n\n${HELP}`);
         return 2;
     }
   } catch (error) {
-    if (
-      error instanceof ConfigError ||
-      error instanceof UsageError ||
-      error instanceof BootstrapError ||
-      error instanceof ApiError
-    ) {
-      console.error(`herald: ${error.message}`);
-      return error instanceof UsageError ? 2 : 1;
-    }
-    throw error;
+    const code = await userErrorExitCode(error);
+    if (code === null) throw error;
+    console.error(`herald: ${(error as Error).message}`);
+    return code;
   }
 }
 

@@ -1,8 +1,8 @@
 import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import http from "node:http";
 import { join } from "node:path";
 import { buildApp } from "./app.ts";
-import { createBlobStore } from "./blobs/index.ts";
+import { LocalBlobStore } from "./blobs/local.ts";
+import type { BlobStore } from "./blobs/store.ts";
 import { ConfigError, type Config } from "./config.ts";
 import { engineOf } from "./db/engine.ts";
 import { openDatabase } from "./db/open.ts";
@@ -15,7 +15,7 @@ import { Scheduler } from "./jobs/scheduler.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { randomBase62, SecretBox } from "./lib/crypto.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
-import { smtpTransport, type MailTransport } from "./modules/mail/transport.ts";
+import type { MailTransport } from "./modules/mail/transport.ts";
 import { createProviderRegistry } from "./providers/registry.ts";
 import { createGuardedFetch } from "./lib/guarded-fetch.ts";
 
@@ -47,6 +47,21 @@ export function resolveSecretKey(config: Config): string {
   return secret;
 }
 
+// The S3 client (minio) and the SMTP client (nodemailer) are large; each is loaded only when configured.
+
+/** The SMTP transport when HERALD_SMTP_URL is set; null (mail waits in the outbox) otherwise. */
+async function mailTransport(config: Config): Promise<MailTransport | null> {
+  if (!config.smtpUrl) return null;
+  const { smtpTransport } = await import("./modules/mail/transport.ts");
+  return smtpTransport(config.smtpUrl);
+}
+
+/** The blob store createBlobStore picks, without loading the S3 one for local storage. */
+async function openBlobStore(config: Config): Promise<BlobStore> {
+  if (config.storage === "s3") return (await import("./blobs/index.ts")).createBlobStore(config);
+  return new LocalBlobStore(join(config.dataDir, "blobs"));
+}
+
 /** Opens the data dir and assembles the Herald value (used by `serve` and the admin commands). */
 export async function openHerald(
   config: Config,
@@ -67,9 +82,8 @@ export async function openHerald(
     }),
     logger: overrides.logger ?? createLogger(),
     secrets: new SecretBox(resolveSecretKey(config)),
-    mail:
-      overrides.mail !== undefined ? overrides.mail : config.smtpUrl ? smtpTransport(config.smtpUrl) : null,
-    blobs: createBlobStore(config),
+    mail: overrides.mail !== undefined ? overrides.mail : await mailTransport(config),
+    blobs: await openBlobStore(config),
     version: HERALD_VERSION,
   };
 }
@@ -96,6 +110,30 @@ function withAbsoluteUrl(request: Request, originals: WeakMap<Request, Request>)
   return absolute;
 }
 
+/** The request-head limit the runtime was started with (`--max-http-header-size`), 0 when none. */
+function headerLimitFlag(): number {
+  const args = process.execArgv;
+  let limit = 0;
+  for (let i = 0; i < args.length; i++) {
+    const flag = /^--max-http-header-size(?:=(\d+))?$/.exec(args[i]!);
+    if (flag) limit = Number(flag[1] ?? args[i + 1]) || 0;
+  }
+  return limit;
+}
+
+/**
+ * Raises Bun's request-head limit, past which it answers a bare 431 before any JS runs, above the app's
+ * own, lower limit that answers with a problem (request-head.ts). It is process-wide (Bun has no
+ * per-server knob) and node:http is the only way to set it at run time; loading that module costs
+ * ~15 ms of start-up, so it is skipped when the runtime was started with a high enough
+ * --max-http-header-size (the compiled binary can carry one from its build: --compile-exec-argv).
+ */
+function raiseNativeHeaderLimit(): void {
+  if (headerLimitFlag() >= NATIVE_HEADER_LIMIT_BYTES) return;
+  const http: { maxHeaderSize: number } = require("node:http");
+  if (http.maxHeaderSize < NATIVE_HEADER_LIMIT_BYTES) http.maxHeaderSize = NATIVE_HEADER_LIMIT_BYTES;
+}
+
 /** Starts HTTP and the schedules; `startJobs: false` leaves jobs to be run by hand (tests). */
 export function startServer(herald: Herald, options: { startJobs?: boolean } = {}): RunningServer {
   const engine = new PublishingEngine(herald);
@@ -106,11 +144,7 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
     engine: () => engine,
     clientAddress: (request) => server.requestIP(originals.get(request) ?? request)?.address ?? "unknown",
   });
-  // Process-wide (Bun has no per-server knob): Bun answers a bare 431 past this, before any JS runs; the
-  // app's own, lower limit answers with a problem (request-head.ts).
-  if (http.maxHeaderSize < NATIVE_HEADER_LIMIT_BYTES) {
-    (http as { maxHeaderSize: number }).maxHeaderSize = NATIVE_HEADER_LIMIT_BYTES;
-  }
+  raiseNativeHeaderLimit();
   const accessLog = herald.config.accessLog;
   const server = Bun.serve({
     hostname: herald.config.host,

@@ -1,5 +1,4 @@
 import type { Config } from "../config.ts";
-import { openPostgres } from "./engine-postgres.ts";
 import { openSqlite } from "./engine-sqlite.ts";
 import { useDialect } from "./schema.ts";
 
@@ -11,9 +10,11 @@ export type { Db } from "./engine.ts";
  */
 export async function openDatabase(config: Pick<Config, "dataDir" | "databaseUrl" | "databasePool">) {
   if (config.databaseUrl) {
-    useDialect("postgresql");
+    // Loaded only here: a SQLite server never loads the PostgreSQL driver layer or schema.
+    await useDialect("postgresql");
+    const { openPostgres } = await import("./engine-postgres.ts");
     return openPostgres(config.databaseUrl, config.databasePool);
   }
-  useDialect("sqlite");
+  await useDialect("sqlite");
   return openSqlite(config.dataDir);
 }

@@ -1,8 +1,8 @@
 // The tables every repository imports. Their TypeScript types are the SQLite definitions
 // (src/db/sqlite); `useDialect("postgresql")` rebinds each name to its PostgreSQL twin (src/db/pg),
 // whose row types are identical (test/db/schema-parity.test.ts). One process uses one engine at a
-// time: `openDatabase` selects it before the first query.
-import * as pg from "./pg/schema.ts";
+// time: `openDatabase` selects it before the first query. The PostgreSQL definitions are loaded only
+// then, so a SQLite server never builds them (memory and start-up time).
 import * as lite from "./sqlite/schema.ts";
 
 /** The SQL dialects Herald stores its data in. */
@@ -40,9 +40,9 @@ export function currentDialect(): Dialect {
 }
 
 /** Points every table binding at one dialect's definitions. */
-export function useDialect(dialect: Dialect): void {
+export async function useDialect(dialect: Dialect): Promise<void> {
   current = dialect;
-  const source = (dialect === "sqlite" ? lite : pg) as unknown as typeof lite;
+  const source = (dialect === "sqlite" ? lite : await import("./pg/schema.ts")) as unknown as typeof lite;
   accounts = source.accounts;
   users = source.users;
   workspaces = source.workspaces;

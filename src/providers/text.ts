@@ -1,9 +1,12 @@
-const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+// Made on first use: building it loads ICU's segmentation data, which a server that never counts text
+// (or not yet) does not need at start.
+let segmenter: Intl.Segmenter | null = null;
 const encoder = new TextEncoder();
 
 /** User-perceived characters (extended grapheme clusters): "👍🏽" and "é" as e + accent are one each. */
 export function countGraphemes(text: string): number {
   let count = 0;
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
   for (const _ of segmenter.segment(text)) count++;
   return count;
 }

@@ -1,5 +1,4 @@
 import { Elysia } from "elysia";
-import { toOpenAPISchema } from "@elysiajs/openapi";
 // The package exports no path to its browser bundle, so it is imported by file (embedded by bun build).
 // @ts-ignore: a file import yields its path; the bundle has no type declarations.
 import scalarBundlePath from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with {
@@ -86,13 +85,22 @@ function withJsonParserNamed(app: AnyElysia): AnyElysia {
   } as unknown as AnyElysia;
 }
 
+/**
+ * The OpenAPI document, made on its first request and then cached: the generator (@elysiajs/openapi
+ * and what it imports) is not loaded at start.
+ */
+async function openApiDocument(h: Herald, app: AnyElysia) {
+  const { toOpenAPISchema } = await import("@elysiajs/openapi");
+  return completeDocument(h, toOpenAPISchema(withJsonParserNamed(app)) as never);
+}
+
 /** Health, the OpenAPI document, the offline docs page and the error reference. */
 export function systemRoutes(
   h: Herald,
   parts: { scheduler: () => Scheduler | null; engine: () => PublishingEngine | null },
   app: () => AnyElysia,
 ) {
-  let cached: unknown = null;
+  let document: Promise<unknown> | null = null;
   return new Elysia()
     .get(
       "/health",
@@ -137,10 +145,11 @@ export function systemRoutes(
     )
     .get(
       "/v1/openapi.json",
-      () => {
-        cached ??= completeDocument(h, toOpenAPISchema(withJsonParserNamed(app())) as never);
-        return cached;
-      },
+      () =>
+        (document ??= openApiDocument(h, app()).catch((error: unknown) => {
+          document = null;
+          throw error;
+        })),
       operation({ scope: null, summary: "This OpenAPI 3.1 document", tag: "Meta" }),
     )
     .get(
