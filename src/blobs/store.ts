@@ -55,10 +55,11 @@ export class BlobError extends Error {
   }
 }
 
-/** What a part upload through Herald must be: its exact size and its CRC64NVME. */
+/** What a part upload through Herald must be (its exact size and CRC64NVME), and where it starts in the object. */
 export interface PartExpectation {
   size: number;
   crc64nvme: bigint;
+  offset: number;
 }
 
 /**
@@ -67,7 +68,7 @@ export interface PartExpectation {
  */
 export interface BlobStore {
   readonly kind: "local" | "s3";
-  /** Stores a whole object from a stream or bytes. */
+  /** Stores a whole object from a stream (its chunks are the store's once read) or bytes. */
   put(key: string, body: ReadableStream<Uint8Array> | Uint8Array): Promise<{ size: number }>;
   /** The object's bytes (or one range of them) as a stream; BlobError `not_found` when absent. */
   read(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array>>;
@@ -80,8 +81,8 @@ export interface BlobStore {
   /** Every object whose key starts with `prefix`. */
   list(prefix: string): AsyncIterable<StoredObject>;
 
-  /** Starts a multipart upload of `key`; returns the store's upload id. */
-  createMultipart(key: string, options: { contentType: string }): Promise<string>;
+  /** Starts a multipart upload of `key` (of `byteSize` bytes when known); returns the store's upload id. */
+  createMultipart(key: string, options: { contentType: string; byteSize?: number }): Promise<string>;
   /**
    * Where a client sends part `partNumber` directly (S3: a presigned UploadPart URL valid until
    * `expiresAt`, whose signature covers the part's declared CRC64NVME `crc64nvme`, so the bucket
@@ -96,8 +97,8 @@ export interface BlobStore {
   ): Promise<PartTarget | null>;
   /**
    * Stores a part sent through Herald (local disk), streaming it and checking its size and
-   * CRC64NVME before it becomes visible; a re-sent part replaces the earlier one atomically.
-   * Absent on stores that take parts directly.
+   * CRC64NVME before it becomes visible; a re-sent part replaces the earlier one atomically (a
+   * refused one leaves it as it was). Absent on stores that take parts directly.
    */
   receivePart?(
     key: string,

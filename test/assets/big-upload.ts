@@ -19,8 +19,11 @@ export interface VirtualVideo {
   width: number;
   height: number;
   durationSec: number;
-  /** The bytes of part `n` (1-based), freshly allocated. */
-  part(n: number): Uint8Array;
+  /**
+   * The bytes of part `n` (1-based): written into `into` (at least `partSize` bytes; a client reads a
+   * file into a buffer it reuses), or freshly allocated.
+   */
+  part(n: number, into?: Uint8Array): Uint8Array;
 }
 
 /** A generated MP4 of exactly `size` bytes (at least a few KiB). */
@@ -54,12 +57,12 @@ export function virtualVideo(
     width,
     height,
     durationSec,
-    part(n) {
+    part(n, into) {
       const start = (n - 1) * partSize;
       const length = partLength(size, partSize, n);
-      const bytes = new Uint8Array(length);
+      const bytes = into ? into.subarray(0, length) : new Uint8Array(length);
       bytes.set(pattern.subarray(0, length));
-      new DataView(bytes.buffer).setUint32(Math.min(64, length - 4), n); // every part differs
+      new DataView(bytes.buffer, bytes.byteOffset).setUint32(Math.min(64, length - 4), n); // every part differs
       for (const region of regions) {
         const from = Math.max(start, region.offset);
         const to = Math.min(start + length, region.offset + region.bytes.length);
@@ -75,9 +78,10 @@ export function virtualVideo(
 export async function checksumVideo(video: VirtualVideo): Promise<{ parts: string[]; whole: string }> {
   const crc = await createCrc64Nvme();
   const parts: string[] = [];
+  const buffer = new Uint8Array(video.partSize);
   let whole = 0n;
   for (let n = 1; n <= video.partCount; n++) {
-    const bytes = video.part(n);
+    const bytes = video.part(n, buffer);
     crc.reset();
     crc.update(bytes);
     const value = crc.digest();
@@ -126,13 +130,15 @@ export async function uploadVideo(
   const etags: string[] = [];
   let next = 1;
   const worker = async () => {
+    // One buffer per worker, refilled once the server has answered (and so read the whole body).
+    const buffer = new Uint8Array(video.partSize);
     while (next <= video.partCount) {
       const n = next++;
       const target = upload.parts[n - 1];
       const response = await fetch(target.upload_url, {
         method: "PUT",
         headers: target.required_headers,
-        body: video.part(n),
+        body: video.part(n, buffer),
       });
       if (response.status !== 200) throw new Error(`part ${n}: ${response.status} ${await response.text()}`);
       etags[n - 1] = response.headers.get("etag")!;
@@ -155,6 +161,8 @@ export async function uploadVideo(
 /** A `herald serve` process on a fresh data dir with a bootstrapped account. */
 export interface ServerProcess {
   url: string;
+  /** The server's process id (for strace or perf). */
+  pid: number;
   dataDir: string;
   key: string;
   workspaceId: string;
@@ -171,7 +179,10 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts `bun src/main.ts serve` (local storage) and waits until /health answers. */
-export async function startServerProcess(extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  extraEnv: Record<string, string> = {},
+  bunArgs: string[] = [],
+): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "herald-big-"));
   const port = await freePort();
   const env: Record<string, string> = {};
@@ -191,7 +202,12 @@ export async function startServerProcess(extraEnv: Record<string, string> = {}):
   );
   if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
   const account = JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
-  const proc = Bun.spawn([bun, main, "serve"], { env, stdout: "ignore", stderr: "pipe", stdin: "ignore" });
+  const proc = Bun.spawn([bun, ...bunArgs, main, "serve"], {
+    env,
+    stdout: "ignore",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if ((await fetch(`${url}/health`).catch(() => null))?.ok) break;
@@ -209,6 +225,7 @@ export async function startServerProcess(extraEnv: Record<string, string> = {}):
     ) * 1024;
   return {
     url,
+    pid: proc.pid,
     dataDir,
     key: account.api_key,
     workspaceId: account.workspace_id,

@@ -241,14 +241,15 @@ describe("part upload", () => {
   test("a part damaged on disk before a restart is found at completion; sent again, it completes", async () => {
     const { upload, plan } = await started();
     const etags = await sendAllParts(upload, plan);
-    // As after a power cut: the part file holds other bytes, and was written before the machine started.
+    // As after a power cut: part 2's region of the upload's file holds other bytes, and was written
+    // before the machine started.
     const dir = join(s.dataDir, "blobs", ".multipart", await storeUploadIdOf(upload.id));
-    const name = readdirSync(dir).find((n) => n.startsWith("part-00002."))!;
-    const bytes = readFileSync(join(dir, name));
-    bytes[100]! ^= 0xff;
-    writeFileSync(join(dir, name), bytes);
+    const marker = readdirSync(dir).find((n) => n.startsWith("slot-00002."))!;
+    const bytes = readFileSync(join(dir, "data"));
+    bytes[5 * MiB + 100]! ^= 0xff;
+    writeFileSync(join(dir, "data"), bytes);
     const beforeBoot = (Date.now() - uptime() * 1000 - 3600_000) / 1000;
-    utimesSync(join(dir, name), beforeBoot, beforeBoot);
+    utimesSync(join(dir, marker), beforeBoot, beforeBoot);
     const r = await a.complete(upload.id, completeBody(plan, etags));
     expectProblem(r, 400, "public_invalid_request", ["/parts"]);
     expect(r.body.errors[0].detail).toContain("part 2 was damaged on disk");

@@ -183,7 +183,7 @@ export async function createUpload(args: {
   const assetId = newId("ast");
   const blobKey = `${workspace.id}/${assetId}`;
   // An upload started in the store but never recorded here (crash in between) is aborted by the cleanup job.
-  const storeUploadId = await h.blobs.createMultipart(blobKey, { contentType });
+  const storeUploadId = await h.blobs.createMultipart(blobKey, { contentType, byteSize: input.byte_size });
   const checksums = [...input.parts]
     .sort((a, b) => a.part_number - b.part_number)
     .map((p) => p.checksum_crc64nvme);
@@ -283,7 +283,11 @@ export async function receivePart(
   }
   if (!request.body)
     throw invalid("", `part ${partNumber} must be exactly ${size} bytes; the request has no body`);
-  const expected = { size, crc64nvme: crc64nvmeFromBase64(upload.partChecksums[partNumber - 1]!)! };
+  const expected = {
+    size,
+    crc64nvme: crc64nvmeFromBase64(upload.partChecksums[partNumber - 1]!)!,
+    offset: (partNumber - 1) * upload.partSize,
+  };
   try {
     const stored = await receive(upload.blobKey, upload.storeUploadId, partNumber, request.body, expected);
     return {
