@@ -1,5 +1,4 @@
-import { imageSize } from "image-size";
-import { createFile, Log, MP4BoxBuffer } from "mp4box";
+// image-size and mp4box are loaded on the first inspection, not at start (memory, start-up time).
 import type { BlobStore } from "../../blobs/store.ts";
 
 // What Herald learns from an uploaded file: image dimensions (image-size: PNG, JPEG, GIF, WebP),
@@ -80,6 +79,7 @@ async function inspectImage(store: BlobStore, key: string, size: number): Promis
   for (const limit of IMAGE_HEAD_BYTES) {
     const head = await store.readBytes(key, { start: 0, end: Math.min(size, limit) });
     try {
+      const { imageSize } = await import("image-size");
       const found = imageSize(head);
       const contentType = found.type ? IMAGE_TYPE_OF[found.type] : undefined;
       if (!contentType)
@@ -160,6 +160,7 @@ async function inspectVideo(store: BlobStore, key: string, size: number): Promis
   const joined = new Uint8Array(ftypBytes.length + moovBytes.length);
   joined.set(ftypBytes, 0);
   joined.set(moovBytes, ftypBytes.length);
+  const { createFile, Log, MP4BoxBuffer } = await import("mp4box");
   Log.setLogLevel(Log.error);
   const file = createFile();
   file.checkBuffer(MP4BoxBuffer.fromArrayBuffer(joined.buffer, 0));
