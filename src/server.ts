@@ -18,6 +18,7 @@ import { createLogger, type Logger } from "./lib/logger.ts";
 import type { MailTransport } from "./modules/mail/transport.ts";
 import { createProviderRegistry } from "./providers/registry.ts";
 import { createGuardedFetch } from "./lib/guarded-fetch.ts";
+import { armWebhookWake } from "./modules/webhooks/wake.ts";
 
 /**
  * The master secret: HERALD_SECRET_KEY, or `<dataDir>/secret.key`, created (mode 0600) on first
@@ -159,13 +160,19 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
       return response;
     },
   });
-  if (options.startJobs !== false) scheduler.start();
+  let disarmWebhookWake = () => {};
+  if (options.startJobs !== false) {
+    scheduler.start();
+    // Events this process commits are sent at once; the one-second tick finds other processes' events.
+    disarmWebhookWake = armWebhookWake(herald.db, () => scheduler.runNow("webhook-deliveries"));
+  }
   return {
     herald,
     url: `http://${server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname}:${server.port}`,
     scheduler,
     engine,
     async stop() {
+      disarmWebhookWake();
       await scheduler.stop();
       engine.stop();
       await engine.drain();

@@ -1,4 +1,8 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { currentTransaction, engineOf, type Db } from "./engine.ts";
+
+/** What to do once the transaction open in this call chain has committed. */
+const commitCallbacks = new AsyncLocalStorage<(() => void)[]>();
 
 /**
  * Runs `work` in one write transaction and returns its result. On SQLite the write lock is taken up
@@ -24,5 +28,34 @@ export function inGuardedTransaction<T>(db: Db, work: (tx: Db) => Promise<T> | T
 function run<T>(db: Db, work: (tx: Db) => Promise<T> | T, guarded: boolean): Promise<T> {
   const open = currentTransaction.getStore();
   if (open && engineOf(open) === engineOf(db)) return Promise.resolve(work(open));
-  return engineOf(db).transaction(async (tx) => work(tx), { guarded });
+  let callbacks: (() => void)[] = [];
+  const committed = engineOf(db).transaction(
+    async (tx) => {
+      callbacks = []; // a retried attempt (PostgreSQL) starts over
+      return commitCallbacks.run(callbacks, () => work(tx));
+    },
+    { guarded },
+  );
+  return committed.then((result) => {
+    for (const callback of callbacks) {
+      try {
+        callback();
+      } catch {
+        // A callback is a nudge (wake a job); its failure does not undo the commit.
+      }
+    }
+    return result;
+  });
+}
+
+/**
+ * Runs `callback` once the transaction open in this call chain has committed (never if it rolls
+ * back), or at once outside a transaction: for nudging work that must see the commit, such as waking
+ * the webhook sender after an event is written.
+ */
+export function afterCommit(db: Db, callback: () => void): void {
+  const open = currentTransaction.getStore();
+  const callbacks = commitCallbacks.getStore();
+  if (open && callbacks && engineOf(open) === engineOf(db)) callbacks.push(callback);
+  else callback();
 }

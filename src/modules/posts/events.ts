@@ -1,3 +1,5 @@
+import { afterCommit } from "../../db/transaction.ts";
+import { wakeWebhooks } from "../webhooks/wake.ts";
 import { insertRow } from "../../db/prepared.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
@@ -37,5 +39,6 @@ export async function recordPostEvent(db: Db, post: PostRow, now: number): Promi
     payload: eventPostSummary(post, await listReceipts(db, [post.id])),
     createdAt: now,
   });
+  afterCommit(db, () => wakeWebhooks(db));
   return id;
 }

@@ -5,9 +5,10 @@ import type { Herald } from "../../herald.ts";
 import { WEBHOOK_EVENT_TYPES } from "./present.ts";
 import {
   claimUndispatchedEvents,
-  insertDelivery,
+  insertDeliveries,
   listEnabledEndpoints,
   markEventsDispatched,
+  type DeliveryRow,
   type EndpointRow,
   type OutboxEvent,
 } from "./repo.ts";
@@ -36,13 +37,15 @@ export function endpointMatches(
  * Each batch is one transaction that claims the events, creates their deliveries and marks them
  * dispatched, so every event is fanned out once even with several servers on one database or a
  * crash in between; an event whose transaction committed late is found by its own mark. Returns
- * how many deliveries it created.
+ * how many deliveries it created; `onBatch` runs after each batch that created some has committed.
  */
-export async function dispatchWebhookEvents(h: Herald): Promise<number> {
+export async function dispatchWebhookEvents(h: Herald, onBatch?: () => void): Promise<number> {
   let created = 0;
   for (;;) {
     const batch = await inGuardedTransaction(h.db, (tx) => dispatchBatch(h, tx));
     created += batch.deliveries;
+    // The sender may claim these deliveries while the next batch is being fanned out.
+    if (batch.deliveries > 0) onBatch?.();
     if (batch.events < BATCH) return created;
   }
 }
@@ -53,7 +56,7 @@ async function dispatchBatch(h: Herald, tx: Db): Promise<{ events: number; deliv
   if (events.length === 0) return { events: 0, deliveries: 0 };
   const now = h.clock.now();
   const endpointsOf = new Map<string, EndpointRow[]>();
-  let deliveries = 0;
+  const rows: DeliveryRow[] = [];
   for (const event of events) {
     if (!EVENT_TYPES.has(event.type)) continue;
     let endpoints = endpointsOf.get(event.workspaceId);
@@ -62,10 +65,10 @@ async function dispatchBatch(h: Herald, tx: Db): Promise<{ events: number; deliv
       endpointsOf.set(event.workspaceId, endpoints);
     }
     for (const endpoint of endpoints) {
-      if (!endpointMatches(endpoint, event)) continue;
-      if (await insertDelivery(tx, newDelivery(endpoint, event, now, null))) deliveries += 1;
+      if (endpointMatches(endpoint, event)) rows.push(newDelivery(endpoint, event, now, null));
     }
   }
+  const deliveries = await insertDeliveries(tx, rows);
   await markEventsDispatched(
     tx,
     events.map((e) => e.id),

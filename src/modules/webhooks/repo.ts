@@ -1,4 +1,17 @@
-import { and, asc, desc, eq, inArray, isNull, lt, lte, type SQL } from "drizzle-orm";
+import {
+  and,
+  asc,
+  desc,
+  eq,
+  getTableColumns,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  lte,
+  sql,
+  type SQL,
+} from "drizzle-orm";
 import { countAll, minOf, skipLocked } from "../../db/dialect.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
@@ -9,7 +22,9 @@ import {
   webhookEndpoints,
   workspaces,
 } from "../../db/schema.ts";
-import { firstRow } from "../../db/engine.ts";
+import { firstRow, isPostgres } from "../../db/engine.ts";
+import { runPrepared } from "../../db/prepared.ts";
+import { insertDeliveriesPg, recordSuccessesPg } from "./pg-batch.ts";
 
 /** A stored webhook endpoint. */
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
@@ -43,6 +58,24 @@ export async function findEndpoint(
 /** An endpoint by id alone (the sender, which has no workspace in hand). */
 export async function findEndpointById(db: Db, id: string): Promise<EndpointRow | undefined> {
   return db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)).then(firstRow);
+}
+
+/** Endpoints by id (the sender, for a claimed batch); missing ones were deleted. */
+export async function findEndpointsByIds(db: Db, ids: string[]): Promise<EndpointRow[]> {
+  if (ids.length === 0) return [];
+  if (ids.length === 1) {
+    return runPrepared(
+      db,
+      "webhook_endpoint_by_id",
+      (d) =>
+        d
+          .select()
+          .from(webhookEndpoints)
+          .where(eq(webhookEndpoints.id, sql.placeholder("id"))),
+      { id: ids[0] },
+    );
+  }
+  return db.select().from(webhookEndpoints).where(inArray(webhookEndpoints.id, ids));
 }
 
 /** One page (plus one row) of a workspace's endpoints, newest first. */
@@ -162,6 +195,40 @@ export async function insertDelivery(db: Db, row: DeliveryRow): Promise<boolean>
   return inserted.length > 0;
 }
 
+/**
+ * Stores the deliveries of a fan-out batch, skipping any the endpoint already has (as
+ * `insertDelivery`); returns how many were stored. On PostgreSQL one statement for all (pg-batch.ts);
+ * on SQLite a prepared statement each.
+ */
+export async function insertDeliveries(db: Db, rows: DeliveryRow[]): Promise<number> {
+  if (isPostgres(db)) return insertDeliveriesPg(db, rows);
+  let stored = 0;
+  const columns = Object.entries(getTableColumns(webhookDeliveries));
+  for (const row of rows) {
+    const values: Record<string, unknown> = {};
+    // Encoded here as drizzle would, but a null stays SQL NULL (a placeholder would encode it).
+    for (const [key, column] of columns) {
+      const value = row[key as keyof DeliveryRow];
+      values[key] = value === null ? null : column.mapToDriverValue(value);
+    }
+    const inserted = await runPrepared(
+      db,
+      "webhook_delivery_insert",
+      (d) =>
+        d
+          .insert(webhookDeliveries)
+          .values(
+            Object.fromEntries(columns.map(([key]) => [key, placeholder(key)])) as unknown as DeliveryRow,
+          )
+          .onConflictDoNothing()
+          .returning({ id: webhookDeliveries.id }),
+      values,
+    );
+    stored += inserted.length;
+  }
+  return stored;
+}
+
 /** A delivery of an endpoint. */
 export async function findDelivery(db: Db, endpointId: string, id: string): Promise<DeliveryRow | undefined> {
   return db
@@ -198,7 +265,11 @@ export async function listDeliveries(
 /**
  * Claims up to `limit` due deliveries for this process: their next attempt moves to `leaseUntil`,
  * so no other sender takes them meanwhile, and a sender that dies mid-attempt leaves them due
- * again when the lease ends (at least once). Call inside a transaction.
+ * again when the lease ends (at least once). One prepared statement (the claim runs every few
+ * deliveries), atomic on its own: on SQLite call it inside a transaction (writes go through one),
+ * on PostgreSQL it may run alone. The longest-waiting first, in the order of the due index
+ * (by `next_attempt_at`; ties in the order they were stored): sorting ties by id made SQLite sort
+ * every due row on each claim.
  */
 export async function claimDueDeliveries(
   db: Db,
@@ -206,20 +277,158 @@ export async function claimDueDeliveries(
   leaseUntil: number,
   limit: number,
 ): Promise<DeliveryRow[]> {
-  const query = db
-    .select()
-    .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
-    .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
-    .limit(limit);
-  const due = await skipLocked(db, query);
-  if (due.length === 0) return [];
-  const ids = due.map((d) => d.id);
-  await db
-    .update(webhookDeliveries)
-    .set({ nextAttemptAt: leaseUntil })
-    .where(inArray(webhookDeliveries.id, ids));
-  return due.map((d) => ({ ...d, nextAttemptAt: leaseUntil }));
+  const claimed = await runPrepared(
+    db,
+    "webhook_deliveries_claim",
+    (d) => {
+      const due = d
+        .select({ id: webhookDeliveries.id })
+        .from(webhookDeliveries)
+        .where(
+          and(
+            eq(webhookDeliveries.status, "pending"),
+            lte(webhookDeliveries.nextAttemptAt, sql.placeholder("now")),
+          ),
+        )
+        .orderBy(asc(webhookDeliveries.nextAttemptAt))
+        .limit(sql.placeholder("limit"));
+      return d
+        .update(webhookDeliveries)
+        .set({ nextAttemptAt: placeholder("leaseUntil") })
+        .where(inArray(webhookDeliveries.id, skipLocked(d, due)))
+        .returning();
+    },
+    { now, leaseUntil, limit },
+  );
+  // RETURNING comes in no set order.
+  return claimed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
+ * Hands claimed deliveries back, due at `now`: those this process claimed (its lease is still on
+ * them) and did not attempt. A delivery whose lease was taken over since is left alone.
+ */
+export async function releaseClaims(
+  db: Db,
+  claims: { id: string; leaseUntil: number }[],
+  now: number,
+): Promise<void> {
+  for (const claim of claims) {
+    await runPrepared(
+      db,
+      "webhook_delivery_release",
+      (d) =>
+        d
+          .update(webhookDeliveries)
+          .set({ nextAttemptAt: placeholder("now") })
+          .where(
+            and(
+              eq(webhookDeliveries.id, sql.placeholder("id")),
+              eq(webhookDeliveries.status, "pending"),
+              eq(webhookDeliveries.nextAttemptAt, sql.placeholder("leaseUntil")),
+            ),
+          ),
+      { ...claim, now },
+    );
+  }
+}
+
+/** A successful attempt to record. */
+export interface SuccessfulAttempt {
+  deliveryId: string;
+  startedAt: number;
+  durationMs: number;
+  responseStatus: number;
+  now: number;
+}
+
+/**
+ * Records a successful attempt: the delivery is `succeeded` whatever happened to it meanwhile, its
+ * attempt count goes up by one and the attempt is logged under that number. Returns the delivery's
+ * endpoint id, or null when the delivery is gone (its endpoint was deleted). Prepared statements:
+ * this runs once per delivery.
+ */
+export async function recordSuccessfulAttempt(db: Db, attempt: SuccessfulAttempt): Promise<string | null> {
+  const [row] = await runPrepared(
+    db,
+    "webhook_delivery_succeeded",
+    (d) =>
+      d
+        .update(webhookDeliveries)
+        .set({
+          attemptCount: sql`${webhookDeliveries.attemptCount} + 1`,
+          status: "succeeded",
+          lastAttemptAt: placeholder("startedAt"),
+          lastResponseStatus: placeholder("responseStatus"),
+          lastError: null,
+          lastDurationMs: placeholder("durationMs"),
+          deliveredAt: placeholder("now"),
+          nextAttemptAt: null,
+          failedAt: null,
+        })
+        .where(eq(webhookDeliveries.id, sql.placeholder("deliveryId")))
+        .returning({ number: webhookDeliveries.attemptCount, endpointId: webhookDeliveries.endpointId }),
+    { ...attempt },
+  );
+  if (!row) return null;
+  await runPrepared(
+    db,
+    "webhook_attempt_insert",
+    (d) =>
+      d.insert(webhookDeliveryAttempts).values({
+        deliveryId: placeholder("deliveryId"),
+        number: placeholder("number"),
+        startedAt: placeholder("startedAt"),
+        durationMs: placeholder("durationMs"),
+        responseStatus: placeholder("responseStatus"),
+        error: null,
+      }),
+    {
+      deliveryId: attempt.deliveryId,
+      number: row.number,
+      startedAt: attempt.startedAt,
+      durationMs: attempt.durationMs,
+      responseStatus: attempt.responseStatus,
+    },
+  );
+  return row.endpointId;
+}
+
+/**
+ * Records successful attempts as `recordSuccessfulAttempt` does, each delivery once; returns the
+ * endpoint id of each (null when its delivery is gone). On PostgreSQL one statement for all
+ * (pg-batch.ts); on SQLite prepared statements.
+ */
+export async function recordSuccessfulAttempts(
+  db: Db,
+  attempts: SuccessfulAttempt[],
+): Promise<(string | null)[]> {
+  if (!isPostgres(db)) {
+    const endpoints: (string | null)[] = [];
+    for (const attempt of attempts) endpoints.push(await recordSuccessfulAttempt(db, attempt));
+    return endpoints;
+  }
+  const endpoints = await recordSuccessesPg(db, attempts);
+  return attempts.map((a) => endpoints.get(a.deliveryId) ?? null);
+}
+
+/** Ends an endpoint's failure streak (a delivery succeeded); nothing when it had none. */
+export async function clearEndpointFailing(db: Db, id: string): Promise<void> {
+  await runPrepared(
+    db,
+    "webhook_endpoint_clear_failing",
+    (d) =>
+      d
+        .update(webhookEndpoints)
+        .set({ failingSince: null })
+        .where(and(eq(webhookEndpoints.id, sql.placeholder("id")), isNotNull(webhookEndpoints.failingSince))),
+    { id },
+  );
+}
+
+/** A value of a prepared statement where drizzle's types take SQL only (`set`). */
+function placeholder(name: string): SQL {
+  return sql`${sql.placeholder(name)}`;
 }
 
 /** Changes a delivery's columns. */

@@ -1,244 +1,234 @@
-import type { Db } from "../../db/open.ts";
-import { inGuardedTransaction, inTransaction } from "../../db/transaction.ts";
+import { inGuardedTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { iso } from "../../lib/clock.ts";
-import { recordAudit } from "../audit/repo.ts";
-import { deliverWebhook, type WebhookOutcome } from "./deliver.ts";
-import { ENDPOINT_DISABLED_EVENT_TYPE, renderEventBody } from "./present.ts";
-import {
-  claimDueDeliveries,
-  failPendingDeliveries,
-  findDeliveryById,
-  findEndpointById,
-  findWorkspaceAccountId,
-  insertDeliveryAttempt,
-  insertOutboxEvent,
-  updateDelivery,
-  updateEndpoint,
-  type DeliveryRow,
-  type EndpointRow,
-} from "./repo.ts";
-import { activeSecrets } from "./service.ts";
-import { signatureHeader } from "./signing.ts";
-import { webhookTransport } from "./transport.ts";
+import { attemptDelivery, claimBatch, type ClaimedBatch } from "./attempt.ts";
+import { dispatchWebhookEvents } from "./dispatcher.ts";
+import { OutcomeRecorder, type AttemptOutcome } from "./outcomes.ts";
+import { releaseClaims, type DeliveryRow } from "./repo.ts";
+import { senderRunning, type SenderRun } from "./wake.ts";
 
-/** First retry delay; each later one doubles it. */
-export const RETRY_BASE_MS = 30_000;
-/** The longest wait between two attempts. */
-export const RETRY_CAP_MS = 4 * 60 * 60 * 1000;
-/** Each delay is its nominal value ± this fraction, at random. */
-export const RETRY_JITTER = 0.2;
-/**
- * How long a delivery is retried (from its creation), and how long an endpoint may fail without a
- * single success before Herald disables it: about three days.
- */
-export const RETRY_WINDOW_MS = 72 * 60 * 60 * 1000;
-/** A claimed delivery is not due again for this long (an attempt takes at most ~15 s: DNS + 10 s). */
-export const CLAIM_LEASE_MS = 30_000;
-/** Attempts in flight at once per process. */
+export { CLAIM_LEASE_MS } from "./attempt.ts";
+export {
+  DISABLED_FOR_FAILURES,
+  RETRY_BASE_MS,
+  RETRY_CAP_MS,
+  RETRY_JITTER,
+  RETRY_WINDOW_MS,
+  retryDelayMs,
+} from "./outcomes.ts";
+
+/** Attempts sending at once per process. */
 const CONCURRENCY = 16;
+/**
+ * Claimed deliveries waiting for a free slot, at most: the next ones are at hand when an attempt
+ * ends, instead of each slot waiting for a claim transaction of its own.
+ */
+const READY = CONCURRENCY;
+/** Outcomes waiting to be stored, at most, before claiming pauses (the database is behind). */
+const UNSTORED = 4 * CONCURRENCY;
+/** The longest an attempt takes: DNS (5 s), the exchange (10 s), and a margin. */
+const ATTEMPT_MAX_MS = 20_000;
 /** A run stops claiming new work after this long (the next tick carries on). */
 const RUN_BUDGET_MS = 50_000;
 
-/** Why deliveries end when Herald disables their endpoint. */
-export const DISABLED_FOR_FAILURES = "endpoint disabled after 3 days of failed deliveries";
-
-/**
- * The wait before retry number `retry` (1-based): 30 s doubling up to 4 h, then every 4 h, each ±20 %
- * (`random` in [0, 1); 0.5 gives the nominal value).
- */
-export function retryDelayMs(retry: number, random: number): number {
-  const nominal = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** (retry - 1));
-  return Math.round(nominal * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random));
+interface Claimed {
+  batch: ClaimedBatch;
+  delivery: DeliveryRow;
 }
 
 /**
- * Sends due deliveries, CONCURRENCY at a time, claiming more as slots free up, until nothing is due
- * (or the run's time budget is spent, or the server is stopping: attempts under way then finish and
- * the rest stay due for the next start). Returns how many attempts it made.
+ * Fans new outbox events out into deliveries and sends what is due, CONCURRENCY attempts at a time,
+ * until nothing is left (or the run's time budget is spent, or the server is stopping: attempts
+ * under way then finish, and deliveries claimed but not started are handed back, due at once for
+ * the next start). A wake (wake.ts) during the run makes it fan out and claim again. Returns how many
+ * attempts it made.
  */
-export async function sendDueDeliveries(h: Herald, stopping?: AbortSignal): Promise<number> {
-  const started = Date.now();
-  const running = new Set<Promise<void>>();
-  let attempts = 0;
-  for (;;) {
-    const free = CONCURRENCY - running.size;
-    const claimed =
-      free > 0 && Date.now() - started < RUN_BUDGET_MS && !stopping?.aborted
-        ? await inGuardedTransaction(h.db, (tx) => {
-            const now = h.clock.now();
-            return claimDueDeliveries(tx, now, now + CLAIM_LEASE_MS, free);
-          })
-        : [];
-    for (const delivery of claimed) {
-      attempts += 1;
-      const attempt: Promise<void> = attemptDelivery(h, delivery)
-        .catch((error) =>
-          h.logger.error("webhook attempt failed unexpectedly", {
-            delivery_id: delivery.id,
-            error: (error as Error).message,
-          }),
-        )
-        .finally(() => running.delete(attempt));
-      running.add(attempt);
+export function sendDueDeliveries(h: Herald, stopping?: AbortSignal): Promise<number> {
+  return new DeliverySender(h, stopping).run();
+}
+
+/**
+ * One run of the sender, as a pipeline: fan-out batches, claims, attempts and stores overlap. A claim
+ * takes up to two slots' worth of deliveries at once, an attempt starts as soon as a slot is free, and outcomes are stored in batches (outcomes.ts) while the next attempts are under way.
+ * Every claimed delivery is attempted or handed back, and every attempt's outcome is stored (or has
+ * failed to be) before the run ends.
+ */
+class DeliverySender implements SenderRun {
+  private readonly started = Date.now();
+  private readonly recorder: OutcomeRecorder;
+  private ready: Claimed[] = [];
+  private sending = 0;
+  private storing = 0;
+  private releasing = 0;
+  private claiming = false;
+  private dispatching = false;
+  /** A wake came while fanning out: fan out once more after this pass. */
+  private dispatchAgain = false;
+  /** The last claim found fewer due deliveries than it asked for: none again until something changes. */
+  private drained = false;
+  private attempts = 0;
+  private failure: unknown = null;
+  private settle: (() => void) | null = null;
+
+  constructor(
+    private readonly h: Herald,
+    private readonly stopping: AbortSignal | undefined,
+  ) {
+    this.recorder = new OutcomeRecorder(h);
+  }
+
+  run(): Promise<number> {
+    const unregister = senderRunning(this.h.db, this);
+    return new Promise((resolve, reject) => {
+      this.settle = () => {
+        unregister();
+        if (this.failure) reject(this.failure);
+        else resolve(this.attempts);
+      };
+      this.dispatch();
+      this.pump();
+    });
+  }
+
+  /** New work was committed in this process: fan it out and claim again (false: this run takes no more). */
+  poke(): boolean {
+    if (this.settle === null || !this.mayTakeWork()) return false;
+    this.dispatch();
+    return true;
+  }
+
+  /** Starts whatever may start now; runs at the start and whenever a step ends. */
+  private pump(): void {
+    if (this.settle === null) return;
+    if (this.stopping?.aborted && this.ready.length > 0) this.release(this.ready.splice(0));
+    const stale: Claimed[] = [];
+    while (this.sending < CONCURRENCY && this.ready.length > 0) {
+      const next = this.ready.shift()!;
+      // An attempt must end within its lease, or another server may send the delivery meanwhile.
+      if (next.delivery.nextAttemptAt! - this.h.clock.now() < ATTEMPT_MAX_MS) stale.push(next);
+      else this.send(next);
     }
-    if (running.size === 0) return attempts;
-    if (claimed.length === 0 || running.size >= CONCURRENCY) await Promise.race(running);
+    if (stale.length > 0) this.release(stale);
+    const room = CONCURRENCY + READY - this.sending - this.ready.length;
+    const mayClaim =
+      !this.claiming &&
+      !this.drained &&
+      this.failure === null &&
+      this.ready.length <= READY / 2 &&
+      this.storing < UNSTORED &&
+      this.mayTakeWork();
+    if (mayClaim && room > 0) this.claim(room);
+    const busy =
+      this.claiming ||
+      this.dispatching ||
+      this.sending + this.ready.length + this.storing + this.releasing > 0;
+    if (!busy) {
+      const settle = this.settle;
+      this.settle = null;
+      settle();
+    }
   }
-}
 
-/** One attempt of one claimed delivery: sign, send, record the outcome. */
-async function attemptDelivery(h: Herald, delivery: DeliveryRow): Promise<void> {
-  const endpoint = await findEndpointById(h.db, delivery.endpointId);
-  if (!endpoint) return; // deleted meanwhile: its deliveries went with it
-  if (!endpoint.enabled) {
-    await inGuardedTransaction(h.db, (tx) =>
-      updateDelivery(tx, delivery.id, {
-        status: "failed",
-        failedAt: h.clock.now(),
-        nextAttemptAt: null,
-        lastError: "endpoint disabled",
-      }),
-    );
-    return;
+  private mayTakeWork(): boolean {
+    return Date.now() - this.started < RUN_BUDGET_MS && !this.stopping?.aborted;
   }
-  const startedAt = h.clock.now();
-  const body = renderEventBody(delivery, endpoint.contentMode);
-  const headers = {
-    "content-type": "application/json",
-    "user-agent": `Herald/${h.version} (+webhooks)`,
-    "service-event-id": delivery.eventId,
-    "service-delivery-id": delivery.id,
-    "service-signature": signatureHeader(
-      activeSecrets(h, endpoint, startedAt),
-      Math.floor(startedAt / 1000),
-      body,
-    ),
-  };
-  const outcome = await deliverWebhook(webhookTransport(h), h.config.devAllowPrivateNetwork, {
-    url: endpoint.url,
-    body,
-    headers,
-  });
-  const disabled = await recordOutcome(h, delivery.id, startedAt, outcome);
-  if (disabled) {
-    h.logger.warn("webhook endpoint disabled after 3 days of failed deliveries", {
-      endpoint_id: disabled.id,
-      workspace_id: disabled.workspaceId,
-      failing_since: iso(disabled.failingSince),
-    });
-  }
-}
 
-/**
- * Stores an attempt and what follows from it: delivered; retried later; failed for good once its
- * three days are over; and, when the endpoint has not had one success in three days, the endpoint
- * disabled. Returns the endpoint when this attempt disabled it.
- */
-function recordOutcome(
-  h: Herald,
-  deliveryId: string,
-  startedAt: number,
-  outcome: WebhookOutcome,
-): Promise<EndpointRow | null> {
-  // Drawn before the transaction, so a retried transaction schedules the same retry.
-  const random = webhookTransport(h).random();
-  return inTransaction(h.db, async (tx) => {
-    const delivery = await findDeliveryById(tx, deliveryId);
-    const endpoint = delivery && (await findEndpointById(tx, delivery.endpointId));
-    if (!delivery || !endpoint) return null;
-    const now = h.clock.now();
-    const number = delivery.attemptCount + 1;
-    await insertDeliveryAttempt(tx, {
-      deliveryId,
-      number,
-      startedAt,
-      durationMs: outcome.durationMs,
-      responseStatus: outcome.status,
-      error: outcome.error,
-    });
-    const last = {
-      attemptCount: number,
-      lastAttemptAt: startedAt,
-      lastResponseStatus: outcome.status,
-      lastError: outcome.error,
-      lastDurationMs: outcome.durationMs,
-    };
-    if (outcome.ok) {
-      // The receiver has it, whatever happened to the delivery meanwhile.
-      await updateDelivery(tx, deliveryId, {
-        ...last,
-        status: "succeeded",
-        deliveredAt: now,
-        nextAttemptAt: null,
-        failedAt: null,
+  /** Fans out events not yet fanned out; each committed batch opens claiming again. */
+  private dispatch(): void {
+    if (this.settle === null || !this.mayTakeWork()) return;
+    if (this.dispatching) {
+      this.dispatchAgain = true;
+      return;
+    }
+    this.dispatching = true;
+    this.dispatchAgain = false;
+    dispatchWebhookEvents(this.h, () => {
+      this.drained = false;
+      this.pump();
+    })
+      .catch((error) => {
+        this.failure ??= error;
+      })
+      .finally(() => {
+        this.dispatching = false;
+        // Deliveries may also have come from elsewhere (a test event, a redelivery): claim again.
+        this.drained = false;
+        if (this.dispatchAgain) this.dispatch();
+        this.pump();
       });
-      if (endpoint.failingSince !== null) await updateEndpoint(tx, endpoint.id, { failingSince: null });
-      return null;
-    }
-    if (delivery.status !== "pending") {
-      await updateDelivery(tx, deliveryId, last);
-      return null;
-    }
-    const failingSince = endpoint.failingSince ?? startedAt;
-    if (endpoint.enabled && now - failingSince >= RETRY_WINDOW_MS) {
-      await updateDelivery(tx, deliveryId, { ...last, status: "failed", failedAt: now, nextAttemptAt: null });
-      return disableFailingEndpoint(tx, { ...endpoint, failingSince }, now);
-    }
-    if (endpoint.failingSince === null) await updateEndpoint(tx, endpoint.id, { failingSince });
-    if (now - delivery.createdAt >= RETRY_WINDOW_MS) {
-      await updateDelivery(tx, deliveryId, { ...last, status: "failed", failedAt: now, nextAttemptAt: null });
-    } else {
-      await updateDelivery(tx, deliveryId, { ...last, nextAttemptAt: now + retryDelayMs(number, random) });
-    }
-    return null;
-  });
-}
-
-/**
- * Disables an endpoint that has failed for three days: its pending deliveries fail, the change is
- * audited (as Herald's own write), and a `webhook_endpoint.disabled` event goes into the outbox for
- * the workspace's chat notification. Call inside the transaction of the failed attempt.
- */
-async function disableFailingEndpoint(tx: Db, endpoint: EndpointRow, now: number): Promise<EndpointRow> {
-  const changes = {
-    enabled: false,
-    disabledReason: "delivery_failures",
-    failingSince: endpoint.failingSince,
-    configVersion: endpoint.configVersion + 1,
-    updatedAt: now,
-  };
-  await updateEndpoint(tx, endpoint.id, changes);
-  await failPendingDeliveries(tx, endpoint.id, now, DISABLED_FOR_FAILURES);
-  const accountId = await findWorkspaceAccountId(tx, endpoint.workspaceId);
-  if (accountId) {
-    await recordAudit(
-      tx,
-      { accountId, credentialId: null, requestId: null },
-      {
-        action: "webhook_endpoint.disabled",
-        workspaceId: endpoint.workspaceId,
-        targetType: "webhook_endpoint",
-        targetId: endpoint.id,
-      },
-      now,
-    );
   }
-  await insertOutboxEvent(
-    tx,
-    {
-      workspaceId: endpoint.workspaceId,
-      type: ENDPOINT_DISABLED_EVENT_TYPE,
-      payload: {
-        id: endpoint.id,
-        object: "webhook_endpoint",
-        name: endpoint.name,
-        url: endpoint.url,
-        disabled_reason: "delivery_failures",
-        failing_since: iso(endpoint.failingSince),
-      },
-    },
-    now,
-  );
-  return { ...endpoint, ...changes };
+
+  private claim(limit: number): void {
+    this.claiming = true;
+    claimBatch(this.h, limit)
+      .then(
+        (batch) => {
+          for (const delivery of batch.deliveries) this.ready.push({ batch, delivery });
+          if (batch.deliveries.length < limit) this.drained = true;
+        },
+        (error) => {
+          this.failure ??= error;
+        },
+      )
+      .finally(() => {
+        this.claiming = false;
+        this.pump();
+      });
+  }
+
+  private send({ batch, delivery }: Claimed): void {
+    this.sending += 1;
+    this.attempts += 1;
+    attemptDelivery(this.h, batch, delivery)
+      .then((attempt) => {
+        if (attempt) this.store(attempt);
+      })
+      .catch((error) => this.logUnexpected(delivery.id, error))
+      .finally(() => {
+        this.sending -= 1;
+        // Something may have become due meanwhile (an expired lease, another process's event).
+        this.drained = false;
+        this.pump();
+      });
+  }
+
+  private store(attempt: Omit<AttemptOutcome, "random">): void {
+    this.storing += 1;
+    this.recorder
+      .record(attempt)
+      .then((disabled) => {
+        if (!disabled) return;
+        this.h.logger.warn("webhook endpoint disabled after 3 days of failed deliveries", {
+          endpoint_id: disabled.id,
+          workspace_id: disabled.workspaceId,
+          failing_since: iso(disabled.failingSince),
+        });
+      })
+      .catch((error) => this.logUnexpected(attempt.deliveryId, error))
+      .finally(() => {
+        this.storing -= 1;
+        this.pump();
+      });
+  }
+
+  /** Hands claimed deliveries back, not attempted: due now, for whichever server runs next. */
+  private release(claimed: Claimed[]): void {
+    this.releasing += 1;
+    const held = claimed.map(({ delivery }) => ({ id: delivery.id, leaseUntil: delivery.nextAttemptAt! }));
+    inGuardedTransaction(this.h.db, (tx) => releaseClaims(tx, held, this.h.clock.now()))
+      .catch((error) =>
+        this.h.logger.error("webhook claims not handed back", { error: (error as Error).message }),
+      )
+      .finally(() => {
+        this.releasing -= 1;
+        this.pump();
+      });
+  }
+
+  private logUnexpected(deliveryId: string, error: unknown): void {
+    this.h.logger.error("webhook attempt failed unexpectedly", {
+      delivery_id: deliveryId,
+      error: (error as Error).message,
+    });
+  }
 }

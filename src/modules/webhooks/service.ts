@@ -23,6 +23,7 @@ import {
 import { generateSigningSecret, lastFour } from "./signing.ts";
 import { webhookTransport } from "./transport.ts";
 import { requireWebhookUrl } from "./url-rules.ts";
+import { wakeWebhooks } from "./wake.ts";
 
 /** The fields of Create Webhook Endpoint. */
 export interface CreateEndpointInput {
@@ -300,11 +301,14 @@ export function rotateWebhookSecret(args: {
   });
 }
 
-/** The secrets that sign now: the current one, and the previous one while its overlap lasts. */
-export function activeSecrets(h: Herald, row: EndpointRow, now: number): string[] {
-  const secrets = [h.secrets.decrypt(row.secretSealed)];
+/**
+ * The secrets that sign now: the current one, and the previous one while its overlap lasts. `open`
+ * unseals a stored secret (the sender opens each once per claimed batch).
+ */
+export function activeSecrets(row: EndpointRow, now: number, open: (sealed: string) => string): string[] {
+  const secrets = [open(row.secretSealed)];
   if (row.previousSecretSealed && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now) {
-    secrets.push(h.secrets.decrypt(row.previousSecretSealed));
+    secrets.push(open(row.previousSecretSealed));
   }
   return secrets;
 }
@@ -358,7 +362,7 @@ export function sendTestEvent(args: {
   endpointId: string;
 }): Promise<DeliveryRow> {
   const { h, actor, workspaceId, endpointId } = args;
-  return inTransaction(h.db, async (tx) => {
+  const queued = inTransaction(h.db, async (tx) => {
     const row = await requireEndpoint(tx, workspaceId, endpointId);
     requireEnabled(row, "sending a test event");
     const now = h.clock.now();
@@ -377,6 +381,14 @@ export function sendTestEvent(args: {
     await audit(tx, actor, "webhook_endpoint.test_sent", workspaceId, row.id, now);
     return delivery;
   });
+  return wakeAfter(h, queued);
+}
+
+/** The delivery once committed, with the sender woken to send it now. */
+async function wakeAfter(h: Herald, queued: Promise<DeliveryRow>): Promise<DeliveryRow> {
+  const delivery = await queued;
+  wakeWebhooks(h.db);
+  return delivery;
 }
 
 /**
@@ -391,7 +403,7 @@ export function redeliverWebhook(args: {
   deliveryId: string;
 }): Promise<DeliveryRow> {
   const { h, actor, workspaceId, endpointId, deliveryId } = args;
-  return inTransaction(h.db, async (tx) => {
+  const queued = inTransaction(h.db, async (tx) => {
     const row = await requireEndpoint(tx, workspaceId, endpointId);
     const original = await findDelivery(tx, row.id, deliveryId);
     if (!original) throw notFound("webhook delivery");
@@ -422,4 +434,5 @@ export function redeliverWebhook(args: {
     );
     return delivery;
   });
+  return wakeAfter(h, queued);
 }
