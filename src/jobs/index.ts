@@ -10,8 +10,15 @@ import type { Job } from "./scheduler.ts";
 /** Every recurring job of the server; `engine` is this process's publishing engine. */
 export function serverJobs(engine: PublishingEngine): Job[] {
   return [
-    // Every second: a due post starts within about two seconds of its time.
-    { id: "publishing-engine", pattern: "* * * * * *", run: () => engine.tick() },
+    // Every second, and between ticks at the time a post comes due: it starts within milliseconds.
+    {
+      id: "publishing-engine",
+      pattern: "* * * * * *",
+      run: async () => {
+        await engine.tick();
+        await engine.wakeUntilNextTick(1000);
+      },
+    },
     { id: "mail-outbox", pattern: "*/5 * * * * *", run: (h) => deliverDueMail(h) },
     // Writes go through a transaction: outside one the handle is read-only on SQLite.
     {

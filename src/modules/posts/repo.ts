@@ -33,7 +33,16 @@ export async function findPost(db: Db, workspaceId: string, id: string): Promise
 
 /** A post by id alone (engine). */
 export async function findPostById(db: Db, id: string): Promise<PostRow | undefined> {
-  return db.select().from(posts).where(eq(posts.id, id)).then(firstRow);
+  return runPrepared(
+    db,
+    "post_by_id",
+    (d) =>
+      d
+        .select()
+        .from(posts)
+        .where(eq(posts.id, sql.placeholder("id"))),
+    { id },
+  ).then(firstRow);
 }
 
 /** Fields a non-state edit may set: a post's `state` changes only through `transitionPost`. */

@@ -1,7 +1,8 @@
 // The one door for a post's state: every change of `posts.state` (and every new post) goes through
 // `transitionPosts` / `enterPosts`, which apply the table below with its lease, deferral, X usage and
 // outbox bookkeeping. docs/posts.md shows the table rendered from POST_MOVES (a test keeps them equal).
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, sql, type Column, type SQL } from "drizzle-orm";
+import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
 import { posts } from "../../db/schema.ts";
 import { ProblemError, type FieldError } from "../../core/problem.ts";
@@ -126,13 +127,36 @@ async function updateIfStill(
   expected: Expected,
   set: Partial<PostRow>,
 ): Promise<PostRow | null> {
-  const where: SQL[] = [eq(posts.id, id), eq(posts.state, expected.state)];
-  if (expected.leasedBy !== undefined) where.push(eq(posts.leaseOwner, expected.leasedBy));
-  const rows = await tx
-    .update(posts)
-    .set({ ...set, version: sql`${posts.version} + 1` })
-    .where(and(...where))
-    .returning();
+  // Prepared once per shape (the columns set, whether the lease owner is checked): the engine runs
+  // two of these per published post, and building the SQL costs more than running it.
+  const keys = Object.keys(set)
+    .filter((k) => set[k as keyof PostRow] !== undefined)
+    .sort();
+  const leased = expected.leasedBy !== undefined;
+  const values: Record<string, unknown> = { id, state: expected.state, leasedBy: expected.leasedBy ?? null };
+  // The active dialect's columns (`posts` is rebound when the database opens).
+  const columns = getTableColumns(posts) as Record<string, Column>;
+  for (const k of keys) {
+    const value = set[k as keyof PostRow];
+    values[`set_${k}`] = value === null ? null : columns[k]!.mapToDriverValue(value);
+  }
+  const rows = await runPrepared(
+    tx,
+    `post_update_if_still:${leased ? "leased:" : ""}${keys.join(",")}`,
+    (d) => {
+      const where: SQL[] = [eq(posts.id, sql.placeholder("id")), eq(posts.state, sql.placeholder("state"))];
+      if (leased) where.push(eq(posts.leaseOwner, sql.placeholder("leasedBy")));
+      // sql`${placeholder}`: the value goes through as encoded above (a null stays NULL).
+      const assignments: Record<string, SQL> = { version: sql`${posts.version} + 1` };
+      for (const k of keys) assignments[k] = sql`${sql.placeholder(`set_${k}`)}`;
+      return d
+        .update(posts)
+        .set(assignments as Partial<PostRow>)
+        .where(and(...where))
+        .returning();
+    },
+    values,
+  );
   return rows[0] ?? null;
 }
 

@@ -1,24 +1,47 @@
 import { randomBytes } from "node:crypto";
+import { newId } from "../../db/ids.ts";
+import { isPostgres } from "../../db/engine.ts";
+import type { Db } from "../../db/open.ts";
 import { inGuardedTransaction, inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
+import type { DestinationRow } from "../destinations/repo.ts";
 import {
   findAssets,
   findPostById,
   findStartedAttempts,
   finishAttempt,
   listDueReady,
-  listDueScheduled,
   listExpiredLeases,
-  renewLease,
   type PostRow,
 } from "../posts/repo.ts";
 import type { PostState } from "../posts/states.ts";
-import { editPostIfStill, transitionPost, type PostChanges } from "../posts/transition.ts";
-import { velocityDeferral } from "../posts/velocity.ts";
-import { publishClaimedPost } from "./publish-post.ts";
-import { listPreparing } from "./repo.ts";
+import {
+  editPostIfStill,
+  transitionPost,
+  transitionPosts,
+  type PostChanges,
+  type PostMoveRequest,
+} from "../posts/transition.ts";
+import { dailyCap, velocityDeferral } from "../posts/velocity.ts";
+import { publishClaimedPost, type ClaimedPost } from "./publish-post.ts";
+import {
+  findDestinationRow,
+  insertAttemptRow,
+  listPreparing,
+  nextDueAt,
+  renewLeases,
+  takeDue,
+  updateLeasedPost,
+} from "./repo.ts";
 
+/** Rows each bookkeeping pass reads at most. */
 const BATCH = 200;
+/** Publications whose outcomes are being written may number this many times the concurrency at most. */
+const MAX_WRITING = 4;
+/** Claim passes at once on PostgreSQL. */
+const MAX_PASSES = 4;
+/** Scheduled posts moved to ready per transaction (one transaction does not hold the writer long). */
+const PROMOTE_BATCH = 100;
 
 /**
  * The publishing engine of one process. Each `tick` looks in the database for due work (nothing is
@@ -28,11 +51,24 @@ const BATCH = 200;
 export class PublishingEngine {
   /** This process's lease owner id. */
   readonly owner = `proc_${randomBytes(8).toString("hex")}`;
+  /** Every publication of this process until its outcome is written (leases renewed, `drain` waits). */
   private running = new Map<string, Promise<void>>();
+  /**
+   * Publications still before or in their provider calls: what the concurrency limit counts. One
+   * whose calls are done leaves it while its outcome is written, so a slot does not wait on a commit.
+   */
+  private calling = new Set<string>();
   private lastTickAt: number | null = null;
   private stopped = false;
-  private claiming: Promise<void> | null = null;
+  /** Claim passes under way, and the slots they took between them (filled when their claims commit). */
+  private passes = new Set<Promise<void>>();
+  private reserved = 0;
+  /** A slot freed while no further pass could start: one more pass when one ends. */
   private claimAgain = false;
+  /** The wake-up at the next due time before the next tick, and when (wall clock) that tick comes. */
+  private wake: ReturnType<typeof setTimeout> | null = null;
+  private wakes = new Set<Promise<void>>();
+  private nextTickAt = 0;
 
   constructor(private readonly h: Herald) {}
 
@@ -51,19 +87,59 @@ export class PublishingEngine {
   /** Stops claiming new work (publications under way finish; see `drain`). */
   stop(): void {
     this.stopped = true;
+    if (this.wake) clearTimeout(this.wake);
+    this.wake = null;
+  }
+
+  /**
+   * A post due between two ticks would wait for the next one, up to a tick period late: after a
+   * tick, the engine wakes at the next due time instead and promotes and claims what is due then,
+   * and so on until the next tick (`periodMs` after this one). The scheduled job calls it; tests
+   * that tick by hand on a manual clock get no timers.
+   */
+  async wakeUntilNextTick(periodMs: number): Promise<void> {
+    this.nextTickAt = (this.lastTickAt ?? Date.now()) + periodMs;
+    await this.wakeAtNextDue();
+  }
+
+  private async wakeAtNextDue(): Promise<void> {
+    if (this.stopped) return;
+    const now = this.h.clock.now();
+    const due = [await nextDueAt(this.h.db, "scheduled", now), await nextDueAt(this.h.db, "ready", now)];
+    const next = Math.min(...due.map((at) => at ?? Number.POSITIVE_INFINITY));
+    const delay = Math.max(0, next - now);
+    // The next tick looks anyway (a wake never comes after it, so wakes stop between ticks).
+    if (!Number.isFinite(next) || Date.now() + delay >= this.nextTickAt) return;
+    if (this.wake) clearTimeout(this.wake);
+    this.wake = setTimeout(() => {
+      this.wake = null;
+      const waking: Promise<void> = this.wakeUp()
+        .catch((e) => this.crashed(e))
+        .finally(() => this.wakes.delete(waking));
+      this.wakes.add(waking);
+    }, delay);
+    this.wake.unref?.();
+  }
+
+  private async wakeUp(): Promise<void> {
+    if (this.stopped) return;
+    const now = this.h.clock.now();
+    await this.promoteScheduled(now);
+    await this.claimReady(now);
+    await this.wakeAtNextDue();
   }
 
   /** Waits until every publication this process started has finished. */
   async drain(): Promise<void> {
-    while (this.running.size > 0 || this.claiming)
-      await Promise.allSettled([...this.running.values(), this.claiming]);
+    while (this.running.size > 0 || this.passes.size > 0 || this.wakes.size > 0)
+      await Promise.allSettled([...this.running.values(), ...this.passes, ...this.wakes]);
   }
 
   /** Ticks and drains until no due work is left (tests, `herald` operators). */
   async runUntilIdle(maxTicks = 50): Promise<void> {
     for (let i = 0; i < maxTicks; i++) {
       await this.tick();
-      if (this.running.size === 0 && !this.claiming) return;
+      if (this.running.size === 0 && this.passes.size === 0) return;
       await this.drain();
     }
   }
@@ -73,12 +149,26 @@ export class PublishingEngine {
     return { last_tick_at: this.lastTickAt, in_flight: this.running.size };
   }
 
-  /** Scheduled posts at their time become ready; those found too late (server was down) become missed. */
+  /**
+   * Scheduled posts at their time become ready, a batch per transaction until none is left (a burst
+   * of thousands due at once is promoted in one tick, and publishing starts after the first batch);
+   * those found too late (server was down) become missed.
+   */
   private async promoteScheduled(now: number): Promise<void> {
     const tolerance = this.h.config.engine.missedToleranceMs;
-    for (const post of await listDueScheduled(this.h.db, now, BATCH)) {
-      if (now - post.scheduledAt! > tolerance) await this.markMissed(post, now);
-      else await this.move(post, "ready", { nextActionAt: post.scheduledAt }, now);
+    while (!this.stopped) {
+      const promoted = await inGuardedTransaction(this.h.db, async (tx) => {
+        const due = await takeDue(tx, "scheduled", now, PROMOTE_BATCH);
+        const moves = due.map((post) =>
+          now - post.scheduledAt! > tolerance
+            ? missedMove(post, now)
+            : { post, to: "ready" as const, changes: { nextActionAt: post.scheduledAt } },
+        );
+        if (moves.length > 0) await transitionPosts({ tx, now, moves });
+        return due.length;
+      });
+      if (promoted < PROMOTE_BATCH) break;
+      void this.claimReady(this.h.clock.now()).catch((e) => this.crashed(e));
     }
     // A ready post that never started and is long past its time was waiting on a stopped server, too.
     for (const post of await listDueReady(this.h.db, now - tolerance, BATCH)) {
@@ -89,20 +179,8 @@ export class PublishingEngine {
         post.scheduledAt !== null &&
         now - post.scheduledAt > tolerance
       )
-        await this.markMissed(post, now);
+        await this.move(post, "missed", missedMove(post, now).changes, now);
     }
-  }
-
-  private async markMissed(post: PostRow, now: number): Promise<void> {
-    const at = new Date(post.scheduledAt!).toISOString();
-    const lastError = {
-      code: "missed_schedule",
-      message: `Herald was not running at ${at}; the post was not sent late. Reschedule or retry it.`,
-      retryable: true,
-      retry_safety: "safe",
-      user_action: "reschedule",
-    };
-    await this.move(post, "missed", { missedAt: now, nextActionAt: null, lastError }, now);
   }
 
   /** One engine move of a post through the state door, in its own write transaction. */
@@ -184,42 +262,77 @@ export class PublishingEngine {
     }
   }
 
-  /** Keeps the leases of this process's running publications alive. */
+  /** Keeps the leases of this process's running publications alive (one statement for all). */
   private async renewLeases(now: number): Promise<void> {
+    const ids = [...this.running.keys()];
+    if (ids.length === 0) return;
     const until = now + this.h.config.engine.leaseMs;
-    for (const id of [...this.running.keys()])
-      await inGuardedTransaction(this.h.db, (tx) => renewLease(tx, id, this.owner, until));
+    await inGuardedTransaction(this.h.db, (tx) => renewLeases(tx, ids, this.owner, until));
   }
 
-  /** Claims due ready posts up to the concurrency limit, deferring those over their destination's pace. */
+  /**
+   * Claims due ready posts up to the concurrency limit, deferring those over their destination's
+   * pace. A slot freed while a pass runs starts another pass at once on PostgreSQL (passes skip each
+   * other's locked rows; a pass waits on round trips), up to MAX_PASSES; on SQLite, whose writes run
+   * one at a time, the next pass starts when the one under way ends and takes every slot freed
+   * meanwhile. A caller waits for the passes under way (runUntilIdle must see their claims).
+   */
   private claimReady(now: number): Promise<void> {
-    // One claim pass at a time in this process: a slot freed mid-pass asks for another pass, and
-    // a caller arriving meanwhile waits for the pass under way (runUntilIdle must see its claims).
-    if (this.claiming) {
-      this.claimAgain = true;
-      return this.claiming;
+    const room = this.freeSlots();
+    if (room <= 0 || this.passes.size >= (isPostgres(this.h.db) ? MAX_PASSES : 1)) {
+      if (room > 0) this.claimAgain = true;
+      return Promise.allSettled([...this.passes]).then(() => {});
     }
-    this.claiming = (async () => {
-      try {
-        do {
-          this.claimAgain = false;
-          await this.claimPass(now);
-          now = this.h.clock.now();
-        } while (this.claimAgain && !this.stopped);
-      } finally {
-        this.claiming = null;
+    this.reserved += room;
+    const pass: Promise<void> = this.claimPass(now, room).finally(() => {
+      this.reserved -= room;
+      this.passes.delete(pass);
+      if (this.claimAgain && !this.stopped) {
+        this.claimAgain = false;
+        void this.claimReady(this.h.clock.now()).catch((e) => this.crashed(e));
       }
-    })();
-    return this.claiming;
+    });
+    this.passes.add(pass);
+    return pass;
   }
 
-  private async claimPass(now: number): Promise<void> {
-    const room = this.h.config.engine.concurrency - this.running.size;
-    if (room <= 0) return;
-    for (const post of await listDueReady(this.h.db, now, room * 2)) {
-      if (this.running.size >= this.h.config.engine.concurrency) break;
-      if (this.running.has(post.id)) continue;
-      const claimed = await inTransaction(this.h.db, async (tx) => {
+  /** Slots no publication and no pass under way holds. */
+  private freeSlots(): number {
+    const { concurrency } = this.h.config.engine;
+    const calls = concurrency - this.calling.size;
+    return Math.min(calls, MAX_WRITING * concurrency - this.running.size) - this.reserved;
+  }
+
+  /**
+   * Claims up to the free slots in one transaction: each claimed post enters `processing` with this
+   * process's lease and its attempt row is written, all committed before any provider call. Posts
+   * whose destination has a pace (daily cap, minimum spacing) are claimed one at a time after, each
+   * in a transaction that reads the pace it checks (SERIALIZABLE on PostgreSQL).
+   */
+  private async claimPass(now: number, room: number): Promise<void> {
+    const paced: PostRow[] = [];
+    const claimed = await inGuardedTransaction(this.h.db, async (tx) => {
+      const free: PostRow[] = [];
+      for (const post of await takeDue(tx, "ready", now, room)) (this.paced(post) ? paced : free).push(post);
+      if (free.length === 0) return [];
+      // Read in this transaction (and locked on PostgreSQL): the attempt count is the current one.
+      const moves = free.map((post) => ({
+        post,
+        to: "processing" as const,
+        lease: this.lease(now),
+        changes: { attemptCount: post.attemptCount + 1 },
+      }));
+      const after = await transitionPosts({ tx, now, moves });
+      return this.startAttempts(
+        tx,
+        after.filter((p) => p !== null),
+        now,
+      );
+    });
+    const destinationOf = this.destinationReader();
+    for (const run of claimed) this.start(run, destinationOf);
+    for (const post of paced) {
+      const run = await inTransaction(this.h.db, async (tx) => {
         const until = await velocityDeferral(this.h, tx, post, now);
         if (until !== null) {
           const deferral = {
@@ -229,32 +342,111 @@ export class PublishingEngine {
             updatedAt: now,
           };
           await editPostIfStill(tx, post.id, { state: "ready" }, deferral);
-          return false;
+          return [];
         }
         // Claiming clears any deferral (the door keeps one only on a post entering `ready`).
-        const lease = { owner: this.owner, until: now + this.h.config.engine.leaseMs };
-        return (await transitionPost({ tx, now, post, to: "processing", lease })) !== null;
+        const after = await transitionPost({ tx, now, post, to: "processing", lease: this.lease(now) });
+        if (!after) return [];
+        // `post` was read before this transaction: the count is taken from the row as claimed.
+        const count = { attemptCount: after.attemptCount + 1 };
+        await updateLeasedPost(tx, post.id, this.owner, count);
+        return this.startAttempts(tx, [{ ...after, ...count }], now);
       });
-      if (!claimed) continue;
-      const run = publishClaimedPost(this.h, this.owner, post.id)
-        .catch((error) =>
-          this.h.logger.error("publishing crashed", {
-            post_id: post.id,
-            error: describeError(error),
-          }),
-        )
-        .finally(() => {
-          this.running.delete(post.id);
-          // Fill the freed slot at once rather than at the next tick, so a backlog drains at full speed.
-          if (!this.stopped) void this.claimReady(this.h.clock.now()).catch((e) => this.crashed(e));
-        });
-      this.running.set(post.id, run);
+      for (const claimedPost of run) this.start(claimedPost, destinationOf);
     }
+  }
+
+  /** Reads each destination once for the posts of one claim pass. */
+  private destinationReader(): (id: string) => Promise<DestinationRow | undefined> {
+    const read = new Map<string, Promise<DestinationRow | undefined>>();
+    return (id) => {
+      let found = read.get(id);
+      if (!found) read.set(id, (found = findDestinationRow(this.h.db, id)));
+      return found;
+    };
+  }
+
+  private lease(now: number) {
+    return { owner: this.owner, until: now + this.h.config.engine.leaseMs };
+  }
+
+  /** Whether a post's claim must check its destination's pace (see `velocityDeferral`). */
+  private paced(post: PostRow): boolean {
+    return (
+      post.destinationId !== null &&
+      (dailyCap(this.h, post.channel) !== null || this.h.config.engine.minSpacingMs > 0)
+    );
+  }
+
+  /**
+   * In the claim's transaction: each claimed post's attempt (`started`, numbered by the count the
+   * claim raised). An attempt is written before its provider call, so a run that dies leaves one
+   * for recovery to read.
+   */
+  private async startAttempts(tx: Db, claimed: PostRow[], now: number): Promise<ClaimedPost[]> {
+    const runs: ClaimedPost[] = [];
+    for (const post of claimed) {
+      const idempotent = this.h.providers.adapter(post.channel as never)?.idempotentCreate ?? true;
+      const attempt = {
+        id: newId("att"),
+        postId: post.id,
+        number: post.attemptCount,
+        trigger: post.nextTrigger,
+        status: "started",
+        startedAt: now,
+        finishedAt: null,
+        retrySafety: idempotent ? "safe" : "unsafe",
+        error: null,
+        provider: null,
+      };
+      await insertAttemptRow(tx, attempt);
+      runs.push({ post, attemptId: attempt.id });
+    }
+    return runs;
+  }
+
+  /** Runs one claimed post's publication in the background, in a slot until its calls are done. */
+  private start(
+    claimed: ClaimedPost,
+    destinationOf: (id: string) => Promise<DestinationRow | undefined>,
+  ): void {
+    const id = claimed.post.id;
+    // Fill a freed slot at once rather than at the next tick, so a backlog drains at full speed.
+    const refill = () => {
+      if (!this.stopped) void this.claimReady(this.h.clock.now()).catch((e) => this.crashed(e));
+    };
+    const callsDone = () => {
+      if (this.calling.delete(id)) refill();
+    };
+    const run = publishClaimedPost(this.h, this.owner, claimed, destinationOf, callsDone)
+      .catch((error) =>
+        this.h.logger.error("publishing crashed", { post_id: id, error: describeError(error) }),
+      )
+      .finally(() => {
+        this.running.delete(id);
+        this.calling.delete(id);
+        refill();
+      });
+    this.calling.add(id);
+    this.running.set(id, run);
   }
 
   private crashed(error: unknown): void {
     this.h.logger.error("claiming crashed", { error: describeError(error) });
   }
+}
+
+/** The move of a post found past its time with the missed tolerance: `missed`, never sent late. */
+function missedMove(post: PostRow, now: number): PostMoveRequest & { changes: PostChanges } {
+  const at = new Date(post.scheduledAt!).toISOString();
+  const lastError = {
+    code: "missed_schedule",
+    message: `Herald was not running at ${at}; the post was not sent late. Reschedule or retry it.`,
+    retryable: true,
+    retry_safety: "safe",
+    user_action: "reschedule",
+  };
+  return { post, to: "missed", changes: { missedAt: now, nextActionAt: null, lastError } };
 }
 
 /** An error's stack with the errors it wraps (drizzle wraps the driver's error, which has the SQLSTATE). */

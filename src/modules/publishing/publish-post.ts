@@ -16,16 +16,7 @@ import {
   updateDestination,
   type DestinationRow,
 } from "../destinations/repo.ts";
-import {
-  findAssets,
-  findPostById,
-  finishAttempt,
-  insertAttempt,
-  insertReceipt,
-  listReceipts,
-  type PostRow,
-  type ReceiptRow,
-} from "../posts/repo.ts";
+import { findAssets, listReceipts, type PostRow, type ReceiptRow } from "../posts/repo.ts";
 import { transitionPost, type PostChanges } from "../posts/transition.ts";
 import {
   MAX_AUTOMATIC_RETRIES,
@@ -34,7 +25,7 @@ import {
   retryDelayMs,
   type PostError,
 } from "./failures.ts";
-import { updateLeasedPost } from "./repo.ts";
+import { finishAttemptRow, holdLease, insertReceiptRow } from "./repo.ts";
 
 /** One refresh at a time per destination in this process; the database lease covers other processes. */
 const refreshing = new Map<string, Promise<void>>();
@@ -145,40 +136,61 @@ async function refreshDestination(
   }
 }
 
+/** A post this process claimed: as the claim left it (`processing`, leased), and its `started` attempt. */
+export interface ClaimedPost {
+  post: PostRow;
+  attemptId: string;
+}
+
 /**
- * Publishes one claimed post: an attempt row is written first, each body item after the last
- * receipt is sent in order (replies to the previous one) and its receipt stored at once, so a
- * resumed thread never repeats an item. The outcome is written with its event in one transaction.
+ * Publishes one claimed post (its attempt row was written with the claim): each body item after the
+ * last receipt is sent in order (replies to the previous one) and its receipt stored at once, so a
+ * resumed thread never repeats an item. The outcome is written with its event, and the last item's
+ * receipt, in one transaction. `destinationOf` reads a destination (shared by one claim's posts);
+ * `callsDone` is told when no provider call is left, before the outcome is written.
  */
-export async function publishClaimedPost(h: Herald, owner: string, postId: string): Promise<void> {
-  const post = await findPostById(h.db, postId);
-  if (!post || post.state !== "processing" || post.leaseOwner !== owner) return;
-  const destination = post.destinationId ? await findDestinationById(h.db, post.destinationId) : undefined;
+export async function publishClaimedPost(
+  h: Herald,
+  owner: string,
+  claimed: ClaimedPost,
+  destinationOf: (id: string) => Promise<DestinationRow | undefined>,
+  callsDone: () => void = () => {},
+): Promise<void> {
+  const result = await sendItems(h, owner, claimed, destinationOf);
+  callsDone();
+  if (result === null) return;
+  const { post, attemptId } = claimed;
+  const outcome = "kind" in result ? result : result.outcome;
+  const receipt = "kind" in result ? undefined : result.receipt;
+  const now = h.clock.now();
+  try {
+    await writeOutcome(h, owner, post, attemptId, outcome, now, receipt);
+  } catch (error) {
+    if (!(error instanceof LeaseLost)) throw error;
+    leaseLost(h, post.id, receipt!.itemIndex);
+  }
+}
+
+/**
+ * Sends the items not sent yet; the outcome to write, with the last item's receipt when it was sent
+ * in this run, or null when the lease was lost (another process owns the post now).
+ */
+async function sendItems(
+  h: Herald,
+  owner: string,
+  claimed: ClaimedPost,
+  destinationOf: (id: string) => Promise<DestinationRow | undefined>,
+): Promise<Outcome | { outcome: Outcome; receipt: ReceiptRow } | null> {
+  const { post } = claimed;
+  const postId = post.id;
+  const destination = post.destinationId ? await destinationOf(post.destinationId) : undefined;
   const adapter = h.providers.adapter(post.channel as never);
-  const attemptId = newId("att");
-  const startedAt = h.clock.now();
-  const idempotent = adapter?.idempotentCreate ?? true;
-  await inGuardedTransaction(h.db, async (tx) => {
-    await insertAttempt(tx, {
-      id: attemptId,
-      postId,
-      number: post.attemptCount + 1,
-      trigger: post.nextTrigger,
-      status: "started",
-      startedAt,
-      finishedAt: null,
-      retrySafety: idempotent ? "safe" : "unsafe",
-      error: null,
-      provider: null,
-    });
-    await updateLeasedPost(tx, postId, owner, { attemptCount: post.attemptCount + 1, updatedAt: startedAt });
-  });
 
   if (!destination || destination.deletedAt !== null || !adapter) {
     const reason = !adapter
       ? `Publishing to ${post.channel} is not available in this version of Herald.`
       : "The destination was disconnected.";
-    return await finish(h, owner, post, attemptId, {
+    return {
       kind: "failed",
       error: {
         code: "destination_unavailable",
@@ -187,10 +199,10 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
         retry_safety: "not_retryable",
         user_action: "edit_post",
       },
-    });
+    };
   }
   if (destination.unavailableReason) {
-    return await finish(h, owner, post, attemptId, {
+    return {
       kind: "needs-attention",
       error: {
         code: "destination_reauthorization_required",
@@ -199,7 +211,7 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
         retry_safety: "safe",
         user_action: "reauthorize_destination",
       },
-    });
+    };
   }
 
   const receipts = await listReceipts(h.db, [postId]);
@@ -207,7 +219,6 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
   let parent: PublishedItem | null = receipts.length ? receiptAsItem(receipts[receipts.length - 1]!) : null;
   let current = destination;
   let refreshed = false;
-  let lastProvider: Record<string, unknown> | null = null;
   for (let index = receipts.length; index < post.body.length; index++) {
     let published: PublishedItem;
     const item = {
@@ -235,64 +246,47 @@ export async function publishClaimedPost(h: Herald, owner: string, postId: strin
           index -= 1; // the same item again, with the new credentials
           continue;
         } catch (refreshError) {
-          return await failWith(
-            h,
-            owner,
-            post,
-            attemptId,
-            destination,
-            refreshFailure(refreshError as ProviderError),
-          );
+          return failWith(post, destination, refreshFailure(refreshError as ProviderError), h.clock.now());
         }
       }
-      return await failWith(
-        h,
-        owner,
-        post,
-        attemptId,
-        destination,
-        error.kind === "auth_expired" ? new ProviderError("auth_revoked", error.message, error) : error,
-      );
+      const failure =
+        error.kind === "auth_expired" ? new ProviderError("auth_revoked", error.message, error) : error;
+      return failWith(post, destination, failure, h.clock.now());
     }
     const now = h.clock.now();
-    const stored = await inGuardedTransaction(h.db, async (tx) => {
-      if (
-        !(await updateLeasedPost(tx, postId, owner, {
-          leaseExpiresAt: now + h.config.engine.leaseMs,
-          updatedAt: now,
-        }))
-      )
-        return false;
-      await insertReceipt(tx, {
-        id: newId("rcpt"),
-        postId,
-        itemIndex: index,
-        providerObjectId: published.providerObjectId,
-        url: published.url,
-        extra: published.extra,
-        state: "published",
-        publishedAt: now,
-      });
-      return true;
-    });
-    if (!stored) {
-      h.logger.warn("lease lost while publishing; another process owns the post now", {
-        post_id: postId,
-        item_index: index,
-      });
-      return;
-    }
-    lastProvider = {
+    const receipt: ReceiptRow = {
+      id: newId("rcpt"),
+      postId,
+      itemIndex: index,
+      providerObjectId: published.providerObjectId,
+      url: published.url,
+      extra: published.extra,
+      state: "published",
+      publishedAt: now,
+    };
+    const provider = {
       operation: published.provider.operation,
       request_id: published.provider.requestId,
       status_code: published.provider.statusCode,
       error_code: null,
       subcode: null,
     };
+    // The last item's receipt is written with the outcome (one transaction fewer per post).
+    if (index === post.body.length - 1) return { outcome: { kind: "published", provider }, receipt };
+    const stored = await inGuardedTransaction(h.db, async (tx) => {
+      if (!(await holdLease(tx, postId, owner, now, now + h.config.engine.leaseMs))) return false;
+      await insertReceiptRow(tx, receipt);
+      return true;
+    });
+    if (!stored) {
+      leaseLost(h, postId, index);
+      return null;
+    }
     root ??= published;
     parent = published;
   }
-  return await finish(h, owner, post, attemptId, { kind: "published", provider: lastProvider });
+  // Every item had its receipt already (a run that died after its last receipt).
+  return { kind: "published", provider: null };
 }
 
 /** A refused refresh means the grant is gone; a transient or blocked one keeps its kind. */
@@ -301,58 +295,51 @@ function refreshFailure(error: ProviderError): ProviderError {
   return revoked ? new ProviderError("auth_revoked", error.message, error) : error;
 }
 
-async function failWith(
-  h: Herald,
-  owner: string,
-  post: PostRow,
-  attemptId: string,
-  destination: DestinationRow,
-  error: ProviderError,
-): Promise<void> {
+/** The outcome a provider failure leads to. */
+function failWith(post: PostRow, destination: DestinationRow, error: ProviderError, now: number): Outcome {
   const postError = postErrorFrom(error);
   const provider = providerDetails(error);
   switch (error.kind) {
     case "transient": {
       const retries = post.autoRetries + 1;
       if (retries > MAX_AUTOMATIC_RETRIES)
-        return await finish(h, owner, post, attemptId, {
+        return {
           kind: "failed",
           error: {
             ...postError,
             message: `${postError.message} (gave up after ${MAX_AUTOMATIC_RETRIES} automatic retries)`,
           },
           provider,
-        });
-      const now = h.clock.now();
+        };
       const at = Math.max(now + retryDelayMs(retries), error.retryAt ?? 0);
-      return await finish(h, owner, post, attemptId, {
+      return {
         kind: "retry",
         at,
         rateLimited: error.retryAt !== null,
         retries,
         error: postError,
         provider,
-      });
+      };
     }
     case "auth_revoked":
     case "auth_expired":
-      return await finish(h, owner, post, attemptId, {
+      return {
         kind: "needs-attention",
         error: postError,
         provider,
         reauthorize: destination.id,
-      });
+      };
     case "rejected":
     case "blocked":
     case "not_sent":
-      return await finish(h, owner, post, attemptId, { kind: "failed", error: postError, provider });
+      return { kind: "failed", error: postError, provider };
     case "outcome_unknown":
-      return await finish(h, owner, post, attemptId, {
+      return {
         kind: "needs-attention",
         error: postError,
         provider,
         unknown: true,
-      });
+      };
   }
 }
 
@@ -375,18 +362,25 @@ type Outcome =
       reauthorize?: string;
     };
 
-/**
- * Writes the outcome of a run, its attempt and its event in one transaction (only while the lease
- * is ours); the state door releases the lease and settles the X reservation.
- */
-async function finish(
+/** Thrown inside an outcome's transaction to undo its receipt when the lease turned out lost. */
+class LeaseLost extends Error {}
+
+function leaseLost(h: Herald, postId: string, itemIndex: number): void {
+  h.logger.warn("lease lost while publishing; another process owns the post now", {
+    post_id: postId,
+    item_index: itemIndex,
+  });
+}
+
+async function writeOutcome(
   h: Herald,
   owner: string,
   post: PostRow,
   attemptId: string,
   outcome: Outcome,
+  now: number,
+  receipt: ReceiptRow | undefined,
 ): Promise<void> {
-  const now = h.clock.now();
   await inGuardedTransaction(h.db, async (tx) => {
     let changes: PostChanges;
     let attemptStatus: string;
@@ -424,13 +418,22 @@ async function finish(
         break;
     }
     const to = outcome.kind === "retry" ? "ready" : outcome.kind;
-    if (!(await transitionPost({ tx, now, post, to, changes, leasedBy: owner }))) return;
+    if (receipt) {
+      // Only while the lease is ours (a run that took the post over may have stored this item), and
+      // before the move: the event the move writes lists the post's receipts.
+      if (!(await holdLease(tx, post.id, owner, now, now + h.config.engine.leaseMs))) throw new LeaseLost();
+      await insertReceiptRow(tx, receipt);
+    }
+    if (!(await transitionPost({ tx, now, post, to, changes, leasedBy: owner }))) {
+      if (receipt) throw new LeaseLost(); // the receipt goes with the outcome it belongs to
+      return;
+    }
     // Only a run that still owns the post may mark its destination (a stale run must not).
     if (outcome.kind === "needs-attention" && outcome.reauthorize) {
       const mark = { unavailableReason: "reauthorization_required", updatedAt: now };
       await updateDestination(tx, outcome.reauthorize, mark);
     }
-    await finishAttempt(tx, attemptId, {
+    await finishAttemptRow(tx, attemptId, {
       status: attemptStatus,
       finishedAt: now,
       retrySafety:

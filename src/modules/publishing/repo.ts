@@ -1,8 +1,15 @@
-import { eq } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import { skipLocked } from "../../db/dialect.ts";
 import type { Db } from "../../db/open.ts";
-import { posts } from "../../db/schema.ts";
-import type { PostEdit, PostRow } from "../posts/repo.ts";
+import { insertRow, runPrepared } from "../../db/prepared.ts";
+import { firstRow } from "../../db/engine.ts";
+import { attempts, destinations, posts, receipts } from "../../db/schema.ts";
+import type { DestinationRow } from "../destinations/repo.ts";
+import type { AttemptRow, PostEdit, PostRow, ReceiptRow } from "../posts/repo.ts";
 import { editPostIfStill } from "../posts/transition.ts";
+
+// The engine's hot queries run once or twice per published post: prepared (built once per handle),
+// since building drizzle SQL costs more than SQLite takes to run them.
 
 /**
  * A non-state edit of a post this process is publishing (attempt count, lease renewal); false when
@@ -18,7 +25,160 @@ export async function updateLeasedPost(
   return editPostIfStill(db, id, { state: "processing", leasedBy: owner }, changes);
 }
 
+/**
+ * Extends the lease of a post this process is publishing, in the transaction that stores a receipt:
+ * false when the lease was lost (another process recovered the post), and then nothing may be
+ * written. The version moves (the receipt changes the post as the API shows it, and its ETag); on
+ * PostgreSQL the row stays locked until that transaction ends.
+ */
+export async function holdLease(
+  tx: Db,
+  id: string,
+  owner: string,
+  now: number,
+  until: number,
+): Promise<boolean> {
+  const rows = await runPrepared(
+    tx,
+    "engine_hold_lease",
+    (d) =>
+      d
+        .update(posts)
+        .set({ leaseExpiresAt: raw("until"), updatedAt: raw("now"), version: sql`${posts.version} + 1` })
+        .where(
+          and(
+            eq(posts.id, sql.placeholder("id")),
+            eq(posts.state, "processing"),
+            eq(posts.leaseOwner, sql.placeholder("owner")),
+          ),
+        )
+        .returning({ id: posts.id }),
+    { id, owner, now, until },
+  );
+  return rows.length === 1;
+}
+
 /** Posts waiting for their assets. */
 export async function listPreparing(db: Db, limit: number): Promise<PostRow[]> {
   return db.select().from(posts).where(eq(posts.state, "preparing")).limit(limit);
+}
+
+/**
+ * Due posts in `state` to take inside a write transaction, oldest due first: on PostgreSQL locked,
+ * skipping those another process is taking (processes never wait on or collide with each other's
+ * batch). Ordered by the `posts_due` index alone, so the database reads the first `limit` entries
+ * instead of sorting every due post (thousands when they share one due time); a scheduled post's
+ * `next_action_at` is its scheduled time, so the due ones come first there too.
+ */
+export async function takeDue(
+  tx: Db,
+  state: "ready" | "scheduled",
+  now: number,
+  limit: number,
+): Promise<PostRow[]> {
+  const due =
+    state === "ready"
+      ? or(isNull(posts.nextActionAt), lte(posts.nextActionAt, sql.placeholder("now")))
+      : lte(posts.scheduledAt, sql.placeholder("now"));
+  return runPrepared(
+    tx,
+    `engine_take_due_${state}`,
+    (d) =>
+      skipLocked(
+        d,
+        d
+          .select()
+          .from(posts)
+          .where(and(eq(posts.state, state), due))
+          .orderBy(asc(posts.nextActionAt))
+          .limit(sql.placeholder("limit")),
+      ),
+    { now, limit },
+  );
+}
+
+/** The earliest time after `now` at which a post in `state` comes due, or null (one index lookup). */
+export async function nextDueAt(db: Db, state: "ready" | "scheduled", now: number): Promise<number | null> {
+  const rows = await runPrepared(
+    db,
+    `engine_next_due_${state}`,
+    (d) =>
+      d
+        .select({ at: posts.nextActionAt })
+        .from(posts)
+        .where(and(eq(posts.state, state), gt(posts.nextActionAt, sql.placeholder("now"))))
+        .orderBy(asc(posts.nextActionAt))
+        .limit(1),
+    { now },
+  );
+  return rows[0]?.at ?? null;
+}
+
+/** A destination by id, disconnected ones included (read once per claim). */
+export async function findDestinationRow(db: Db, id: string): Promise<DestinationRow | undefined> {
+  return runPrepared(
+    db,
+    "engine_destination",
+    (d) =>
+      d
+        .select()
+        .from(destinations)
+        .where(eq(destinations.id, sql.placeholder("id"))),
+    { id },
+  ).then(firstRow);
+}
+
+/** Extends the leases `owner` still holds on these posts (one statement for all of them). */
+export async function renewLeases(db: Db, ids: string[], owner: string, until: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .update(posts)
+    .set({ leaseExpiresAt: until })
+    .where(and(inArray(posts.id, ids), eq(posts.leaseOwner, owner), eq(posts.state, "processing")));
+}
+
+/**
+ * A placeholder whose value is sent as given (an update's `set` takes only this form): JSON columns
+ * take theirs encoded by `jsonValue`, which keeps a null SQL NULL as a built query would.
+ */
+function raw(name: string) {
+  return sql`${sql.placeholder(name)}`;
+}
+
+function jsonValue(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
+
+/** Stores an attempt (written in the claim's transaction, before the provider is called). */
+export async function insertAttemptRow(db: Db, row: AttemptRow): Promise<void> {
+  await insertRow(db, attempts, row);
+}
+
+/** Records how an attempt ended. */
+export async function finishAttemptRow(
+  db: Db,
+  id: string,
+  changes: Pick<AttemptRow, "status" | "finishedAt" | "retrySafety" | "error" | "provider">,
+): Promise<void> {
+  await runPrepared(
+    db,
+    "engine_finish_attempt",
+    (d) =>
+      d
+        .update(attempts)
+        .set({
+          status: raw("status"),
+          finishedAt: raw("finishedAt"),
+          retrySafety: raw("retrySafety"),
+          error: raw("error"),
+          provider: raw("provider"),
+        })
+        .where(eq(attempts.id, sql.placeholder("id"))),
+    { id, ...changes, error: jsonValue(changes.error), provider: jsonValue(changes.provider) },
+  );
+}
+
+/** Stores the receipt of one published item. */
+export async function insertReceiptRow(db: Db, row: ReceiptRow): Promise<void> {
+  await insertRow(db, receipts, row);
 }
