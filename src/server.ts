@@ -147,6 +147,8 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
   });
   raiseNativeHeaderLimit();
   const accessLog = herald.config.accessLog;
+  /** Requests whose handler has not returned yet (stop waits for them before closing the database). */
+  let handling = 0;
   const server = Bun.serve({
     hostname: herald.config.host,
     port: herald.config.port,
@@ -155,9 +157,14 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
     fetch: async (incoming) => {
       const startedAt = performance.now();
       const request = withAbsoluteUrl(incoming, originals);
-      const response = await app.handle(request);
-      if (accessLog) logAccess(herald.logger, request, response.status, startedAt);
-      return response;
+      handling += 1;
+      try {
+        const response = await app.handle(request);
+        if (accessLog) logAccess(herald.logger, request, response.status, startedAt);
+        return response;
+      } finally {
+        handling -= 1;
+      }
     },
   });
   let disarmWebhookWake = () => {};
@@ -178,6 +185,9 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
       await engine.drain();
       // Lets in-flight requests finish; new connections are refused.
       await server.stop();
+      // A client that hung up closes its connection while its handler still runs (stop() has then
+      // resolved): the database stays open until those handlers end, or 30 s have passed.
+      for (let waited = 0; handling > 0 && waited < 30_000; waited += 10) await Bun.sleep(10);
       await engineOf(herald.db).close();
     },
   };
