@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config.ts";
 import { countAll } from "../src/db/dialect.ts";
 import { posts } from "../src/db/schema.ts";
 import { createLogger } from "../src/lib/logger.ts";
-import { formatSummary, repeat, ROUNDS, summarize } from "./method.ts";
+import { formatSummary, repeatRuns, ROUNDS, summarize } from "./method.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
 import { openHerald, startServer, type RunningServer } from "../src/server.ts";
 import { startMastodonFake, type MastodonFake } from "../test/fakes/mastodon.ts";
@@ -202,21 +202,15 @@ const P99_TARGET_MS = 1000;
 
 /** The engine benchmark's section of docs/benchmarks.md, with `label` naming the database engine. */
 export async function engineBenchmark(env: Record<string, string> = {}, label = "SQLite"): Promise<string> {
-  const backlogRuns: BacklogRun[] = [];
-  const seconds = await repeat(async () => {
-    const run = await backlog(env, BACKLOG);
-    backlogRuns.push(run);
-    return run.seconds;
-  });
-  const measured = backlogRuns.slice(1); // the first was the warm-up
+  const { summary: seconds, runs: measured } = await repeatRuns(
+    () => backlog(env, BACKLOG),
+    (r) => r.seconds,
+  );
   const cpuMsPerPost = summarize(measured.map((r) => (1000 * r.cpuSeconds) / BACKLOG));
-  const steadyRuns: SteadyRun[] = [];
-  const p99 = await repeat(async () => {
-    const run = await steady(env, RATE, STEADY_SECONDS);
-    steadyRuns.push(run);
-    return run.p99;
-  });
-  const lateness = steadyRuns.slice(1);
+  const { summary: p99, runs: lateness } = await repeatRuns(
+    () => steady(env, RATE, STEADY_SECONDS),
+    (r) => r.p99,
+  );
   const p50 = summarize(lateness.map((r) => r.p50));
   const max = summarize(lateness.map((r) => r.max));
   const met = (ok: boolean) => (ok ? "met" : "missed");

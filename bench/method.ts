@@ -27,6 +27,23 @@ export async function repeat(measure: () => Promise<number> | number, rounds = R
   return summarize(runs);
 }
 
+/**
+ * `repeat` for a measurement that yields a whole run: the summary of `figure(run)` over the measured
+ * runs, and those runs (the warm-up left out) for the other figures of the same runs.
+ */
+export async function repeatRuns<R>(
+  measure: () => Promise<R>,
+  figure: (run: R) => number,
+): Promise<{ summary: Summary; runs: R[] }> {
+  const all: R[] = [];
+  const summary = await repeat(async () => {
+    const run = await measure();
+    all.push(run);
+    return figure(run);
+  });
+  return { summary, runs: all.slice(1) };
+}
+
 /** "1,234 (1,200–1,260)" with `digits` decimals: the median, then the spread. */
 export function formatSummary(s: Summary, digits = 0): string {
   const f = (n: number) =>

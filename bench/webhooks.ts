@@ -14,7 +14,7 @@ import { createLogger } from "../src/lib/logger.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
 import { armWebhookWake, wakeWebhooks } from "../src/modules/webhooks/wake.ts";
 import { openHerald, startServer, type RunningServer } from "../src/server.ts";
-import { formatSummary, repeat, ROUNDS, summarize } from "./method.ts";
+import { formatSummary, repeatRuns, ROUNDS, summarize } from "./method.ts";
 
 const BACKLOG = 5_000;
 const BACKLOG_TARGET_PER_S = 2_000;
@@ -211,22 +211,16 @@ export async function steady(env: Record<string, string>, rate: number, seconds:
 
 /** The webhook benchmark's section of docs/benchmarks.md, with `label` naming the database engine. */
 export async function webhooksBenchmark(env: Record<string, string> = {}, label = "SQLite"): Promise<string> {
-  const backlogRuns: BacklogRun[] = [];
-  const seconds = await repeat(async () => {
-    const run = await backlog(env, BACKLOG);
-    backlogRuns.push(run);
-    return run.seconds;
-  });
-  const measured = backlogRuns.slice(1); // the first was the warm-up
+  const { summary: seconds, runs: measured } = await repeatRuns(
+    () => backlog(env, BACKLOG),
+    (r) => r.seconds,
+  );
   const perSecond = summarize(measured.map((r) => BACKLOG / r.seconds));
   const cpuUsPerDelivery = summarize(measured.map((r) => (1e6 * r.cpuSeconds) / BACKLOG));
-  const steadyRuns: SteadyRun[] = [];
-  const p99 = await repeat(async () => {
-    const run = await steady(env, RATE, STEADY_SECONDS);
-    steadyRuns.push(run);
-    return run.p99;
-  });
-  const latencies = steadyRuns.slice(1);
+  const { summary: p99, runs: latencies } = await repeatRuns(
+    () => steady(env, RATE, STEADY_SECONDS),
+    (r) => r.p99,
+  );
   const p50 = summarize(latencies.map((r) => r.p50));
   const max = summarize(latencies.map((r) => r.max));
   const met = (ok: boolean) => (ok ? "met" : "missed");

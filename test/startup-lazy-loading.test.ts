@@ -27,7 +27,9 @@ const atStart = Object.keys(require.cache);
 const openapi = await fetch(origin + "/v1/openapi.json");
 const document = await openapi.json();
 const afterOpenApi = Object.keys(require.cache);
-console.log("PROBE " + JSON.stringify({ health: health.status, openapi: openapi.status, paths: Object.keys(document.paths ?? {}).length, atStart, afterOpenApi }));
+const paths = Object.keys(document.paths ?? {}).length;
+const probe = { health: health.status, openapi: openapi.status, paths, atStart, afterOpenApi };
+console.log("PROBE " + JSON.stringify(probe));
 process.exit(0);
 `,
 );

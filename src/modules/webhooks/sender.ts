@@ -49,7 +49,8 @@ export function sendDueDeliveries(h: Herald, stopping?: AbortSignal): Promise<nu
 
 /**
  * One run of the sender, as a pipeline: fan-out batches, claims, attempts and stores overlap. A claim
- * takes up to two slots' worth of deliveries at once, an attempt starts as soon as a slot is free, and outcomes are stored in batches (outcomes.ts) while the next attempts are under way.
+ * takes up to two slots' worth of deliveries at once, an attempt starts as soon as a slot is free,
+ * and outcomes are stored in batches (outcomes.ts) while the next attempts are under way.
  * Every claimed delivery is attempted or handed back, and every attempt's outcome is stored (or has
  * failed to be) before the run ends.
  */
