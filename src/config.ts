@@ -65,15 +65,21 @@ export interface NetworkApp {
   authBase: string;
   /** Origin of the token endpoint (HERALD_<CH>_TOKEN_BASE, default the API base). */
   tokenBase: string;
+  /**
+   * Scopes to ask for instead of the adapter's own set (HERALD_<CH>_SCOPES, as the network writes
+   * them), e.g. a LinkedIn app without the pages product; null: the adapter's set.
+   */
+  scopes: string | null;
 }
 
 // DESIGN.md "Network apps, API origins and storage engines": the documented origins of each network.
-const NETWORK_ORIGINS: Record<string, { api: string; auth: string }> = {
+const NETWORK_ORIGINS: Record<string, { api: string; auth: string; token?: string }> = {
   x: { api: "https://api.x.com", auth: "https://x.com" },
   threads: { api: "https://graph.threads.net", auth: "https://threads.net" },
   facebook: { api: "https://graph.facebook.com", auth: "https://www.facebook.com" },
   instagram: { api: "https://graph.facebook.com", auth: "https://www.facebook.com" },
-  linkedin: { api: "https://api.linkedin.com", auth: "https://www.linkedin.com" },
+  // LinkedIn's token endpoint is on the sign-in host (www.linkedin.com/oauth/v2/accessToken).
+  linkedin: { api: "https://api.linkedin.com", auth: "https://www.linkedin.com", token: "https://www.linkedin.com" },
   tiktok: { api: "https://open.tiktokapis.com", auth: "https://www.tiktok.com" },
   youtube: { api: "https://www.googleapis.com", auth: "https://accounts.google.com" },
   // Mastodon instances and Bluesky PDSes are chosen per connection; these are only defaults.
@@ -93,7 +99,8 @@ function networkApps(env: Env): Record<string, NetworkApp> {
       clientSecret: text(env, `${prefix}_CLIENT_SECRET`, null),
       apiBase,
       authBase: origin(`${prefix}_AUTH_BASE`, NETWORK_ORIGINS[channel]!.auth),
-      tokenBase: origin(`${prefix}_TOKEN_BASE`, apiBase),
+      tokenBase: origin(`${prefix}_TOKEN_BASE`, NETWORK_ORIGINS[channel]!.token ?? apiBase),
+      scopes: text(env, `${prefix}_SCOPES`, null),
     };
   }
   return apps;

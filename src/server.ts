@@ -80,6 +80,7 @@ export async function openHerald(
         createGuardedFetch({ allowPrivateNetwork: config.devAllowPrivateNetwork })) as typeof fetch,
       clock,
       timeoutMs: config.engine.providerTimeoutMs,
+      apps: config.networks,
     }),
     logger: overrides.logger ?? createLogger(),
     secrets: new SecretBox(resolveSecretKey(config)),

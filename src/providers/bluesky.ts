@@ -8,7 +8,9 @@ import {
   type ConnectedAccount,
   type Credentials,
   type DestinationRef,
+  type Immediate,
   type ItemProblem,
+  type MediaFacts,
   type MediaItem,
   type NetworkRules,
   type PasswordAdapter,
@@ -86,7 +88,7 @@ export const BLUESKY_RULES: NetworkRules = {
 };
 
 /** The Bluesky adapter: app-password sessions (refreshed, never a login per post), createRecord with facets, images and replies. */
-export function createBlueskyAdapter(deps: ProviderDeps): PasswordAdapter {
+export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdapter> {
   const xrpc = async (input: {
     origin: string;
     nsid: string;
@@ -199,6 +201,7 @@ export function createBlueskyAdapter(deps: ProviderDeps): PasswordAdapter {
     checkItem: checkBlueskyItem,
     connection: { kind: "password", defaultOrigin: "https://bsky.social" },
     idempotentCreate: false,
+    refreshAheadMs: null,
 
     async connectWithPassword({ origin, identifier, password }): Promise<ConnectedAccount> {
       const session = await createSession({ origin, identifier, password });
@@ -324,7 +327,7 @@ export function createBlueskyAdapter(deps: ProviderDeps): PasswordAdapter {
  */
 export function checkBlueskyItem(input: {
   text: string;
-  media: Omit<MediaItem, "read">[];
+  media: MediaFacts[];
   options: Record<string, unknown>;
   limits: ChannelLimits;
 }): ItemProblem[] {

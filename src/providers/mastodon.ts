@@ -5,7 +5,9 @@ import {
   type ChannelLimits,
   type ConnectedAccount,
   type DestinationRef,
+  type Immediate,
   type ItemProblem,
+  type MediaFacts,
   type MediaItem,
   type NetworkRules,
   type OAuthAdapter,
@@ -39,7 +41,8 @@ const DESCRIPTION_LIMIT = 1500;
 const SCOPES = "read write";
 
 /** Mastodon registers Herald per instance, so both registration steps are there. */
-export type MastodonAdapter = OAuthAdapter & Required<Pick<OAuthConnector, "registerApp" | "appIsKnown">>;
+export type MastodonAdapter = Immediate<OAuthAdapter> &
+  Required<Pick<OAuthConnector, "registerApp" | "appIsKnown">>;
 
 /** Mastodon's rules: limits come from each instance; no documented daily cap. */
 export const MASTODON_RULES: NetworkRules = {
@@ -105,6 +108,7 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
     checkItem: checkMastodonItem,
     connection: { kind: "oauth", registration: "per-instance" },
     idempotentCreate: true,
+    refreshAheadMs: null,
 
     async publishItem(input: PublishItemInput): Promise<PublishedItem> {
       const { destination } = input;
@@ -305,7 +309,7 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
  */
 export function checkMastodonItem(input: {
   text: string;
-  media: Omit<MediaItem, "read">[];
+  media: MediaFacts[];
   limits: ChannelLimits;
 }): ItemProblem[] {
   const { text, media, limits } = input;

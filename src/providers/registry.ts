@@ -1,12 +1,21 @@
 import { BLUESKY_NETWORK } from "./bluesky.ts";
 import { MASTODON_NETWORK, type MastodonDeps } from "./mastodon.ts";
 import { PENDING_NETWORKS } from "./pending-networks.ts";
-import { CHANNELS, type Channel, type NetworkRules, type ProviderAdapter } from "./types.ts";
+import {
+  CHANNELS,
+  type AdapterDeps,
+  type Channel,
+  type NetworkRules,
+  type ProviderAdapter,
+} from "./types.ts";
+
+/** What the registry builds adapters with (Mastodon's media poll settings included). */
+export type RegistryDeps = AdapterDeps & MastodonDeps;
 
 /** A network that publishes: its rules and how its adapter is built. */
 interface PublishingNetwork {
   rules: NetworkRules;
-  create(deps: MastodonDeps): ProviderAdapter;
+  create(deps: RegistryDeps): ProviderAdapter;
 }
 
 /** The networks Herald publishes to: adding one is one line here (and its adapter file). */
@@ -38,7 +47,7 @@ export interface ProviderRegistry {
 }
 
 /** Builds every adapter of PUBLISHING_NETWORKS. */
-export function createProviderRegistry(deps: MastodonDeps): ProviderRegistry {
+export function createProviderRegistry(deps: RegistryDeps): ProviderRegistry {
   const adapters = CHANNELS.flatMap((channel) => {
     const network = PUBLISHING_NETWORKS.find((n) => n.rules.channel === channel);
     return network ? [network.create(deps)] : [];

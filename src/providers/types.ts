@@ -1,4 +1,5 @@
 import type { TSchema } from "@sinclair/typebox";
+import type { NetworkApp } from "../config.ts";
 import type { Clock } from "../lib/clock.ts";
 
 /** Every channel of the contract. */
@@ -83,7 +84,27 @@ export interface ProviderDeps {
   timeoutMs: number;
 }
 
-/** Adapter-specific credentials, stored encrypted on the destination (JSON-serialisable). */
+/**
+ * What the registry builds every adapter with: the shared deps, each network's app settings
+ * (HERALD_<CH>_CLIENT_ID/_SECRET/_API_BASE/_AUTH_BASE/_TOKEN_BASE) and the pace of status polls.
+ */
+export interface AdapterDeps extends ProviderDeps {
+  /** App credentials and origins by channel (fixed-app networks read theirs). */
+  apps: Partial<Record<Channel, NetworkApp>>;
+  /**
+   * Pause between two status polls made inside one call (media processing, a container that is
+   * nearly done), ms; default 1000, tests ~10. Longer waits return a pending item instead.
+   */
+  pollIntervalMs?: number;
+  /** Polls inside one call before giving up (or handing back a pending item); default 5. */
+  maxPolls?: number;
+}
+
+/**
+ * Adapter-specific credentials, stored encrypted on the destination (JSON-serialisable). By
+ * convention `expiresAt` (epoch ms) is when the access token expires: the engine renews credentials
+ * due within a minute before publishing, and the credentials job renews them `refreshAheadMs` early.
+ */
 export type Credentials = Record<string, unknown>;
 
 /** A connected account as an adapter sees it. */
@@ -117,6 +138,11 @@ export interface MediaItem {
   height: number | null;
   altText: string | null;
   read(): Promise<Uint8Array>;
+  /**
+   * A signed, expiring public download URL of the asset (`<HERALD_BASE_URL>/downloads/…`), for
+   * networks that pull media by URL (Threads, Instagram). Valid for at least an hour.
+   */
+  publicUrl(): string;
 }
 
 /** What the network returned for one published item; `extra` carries what replies need (Bluesky cid). */
@@ -141,6 +167,28 @@ export interface PublishItemInput {
   parent: PublishedItem | null;
   /** Stable for this post and item across retries (Mastodon sends it as Idempotency-Key). */
   idempotencyKey: string;
+}
+
+/**
+ * An item the network accepted but has not published yet (a container still processing): the engine
+ * stores `data` with the post, moves it to `awaiting-provider`, and calls `checkPending` at
+ * `checkAgainAt`. Nothing in `data` may be secret (it is stored unencrypted).
+ */
+export interface PendingItem {
+  pending: true;
+  /** What `checkPending` needs to continue (container ids, …); JSON-serialisable. */
+  data: Record<string, unknown>;
+  /** When to check again, epoch ms. */
+  checkAgainAt: number;
+  provider: { operation: string; requestId: string | null; statusCode: number | null };
+}
+
+/** What publishing one item gives: published at once, or accepted and still processing. */
+export type PublishOutcome = PublishedItem | PendingItem;
+
+/** Whether a publish outcome is still pending on the network. */
+export function isPending(outcome: PublishOutcome): outcome is PendingItem {
+  return (outcome as PendingItem).pending === true;
 }
 
 /** A problem with an item found before publishing (becomes a 422 `errors[]` entry). */
@@ -185,12 +233,21 @@ export interface NetworkRules {
   monthlyPostLimit: number | null;
 }
 
+/** A media item as checks see it: no bytes, no URL. */
+export type MediaFacts = Omit<MediaItem, "read" | "publicUrl">;
+
 /** What `checkItem` gets: one body item with its media (no bytes) and the post's options. */
 export interface CheckItemInput {
   text: string;
-  media: Omit<MediaItem, "read">[];
+  media: MediaFacts[];
   options: Record<string, unknown>;
   limits: ChannelLimits;
+  /**
+   * Whether Herald can give the network public URLs of its media: HERALD_BASE_URL is a public
+   * https origin (or the test-only private-network allowance is on). Pull-by-URL networks refuse
+   * media otherwise.
+   */
+  publicMediaUrls: boolean;
 }
 
 /** How a network is connected: handle + app password, or OAuth (per-instance app or fixed app). */
@@ -199,10 +256,15 @@ export type ConnectionFlow =
   | { kind: "oauth"; registration: "per-instance" }
   | { kind: "oauth"; registration: "fixed-app" };
 
-/** What the status check of an asynchronous publication says. */
+/**
+ * What the status check of a pending item says: still processing (check again at `checkAgainAt`,
+ * with `data` replacing the stored data when given), published (the receipt), or `gone`: the
+ * network dropped it without publishing (an expired container), so the item is sent again.
+ */
 export type PendingStatus =
-  | { state: "pending"; checkAgainAt: number | null }
-  | { state: "published"; item: PublishedItem };
+  | { state: "pending"; checkAgainAt: number; data?: Record<string, unknown> }
+  | { state: "published"; item: PublishedItem }
+  | { state: "gone"; reason: string };
 
 /** The whole of a network: rules, connection, publishing, refresh. Methods take one object. */
 export interface ProviderAdapter extends NetworkRules {
@@ -210,13 +272,28 @@ export interface ProviderAdapter extends NetworkRules {
   /** True when the create call honours an idempotency key, so retrying an unknown outcome is safe. */
   idempotentCreate: boolean;
   checkItem(input: CheckItemInput): ItemProblem[];
-  /** Publishes one body item (uploading its media first). Throws ProviderError. */
-  publishItem(input: PublishItemInput): Promise<PublishedItem>;
   /**
-   * For networks that publish asynchronously (video containers): whether an accepted item is out.
-   * Once a publish went through, this reports it done and never publishes again.
+   * Publishes one body item (uploading its media first), or hands back a pending item when the
+   * network is still processing it. Throws ProviderError. Once a call that creates the post
+   * succeeded, nothing after it may throw (the engine would send the item again).
    */
-  checkPending?(input: { destination: DestinationRef; pending: PublishedItem }): Promise<PendingStatus>;
+  publishItem(input: PublishItemInput): Promise<PublishOutcome>;
+  /**
+   * For networks that publish asynchronously (containers): finishes a pending item when the network
+   * is done processing it. Once a publish went through, this reports it done and never publishes
+   * again; a publish whose answer was lost is `outcome_unknown`. `since`: when the item went pending.
+   */
+  checkPending?(input: {
+    destination: DestinationRef;
+    item: PublishItemInput;
+    data: Record<string, unknown>;
+    since: number;
+  }): Promise<PendingStatus>;
+  /**
+   * How long before `credentials.expiresAt` the credentials job renews a destination's token (a
+   * token that dies unused, like Threads' 60-day one); null when renewing at publish time is enough.
+   */
+  refreshAheadMs: number | null;
   /**
    * Renews expired credentials; returns the new ones (to be stored before any other call) or throws
    * ProviderError `auth_revoked` when the grant is gone. Networks whose tokens never expire throw `auth_revoked`.
@@ -265,6 +342,11 @@ export interface PasswordConnector {
     password: string;
   }): Promise<ConnectedAccount>;
 }
+
+/** An adapter whose items are published when its create call answers (never pending). */
+export type Immediate<A extends ProviderAdapter> = Omit<A, "publishItem"> & {
+  publishItem(input: PublishItemInput): Promise<PublishedItem>;
+};
 
 /** An adapter connected through OAuth. */
 export type OAuthAdapter = ProviderAdapter & OAuthConnector;

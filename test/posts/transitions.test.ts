@@ -73,6 +73,7 @@ function row(state: PostState, extra: Partial<PostRow> = {}): PostRow {
     deferredUntil: null,
     retrySafety: "safe",
     lastError: null,
+    providerPending: null,
     attemptCount: 0,
     nextTrigger: "initial",
     autoRetries: 0,

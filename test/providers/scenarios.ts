@@ -10,7 +10,7 @@ import type {
   PublishItemInput,
 } from "../../src/providers/types.ts";
 import type { FakeControls } from "../fakes/shared.ts";
-import { closedOrigin, expectProviderError, mediaItem, publishInput } from "./support.ts";
+import { closedOrigin, expectProviderError, mediaItem, publishFully, publishInput } from "./support.ts";
 
 /** A connected account on a running fake, and what the fake stored. */
 export interface ScenarioWorld {
@@ -59,10 +59,10 @@ export function adapterScenarios(channel: Channel, start: () => Promise<Scenario
 
     test("publishes an item the network then holds, and a reply to it", async () => {
       const first = item(w);
-      const published = await w.adapter.publishItem(first);
+      const published = await publishFully(w.adapter, first);
       expect(published.url).toMatch(/^https?:\/\//);
       const reply = item(w, { itemIndex: 1, root: published, parent: published });
-      const second = await w.adapter.publishItem(reply);
+      const second = await publishFully(w.adapter, reply);
       const held = w.stored();
       expect(held.find((s) => s.id === published.providerObjectId)).toMatchObject({
         text: first.text,

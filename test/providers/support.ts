@@ -3,9 +3,13 @@ import { expect } from "bun:test";
 import {
   type DestinationRef,
   type FailureKind,
+  isPending,
   type MediaItem,
+  type ProviderAdapter,
   ProviderError,
+  type PublishedItem,
   type PublishItemInput,
+  type PublishOutcome,
 } from "../../src/providers/types.ts";
 
 /** Awaits a call that must fail with a ProviderError of `kind`, and returns the error. */
@@ -34,6 +38,8 @@ export function mediaItem(input: {
   width?: number | null;
   height?: number | null;
   altText?: string | null;
+  /** The public URL a pull-by-URL network fetches (default: a closed loopback port). */
+  publicUrl?: string;
 }): MediaItem {
   const bytes = input.bytes ?? makePng({ width: 4, height: 3 });
   return {
@@ -44,7 +50,33 @@ export function mediaItem(input: {
     height: input.height === undefined ? 3 : input.height,
     altText: input.altText === undefined ? "a small test image" : input.altText,
     read: async () => bytes,
+    publicUrl: () => input.publicUrl ?? "http://127.0.0.1:9/downloads/unused",
   };
+}
+
+/**
+ * Publishes an item the way the engine does: when the network hands back a pending item, its
+ * status is checked (every `pollMs`) until it is published; `gone` sends it again.
+ */
+export async function publishFully(
+  adapter: ProviderAdapter,
+  input: PublishItemInput,
+  pollMs = 5,
+  maxChecks = 200,
+): Promise<PublishedItem> {
+  let outcome: PublishOutcome = await adapter.publishItem(input);
+  const since = Date.now();
+  for (let check = 0; isPending(outcome); check++) {
+    if (check === maxChecks) throw new Error(`still pending after ${maxChecks} checks`);
+    await Bun.sleep(pollMs);
+    const status = await adapter.checkPending!({ destination: input.destination, item: input, data: outcome.data, since });
+    if (status.state === "published") return status.item;
+    outcome =
+      status.state === "gone"
+        ? await adapter.publishItem(input)
+        : { ...outcome, data: status.data ?? outcome.data, checkAgainAt: status.checkAgainAt };
+  }
+  return outcome;
 }
 
 /** A real (tiny, valid) RGB PNG of the given size (the assets suite's writer). */

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import type { ProviderPending } from "../pending.ts";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Timestamps are integer milliseconds since the epoch (UTC); responses format them with `iso()`.
@@ -290,6 +291,8 @@ export const posts = sqliteTable(
     deferredUntil: integer("deferred_until"),
     retrySafety: text("retry_safety").notNull(),
     lastError: text("last_error", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    /** A body item the network accepted and is still processing (awaiting-provider). */
+    providerPending: text("provider_pending", { mode: "json" }).$type<ProviderPending | null>(),
     attemptCount: integer("attempt_count").notNull().default(0),
     /** What starts the next attempt: `initial`, `automatic_retry`, `manual_retry` or `recovery`. */
     nextTrigger: text("next_trigger").notNull().default("initial"),

@@ -294,6 +294,7 @@ export async function planCreatePosts(args: {
       deferredUntil: null,
       retrySafety: "safe",
       lastError: null,
+      providerPending: null,
       attemptCount: 0,
       nextTrigger: "initial",
       autoRetries: 0,

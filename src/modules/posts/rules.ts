@@ -1,6 +1,8 @@
 import { DateTime } from "luxon";
 import type { Herald } from "../../herald.ts";
 import type { FieldError } from "../../core/problem.ts";
+import { isIP } from "node:net";
+import { isPrivateAddress } from "../../lib/network-guard.ts";
 import { isIanaTimeZone } from "../../lib/time-zone.ts";
 import { networkRules } from "../../providers/registry.ts";
 import type { ChannelLimits } from "../../providers/types.ts";
@@ -36,6 +38,20 @@ export function timeZoneErrors(zone: string | undefined, pointer: string): Field
   return [
     { pointer, code: "custom", detail: `"${zone}" is not an IANA time zone name such as "Europe/Berlin"` },
   ];
+}
+
+/**
+ * Whether networks that pull media by URL can reach Herald's download URLs: HERALD_BASE_URL is an
+ * https origin whose host is a name or a public address (a DNS answer is not looked up here), or the
+ * test-only private-network allowance is on.
+ */
+export function publicMediaUrls(h: Herald): boolean {
+  if (h.config.devAllowPrivateNetwork) return true;
+  const url = new URL(h.config.baseUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (url.protocol !== "https:" || host === "localhost" || host.endsWith(".localhost")) return false;
+  if (!host.includes(".") && !host.includes(":")) return false; // a single-label intranet name
+  return !(isIP(host) && isPrivateAddress(host));
 }
 
 /** Structural checks that hold for drafts too: options belong to the channel, media indexes exist. */
@@ -131,6 +147,7 @@ export function publicationErrors(
         media,
         options: content.destinationOptions[content.channel] ?? {},
         limits: destination.limits as unknown as ChannelLimits,
+        publicMediaUrls: publicMediaUrls(h),
       })) {
         // An adapter points at "/media/<n>" of the item: translate that to where the request named the asset.
         const mediaIndex = /^\/media\/(\d+)/.exec(problem.pointer);

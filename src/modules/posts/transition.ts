@@ -50,7 +50,7 @@ export const POST_MOVES: readonly PostMove[] = [
   { from: "processing", to: "needs-attention", by: "reauthorize or outcome unknown" },
   { from: "processing", to: "needs-attention", by: "recovery, other networks" },
   { from: "processing", to: "awaiting-provider", by: "network still processing" },
-  { from: "awaiting-provider", to: "published", by: "network finished" },
+  { from: "awaiting-provider", to: "processing", by: "status check due, claimed with a lease" },
   { from: "failed", to: "ready", by: "retry", action: "retry" },
   { from: "failed", to: "ready", by: "reschedule to now", action: "reschedule" },
   { from: "failed", to: "scheduled", by: "reschedule", action: "reschedule" },
@@ -189,6 +189,11 @@ export interface PostMoveRequest {
    * month changes.
    */
   reReserve?: boolean;
+  /**
+   * No event: the post returns to a state the user already heard about (a status check found the
+   * network still processing the same item, so `awaiting-provider` again).
+   */
+  quiet?: boolean;
 }
 
 /**
@@ -252,7 +257,8 @@ export async function transitionPosts(args: {
   for (const key of consumes) await consumeXUsage(tx, ...splitKey(key));
   const xErrors = args.xErrors ?? [];
   for (const r of reserves.values()) await reserveXUsage(tx, r.workspaceId, r.month, r.count, xErrors);
-  for (const after of results) if (after) await recordPostEvent(tx, after, now);
+  for (const [i, after] of results.entries())
+    if (after && !moves[i]!.quiet) await recordPostEvent(tx, after, now);
   return results;
 }
 

@@ -105,7 +105,11 @@ export class PublishingEngine {
   private async wakeAtNextDue(): Promise<void> {
     if (this.stopped) return;
     const now = this.h.clock.now();
-    const due = [await nextDueAt(this.h.db, "scheduled", now), await nextDueAt(this.h.db, "ready", now)];
+    const due = [
+      await nextDueAt(this.h.db, "scheduled", now),
+      await nextDueAt(this.h.db, "ready", now),
+      await nextDueAt(this.h.db, "awaiting-provider", now),
+    ];
     const next = Math.min(...due.map((at) => at ?? Number.POSITIVE_INFINITY));
     const delay = Math.max(0, next - now);
     // The next tick looks anyway (a wake never comes after it, so wakes stop between ticks).
@@ -312,22 +316,35 @@ export class PublishingEngine {
   private async claimPass(now: number, room: number): Promise<void> {
     const paced: PostRow[] = [];
     const claimed = await inGuardedTransaction(this.h.db, async (tx) => {
+      // Status checks of items the network is processing come first: they continue started attempts.
+      const checks = await takeDue(tx, "awaiting-provider", now, room);
       const free: PostRow[] = [];
-      for (const post of await takeDue(tx, "ready", now, room)) (this.paced(post) ? paced : free).push(post);
-      if (free.length === 0) return [];
+      const readyRoom = room - checks.length;
+      for (const post of readyRoom > 0 ? await takeDue(tx, "ready", now, readyRoom) : [])
+        (this.paced(post) ? paced : free).push(post);
+      if (free.length === 0 && checks.length === 0) return [];
       // Read in this transaction (and locked on PostgreSQL): the attempt count is the current one.
-      const moves = free.map((post) => ({
-        post,
-        to: "processing" as const,
-        lease: this.lease(now),
-        changes: { attemptCount: post.attemptCount + 1 },
-      }));
-      const after = await transitionPosts({ tx, now, moves });
-      return this.startAttempts(
+      const moves = [
+        ...checks.map((post) => ({ post, to: "processing" as const, lease: this.lease(now) })),
+        ...free.map((post) => ({
+          post,
+          to: "processing" as const,
+          lease: this.lease(now),
+          changes: { attemptCount: post.attemptCount + 1 },
+        })),
+      ];
+      const after = (await transitionPosts({ tx, now, moves })).filter((p) => p !== null);
+      const continued = await this.continueAttempts(
         tx,
-        after.filter((p) => p !== null),
+        after.filter((p) => checks.some((c) => c.id === p.id)),
         now,
       );
+      const started = await this.startAttempts(
+        tx,
+        after.filter((p) => !checks.some((c) => c.id === p.id)),
+        now,
+      );
+      return [...continued, ...started];
     });
     const destinationOf = this.destinationReader();
     for (const run of claimed) this.start(run, destinationOf);
@@ -401,6 +418,25 @@ export class PublishingEngine {
       };
       await insertAttemptRow(tx, attempt);
       runs.push({ post, attemptId: attempt.id });
+    }
+    return runs;
+  }
+
+  /**
+   * In the claim's transaction: the attempt a status check continues (the one left `started` when
+   * the post went to awaiting-provider), or a new one should it be missing.
+   */
+  private async continueAttempts(tx: Db, claimed: PostRow[], now: number): Promise<ClaimedPost[]> {
+    const runs: ClaimedPost[] = [];
+    for (const post of claimed) {
+      const started = (await findStartedAttempts(tx, post.id)).sort((a, b) => b.number - a.number)[0];
+      if (started) {
+        runs.push({ post, attemptId: started.id });
+        continue;
+      }
+      const count = { attemptCount: post.attemptCount + 1 };
+      await updateLeasedPost(tx, post.id, this.owner, count);
+      runs.push(...(await this.startAttempts(tx, [{ ...post, ...count }], now)));
     }
     return runs;
   }

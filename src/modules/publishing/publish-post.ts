@@ -1,21 +1,20 @@
 import { newId } from "../../db/ids.ts";
 import { inGuardedTransaction, inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
+import type { ProviderPending } from "../../db/pending.ts";
 import { runTyped } from "../../providers/http.ts";
 import {
+  isPending,
   ProviderError,
-  type Credentials,
   type MediaItem,
+  type ProviderAdapter,
   type PublishedItem,
+  type PublishItemInput,
+  type PublishOutcome,
 } from "../../providers/types.ts";
+import { downloadUrl } from "../assets/signed-urls.ts";
 import { destinationRef } from "../destinations/present.ts";
-import {
-  findDestinationById,
-  releaseRefreshLease,
-  takeRefreshLease,
-  updateDestination,
-  type DestinationRow,
-} from "../destinations/repo.ts";
+import { findDestinationById, updateDestination, type DestinationRow } from "../destinations/repo.ts";
 import { findAssets, listReceipts, type PostRow, type ReceiptRow } from "../posts/repo.ts";
 import { transitionPost, type PostChanges } from "../posts/transition.ts";
 import {
@@ -25,13 +24,17 @@ import {
   retryDelayMs,
   type PostError,
 } from "./failures.ts";
-import { finishAttemptRow, holdLease, insertReceiptRow } from "./repo.ts";
+import { refreshDestination } from "./refresh.ts";
+import { finishAttemptRow, holdLease, insertReceiptRow, updateLeasedPost } from "./repo.ts";
 
-/** One refresh at a time per destination in this process; the database lease covers other processes. */
-const refreshing = new Map<string, Promise<void>>();
+/** Credentials this close to their `expiresAt` are renewed before a publish instead of after a 401. */
+const RENEW_BEFORE_USE_MS = 60_000;
 
-/** How often a process waiting for another's refresh looks again, ms. */
-const REFRESH_POLL_MS = 100;
+/**
+ * How long the download URL a pull-by-URL network fetches media from stays valid: the network may
+ * fetch it minutes later while processing (Threads containers live 24 h; a day covers any retry).
+ */
+const PUBLIC_MEDIA_URL_TTL_MS = 24 * 60 * 60 * 1000;
 
 function receiptAsItem(r: ReceiptRow): PublishedItem {
   return {
@@ -65,75 +68,9 @@ async function mediaFor(h: Herald, post: PostRow, itemIndex: number): Promise<Me
       }
     };
     const { contentType, byteSize, width, height } = asset;
-    return [{ assetId: asset.id, contentType, byteSize, width, height, altText: null, read }];
+    const publicUrl = () => downloadUrl(h, asset.id, h.clock.now() + PUBLIC_MEDIA_URL_TTL_MS);
+    return [{ assetId: asset.id, contentType, byteSize, width, height, altText: null, read, publicUrl }];
   });
-}
-
-/** New credentials over the stored ones: a value the network left out or sent empty keeps the old one. */
-function mergeCredentials(stored: Credentials, fresh: Credentials): Credentials {
-  const kept = Object.entries(fresh).filter(
-    ([, value]) => value !== "" && value !== null && value !== undefined,
-  );
-  return { ...stored, ...Object.fromEntries(kept) };
-}
-
-/**
- * Renews a destination's credentials once across every process: this process's runs share one
- * refresh, and a lease on the destination row keeps other processes out (networks that rotate
- * single-use refresh tokens would revoke a second refresh). A process that finds the lease taken
- * waits for the new credentials. `usedSealed` is what the failed call used: if the stored
- * credentials differ, another run refreshed already.
- */
-async function refreshDestination(
-  h: Herald,
-  owner: string,
-  destinationId: string,
-  usedSealed: string,
-): Promise<void> {
-  const pending = refreshing.get(destinationId);
-  if (pending) return pending;
-  const work = (async () => {
-    const deadline = Date.now() + h.config.engine.leaseMs;
-    while (
-      !(await takeRefreshLease(h.db, {
-        destinationId,
-        owner,
-        now: h.clock.now(),
-        leaseMs: h.config.engine.leaseMs,
-      }))
-    ) {
-      if ((await findDestinationById(h.db, destinationId))?.credentialsSealed !== usedSealed) return;
-      if (Date.now() > deadline) {
-        throw new ProviderError(
-          "transient",
-          "another Herald process is refreshing this destination's token",
-          { operation: "refreshCredentials" },
-        );
-      }
-      await Bun.sleep(REFRESH_POLL_MS);
-    }
-    try {
-      const current = (await findDestinationById(h.db, destinationId))!;
-      if (current.credentialsSealed !== usedSealed) return;
-      const adapter = h.providers.adapter(current.channel)!;
-      const stored = destinationRef(h, current).credentials;
-      const fresh = await runTyped({
-        operation: "refreshCredentials",
-        work: () => adapter.refreshCredentials({ destination: destinationRef(h, current) }),
-      });
-      const sealed = h.secrets.encrypt(JSON.stringify(mergeCredentials(stored, fresh)));
-      const changes = { credentialsSealed: sealed, updatedAt: h.clock.now() };
-      await inTransaction(h.db, (tx) => updateDestination(tx, destinationId, changes));
-    } finally {
-      await releaseRefreshLease(h.db, { destinationId, owner });
-    }
-  })();
-  refreshing.set(destinationId, work);
-  try {
-    return await work;
-  } finally {
-    refreshing.delete(destinationId);
-  }
 }
 
 /** A post this process claimed: as the claim left it (`processing`, leased), and its `started` attempt. */
@@ -201,26 +138,22 @@ async function sendItems(
       },
     };
   }
-  if (destination.unavailableReason) {
-    return {
-      kind: "needs-attention",
-      error: {
-        code: "destination_reauthorization_required",
-        message: "The destination must be connected again.",
-        retryable: true,
-        retry_safety: "safe",
-        user_action: "reauthorize_destination",
-      },
-    };
-  }
+  if (destination.unavailableReason) return reauthorizationNeeded();
 
   const receipts = await listReceipts(h.db, [postId]);
   let root: PublishedItem | null = receipts[0] ? receiptAsItem(receipts[0]) : null;
   let parent: PublishedItem | null = receipts.length ? receiptAsItem(receipts[receipts.length - 1]!) : null;
   let current = destination;
   let refreshed = false;
+  // A pending item of an earlier run is checked, never sent again (its index is the first unsent one).
+  let pending = post.providerPending?.item_index === receipts.length ? post.providerPending : null;
+  if (expiresSoon(h, current)) {
+    const renewed = await renewCredentials(h, owner, current);
+    if (renewed instanceof ProviderError) return failWith(post, destination, renewed, h.clock.now());
+    current = renewed;
+    refreshed = true;
+  }
   for (let index = receipts.length; index < post.body.length; index++) {
-    let published: PublishedItem;
     const item = {
       destination: destinationRef(h, current),
       text: post.body[index]!,
@@ -231,29 +164,39 @@ async function sendItems(
       parent,
       idempotencyKey: `${postId}.${index}`,
     };
+    let step: Step;
     try {
-      published = await runTyped({
-        operation: `publish item ${index}`,
-        work: () => adapter.publishItem(item),
+      step = await runTyped({
+        operation: pending ? `check item ${index}` : `publish item ${index}`,
+        work: () => publishOrCheck(adapter, item, pending),
       });
     } catch (caught) {
       const error = caught as ProviderError;
       if (error.kind === "auth_expired" && !refreshed) {
         refreshed = true;
-        try {
-          await refreshDestination(h, owner, current.id, current.credentialsSealed);
-          current = (await findDestinationById(h.db, current.id))!;
-          index -= 1; // the same item again, with the new credentials
-          continue;
-        } catch (refreshError) {
-          return failWith(post, destination, refreshFailure(refreshError as ProviderError), h.clock.now());
-        }
+        const renewed = await renewCredentials(h, owner, current);
+        if (renewed instanceof ProviderError) return failWith(post, destination, renewed, h.clock.now());
+        current = renewed;
+        index -= 1; // the same item again, with the new credentials
+        continue;
       }
       const failure =
         error.kind === "auth_expired" ? new ProviderError("auth_revoked", error.message, error) : error;
       return failWith(post, destination, failure, h.clock.now());
     }
     const now = h.clock.now();
+    if (isPending(step.outcome)) {
+      const { data, checkAgainAt, provider } = step.outcome;
+      return {
+        kind: "awaiting",
+        pending: { item_index: index, data, since: step.recheck ? pending!.since : now },
+        at: Math.max(checkAgainAt, now),
+        // The user heard of this item's wait already; a check that finds it still processing is quiet.
+        quiet: step.recheck,
+        provider: providerOf(provider),
+      };
+    }
+    const published = step.outcome;
     const receipt: ReceiptRow = {
       id: newId("rcpt"),
       postId,
@@ -264,29 +207,95 @@ async function sendItems(
       state: "published",
       publishedAt: now,
     };
-    const provider = {
-      operation: published.provider.operation,
-      request_id: published.provider.requestId,
-      status_code: published.provider.statusCode,
-      error_code: null,
-      subcode: null,
-    };
+    const provider = providerOf(published.provider);
     // The last item's receipt is written with the outcome (one transaction fewer per post).
     if (index === post.body.length - 1) return { outcome: { kind: "published", provider }, receipt };
+    const wasPending = pending !== null;
     const stored = await inGuardedTransaction(h.db, async (tx) => {
       if (!(await holdLease(tx, postId, owner, now, now + h.config.engine.leaseMs))) return false;
       await insertReceiptRow(tx, receipt);
+      if (wasPending) await updateLeasedPost(tx, postId, owner, { providerPending: null });
       return true;
     });
     if (!stored) {
       leaseLost(h, postId, index);
       return null;
     }
+    pending = null;
     root ??= published;
     parent = published;
   }
   // Every item had its receipt already (a run that died after its last receipt).
   return { kind: "published", provider: null };
+}
+
+/** What one item's provider work gave, and whether it was a status check of an item already waiting. */
+interface Step {
+  outcome: PublishOutcome;
+  recheck: boolean;
+}
+
+/**
+ * Sends an item, or checks the item an earlier run left pending: still processing stays pending,
+ * `gone` (the network dropped it, nothing was published) sends it again.
+ */
+async function publishOrCheck(
+  adapter: ProviderAdapter,
+  item: PublishItemInput,
+  pending: ProviderPending | null,
+): Promise<Step> {
+  if (pending && adapter.checkPending) {
+    const input = { destination: item.destination, item, data: pending.data, since: pending.since };
+    const status = await adapter.checkPending(input);
+    if (status.state === "published") return { outcome: status.item, recheck: true };
+    if (status.state === "pending") {
+      const provider = { operation: "check pending", requestId: null, statusCode: null };
+      const data = status.data ?? pending.data;
+      return { outcome: { pending: true, data, checkAgainAt: status.checkAgainAt, provider }, recheck: true };
+    }
+  }
+  return { outcome: await adapter.publishItem(item), recheck: false };
+}
+
+/** The attempt log's provider details of a call that went through. */
+function providerOf(p: PublishedItem["provider"]): Record<string, unknown> {
+  return { operation: p.operation, request_id: p.requestId, status_code: p.statusCode, error_code: null, subcode: null };
+}
+
+/** Credentials within a minute of their `expiresAt` are renewed before publishing rather than after a 401. */
+function expiresSoon(h: Herald, destination: DestinationRow): boolean {
+  const adapter = h.providers.adapter(destination.channel);
+  if (!adapter) return false;
+  const expiresAt = destinationRef(h, destination).credentials.expiresAt;
+  return typeof expiresAt === "number" && expiresAt - h.clock.now() < RENEW_BEFORE_USE_MS;
+}
+
+/** Refreshes a destination's credentials (once across processes): the row after, or the typed failure. */
+async function renewCredentials(
+  h: Herald,
+  owner: string,
+  destination: DestinationRow,
+): Promise<DestinationRow | ProviderError> {
+  try {
+    await refreshDestination(h, owner, destination.id, destination.credentialsSealed);
+    return (await findDestinationById(h.db, destination.id))!;
+  } catch (error) {
+    return refreshFailure(error as ProviderError);
+  }
+}
+
+/** The outcome of a destination that must be connected again before anything is sent. */
+function reauthorizationNeeded(): Outcome {
+  return {
+    kind: "needs-attention",
+    error: {
+      code: "destination_reauthorization_required",
+      message: "The destination must be connected again.",
+      retryable: true,
+      retry_safety: "safe",
+      user_action: "reauthorize_destination",
+    },
+  };
 }
 
 /** A refused refresh means the grant is gone; a transient or blocked one keeps its kind. */
@@ -346,6 +355,13 @@ function failWith(post: PostRow, destination: DestinationRow, error: ProviderErr
 type Outcome =
   | { kind: "published"; provider: Record<string, unknown> | null }
   | {
+      kind: "awaiting";
+      pending: ProviderPending;
+      at: number;
+      quiet: boolean;
+      provider: Record<string, unknown>;
+    }
+  | {
       kind: "retry";
       at: number;
       rateLimited: boolean;
@@ -386,8 +402,19 @@ async function writeOutcome(
     let attemptStatus: string;
     switch (outcome.kind) {
       case "published":
-        changes = { publishedAt: now, nextActionAt: null, lastError: null, retrySafety: "safe" };
+        changes = {
+          publishedAt: now,
+          nextActionAt: null,
+          lastError: null,
+          retrySafety: "safe",
+          providerPending: null,
+        };
         attemptStatus = "succeeded";
+        break;
+      case "awaiting":
+        // The attempt goes on while the network processes; the status check continues it.
+        changes = { nextActionAt: outcome.at, lastError: null, providerPending: outcome.pending };
+        attemptStatus = "started";
         break;
       case "retry":
         changes = {
@@ -401,10 +428,12 @@ async function writeOutcome(
         attemptStatus = "failed";
         break;
       case "failed":
+        // A refused item is sent afresh on a manual retry (a failed container is not checked again).
         changes = {
           nextActionAt: null,
           lastError: { ...outcome.error },
           retrySafety: outcome.error.retry_safety,
+          providerPending: null,
         };
         attemptStatus = "failed";
         break;
@@ -417,14 +446,16 @@ async function writeOutcome(
         attemptStatus = outcome.unknown ? "outcome_unknown" : "failed";
         break;
     }
-    const to = outcome.kind === "retry" ? "ready" : outcome.kind;
+    const to =
+      outcome.kind === "retry" ? "ready" : outcome.kind === "awaiting" ? "awaiting-provider" : outcome.kind;
+    const quiet = outcome.kind === "awaiting" && outcome.quiet;
     if (receipt) {
       // Only while the lease is ours (a run that took the post over may have stored this item), and
       // before the move: the event the move writes lists the post's receipts.
       if (!(await holdLease(tx, post.id, owner, now, now + h.config.engine.leaseMs))) throw new LeaseLost();
       await insertReceiptRow(tx, receipt);
     }
-    if (!(await transitionPost({ tx, now, post, to, changes, leasedBy: owner }))) {
+    if (!(await transitionPost({ tx, now, post, to, changes, leasedBy: owner, quiet }))) {
       if (receipt) throw new LeaseLost(); // the receipt goes with the outcome it belongs to
       return;
     }
@@ -433,6 +464,7 @@ async function writeOutcome(
       const mark = { unavailableReason: "reauthorization_required", updatedAt: now };
       await updateDestination(tx, outcome.reauthorize, mark);
     }
+    if (outcome.kind === "awaiting") return;
     await finishAttemptRow(tx, attemptId, {
       status: attemptStatus,
       finishedAt: now,

@@ -63,6 +63,9 @@ export async function listPreparing(db: Db, limit: number): Promise<PostRow[]> {
   return db.select().from(posts).where(eq(posts.state, "preparing")).limit(limit);
 }
 
+/** States the engine takes posts from when they come due (`next_action_at`, or the scheduled time). */
+export type DueState = "ready" | "scheduled" | "awaiting-provider";
+
 /**
  * Due posts in `state` to take inside a write transaction, oldest due first: on PostgreSQL locked,
  * skipping those another process is taking (processes never wait on or collide with each other's
@@ -72,12 +75,12 @@ export async function listPreparing(db: Db, limit: number): Promise<PostRow[]> {
  */
 export async function takeDue(
   tx: Db,
-  state: "ready" | "scheduled",
+  state: DueState,
   now: number,
   limit: number,
 ): Promise<PostRow[]> {
   const due =
-    state === "ready"
+    state !== "scheduled"
       ? or(isNull(posts.nextActionAt), lte(posts.nextActionAt, sql.placeholder("now")))
       : lte(posts.scheduledAt, sql.placeholder("now"));
   return runPrepared(
@@ -98,7 +101,7 @@ export async function takeDue(
 }
 
 /** The earliest time after `now` at which a post in `state` comes due, or null (one index lookup). */
-export async function nextDueAt(db: Db, state: "ready" | "scheduled", now: number): Promise<number | null> {
+export async function nextDueAt(db: Db, state: DueState, now: number): Promise<number | null> {
   const rows = await runPrepared(
     db,
     `engine_next_due_${state}`,

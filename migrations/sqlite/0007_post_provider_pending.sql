@@ -1,0 +1,1 @@
+ALTER TABLE `posts` ADD `provider_pending` text;

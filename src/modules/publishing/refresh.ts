@@ -1,0 +1,85 @@
+import { inTransaction } from "../../db/transaction.ts";
+import type { Herald } from "../../herald.ts";
+import { runTyped } from "../../providers/http.ts";
+import { ProviderError, type Credentials } from "../../providers/types.ts";
+import { destinationRef } from "../destinations/present.ts";
+import {
+  findDestinationById,
+  releaseRefreshLease,
+  takeRefreshLease,
+  updateDestination,
+} from "../destinations/repo.ts";
+
+/** One refresh at a time per destination in this process; the database lease covers other processes. */
+const refreshing = new Map<string, Promise<void>>();
+
+/** How often a process waiting for another's refresh looks again, ms. */
+const REFRESH_POLL_MS = 100;
+
+/** New credentials over the stored ones: a value the network left out or sent empty keeps the old one. */
+function mergeCredentials(stored: Credentials, fresh: Credentials): Credentials {
+  const kept = Object.entries(fresh).filter(
+    ([, value]) => value !== "" && value !== null && value !== undefined,
+  );
+  return { ...stored, ...Object.fromEntries(kept) };
+}
+
+/**
+ * Renews a destination's credentials once across every process: this process's runs share one
+ * refresh, and a lease on the destination row keeps other processes out (networks that rotate
+ * single-use refresh tokens would revoke a second refresh). A process that finds the lease taken
+ * waits for the new credentials. `usedSealed` is what the failed call used: if the stored
+ * credentials differ, another run refreshed already.
+ */
+export async function refreshDestination(
+  h: Herald,
+  owner: string,
+  destinationId: string,
+  usedSealed: string,
+): Promise<void> {
+  const pending = refreshing.get(destinationId);
+  if (pending) return pending;
+  const work = (async () => {
+    const deadline = Date.now() + h.config.engine.leaseMs;
+    while (
+      !(await takeRefreshLease(h.db, {
+        destinationId,
+        owner,
+        now: h.clock.now(),
+        leaseMs: h.config.engine.leaseMs,
+      }))
+    ) {
+      if ((await findDestinationById(h.db, destinationId))?.credentialsSealed !== usedSealed) return;
+      if (Date.now() > deadline) {
+        throw new ProviderError(
+          "transient",
+          "another Herald process is refreshing this destination's token",
+          { operation: "refreshCredentials" },
+        );
+      }
+      await Bun.sleep(REFRESH_POLL_MS);
+    }
+    try {
+      const current = (await findDestinationById(h.db, destinationId))!;
+      if (current.credentialsSealed !== usedSealed) return;
+      const adapter = h.providers.adapter(current.channel)!;
+      const stored = destinationRef(h, current).credentials;
+      const fresh = await runTyped({
+        operation: "refreshCredentials",
+        work: () => adapter.refreshCredentials({ destination: destinationRef(h, current) }),
+      });
+      const sealed = h.secrets.encrypt(JSON.stringify(mergeCredentials(stored, fresh)));
+      const changes = { credentialsSealed: sealed, updatedAt: h.clock.now() };
+      await inTransaction(h.db, (tx) => updateDestination(tx, destinationId, changes));
+    } finally {
+      await releaseRefreshLease(h.db, { destinationId, owner });
+    }
+  })();
+  refreshing.set(destinationId, work);
+  try {
+    return await work;
+  } finally {
+    refreshing.delete(destinationId);
+  }
+}
+
