@@ -4,6 +4,7 @@ import { deleteExpiredIdempotencyKeys } from "../modules/idempotency/repo.ts";
 import { deliverDueMail } from "../modules/mail/outbox.ts";
 import { expireConnections } from "../modules/destinations/repo.ts";
 import type { PublishingEngine } from "../modules/publishing/engine.ts";
+import { renewExpiringCredentials } from "../modules/publishing/refresh.ts";
 import { webhookJobs } from "../modules/webhooks/jobs.ts";
 import type { Job } from "./scheduler.ts";
 
@@ -32,6 +33,12 @@ export function serverJobs(engine: PublishingEngine): Job[] {
       run: (h) => inTransaction(h.db, (tx) => deleteExpiredIdempotencyKeys(tx, h.clock.now())),
     },
     { id: "assets-cleanup", pattern: "0 23 * * * *", run: (h) => cleanupAssets(h) },
+    // Tokens that die unused (Threads, LinkedIn) are renewed days ahead; every 15 minutes is plenty.
+    {
+      id: "credentials-renewal",
+      pattern: "0 7,22,37,52 * * * *",
+      run: (h) => renewExpiringCredentials(h, engine.owner),
+    },
     ...webhookJobs(),
   ];
 }

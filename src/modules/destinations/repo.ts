@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt, lte, ne, or } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, lt, lte, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
 import { destinationConnections, destinations, oauthApps } from "../../db/schema.ts";
 import { firstRow } from "../../db/engine.ts";
@@ -27,6 +27,21 @@ export async function findDestination(
 /** A destination by id, disconnected ones included (posts keep pointing at them). */
 export async function findDestinationById(db: Db, id: string): Promise<DestinationRow | undefined> {
   return db.select().from(destinations).where(eq(destinations.id, id)).then(firstRow);
+}
+
+/** Connected destinations of any workspace on these channels that are not waiting for reauthorization. */
+export async function listUsableDestinationsOn(db: Db, channels: string[]): Promise<DestinationRow[]> {
+  if (channels.length === 0) return [];
+  return db
+    .select()
+    .from(destinations)
+    .where(
+      and(
+        inArray(destinations.channel, channels),
+        isNull(destinations.deletedAt),
+        isNull(destinations.unavailableReason),
+      ),
+    );
 }
 
 /** All connected destinations of a workspace, newest first. */

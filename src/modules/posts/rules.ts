@@ -118,12 +118,14 @@ export function publicationErrors(
       });
   }
   const rules = networkRules(content.channel);
-  if (content.body.length > 1 && rules && !rules.supportsThreads) {
-    errors.push({
-      pointer: `${base}/body`,
-      code: "custom",
-      detail: `${content.channel} does not publish threads; send one body item`,
-    });
+  if (rules && !rules.supportsThreads) {
+    // Each later item is refused where it is, so a client can highlight exactly what to remove.
+    for (let index = 1; index < content.body.length; index++)
+      errors.push({
+        pointer: `${base}/body/${index}`,
+        code: "custom",
+        detail: `${rules.displayName} does not publish threads; only body item 0 can be sent`,
+      });
   }
   content.body.forEach((text, index) => {
     const pointer = `${base}/body/${index}`;

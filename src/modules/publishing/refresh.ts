@@ -5,6 +5,7 @@ import { ProviderError, type Credentials } from "../../providers/types.ts";
 import { destinationRef } from "../destinations/present.ts";
 import {
   findDestinationById,
+  listUsableDestinationsOn,
   releaseRefreshLease,
   takeRefreshLease,
   updateDestination,
@@ -83,3 +84,37 @@ export async function refreshDestination(
   }
 }
 
+
+/**
+ * The credentials job: renews tokens that would otherwise die unused (Threads' 60-day token, a
+ * LinkedIn token with a refresh token) once they are within their adapter's `refreshAheadMs` of
+ * `expiresAt`. A renewal the network refuses marks the destination `reauthorization_required`, so
+ * the user hears of it before a post fails; a transient failure is tried again on the next run.
+ * Returns how many destinations were renewed.
+ */
+export async function renewExpiringCredentials(h: Herald, owner: string): Promise<number> {
+  const ahead = new Map<string, number>();
+  for (const a of h.providers.adapters) if (a.refreshAheadMs !== null) ahead.set(a.channel, a.refreshAheadMs);
+  let renewed = 0;
+  for (const row of await listUsableDestinationsOn(h.db, [...ahead.keys()])) {
+    const expiresAt = destinationRef(h, row).credentials.expiresAt;
+    if (typeof expiresAt !== "number" || expiresAt - h.clock.now() > ahead.get(row.channel)!) continue;
+    try {
+      await refreshDestination(h, owner, row.id, row.credentialsSealed);
+      renewed += 1;
+    } catch (error) {
+      const kind = error instanceof ProviderError ? error.kind : "not_sent";
+      const message = error instanceof Error ? error.message : String(error);
+      h.logger.warn("renewing a destination's credentials failed", {
+        destination_id: row.id,
+        channel: row.channel,
+        kind,
+        error: message,
+      });
+      if (kind !== "auth_revoked" && kind !== "auth_expired" && kind !== "rejected") continue;
+      const mark = { unavailableReason: "reauthorization_required", updatedAt: h.clock.now() };
+      await inTransaction(h.db, (tx) => updateDestination(tx, row.id, mark));
+    }
+  }
+  return renewed;
+}
