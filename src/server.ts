@@ -66,7 +66,14 @@ async function openBlobStore(config: Config): Promise<BlobStore> {
 /** Opens the data dir and assembles the Herald value (used by `serve` and the admin commands). */
 export async function openHerald(
   config: Config,
-  overrides: { clock?: Clock; logger?: Logger; mail?: MailTransport | null; fetch?: typeof fetch } = {},
+  overrides: {
+    clock?: Clock;
+    logger?: Logger;
+    mail?: MailTransport | null;
+    fetch?: typeof fetch;
+    /** Pause between status polls inside one provider call (tests: a few ms instead of a second). */
+    providerPollIntervalMs?: number;
+  } = {},
 ): Promise<Herald> {
   const db = await openDatabase(config);
   const clock = overrides.clock ?? systemClock;
@@ -81,6 +88,8 @@ export async function openHerald(
       clock,
       timeoutMs: config.engine.providerTimeoutMs,
       apps: config.networks,
+      pollIntervalMs: overrides.providerPollIntervalMs,
+      mediaPollIntervalMs: overrides.providerPollIntervalMs,
     }),
     logger: overrides.logger ?? createLogger(),
     secrets: new SecretBox(resolveSecretKey(config)),

@@ -78,7 +78,13 @@ export async function startTestServer(
   });
   const clock = options.clock ?? new ManualClock(Date.parse("2026-03-01T12:00:00.000Z"));
   const logger = createMemoryLogger();
-  const herald = await openHerald(config, { clock, logger, mail: options.mail ?? null });
+  // Networks' status polls inside one call pause 5 ms (a second in production).
+  const herald = await openHerald(config, {
+    clock,
+    logger,
+    mail: options.mail ?? null,
+    providerPollIntervalMs: 5,
+  });
   const server = startServer(herald, { startJobs: false });
   // Links and problem types use the base URL; point it at the real port now that it is known.
   herald.config.baseUrl = server.url;

@@ -100,9 +100,13 @@ export function adapterScenarios(channel: Channel, start: () => Promise<Scenario
     });
 
     test("an error before anything was sent is typed not_sent, and nothing is on the network", async () => {
+      // Both ways a network gets media fail: its bytes, and its public URL (pull-by-URL networks).
       const broken = {
         ...mediaItem({}),
         read: async () => {
+          throw new TypeError("bytes went missing");
+        },
+        publicUrl: () => {
           throw new TypeError("bytes went missing");
         },
       };
