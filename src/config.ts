@@ -79,7 +79,11 @@ const NETWORK_ORIGINS: Record<string, { api: string; auth: string; token?: strin
   facebook: { api: "https://graph.facebook.com", auth: "https://www.facebook.com" },
   instagram: { api: "https://graph.facebook.com", auth: "https://www.facebook.com" },
   // LinkedIn's token endpoint is on the sign-in host (www.linkedin.com/oauth/v2/accessToken).
-  linkedin: { api: "https://api.linkedin.com", auth: "https://www.linkedin.com", token: "https://www.linkedin.com" },
+  linkedin: {
+    api: "https://api.linkedin.com",
+    auth: "https://www.linkedin.com",
+    token: "https://www.linkedin.com",
+  },
   tiktok: { api: "https://open.tiktokapis.com", auth: "https://www.tiktok.com" },
   youtube: { api: "https://www.googleapis.com", auth: "https://accounts.google.com" },
   // Mastodon instances and Bluesky PDSes are chosen per connection; these are only defaults.

@@ -8,13 +8,13 @@ import { sha256Hex } from "../src/lib/crypto.ts";
 import { setWebhookTransport } from "../src/modules/webhooks/transport.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type RequestOptions, type TestResponse } from "./helpers/server.ts";
-import { insertAsset, insertXDestination } from "./posts/fixtures.ts";
+import { insertAsset, insertXDestination, X_APP_ENV } from "./posts/fixtures.ts";
 
 // The auth matrix walks every operation of the server's own OpenAPI document, so a new route is
 // covered the moment it is documented: no key, a bad key, a missing scope, a foreign workspace.
 
 // Hundreds of 401s from one address by design: the failed-authentication limit is raised out of the way.
-const s = await startTestServer({ env: { HERALD_AUTH_FAILURES_PER_MINUTE: "1000000" } });
+const s = await startTestServer({ env: { HERALD_AUTH_FAILURES_PER_MINUTE: "1000000", ...X_APP_ENV } });
 afterAll(async () => {
   await s.stop();
 });

@@ -86,6 +86,8 @@ describe("networks without an adapter yet", () => {
   test("connecting one is a 422 naming the networks Herald connects", async () => {
     const r = await s.request("POST", connections(), { body: { provider: "tiktok" } });
     expectProblem(r, 422, "public_unpublishable", ["/provider"]);
-    expect(r.body.detail).toContain("bluesky and mastodon");
+    expect(r.body.detail).toBe(
+      "Connecting tiktok is not available yet; Herald connects Bluesky, Threads, Mastodon, X, and LinkedIn.",
+    );
   });
 });

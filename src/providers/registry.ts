@@ -1,6 +1,9 @@
 import { BLUESKY_NETWORK } from "./bluesky.ts";
+import { LINKEDIN_NETWORK } from "./linkedin.ts";
 import { MASTODON_NETWORK, type MastodonDeps } from "./mastodon.ts";
 import { PENDING_NETWORKS } from "./pending-networks.ts";
+import { THREADS_NETWORK } from "./threads.ts";
+import { X_NETWORK } from "./x.ts";
 import {
   CHANNELS,
   type AdapterDeps,
@@ -19,7 +22,13 @@ interface PublishingNetwork {
 }
 
 /** The networks Herald publishes to: adding one is one line here (and its adapter file). */
-const PUBLISHING_NETWORKS: PublishingNetwork[] = [BLUESKY_NETWORK, MASTODON_NETWORK];
+const PUBLISHING_NETWORKS: PublishingNetwork[] = [
+  BLUESKY_NETWORK,
+  MASTODON_NETWORK,
+  THREADS_NETWORK,
+  LINKEDIN_NETWORK,
+  X_NETWORK,
+];
 
 /**
  * Every channel's rules, in the contract's channel order. Static, so request schemas, OpenAPI

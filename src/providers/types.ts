@@ -104,6 +104,8 @@ export interface AdapterDeps extends ProviderDeps {
  * Adapter-specific credentials, stored encrypted on the destination (JSON-serialisable). By
  * convention `expiresAt` (epoch ms) is when the access token expires: the engine renews credentials
  * due within a minute before publishing, and the credentials job renews them `refreshAheadMs` early.
+ * `renewable: false` says no renewal is possible (a LinkedIn self-serve app): the job then marks the
+ * destination for reauthorization when the token expires instead of trying.
  */
 export type Credentials = Record<string, unknown>;
 

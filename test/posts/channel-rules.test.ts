@@ -9,6 +9,7 @@ import {
   connectBluesky,
   insertAsset,
   insertXDestination,
+  X_APP_ENV,
   makePng,
   ok,
   setAssetReady,
@@ -21,7 +22,7 @@ let alice: string;
 let a: ReturnType<typeof api>;
 
 beforeAll(async () => {
-  w = await startPostsWorld();
+  w = await startPostsWorld(X_APP_ENV);
   bluesky = await startBlueskyFake();
   alice = await connectBluesky(w.s, bluesky, w.ws);
   a = api(w.s, w.ws);

@@ -84,6 +84,12 @@ export async function setAssetReady(
   );
 }
 
+/**
+ * App settings a server needs for X destinations to be `ready` (X connects through Herald's own app;
+ * without them an X destination is `unavailable: app_not_configured`).
+ */
+export const X_APP_ENV = { HERALD_X_CLIENT_ID: "x-test-client", HERALD_X_CLIENT_SECRET: "x-test-secret" };
+
 /** Inserts a connected X destination (no X adapter exists yet); returns its id. */
 export async function insertXDestination(s: TestServer, workspaceId: string): Promise<string> {
   const id = newId("dest");

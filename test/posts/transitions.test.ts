@@ -29,7 +29,7 @@ import {
 import { findXUsage, X_MONTHLY_LIMIT } from "../../src/modules/posts/x-usage.ts";
 import { ROOT } from "../helpers/process.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { insertXDestination } from "./fixtures.ts";
+import { insertXDestination, X_APP_ENV } from "./fixtures.ts";
 
 let s: TestServer;
 let ws: string;
@@ -45,7 +45,7 @@ const EVENTS: Partial<Record<PostState, string>> = {
 };
 
 beforeAll(async () => {
-  s = await startTestServer();
+  s = await startTestServer({ env: X_APP_ENV });
   ws = (await s.bootstrap()).workspaceId;
 });
 afterAll(() => s.stop());

@@ -57,10 +57,15 @@ export function adapterScenarios(channel: Channel, start: () => Promise<Scenario
       });
     });
 
-    test("publishes an item the network then holds, and a reply to it", async () => {
+    test("publishes an item the network then holds, and a reply to it where threads exist", async () => {
       const first = item(w);
       const published = await publishFully(w.adapter, first);
       expect(published.url).toMatch(/^https?:\/\//);
+      expect(w.stored().find((s) => s.id === published.providerObjectId)).toMatchObject({
+        text: first.text,
+        replyTo: null,
+      });
+      if (!w.adapter.supportsThreads) return;
       const reply = item(w, { itemIndex: 1, root: published, parent: published });
       const second = await publishFully(w.adapter, reply);
       const held = w.stored();

@@ -69,7 +69,12 @@ export async function publishFully(
   for (let check = 0; isPending(outcome); check++) {
     if (check === maxChecks) throw new Error(`still pending after ${maxChecks} checks`);
     await Bun.sleep(pollMs);
-    const status = await adapter.checkPending!({ destination: input.destination, item: input, data: outcome.data, since });
+    const status = await adapter.checkPending!({
+      destination: input.destination,
+      item: input,
+      data: outcome.data,
+      since,
+    });
     if (status.state === "published") return status.item;
     outcome =
       status.state === "gone"

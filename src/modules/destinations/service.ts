@@ -60,7 +60,8 @@ export async function startConnection(args: {
   const { h, actor, workspaceId, input } = args;
   const adapter = h.providers.adapter(input.provider);
   if (!adapter) {
-    const available = h.providers.adapters.map((a) => a.channel).join(" and ");
+    const names = h.providers.adapters.map((a) => a.displayName);
+    const available = new Intl.ListFormat("en", { type: "conjunction" }).format(names);
     throw new ProblemError(
       "public_unpublishable",
       `Connecting ${input.provider} is not available yet; Herald connects ${available}.`,

@@ -259,14 +259,22 @@ async function publishOrCheck(
 
 /** The attempt log's provider details of a call that went through. */
 function providerOf(p: PublishedItem["provider"]): Record<string, unknown> {
-  return { operation: p.operation, request_id: p.requestId, status_code: p.statusCode, error_code: null, subcode: null };
+  return {
+    operation: p.operation,
+    request_id: p.requestId,
+    status_code: p.statusCode,
+    error_code: null,
+    subcode: null,
+  };
 }
 
 /** Credentials within a minute of their `expiresAt` are renewed before publishing rather than after a 401. */
 function expiresSoon(h: Herald, destination: DestinationRow): boolean {
   const adapter = h.providers.adapter(destination.channel);
   if (!adapter) return false;
-  const expiresAt = destinationRef(h, destination).credentials.expiresAt;
+  const { expiresAt, renewable } = destinationRef(h, destination).credentials;
+  // A token that cannot be renewed is used while it lasts (a 401 then asks for reauthorization).
+  if (renewable === false) return false;
   return typeof expiresAt === "number" && expiresAt - h.clock.now() < RENEW_BEFORE_USE_MS;
 }
 

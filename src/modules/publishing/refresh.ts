@@ -84,7 +84,6 @@ export async function refreshDestination(
   }
 }
 
-
 /**
  * The credentials job: renews tokens that would otherwise die unused (Threads' 60-day token, a
  * LinkedIn token with a refresh token) once they are within their adapter's `refreshAheadMs` of
@@ -97,8 +96,13 @@ export async function renewExpiringCredentials(h: Herald, owner: string): Promis
   for (const a of h.providers.adapters) if (a.refreshAheadMs !== null) ahead.set(a.channel, a.refreshAheadMs);
   let renewed = 0;
   for (const row of await listUsableDestinationsOn(h.db, [...ahead.keys()])) {
-    const expiresAt = destinationRef(h, row).credentials.expiresAt;
+    const { expiresAt, renewable } = destinationRef(h, row).credentials;
     if (typeof expiresAt !== "number" || expiresAt - h.clock.now() > ahead.get(row.channel)!) continue;
+    if (renewable === false) {
+      // Nothing to renew: the user is told when the token dies, not a week before.
+      if (expiresAt <= h.clock.now()) await markForReauthorization(h, row.id);
+      continue;
+    }
     try {
       await refreshDestination(h, owner, row.id, row.credentialsSealed);
       renewed += 1;
@@ -111,10 +115,14 @@ export async function renewExpiringCredentials(h: Herald, owner: string): Promis
         kind,
         error: message,
       });
-      if (kind !== "auth_revoked" && kind !== "auth_expired" && kind !== "rejected") continue;
-      const mark = { unavailableReason: "reauthorization_required", updatedAt: h.clock.now() };
-      await inTransaction(h.db, (tx) => updateDestination(tx, row.id, mark));
+      if (kind === "auth_revoked" || kind === "auth_expired" || kind === "rejected")
+        await markForReauthorization(h, row.id);
     }
   }
   return renewed;
+}
+
+async function markForReauthorization(h: Herald, destinationId: string): Promise<void> {
+  const mark = { unavailableReason: "reauthorization_required", updatedAt: h.clock.now() };
+  await inTransaction(h.db, (tx) => updateDestination(tx, destinationId, mark));
 }

@@ -73,12 +73,7 @@ export type DueState = "ready" | "scheduled" | "awaiting-provider";
  * instead of sorting every due post (thousands when they share one due time); a scheduled post's
  * `next_action_at` is its scheduled time, so the due ones come first there too.
  */
-export async function takeDue(
-  tx: Db,
-  state: DueState,
-  now: number,
-  limit: number,
-): Promise<PostRow[]> {
+export async function takeDue(tx: Db, state: DueState, now: number, limit: number): Promise<PostRow[]> {
   const due =
     state !== "scheduled"
       ? or(isNull(posts.nextActionAt), lte(posts.nextActionAt, sql.placeholder("now")))

@@ -1,0 +1,586 @@
+// A faithful local fake of LinkedIn (providers.md §7, §14): the OAuth code flow on /oauth/v2/*,
+// /v2/userinfo, organization ACLs and lookups, /rest/posts (201 + x-restli-id, empty body), the
+// Images and Videos APIs with upload URLs, ETags, finalize and a processing state machine, Rest.li
+// error bodies (401 serviceErrorCode, 422 DUPLICATE_POST, 429 without a reset header). Every /rest/
+// call needs LinkedIn-Version and X-Restli-Protocol-Version: 2.0.0, or it answers 400.
+import {
+  json,
+  never,
+  newControls,
+  readBody,
+  serveFake,
+  token,
+  type FailSpec,
+  type FakeControls,
+} from "./shared.ts";
+
+/** A post the fake stored, as LinkedIn received it. */
+export interface FakePost {
+  urn: string;
+  author: string;
+  /** The commentary exactly as sent (escaped "little text"). */
+  commentary: string;
+  visibility: string;
+  content: Record<string, any> | null;
+  lifecycleState: string;
+  isReshareDisabledByAuthor: boolean;
+  distribution: Record<string, any> | null;
+  version: string;
+}
+
+/** An image or video upload; `pollsLeft` status reads answer PROCESSING before it is AVAILABLE. */
+export interface FakeMedia {
+  urn: string;
+  kind: "image" | "video";
+  owner: string;
+  size: number;
+  /** Bytes received so far (all parts for a video). */
+  received: number;
+  status: "WAITING_UPLOAD" | "PROCESSING" | "AVAILABLE" | "PROCESSING_FAILED";
+  pollsLeft: number;
+  /** Video parts: byte ranges, and the ETag each PUT answered with. */
+  parts: { firstByte: number; lastByte: number; etag: string | null }[];
+  uploadToken: string;
+  finalizedWith: string[] | null;
+}
+
+/** A page in the fake, and the member's role on it. */
+export interface FakeOrganization {
+  id: string;
+  localizedName: string;
+  vanityName: string;
+  role: "ADMINISTRATOR" | "ANALYST" | "CONTENT_ADMINISTRATOR";
+  state: "APPROVED" | "REQUESTED" | "REVOKED";
+}
+
+/** Settings of the fake. */
+export interface LinkedInFakeOptions {
+  clientId?: string;
+  clientSecret?: string;
+  /** Whether the app has the Community Management (pages) product; without it page scopes are refused. */
+  pagesProduct?: boolean;
+  /** Whether the app is approved for programmatic refresh tokens. */
+  refreshTokens?: boolean;
+  organizations?: FakeOrganization[];
+  /** Status reads of a new image that answer PROCESSING. */
+  imageProcessingPolls?: number;
+  /** Status reads of a finalized video that answer PROCESSING. */
+  videoProcessingPolls?: number;
+  /** Bytes per video part in upload instructions (LinkedIn: 4 MiB). */
+  videoPartBytes?: number;
+}
+
+/** The running fake: its origin, what it stored, and its switches. */
+export interface LinkedInFake extends FakeControls {
+  origin: string;
+  stop(): Promise<void>;
+  clientId: string;
+  clientSecret: string;
+  member: { sub: string; name: string; picture: string };
+  organizations: FakeOrganization[];
+  posts: FakePost[];
+  media: FakeMedia[];
+  /** Token requests (code exchanges and refreshes), form fields as received. */
+  tokenRequests: Record<string, string>[];
+  imageProcessingPolls: number;
+  videoProcessingPolls: number;
+  /** Finalized videos fail processing (PROCESSING_FAILED after their PROCESSING polls). */
+  failVideoProcessing: boolean;
+  /** Image status reads answer 403 (a token that may post images but not read them). */
+  imageReadsForbidden: boolean;
+  /** Every access token issued so far answers 401 65602 (expired) from now on. */
+  expireTokens(): void;
+  /** Every access token answers 401 65601 REVOKED_ACCESS_TOKEN from now on; refresh tokens die too. */
+  revokeTokens(): void;
+  /** An access token with the given scopes (default: all) without the OAuth dance. */
+  issueToken(scopes?: string[]): string;
+}
+
+const ALL_SCOPES = [
+  "openid",
+  "profile",
+  "email",
+  "w_member_social",
+  "w_organization_social",
+  "r_organization_social",
+  "rw_organization_admin",
+];
+const PAGE_SCOPES = ["w_organization_social", "r_organization_social", "rw_organization_admin"];
+const ACCESS_TTL_S = 60 * 24 * 60 * 60;
+const REFRESH_TTL_S = 365 * 24 * 60 * 60;
+const MAX_COMMENTARY = 3000;
+
+/** Starts the fake on 127.0.0.1 at a free port. */
+export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Promise<LinkedInFake> {
+  const failures: { remaining: number; spec: FailSpec }[] = [];
+  const tokens = new Map<string, { scopes: string[]; state: "live" | "expired" | "revoked" }>();
+  const refreshTokens = new Map<string, { scopes: string[]; expiresAt: number; revoked: boolean }>();
+  const codes = new Map<string, { redirectUri: string; scopes: string[] }>();
+  let nextId = 7_141_138_937_766_391_000n;
+  const id = () => String(++nextId);
+
+  const fake: LinkedInFake = {
+    ...newControls(failures),
+    clientId: options.clientId ?? "li-client",
+    clientSecret: options.clientSecret ?? "li-secret",
+    member: { sub: "782bbtaQ", name: "Alice Example", picture: "https://media.licdn.com/dms/image/alice" },
+    organizations: options.organizations ?? [
+      {
+        id: "2414183",
+        localizedName: "Devtestco",
+        vanityName: "devtestco",
+        role: "ADMINISTRATOR",
+        state: "APPROVED",
+      },
+      {
+        id: "5590506",
+        localizedName: "Herald Labs",
+        vanityName: "herald-labs",
+        role: "ADMINISTRATOR",
+        state: "APPROVED",
+      },
+      { id: "1337", localizedName: "Watched Co", vanityName: "watched", role: "ANALYST", state: "APPROVED" },
+      {
+        id: "4242",
+        localizedName: "Pending Co",
+        vanityName: "pending",
+        role: "ADMINISTRATOR",
+        state: "REQUESTED",
+      },
+    ],
+    posts: [],
+    media: [],
+    tokenRequests: [],
+    imageProcessingPolls: options.imageProcessingPolls ?? 0,
+    videoProcessingPolls: options.videoProcessingPolls ?? 2,
+    failVideoProcessing: false,
+    imageReadsForbidden: false,
+    expireTokens: () => tokens.forEach((t) => (t.state = "expired")),
+    revokeTokens: () => {
+      tokens.forEach((t) => (t.state = "revoked"));
+      refreshTokens.forEach((r) => (r.revoked = true));
+    },
+    issueToken: (scopes = ALL_SCOPES) => {
+      const value = token("AQV");
+      tokens.set(value, { scopes, state: "live" });
+      return value;
+    },
+  };
+  const memberUrn = () => `urn:li:person:${fake.member.sub}`;
+  const allowedScopes =
+    options.pagesProduct === false ? ALL_SCOPES.filter((s) => !PAGE_SCOPES.includes(s)) : ALL_SCOPES;
+
+  // Rest.li error bodies.
+  const restError = (status: number, message: string, extra: Record<string, unknown> = {}) =>
+    json({ status, message, ...extra }, status);
+  const unauthorized = (state: "missing" | "expired" | "revoked") =>
+    state === "revoked"
+      ? restError(401, "The token used in the request has been revoked by the user", {
+          serviceErrorCode: 65601,
+          code: "REVOKED_ACCESS_TOKEN",
+        })
+      : state === "expired"
+        ? restError(401, "The token used in the request is expired", {
+            serviceErrorCode: 65602,
+            code: "EXPIRED_ACCESS_TOKEN",
+          })
+        : restError(401, "Invalid access token", { serviceErrorCode: 65600, code: "INVALID_ACCESS_TOKEN" });
+  const forbidden = (what: string) =>
+    restError(403, `Not enough permissions to access: ${what}`, {
+      serviceErrorCode: 100,
+      code: "ACCESS_DENIED",
+    });
+  const oauthError = (status: number, error: string, description: string) =>
+    json({ error, error_description: description }, status);
+
+  /** The caller's token entry, or the 401 to answer. */
+  const caller = (request: Request): { scopes: string[] } | Response => {
+    const value = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+    const entry = value ? tokens.get(value) : undefined;
+    if (!entry) return unauthorized("missing");
+    if (entry.state !== "live") return unauthorized(entry.state);
+    return entry;
+  };
+  const administered = (urn: string) =>
+    fake.organizations.some(
+      (o) => `urn:li:organization:${o.id}` === urn && o.role === "ADMINISTRATOR" && o.state === "APPROVED",
+    );
+  /** Whether a token may act as `owner` (the member, or a page it administers). */
+  const mayActAs = (scopes: string[], owner: string) =>
+    owner === memberUrn()
+      ? scopes.includes("w_member_social")
+      : scopes.includes("w_organization_social") && administered(owner);
+
+  async function route(request: Request, url: URL): Promise<Response> {
+    const { pathname } = url;
+    const method = request.method;
+    if (method === "GET" && pathname === "/oauth/v2/authorization") return authorize(url);
+    if (method === "POST" && pathname === "/oauth/v2/accessToken") return accessToken(request);
+    if (method === "PUT" && pathname.startsWith("/dms-uploads/")) return upload(request, pathname);
+    const auth = caller(request);
+    if (auth instanceof Response) return auth;
+    if (method === "GET" && pathname === "/v2/userinfo") {
+      if (!auth.scopes.includes("openid")) return forbidden("userinfo");
+      return json({
+        sub: fake.member.sub,
+        name: fake.member.name,
+        given_name: "Alice",
+        family_name: "Example",
+        picture: fake.member.picture,
+        locale: { country: "US", language: "en" },
+      });
+    }
+    if (!pathname.startsWith("/rest/")) return restError(404, `No resource found for ${pathname}`);
+    const version = request.headers.get("linkedin-version");
+    if (!version || !/^\d{6}(\.\d{2})?$/.test(version))
+      return restError(
+        400,
+        "A version must be present. Please specify a version by adding the LinkedIn-Version header.",
+        {
+          code: "VERSION_MISSING",
+        },
+      );
+    if (request.headers.get("x-restli-protocol-version") !== "2.0.0")
+      return restError(400, "Rest.li protocol version 2.0.0 is required (X-Restli-Protocol-Version)", {
+        code: "ILLEGAL_ARGUMENT",
+      });
+    return rest(request, url, auth.scopes, version);
+  }
+
+  function authorize(url: URL): Response {
+    const q = url.searchParams;
+    if (q.get("client_id") !== fake.clientId)
+      return new Response("The client_id is invalid", { status: 400 });
+    const redirect = q.get("redirect_uri");
+    if (!redirect) return new Response("The redirect_uri is missing", { status: 400 });
+    const target = new URL(redirect);
+    if (q.get("state")) target.searchParams.set("state", q.get("state")!);
+    const scopes = (q.get("scope") ?? "").split(/\s+/).filter(Boolean);
+    const refused = scopes.find((s) => !allowedScopes.includes(s));
+    if (q.get("response_type") !== "code" || scopes.length === 0 || refused) {
+      target.searchParams.set("error", refused ? "unauthorized_scope_error" : "invalid_request");
+      target.searchParams.set(
+        "error_description",
+        refused
+          ? `Scope "${refused}" is not authorized for your application`
+          : "missing response_type or scope",
+      );
+    } else {
+      const code = token("code_");
+      codes.set(code, { redirectUri: redirect, scopes });
+      target.searchParams.set("code", code);
+    }
+    return new Response(null, { status: 302, headers: { location: String(target) } });
+  }
+
+  async function accessToken(request: Request): Promise<Response> {
+    const form = (await readBody(request)) as Record<string, string>;
+    fake.tokenRequests.push(form);
+    if (form.client_id !== fake.clientId || form.client_secret !== fake.clientSecret)
+      return oauthError(401, "invalid_client", "Client authentication failed");
+    const issue = (scopes: string[], refresh: { value: string; expiresAt: number } | null) => {
+      const access = fake.issueToken(scopes);
+      return json({
+        access_token: access,
+        expires_in: ACCESS_TTL_S,
+        scope: scopes.join(","), // LinkedIn lists granted scopes comma-separated
+        token_type: "Bearer",
+        ...(refresh
+          ? {
+              refresh_token: refresh.value,
+              refresh_token_expires_in: Math.max(0, Math.floor((refresh.expiresAt - Date.now()) / 1000)),
+            }
+          : {}),
+      });
+    };
+    if (form.grant_type === "authorization_code") {
+      const grant = codes.get(form.code ?? "");
+      if (!grant || grant.redirectUri !== form.redirect_uri)
+        return oauthError(
+          400,
+          "invalid_request",
+          "Unable to retrieve access token: appid/redirect uri/code verifier does not match authorization code. Or authorization code expired.",
+        );
+      codes.delete(form.code!);
+      if (options.refreshTokens !== true) return issue(grant.scopes, null);
+      const refresh = { value: token("AQX"), expiresAt: Date.now() + REFRESH_TTL_S * 1000 };
+      refreshTokens.set(refresh.value, {
+        scopes: grant.scopes,
+        expiresAt: refresh.expiresAt,
+        revoked: false,
+      });
+      return issue(grant.scopes, refresh);
+    }
+    if (form.grant_type === "refresh_token") {
+      const entry = refreshTokens.get(form.refresh_token ?? "");
+      if (!entry || entry.revoked || entry.expiresAt <= Date.now())
+        return oauthError(400, "invalid_request", "The provided refresh token is invalid or expired");
+      // LinkedIn keeps the refresh token (no rotation) and does not extend its life.
+      return issue(entry.scopes, { value: form.refresh_token!, expiresAt: entry.expiresAt });
+    }
+    return oauthError(400, "unsupported_grant_type", `grant_type ${form.grant_type} is not supported`);
+  }
+
+  async function rest(request: Request, url: URL, scopes: string[], version: string): Promise<Response> {
+    const { pathname } = url;
+    const method = request.method;
+    const action = url.searchParams.get("action");
+    if (method === "GET" && pathname === "/rest/organizationAcls") {
+      if (!scopes.includes("rw_organization_admin")) return forbidden("organizationAcls.FINDER-roleAssignee");
+      const q = url.searchParams;
+      if (q.get("q") !== "roleAssignee") return restError(400, "q=roleAssignee is required");
+      const matching = fake.organizations.filter(
+        (o) =>
+          (!q.get("role") || o.role === q.get("role")) && (!q.get("state") || o.state === q.get("state")),
+      );
+      const start = Number(q.get("start") ?? 0);
+      const count = Number(q.get("count") ?? 10);
+      return json({
+        paging: { start, count, total: matching.length, links: [] },
+        elements: matching.slice(start, start + count).map((o) => ({
+          roleAssignee: memberUrn(),
+          state: o.state,
+          role: o.role,
+          organization: `urn:li:organization:${o.id}`,
+        })),
+      });
+    }
+    const orgMatch = /^\/rest\/organizations\/(\d+)$/.exec(pathname);
+    if (method === "GET" && orgMatch) {
+      const org = fake.organizations.find((o) => o.id === orgMatch[1]);
+      if (!org) return restError(404, `Organization ${orgMatch[1]} not found`);
+      return json({
+        id: Number(org.id),
+        localizedName: org.localizedName,
+        vanityName: org.vanityName,
+        name: { localized: { en_US: org.localizedName }, preferredLocale: { country: "US", language: "en" } },
+      });
+    }
+    if (method === "POST" && pathname === "/rest/images" && action === "initializeUpload")
+      return initializeUpload(request, scopes, "image");
+    if (method === "POST" && pathname === "/rest/videos" && action === "initializeUpload")
+      return initializeUpload(request, scopes, "video");
+    if (method === "POST" && pathname === "/rest/videos" && action === "finalizeUpload")
+      return finalize(request);
+    const mediaMatch = /^\/rest\/(images|videos)\/([^/]+)$/.exec(pathname);
+    if (method === "GET" && mediaMatch) {
+      const urn = decodeURIComponent(mediaMatch[2]!);
+      const media = fake.media.find((m) => m.urn === urn);
+      if (!media) return restError(404, `${urn} not found`);
+      if (media.kind === "image" && fake.imageReadsForbidden) return forbidden("images.GET");
+      if (media.status === "PROCESSING") {
+        if (media.pollsLeft > 0) media.pollsLeft--;
+        else
+          media.status =
+            media.kind === "video" && fake.failVideoProcessing ? "PROCESSING_FAILED" : "AVAILABLE";
+      }
+      return json({
+        id: media.urn,
+        owner: media.owner,
+        status: media.status,
+        ...(media.status === "PROCESSING_FAILED" ? { processingFailureReason: "UNSUPPORTED_CODEC" } : {}),
+        ...(media.status === "AVAILABLE" ? { downloadUrl: `${fake.origin}/dms/${media.urn}` } : {}),
+      });
+    }
+    if (method === "POST" && pathname === "/rest/posts") return createPost(request, scopes, version);
+    return restError(404, `No resource found for ${method} ${pathname}`);
+  }
+
+  async function initializeUpload(request: Request, scopes: string[], kind: "image" | "video") {
+    const init = (await readBody(request)).initializeUploadRequest ?? {};
+    const owner = String(init.owner ?? "");
+    if (!mayActAs(scopes, owner)) return forbidden(`${kind}s.ACTION-initializeUpload`);
+    const mediaId = `C4E${id()}`;
+    const urn = `urn:li:${kind}:${mediaId}`;
+    const media: FakeMedia = {
+      urn,
+      kind,
+      owner,
+      size: 0,
+      received: 0,
+      status: "WAITING_UPLOAD",
+      pollsLeft: 0,
+      parts: [],
+      uploadToken: "",
+      finalizedWith: null,
+    };
+    fake.media.push(media);
+    const expires = Date.now() + 24 * 60 * 60 * 1000;
+    if (kind === "image")
+      return json({
+        value: {
+          uploadUrlExpiresAt: expires,
+          uploadUrl: `${fake.origin}/dms-uploads/${mediaId}/image`,
+          image: urn,
+        },
+      });
+    const size = Number(init.fileSizeBytes);
+    if (!Number.isInteger(size) || size <= 0)
+      return restError(400, "fileSizeBytes must be a positive integer");
+    media.size = size;
+    const partBytes = options.videoPartBytes ?? 4 * 1024 * 1024;
+    for (let first = 0; first < size; first += partBytes)
+      media.parts.push({ firstByte: first, lastByte: Math.min(size, first + partBytes) - 1, etag: null });
+    media.uploadToken = media.parts.length > 1 ? token("utok") : "";
+    return json({
+      value: {
+        uploadUrlsExpireAt: expires,
+        video: urn,
+        uploadInstructions: media.parts.map((p, i) => ({
+          uploadUrl: `${fake.origin}/dms-uploads/${mediaId}/part/${i}`,
+          firstByte: p.firstByte,
+          lastByte: p.lastByte,
+        })),
+        uploadToken: media.uploadToken,
+      },
+    });
+  }
+
+  async function upload(request: Request, pathname: string): Promise<Response> {
+    const [, , mediaId, what, index] = pathname.split("/");
+    const media = fake.media.find((m) => m.urn.endsWith(`:${mediaId}`));
+    if (!media) return new Response("Not Found", { status: 404 });
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (what === "image") {
+      const auth = caller(request); // image uploads take the member's token
+      if (auth instanceof Response) return auth;
+      media.size = media.received = bytes.length;
+      media.pollsLeft = fake.imageProcessingPolls;
+      media.status = media.pollsLeft > 0 ? "PROCESSING" : "AVAILABLE";
+      return new Response(null, { status: 201 });
+    }
+    const part = media.parts[Number(index)];
+    if (!part) return new Response("Not Found", { status: 404 });
+    if (bytes.length !== part.lastByte - part.firstByte + 1)
+      return new Response(`part ${index} must be ${part.lastByte - part.firstByte + 1} bytes`, {
+        status: 400,
+      });
+    if (part.etag === null) media.received += bytes.length;
+    part.etag = `/ambry-video/signedId/${mediaId}-${index}-${bytes.length}`;
+    return new Response(null, { status: 200, headers: { etag: part.etag } });
+  }
+
+  async function finalize(request: Request): Promise<Response> {
+    const body = (await readBody(request)).finalizeUploadRequest ?? {};
+    const media = fake.media.find((m) => m.urn === body.video && m.kind === "video");
+    if (!media) return restError(404, `${body.video} not found`);
+    const ids: unknown[] = Array.isArray(body.uploadedPartIds) ? body.uploadedPartIds : [];
+    const expected = media.parts.map((p) => p.etag);
+    if (expected.includes(null) || media.received !== media.size)
+      return restError(400, "Not all parts of the video were uploaded");
+    if (ids.length !== expected.length || ids.some((v, i) => v !== expected[i]))
+      return restError(400, "uploadedPartIds do not match the uploaded parts");
+    if ((body.uploadToken ?? "") !== media.uploadToken) return restError(400, "uploadToken does not match");
+    media.finalizedWith = ids as string[];
+    media.status = "PROCESSING";
+    media.pollsLeft = fake.videoProcessingPolls;
+    return new Response(null, { status: 200 });
+  }
+
+  async function createPost(request: Request, scopes: string[], version: string): Promise<Response> {
+    const body = await readBody(request);
+    const author = String(body.author ?? "");
+    if (!author.startsWith("urn:li:person:") && !author.startsWith("urn:li:organization:"))
+      return restError(422, "author must be a person or organization URN");
+    if (!mayActAs(scopes, author)) return forbidden("partnerApiPostsExternal.CREATE.20260701");
+    const commentary = typeof body.commentary === "string" ? body.commentary : "";
+    if (commentary.length > MAX_COMMENTARY)
+      return restError(422, `commentary length ${commentary.length} exceeds ${MAX_COMMENTARY}`, {
+        errorDetails: {
+          inputErrors: [{ code: "FIELD_LENGTH_TOO_LONG", input: { inputPath: { fieldPath: "commentary" } } }],
+        },
+      });
+    const visibility = String(body.visibility ?? "");
+    if (!["PUBLIC", "CONNECTIONS", "LOGGED_IN"].includes(visibility))
+      return restError(422, `visibility ${visibility} is invalid`);
+    if (visibility === "CONNECTIONS" && author.startsWith("urn:li:organization:"))
+      return restError(422, "CONNECTIONS visibility is not allowed for an organization author");
+    const content = body.content && typeof body.content === "object" ? body.content : null;
+    const mediaIds: string[] = content?.media
+      ? [content.media.id]
+      : Array.isArray(content?.multiImage?.images)
+        ? content.multiImage.images.map((i: { id: string }) => i.id)
+        : [];
+    if (content?.multiImage && (mediaIds.length < 2 || mediaIds.length > 20))
+      return restError(422, "multiImage takes 2 to 20 images");
+    for (const mediaId of mediaIds) {
+      const media = fake.media.find((m) => m.urn === mediaId);
+      if (!media) return restError(400, `${mediaId} does not exist`);
+      if (media.status !== "AVAILABLE")
+        return restError(400, `${mediaId} is not AVAILABLE (${media.status})`);
+      if (content?.multiImage && media.kind !== "image")
+        return restError(422, "multiImage takes images only");
+    }
+    const duplicate = fake.posts.find(
+      (p) => p.author === author && p.commentary === commentary && commentary !== "",
+    );
+    if (duplicate)
+      return json(
+        {
+          errorDetailType: "com.linkedin.common.error.BadRequest",
+          message: `ERROR :: /commentary :: Content is a duplicate of ${duplicate.urn}`,
+          errorDetails: {
+            inputErrors: [{ description: "Duplicate post is detected", input: {}, code: "DUPLICATE_POST" }],
+          },
+          status: 422,
+        },
+        422,
+      );
+    const post: FakePost = {
+      urn: `urn:li:share:${id()}`,
+      author,
+      commentary,
+      visibility,
+      content,
+      lifecycleState: String(body.lifecycleState ?? ""),
+      isReshareDisabledByAuthor: body.isReshareDisabledByAuthor === true,
+      distribution: body.distribution ?? null,
+      version,
+    };
+    fake.posts.push(post);
+    if (fake.hangAfterReceive) return never();
+    return new Response(null, {
+      status: 201,
+      headers: { "x-restli-id": post.urn, "x-linkedin-id": post.urn },
+    });
+  }
+
+  const server = serveFake({
+    controls: fake,
+    failures,
+    route,
+    defaultFailure: (status) => {
+      if (status === 401)
+        return {
+          body: {
+            status,
+            serviceErrorCode: 65600,
+            code: "INVALID_ACCESS_TOKEN",
+            message: "Invalid access token",
+          },
+        };
+      if (status === 403)
+        return {
+          body: {
+            status,
+            serviceErrorCode: 100,
+            code: "ACCESS_DENIED",
+            message: "Not enough permissions to access: partnerApiPostsExternal.CREATE.20260701",
+          },
+        };
+      if (status === 429)
+        // LinkedIn sends no reset header: its quotas reset at midnight UTC.
+        return {
+          body: {
+            status,
+            message: "Resource level throttle APPLICATION DAY limit for calls to this resource is reached.",
+          },
+        };
+      if (status >= 500) return { body: { status, message: "Internal Server Error" } };
+      return { body: { status, message: "Bad request" } };
+    },
+  });
+  fake.origin = server.origin;
+  fake.stop = server.stop;
+  return fake;
+}

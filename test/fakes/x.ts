@@ -1,0 +1,611 @@
+// A faithful local fake of X's API v2 (providers.md §1, §14): OAuth 2.0 authorization code + PKCE
+// for a confidential client (HTTP Basic at the token endpoint, single-use codes checked against the
+// verifier, two-hour access tokens, rotating single-use refresh tokens), /2/users/me, /2/tweets
+// (weighted 280, ≤4 media that exist and are processed, duplicate text → 403, 100 per 15 min per
+// user → 429 with x-rate-limit-*), the v2 media upload (simple, initialize/append/finalize and the
+// older command=INIT|APPEND|FINALIZE form, STATUS polls pending → in_progress → succeeded), media
+// metadata, and X's problem JSON for 400/401/403/429. Multipart bodies are parsed byte-exactly here
+// (a part without a filename is binary for X, a string for a generic form parser).
+import { createHash } from "node:crypto";
+import { json, never, newControls, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
+
+/** A post the fake holds. */
+export interface FakeTweet {
+  id: string;
+  text: string;
+  mediaIds: string[];
+  replyTo: string | null;
+  authorId: string;
+}
+
+/** Where an upload's processing stands; null for media that needs none (still images). */
+export type ProcessingState = "pending" | "in_progress" | "succeeded" | "failed" | null;
+
+/** One uploaded media id. */
+export interface FakeMedia {
+  id: string;
+  mediaKey: string;
+  mediaType: string;
+  category: string;
+  totalBytes: number;
+  /** Segments received by append, by index. */
+  segments: Map<number, Uint8Array>;
+  /** The whole file once finalized (or uploaded at once). */
+  bytes: Uint8Array | null;
+  state: ProcessingState;
+  /** STATUS polls left before processing ends. */
+  pollsLeft: number;
+  /** Processing ends in `failed` instead of `succeeded`. */
+  fails: boolean;
+  altText: string | null;
+  attached: boolean;
+}
+
+/** Settings of the fake app and account. */
+export interface XFakeOptions {
+  clientId?: string;
+  clientSecret?: string;
+  /** Callback URLs registered for the app; the authorize page refuses any other. */
+  redirectUris?: string[];
+  /** STATUS polls a GIF or video takes to process (0: finalize answers ready). Default 2. */
+  processingPolls?: number;
+  /** Posts per user per 15 minutes before 429. Default 100. */
+  tweetsPer15Min?: number;
+  /** The fake's clock (token lifetimes, code expiry, rate windows). Default Date.now. */
+  now?: () => number;
+}
+
+/** The running fake: origin, app, account, what it stored, and its switches. */
+export interface XFake extends FakeControls {
+  origin: string;
+  stop(): Promise<void>;
+  clientId: string;
+  clientSecret: string;
+  /** Registered callback URLs (tests add Herald's once its port is known). */
+  redirectUris: string[];
+  user: { id: string; username: string; name: string; profile_image_url: string };
+  tweets: FakeTweet[];
+  media: FakeMedia[];
+  /** Every authorization the consent page granted. */
+  authorizations: {
+    clientId: string;
+    redirectUri: string;
+    scope: string;
+    challenge: string;
+    state: string;
+  }[];
+  /** Every grant the token endpoint answered with tokens, in order. */
+  grants: { grantType: string; refreshToken: string | null; issued: string }[];
+  /** STATUS polls for GIFs and videos finalized from now on. */
+  processingPolls: number;
+  /** GIFs and videos finalized from now on end `failed`. */
+  failProcessing: boolean;
+  /** Processing states the fake answered (finalize, then each STATUS), in order. */
+  processingLog: { mediaId: string; via: "finalize" | "status"; state: string }[];
+  /** Every access token issued so far answers 401 from now on (as after two hours). */
+  expireAccessTokens(): void;
+  /** Every refresh token issued so far is refused from now on (the user revoked the app). */
+  revokeRefreshTokens(): void;
+  /** A token pair for the account without the OAuth dance. */
+  issueTokens(scope?: string): { accessToken: string; refreshToken: string };
+  /** Whether a refresh token would still be accepted. */
+  refreshTokenValid(refreshToken: string): boolean;
+}
+
+const PROBLEMS = "https://api.x.com/2/problems";
+const SCOPES = new Set([
+  "tweet.read",
+  "tweet.write",
+  "tweet.moderate.write",
+  "users.read",
+  "follows.read",
+  "follows.write",
+  "offline.access",
+  "space.read",
+  "mute.read",
+  "mute.write",
+  "like.read",
+  "like.write",
+  "list.read",
+  "list.write",
+  "block.read",
+  "block.write",
+  "bookmark.read",
+  "bookmark.write",
+  "media.write",
+]);
+const ACCESS_TTL_S = 7200;
+const CODE_TTL_MS = 30_000;
+const WINDOW_MS = 15 * 60_000;
+const MB = 1024 * 1024;
+const MAX_BYTES: Record<string, number> = {
+  tweet_image: 5 * MB,
+  tweet_gif: 15 * MB,
+  tweet_video: 512 * MB,
+};
+const EXPIRES_AFTER_SECS = 86_400;
+
+/** X's weighted length, written apart from the adapter's (twitter-text v3 ranges; an emoji counts 2). */
+export function weightedLength(text: string): number {
+  const light = (cp: number) =>
+    cp <= 4351 || (cp >= 8192 && cp <= 8205) || (cp >= 8208 && cp <= 8223) || (cp >= 8242 && cp <= 8247);
+  let total = 0;
+  for (const { segment } of new Intl.Segmenter("en", { granularity: "grapheme" }).segment(
+    text.normalize("NFC"),
+  )) {
+    const cps = Array.from(segment, (c) => c.codePointAt(0)!);
+    const emoji = /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20E3/u.test(segment);
+    if (emoji && !(cps.length === 1 && light(cps[0]!))) total += 2;
+    else total += cps.reduce((n, cp) => n + (light(cp) ? 1 : 2), 0);
+  }
+  return total;
+}
+
+/** Starts the fake on 127.0.0.1 at a free port. */
+export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
+  const failures: { remaining: number; spec: FailSpec }[] = [];
+  const now = options.now ?? Date.now;
+  const access = new Map<string, { expiresAt: number; scopes: Set<string>; expired: boolean }>();
+  const refresh = new Map<string, { used: boolean; revoked: boolean; scope: string }>();
+  const codes = new Map<
+    string,
+    { clientId: string; redirectUri: string; challenge: string; scope: string; expiresAt: number }
+  >();
+  const created: number[] = [];
+  let nextId = 1_880_028_106_020_515_000n;
+  const id = () => String(++nextId);
+
+  const fake: XFake = {
+    ...newControls(failures),
+    clientId: options.clientId ?? "x-client-id",
+    clientSecret: options.clientSecret ?? "x-client-secret",
+    redirectUris: [...(options.redirectUris ?? [])],
+    user: { id: "1234567890", username: "herald_dev", name: "Herald Dev", profile_image_url: "" },
+    tweets: [],
+    media: [],
+    authorizations: [],
+    grants: [],
+    processingPolls: options.processingPolls ?? 2,
+    failProcessing: false,
+    processingLog: [],
+    expireAccessTokens: () => access.forEach((t) => (t.expired = true)),
+    revokeRefreshTokens: () => refresh.forEach((t) => (t.revoked = true)),
+    issueTokens: (scope = "tweet.read tweet.write users.read offline.access media.write") => issue(scope),
+    refreshTokenValid: (value) => {
+      const entry = refresh.get(value);
+      return entry !== undefined && !entry.used && !entry.revoked;
+    },
+  };
+
+  function issue(scope: string): { accessToken: string; refreshToken: string } {
+    const accessToken = token("xat_");
+    access.set(accessToken, {
+      expiresAt: now() + ACCESS_TTL_S * 1000,
+      scopes: new Set(scope.split(" ")),
+      expired: false,
+    });
+    const refreshToken = token("xrt_");
+    refresh.set(refreshToken, { used: false, revoked: false, scope });
+    return { accessToken, refreshToken };
+  }
+
+  const problem = (status: number, title: string, detail: string, type = "about:blank", headers = {}) =>
+    json({ title, detail, type, status }, status, headers);
+  const invalid = (message: string) =>
+    json(
+      {
+        errors: [{ message }],
+        title: "Invalid Request",
+        detail: "One or more parameters to your request was invalid.",
+        type: `${PROBLEMS}/invalid-request`,
+      },
+      400,
+    );
+  const oauthError = (status: number, error: string, description: string) =>
+    json({ error, error_description: description }, status);
+  const rateHeaders = () => {
+    const window = created.filter((t) => t > now() - WINDOW_MS);
+    const limit = options.tweetsPer15Min ?? 100;
+    const reset = Math.ceil(((window[0] ?? now()) + WINDOW_MS) / 1000);
+    return {
+      "x-rate-limit-limit": String(limit),
+      "x-rate-limit-remaining": String(Math.max(0, limit - window.length)),
+      "x-rate-limit-reset": String(reset),
+    };
+  };
+
+  /** The scopes of the request's live access token, or null (401). */
+  const bearerScopes = (request: Request): Set<string> | null => {
+    const value = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+    const entry = value ? access.get(value) : undefined;
+    if (!entry || entry.expired || entry.expiresAt <= now()) return null;
+    return entry.scopes;
+  };
+
+  async function route(request: Request, url: URL): Promise<Response> {
+    const { pathname } = url;
+    const method = request.method;
+    if (method === "GET" && pathname === "/i/oauth2/authorize") return authorize(url);
+    if (method === "POST" && pathname === "/2/oauth2/token") return tokenEndpoint(request);
+    const scopes = bearerScopes(request);
+    if (!scopes) return problem(401, "Unauthorized", "Unauthorized");
+    const needs = (scope: string) =>
+      scopes.has(scope) ? null : problem(403, "Forbidden", `Missing the ${scope} scope`);
+    if (method === "GET" && pathname === "/2/users/me") {
+      const fields = (url.searchParams.get("user.fields") ?? "").split(",");
+      const { profile_image_url, ...user } = fake.user;
+      return (
+        needs("users.read") ??
+        json({ data: fields.includes("profile_image_url") ? { ...user, profile_image_url } : user })
+      );
+    }
+    if (method === "POST" && pathname === "/2/tweets") return needs("tweet.write") ?? createTweet(request);
+    if (pathname === "/2/media/metadata" && method === "POST")
+      return needs("media.write") ?? setMetadata(request);
+    if (pathname.startsWith("/2/media/upload")) return needs("media.write") ?? media(request, url);
+    return problem(
+      404,
+      "Not Found Error",
+      `no route ${method} ${pathname}`,
+      `${PROBLEMS}/resource-not-found`,
+    );
+  }
+
+  function authorize(url: URL): Response {
+    const q = url.searchParams;
+    const redirectUri = q.get("redirect_uri") ?? "";
+    if (q.get("client_id") !== fake.clientId)
+      return new Response("Something went wrong: unknown client", { status: 400 });
+    if (!fake.redirectUris.includes(redirectUri))
+      return new Response("Something went wrong: the callback URL is not registered", { status: 400 });
+    const scope = q.get("scope") ?? "";
+    const challenge = q.get("code_challenge") ?? "";
+    const refuse =
+      q.get("response_type") !== "code"
+        ? "unsupported_response_type"
+        : q.get("code_challenge_method") !== "S256" || !/^[A-Za-z0-9_-]{43}$/.test(challenge)
+          ? "invalid_request"
+          : scope === "" || scope.split(" ").some((s) => !SCOPES.has(s))
+            ? "invalid_scope"
+            : !q.get("state")
+              ? "invalid_request"
+              : null;
+    const back = new URL(redirectUri);
+    if (refuse) {
+      back.searchParams.set("error", refuse);
+      if (q.get("state")) back.searchParams.set("state", q.get("state")!);
+      return new Response(null, { status: 302, headers: { location: String(back) } });
+    }
+    // The signed-in user approves at once; a browser would follow this redirect.
+    const code = token("code_");
+    codes.set(code, {
+      clientId: fake.clientId,
+      redirectUri,
+      challenge,
+      scope,
+      expiresAt: now() + CODE_TTL_MS,
+    });
+    fake.authorizations.push({
+      clientId: fake.clientId,
+      redirectUri,
+      scope,
+      challenge,
+      state: q.get("state")!,
+    });
+    back.searchParams.set("state", q.get("state")!);
+    back.searchParams.set("code", code);
+    return new Response(null, { status: 302, headers: { location: String(back) } });
+  }
+
+  async function tokenEndpoint(request: Request): Promise<Response> {
+    const basic = /^Basic (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+    const [clientId, clientSecret] = basic ? Buffer.from(basic, "base64").toString().split(":") : [];
+    if (clientId !== fake.clientId || clientSecret !== fake.clientSecret)
+      return oauthError(401, "unauthorized_client", "Missing valid authorization header");
+    if (!(request.headers.get("content-type") ?? "").includes("application/x-www-form-urlencoded"))
+      return oauthError(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded");
+    const body = new URLSearchParams(await request.text());
+    if (body.get("client_id") !== null && body.get("client_id") !== fake.clientId)
+      return oauthError(400, "invalid_request", "client_id does not match the authorization header");
+    const grantType = body.get("grant_type");
+    if (grantType === "authorization_code") {
+      const code = body.get("code") ?? "";
+      const grant = codes.get(code);
+      codes.delete(code); // single-use, even when the exchange fails
+      const verifier = body.get("code_verifier") ?? "";
+      const verified = grant && createHash("sha256").update(verifier).digest("base64url") === grant.challenge;
+      if (!grant || grant.expiresAt <= now() || grant.redirectUri !== body.get("redirect_uri") || !verified)
+        return oauthError(400, "invalid_request", "Value passed for the authorization code was invalid.");
+      return tokens(grant.scope, "authorization_code", null);
+    }
+    if (grantType === "refresh_token") {
+      const used = body.get("refresh_token") ?? "";
+      const entry = refresh.get(used);
+      if (!entry || entry.used || entry.revoked)
+        return oauthError(400, "invalid_request", "Value passed for the token was invalid.");
+      entry.used = true; // rotation: the old refresh token dies with this answer
+      return tokens(entry.scope, "refresh_token", used);
+    }
+    return oauthError(400, "unsupported_grant_type", "grant_type is not supported");
+  }
+
+  function tokens(scope: string, grantType: string, usedRefresh: string | null): Response {
+    const pair = issue(scope);
+    const offline = scope.split(" ").includes("offline.access");
+    if (!offline) refresh.delete(pair.refreshToken);
+    fake.grants.push({ grantType, refreshToken: usedRefresh, issued: pair.accessToken });
+    return json({
+      token_type: "bearer",
+      expires_in: ACCESS_TTL_S,
+      access_token: pair.accessToken,
+      scope,
+      ...(offline ? { refresh_token: pair.refreshToken } : {}),
+    });
+  }
+
+  async function createTweet(request: Request): Promise<Response> {
+    const body = (await request.json().catch(() => null)) as Record<string, any> | null;
+    if (!body) return invalid("The request body is not JSON");
+    const window = created.filter((t) => t > now() - WINDOW_MS);
+    if (window.length >= (options.tweetsPer15Min ?? 100))
+      return problem(429, "Too Many Requests", "Too Many Requests", "about:blank", rateHeaders());
+    const text = typeof body.text === "string" ? body.text : "";
+    const mediaIds: string[] = Array.isArray(body.media?.media_ids) ? body.media.media_ids.map(String) : [];
+    if (text === "" && mediaIds.length === 0) return invalid("Post text or media is required");
+    if (weightedLength(text) > 280) return invalid("Your Tweet text is too long.");
+    if (mediaIds.length > 4) return invalid("Your media IDs are invalid: a post takes a maximum of 4 items.");
+    const attached = mediaIds.map((m) => fake.media.find((x) => x.id === m));
+    if (attached.some((m) => !m || m.bytes === null)) return invalid("Your media IDs are invalid.");
+    if (attached.some((m) => m!.state !== null && m!.state !== "succeeded"))
+      return invalid("Your media IDs are invalid: processing has not finished.");
+    if (attached.some((m) => m!.category !== "tweet_image") && attached.length > 1)
+      return invalid("A post takes one GIF or video and nothing else.");
+    const replyTo = body.reply?.in_reply_to_tweet_id ? String(body.reply.in_reply_to_tweet_id) : null;
+    if (replyTo && !fake.tweets.some((t) => t.id === replyTo))
+      return invalid("The post you are replying to has been deleted or is not visible to you.");
+    if (text !== "" && fake.tweets.some((t) => t.authorId === fake.user.id && t.text === text))
+      return problem(403, "Forbidden", "You are not allowed to create a Tweet with duplicate content.");
+    const tweet: FakeTweet = { id: id(), text, mediaIds, replyTo, authorId: fake.user.id };
+    fake.tweets.push(tweet);
+    created.push(now());
+    for (const m of attached) m!.attached = true;
+    if (fake.hangAfterReceive) return never();
+    return json({ data: { id: tweet.id, text, edit_history_tweet_ids: [tweet.id] } }, 201, rateHeaders());
+  }
+
+  async function setMetadata(request: Request): Promise<Response> {
+    const body = (await request.json().catch(() => null)) as Record<string, any> | null;
+    const target = fake.media.find((m) => m.id === String(body?.id ?? ""));
+    if (!target) return invalid("media id not found");
+    const text = body?.metadata?.alt_text?.text;
+    if (typeof text !== "string" || [...text].length > 1000)
+      return invalid("alt_text.text must be 1 to 1000 characters");
+    target.altText = text;
+    return json({ data: { id: target.id, associated_metadata: { alt_text: { text } } } });
+  }
+
+  async function media(request: Request, url: URL): Promise<Response> {
+    const { pathname } = url;
+    if (request.method === "GET" && pathname === "/2/media/upload") {
+      if (url.searchParams.get("command") !== "STATUS") return invalid("command must be STATUS");
+      const target = fake.media.find((m) => m.id === url.searchParams.get("media_id"));
+      if (!target)
+        return problem(404, "Not Found Error", "media id not found", `${PROBLEMS}/resource-not-found`);
+      advance(target);
+      fake.processingLog.push({ mediaId: target.id, via: "status", state: String(target.state) });
+      return json({ data: mediaJson(target) });
+    }
+    if (request.method !== "POST") return invalid(`${request.method} is not supported here`);
+    if (pathname === "/2/media/upload/initialize") return initialize(await fields(request));
+    const step = /^\/2\/media\/upload\/([^/]+)\/(append|finalize)$/.exec(pathname);
+    if (step) {
+      const target = fake.media.find((m) => m.id === step[1]);
+      if (!target) return invalid("media id not found");
+      return step[2] === "append" ? append(target, await fields(request)) : finalize(target);
+    }
+    if (pathname !== "/2/media/upload") return invalid(`no media route ${pathname}`);
+    const form = await fields(request);
+    const command = form.command?.text;
+    if (command === "INIT") return initialize(form);
+    if (command === "APPEND" || command === "FINALIZE") {
+      const target = fake.media.find((m) => m.id === form.media_id?.text);
+      if (!target) return invalid("media id not found");
+      return command === "APPEND" ? append(target, form) : finalize(target);
+    }
+    if (command !== undefined) return invalid(`unknown command ${command}`);
+    return simpleUpload(request, form);
+  }
+
+  function simpleUpload(request: Request, form: Fields): Response {
+    const isJson = (request.headers.get("content-type") ?? "").includes("application/json");
+    const file = form.media;
+    if (!file) return invalid("media is required");
+    const bytes = isJson ? new Uint8Array(Buffer.from(file.text, "base64")) : file.bytes;
+    const category = form.media_category?.text ?? "tweet_image";
+    if (category !== "tweet_image") return invalid(`${category} needs the chunked upload`);
+    const mediaType = form.media_type?.text ?? file.type ?? "application/octet-stream";
+    if (!["image/jpeg", "image/png", "image/webp", "image/gif"].includes(mediaType))
+      return invalid(`media_type ${mediaType} is not an image`);
+    if (bytes.length > MAX_BYTES.tweet_image!) return invalid("File size exceeds 5242880 bytes.");
+    const m = newMedia({ mediaType, category, totalBytes: bytes.length });
+    m.bytes = bytes;
+    return json({ data: { ...mediaJson(m), image: { image_type: mediaType, w: 0, h: 0 } } });
+  }
+
+  function initialize(form: Fields): Response {
+    const mediaType = form.media_type?.text ?? "";
+    const totalBytes = Number(form.total_bytes?.text ?? Number.NaN);
+    const category =
+      form.media_category?.text ?? (mediaType.startsWith("video/") ? "tweet_video" : "tweet_image");
+    if (!MAX_BYTES[category]) return invalid(`media_category ${category} is not supported`);
+    if (!Number.isInteger(totalBytes) || totalBytes <= 0) return invalid("total_bytes is required");
+    if (totalBytes > MAX_BYTES[category]!) return invalid(`File size exceeds ${MAX_BYTES[category]} bytes.`);
+    const m = newMedia({ mediaType, category, totalBytes });
+    return json({ data: { id: m.id, media_key: m.mediaKey, expires_after_secs: EXPIRES_AFTER_SECS } });
+  }
+
+  function append(target: FakeMedia, form: Fields): Response {
+    const index = Number(form.segment_index?.text ?? Number.NaN);
+    if (target.bytes !== null) return invalid("the upload is finalized");
+    if (!Number.isInteger(index) || index < 0 || index > 999)
+      return invalid("segment_index must be 0 to 999");
+    if (!form.media) return invalid("media is required");
+    target.segments.set(index, form.media.bytes);
+    return json({ data: { expires_at: Math.floor(now() / 1000) + EXPIRES_AFTER_SECS } });
+  }
+
+  function finalize(target: FakeMedia): Response {
+    if (target.bytes !== null) return invalid("the upload is finalized");
+    const ordered = [...target.segments.entries()].sort(([a], [b]) => a - b).map(([, b]) => b);
+    const bytes = new Uint8Array(Buffer.concat(ordered));
+    if (bytes.length !== target.totalBytes)
+      return invalid(`File size mismatch: received ${bytes.length} of ${target.totalBytes} bytes.`);
+    target.bytes = bytes;
+    if (target.category !== "tweet_image" && fake.processingPolls > 0) {
+      target.state = "pending";
+      target.pollsLeft = fake.processingPolls;
+      target.fails = fake.failProcessing;
+      fake.processingLog.push({ mediaId: target.id, via: "finalize", state: target.state });
+    }
+    return json({ data: { ...mediaJson(target), size: bytes.length } });
+  }
+
+  function newMedia(input: { mediaType: string; category: string; totalBytes: number }): FakeMedia {
+    const mediaId = id();
+    const m: FakeMedia = {
+      id: mediaId,
+      mediaKey: `${input.category === "tweet_image" ? 3 : input.category === "tweet_gif" ? 16 : 13}_${mediaId}`,
+      ...input,
+      segments: new Map(),
+      bytes: null,
+      state: null,
+      pollsLeft: 0,
+      fails: false,
+      altText: null,
+      attached: false,
+    };
+    fake.media.push(m);
+    return m;
+  }
+
+  /** One STATUS poll moves processing on: in_progress until the last poll, then succeeded (or failed). */
+  function advance(m: FakeMedia): void {
+    if (m.state === null || m.state === "succeeded" || m.state === "failed") return;
+    m.pollsLeft -= 1;
+    m.state = m.pollsLeft > 0 ? "in_progress" : m.fails ? "failed" : "succeeded";
+  }
+
+  function mediaJson(m: FakeMedia) {
+    const done = m.state === "succeeded" || m.state === "failed";
+    const info =
+      m.state === null
+        ? undefined
+        : {
+            state: m.state,
+            ...(done ? {} : { check_after_secs: 1 }),
+            progress_percent: m.state === "succeeded" ? 100 : m.state === "pending" ? 0 : 50,
+            ...(m.state === "failed"
+              ? { error: { code: 1, name: "InvalidMedia", message: "Unsupported video format" } }
+              : {}),
+          };
+    return {
+      id: m.id,
+      media_key: m.mediaKey,
+      size: m.totalBytes,
+      expires_after_secs: EXPIRES_AFTER_SECS,
+      ...(info ? { processing_info: info } : {}),
+    };
+  }
+
+  const server = serveFake({
+    controls: fake,
+    failures,
+    route,
+    defaultFailure: (status) => {
+      if (status === 429) {
+        const reset = String(Math.ceil((now() + WINDOW_MS) / 1000));
+        return {
+          body: { title: "Too Many Requests", detail: "Too Many Requests", type: "about:blank", status },
+          headers: {
+            "x-rate-limit-limit": "100",
+            "x-rate-limit-remaining": "0",
+            "x-rate-limit-reset": reset,
+          },
+        };
+      }
+      if (status === 401)
+        return { body: { title: "Unauthorized", type: "about:blank", status, detail: "Unauthorized" } };
+      if (status === 403)
+        return { body: { title: "Forbidden", type: "about:blank", status, detail: "Forbidden" } };
+      if (status === 503)
+        return {
+          body: { title: "Service Unavailable", detail: "Service Unavailable", type: "about:blank", status },
+        };
+      return {
+        body: {
+          title: status >= 500 ? "Internal Server Error" : "Bad Request",
+          detail: "Something went wrong",
+          type: "about:blank",
+          status,
+        },
+      };
+    },
+  });
+  fake.origin = server.origin;
+  fake.stop = server.stop;
+  fake.user.profile_image_url = `${server.origin}/profile_images/herald_normal.png`;
+  return fake;
+}
+
+/** One field of a request body: its text, its exact bytes and (for files) its content type. */
+interface Field {
+  text: string;
+  bytes: Uint8Array;
+  type: string | null;
+}
+type Fields = Record<string, Field>;
+
+/** A JSON, urlencoded or multipart body as fields; multipart parts keep their exact bytes. */
+async function fields(request: Request): Promise<Fields> {
+  const type = request.headers.get("content-type") ?? "";
+  const raw = new Uint8Array(await request.arrayBuffer());
+  const field = (value: unknown, bytes?: Uint8Array, partType: string | null = null): Field => {
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    return { text, bytes: bytes ?? new TextEncoder().encode(text), type: partType };
+  };
+  if (type.includes("application/json")) {
+    try {
+      const body = JSON.parse(new TextDecoder().decode(raw)) as Record<string, unknown>;
+      return Object.fromEntries(
+        Object.entries(body ?? {}).map(([k, v]) => [k, field(typeof v === "number" ? String(v) : v)]),
+      );
+    } catch {
+      return {};
+    }
+  }
+  if (type.includes("application/x-www-form-urlencoded"))
+    return Object.fromEntries(
+      [...new URLSearchParams(new TextDecoder().decode(raw))].map(([k, v]) => [k, field(v)]),
+    );
+  const boundary = /boundary="?([^";]+)"?/i.exec(type)?.[1];
+  if (!type.includes("multipart/form-data") || !boundary) return {};
+  const body = Buffer.from(raw);
+  const delimiter = Buffer.from(`--${boundary}`);
+  const out: Fields = {};
+  let at = body.indexOf(delimiter);
+  while (at !== -1) {
+    const start = at + delimiter.length;
+    if (body.subarray(start, start + 2).toString() === "--") break; // the closing delimiter
+    const next = body.indexOf(delimiter, start);
+    if (next === -1) break;
+    const part = body.subarray(start + 2, next - 2); // after the CRLF, before the CRLF that ends the part
+    const split = part.indexOf("\r\n\r\n");
+    const headers = part.subarray(0, split).toString("latin1");
+    const bytes = new Uint8Array(part.subarray(split + 4));
+    const name = /name="([^"]*)"/i.exec(headers)?.[1];
+    const partType = /content-type:\s*([^\r\n;]+)/i.exec(headers)?.[1]?.trim() ?? null;
+    if (name !== undefined) out[name] = { text: new TextDecoder().decode(bytes), bytes, type: partType };
+    at = next;
+  }
+  return out;
+}
