@@ -82,6 +82,18 @@ describe("an instance that forgot Herald's app", () => {
   });
 });
 
+describe("networks connected through Herald's own app", () => {
+  test.each(["x", "threads", "linkedin"])(
+    "without HERALD_<CH>_CLIENT_ID/_SECRET connecting %s is a 422 naming both variables",
+    async (channel) => {
+      const r = await s.request("POST", connections(), { body: { provider: channel } });
+      expectProblem(r, 422, "public_unpublishable", ["/provider"]);
+      const prefix = `HERALD_${channel.toUpperCase()}`;
+      expect(r.body.detail).toContain(`${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET`);
+    },
+  );
+});
+
 describe("networks without an adapter yet", () => {
   test("connecting one is a 422 naming the networks Herald connects", async () => {
     const r = await s.request("POST", connections(), { body: { provider: "tiktok" } });

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { buildFacets } from "./bluesky-facets.ts";
 import { expectJson, providerFetch, readJson, responseDetails } from "./http.ts";
-import { countGraphemes, stringList, utf8Length } from "./text.ts";
+import { countGraphemes, stringList, unattachedAltTextProblems, utf8Length } from "./text.ts";
 import {
   ProviderError,
   type ChannelLimits,
@@ -68,17 +68,7 @@ export const BLUESKY_RULES: NetworkRules = {
         ? []
         : [{ pointer: `/content_labels/${i}`, detail: `must be one of ${BLUESKY_LABELS.join(", ")}` }],
     );
-    for (const id of Object.keys(
-      (options.alt_text_by_asset_id as Record<string, string> | undefined) ?? {},
-    )) {
-      if (!assetIds.includes(id)) {
-        problems.push({
-          pointer: `/alt_text_by_asset_id/${id}`,
-          detail: "names an asset that is not attached to the post",
-        });
-      }
-    }
-    return problems;
+    return [...problems, ...unattachedAltTextProblems(options, assetIds)];
   },
   checkItem: (input) => checkBlueskyItem(input),
   supportsThreads: true,

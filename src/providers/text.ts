@@ -20,3 +20,20 @@ export function utf8Length(text: string): number {
 export function stringList(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string" && v !== "") : [];
 }
+
+/**
+ * `alt_text_by_asset_id` entries (Bluesky, X, Threads) that name an asset the post does not attach,
+ * as option problems (pointers relative to the channel's options).
+ */
+export function unattachedAltTextProblems(
+  options: Record<string, unknown>,
+  assetIds: string[],
+): { pointer: string; detail: string }[] {
+  const byId = (options.alt_text_by_asset_id as Record<string, unknown> | undefined) ?? {};
+  return Object.keys(byId)
+    .filter((id) => !assetIds.includes(id))
+    .map((id) => ({
+      pointer: `/alt_text_by_asset_id/${id}`,
+      detail: "names an asset that is not attached to the post",
+    }));
+}

@@ -1,7 +1,7 @@
 // What Herald enforces for Threads before anything is sent: text length as Threads counts it, media
 // types, sizes and counts, media only when Meta can download it from Herald, and the options.
 import { Type } from "@sinclair/typebox";
-import { utf8Length } from "./text.ts";
+import { unattachedAltTextProblems, utf8Length } from "./text.ts";
 import type { ChannelLimits, CheckItemInput, ItemProblem, NetworkRules } from "./types.ts";
 
 /**
@@ -45,17 +45,7 @@ export const THREADS_RULES: NetworkRules = {
     },
     { additionalProperties: false },
   ),
-  checkOptions: ({ options, assetIds }) =>
-    Object.keys((options.alt_text_by_asset_id as Record<string, string> | undefined) ?? {}).flatMap((id) =>
-      assetIds.includes(id)
-        ? []
-        : [
-            {
-              pointer: `/alt_text_by_asset_id/${id}`,
-              detail: "names an asset that is not attached to the post",
-            },
-          ],
-    ),
+  checkOptions: ({ options, assetIds }) => unattachedAltTextProblems(options, assetIds),
   checkItem: (input) => checkThreadsItem(input),
   supportsThreads: true,
   // 250 API-published posts per profile in a rolling 24 h (a carousel counts once).

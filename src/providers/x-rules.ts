@@ -1,6 +1,7 @@
 // What Herald knows of X without talking to it: `destination_options.x`, the rules every body item
 // is checked against before sending, and the caps the engine counts.
 import { Type } from "@sinclair/typebox";
+import { unattachedAltTextProblems } from "./text.ts";
 import { containsUrl, X_MAX_WEIGHTED_LENGTH, xWeightedLength } from "./x-text.ts";
 import type { ChannelLimits, ItemProblem, MediaFacts, NetworkRules } from "./types.ts";
 
@@ -119,13 +120,7 @@ export const X_RULES: NetworkRules = {
     },
     { additionalProperties: false },
   ),
-  checkOptions: ({ options, assetIds }) =>
-    Object.keys((options.alt_text_by_asset_id as Record<string, string> | undefined) ?? {})
-      .filter((id) => !assetIds.includes(id))
-      .map((id) => ({
-        pointer: `/alt_text_by_asset_id/${id}`,
-        detail: "names an asset that is not attached to the post",
-      })),
+  checkOptions: ({ options, assetIds }) => unattachedAltTextProblems(options, assetIds),
   checkItem: (input) => checkXItem(input),
   supportsThreads: true,
   // 300 posts per 3 h per user.

@@ -102,24 +102,6 @@ describe("connecting LinkedIn", () => {
       "GET /rest/organizations/5590506",
     ]);
   });
-
-  test("without HERALD_LINKEDIN_CLIENT_ID a connection is a 422 naming the variables", async () => {
-    const bare = await startTestServer({ env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1" } });
-    try {
-      const r = await bare.request(
-        "POST",
-        `/v1/workspaces/${bare.owner.workspaceId}/destination-connections`,
-        {
-          body: { provider: "linkedin" },
-        },
-      );
-      expectProblem(r, 422, "public_unpublishable", ["/provider"]);
-      expect(r.body.detail).toContain("HERALD_LINKEDIN_CLIENT_ID");
-      expect(r.body.detail).toContain("HERALD_LINKEDIN_CLIENT_SECRET");
-    } finally {
-      await bare.stop();
-    }
-  });
 });
 
 describe("publishing to LinkedIn", () => {

@@ -88,24 +88,6 @@ describe("connecting Threads", () => {
     ]);
     expect([...fake.tokens.values()].map((t) => t.kind)).toEqual(["short", "long"]);
   });
-
-  test("without HERALD_THREADS_CLIENT_ID a connection is a 422 naming the variables", async () => {
-    const bare = await startTestServer({ env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1" } });
-    try {
-      const r = await bare.request(
-        "POST",
-        `/v1/workspaces/${bare.owner.workspaceId}/destination-connections`,
-        {
-          body: { provider: "threads" },
-        },
-      );
-      expectProblem(r, 422, "public_unpublishable", ["/provider"]);
-      expect(r.body.detail).toContain("HERALD_THREADS_CLIENT_ID");
-      expect(r.body.detail).toContain("HERALD_THREADS_CLIENT_SECRET");
-    } finally {
-      await bare.stop();
-    }
-  });
 });
 
 describe("publishing to Threads", () => {
