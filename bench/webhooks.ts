@@ -179,7 +179,10 @@ interface SteadyRun {
   max: number;
 }
 
-/** `rate` events a second for `seconds`, one transaction each: time from each event's creation to its arrival. */
+/**
+ * `rate` events a second for `seconds`, one transaction each: time from each event's creation to its
+ * arrival.
+ */
 export async function steady(env: Record<string, string>, rate: number, seconds: number): Promise<SteadyRun> {
   const w = await startWorld(env);
   try {

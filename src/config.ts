@@ -262,7 +262,10 @@ export function loadConfig(env: Env = process.env): Config {
 
 /** What the command-line client (`herald assets upload`, …) needs to reach a running Herald. */
 export interface ClientConfig {
-  /** Origin of the server (HERALD_API_URL, else HERALD_BASE_URL, else http://127.0.0.1:8080); the API is `<apiUrl>/v1`. */
+  /**
+   * Origin of the server (HERALD_API_URL, else HERALD_BASE_URL, else http://127.0.0.1:8080); the API is
+   * `<apiUrl>/v1`.
+   */
   apiUrl: string;
   /** HERALD_API_KEY; null when unset (commands that call the API refuse to start). */
   apiKey: string | null;

@@ -110,7 +110,10 @@ const outboxRowFor = async (s: TestServer, invitationId: string) => {
 };
 const logLines = (s: TestServer) => s.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
 
-/** An address of exactly `length` characters: a 64-character local part and a domain of labels of at most 63. */
+/**
+ * An address of exactly `length` characters: a 64-character local part and a domain of labels of at most
+ * 63.
+ */
 function addressOfLength(length: number): string {
   const local = "x".repeat(64);
   let domainLength = length - local.length - 1 - ".com".length;

@@ -142,7 +142,10 @@ interface PartSource {
 /** Files under `<dataDir>/blobs`. */
 export class LocalBlobStore implements BlobStore {
   readonly kind = "local" as const;
-  /** Per upload `data` file: bytes taken since its last background sync started, the sync running, its failure. */
+  /**
+   * Per upload `data` file: bytes taken since its last background sync started, the sync running, its
+   * failure.
+   */
   private readonly dataSyncs = new Map<
     string,
     { unsynced: number; running: Promise<void> | null; failure: Error | null }

@@ -55,7 +55,10 @@ export class BlobError extends Error {
   }
 }
 
-/** What a part upload through Herald must be (its exact size and CRC64NVME), and where it starts in the object. */
+/**
+ * What a part upload through Herald must be (its exact size and CRC64NVME), and where it starts in the
+ * object.
+ */
 export interface PartExpectation {
   size: number;
   crc64nvme: bigint;
@@ -125,7 +128,10 @@ export interface BlobStore {
   abortMultipart(key: string, uploadId: string): Promise<void>;
   /** Every multipart upload the store holds. */
   listMultipart(): AsyncIterable<StoredMultipartUpload>;
-  /** Removes files a crashed write left behind before `before` (epoch ms); returns how many. Stores without any omit it. */
+  /**
+   * Removes files a crashed write left behind before `before` (epoch ms); returns how many. Stores without
+   * any omit it.
+   */
   sweepTemporary?(before: number): Promise<number>;
   /**
    * A URL the client downloads the object from directly (S3: presigned GET until `expiresAt`), or

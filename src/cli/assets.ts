@@ -152,7 +152,10 @@ async function call(
   return parsed;
 }
 
-/** Whether a failed attempt is worth another try (network trouble, the server's or store's bad moment, a damaged part). */
+/**
+ * Whether a failed attempt is worth another try (network trouble, the server's or store's bad moment, a
+ * damaged part).
+ */
 function retryable(status: number | null): boolean {
   return status === null || status === 400 || status === 408 || status === 429 || status >= 500;
 }

@@ -139,7 +139,10 @@ export const problemCatalog: Readonly<
   Record<ProblemCode, { status: number; title: string; category: string | null; userAction: string | null }>
 > = CATALOG;
 
-/** One field-level problem; `pointer` is a JSON pointer into the body, `parameter` names a query parameter or header. */
+/**
+ * One field-level problem; `pointer` is a JSON pointer into the body, `parameter` names a query parameter
+ * or header.
+ */
 export interface FieldError {
   pointer: string;
   code: string;

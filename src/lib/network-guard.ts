@@ -108,7 +108,10 @@ function blockedRange(ip: string): { cidr: string; label: string } | null {
   return range === "unicast" ? null : { cidr: ip, label: range };
 }
 
-/** True when the address (IPv4, IPv6, IPv4-mapped IPv6) is private, loopback, link-local or otherwise reserved. */
+/**
+ * True when the address (IPv4, IPv6, IPv4-mapped IPv6) is private, loopback, link-local or otherwise
+ * reserved.
+ */
 export function isPrivateAddress(ip: string): boolean {
   return blockedRange(ip) !== null;
 }

@@ -30,7 +30,9 @@ export const BLUESKY_LIMITS: ChannelLimits = {
 /** Longest post text in UTF-8 bytes (the lexicon's `maxLength`, beside 300 graphemes). */
 export const BLUESKY_MAX_TEXT_BYTES = 3000;
 
-/** What a Bluesky destination stores: the session pair and the app password that can recover a dead session. */
+/**
+ * What a Bluesky destination stores: the session pair and the app password that can recover a dead session.
+ */
 export interface BlueskyCredentials extends Credentials {
   accessJwt: string;
   refreshJwt: string;
@@ -77,7 +79,10 @@ export const BLUESKY_RULES: NetworkRules = {
   monthlyPostLimit: null,
 };
 
-/** The Bluesky adapter: app-password sessions (refreshed, never a login per post), createRecord with facets, images and replies. */
+/**
+ * The Bluesky adapter: app-password sessions (refreshed, never a login per post), createRecord with facets,
+ * images and replies.
+ */
 export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdapter> {
   const xrpc = async (input: {
     origin: string;
@@ -378,7 +383,10 @@ export function blueskyRetryAt(headers: Headers): number | null {
   return raw && /^\d+$/.test(raw) ? Number(raw) * 1000 : null;
 }
 
-/** Maps an XRPC 4xx: 401 and 400 ExpiredToken/InvalidToken mean "refresh, then retry"; a takedown is revoked; the rest is refused content. */
+/**
+ * Maps an XRPC 4xx: 401 and 400 ExpiredToken/InvalidToken mean "refresh, then retry"; a takedown is
+ * revoked; the rest is refused content.
+ */
 async function xrpcError(input: { operation: string; response: Response }): Promise<ProviderError> {
   const { operation, response } = input;
   const body = await readJson(response);

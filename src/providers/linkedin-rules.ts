@@ -23,7 +23,9 @@ export const LINKEDIN_VIDEO_MAX_BYTES = 500_000_000;
 /** Image types the Images API takes. */
 const IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif"];
 
-/** LinkedIn's rules: `destination_options.linkedin` (visibility, resharing), no threads, no documented cap. */
+/**
+ * LinkedIn's rules: `destination_options.linkedin` (visibility, resharing), no threads, no documented cap.
+ */
 export const LINKEDIN_RULES: NetworkRules = {
   channel: "linkedin",
   displayName: "LinkedIn",

@@ -33,7 +33,10 @@ export const MASTODON_DEFAULT_LIMITS: ChannelLimits = {
   maxImageBytes: 16_777_216,
 };
 
-/** Characters every URL counts for, whatever its length (`characters_reserved_per_url`, fixed at 23 in Mastodon). */
+/**
+ * Characters every URL counts for, whatever its length (`characters_reserved_per_url`, fixed at 23 in
+ * Mastodon).
+ */
 export const MASTODON_URL_LENGTH = 23;
 
 /** Longest media description (alt text) a stock instance accepts. */
@@ -357,7 +360,10 @@ export function checkMastodonItem(input: {
   return problems;
 }
 
-/** Status length as Mastodon counts it (StatusLengthValidator): URLs are 23, `@user@domain` counts as `@user`. */
+/**
+ * Status length as Mastodon counts it (StatusLengthValidator): URLs are 23, `@user@domain` counts as
+ * `@user`.
+ */
 export function mastodonLength(text: string): number {
   const counted = text
     // Greedy match (linear time), then the trailing punctuation a sentence adds is given back.

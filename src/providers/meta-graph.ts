@@ -10,7 +10,10 @@ export const META_RATE_LIMIT_CODES: ReadonlySet<number> = new Set([
   4, 17, 32, 613, 80000, 80001, 80002, 80003, 80004, 80005, 80006, 80007, 80008, 80009, 80014,
 ]);
 
-/** Subcodes of "the account published as many posts as the API allows in 24 h" (Instagram's, reused by Threads). */
+/**
+ * Subcodes of "the account published as many posts as the API allows in 24 h" (Instagram's, reused by
+ * Threads).
+ */
 export const META_PUBLISHING_LIMIT_SUBCODES: ReadonlySet<number> = new Set([2207042]);
 
 /**

@@ -2,8 +2,9 @@ import type { NetworkRules } from "./types.ts";
 
 /**
  * The networks whose publishing adapters have not landed yet: what Herald already enforces for them
- * (documented daily caps from shared/reference/providers.md). Posts to them can be drafted and scheduled; an attempt to publish fails with
- * `destination_unavailable`. Each network's issue replaces its entry with a full adapter file.
+ * (documented daily caps from shared/reference/providers.md). Posts to them can be drafted and
+ * scheduled; an attempt to publish fails with `destination_unavailable`. Each network's issue
+ * replaces its entry with a full adapter file.
  */
 export const PENDING_NETWORKS: NetworkRules[] = [
   {

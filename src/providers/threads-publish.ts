@@ -62,7 +62,10 @@ export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {
   const pollIntervalMs = deps.pollIntervalMs ?? 1000;
   const maxPolls = Math.max(1, deps.maxPolls ?? 5);
 
-  /** A Graph call on the destination's API origin; the token goes as the documented `access_token` parameter. */
+  /**
+   * A Graph call on the destination's API origin; the token goes as the documented `access_token`
+   * parameter.
+   */
   function graph(input: {
     destination: DestinationRef;
     method: "GET" | "POST";

@@ -33,7 +33,10 @@ const DEFAULT_TOKEN_LIFETIME_MS = 60 * 24 * 60 * 60_000;
 /** How early the credentials job renews a token: a 60-day token dies unused unless refreshed. */
 export const THREADS_REFRESH_AHEAD_MS = 7 * 24 * 60 * 60_000;
 
-/** What a Threads destination stores: the long-lived token, when it expires and when it was issued (epoch ms). */
+/**
+ * What a Threads destination stores: the long-lived token, when it expires and when it was issued (epoch
+ * ms).
+ */
 export interface ThreadsCredentials extends Credentials {
   accessToken: string;
   expiresAt: number;

@@ -80,7 +80,10 @@ export class ProviderError extends Error {
 export interface ProviderDeps {
   fetch: typeof fetch;
   clock: Clock;
-  /** Per-request timeout in ms (a timeout after the request was sent is `outcome_unknown` on non-idempotent calls). */
+  /**
+   * Per-request timeout in ms (a timeout after the request was sent is `outcome_unknown` on non-idempotent
+   * calls).
+   */
   timeoutMs: number;
 }
 

@@ -5,12 +5,16 @@ import { X_OPERATIONS, xBase, xBearer, xCall, xJson } from "./x-http.ts";
 import { xAltText, xMediaKind } from "./x-rules.ts";
 import { ProviderError, type AdapterDeps, type DestinationRef, type MediaItem } from "./types.ts";
 
-/** What the X media half is built with; `xChunkBytes` sizes append segments (default 4 MiB; tests smaller). */
+/**
+ * What the X media half is built with; `xChunkBytes` sizes append segments (default 4 MiB; tests smaller).
+ */
 export interface XMediaDeps extends AdapterDeps {
   xChunkBytes?: number;
 }
 
-/** The media of one body item after upload: ids in order, the ones X is still processing, when they expire. */
+/**
+ * The media of one body item after upload: ids in order, the ones X is still processing, when they expire.
+ */
 export interface XUploads {
   mediaIds: string[];
   processing: string[];

@@ -39,7 +39,9 @@ export function xMediaKind(contentType: string): XMediaKind | null {
   return KIND_BY_TYPE[contentType.split(";")[0]!.trim().toLowerCase()] ?? null;
 }
 
-/** The alt text of a media item: its own, else `destination_options.x.alt_text_by_asset_id`; null when none. */
+/**
+ * The alt text of a media item: its own, else `destination_options.x.alt_text_by_asset_id`; null when none.
+ */
 export function xAltText(
   media: { assetId: string; altText: string | null },
   options: Record<string, unknown>,
@@ -108,7 +110,10 @@ function positiveLimits(limits: Partial<ChannelLimits> | null | undefined): Part
   return out;
 }
 
-/** X's rules: `destination_options.x`, text and media limits, the documented cap and the contract's monthly limit. */
+/**
+ * X's rules: `destination_options.x`, text and media limits, the documented cap and the contract's monthly
+ * limit.
+ */
 export const X_RULES: NetworkRules = {
   channel: "x",
   displayName: "X",

@@ -35,7 +35,10 @@ export interface XCredentials extends Credentials {
   scope: string;
 }
 
-/** What a post waiting for X's media processing keeps (nothing secret): media ids, in order, and when they expire. */
+/**
+ * What a post waiting for X's media processing keeps (nothing secret): media ids, in order, and when they
+ * expire.
+ */
 interface XPendingData {
   media_ids: string[];
   processing: string[];
@@ -199,7 +202,10 @@ export function createXAdapter(deps: XDeps): XAdapter {
       return [account];
     },
 
-    /** The refresh grant; the answer's refresh token replaces the used one (X's refresh tokens are single-use). */
+    /**
+     * The refresh grant; the answer's refresh token replaces the used one (X's refresh tokens are
+     * single-use).
+     */
     async refreshCredentials({ destination }): Promise<Credentials> {
       const app = deps.apps.x;
       if (!app?.clientId || !app.clientSecret)

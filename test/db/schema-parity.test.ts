@@ -23,7 +23,9 @@ type Same<A, B> = [A] extends [B]
     : false
   : false;
 
-/** The table exports of the SQLite schema (every one must exist in the pg schema, or this fails to compile). */
+/**
+ * The table exports of the SQLite schema (every one must exist in the pg schema, or this fails to compile).
+ */
 type TableName = {
   [K in keyof typeof lite]: (typeof lite)[K] extends SQLiteTable ? K : never;
 }[keyof typeof lite];

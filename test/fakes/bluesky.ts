@@ -276,7 +276,8 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
     if (record.reply !== undefined) {
       for (const which of ["root", "parent"] as const) {
         const ref = record.reply[which];
-        // Stricter than a PDS (which leaves this to the AppView): catches adapters that chain replies wrongly.
+        // Stricter than a PDS (which leaves this to the AppView): catches adapters that chain replies
+        // wrongly.
         if (!fake.records.some((r) => r.uri === ref?.uri && r.cid === ref?.cid))
           return `reply ${which} is not an existing post at $.record.reply.${which}`;
       }

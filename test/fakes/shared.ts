@@ -122,7 +122,10 @@ export async function readBody(request: Request): Promise<Record<string, any>> {
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
 
-/** A real CIDv1 (sha2-256) in base32, as the PDS makes: codec 0x55 raw for blobs ("bafkrei…"), 0x71 dag-cbor for records ("bafyrei…"). */
+/**
+ * A real CIDv1 (sha2-256) in base32, as the PDS makes: codec 0x55 raw for blobs ("bafkrei…"), 0x71 dag-cbor
+ * for records ("bafyrei…").
+ */
 export function cid(data: Uint8Array | string, codec: 0x55 | 0x71): string {
   const digest = createHash("sha256").update(data).digest();
   const bytes = Uint8Array.from([0x01, codec, 0x12, 0x20, ...digest]);

@@ -134,7 +134,10 @@ const PROFILE_FIELDS = new Set([
 ]);
 const INSIGHT_METRICS = ["views", "likes", "replies", "reposts", "quotes", "shares"];
 
-/** Text length as the fake counts it (written apart from the adapter): emoji graphemes count their UTF-8 bytes. */
+/**
+ * Text length as the fake counts it (written apart from the adapter): emoji graphemes count their UTF-8
+ * bytes.
+ */
 function fakeLength(text: string): number {
   let length = 0;
   for (const { segment } of new Intl.Segmenter("en", { granularity: "grapheme" }).segment(text))

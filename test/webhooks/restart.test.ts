@@ -80,7 +80,8 @@ test("events and deliveries survive a stop in the middle of sending", async () =
   restarted = startServer(herald, { startJobs: false });
   receiver.delayMs = 0;
   await restarted.scheduler.runNow("webhook-deliveries");
-  // Anything claimed but not finished (a harder stop) is claimed until its lease ends; then it goes out again.
+  // Anything claimed but not finished (a harder stop) is claimed until its lease ends; then it goes out
+  // again.
   w.s.clock.advance(61_000);
   await restarted.scheduler.runNow("webhook-deliveries");
 

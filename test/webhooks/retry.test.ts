@@ -64,7 +64,10 @@ async function queueTest(endpointId: string): Promise<any> {
   return r.body;
 }
 
-/** Moves the clock to the earliest pending attempt of the endpoint and runs the jobs; false when nothing is pending. */
+/**
+ * Moves the clock to the earliest pending attempt of the endpoint and runs the jobs; false when nothing is
+ * pending.
+ */
 async function runNextAttempt(endpointId: string): Promise<boolean> {
   const pending = (await deliveriesOf(s, endpointId)).filter((d) => d.status === "pending");
   if (pending.length === 0) return false;

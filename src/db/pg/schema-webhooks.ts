@@ -50,7 +50,10 @@ export const webhookDeliveries = pgTable(
     eventId: text("event_id").notNull(),
     eventType: text("event_type").notNull(),
     eventCreatedAt: bigint("event_created_at", { mode: "number" }).notNull(),
-    /** The event's `data.object` as written (post summaries with `content`; stripped when sent in metadata mode). */
+    /**
+     * The event's `data.object` as written (post summaries with `content`; stripped when sent in metadata
+     * mode).
+     */
     payload: jsonText<Record<string, unknown>>("payload").notNull(),
     status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
     attemptCount: bigint("attempt_count", { mode: "number" }).notNull().default(0),

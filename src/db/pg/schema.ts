@@ -161,7 +161,10 @@ export const mailOutbox = pgTable(
     toAddress: text("to_address").notNull(),
     subject: text("subject").notNull(),
     textBody: text("text_body").notNull(),
-    /** `pending` waits for a sender (or for SMTP to be configured), `sent`, or `failed` after the last retry. */
+    /**
+     * `pending` waits for a sender (or for SMTP to be configured), `sent`, or `failed` after the last
+     * retry.
+     */
     status: text("status", { enum: ["pending", "sent", "failed"] }).notNull(),
     attempts: bigint("attempts", { mode: "number" }).notNull().default(0),
     nextAttemptAt: bigint("next_attempt_at", { mode: "number" }).notNull(),

@@ -49,7 +49,10 @@ export const webhookDeliveries = sqliteTable(
     eventId: text("event_id").notNull(),
     eventType: text("event_type").notNull(),
     eventCreatedAt: integer("event_created_at").notNull(),
-    /** The event's `data.object` as written (post summaries with `content`; stripped when sent in metadata mode). */
+    /**
+     * The event's `data.object` as written (post summaries with `content`; stripped when sent in metadata
+     * mode).
+     */
     payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
     attemptCount: integer("attempt_count").notNull().default(0),

@@ -134,7 +134,10 @@ export const mailOutbox = sqliteTable(
     toAddress: text("to_address").notNull(),
     subject: text("subject").notNull(),
     textBody: text("text_body").notNull(),
-    /** `pending` waits for a sender (or for SMTP to be configured), `sent`, or `failed` after the last retry. */
+    /**
+     * `pending` waits for a sender (or for SMTP to be configured), `sent`, or `failed` after the last
+     * retry.
+     */
     status: text("status", { enum: ["pending", "sent", "failed"] }).notNull(),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: integer("next_attempt_at").notNull(),

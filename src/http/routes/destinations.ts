@@ -76,7 +76,8 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
           errors: [404],
         }),
         params: WorkspaceParams,
-        // Generic paginators send these; the listing is always whole (has_more false), so they change nothing.
+        // Generic paginators send these; the listing is always whole (has_more false), so they change
+        // nothing.
         query: t.Object({
           limit: t.Optional(t.String({ description: "accepted and ignored: the listing is whole" })),
           after: t.Optional(t.String({ description: "accepted and ignored" })),
@@ -204,7 +205,10 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
     );
 }
 
-/** The OAuth return page `<origin>/oauth/callback/{provider}` (no bearer: the `state` identifies the session). */
+/**
+ * The OAuth return page `<origin>/oauth/callback/{provider}` (no bearer: the `state` identifies the
+ * session).
+ */
 export function oauthCallbackRoutes(h: Herald) {
   return new Elysia().get(
     "/oauth/callback/:provider",

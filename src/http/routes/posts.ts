@@ -108,7 +108,10 @@ function timeFilter(value: string | undefined, name: string): number | undefined
   return parsed.at;
 }
 
-/** Posts: create (draft, now, exact, queue), list, get, edit and delete drafts, publish, move, cancel, retry, reschedule, queue windows. */
+/**
+ * Posts: create (draft, now, exact, queue), list, get, edit and delete drafts, publish, move, cancel,
+ * retry, reschedule, queue windows.
+ */
 export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)

@@ -76,7 +76,10 @@ async function deliveryResponse(h: Herald, row: DeliveryRow, status: number): Pr
   return resourceResponse(presentDelivery(row, await listDeliveryAttempts(h.db, [row.id])), status);
 }
 
-/** Webhook endpoints: create, list, get, patch, delete, rotate the secret, send a test event, the delivery log and redelivery. */
+/**
+ * Webhook endpoints: create, list, get, patch, delete, rotate the secret, send a test event, the delivery
+ * log and redelivery.
+ */
 export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id/webhook-endpoints" })
     .use(rails)

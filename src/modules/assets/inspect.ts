@@ -24,7 +24,9 @@ export function canonicalContentType(contentType: string): string {
   return ALIASES[bare] ?? bare;
 }
 
-/** Whether an asset of `kind` may have this (canonical) content type: videos for `video`, images otherwise. */
+/**
+ * Whether an asset of `kind` may have this (canonical) content type: videos for `video`, images otherwise.
+ */
 export function contentTypeFitsKind(kind: "card" | "video" | "poster", contentType: string): boolean {
   return kind === "video"
     ? (VIDEO_TYPES as readonly string[]).includes(contentType)

@@ -206,7 +206,10 @@ export async function liveStoreUploadIds(db: Db, storeUploadIds: string[]): Prom
   return new Set(rows.map((r) => r.id));
 }
 
-/** Reserved assets that will never get their bytes: their upload expired or failed, and no live post uses them. */
+/**
+ * Reserved assets that will never get their bytes: their upload expired or failed, and no live post uses
+ * them.
+ */
 export async function listAbandonedPendingAssets(db: Db, limit: number): Promise<AssetRow[]> {
   return db
     .select()

@@ -685,7 +685,10 @@ export async function deleteAsset(args: {
   return asset;
 }
 
-/** Removes a deleted asset's bytes (and an upload still open for it); on a store error the cleanup job tries again. */
+/**
+ * Removes a deleted asset's bytes (and an upload still open for it); on a store error the cleanup job tries
+ * again.
+ */
 export async function removeAssetBytes(h: Herald, asset: AssetRow): Promise<void> {
   if (!asset.blobKey) return;
   try {

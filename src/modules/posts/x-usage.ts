@@ -37,7 +37,10 @@ export async function findXUsage(
   return row ?? { reserved: 0, used: 0 };
 }
 
-/** Reserves `count` X posts for a month; 402 when that would pass the limit. Call in the write's transaction. */
+/**
+ * Reserves `count` X posts for a month; 402 when that would pass the limit. Call in the write's
+ * transaction.
+ */
 export async function reserveXUsage(
   db: Db,
   workspaceId: string,

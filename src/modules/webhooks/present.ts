@@ -18,7 +18,10 @@ export const TEST_EVENT_TYPE = "webhook.test";
 /** The outbox event written when Herald disables a failing endpoint (for chat notifications). */
 export const ENDPOINT_DISABLED_EVENT_TYPE = "webhook_endpoint.disabled";
 
-/** The webhook endpoint resource (never its secret; `previous_secret_expires_at` only while the overlap lasts). */
+/**
+ * The webhook endpoint resource (never its secret; `previous_secret_expires_at` only while the overlap
+ * lasts).
+ */
 export function presentEndpoint(row: EndpointRow, now: number) {
   const overlap = row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now;
   return {

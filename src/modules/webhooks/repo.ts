@@ -480,7 +480,10 @@ export async function listDeliveryAttempts(db: Db, deliveryIds: string[]): Promi
     .orderBy(asc(webhookDeliveryAttempts.deliveryId), asc(webhookDeliveryAttempts.number));
 }
 
-/** Webhook work waiting (for /health): pending deliveries, the oldest one's age basis, and events not yet fanned out. */
+/**
+ * Webhook work waiting (for /health): pending deliveries, the oldest one's age basis, and events not yet
+ * fanned out.
+ */
 export async function webhookBacklog(db: Db): Promise<{
   pendingDeliveries: number;
   oldestPendingAt: number | null;

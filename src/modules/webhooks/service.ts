@@ -210,7 +210,8 @@ export async function patchWebhookEndpoint(args: {
   return inTransaction(h.db, async (tx) => {
     const current = await requireEndpoint(tx, workspaceId, endpointId);
     const now = h.clock.now();
-    // The URL check awaited DNS: the endpoint may have changed meanwhile; If-Match still holds for this write.
+    // The URL check awaited DNS: the endpoint may have changed meanwhile; If-Match still holds for this
+    // write.
     checkIfMatch(ifMatch, endpointEtag(current, now), false);
     const mode = input.destination_filter_mode ?? current.destinationFilterMode;
     const filterTouched = input.destination_filter_mode !== undefined || input.destination_ids !== undefined;
