@@ -196,6 +196,7 @@ export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdap
     checkItem: checkBlueskyItem,
     connection: { kind: "password", defaultOrigin: "https://bsky.social" },
     idempotentCreate: false,
+    pendingChecksRepeatable: false,
     refreshAheadMs: null,
 
     async connectWithPassword({ origin, identifier, password }): Promise<ConnectedAccount> {

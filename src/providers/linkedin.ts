@@ -196,6 +196,8 @@ export function createLinkedInAdapter(deps: AdapterDeps): OAuthAdapter {
     checkItem: checkLinkedInItem,
     connection: { kind: "oauth", registration: "fixed-app" },
     idempotentCreate: false,
+    // The post is created inside the check: one cut short may have created it.
+    pendingChecksRepeatable: false,
     refreshAheadMs: REFRESH_AHEAD_MS,
 
     /** LinkedIn's web flow takes no PKCE: the code is bound to the client secret and redirect URI. */

@@ -111,6 +111,7 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
     checkItem: checkMastodonItem,
     connection: { kind: "oauth", registration: "per-instance" },
     idempotentCreate: true,
+    pendingChecksRepeatable: false,
     refreshAheadMs: null,
 
     async publishItem(input: PublishItemInput): Promise<PublishedItem> {

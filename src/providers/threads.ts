@@ -81,6 +81,8 @@ export function createThreadsAdapter(deps: AdapterDeps): ThreadsAdapter {
     connection: { kind: "oauth", registration: "fixed-app" },
     // threads_publish has no idempotency key: an unanswered publish may have posted.
     idempotentCreate: false,
+    // Threads publishes a container once: a check cut short is checked again, never re-published.
+    pendingChecksRepeatable: true,
     refreshAheadMs: THREADS_REFRESH_AHEAD_MS,
     publishItem: publisher.publishItem,
     checkPending: publisher.checkPending,

@@ -163,6 +163,8 @@ export interface PublishedItem {
 export interface PublishItemInput {
   destination: DestinationRef;
   text: string;
+  /** The post's headline: the first line of its first item, ≤ 100 characters (a video's title). */
+  headline: string;
   itemIndex: number;
   media: MediaItem[];
   /** `destination_options[channel]` of the post, as given. */
@@ -294,6 +296,13 @@ export interface ProviderAdapter extends NetworkRules {
     data: Record<string, unknown>;
     since: number;
   }): Promise<PendingStatus>;
+  /**
+   * True when a status check interrupted at any point (the process died) can be run again without
+   * publishing twice: the network refuses to publish a container twice, or the check only reads.
+   * Recovery then resumes the checks instead of asking the user (false: X and LinkedIn create the
+   * post inside the check).
+   */
+  pendingChecksRepeatable: boolean;
   /**
    * How long before `credentials.expiresAt` the credentials job renews a destination's token (a
    * token that dies unused, like Threads' 60-day one); null when renewing at publish time is enough.

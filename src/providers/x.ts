@@ -150,6 +150,8 @@ export function createXAdapter(deps: XDeps): XAdapter {
     connection: { kind: "oauth", registration: "fixed-app" },
     idempotentCreate: false,
     // Two-hour tokens: renewing at publish time (or after a 401) is enough.
+    // The post is created inside the check: one cut short may have created it.
+    pendingChecksRepeatable: false,
     refreshAheadMs: null,
 
     authorizationUrl({ clientId, redirectUri, state, codeChallenge }) {

@@ -116,6 +116,7 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
         await adapter.publishItem({
           destination,
           text,
+          headline: texts[0]!,
           itemIndex: i,
           media,
           options: { languages: ["en"] },
@@ -170,6 +171,7 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
     const item = await adapter.publishItem({
       destination,
       text: "after refresh",
+      headline: "after refresh",
       itemIndex: 0,
       media: [],
       options: {},
@@ -187,6 +189,7 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
       adapter.publishItem({
         destination,
         text: "x".repeat(301),
+        headline: "x".repeat(100),
         itemIndex: 0,
         media: [],
         options: {},

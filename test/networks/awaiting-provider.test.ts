@@ -3,7 +3,10 @@
 // container is sent again, a refused one fails and is sent afresh on retry, a thread continues after
 // a pending item, and the credentials-renewal job renews a token before it dies unused.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import { engineOf } from "../../src/db/engine.ts";
+import { posts } from "../../src/db/schema.ts";
+import { inTransaction } from "../../src/db/transaction.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads-publish.ts";
 import { THREADS_REFRESH_AHEAD_MS } from "../../src/providers/threads.ts";
@@ -183,6 +186,41 @@ describe("awaiting-provider", () => {
     expect(items.map((p) => p.text)).toEqual(["one", "two, with a photo", "three"]);
     expect(items.map((p) => p.replyToId)).toEqual([null, items[0]!.id, items[1]!.id]);
     expect(done.receipts.map((r: any) => r.provider_object_id)).toEqual(items.map((p) => p.id));
+  });
+});
+
+describe("recovery of a status check", () => {
+  test("a process that died mid-check after Threads published: the check resumes and finds the post", async () => {
+    fake.mediaProcessingPolls = 1_000;
+    const id = await postWithImage(["published just before the crash"]);
+    await s.server.engine.runUntilIdle();
+    expect((await post(id)).state).toBe("awaiting-provider");
+    const container = fake.containers.at(-1)!;
+    fake.mediaProcessingPolls = 0;
+    fake.finishProcessing();
+    // The dead run: it claimed the check (processing, its lease), Threads published the container,
+    // and the process died before storing the receipt.
+    const published = await fetch(
+      `${fake.origin}/v1.0/${fake.account.id}/threads_publish?creation_id=${container.id}` +
+        `&access_token=${fake.issueToken()}`,
+      { method: "POST" },
+    );
+    expect(published.status).toBe(200);
+    const past = s.clock.now() - 1;
+    await inTransaction(s.herald.db, (tx) =>
+      tx
+        .update(posts)
+        .set({ state: "processing", leaseOwner: "proc_dead", leaseExpiresAt: past })
+        .where(eq(posts.id, id)),
+    );
+    await s.server.engine.runUntilIdle();
+    const done = await post(id);
+    expect(done).toMatchObject({ state: "published", attempt_count: 1 });
+    const onThreads = fake.posts.filter((p) => p.text === "published just before the crash");
+    expect(onThreads).toHaveLength(1);
+    expect(done.receipts.map((r: any) => r.provider_object_id)).toEqual([onThreads[0]!.id]);
+    // The user heard of the wait and the publication, nothing else (no needs-attention).
+    expect(await events(id)).toEqual(["post.awaiting-provider", "post.published"]);
   });
 });
 

@@ -105,6 +105,7 @@ export function publishInput(
   return {
     destination,
     text: "hello",
+    headline: over.text?.split("\n")[0] ?? "hello",
     itemIndex: 0,
     media: [],
     options: {},

@@ -50,6 +50,7 @@ export const POST_MOVES: readonly PostMove[] = [
   { from: "processing", to: "needs-attention", by: "reauthorize or outcome unknown" },
   { from: "processing", to: "needs-attention", by: "recovery, other networks" },
   { from: "processing", to: "awaiting-provider", by: "network still processing" },
+  { from: "processing", to: "awaiting-provider", by: "recovery, a status check that can run again" },
   { from: "awaiting-provider", to: "processing", by: "status check due, claimed with a lease" },
   { from: "failed", to: "ready", by: "retry", action: "retry" },
   { from: "failed", to: "ready", by: "reschedule to now", action: "reschedule" },

@@ -12,6 +12,7 @@ import {
   finishAttempt,
   listDueReady,
   listExpiredLeases,
+  listReceipts,
   type PostRow,
 } from "../posts/repo.ts";
 import type { PostState } from "../posts/states.ts";
@@ -221,10 +222,18 @@ export class PublishingEngine {
    */
   private async recoverExpiredLeases(now: number): Promise<void> {
     for (const post of await listExpiredLeases(this.h.db, now, BATCH)) {
-      const idempotent = this.h.providers.adapter(post.channel as never)?.idempotentCreate ?? false;
+      const adapter = this.h.providers.adapter(post.channel as never);
+      const idempotent = adapter?.idempotentCreate ?? false;
       const recovered = await inGuardedTransaction(this.h.db, async (tx) => {
         const current = await findPostById(tx, post.id);
         if (!current || current.state !== "processing" || (current.leaseExpiresAt ?? 0) >= now) return false;
+        // The dead run was checking an item the network holds: a check that can run again resumes.
+        const sent = (await listReceipts(tx, [post.id])).length;
+        if (adapter?.pendingChecksRepeatable && current.providerPending?.item_index === sent) {
+          const changes = { nextActionAt: now };
+          await transitionPost({ tx, now, post: current, to: "awaiting-provider", changes, quiet: true });
+          return true;
+        }
         for (const attempt of await findStartedAttempts(tx, post.id)) {
           await finishAttempt(tx, attempt.id, {
             status: idempotent ? "failed" : "outcome_unknown",

@@ -157,6 +157,7 @@ async function sendItems(
     const item = {
       destination: destinationRef(h, current),
       text: post.body[index]!,
+      headline: post.headline,
       itemIndex: index,
       media: await mediaFor(h, post, index),
       options: post.destinationOptions[post.channel] ?? {},
@@ -168,7 +169,7 @@ async function sendItems(
     try {
       step = await runTyped({
         operation: pending ? `check item ${index}` : `publish item ${index}`,
-        work: () => publishOrCheck(adapter, item, pending),
+        work: () => publishOrCheck(adapter, item, pending, () => forgetPending(h, owner, postId)),
       });
     } catch (caught) {
       const error = caught as ProviderError;
@@ -243,6 +244,7 @@ async function publishOrCheck(
   adapter: ProviderAdapter,
   item: PublishItemInput,
   pending: ProviderPending | null,
+  forget: () => Promise<void>,
 ): Promise<Step> {
   if (pending && adapter.checkPending) {
     const input = { destination: item.destination, item, data: pending.data, since: pending.since };
@@ -253,8 +255,21 @@ async function publishOrCheck(
       const data = status.data ?? pending.data;
       return { outcome: { pending: true, data, checkAgainAt: status.checkAgainAt, provider }, recheck: true };
     }
+    // Gone: forgotten first, so a run that dies while sending it again is not recovered as a check.
+    await forget();
   }
   return { outcome: await adapter.publishItem(item), recheck: false };
+}
+
+/** Clears a post's pending item under this run's lease (the network dropped it). */
+async function forgetPending(h: Herald, owner: string, postId: string): Promise<void> {
+  const cleared = await inGuardedTransaction(h.db, (tx) =>
+    updateLeasedPost(tx, postId, owner, { providerPending: null }),
+  );
+  if (!cleared)
+    throw new ProviderError("not_sent", "the lease on the post was lost before sending the item again", {
+      operation: "forget pending item",
+    });
 }
 
 /** The attempt log's provider details of a call that went through. */
