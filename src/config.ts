@@ -85,7 +85,12 @@ const NETWORK_ORIGINS: Record<string, { api: string; auth: string; token?: strin
     token: "https://www.linkedin.com",
   },
   tiktok: { api: "https://open.tiktokapis.com", auth: "https://www.tiktok.com" },
-  youtube: { api: "https://www.googleapis.com", auth: "https://accounts.google.com" },
+  // Google's token endpoint has its own host (oauth2.googleapis.com/token).
+  youtube: {
+    api: "https://www.googleapis.com",
+    auth: "https://accounts.google.com",
+    token: "https://oauth2.googleapis.com",
+  },
   // Mastodon instances and Bluesky PDSes are chosen per connection; these are only defaults.
   mastodon: { api: "https://mastodon.social", auth: "https://mastodon.social" },
   bluesky: { api: "https://bsky.social", auth: "https://bsky.social" },
