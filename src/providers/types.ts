@@ -141,6 +141,8 @@ export interface MediaItem {
   byteSize: number;
   width: number | null;
   height: number | null;
+  /** A video's duration in whole seconds, as Herald read it from the file (null: not a video, or unknown). */
+  durationSec?: number | null;
   altText: string | null;
   read(): Promise<Uint8Array>;
   /**

@@ -138,6 +138,7 @@ export function publicationErrors(
         byteSize: asset.byteSize,
         width: asset.width,
         height: asset.height,
+        durationSec: asset.durationSec,
         altText: null,
       };
     });

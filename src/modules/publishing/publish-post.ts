@@ -67,9 +67,10 @@ async function mediaFor(h: Herald, post: PostRow, itemIndex: number): Promise<Me
         });
       }
     };
-    const { contentType, byteSize, width, height } = asset;
+    const { contentType, byteSize, width, height, durationSec } = asset;
     const publicUrl = () => downloadUrl(h, asset.id, h.clock.now() + PUBLIC_MEDIA_URL_TTL_MS);
-    return [{ assetId: asset.id, contentType, byteSize, width, height, altText: null, read, publicUrl }];
+    const facts = { assetId: asset.id, contentType, byteSize, width, height, durationSec };
+    return [{ ...facts, altText: null, read, publicUrl }];
   });
 }
 
