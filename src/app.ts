@@ -17,6 +17,7 @@ import { invitationRoutes } from "./http/routes/invitations.ts";
 import { systemRoutes } from "./http/routes/system.ts";
 import { workspaceRoutes } from "./http/routes/workspaces.ts";
 import { requireWorkspace } from "./modules/workspaces/service.ts";
+import { analyticsRoutes } from "./http/routes/analytics.ts";
 import { destinationRoutes, oauthCallbackRoutes } from "./http/routes/destinations.ts";
 import { postRoutes } from "./http/routes/posts.ts";
 import type { PublishingEngine } from "./modules/publishing/engine.ts";
@@ -135,7 +136,8 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
         .use(destinationRoutes(h, rails))
         .use(postRoutes(h, rails))
         .use(assetRoutes(h, rails))
-        .use(webhookRoutes(h, rails)),
+        .use(webhookRoutes(h, rails))
+        .use(analyticsRoutes(h, rails)),
     );
   return app;
 }

@@ -21,7 +21,9 @@ export type IdPrefix =
   | "mail"
   | "qw"
   | "dlv"
-  | "conn";
+  | "conn"
+  | "snap"
+  | "arr";
 
 /**
  * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so

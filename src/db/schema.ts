@@ -31,6 +31,9 @@ export let webhookEndpoints = lite.webhookEndpoints;
 export let webhookDeliveries = lite.webhookDeliveries;
 export let webhookDeliveryAttempts = lite.webhookDeliveryAttempts;
 export let assetUploads = lite.assetUploads;
+export let postAnalytics = lite.postAnalytics;
+export let analyticsSnapshots = lite.analyticsSnapshots;
+export let analyticsRefreshes = lite.analyticsRefreshes;
 
 let current: Dialect = "sqlite";
 
@@ -66,4 +69,7 @@ export async function useDialect(dialect: Dialect): Promise<void> {
   webhookDeliveries = source.webhookDeliveries;
   webhookDeliveryAttempts = source.webhookDeliveryAttempts;
   assetUploads = source.assetUploads;
+  postAnalytics = source.postAnalytics;
+  analyticsSnapshots = source.analyticsSnapshots;
+  analyticsRefreshes = source.analyticsRefreshes;
 }

@@ -5,6 +5,7 @@ import { deliverDueMail } from "../modules/mail/outbox.ts";
 import { expireConnections } from "../modules/destinations/repo.ts";
 import type { PublishingEngine } from "../modules/publishing/engine.ts";
 import { renewExpiringCredentials } from "../modules/publishing/refresh.ts";
+import { refreshDueAnalytics } from "../modules/analytics/refresh.ts";
 import { webhookJobs } from "../modules/webhooks/jobs.ts";
 import type { Job } from "./scheduler.ts";
 
@@ -33,6 +34,12 @@ export function serverJobs(engine: PublishingEngine): Job[] {
       run: (h) => inTransaction(h.db, (tx) => deleteExpiredIdempotencyKeys(tx, h.clock.now())),
     },
     { id: "assets-cleanup", pattern: "0 23 * * * *", run: (h) => cleanupAssets(h) },
+    // Published posts' numbers, as their cadence comes due (and within seconds of an on-demand refresh).
+    {
+      id: "analytics-refresh",
+      pattern: "*/15 * * * * *",
+      run: (h) => refreshDueAnalytics(h, engine.owner),
+    },
     // Tokens that die unused (Threads, LinkedIn) are renewed days ahead; every 15 minutes is plenty.
     {
       id: "credentials-renewal",

@@ -12,6 +12,7 @@ import {
   type ItemProblem,
   type MediaFacts,
   type MediaItem,
+  type MetricsResult,
   type NetworkRules,
   type PasswordAdapter,
   type ProviderDeps,
@@ -198,6 +199,45 @@ export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdap
     idempotentCreate: false,
     pendingChecksRepeatable: false,
     refreshAheadMs: null,
+
+    metricsBatchSize: 25,
+
+    /** app.bsky.feed.getPosts (≤ 25 uris; the PDS proxies it to the AppView): counts of each post. */
+    async fetchMetrics({ destination, targets }): Promise<MetricsResult[]> {
+      const operation = "app.bsky.feed.getPosts";
+      const query = new URLSearchParams();
+      for (const target of targets) query.append("uris", target.providerObjectId);
+      const response = await providerFetch({
+        deps,
+        operation,
+        url: `${base(destination.origin)}/xrpc/${operation}?${query}`,
+        init: { headers: { authorization: `Bearer ${String(destination.credentials.accessJwt ?? "")}` } },
+        idempotent: true,
+        retryAt: blueskyRetryAt,
+      });
+      if (!response.ok) throw await xrpcError({ operation, response });
+      const body = await expectJson({ operation, response });
+      const posts: Record<string, any>[] = Array.isArray(body.posts) ? body.posts : [];
+      const count = (value: unknown) => (typeof value === "number" && value >= 0 ? value : 0);
+      return targets.map(({ providerObjectId }): MetricsResult => {
+        const post = posts.find((p) => p.uri === providerObjectId);
+        if (!post)
+          return { providerObjectId, kind: "missing", reason: "Bluesky did not return the post (deleted?)" };
+        const values: MetricsResult & { kind: "metrics" } = {
+          providerObjectId,
+          kind: "metrics",
+          values: {
+            comments: count(post.replyCount),
+            reactions: count(post.likeCount),
+            shares: count(post.repostCount) + count(post.quoteCount),
+          },
+          providerAsOf: null,
+        };
+        // Bookmarks are counted by newer AppViews only.
+        if (typeof post.bookmarkCount === "number") values.values.saves = count(post.bookmarkCount);
+        return values;
+      });
+    },
 
     async connectWithPassword({ origin, identifier, password }): Promise<ConnectedAccount> {
       const session = await createSession({ origin, identifier, password });

@@ -9,6 +9,7 @@ import {
   type ItemProblem,
   type MediaFacts,
   type MediaItem,
+  type MetricsResult,
   type NetworkRules,
   type OAuthAdapter,
   type OAuthConnector,
@@ -158,6 +159,47 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
           statusCode: response.status,
         },
       };
+    },
+
+    metricsBatchSize: 20,
+
+    /** `GET /api/v1/statuses/{id}` for each status (works on every Mastodon version): its counts. */
+    async fetchMetrics({ destination, targets }): Promise<MetricsResult[]> {
+      const results: MetricsResult[] = [];
+      for (const { providerObjectId } of targets) {
+        const operation = "GET /api/v1/statuses/{id}";
+        const response = await providerFetch({
+          deps,
+          operation,
+          url: `${base(destination.origin)}/api/v1/statuses/${encodeURIComponent(providerObjectId)}`,
+          init: { headers: bearer(destination) },
+          idempotent: true,
+          retryAt: mastodonRetryAt,
+        });
+        if (response.status === 404) {
+          results.push({
+            providerObjectId,
+            kind: "missing",
+            reason: "the instance no longer has the status",
+          });
+          continue;
+        }
+        if (!response.ok) throw await mastodonError({ operation, response });
+        const status = await expectJson({ operation, response });
+        const count = (value: unknown) => (typeof value === "number" && value >= 0 ? value : 0);
+        results.push({
+          providerObjectId,
+          kind: "metrics",
+          values: {
+            comments: count(status.replies_count),
+            reactions: count(status.favourites_count),
+            // Quotes exist from Mastodon 4.5; older instances leave the field out.
+            shares: count(status.reblogs_count) + count(status.quotes_count),
+          },
+          providerAsOf: null,
+        });
+      }
+      return results;
     },
 
     async refreshCredentials(): Promise<never> {

@@ -200,6 +200,44 @@ export function isPending(outcome: PublishOutcome): outcome is PendingItem {
   return (outcome as PendingItem).pending === true;
 }
 
+/** The seven metrics of the contract, in its order. */
+export const METRICS = [
+  "views",
+  "impressions",
+  "comments",
+  "reactions",
+  "shares",
+  "saves",
+  "link_clicks",
+] as const;
+
+/** One of the contract's metrics. */
+export type MetricName = (typeof METRICS)[number];
+
+/** A published item whose numbers are asked for (the receipt of a post's first item). */
+export interface MetricsTarget {
+  providerObjectId: string;
+  url: string;
+  extra: Record<string, unknown>;
+  publishedAt: number;
+}
+
+/**
+ * What the network says of one item: its numbers (only the metrics it offers for this item; the
+ * rest count as 0 and not as fetched), no metrics at all for this kind of post (`unsupported`), or a
+ * failure of this item alone (`missing`: deleted on the network or not visible to the account).
+ */
+export type MetricsResult =
+  | {
+      providerObjectId: string;
+      kind: "metrics";
+      values: Partial<Record<MetricName, number>>;
+      /** When the network computed them (epoch ms), when it says. */
+      providerAsOf: number | null;
+    }
+  | { providerObjectId: string; kind: "unsupported"; reason: string }
+  | { providerObjectId: string; kind: "missing"; reason: string };
+
 /** A problem with an item found before publishing (becomes a 422 `errors[]` entry). */
 export interface ItemProblem {
   /** Pointer relative to the item, e.g. "" (the text), "/media/2". */
@@ -310,6 +348,14 @@ export interface ProviderAdapter extends NetworkRules {
    * token that dies unused, like Threads' 60-day one); null when renewing at publish time is enough.
    */
   refreshAheadMs: number | null;
+  /**
+   * Reads the numbers of published items of one destination, at most `metricsBatchSize` a call (one
+   * result per target, any order). Throws ProviderError when the whole call fails (rate limit: with
+   * `retryAt`). Absent on a network Herald reads no numbers from.
+   */
+  fetchMetrics?(input: { destination: DestinationRef; targets: MetricsTarget[] }): Promise<MetricsResult[]>;
+  /** Targets one `fetchMetrics` call takes (X: 100 ids a call; 1 where the network reads one at a time). */
+  metricsBatchSize?: number;
   /**
    * Renews expired credentials; returns the new ones (to be stored before any other call) or throws
    * ProviderError `auth_revoked` when the grant is gone. Networks whose tokens never expire throw `auth_revoked`.

@@ -22,6 +22,8 @@ export interface FakeRecord {
   did: string;
   rkey: string;
   record: Record<string, any>;
+  /** What readers did with it (tests set these; app.bsky.feed.getPosts reports them). */
+  counts?: { likes?: number; reposts?: number; replies?: number; quotes?: number; bookmarks?: number };
 }
 
 /** An account of the fake PDS. */
@@ -201,6 +203,33 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
     }
     const auth = authenticate(request);
     if (auth instanceof Response) return auth;
+    if (request.method === "GET" && nsid === "app.bsky.feed.getPosts") {
+      // The PDS proxies this AppView method; posts it does not know are left out, not errors.
+      const uris = q.getAll("uris");
+      if (uris.length === 0) return invalid('Error: Params must have the property "uris"');
+      if (uris.length > 25) return invalid("Error: uris must not have more than 25 elements");
+      const posts = uris.flatMap((uri) => {
+        const r = fake.records.find((x) => x.uri === uri);
+        if (!r) return [];
+        const c = r.counts ?? {};
+        const author = { did: r.did, handle: handleOf(r.did) ?? "handle.invalid" };
+        return [
+          {
+            uri: r.uri,
+            cid: r.cid,
+            author,
+            record: r.record,
+            likeCount: c.likes ?? 0,
+            repostCount: c.reposts ?? 0,
+            replyCount: c.replies ?? 0,
+            quoteCount: c.quotes ?? 0,
+            bookmarkCount: c.bookmarks ?? 0,
+            indexedAt: new Date(now()).toISOString(),
+          },
+        ];
+      });
+      return json({ posts });
+    }
     if (request.method === "POST" && nsid === "com.atproto.repo.uploadBlob") {
       const bytes = new Uint8Array(await request.arrayBuffer());
       const mimeType = request.headers.get("content-type") ?? "application/octet-stream";

@@ -25,6 +25,8 @@ export interface FakeStatus {
   visibility: string;
   language: string | null;
   idempotencyKey: string | null;
+  /** What readers did with it (tests set these; the status JSON reports them). */
+  counts?: { replies?: number; reblogs?: number; favourites?: number; quotes?: number };
 }
 
 /** An uploaded media attachment; `pollsLeft` GETs answer 206 before it is processed. */
@@ -135,10 +137,10 @@ export async function startMastodonFake(options: MastodonFakeOptions = {}): Prom
     language: s.language,
     uri: s.uri,
     url: s.url,
-    replies_count: 0,
-    reblogs_count: 0,
-    favourites_count: 0,
-    quotes_count: 0,
+    replies_count: s.counts?.replies ?? 0,
+    reblogs_count: s.counts?.reblogs ?? 0,
+    favourites_count: s.counts?.favourites ?? 0,
+    quotes_count: s.counts?.quotes ?? 0,
     content: `<p>${Bun.escapeHTML(s.text)}</p>`,
     media_attachments: s.mediaIds.map((m) => mediaJson(fake.media.find((x) => x.id === m)!)),
     account: fake.account,

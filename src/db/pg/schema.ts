@@ -436,3 +436,4 @@ export const xUsage = pgTable(
 
 export * from "./schema-webhooks.ts";
 export * from "./schema-assets.ts";
+export * from "./schema-analytics.ts";

@@ -413,3 +413,4 @@ export const xUsage = sqliteTable(
 
 export * from "./schema-webhooks.ts";
 export * from "./schema-assets.ts";
+export * from "./schema-analytics.ts";

@@ -6,6 +6,7 @@ import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
 import { posts } from "../../db/schema.ts";
 import { ProblemError, type FieldError } from "../../core/problem.ts";
+import { insertPostAnalytics } from "../analytics/repo.ts";
 import { recordPostEvent } from "./events.ts";
 import { findPostById, insertPost, type PostEdit, type PostRow } from "./repo.ts";
 import type { PostAction, PostState } from "./states.ts";
@@ -258,8 +259,12 @@ export async function transitionPosts(args: {
   for (const key of consumes) await consumeXUsage(tx, ...splitKey(key));
   const xErrors = args.xErrors ?? [];
   for (const r of reserves.values()) await reserveXUsage(tx, r.workspaceId, r.month, r.count, xErrors);
-  for (const [i, after] of results.entries())
-    if (after && !moves[i]!.quiet) await recordPostEvent(tx, after, now);
+  for (const [i, after] of results.entries()) {
+    if (!after) continue;
+    // A published post starts its analytics (read on a cadence from now on).
+    if (after.state === "published") await insertPostAnalytics(tx, after, after.publishedAt ?? now);
+    if (!moves[i]!.quiet) await recordPostEvent(tx, after, now);
+  }
   return results;
 }
 
