@@ -18,6 +18,7 @@ Commands:
   migrate        Apply pending database migrations (serve does this at start, too).
   admin          Operator commands: bootstrap, create-key, list-keys, revoke-key (herald admin --help).
   assets upload  Upload a media file (multipart, checksummed, parallel, with a progress bar; herald assets --help).
+  analytics      A published post group's totals (herald analytics GROUP [--json]; herald analytics --help).
   export         Write the whole installation (database and local blobs) to a file (herald export --help).
   import         Load an export into an empty installation, e.g. SQLite to PostgreSQL (herald import --help).
   version        Print the version.
@@ -117,6 +118,7 @@ async function migrate(args: string[]): Promise<string> {
 async function helpFor(command: string | undefined): Promise<string> {
   if (command === "admin") return (await import("./cli/admin.ts")).ADMIN_HELP;
   if (command === "assets") return (await import("./cli/assets.ts")).ASSETS_HELP;
+  if (command === "analytics") return (await import("./cli/analytics.ts")).ANALYTICS_HELP;
   return command === "serve" ? SERVE_HELP : HELP;
 }
 
@@ -155,6 +157,12 @@ async function main(argv: string[]): Promise<number> {
         const { runAssets } = await import("./cli/assets.ts");
         startedUp();
         console.log(await runAssets(rest));
+        return 0;
+      }
+      case "analytics": {
+        const { runAnalytics } = await import("./cli/analytics.ts");
+        startedUp();
+        console.log(await runAnalytics(rest));
         return 0;
       }
       case "export":

@@ -2,7 +2,10 @@ import { randomUUID } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, loadClientConfig, type ClientConfig } from "../config.ts";
+import { ConfigError, loadClientConfig } from "../config.ts";
+import { ApiError, call, resolveWorkspace } from "./api.ts";
+
+export { ApiError };
 import { combineCrc64Nvme, createCrc64Nvme, crc64nvmeToBase64 } from "../lib/crc64nvme.ts";
 import { partCountFor, partLength, partSizeFor } from "../modules/assets/parts.ts";
 import { UsageError } from "./admin.ts";
@@ -37,18 +40,6 @@ const TYPES_BY_EXTENSION: Record<string, string> = {
   ".m4v": "video/mp4",
   ".mov": "video/quicktime",
 };
-
-/** A refusal from the API, shown as its problem detail. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly code: string | null = null,
-    readonly retryable = false,
-  ) {
-    super(message);
-  }
-}
 
 /** Where progress goes: a terminal gets a redrawn bar, anything else plain lines. */
 export interface ProgressSink {
@@ -110,46 +101,6 @@ class Progress {
       `uploaded ${this.parts}/${this.totalParts} parts, ${mib(this.done)} of ${mib(this.total)} (${(fraction * 100).toFixed(0)}%), ${rate}\n`,
     );
   }
-}
-
-/** Calls the API; problems become ApiError with their detail. */
-async function call(
-  config: ClientConfig & { apiKey: string },
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<any> {
-  const response = await fetch(`${config.apiUrl}/v1${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${config.apiKey}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-      ...headers,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  }).catch((error: Error) => {
-    throw new ApiError(0, `cannot reach Herald at ${config.apiUrl} (${error.message})`, null, true);
-  });
-  const text = await response.text();
-  let parsed: any = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = null;
-  }
-  if (!response.ok) {
-    const fields = (parsed?.errors ?? [])
-      .map((e: { pointer: string; detail: string }) => `${e.pointer || "(body)"} ${e.detail}`)
-      .join("; ");
-    throw new ApiError(
-      response.status,
-      `${parsed?.detail ?? `HTTP ${response.status}`}${fields && !parsed?.detail?.includes(fields) ? ` (${fields})` : ""}`,
-      parsed?.code ?? null,
-      parsed?.retryable === true,
-    );
-  }
-  return parsed;
 }
 
 /**
@@ -263,22 +214,6 @@ async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promi
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   if (failed !== null) throw failed;
-}
-
-async function resolveWorkspace(
-  config: ClientConfig & { apiKey: string },
-  flag: string | undefined,
-): Promise<string> {
-  const chosen = flag ?? config.workspaceId;
-  if (chosen) return chosen;
-  const listing = await call(config, "GET", "/workspaces?limit=100");
-  const ids: string[] = (listing?.data ?? []).map((w: { id: string }) => w.id);
-  if (ids.length === 1) return ids[0]!;
-  throw new UsageError(
-    ids.length === 0
-      ? "this API key can use no workspace"
-      : `this API key can use ${ids.length} workspaces; choose one with --workspace or HERALD_WORKSPACE_ID`,
-  );
 }
 
 /** Describes a ready asset in one line. */

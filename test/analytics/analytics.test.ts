@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { engineOf } from "../../src/db/engine.ts";
 import { REFRESHES_PER_HOUR } from "../../src/modules/analytics/service.ts";
 import { expectProblem } from "../helpers/problems.ts";
+import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
 import { startEngineWorld, type EngineWorld } from "../posts/engine-helpers.ts";
 import { idem } from "../posts/helpers.ts";
 
@@ -244,5 +245,48 @@ describe("group errors and on-demand refresh", () => {
       404,
       "public_not_found",
     );
+  });
+});
+
+describe("herald analytics GROUP", () => {
+  async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    const proc = Bun.spawn([BUN, MAIN, "analytics", ...args], {
+      cwd: ROOT,
+      env: cleanEnv({ HERALD_API_URL: w.s.url, HERALD_API_KEY: w.s.owner.apiKey }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    return { code, stdout, stderr };
+  }
+
+  test("prints the totals as a table, or the resource with --json", async () => {
+    const { group } = await publishGroup(["cli numbers"]);
+    setCounts("cli numbers", { replies: 1200, likes: 3, shares: 0, saves: 2 });
+    w.s.clock.advance(10 * MINUTE);
+    await refresh();
+    const table = await cli([group]);
+    expect(table).toMatchObject({ code: 0, stderr: "" });
+    const lines = table.stdout.trim().split("\n");
+    expect(lines[0]).toBe(`group ${group}`);
+    expect(lines[1]).toMatch(/^metric\s+value\s+reported by\s+failed$/);
+    expect(lines.find((l) => l.startsWith("comments"))).toMatch(/^comments\s+2,400\s+2 of 2 posts\s+0$/);
+    expect(lines.find((l) => l.startsWith("saves"))).toMatch(/^saves\s+2\s+1 of 2 posts\s+0$/);
+    expect(lines).toHaveLength(9);
+    const json = await cli([group, "--json"]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ object: "post_group_analytics", group });
+  });
+
+  test("an unknown group exits 1 with the API's problem; a missing GROUP is a usage error", async () => {
+    const missing = await cli(["no-such-group"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("herald:");
+    const usage = await cli([]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("give exactly one GROUP");
   });
 });
