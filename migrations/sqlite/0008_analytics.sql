@@ -39,4 +39,5 @@ CREATE TABLE `post_analytics` (
 --> statement-breakpoint
 CREATE INDEX `post_analytics_due` ON `post_analytics` (`next_refresh_at`);--> statement-breakpoint
 CREATE INDEX `post_analytics_group` ON `post_analytics` (`workspace_id`,`group_key`);--> statement-breakpoint
-CREATE INDEX `post_analytics_published` ON `post_analytics` (`workspace_id`,`published_at`);
+CREATE INDEX `post_analytics_published` ON `post_analytics` (`workspace_id`,`published_at`);--> statement-breakpoint
+INSERT INTO `post_analytics` (`post_id`, `workspace_id`, `group_key`, `channel`, `destination_id`, `published_at`, `state`, `metrics`, `offered`, `next_refresh_at`) SELECT `id`, `workspace_id`, `group_key`, `channel`, `destination_id`, `published_at`, 'pending', '{"views":0,"impressions":0,"comments":0,"reactions":0,"shares":0,"saves":0,"link_clicks":0}', '[]', `published_at` + 600000 FROM `posts` WHERE `state` = 'published' AND `published_at` IS NOT NULL;
