@@ -9,6 +9,7 @@ import {
   TOKEN_OPERATION,
 } from "./linkedin-api.ts";
 import { isVideo, mediaRound, uploadMedia, type UploadedMedia } from "./linkedin-media.ts";
+import { fetchLinkedInMetrics, LINKEDIN_METRICS_BATCH_SIZE } from "./linkedin-metrics.ts";
 import { checkLinkedInItem, LINKEDIN_LIMITS, LINKEDIN_RULES } from "./linkedin-rules.ts";
 import {
   ProviderError,
@@ -199,6 +200,11 @@ export function createLinkedInAdapter(deps: AdapterDeps): OAuthAdapter {
     // The post is created inside the check: one cut short may have created it.
     pendingChecksRepeatable: false,
     refreshAheadMs: REFRESH_AHEAD_MS,
+
+    metricsBatchSize: LINKEDIN_METRICS_BATCH_SIZE,
+
+    /** A page's posts through its share statistics; a member's are unsupported (linkedin-metrics.ts). */
+    fetchMetrics: (input) => fetchLinkedInMetrics(deps, input),
 
     /** LinkedIn's web flow takes no PKCE: the code is bound to the client secret and redirect URI. */
     authorizationUrl({ clientId, redirectUri, state }) {

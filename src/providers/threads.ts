@@ -3,6 +3,7 @@
 // (threads-publish.ts) with the rules of threads-rules.ts.
 import type { NetworkApp } from "../config.ts";
 import { metaGraphCall } from "./meta-graph.ts";
+import { fetchThreadsMetrics, THREADS_METRICS_BATCH_SIZE } from "./threads-metrics.ts";
 import { createThreadsPublisher, THREADS_API_VERSION } from "./threads-publish.ts";
 import { checkThreadsItem, THREADS_LIMITS, THREADS_RULES } from "./threads-rules.ts";
 import {
@@ -86,6 +87,11 @@ export function createThreadsAdapter(deps: AdapterDeps): ThreadsAdapter {
     refreshAheadMs: THREADS_REFRESH_AHEAD_MS,
     publishItem: publisher.publishItem,
     checkPending: publisher.checkPending,
+
+    metricsBatchSize: THREADS_METRICS_BATCH_SIZE,
+
+    /** GET /{media-id}/insights for each post (threads-metrics.ts). */
+    fetchMetrics: (input) => fetchThreadsMetrics(deps, input),
 
     /** Threads does not use PKCE: the challenge is not sent (the client secret guards the code exchange). */
     authorizationUrl({ clientId, redirectUri, state }) {

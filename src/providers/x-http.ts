@@ -14,6 +14,7 @@ export const X_OPERATIONS = {
   finalize: "POST /2/media/upload/{id}/finalize",
   status: "GET /2/media/upload?command=STATUS",
   metadata: "POST /2/media/metadata",
+  lookup: "GET /2/tweets",
 } as const;
 
 /**

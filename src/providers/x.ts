@@ -3,6 +3,7 @@
 // replies for threads, media through x-media.ts (a video still processing becomes a pending item).
 import { readJson, responseDetails } from "./http.ts";
 import { createXMedia, type XMediaDeps } from "./x-media.ts";
+import { fetchXMetrics, X_METRICS_BATCH_SIZE } from "./x-metrics.ts";
 import { X_OPERATIONS, xBase, xBearer, xCall, xJson } from "./x-http.ts";
 import { checkXItem, X_LIMITS, X_RULES } from "./x-rules.ts";
 import {
@@ -153,6 +154,11 @@ export function createXAdapter(deps: XDeps): XAdapter {
     // The post is created inside the check: one cut short may have created it.
     pendingChecksRepeatable: false,
     refreshAheadMs: null,
+
+    metricsBatchSize: X_METRICS_BATCH_SIZE,
+
+    /** GET /2/tweets?ids= (x-metrics.ts): public numbers, and non-public ones under 30 days. */
+    fetchMetrics: (input) => fetchXMetrics(deps, input),
 
     authorizationUrl({ clientId, redirectUri, state, codeChallenge }) {
       const query = new URLSearchParams({

@@ -1,8 +1,9 @@
 // A faithful local fake of LinkedIn (providers.md §7, §14): the OAuth code flow on /oauth/v2/*,
 // /v2/userinfo, organization ACLs and lookups, /rest/posts (201 + x-restli-id, empty body), the
 // Images and Videos APIs with upload URLs, ETags, finalize and a processing state machine, Rest.li
-// error bodies (401 serviceErrorCode, 422 DUPLICATE_POST, 429 without a reset header). Every /rest/
-// call needs LinkedIn-Version and X-Restli-Protocol-Version: 2.0.0, or it answers 400.
+// error bodies (401 serviceErrorCode, 422 DUPLICATE_POST, 429 without a reset header), and a page's
+// post statistics (organizationalEntityShareStatistics with `shares=List(…)` or `ugcPosts=List(…)`).
+// Every /rest/ call needs LinkedIn-Version and X-Restli-Protocol-Version: 2.0.0, or it answers 400.
 import {
   json,
   never,
@@ -26,6 +27,18 @@ export interface FakePost {
   isReshareDisabledByAuthor: boolean;
   distribution: Record<string, any> | null;
   version: string;
+  /** Its lifetime statistics (tests set these; the share statistics report them, missing ones as 0). */
+  counts?: LinkedInCounts;
+}
+
+/** A post's `totalShareStatistics`, by LinkedIn's field names. */
+export interface LinkedInCounts {
+  impressionCount?: number;
+  uniqueImpressionsCount?: number;
+  clickCount?: number;
+  likeCount?: number;
+  commentCount?: number;
+  shareCount?: number;
 }
 
 /** An image or video upload; `pollsLeft` status reads answer PROCESSING before it is AVAILABLE. */
@@ -80,6 +93,8 @@ export interface LinkedInFake extends FakeControls {
   organizations: FakeOrganization[];
   posts: FakePost[];
   media: FakeMedia[];
+  /** Statistics requests answered: the page, the list parameter (null: none) and the post URNs in it. */
+  statisticsQueries: { organization: string; param: string | null; urns: string[] }[];
   /** Token requests (code exchanges and refreshes), form fields as received. */
   tokenRequests: Record<string, string>[];
   imageProcessingPolls: number;
@@ -151,6 +166,7 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
     posts: [],
     media: [],
     tokenRequests: [],
+    statisticsQueries: [],
     imageProcessingPolls: options.imageProcessingPolls ?? 0,
     videoProcessingPolls: options.videoProcessingPolls ?? 2,
     failVideoProcessing: false,
@@ -383,7 +399,68 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       });
     }
     if (method === "POST" && pathname === "/rest/posts") return createPost(request, scopes, version);
+    if (method === "GET" && pathname === "/rest/organizationalEntityShareStatistics")
+      return shareStatistics(url, scopes);
     return restError(404, `No resource found for ${method} ${pathname}`);
+  }
+
+  /**
+   * A page's lifetime post statistics. `organizationalEntity` must be a page the member administers
+   * (scope rw_organization_admin); `shares=List(…)` or `ugcPosts=List(…)` (one of them, URNs
+   * URL-encoded inside the list) names the posts: one element per post of that page the fake holds,
+   * others are left out. Without a list: one element with the page's totals.
+   */
+  function shareStatistics(url: URL, scopes: string[]): Response {
+    const q = url.searchParams;
+    if (q.get("q") !== "organizationalEntity") return restError(400, "q=organizationalEntity is required");
+    const organization = q.get("organizationalEntity") ?? "";
+    if (!/^urn:li:organization:\d+$/.test(organization))
+      return restError(400, `organizationalEntity ${organization} is not an organization URN`);
+    if (!scopes.includes("rw_organization_admin") || !administered(organization))
+      return forbidden("organizationalEntityShareStatistics.FINDER-organizationalEntity");
+    const lists = (["shares", "ugcPosts"] as const).filter((p) => q.has(p));
+    if (lists.length > 1) return restError(400, "shares and ugcPosts cannot be asked for together");
+    const param = lists[0];
+    const totals = (posts: FakePost[]) => {
+      const sum = (field: keyof LinkedInCounts) => posts.reduce((n, p) => n + (p.counts?.[field] ?? 0), 0);
+      const impressions = sum("impressionCount");
+      const engaged = sum("clickCount") + sum("likeCount") + sum("commentCount") + sum("shareCount");
+      return {
+        uniqueImpressionsCount: sum("uniqueImpressionsCount"),
+        shareCount: sum("shareCount"),
+        engagement: impressions > 0 ? engaged / impressions : 0,
+        clickCount: sum("clickCount"),
+        likeCount: sum("likeCount"),
+        impressionCount: impressions,
+        commentCount: sum("commentCount"),
+      };
+    };
+    const ofPage = fake.posts.filter((p) => p.author === organization);
+    if (!param) {
+      fake.statisticsQueries.push({ organization, param: null, urns: [] });
+      return json({
+        paging: { start: 0, count: 10, links: [] },
+        elements: [{ organizationalEntity: organization, totalShareStatistics: totals(ofPage) }],
+      });
+    }
+    // Rest.li 2.0: the URNs inside List(…) are URL-encoded (a raw ':' is refused).
+    const raw = new RegExp(`[?&]${param}=([^&]*)`).exec(url.search)?.[1] ?? "";
+    if (raw.includes(":")) return restError(400, `${param}: URNs inside List() must be URL-encoded`);
+    const list = /^List\((.*)\)$/.exec(q.get(param) ?? "");
+    if (!list) return restError(400, `${param} must be a Rest.li list: List(urn,urn)`);
+    const urns = list[1]!.split(",").filter(Boolean).map(decodeURIComponent);
+    const prefix = param === "shares" ? "urn:li:share:" : "urn:li:ugcPost:";
+    const wrong = urns.find((u) => !u.startsWith(prefix));
+    if (wrong) return restError(400, `${param} takes ${prefix} URNs, not ${wrong}`);
+    fake.statisticsQueries.push({ organization, param, urns });
+    const field = param === "shares" ? "share" : "ugcPost";
+    const elements = urns.flatMap((urn) => {
+      const post = ofPage.find((p) => p.urn === urn);
+      return post
+        ? [{ organizationalEntity: organization, [field]: urn, totalShareStatistics: totals([post]) }]
+        : [];
+    });
+    return json({ paging: { start: 0, count: 10, links: [] }, elements });
   }
 
   async function initializeUpload(request: Request, scopes: string[], kind: "image" | "video") {

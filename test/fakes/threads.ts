@@ -57,6 +57,8 @@ export interface FakeThreadsPost {
   shortcode: string;
   permalink: string;
   timestamp: number;
+  /** Its insights (tests set these; GET /{media-id}/insights reports them, missing ones as 0). */
+  counts?: Partial<Record<(typeof INSIGHT_METRICS)[number], number>>;
 }
 
 /** Settings of the fake; `now` decides token ages, container expiry and the 24 h windows. */
@@ -132,7 +134,7 @@ const PROFILE_FIELDS = new Set([
   "threads_profile_picture_url",
   "threads_biography",
 ]);
-const INSIGHT_METRICS = ["views", "likes", "replies", "reposts", "quotes", "shares"];
+const INSIGHT_METRICS = ["views", "likes", "replies", "reposts", "quotes", "shares"] as const;
 
 /**
  * Text length as the fake counts it (written apart from the adapter): emoji graphemes count their UTF-8
@@ -493,14 +495,14 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
     }
     if (post && edge === "insights" && method === "GET") {
       const metrics = (params.metric ?? "").split(",").filter(Boolean);
-      const unknown = metrics.find((m) => !INSIGHT_METRICS.includes(m));
+      const unknown = metrics.find((m) => !(INSIGHT_METRICS as readonly string[]).includes(m));
       if (unknown || metrics.length === 0)
         return bad(`Param metric must be a list of ${INSIGHT_METRICS.join(", ")}`);
       return ok({
         data: metrics.map((name) => ({
           name,
           period: "lifetime",
-          values: [{ value: 0 }],
+          values: [{ value: post.counts?.[name as (typeof INSIGHT_METRICS)[number]] ?? 0 }],
           title: name[0]!.toUpperCase() + name.slice(1),
           id: `${post.id}/insights/${name}/lifetime`,
         })),

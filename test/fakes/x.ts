@@ -4,7 +4,9 @@
 // (weighted 280, ≤4 media that exist and are processed, duplicate text → 403, 100 per 15 min per
 // user → 429 with x-rate-limit-*), the v2 media upload (simple, initialize/append/finalize and the
 // older command=INIT|APPEND|FINALIZE form, STATUS polls pending → in_progress → succeeded), media
-// metadata, and X's problem JSON for 400/401/403/429. Multipart bodies are parsed byte-exactly here
+// metadata, the post lookup GET /2/tweets?ids= with public and non-public metrics (the latter only on
+// the author's posts younger than 30 days, else a partial "not-authorized-for-field" error), and X's
+// problem JSON for 400/401/403/429. Multipart bodies are parsed byte-exactly here
 // (a part without a filename is binary for X, a string for a generic form parser).
 import { createHash } from "node:crypto";
 import { json, never, newControls, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
@@ -16,6 +18,28 @@ export interface FakeTweet {
   mediaIds: string[];
   replyTo: string | null;
   authorId: string;
+  /** When it was posted (the fake's clock), epoch ms. */
+  createdAt: number;
+  /** What readers did with it (tests set these; the lookup reports them, missing ones as 0). */
+  counts?: XCounts;
+}
+
+/** A post's numbers as X keeps them. */
+export interface XCounts {
+  retweets?: number;
+  replies?: number;
+  likes?: number;
+  quotes?: number;
+  bookmarks?: number;
+  /** The public impression count (the "Views" X shows). */
+  impressions?: number;
+  /** non_public_metrics.impression_count. */
+  nonPublicImpressions?: number;
+  /** non_public_metrics.url_link_clicks (X reports it only for a post with a link). */
+  linkClicks?: number;
+  profileClicks?: number;
+  /** The attached video's public_metrics.view_count. */
+  videoViews?: number;
 }
 
 /** Where an upload's processing stands; null for media that needs none (still images). */
@@ -80,6 +104,8 @@ export interface XFake extends FakeControls {
   processingPolls: number;
   /** GIFs and videos finalized from now on end `failed`. */
   failProcessing: boolean;
+  /** Every post lookup (GET /2/tweets?ids=) answered: the ids and the tweet.fields asked for. */
+  lookups: { ids: string[]; fields: string[] }[];
   /** Processing states the fake answered (finalize, then each STATUS), in order. */
   processingLog: { mediaId: string; via: "finalize" | "status"; state: string }[];
   /** Every access token issued so far answers 401 from now on (as after two hours). */
@@ -124,6 +150,23 @@ const MAX_BYTES: Record<string, number> = {
   tweet_video: 512 * MB,
 };
 const EXPIRES_AFTER_SECS = 86_400;
+/** X shows non-public metrics of posts younger than this. */
+const NON_PUBLIC_MS = 30 * 24 * 60 * 60_000;
+const TWEET_FIELDS = new Set([
+  "attachments",
+  "author_id",
+  "conversation_id",
+  "created_at",
+  "entities",
+  "id",
+  "in_reply_to_user_id",
+  "lang",
+  "non_public_metrics",
+  "organic_metrics",
+  "public_metrics",
+  "referenced_tweets",
+  "text",
+]);
 
 /** X's weighted length, written apart from the adapter's (twitter-text v3 ranges; an emoji counts 2). */
 export function weightedLength(text: string): number {
@@ -168,6 +211,7 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     processingPolls: options.processingPolls ?? 2,
     failProcessing: false,
     processingLog: [],
+    lookups: [],
     expireAccessTokens: () => access.forEach((t) => (t.expired = true)),
     revokeRefreshTokens: () => refresh.forEach((t) => (t.revoked = true)),
     issueTokens: (scope = "tweet.read tweet.write users.read offline.access media.write") => issue(scope),
@@ -214,6 +258,13 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     };
   };
 
+  /** GET /2/tweets allows 5,000 lookups per 15 minutes per user; the fake never runs out. */
+  const lookupRateHeaders = () => ({
+    "x-rate-limit-limit": "5000",
+    "x-rate-limit-remaining": "4999",
+    "x-rate-limit-reset": String(Math.ceil((now() + WINDOW_MS) / 1000)),
+  });
+
   /** The scopes of the request's live access token, or null (401). */
   const bearerScopes = (request: Request): Set<string> | null => {
     const value = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
@@ -240,6 +291,8 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
       );
     }
     if (method === "POST" && pathname === "/2/tweets") return needs("tweet.write") ?? createTweet(request);
+    if (method === "GET" && pathname === "/2/tweets")
+      return needs("tweet.read") ?? needs("users.read") ?? lookupTweets(url);
     if (pathname === "/2/media/metadata" && method === "POST")
       return needs("media.write") ?? setMetadata(request);
     if (pathname.startsWith("/2/media/upload")) return needs("media.write") ?? media(request, url);
@@ -365,12 +418,122 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
       return invalid("The post you are replying to has been deleted or is not visible to you.");
     if (text !== "" && fake.tweets.some((t) => t.authorId === fake.user.id && t.text === text))
       return problem(403, "Forbidden", "You are not allowed to create a Tweet with duplicate content.");
-    const tweet: FakeTweet = { id: id(), text, mediaIds, replyTo, authorId: fake.user.id };
+    const tweet: FakeTweet = { id: id(), text, mediaIds, replyTo, authorId: fake.user.id, createdAt: now() };
     fake.tweets.push(tweet);
     created.push(now());
     for (const m of attached) m!.attached = true;
     if (fake.hangAfterReceive) return never();
     return json({ data: { id: tweet.id, text, edit_history_tweet_ids: [tweet.id] } }, 201, rateHeaders());
+  }
+
+  /**
+   * GET /2/tweets?ids=: up to 100 posts with the fields asked for. Posts the fake does not hold are
+   * `resource-not-found` errors beside the data; non-public metrics of a post that is not the user's
+   * or is 30 days old are left out with a `not-authorized-for-field` error (the post stays in data).
+   */
+  function lookupTweets(url: URL): Response {
+    const q = url.searchParams;
+    const ids = (q.get("ids") ?? "").split(",").filter(Boolean);
+    if (ids.length === 0 || ids.length > 100)
+      return invalid("The `ids` query parameter value must be a list of 1 to 100 ids");
+    const bad = ids.find((v) => !/^\d{1,19}$/.test(v));
+    if (bad) return invalid(`The \`ids\` query parameter value [${bad}] is not valid`);
+    const fields = (q.get("tweet.fields") ?? "").split(",").filter(Boolean);
+    const unknownField = fields.find((f) => !TWEET_FIELDS.has(f));
+    if (unknownField)
+      return invalid(`The \`tweet.fields\` query parameter value [${unknownField}] is not valid`);
+    const expansions = (q.get("expansions") ?? "").split(",").filter(Boolean);
+    const mediaFields = (q.get("media.fields") ?? "").split(",").filter(Boolean);
+    fake.lookups.push({ ids, fields });
+    const data: Record<string, unknown>[] = [];
+    const errors: Record<string, unknown>[] = [];
+    const media: Record<string, unknown>[] = [];
+    for (const tweetId of ids) {
+      const tweet = fake.tweets.find((t) => t.id === tweetId);
+      if (!tweet) {
+        errors.push({
+          value: tweetId,
+          detail: `Could not find tweet with ids: [${tweetId}].`,
+          title: "Not Found Error",
+          resource_type: "tweet",
+          parameter: "ids",
+          resource_id: tweetId,
+          type: `${PROBLEMS}/resource-not-found`,
+        });
+        continue;
+      }
+      const c = tweet.counts ?? {};
+      const out: Record<string, unknown> = {
+        id: tweet.id,
+        text: tweet.text,
+        edit_history_tweet_ids: [tweet.id],
+      };
+      if (fields.includes("created_at")) out.created_at = new Date(tweet.createdAt).toISOString();
+      if (fields.includes("author_id")) out.author_id = tweet.authorId;
+      if (fields.includes("public_metrics"))
+        out.public_metrics = {
+          retweet_count: c.retweets ?? 0,
+          reply_count: c.replies ?? 0,
+          like_count: c.likes ?? 0,
+          quote_count: c.quotes ?? 0,
+          bookmark_count: c.bookmarks ?? 0,
+          impression_count: c.impressions ?? 0,
+        };
+      for (const field of ["non_public_metrics", "organic_metrics"] as const) {
+        if (!fields.includes(field)) continue;
+        const readable = tweet.authorId === fake.user.id && now() - tweet.createdAt < NON_PUBLIC_MS;
+        if (!readable) {
+          errors.push({
+            value: tweet.id,
+            detail: `Sorry, you are not authorized to access '${field}' on the Tweet with ids: ${tweet.id}.`,
+            title: "Field Authorization Error",
+            resource_type: "tweet",
+            parameter: "tweet.fields",
+            field,
+            resource_id: tweet.id,
+            section: "data",
+            type: `${PROBLEMS}/not-authorized-for-field`,
+          });
+          continue;
+        }
+        const hasLink = /https?:\/\//.test(tweet.text);
+        out[field] = {
+          impression_count: c.nonPublicImpressions ?? 0,
+          user_profile_clicks: c.profileClicks ?? 0,
+          ...(hasLink ? { url_link_clicks: c.linkClicks ?? 0 } : {}),
+          ...(field === "organic_metrics"
+            ? { retweet_count: c.retweets ?? 0, reply_count: c.replies ?? 0, like_count: c.likes ?? 0 }
+            : {}),
+        };
+      }
+      const attached = tweet.mediaIds
+        .map((m) => fake.media.find((x) => x.id === m))
+        .filter((m): m is FakeMedia => m !== undefined);
+      if (expansions.includes("attachments.media_keys") && attached.length > 0) {
+        out.attachments = { media_keys: attached.map((m) => m.mediaKey) };
+        for (const m of attached) {
+          const type =
+            m.category === "tweet_video" ? "video" : m.category === "tweet_gif" ? "animated_gif" : "photo";
+          media.push({
+            media_key: m.mediaKey,
+            type,
+            ...(mediaFields.includes("public_metrics") && type === "video"
+              ? { public_metrics: { view_count: c.videoViews ?? 0 } }
+              : {}),
+          });
+        }
+      }
+      data.push(out);
+    }
+    return json(
+      {
+        ...(data.length > 0 ? { data } : {}),
+        ...(media.length > 0 ? { includes: { media } } : {}),
+        ...(errors.length > 0 ? { errors } : {}),
+      },
+      200,
+      lookupRateHeaders(),
+    );
   }
 
   async function setMetadata(request: Request): Promise<Response> {

@@ -12,6 +12,7 @@ import {
   isPending,
   type AdapterDeps,
   type DestinationRef,
+  type MetricsTarget,
   type PendingItem,
   type PublishedItem,
 } from "../../src/providers/types.ts";
@@ -588,6 +589,140 @@ describe("checkItem", () => {
     ["an image over 5 MB", [image(1, { byteSize: 5 * 1024 * 1024 + 1 })], ["/media/0"]],
   ])("%s", (_name, media, expected) => {
     expect(pointers("x", media)).toEqual(expected);
+  });
+});
+
+describe("metrics (organizationalEntityShareStatistics)", () => {
+  const target = (urn: string): MetricsTarget => ({
+    providerObjectId: urn,
+    url: `https://www.linkedin.com/feed/update/${urn}`,
+    extra: { urn },
+    publishedAt: clock.now(),
+  });
+  const publish = async (adapter: ReturnType<typeof adapterFor>, destination: DestinationRef, text: string) =>
+    ((await adapter.publishItem(publishInput(destination, { text }))) as PublishedItem).providerObjectId;
+  /** A page post the Posts API named as a ugcPost (video posts are), put straight into the fake. */
+  const ugcPost = (author: string): string => {
+    const urn = `urn:li:ugcPost:${7_200_000_000_000_000_000n + BigInt(fake.posts.length)}`;
+    fake.posts.push({
+      urn,
+      author,
+      commentary: "a video",
+      visibility: "PUBLIC",
+      content: null,
+      lifecycleState: "PUBLISHED",
+      isReshareDisabledByAuthor: false,
+      distribution: null,
+      version: LINKEDIN_VERSION,
+    });
+    return urn;
+  };
+  const statistics = () => rest(fake).filter((r) => r.path === "/rest/organizationalEntityShareStatistics");
+
+  test("a page's posts: one call for its shares, one for its ugcPosts; every statistic mapped", async () => {
+    const { adapter, page } = await start();
+    expect(adapter.metricsBatchSize).toBe(20);
+    const first = await publish(adapter, page, "first");
+    const second = await publish(adapter, page, "second");
+    const video = ugcPost(page.externalId);
+    const counts = (urn: string) => fake.posts.find((p) => p.urn === urn)!;
+    counts(first).counts = {
+      impressionCount: 300,
+      uniqueImpressionsCount: 250,
+      clickCount: 12,
+      likeCount: 9,
+      commentCount: 4,
+      shareCount: 2,
+    };
+    counts(second).counts = { impressionCount: 10 };
+    counts(video).counts = { likeCount: 1 };
+    const results = await adapter.fetchMetrics!({
+      destination: page,
+      targets: [target(first), target(video), target(second)],
+    });
+    const byUrn = Object.fromEntries(results.map((r) => [r.providerObjectId, r]));
+    expect(byUrn[first]).toEqual({
+      providerObjectId: first,
+      kind: "metrics",
+      values: { views: 250, impressions: 300, comments: 4, reactions: 9, shares: 2, link_clicks: 12 },
+      providerAsOf: null,
+    });
+    expect(byUrn[second]).toMatchObject({ kind: "metrics", values: { impressions: 10, views: 0 } });
+    expect(byUrn[video]).toMatchObject({ kind: "metrics", values: { reactions: 1 } });
+    expect(fake.statisticsQueries).toEqual([
+      { organization: page.externalId, param: "shares", urns: [first, second] },
+      { organization: page.externalId, param: "ugcPosts", urns: [video] },
+    ]);
+    for (const call of statistics()) {
+      expect(call.headers["linkedin-version"]).toBe(LINKEDIN_VERSION);
+      expect(call.headers.authorization).toBe(`Bearer ${page.credentials.accessToken}`);
+    }
+  });
+
+  test("a member's posts are unsupported (restricted member analytics): nothing is called", async () => {
+    const { adapter, member } = await start();
+    const urn = await publish(adapter, member, "a member's post");
+    const before = fake.requests.length;
+    const results = await adapter.fetchMetrics!({ destination: member, targets: [target(urn)] });
+    expect(results).toEqual([{ providerObjectId: urn, kind: "unsupported", reason: expect.any(String) }]);
+    expect(fake.requests).toHaveLength(before);
+  });
+
+  test("a deleted post is missing; the others of the batch are read", async () => {
+    const { adapter, page } = await start();
+    const kept = await publish(adapter, page, "kept");
+    const gone = await publish(adapter, page, "deleted later");
+    fake.posts = fake.posts.filter((p) => p.urn !== gone);
+    const results = await adapter.fetchMetrics!({ destination: page, targets: [target(kept), target(gone)] });
+    expect(results.map((r) => [r.providerObjectId, r.kind])).toEqual([
+      [kept, "metrics"],
+      [gone, "missing"],
+    ]);
+    expect(statistics()).toHaveLength(1);
+  });
+
+  test("a list LinkedIn refuses (400) is asked again post by post; a post refused alone is missing", async () => {
+    const { adapter, page } = await start();
+    const refused = await publish(adapter, page, "refused");
+    const read = await publish(adapter, page, "read");
+    fake.failNext(2, { status: 400, path: "/rest/organizationalEntityShareStatistics" });
+    const results = await adapter.fetchMetrics!({
+      destination: page,
+      targets: [target(refused), target(read)],
+    });
+    expect(results.map((r) => [r.providerObjectId, r.kind])).toEqual([
+      [refused, "missing"],
+      [read, "metrics"],
+    ]);
+    expect(statistics()).toHaveLength(3);
+  });
+
+  test("429 fails the call: transient until the next midnight UTC", async () => {
+    const { adapter, page } = await start();
+    const urn = await publish(adapter, page, "limited");
+    fake.failNext(1, { status: 429, path: "/rest/organizationalEntityShareStatistics" });
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination: page, targets: [target(urn)] }),
+      "transient",
+    );
+    expect(error.retryAt).toBe(Date.parse("2026-03-02T00:00:00.000Z"));
+  });
+
+  test("an expired token is auth_expired (the job refreshes and reads again); a page no longer administered is auth_revoked", async () => {
+    const { adapter, page } = await start();
+    const urn = await publish(adapter, page, "expired");
+    fake.expireTokens();
+    const expired = await expectProviderError(
+      adapter.fetchMetrics!({ destination: page, targets: [target(urn)] }),
+      "auth_expired",
+    );
+    expect([expired.statusCode, expired.subcode]).toEqual([401, "65602"]);
+    const live = { ...page, credentials: { accessToken: fake.issueToken() } };
+    fake.organizations.find((o) => page.externalId.endsWith(`:${o.id}`))!.role = "ANALYST";
+    await expectProviderError(
+      adapter.fetchMetrics!({ destination: live, targets: [target(urn)] }),
+      "auth_revoked",
+    );
   });
 });
 

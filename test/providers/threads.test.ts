@@ -17,6 +17,7 @@ import {
   isPending,
   type DestinationRef,
   type MediaItem,
+  type MetricsTarget,
   type PendingItem,
   type PublishedItem,
 } from "../../src/providers/types.ts";
@@ -769,6 +770,100 @@ describe("checkItem and options", () => {
     expect(Value.Check(schema, { reply_control: "nobody" })).toBe(false);
     expect(Value.Check(schema, { alt_text_by_asset_id: { a: "x".repeat(1001) } })).toBe(false);
     expect(Value.Check(schema, { languages: ["en"] })).toBe(false);
+  });
+});
+
+describe("metrics (GET /{media-id}/insights)", () => {
+  const target = (p: PublishedItem): MetricsTarget => ({
+    providerObjectId: p.providerObjectId,
+    url: p.url,
+    extra: p.extra,
+    publishedAt: Date.now(),
+  });
+  const publish = async (adapter: ThreadsAdapter, destination: DestinationRef, text: string) =>
+    expectPublished(await adapter.publishItem(publishInput(destination, { text })));
+  const insightCalls = () => fake.requests.filter((r) => r.method === "GET" && r.path.endsWith("/insights"));
+
+  test("views, replies, likes, and reposts + quotes + shares; no impressions, saves or link clicks", async () => {
+    const { adapter, destination } = await start();
+    expect(adapter.metricsBatchSize).toBe(25);
+    const post = await publish(adapter, destination, "counted");
+    fake.posts[0]!.counts = { views: 4523, likes: 12, replies: 3, reposts: 2, quotes: 1, shares: 4 };
+    const results = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
+    expect(results).toEqual([
+      {
+        providerObjectId: post.providerObjectId,
+        kind: "metrics",
+        values: { views: 4523, comments: 3, reactions: 12, shares: 7 },
+        providerAsOf: null,
+      },
+    ]);
+    expect(insightCalls().map((r) => r.path)).toEqual([`/v1.0/${post.providerObjectId}/insights`]);
+  });
+
+  test("one insights call per post: Threads reads posts one at a time", async () => {
+    const { adapter, destination } = await start();
+    const posts = [];
+    for (const text of ["a", "b", "c"]) posts.push(await publish(adapter, destination, text));
+    fake.posts.forEach((p, i) => (p.counts = { likes: i + 1 }));
+    const results = await adapter.fetchMetrics!({ destination, targets: posts.map(target) });
+    expect(
+      results.map((r) => [r.providerObjectId, r.kind === "metrics" ? r.values.reactions : null]),
+    ).toEqual(posts.map((p, i) => [p.providerObjectId, i + 1]));
+    expect(insightCalls().map((r) => r.path)).toEqual(
+      posts.map((p) => `/v1.0/${p.providerObjectId}/insights`),
+    );
+  });
+
+  test("a deleted post is missing (Graph code 100 for that post alone); the others are read", async () => {
+    const { adapter, destination } = await start();
+    const kept = await publish(adapter, destination, "kept");
+    const gone = await publish(adapter, destination, "deleted later");
+    fake.posts = fake.posts.filter((p) => p.id !== gone.providerObjectId);
+    const results = await adapter.fetchMetrics!({ destination, targets: [target(gone), target(kept)] });
+    expect(results[0]).toMatchObject({ providerObjectId: gone.providerObjectId, kind: "missing" });
+    expect((results[0] as { reason: string }).reason).toContain("does not exist");
+    expect(results[1]).toMatchObject({ providerObjectId: kept.providerObjectId, kind: "metrics" });
+  });
+
+  test("a 429 (throttled app) fails the call: transient with retryAt from X-Business-Use-Case-Usage", async () => {
+    const { adapter, destination } = await start();
+    const post = await publish(adapter, destination, "limited");
+    fake.failNext(1, { status: 429, path: "/insights", headers: bucHeader(7) });
+    const before = Date.now();
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [target(post), target(post)] }),
+      "transient",
+    );
+    expect(error.statusCode).toBe(429);
+    expect(error.retryAt).toBeGreaterThanOrEqual(before + 7 * 60_000);
+    expect(insightCalls()).toHaveLength(1); // the batch stops at the throttled call
+  });
+
+  test("throttling in Meta's envelope (code 4, HTTP 400) is transient with a retry time too", async () => {
+    const { adapter, destination } = await start();
+    const post = await publish(adapter, destination, "throttled");
+    const body = graphErrorBody({ message: "Application request limit reached", code: 4 });
+    fake.failNext(1, { status: 400, path: "/insights", body });
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [target(post)] }),
+      "transient",
+    );
+    expect(error.retryAt! - Date.now()).toBeGreaterThan(9 * 60_000);
+  });
+
+  test("an expired token (code 190) is auth_revoked: Meta cannot renew a dead long-lived token", async () => {
+    const { adapter, destination } = await start();
+    const post = await publish(adapter, destination, "expired");
+    const expired: DestinationRef = {
+      ...destination,
+      credentials: { ...destination.credentials, accessToken: fake.issueToken({ ageMs: 61 * DAY }) },
+    };
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination: expired, targets: [target(post)] }),
+      "auth_revoked",
+    );
+    expect([error.errorCode, error.subcode]).toEqual(["190", "463"]);
   });
 });
 

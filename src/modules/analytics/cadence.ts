@@ -15,13 +15,18 @@ export const STOP_AFTER_AGE_MS = 30 * DAY;
 /** A failed read (without a rate-limit time from the network) is tried again after this long. */
 export const RETRY_AFTER_FAILURE_MS = 15 * MINUTE;
 
+/**
+ * The age of the last read: an hour before the 30-day mark, because X stops giving a post's
+ * non-public numbers (impressions, link clicks) at 30 days and the last read should still have them.
+ */
+export const LAST_READ_AGE_MS = STOP_AFTER_AGE_MS - HOUR;
+
 /** When a post published at `publishedAt` is read next after a read at `now`; null: no more reads. */
 export function nextRefreshAfter(publishedAt: number, now: number): number | null {
   const age = now - publishedAt;
-  if (age >= STOP_AFTER_AGE_MS) return null;
+  if (age >= LAST_READ_AGE_MS) return null;
   const next = now + (age < HOURLY_UNTIL_AGE_MS ? HOUR : DAY);
-  // The last read falls on the 30-day mark rather than a day past it.
-  return Math.min(next, publishedAt + STOP_AFTER_AGE_MS);
+  return Math.min(next, publishedAt + LAST_READ_AGE_MS);
 }
 
 /** The seven metrics at 0: what a post shows before its first read, and what a network does not offer. */
