@@ -2,10 +2,11 @@ import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
 import { operation, Timestamp } from "../docs.ts";
 import { resourceResponse } from "../etag.ts";
-import type { heraldPlugin } from "../plugin.ts";
+import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
 import { analyticsSeries, groupAnalytics, refreshGroupAnalytics } from "../../modules/analytics/service.ts";
 import { METRICS } from "../../providers/types.ts";
 import { Channel } from "./posts-schemas.ts";
+import { EmptyBody } from "./webhooks-schemas.ts";
 
 const tag = "Analytics";
 const MetricValues = t.Object(Object.fromEntries(METRICS.map((m) => [m, t.Integer({ minimum: 0 })])), {
@@ -91,7 +92,9 @@ export function analyticsRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin
           tag,
           errors: [404],
         }),
+        parse: JSON_PARSER,
         params: GroupParams,
+        body: t.Optional(EmptyBody),
         response: { 202: GroupAnalytics },
       },
     )
