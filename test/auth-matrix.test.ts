@@ -8,6 +8,8 @@ import { sha256Hex } from "../src/lib/crypto.ts";
 import { setWebhookTransport } from "../src/modules/webhooks/transport.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type RequestOptions, type TestResponse } from "./helpers/server.ts";
+import { insertPostAnalytics } from "../src/modules/analytics/repo.ts";
+import { findPostById } from "../src/modules/posts/repo.ts";
 import { insertAsset, insertXDestination, X_APP_ENV } from "./posts/fixtures.ts";
 
 // The auth matrix walks every operation of the server's own OpenAPI document, so a new route is
@@ -92,8 +94,8 @@ async function postOf(ws: string, when: "draft" | "queue" | typeof SCHEDULED_AT)
   return r.body.posts[0];
 }
 
-/** Path ids and a body made for one call. */
-type Fixture = { ids?: Record<string, string>; body?: unknown };
+/** Path ids, a body and a query string made for one call. */
+type Fixture = { ids?: Record<string, string>; body?: unknown; query?: string };
 /** Operations whose call needs a post in a given state, and the body that goes with it. */
 const OPERATION_FIXTURES: Record<string, (ws: string) => Promise<Fixture>> = {
   "POST /workspaces/{workspace_id}/posts": async (ws) => ({ body: await postBody(ws, "draft") }),
@@ -117,6 +119,9 @@ const OPERATION_FIXTURES: Record<string, (ws: string) => Promise<Fixture>> = {
   "POST /workspaces/{workspace_id}/posts/{post_id}/reschedule": async (ws) => ({
     ids: { post_id: (await postOf(ws, SCHEDULED_AT)).id },
     body: { confirmed: true, scheduled_at: "2030-02-01T09:00:00Z" },
+  }),
+  "GET /workspaces/{workspace_id}/analytics/posts": async () => ({
+    query: "from=2026-03-01&until=2026-03-08",
   }),
   "POST /workspaces/{workspace_id}/posts/{post_id}/retry": async (ws) => {
     // A failed post, as the engine would leave it.
@@ -148,6 +153,17 @@ const PATH_FIXTURES: Record<string, (ws: string, ids: Record<string, string>) =>
     return r.body.id;
   },
   post_id: async (ws) => (await postOf(ws, "draft")).id,
+  group: async (ws) => {
+    // A published post, as the engine leaves it, with the analytics row publishing starts.
+    const post = await postOf(ws, SCHEDULED_AT);
+    await engineOf(s.herald.db).query("UPDATE posts SET state = 'published', published_at = ? WHERE id = ?", [
+      s.clock.now(),
+      post.id,
+    ]);
+    const row = (await findPostById(s.herald.db, post.id))!;
+    await inTransaction(s.herald.db, (tx) => insertPostAnalytics(tx, row, s.clock.now()));
+    return post.group;
+  },
   connection_id: async (ws) => {
     const id = newId("conn");
     const now = s.clock.now();
@@ -244,11 +260,13 @@ async function call(op: Operation, key: string | null, options: CallOptions = {}
   if (hasParameter(op, "If-Match", true)) headers["if-match"] = "*";
   let ids: Record<string, string> = {};
   let body = minimalBody(op);
+  let query = "";
   const special = OPERATION_FIXTURES[`${op.method} ${op.path}`];
   if (options.fixtures && special) {
     const made = await special(workspaceId);
     ids = made.ids ?? ids;
     body = made.body ?? body;
+    query = made.query ? `?${made.query}` : "";
   } else if (options.fixtures) {
     for (const [, name] of op.path.matchAll(/\{([^}]+)\}/g)) {
       const make = PATH_FIXTURES[name!];
@@ -260,7 +278,7 @@ async function call(op: Operation, key: string | null, options: CallOptions = {}
     request.key = null;
     headers.authorization = options.rawAuthorization;
   }
-  return s.request(op.method, urlOf(op, workspaceId, ids), request);
+  return s.request(op.method, urlOf(op, workspaceId, ids) + query, request);
 }
 
 /**

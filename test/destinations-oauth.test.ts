@@ -83,7 +83,7 @@ describe("an instance that forgot Herald's app", () => {
 });
 
 describe("networks connected through Herald's own app", () => {
-  test.each(["x", "threads", "linkedin"])(
+  test.each(["x", "threads", "linkedin", "facebook", "instagram", "tiktok", "youtube"])(
     "without HERALD_<CH>_CLIENT_ID/_SECRET connecting %s is a 422 naming both variables",
     async (channel) => {
       const r = await s.request("POST", connections(), { body: { provider: channel } });
@@ -92,14 +92,4 @@ describe("networks connected through Herald's own app", () => {
       expect(r.body.detail).toContain(`${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET`);
     },
   );
-});
-
-describe("networks without an adapter yet", () => {
-  test("connecting one is a 422 naming the networks Herald connects", async () => {
-    const r = await s.request("POST", connections(), { body: { provider: "tiktok" } });
-    expectProblem(r, 422, "public_unpublishable", ["/provider"]);
-    expect(r.body.detail).toBe(
-      "Connecting tiktok is not available yet; Herald connects Bluesky, Threads, Mastodon, X, and LinkedIn.",
-    );
-  });
 });

@@ -1,9 +1,12 @@
 import { BLUESKY_NETWORK } from "./bluesky.ts";
+import { FACEBOOK_NETWORK } from "./facebook.ts";
+import { INSTAGRAM_NETWORK } from "./instagram.ts";
 import { LINKEDIN_NETWORK } from "./linkedin.ts";
 import { MASTODON_NETWORK, type MastodonDeps } from "./mastodon.ts";
-import { PENDING_NETWORKS } from "./pending-networks.ts";
 import { THREADS_NETWORK } from "./threads.ts";
+import { TIKTOK_NETWORK } from "./tiktok.ts";
 import { X_NETWORK } from "./x.ts";
+import { YOUTUBE_NETWORK } from "./youtube.ts";
 import {
   CHANNELS,
   type AdapterDeps,
@@ -21,13 +24,17 @@ interface PublishingNetwork {
   create(deps: RegistryDeps): ProviderAdapter;
 }
 
-/** The networks Herald publishes to: adding one is one line here (and its adapter file). */
+/** The networks Herald publishes to, all nine of the contract: one line each (and its adapter files). */
 const PUBLISHING_NETWORKS: PublishingNetwork[] = [
   BLUESKY_NETWORK,
+  FACEBOOK_NETWORK,
+  INSTAGRAM_NETWORK,
   MASTODON_NETWORK,
   THREADS_NETWORK,
   LINKEDIN_NETWORK,
+  TIKTOK_NETWORK,
   X_NETWORK,
+  YOUTUBE_NETWORK,
 ];
 
 /**
@@ -35,9 +42,7 @@ const PUBLISHING_NETWORKS: PublishingNetwork[] = [
  * enums, option schemas and caps derive from it at start.
  */
 export const NETWORK_RULES: readonly NetworkRules[] = CHANNELS.map((channel) => {
-  const rules =
-    PUBLISHING_NETWORKS.find((n) => n.rules.channel === channel)?.rules ??
-    PENDING_NETWORKS.find((n) => n.channel === channel);
+  const rules = PUBLISHING_NETWORKS.find((n) => n.rules.channel === channel)?.rules;
   if (!rules) throw new Error(`no rules for channel ${channel}`);
   return rules;
 });

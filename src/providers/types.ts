@@ -108,7 +108,8 @@ export interface AdapterDeps extends ProviderDeps {
  * convention `expiresAt` (epoch ms) is when the access token expires: the engine renews credentials
  * due within a minute before publishing, and the credentials job renews them `refreshAheadMs` early.
  * `renewable: false` says no renewal is possible (a LinkedIn self-serve app): the job then marks the
- * destination for reauthorization when the token expires instead of trying.
+ * destination for reauthorization when the token expires instead of trying. `renewBy` (epoch ms) is
+ * when the job must renew whatever `refreshAheadMs` says: a refresh token that dies unused (TikTok).
  */
 export type Credentials = Record<string, unknown>;
 

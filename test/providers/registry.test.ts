@@ -1,25 +1,28 @@
 import { expect, test } from "bun:test";
 import { systemClock } from "../../src/lib/clock.ts";
 import { createProviderRegistry, NETWORK_RULES } from "../../src/providers/registry.ts";
-import { CHANNELS, type Channel } from "../../src/providers/types.ts";
+import { CHANNELS } from "../../src/providers/types.ts";
 
-test("the registry has the five networks that publish, in the contract's order; null for the others", () => {
+test("the registry has an adapter for every channel of the contract, in its order", () => {
   const registry = createProviderRegistry({ fetch, clock: systemClock, timeoutMs: 1000, apps: {} });
-  const publishing: Channel[] = ["bluesky", "threads", "mastodon", "x", "linkedin"];
-  expect(registry.adapters.map((a) => a.channel)).toEqual(publishing);
-  expect(CHANNELS.filter((c) => registry.adapter(c) !== null)).toEqual(publishing);
+  expect(registry.adapters.map((a) => a.channel)).toEqual([...CHANNELS]);
   const facts = registry.adapters.map((a) => [
     a.channel,
     a.idempotentCreate,
     a.connection.kind === "oauth" ? a.connection.registration : a.connection.kind,
+    a.pendingChecksRepeatable,
   ]);
-  // Only Mastodon's create call honours an idempotency key; the new three use Herald's own apps.
+  // Only Mastodon's create call honours an idempotency key; every network but two uses Herald's app.
   expect(facts).toEqual([
-    ["bluesky", false, "password"],
-    ["threads", false, "fixed-app"],
-    ["mastodon", true, "per-instance"],
-    ["x", false, "fixed-app"],
-    ["linkedin", false, "fixed-app"],
+    ["bluesky", false, "password", false],
+    ["facebook", false, "fixed-app", true],
+    ["instagram", false, "fixed-app", true],
+    ["threads", false, "fixed-app", true],
+    ["mastodon", true, "per-instance", false],
+    ["x", false, "fixed-app", false],
+    ["linkedin", false, "fixed-app", false],
+    ["tiktok", false, "fixed-app", true],
+    ["youtube", false, "fixed-app", true],
   ]);
 });
 

@@ -172,7 +172,8 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
       {
         ...operation({
           scope: "destinations:write",
-          summary: "Connect an account: Bluesky at once (handle + app password), Mastodon through OAuth",
+          summary:
+            "Connect an account: Bluesky at once (handle + app password), the other networks through OAuth",
           tag,
           errors: [404, 422, 502],
           idempotency: "optional",

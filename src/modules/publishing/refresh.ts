@@ -87,22 +87,26 @@ export async function refreshDestination(
 /**
  * The credentials job: renews tokens that would otherwise die unused (Threads' 60-day token, a
  * LinkedIn token with a refresh token) once they are within their adapter's `refreshAheadMs` of
- * `expiresAt`. A renewal the network refuses marks the destination `reauthorization_required`, so
+ * `expiresAt`, and credentials whose `renewBy` has come (TikTok's rotating refresh token). A renewal the network refuses marks the destination `reauthorization_required`, so
  * the user hears of it before a post fails; a transient failure is tried again on the next run.
  * Returns how many destinations were renewed.
  */
 export async function renewExpiringCredentials(h: Herald, owner: string): Promise<number> {
-  const ahead = new Map<string, number>();
-  for (const a of h.providers.adapters) if (a.refreshAheadMs !== null) ahead.set(a.channel, a.refreshAheadMs);
+  const ahead = new Map<string, number | null>();
+  for (const a of h.providers.adapters) ahead.set(a.channel, a.refreshAheadMs);
   let renewed = 0;
   for (const row of await listUsableDestinationsOn(h.db, [...ahead.keys()])) {
-    const { expiresAt, renewable } = destinationRef(h, row).credentials;
-    if (typeof expiresAt !== "number" || expiresAt - h.clock.now() > ahead.get(row.channel)!) continue;
+    const { expiresAt, renewable, renewBy } = destinationRef(h, row).credentials;
+    const now = h.clock.now();
+    const aheadMs = ahead.get(row.channel) ?? null;
+    const accessDue = typeof expiresAt === "number" && aheadMs !== null && expiresAt - now <= aheadMs;
+    const refreshDue = typeof renewBy === "number" && renewBy <= now;
     if (renewable === false) {
       // Nothing to renew: the user is told when the token dies, not a week before.
-      if (expiresAt <= h.clock.now()) await markForReauthorization(h, row.id);
+      if (typeof expiresAt === "number" && expiresAt <= now) await markForReauthorization(h, row.id);
       continue;
     }
+    if (!accessDue && !refreshDue) continue;
     try {
       await refreshDestination(h, owner, row.id, row.credentialsSealed);
       renewed += 1;

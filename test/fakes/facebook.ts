@@ -1,0 +1,973 @@
+// A faithful local fake of graph.facebook.com for Facebook Pages and Instagram through Facebook Login
+// (providers.md §5, §6, §14): the Login dialog, code → short-lived user token → long-lived user token
+// (fb_exchange_token), /me/accounts with Page tokens and linked Instagram accounts (paged), Page feed
+// posts (with duplicate detection), photos (published, or unpublished then attached_media), reels
+// (video_reels start → bytes to the upload URL → finish → status while processing), Instagram media
+// containers with a status_code state machine, media pulled from image_url / video_url (really
+// downloaded), carousels, media_publish (once per container), permalinks, content_publishing_limit,
+// and Graph error bodies (190, throttling with X-Business-Use-Case-Usage, code 2 that still creates).
+import { EXPIRED_TOKEN, graphError, metaDefaultFailure } from "./meta.ts";
+import { json, never, newControls, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
+
+/** An Instagram professional account linked to a Page. */
+export interface FakeInstagramAccount {
+  id: string;
+  username: string;
+  name: string;
+  profile_picture_url: string;
+}
+
+/** A Page the signed-in person manages. */
+export interface FakePage {
+  id: string;
+  name: string;
+  username: string | null;
+  instagram: FakeInstagramAccount | null;
+}
+
+/** A Page post (text, link, photos, or the post of a published reel). */
+export interface FakeFacebookPost {
+  id: string;
+  pageId: string;
+  kind: "status" | "link" | "photo" | "photos" | "reel";
+  message: string;
+  link: string | null;
+  /** Photos shown by the post (attached_media, or the published photo). */
+  photoIds: string[];
+  videoId: string | null;
+  permalink: string;
+  createdAt: number;
+}
+
+/** A photo uploaded to a Page. */
+export interface FakePhoto {
+  id: string;
+  pageId: string;
+  published: boolean;
+  contentType: string;
+  bytes: number;
+  /** The post it appears in (published at once, or attached later); null while unattached. */
+  postId: string | null;
+}
+
+/** How a reel ends once processed: published, or a configured error / expiry. */
+export type ReelEnd = { state: "published" } | { state: "error"; message: string } | { state: "expired" };
+
+/** A reel upload session and what became of it. */
+export interface FakeReel {
+  id: string;
+  pageId: string;
+  /** Bytes received at the upload URL, and the headers sent with them. */
+  received: number;
+  uploadHeaders: { authorization: string; offset: string; fileSize: string } | null;
+  finished: boolean;
+  videoState: string | null;
+  description: string | null;
+  phase: "created" | "uploaded" | "processing" | "published" | "error" | "expired";
+  pollsLeft: number;
+  end: ReelEnd;
+  postId: string | null;
+}
+
+/** How an Instagram container ends once processed: FINISHED normally, or a configured ERROR / EXPIRED. */
+export type ContainerEnd = { code: "FINISHED" } | { code: "ERROR"; status: string } | { code: "EXPIRED" };
+
+/** An Instagram media container. */
+export interface FakeContainer {
+  id: string;
+  igId: string;
+  mediaType: "IMAGE" | "VIDEO" | "REELS" | "CAROUSEL";
+  caption: string | null;
+  mediaUrl: string | null;
+  isCarouselItem: boolean;
+  children: string[];
+  altText: string | null;
+  statusCode: "IN_PROGRESS" | "FINISHED" | "ERROR" | "EXPIRED" | "PUBLISHED";
+  status: string | null;
+  pollsLeft: number;
+  end: ContainerEnd;
+  /** What the fake downloaded from `mediaUrl`. */
+  download: { status: number; contentType: string | null; bytes: number } | null;
+  mediaId: string | null;
+  createdAt: number;
+}
+
+/** A published Instagram post. */
+export interface FakeInstagramPost {
+  id: string;
+  igId: string;
+  containerId: string;
+  mediaType: "IMAGE" | "VIDEO" | "CAROUSEL_ALBUM";
+  caption: string;
+  children: string[];
+  shortcode: string;
+  permalink: string;
+  timestamp: number;
+}
+
+/** A token the fake issued. */
+export interface FakeToken {
+  kind: "short" | "long" | "page";
+  /** The Page a Page token acts for. */
+  pageId: string | null;
+  scopes: string[];
+  issuedAt: number;
+  expiresAt: number;
+  revoked: boolean;
+}
+
+/** Settings of the fake; `now` decides token ages, container expiry and the 24 h windows. */
+export interface FacebookFakeOptions {
+  /** The Pages the person manages (default: three, two of them with an Instagram account). */
+  pages?: FakePage[];
+  /** Pages per /me/accounts answer (default 25). */
+  pageSize?: number;
+  /** Status polls an Instagram image or video container answers IN_PROGRESS (default 2). */
+  mediaProcessingPolls?: number;
+  /** Status reads a reel answers "processing" after finish (default 2). */
+  reelProcessingPolls?: number;
+  /** Instagram API posts per account per 24 h (default 100). */
+  quotaTotal?: number;
+  /** Redirect URIs the app accepts; null (default) accepts any. */
+  redirectUris?: string[] | null;
+  now?: () => number;
+}
+
+/** The running fake: its origin, what it stored, and its switches. */
+export interface FacebookFake extends FakeControls {
+  origin: string;
+  stop(): Promise<void>;
+  app: { clientId: string; clientSecret: string; redirectUris: string[] | null };
+  pages: FakePage[];
+  /** The dialog requests it answered (query parameters). */
+  authorizations: Record<string, string>[];
+  tokens: Map<string, FakeToken>;
+  posts: FakeFacebookPost[];
+  photos: FakePhoto[];
+  reels: FakeReel[];
+  containers: FakeContainer[];
+  igPosts: FakeInstagramPost[];
+  mediaProcessingPolls: number;
+  reelProcessingPolls: number;
+  quotaTotal: number;
+  /** The next reel finished ends this way instead of published. */
+  nextReelEnds(end: ReelEnd): void;
+  /** The next container created ends this way instead of FINISHED. */
+  nextContainerEnds(end: ContainerEnd): void;
+  /** Every reel and container still processing is processed now. */
+  finishProcessing(): void;
+  /** The next `n` creates (feed, published photo, reel finish, media_publish) are stored, then answer 500 code 2. */
+  createThenFail(n: number): void;
+  /** Tokens issued so far (or those `which` picks) answer code 190 from now on. */
+  revokeTokens(which?: (t: FakeToken, value: string) => boolean): void;
+  /** A Page token as /me/accounts would give it, for tests that build destinations by hand. */
+  issuePageToken(pageId: string, scopes?: string[]): string;
+}
+
+const DAY_MS = 24 * 60 * 60_000;
+const SHORT_TTL_MS = 2 * 60 * 60_000;
+const LONG_TTL_S = 5_183_944;
+const VERSION = /^\/v\d+\.\d+(\/.*)$/;
+const ALL_SCOPES = [
+  "pages_show_list",
+  "pages_manage_posts",
+  "pages_read_engagement",
+  "read_insights",
+  "instagram_basic",
+  "instagram_content_publish",
+  "instagram_manage_insights",
+  "business_management",
+];
+const PAGE_FIELDS = new Set([
+  "id",
+  "name",
+  "access_token",
+  "username",
+  "picture",
+  "instagram_business_account",
+  "tasks",
+  "category",
+]);
+const POST_FIELDS = new Set(["id", "message", "permalink_url", "created_time"]);
+const VIDEO_FIELDS = new Set(["id", "status", "permalink_url", "description"]);
+const CONTAINER_FIELDS = new Set(["id", "status_code", "status"]);
+const IG_MEDIA_FIELDS = new Set(["id", "caption", "timestamp", "permalink", "media_type", "shortcode"]);
+const IG_USER_FIELDS = new Set(["id", "username", "name", "profile_picture_url", "followers_count"]);
+
+/** The default Pages: a café with Instagram, a lab without, a bookshop with. */
+function defaultPages(origin: string): FakePage[] {
+  const ig = (id: string, username: string, name: string): FakeInstagramAccount => ({
+    id,
+    username,
+    name,
+    profile_picture_url: `${origin}/pictures/${username}.jpg`,
+  });
+  return [
+    {
+      id: "101000000000001",
+      name: "Herald Café",
+      username: "heraldcafe",
+      instagram: ig("17841400000000001", "herald.cafe", "Herald Café"),
+    },
+    { id: "101000000000002", name: "Herald Labs", username: null, instagram: null },
+    {
+      id: "101000000000003",
+      name: "Herald Books",
+      username: "heraldbooks",
+      instagram: ig("17841400000000003", "heraldbooks", "Herald Books"),
+    },
+  ];
+}
+
+/** Graph time: ISO 8601 with a `+0000` offset. */
+function graphTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "+0000");
+}
+
+/** Which image a photo's bytes are, by their magic numbers (the declared type is not trusted). */
+function sniffImage(bytes: Uint8Array): string | null {
+  if (bytes[0] === 0xff && bytes[1] === 0xd8) return "image/jpeg";
+  if (bytes[0] === 0x89 && bytes[1] === 0x50 && bytes[2] === 0x4e && bytes[3] === 0x47) return "image/png";
+  return null;
+}
+
+/** Starts the fake on 127.0.0.1 at a free port. */
+export async function startFacebookFake(options: FacebookFakeOptions = {}): Promise<FacebookFake> {
+  const failures: { remaining: number; spec: FailSpec }[] = [];
+  const now = options.now ?? Date.now;
+  const codes = new Map<string, { redirectUri: string; scopes: string[] }>();
+  const reelEnds: ReelEnd[] = [];
+  const containerEnds: ContainerEnd[] = [];
+  let failAfterCreate = 0;
+  let nextId = 18_000_000_000_000_000n;
+  const id = () => String(++nextId);
+
+  const fake: FacebookFake = {
+    ...newControls(failures),
+    app: {
+      clientId: "987654321",
+      clientSecret: token("fbsecret_"),
+      redirectUris: options.redirectUris ?? null,
+    },
+    pages: [],
+    authorizations: [],
+    tokens: new Map(),
+    posts: [],
+    photos: [],
+    reels: [],
+    containers: [],
+    igPosts: [],
+    mediaProcessingPolls: options.mediaProcessingPolls ?? 2,
+    reelProcessingPolls: options.reelProcessingPolls ?? 2,
+    quotaTotal: options.quotaTotal ?? 100,
+    nextReelEnds: (end) => void reelEnds.push(end),
+    nextContainerEnds: (end) => void containerEnds.push(end),
+    finishProcessing: () => {
+      for (const reel of fake.reels.filter((r) => r.phase === "processing")) settleReel(reel);
+      for (const c of fake.containers.filter((c) => c.statusCode === "IN_PROGRESS")) settleContainer(c);
+    },
+    createThenFail: (n) => void (failAfterCreate += n),
+    revokeTokens: (which = () => true) =>
+      fake.tokens.forEach((t, value) => {
+        if (which(t, value)) t.revoked = true;
+      }),
+    issuePageToken: (pageId, scopes = ALL_SCOPES) => issue("page", pageId, scopes, null),
+  };
+
+  function issue(kind: FakeToken["kind"], pageId: string | null, scopes: string[], ttlMs: number | null) {
+    const value = token(kind === "page" ? "EAAPage" : kind === "long" ? "EAALong" : "EAAShort");
+    const issuedAt = now();
+    fake.tokens.set(value, {
+      kind,
+      pageId,
+      scopes,
+      issuedAt,
+      expiresAt: ttlMs === null ? Number.POSITIVE_INFINITY : issuedAt + ttlMs,
+      revoked: false,
+    });
+    return value;
+  }
+
+  const bad = (message: string, code = 100, subcode?: number) => graphError(400, { message, code, subcode });
+  const ok = (body: unknown) => json(body, 200, { "x-fb-trace-id": `Afb${fake.requests.length}` });
+  const denied = (scope: string) => bad(`(#200) The permission ${scope} is not granted for this action`, 200);
+
+  /** The answer to a create that went through: hangs, fails with code 2 (still stored), or `body`. */
+  function created(body: unknown): Response | Promise<Response> {
+    if (fake.hangAfterReceive) return never();
+    if (failAfterCreate > 0) {
+      failAfterCreate--;
+      return graphError(500, {
+        message: "An unexpected error has occurred. Please retry your request later.",
+        code: 2,
+        isTransient: true,
+      });
+    }
+    return ok(body);
+  }
+
+  function tokenOf(params: Record<string, string>, request: Request): FakeToken | null {
+    const header = /^(?:Bearer|OAuth) (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+    const entry = fake.tokens.get(params.access_token ?? header ?? "");
+    return entry && !entry.revoked && entry.expiresAt > now() ? entry : null;
+  }
+
+  /** Query and body parameters together, as Graph reads them; a multipart file comes back apart. */
+  async function paramsOf(request: Request, url: URL) {
+    const params: Record<string, string> = Object.fromEntries(url.searchParams);
+    let file: File | null = null;
+    const type = request.headers.get("content-type") ?? "";
+    if (request.method === "POST" && (type.includes("form-urlencoded") || type.includes("multipart"))) {
+      for (const [key, value] of (await request.formData()).entries()) {
+        if (typeof value === "string") params[key] = value;
+        else file = value;
+      }
+    }
+    return { params, file };
+  }
+
+  /** The `fields` asked for, or a (#100) error naming one the node does not have. */
+  function fieldsOf(params: Record<string, string>, known: Set<string>): string[] | Response {
+    const fields = params.fields ? params.fields.split(",").map((f) => f.trim()) : ["id"];
+    const unknown = fields.find((f) => !known.has(f));
+    return unknown ? bad(`(#100) Tried accessing nonexisting field (${unknown})`) : fields;
+  }
+
+  function pick(all: Record<string, unknown>, fields: string[]): Record<string, unknown> {
+    return Object.fromEntries(Object.entries(all).filter(([key]) => key === "id" || fields.includes(key)));
+  }
+
+  async function download(url: string): Promise<NonNullable<FakeContainer["download"]>> {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(5000) });
+      const bytes = (await response.arrayBuffer()).byteLength;
+      const contentType = response.headers.get("content-type")?.split(";")[0]?.trim() ?? null;
+      return { status: response.status, contentType, bytes };
+    } catch {
+      return { status: 0, contentType: null, bytes: 0 };
+    }
+  }
+
+  // ---- Facebook Login -------------------------------------------------------------------------
+
+  function dialog(url: URL): Response {
+    const params = Object.fromEntries(url.searchParams);
+    fake.authorizations.push(params);
+    const redirectUri = params.redirect_uri ?? "";
+    if (params.client_id !== fake.app.clientId) return new Response("Invalid App ID", { status: 400 });
+    if (fake.app.redirectUris && !fake.app.redirectUris.includes(redirectUri))
+      return new Response("URL blocked: the redirect URI is not whitelisted", { status: 400 });
+    if (params.response_type !== "code") return new Response("response_type must be code", { status: 400 });
+    // The person approves at once, granting what was asked (unknown scopes are dropped).
+    const scopes = (params.scope ?? "").split(",").filter((s) => ALL_SCOPES.includes(s));
+    const code = token("AQD");
+    codes.set(code, { redirectUri, scopes });
+    const target = new URL(redirectUri);
+    target.searchParams.set("code", code);
+    if (params.state) target.searchParams.set("state", params.state);
+    return new Response(null, { status: 302, headers: { location: `${target}#_=_` } });
+  }
+
+  function accessToken(params: Record<string, string>): Response {
+    if (params.client_id !== fake.app.clientId)
+      return bad("Error validating application. Invalid application ID.", 101);
+    if (params.client_secret !== fake.app.clientSecret) return bad("Error validating client secret.", 1);
+    if (params.grant_type === "fb_exchange_token") {
+      const short = fake.tokens.get(params.fb_exchange_token ?? "");
+      if (!short || short.revoked || short.expiresAt <= now() || short.kind === "page")
+        return graphError(400, EXPIRED_TOKEN);
+      return ok({
+        access_token: issue("long", null, short.scopes, LONG_TTL_S * 1000),
+        token_type: "bearer",
+        expires_in: LONG_TTL_S,
+      });
+    }
+    const grant = codes.get(params.code ?? "");
+    if (!grant) return bad("This authorization code has been used.", 100, 36009);
+    if (grant.redirectUri !== params.redirect_uri)
+      return bad(
+        "Error validating verification code. Please make sure your redirect_uri is identical",
+        100,
+        36008,
+      );
+    codes.delete(params.code!);
+    return ok({
+      access_token: issue("short", null, grant.scopes, SHORT_TTL_MS),
+      token_type: "bearer",
+      expires_in: SHORT_TTL_MS / 1000,
+    });
+  }
+
+  function accounts(params: Record<string, string>, user: FakeToken): Response {
+    if (user.kind === "page") return bad("(#100) Tried accessing nonexisting field (accounts)");
+    if (!user.scopes.includes("pages_show_list")) return denied("pages_show_list");
+    const fields = fieldsOf(params, PAGE_FIELDS);
+    if (fields instanceof Response) return fields;
+    const size = Math.min(Number(params.limit ?? options.pageSize ?? 25) || 25, options.pageSize ?? 25);
+    const start = params.after ? Number(Buffer.from(params.after, "base64url").toString()) : 0;
+    const slice = fake.pages.slice(start, start + size);
+    // A short-lived user token gives Page tokens that die with it; a long-lived one, tokens that do not.
+    const ttl = user.kind === "long" ? null : user.expiresAt - now();
+    const data = slice.map((page) =>
+      pick(
+        {
+          id: page.id,
+          name: page.name,
+          access_token: issue("page", page.id, user.scopes, ttl),
+          ...(page.username ? { username: page.username } : {}),
+          picture: { data: { url: `${server.origin}/pictures/${page.id}.jpg`, is_silhouette: false } },
+          ...(page.instagram && user.scopes.includes("instagram_basic")
+            ? { instagram_business_account: { id: page.instagram.id } }
+            : {}),
+          tasks: ["ADVERTISE", "ANALYZE", "CREATE_CONTENT", "MODERATE", "MANAGE"],
+          category: "Local business",
+        },
+        fields,
+      ),
+    );
+    const end = start + slice.length;
+    const cursor = (n: number) => Buffer.from(String(n)).toString("base64url");
+    const more = end < fake.pages.length;
+    return ok({
+      data,
+      paging: {
+        cursors: { before: cursor(start), after: cursor(end) },
+        ...(more ? { next: `${server.origin}/v25.0/me/accounts?after=${cursor(end)}&limit=${size}` } : {}),
+      },
+    });
+  }
+
+  // ---- Pages ------------------------------------------------------------------------------------
+
+  function newPost(
+    page: FakePage,
+    post: Omit<FakeFacebookPost, "id" | "pageId" | "permalink" | "createdAt">,
+  ) {
+    const postNum = id();
+    const stored: FakeFacebookPost = {
+      id: `${page.id}_${postNum}`,
+      pageId: page.id,
+      permalink: `https://www.facebook.com/${page.username ?? page.id}/posts/${postNum}`,
+      createdAt: now(),
+      ...post,
+    };
+    fake.posts.push(stored);
+    return stored;
+  }
+
+  function feed(page: FakePage, params: Record<string, string>): Response | Promise<Response> {
+    const message = params.message ?? "";
+    const link = params.link ?? null;
+    const attached: string[] = [];
+    for (const [key, value] of Object.entries(params)) {
+      if (!/^attached_media\[\d+\]$/.test(key)) continue;
+      let fbid: unknown;
+      try {
+        fbid = (JSON.parse(value) as { media_fbid?: unknown }).media_fbid;
+      } catch {
+        return bad("(#100) param attached_media must be an array of objects with media_fbid");
+      }
+      const photo = fake.photos.find((p) => p.id === String(fbid) && p.pageId === page.id);
+      if (!photo || photo.published || photo.postId)
+        return bad(`(#100) attached_media: ${String(fbid)} is not an unpublished photo of this Page`);
+      attached.push(photo.id);
+    }
+    if (message === "" && link === null && attached.length === 0)
+      return bad("(#100) The post is empty. Please enter a message to share.");
+    if (link !== null && !/^https?:\/\//.test(link))
+      return bad("(#100) link URL is not properly formatted", 100, 2061006);
+    // Facebook refuses the same text (and link) on the same Page within a day.
+    const since = now() - DAY_MS;
+    if (
+      attached.length === 0 &&
+      fake.posts.some(
+        (p) => p.pageId === page.id && p.message === message && p.link === link && p.createdAt > since,
+      )
+    )
+      return bad(
+        "You've already posted this. Posting the same content repeatedly on Facebook isn't allowed.",
+        368,
+      );
+    const post = newPost(page, {
+      kind: attached.length > 0 ? "photos" : link ? "link" : "status",
+      message,
+      link,
+      photoIds: attached,
+      videoId: null,
+    });
+    for (const photoId of attached) fake.photos.find((p) => p.id === photoId)!.postId = post.id;
+    return created({ id: post.id });
+  }
+
+  async function photos(page: FakePage, params: Record<string, string>, file: File | null) {
+    if (!file) return bad("(#324) Requires upload file", 324);
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const type = sniffImage(bytes);
+    if (!type) return bad("(#324) Missing or invalid image file", 324);
+    if (bytes.length > 4_000_000)
+      return bad("Your photos couldn't be uploaded. Photos should be less than 4 MB.", 100, 1366046);
+    const published = params.published !== "false";
+    const photo: FakePhoto = {
+      id: id(),
+      pageId: page.id,
+      published,
+      contentType: type,
+      bytes: bytes.length,
+      postId: null,
+    };
+    fake.photos.push(photo);
+    if (!published) return ok({ id: photo.id });
+    const post = newPost(page, {
+      kind: "photo",
+      message: params.caption ?? "",
+      link: null,
+      photoIds: [photo.id],
+      videoId: null,
+    });
+    photo.postId = post.id;
+    return created({ id: photo.id, post_id: post.id });
+  }
+
+  function videoReels(page: FakePage, params: Record<string, string>): Response | Promise<Response> {
+    if (params.upload_phase === "start") {
+      const reel: FakeReel = {
+        id: id(),
+        pageId: page.id,
+        received: 0,
+        uploadHeaders: null,
+        finished: false,
+        videoState: null,
+        description: null,
+        phase: "created",
+        pollsLeft: 0,
+        end: { state: "published" },
+        postId: null,
+      };
+      fake.reels.push(reel);
+      return ok({ video_id: reel.id, upload_url: `${server.origin}/video-upload/v25.0/${reel.id}` });
+    }
+    if (params.upload_phase !== "finish") return bad("(#100) upload_phase must be one of {start, finish}");
+    const reel = fake.reels.find((r) => r.id === params.video_id && r.pageId === page.id);
+    if (!reel) return bad("(#100) video_id is not a reel upload of this Page");
+    if (reel.finished) return bad("(#100) This reel has already been finished");
+    if (reel.phase !== "uploaded")
+      return bad("Video upload is incomplete: no bytes were received", 6000, 1363030);
+    if (!["PUBLISHED", "DRAFT", "SCHEDULED"].includes(params.video_state ?? ""))
+      return bad("(#100) video_state must be one of {DRAFT, PUBLISHED, SCHEDULED}");
+    reel.finished = true;
+    reel.videoState = params.video_state!;
+    reel.description = params.description ?? null;
+    reel.end = reelEnds.shift() ?? { state: "published" };
+    reel.phase = "processing";
+    reel.pollsLeft = fake.reelProcessingPolls;
+    if (reel.pollsLeft === 0) settleReel(reel);
+    return created({ success: true });
+  }
+
+  function settleReel(reel: FakeReel): void {
+    reel.pollsLeft = 0;
+    if (reel.end.state !== "published") {
+      reel.phase = reel.end.state;
+      return;
+    }
+    reel.phase = "published";
+    if (reel.videoState !== "PUBLISHED") return;
+    const page = fake.pages.find((p) => p.id === reel.pageId)!;
+    const post = newPost(page, {
+      kind: "reel",
+      message: reel.description ?? "",
+      link: null,
+      photoIds: [],
+      videoId: reel.id,
+    });
+    post.permalink = `https://www.facebook.com/reel/${reel.id}`;
+    reel.postId = post.id;
+  }
+
+  async function uploadReel(request: Request, videoId: string): Promise<Response> {
+    const reel = fake.reels.find((r) => r.id === videoId);
+    if (!reel) return json({ debug_info: { type: "NotFound", message: "Unknown video id" } }, 404);
+    const auth = request.headers.get("authorization") ?? "";
+    const owner = fake.tokens.get(/^OAuth (.+)$/.exec(auth)?.[1] ?? "");
+    if (!owner || owner.revoked || owner.pageId !== reel.pageId) return graphError(400, EXPIRED_TOKEN);
+    const bytes = (await request.arrayBuffer()).byteLength;
+    const offset = request.headers.get("offset") ?? "";
+    const fileSize = request.headers.get("file_size") ?? "";
+    if (!/^\d+$/.test(offset) || !/^\d+$/.test(fileSize))
+      return json(
+        {
+          debug_info: {
+            type: "ParameterValidationError",
+            message: "Header Offset/file_size not convertable",
+          },
+        },
+        400,
+      );
+    if (Number(offset) !== 0 || Number(fileSize) !== bytes)
+      return json(
+        { debug_info: { type: "ParameterValidationError", message: "file_size does not match" } },
+        400,
+      );
+    reel.received = bytes;
+    reel.uploadHeaders = { authorization: auth, offset, fileSize };
+    reel.phase = "uploaded";
+    return ok({ success: true });
+  }
+
+  function reelStatus(reel: FakeReel): Record<string, unknown> {
+    if (reel.phase === "processing") {
+      if (reel.pollsLeft > 0) reel.pollsLeft--;
+      else settleReel(reel);
+    }
+    const done = { status: "complete" };
+    const notStarted = { status: "not_started" };
+    const uploading = reel.phase === "created" ? notStarted : { ...done, bytes_transferred: reel.received };
+    switch (reel.phase) {
+      case "created":
+      case "uploaded":
+        return {
+          video_status: reel.phase === "created" ? "upload" : "upload_complete",
+          uploading_phase: uploading,
+          processing_phase: notStarted,
+          publishing_phase: notStarted,
+        };
+      case "processing":
+        return {
+          video_status: "processing",
+          uploading_phase: uploading,
+          processing_phase: { status: "in_progress" },
+          publishing_phase: notStarted,
+        };
+      case "published":
+        return {
+          video_status: "ready",
+          uploading_phase: uploading,
+          processing_phase: done,
+          // A DRAFT reel is processed but never published.
+          publishing_phase:
+            reel.videoState === "PUBLISHED"
+              ? { status: "complete", publish_status: "published", publish_time: Math.floor(now() / 1000) }
+              : notStarted,
+        };
+      case "error":
+        return {
+          video_status: "error",
+          uploading_phase: uploading,
+          processing_phase: {
+            status: "error",
+            errors: [{ code: 1363008, message: (reel.end as { message: string }).message }],
+          },
+          publishing_phase: notStarted,
+        };
+      case "expired":
+        return {
+          video_status: "expired",
+          uploading_phase: uploading,
+          processing_phase: notStarted,
+          publishing_phase: notStarted,
+        };
+    }
+  }
+
+  // ---- Instagram --------------------------------------------------------------------------------
+
+  function settleContainer(c: FakeContainer): void {
+    c.pollsLeft = 0;
+    c.statusCode = c.end.code;
+    c.status =
+      c.end.code === "ERROR"
+        ? c.end.status
+        : c.end.code === "FINISHED"
+          ? "Finished: Media has been uploaded and it is ready to be published."
+          : null;
+  }
+
+  function refreshContainer(c: FakeContainer): void {
+    if (c.statusCode !== "PUBLISHED" && c.statusCode !== "ERROR" && now() - c.createdAt > DAY_MS) {
+      c.statusCode = "EXPIRED";
+      c.status = null;
+    }
+  }
+
+  async function createContainer(
+    ig: FakeInstagramAccount,
+    params: Record<string, string>,
+  ): Promise<Response> {
+    const isCarouselItem = params.is_carousel_item === "true";
+    const mediaType = params.media_type ?? (params.image_url ? "IMAGE" : "");
+    if (!["IMAGE", "VIDEO", "REELS", "CAROUSEL"].includes(mediaType))
+      return bad("(#100) The parameter image_url is required", 100, 2207023);
+    if (mediaType === "VIDEO" && !isCarouselItem)
+      return bad(
+        "(#100) The VIDEO media type is no longer supported for feed videos; use REELS",
+        100,
+        2207023,
+      );
+    if (isCarouselItem && (mediaType === "REELS" || mediaType === "CAROUSEL"))
+      return bad("(#100) Only images and VIDEO can be carousel items", 100, 2207028);
+    const caption = params.caption ?? null;
+    if (caption !== null && [...caption].length > 2200) return bad("The caption is too long", 100, 2207010);
+    const children = mediaType === "CAROUSEL" ? (params.children ?? "").split(",").filter(Boolean) : [];
+    if (mediaType === "CAROUSEL") {
+      if (children.length < 2 || children.length > 10)
+        return bad("(#100) A carousel takes 2 to 10 items: too little or too many attachments", 100, 2207028);
+      for (const child of children) {
+        const item = fake.containers.find((c) => c.id === child && c.igId === ig.id);
+        if (!item?.isCarouselItem)
+          return bad(`(#100) children: ${child} is not a carousel item`, 100, 2207028);
+        if (item.statusCode !== "FINISHED")
+          return bad(`(#100) children: ${child} is not finished (${item.statusCode})`, 100, 2207028);
+      }
+    }
+    const video = mediaType === "VIDEO" || mediaType === "REELS";
+    const mediaUrl = mediaType === "CAROUSEL" ? null : video ? params.video_url : params.image_url;
+    if (mediaType !== "CAROUSEL" && !mediaUrl)
+      return bad(`(#100) The parameter ${video ? "video_url" : "image_url"} is required`);
+    const container: FakeContainer = {
+      id: id(),
+      igId: ig.id,
+      mediaType: mediaType as FakeContainer["mediaType"],
+      caption,
+      mediaUrl: mediaUrl ?? null,
+      isCarouselItem,
+      children,
+      altText: params.alt_text ?? null,
+      statusCode: "IN_PROGRESS",
+      status: "In Progress: Media is still being processed.",
+      pollsLeft: mediaUrl ? fake.mediaProcessingPolls : 0,
+      end: containerEnds.shift() ?? { code: "FINISHED" },
+      download: null,
+      mediaId: null,
+      createdAt: now(),
+    };
+    if (mediaUrl) {
+      // Meta cURLs the URL: the container fails when it does not answer 200 with a supported file.
+      const d = await download(mediaUrl);
+      container.download = d;
+      if (d.status !== 200)
+        container.end = {
+          code: "ERROR",
+          status: "Error: Media download has failed. The media URI doesn't meet our requirements. (2207052)",
+        };
+      else if (
+        video
+          ? !["video/mp4", "video/quicktime"].includes(d.contentType ?? "")
+          : d.contentType !== "image/jpeg"
+      )
+        container.end = {
+          code: "ERROR",
+          status: video
+            ? "Error: Unsupported video format (2207026)"
+            : "Error: Unsupported image format; only JPEG is supported (2207005)",
+        };
+    }
+    if (container.pollsLeft === 0) settleContainer(container);
+    fake.containers.push(container);
+    return ok({ id: container.id });
+  }
+
+  function igPostsOf(igId: string): FakeInstagramPost[] {
+    return fake.igPosts.filter((p) => p.igId === igId);
+  }
+
+  function mediaPublish(
+    ig: FakeInstagramAccount,
+    params: Record<string, string>,
+  ): Response | Promise<Response> {
+    const container = fake.containers.find((c) => c.id === params.creation_id && c.igId === ig.id);
+    if (!container) return bad("(#100) creation_id is not a media container of this account", 100, 2207006);
+    refreshContainer(container);
+    if (container.isCarouselItem) return bad("(#100) A carousel item cannot be published on its own");
+    if (container.statusCode === "IN_PROGRESS")
+      return bad("The media is not ready for publishing, please wait for a moment", 9007, 2207027);
+    if (container.statusCode === "PUBLISHED")
+      return bad("(#100) The media has already been published", 100, 2207008);
+    if (container.statusCode !== "FINISHED")
+      return bad(`The media container cannot be published (${container.statusCode})`, 100, 2207008);
+    const used = igPostsOf(ig.id).filter((p) => p.timestamp > now() - DAY_MS).length;
+    if (used >= fake.quotaTotal)
+      return graphError(400, {
+        message: `Application request limit reached: maximum of ${fake.quotaTotal} API posts per 24 hours`,
+        code: 9,
+        subcode: 2207042,
+      });
+    const shortcode = token("").slice(0, 11);
+    const post: FakeInstagramPost = {
+      id: id(),
+      igId: ig.id,
+      containerId: container.id,
+      mediaType:
+        container.mediaType === "CAROUSEL"
+          ? "CAROUSEL_ALBUM"
+          : container.mediaType === "REELS"
+            ? "VIDEO"
+            : "IMAGE",
+      caption: container.caption ?? "",
+      children: container.children,
+      shortcode,
+      permalink: `https://www.instagram.com/${container.mediaType === "REELS" ? "reel" : "p"}/${shortcode}/`,
+      timestamp: now(),
+    };
+    fake.igPosts.push(post);
+    for (const c of [container, ...fake.containers.filter((c) => container.children.includes(c.id))]) {
+      c.statusCode = "PUBLISHED";
+      c.status = "Published: Media has been published.";
+      c.mediaId = post.id;
+    }
+    return created({ id: post.id });
+  }
+
+  function igPostJson(post: FakeInstagramPost, fields: string[]) {
+    return pick(
+      {
+        id: post.id,
+        caption: post.caption,
+        timestamp: graphTime(post.timestamp),
+        permalink: post.permalink,
+        media_type: post.mediaType,
+        shortcode: post.shortcode,
+      },
+      fields,
+    );
+  }
+
+  // ---- Routing ----------------------------------------------------------------------------------
+
+  async function route(request: Request, url: URL): Promise<Response> {
+    const method = request.method;
+    const upload = /^\/video-upload\/v\d+\.\d+\/(\d+)$/.exec(url.pathname);
+    if (upload && method === "POST") return uploadReel(request, upload[1]!);
+    const versioned = VERSION.exec(url.pathname)?.[1];
+    if (!versioned) return bad(`Unknown path components: ${url.pathname}`, 2500);
+    if (method === "GET" && versioned === "/dialog/oauth") return dialog(url);
+    const { params, file } = await paramsOf(request, url);
+    if (method === "GET" && versioned === "/oauth/access_token") return accessToken(params);
+    const caller = tokenOf(params, request);
+    if (!caller) return graphError(400, EXPIRED_TOKEN);
+    const [, nodeId = "", edge] = /^\/([^/]+)(?:\/([a-z_]+))?$/.exec(versioned) ?? [];
+    if (nodeId === "me" && edge === "accounts" && method === "GET") return accounts(params, caller);
+
+    const page = fake.pages.find((p) => p.id === nodeId);
+    if (page && edge) {
+      if (caller.kind !== "page" || caller.pageId !== page.id)
+        return bad("(#200) A Page access token is required to publish on this Page", 200);
+      if (!caller.scopes.includes("pages_manage_posts")) return denied("pages_manage_posts");
+      if (edge === "feed" && method === "POST") return feed(page, params);
+      if (edge === "photos" && method === "POST") return photos(page, params, file);
+      if (edge === "video_reels" && method === "POST") return videoReels(page, params);
+    }
+    const igPage = fake.pages.find((p) => p.instagram?.id === nodeId);
+    if (igPage?.instagram) {
+      const ig = igPage.instagram;
+      if (caller.kind !== "page" || caller.pageId !== igPage.id)
+        return bad("(#10) The Page linked to this Instagram account must make this call", 10);
+      if (!edge && method === "GET") {
+        const fields = fieldsOf(params, IG_USER_FIELDS);
+        return fields instanceof Response ? fields : ok(pick({ ...ig, followers_count: 0 }, fields));
+      }
+      if (edge === "content_publishing_limit" && method === "GET") {
+        const used = igPostsOf(ig.id).filter((p) => p.timestamp > now() - DAY_MS).length;
+        return ok({
+          data: [{ quota_usage: used, config: { quota_total: fake.quotaTotal, quota_duration: 86400 } }],
+        });
+      }
+      if (edge === "media" && method === "GET") {
+        const fields = fieldsOf(params, IG_MEDIA_FIELDS);
+        if (fields instanceof Response) return fields;
+        const limit = Math.min(100, Number(params.limit ?? 25) || 25);
+        const data = igPostsOf(ig.id)
+          .toSorted((a, b) => b.timestamp - a.timestamp)
+          .slice(0, limit)
+          .map((p) => igPostJson(p, fields));
+        return ok({ data, paging: {} });
+      }
+      if (!caller.scopes.includes("instagram_content_publish")) return denied("instagram_content_publish");
+      if (edge === "media" && method === "POST") return createContainer(ig, params);
+      if (edge === "media_publish" && method === "POST") return mediaPublish(ig, params);
+    }
+    if (!edge && method === "GET") {
+      const owns = (pageId: string) => caller.kind === "page" && caller.pageId === pageId;
+      const post = fake.posts.find((p) => p.id === nodeId && owns(p.pageId));
+      if (post) {
+        const fields = fieldsOf(params, POST_FIELDS);
+        if (fields instanceof Response) return fields;
+        return ok(
+          pick(
+            {
+              id: post.id,
+              message: post.message,
+              permalink_url: post.permalink,
+              created_time: graphTime(post.createdAt),
+            },
+            fields,
+          ),
+        );
+      }
+      const reel = fake.reels.find((r) => r.id === nodeId && owns(r.pageId));
+      if (reel) {
+        const fields = fieldsOf(params, VIDEO_FIELDS);
+        if (fields instanceof Response) return fields;
+        const status = fields.includes("status") ? reelStatus(reel) : null;
+        return ok(
+          pick(
+            {
+              id: reel.id,
+              status,
+              permalink_url: `/reel/${reel.id}`,
+              description: reel.description ?? "",
+            },
+            fields,
+          ),
+        );
+      }
+      const igOf = (igId: string) => fake.pages.find((p) => p.instagram?.id === igId)!.id;
+      const container = fake.containers.find((c) => c.id === nodeId && owns(igOf(c.igId)));
+      if (container) {
+        const fields = fieldsOf(params, CONTAINER_FIELDS);
+        if (fields instanceof Response) return fields;
+        refreshContainer(container);
+        if (container.statusCode === "IN_PROGRESS") {
+          if (container.pollsLeft > 0) container.pollsLeft--;
+          else settleContainer(container);
+        }
+        return ok(
+          pick({ id: container.id, status_code: container.statusCode, status: container.status }, fields),
+        );
+      }
+      const igPost = fake.igPosts.find((p) => p.id === nodeId && owns(igOf(p.igId)));
+      if (igPost) {
+        const fields = fieldsOf(params, IG_MEDIA_FIELDS);
+        return fields instanceof Response ? fields : ok(igPostJson(igPost, fields));
+      }
+    }
+    return bad(
+      `Unsupported ${method} request. Object with ID '${nodeId}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`,
+      100,
+      33,
+    );
+  }
+
+  const server = serveFake({ controls: fake, failures, route, defaultFailure: metaDefaultFailure });
+  fake.origin = server.origin;
+  fake.stop = server.stop;
+  fake.pages = options.pages ?? defaultPages(server.origin);
+  return fake;
+}
+
+/** A small server of files by path, standing in for Herald's signed download URLs that Meta fetches. */
+export function startFileServer(files: Map<string, { type: string; bytes: Uint8Array }>): {
+  origin: string;
+  stop: () => Promise<void>;
+} {
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (request) => {
+      const file = files.get(new URL(request.url).pathname);
+      return file
+        ? new Response(file.bytes, { headers: { "content-type": file.type } })
+        : new Response("gone", { status: 404 });
+    },
+  });
+  return { origin: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
+}
