@@ -8,6 +8,7 @@ import { engineOf } from "../../src/db/engine.ts";
 import { posts } from "../../src/db/schema.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
+import { MAX_AUTOMATIC_RETRIES } from "../../src/modules/publishing/failures.ts";
 import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads-publish.ts";
 import { THREADS_REFRESH_AHEAD_MS } from "../../src/providers/threads.ts";
 import { jpeg } from "../assets/samples.ts";
@@ -168,6 +169,35 @@ describe("awaiting-provider", () => {
     expect((await post(id)).state).toBe("published");
     expect(fake.containers.length).toBe(containers + 1);
     expect(fake.posts.filter((p) => p.text === "refused by processing")).toHaveLength(1);
+  });
+
+  test("status checks that keep failing end in failed, but a retry checks the same container", async () => {
+    fake.mediaProcessingPolls = 1_000;
+    const id = await postWithImage(["checks keep failing"]);
+    await s.server.engine.runUntilIdle();
+    const container = fake.containers.at(-1)!;
+    const containers = fake.containers.length;
+    // Threads answers the status reads of this container with 503: the first check and every retry.
+    fake.failNext(MAX_AUTOMATIC_RETRIES + 1, { status: 503, path: `/v1.0/${container.id}` });
+    for (let i = 0; i < 10 && (await post(id)).state !== "failed"; i++) {
+      s.clock.advance(2 * 60 * 60_000); // backoffs are 15 s to 3 h: a few steps, within the container life
+      await s.server.engine.runUntilIdle();
+    }
+    const failed = await post(id);
+    expect(failed.state).toBe("failed");
+    expect(failed.last_error.message).toContain("automatic retries");
+    expect((await pendingColumn(id)) as object).toMatchObject({ item_index: 0 });
+    fake.mediaProcessingPolls = 0;
+    fake.finishProcessing();
+    const retried = await s.request("POST", `/v1/workspaces/${ws}/posts/${id}/retry`, {
+      headers: { "idempotency-key": `retry-${id}` },
+      body: { confirmed: true },
+    });
+    expect(retried.status).toBe(200);
+    await s.server.engine.runUntilIdle();
+    expect((await post(id)).state).toBe("published");
+    expect(fake.containers.length).toBe(containers);
+    expect(fake.posts.filter((p) => p.containerId === container.id)).toHaveLength(1);
   });
 
   test("a thread whose middle item waits continues after it, each item replying to the previous", async () => {

@@ -343,6 +343,8 @@ function failWith(post: PostRow, destination: DestinationRow, error: ProviderErr
             message: `${postError.message} (gave up after ${MAX_AUTOMATIC_RETRIES} automatic retries)`,
           },
           provider,
+          // Nothing refused the item: a manual retry checks the same pending upload or container.
+          keepPending: true,
         };
       const at = Math.max(now + retryDelayMs(retries), error.retryAt ?? 0);
       return {
@@ -393,7 +395,7 @@ type Outcome =
       error: PostError;
       provider: Record<string, unknown>;
     }
-  | { kind: "failed"; error: PostError; provider?: Record<string, unknown> }
+  | { kind: "failed"; error: PostError; provider?: Record<string, unknown>; keepPending?: boolean }
   | {
       kind: "needs-attention";
       error: PostError;
@@ -457,7 +459,7 @@ async function writeOutcome(
           nextActionAt: null,
           lastError: { ...outcome.error },
           retrySafety: outcome.error.retry_safety,
-          providerPending: null,
+          ...(outcome.keepPending ? {} : { providerPending: null }),
         };
         attemptStatus = "failed";
         break;
