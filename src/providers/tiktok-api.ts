@@ -15,6 +15,7 @@ export const TIKTOK_OPERATIONS = {
   photoInit: "POST /v2/post/publish/content/init/",
   upload: "PUT {upload_url}",
   status: "POST /v2/post/publish/status/fetch/",
+  videoQuery: "POST /v2/video/query/",
 } as const;
 
 /**

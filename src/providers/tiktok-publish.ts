@@ -360,6 +360,7 @@ export function createTikTokPublisher(deps: TikTokDeps): TikTokPublisher {
  * The receipt of a published post: its public post id and URL (`/@user/video/<id>` for a video; a
  * photo post's URL shape is not documented, so its receipt URL is the profile's), or, while TikTok has
  * not given the id (a private post, moderation still running), the publish id and the profile URL.
+ * `extra` keeps both ids, the kind of post and its privacy level (analytics reads them).
  */
 function receipt(data: TikTokPendingData, postId: string | null, answer: TikTokAnswer): PublishedItem {
   const profile = data.username
@@ -370,7 +371,13 @@ function receipt(data: TikTokPendingData, postId: string | null, answer: TikTokA
   return {
     providerObjectId: postId ?? data.publish_id,
     url,
-    extra: { publish_id: data.publish_id, post_id: postId, media_type: data.media_type },
+    extra: {
+      publish_id: data.publish_id,
+      post_id: postId,
+      media_type: data.media_type,
+      // Analytics: a private post never gets the public id TikTok's video.query needs.
+      privacy_level: data.privacy_level,
+    },
     provider: { operation: TIKTOK_OPERATIONS.status, requestId: answer.logId, statusCode: answer.status },
   };
 }

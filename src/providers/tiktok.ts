@@ -1,8 +1,9 @@
 // The TikTok adapter (Content Posting API v2, providers.md §8): Login Kit OAuth v2 for Herald's web
 // app (`client_key`, no PKCE), short-lived access tokens renewed with rotating refresh tokens, and
 // direct posts of one video (chunked FILE_UPLOAD) or photos (PULL_FROM_URL) through
-// tiktok-publish.ts, with the rules of tiktok-rules.ts.
+// tiktok-publish.ts, with the rules of tiktok-rules.ts; published posts' numbers through tiktok-metrics.ts.
 import { TIKTOK_OPERATIONS, tiktokBase, tiktokCall, tiktokToken } from "./tiktok-api.ts";
+import { fetchTikTokMetrics, TIKTOK_METRICS_BATCH_SIZE } from "./tiktok-metrics.ts";
 import { createTikTokPublisher, type CreatorInfo, type TikTokDeps } from "./tiktok-publish.ts";
 import { checkTikTokItem, TIKTOK_LIMITS, TIKTOK_RULES } from "./tiktok-rules.ts";
 import {
@@ -98,6 +99,10 @@ export function createTikTokAdapter(deps: TikTokDeps): TikTokAdapter {
     refreshAheadMs: null,
     publishItem: publisher.publishItem,
     checkPending: publisher.checkPending,
+    metricsBatchSize: TIKTOK_METRICS_BATCH_SIZE,
+
+    /** POST /v2/video/query/ (tiktok-metrics.ts): views, likes, comments and shares of public posts. */
+    fetchMetrics: (input) => fetchTikTokMetrics(deps, input),
 
     /**
      * TikTok's web authorization. No PKCE: TikTok asks it of desktop and mobile apps only, and documents

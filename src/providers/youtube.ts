@@ -3,9 +3,11 @@
 // channel, and videos published through the resumable upload (youtube-publish.ts, youtube-upload.ts):
 // publishItem only opens the upload session and hands back a pending item; the bytes go up inside
 // status checks, which can run again at any point (the session says what it holds), then the checks
-// wait for YouTube's processing. The post is published when YouTube has processed the video.
+// wait for YouTube's processing. The post is published when YouTube has processed the video. Its
+// numbers are read through youtube-metrics.ts.
 import { checkYouTubeItem, YOUTUBE_LIMITS, YOUTUBE_RULES } from "./youtube-rules.ts";
 import { YOUTUBE_OPERATIONS, bearer, youtubeBase, youtubeJson } from "./youtube-api.ts";
+import { fetchYouTubeMetrics, YOUTUBE_METRICS_BATCH_SIZE } from "./youtube-metrics.ts";
 import { createYouTubePublisher, type YouTubePublishDeps } from "./youtube-publish.ts";
 import {
   ProviderError,
@@ -115,6 +117,10 @@ export function createYouTubeAdapter(deps: YouTubeDeps): YouTubeAdapter {
     pendingChecksRepeatable: true,
     // One-hour tokens: renewing at publish time (or after a 401) is enough.
     refreshAheadMs: null,
+    metricsBatchSize: YOUTUBE_METRICS_BATCH_SIZE,
+
+    /** GET /youtube/v3/videos?part=statistics (youtube-metrics.ts): views, likes and comments. */
+    fetchMetrics: (input) => fetchYouTubeMetrics(deps, input),
 
     authorizationUrl({ clientId, redirectUri, state, codeChallenge }) {
       const query = new URLSearchParams({

@@ -6,7 +6,9 @@
 // order with Content-Range, photo init (PULL_FROM_URL: the URLs are really fetched), status fetches
 // walking PROCESSING_UPLOAD/PROCESSING_DOWNLOAD → PUBLISH_COMPLETE (or FAILED) over N fetches with
 // int64 post ids as raw JSON numbers, the 6-inits and 30-status-fetches a minute limits, a daily
-// post cap, and an unaudited mode that lets only SELF_ONLY through.
+// post cap, and an unaudited mode that lets only SELF_ONLY through; and the Display API's
+// /v2/video/query/ (scope video.list, ≤ 20 ids, public posts only, 600 a minute) answering the counts
+// tests set on a post.
 import { createServer, type Server } from "node:http";
 import {
   json,
@@ -26,6 +28,24 @@ const MAX_LAST_CHUNK = 128_000_000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"];
 const APP_SCOPES = ["user.info.basic", "user.info.profile", "video.publish", "video.upload", "video.list"];
+/** The video object's fields /v2/video/query/ takes. */
+const VIDEO_FIELDS = [
+  "id",
+  "create_time",
+  "cover_image_url",
+  "share_url",
+  "video_description",
+  "duration",
+  "height",
+  "width",
+  "title",
+  "embed_html",
+  "embed_link",
+  "like_count",
+  "comment_count",
+  "share_count",
+  "view_count",
+];
 /** Fields of /v2/user/info/ and the scope each needs. */
 const USER_FIELDS: Record<string, string> = {
   open_id: "user.info.basic",
@@ -67,6 +87,18 @@ export interface FakePublish {
   moderationLeft: number;
   pulled: Promise<void> | null;
   createdAt: number;
+  /** What viewers did with the post (tests set these; video.query reports them, missing ones as 0). */
+  counts?: TikTokCounts;
+  /** Deleted by the creator: video.query leaves it out. */
+  deleted?: boolean;
+}
+
+/** A post's numbers as TikTok keeps them. */
+export interface TikTokCounts {
+  views?: number;
+  likes?: number;
+  comments?: number;
+  shares?: number;
 }
 
 /** How the upload host misbehaves on one chunk PUT, once. */
@@ -102,6 +134,12 @@ export interface TikTokFakeOptions {
   verifiedUrlPrefixes?: string[] | null;
   /** Scopes the user ticks on the consent page (default: all that were asked). */
   grantScopes?: string[] | null;
+  /**
+   * Whether video.query returns photo posts (default false: TikTok documents it for videos; whether it
+   * returns photo posts is unverified).
+   */
+  queryReturnsPhotos?: boolean;
+  videoQueriesPerMinute?: number;
 }
 
 /** The running fake: its origins, what it stored, and its switches. */
@@ -127,6 +165,8 @@ export interface TikTokFake extends FakeControls {
   userInfoFields: string[][];
   /** The JSON bodies of every init (video and photo), as received. */
   initBodies: Record<string, any>[];
+  /** Every /v2/video/query/ call: the ids and fields asked for. */
+  videoQueries: { ids: string[]; fields: string[] }[];
   /** Every PUT the upload host received (also those it cut). */
   uploadRequests: { path: string; range: string | null; contentType: string | null; length: number }[];
   /** Makes the next PUT of `chunk` fail as `mode`, once. */
@@ -184,6 +224,8 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
       dailyPostCap: options.dailyPostCap ?? null,
       verifiedUrlPrefixes: options.verifiedUrlPrefixes ?? null,
       grantScopes: options.grantScopes ?? null,
+      queryReturnsPhotos: options.queryReturnsPhotos ?? false,
+      videoQueriesPerMinute: options.videoQueriesPerMinute ?? 600,
     },
     publishes: [],
     posts: () => fake.publishes.filter((p) => p.state === "complete"),
@@ -191,6 +233,7 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
     tokenRequests: [],
     userInfoFields: [],
     initBodies: [],
+    videoQueries: [],
     uploadRequests: [],
     failUpload: (fault) => void faults.push(fault),
     expireTokens: () => {
@@ -264,6 +307,7 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
     if (auth instanceof Response) return auth;
     if (method === "GET" && pathname === "/v2/user/info/") return userInfo(url, auth.scopes);
     if (method !== "POST") return apiError(404, "invalid_params", `No route for ${method} ${pathname}`);
+    if (pathname === "/v2/video/query/") return videoQuery(request, url, auth);
     if (!auth.scopes.includes("video.publish")) return missingScope("video.publish");
     if (!(request.headers.get("content-type") ?? "").startsWith("application/json"))
       return apiError(400, "invalid_params", "Content-Type must be application/json; charset=UTF-8");
@@ -552,6 +596,60 @@ export async function startTikTokFake(options: TikTokFakeOptions = {}): Promise<
       status: 200,
       headers: { "content-type": "application/json; charset=UTF-8" },
     });
+  }
+
+  /**
+   * The Display API's lookup: the creator's public posts among `filters.video_ids` (1 to 20), with the
+   * fields asked for (`id` a string, as TikTok documents the video object). Ids that are not the
+   * creator's public videos (deleted, private, another's, unknown) are left out, without an error.
+   */
+  async function videoQuery(
+    request: Request,
+    url: URL,
+    auth: { token: string; scopes: string[] },
+  ): Promise<Response> {
+    if (!auth.scopes.includes("video.list")) return missingScope("video.list");
+    if (!withinLimit(`query:${auth.token}`, fake.options.videoQueriesPerMinute))
+      return apiError(429, "rate_limit_exceeded", "API rate limit was exceeded.");
+    if (!(request.headers.get("content-type") ?? "").startsWith("application/json"))
+      return apiError(400, "invalid_params", "Content-Type must be application/json; charset=UTF-8");
+    const fields = (url.searchParams.get("fields") ?? "").split(",").filter(Boolean);
+    if (fields.length === 0) return apiError(400, "invalid_params", "fields is required");
+    const unknown = fields.find((f) => !VIDEO_FIELDS.includes(f));
+    if (unknown) return apiError(400, "invalid_params", `Invalid field: ${unknown}`);
+    const body = await readBody(request);
+    const ids: unknown = body.filters?.video_ids;
+    if (
+      !Array.isArray(ids) ||
+      ids.length === 0 ||
+      ids.some((id) => typeof id !== "string" || !/^\d+$/.test(id))
+    )
+      return apiError(400, "invalid_params", "filters.video_ids must be a list of video ids");
+    if (ids.length > 20) return apiError(400, "invalid_params", "filters.video_ids takes at most 20 ids");
+    fake.videoQueries.push({ ids: ids as string[], fields });
+    const videos = (ids as string[]).flatMap((id) => {
+      const post = fake.publishes.find(
+        (p) =>
+          p.postId === id &&
+          p.state === "complete" &&
+          !p.deleted &&
+          (p.kind === "VIDEO" || fake.options.queryReturnsPhotos),
+      );
+      if (!post) return [];
+      const c = post.counts ?? {};
+      const all: Record<string, unknown> = {
+        id: post.postId,
+        title: String(post.postInfo.title ?? ""),
+        create_time: Math.floor(post.createdAt / 1000),
+        share_url: `https://www.tiktok.com/@${fake.user.username}/video/${post.postId}`,
+        view_count: c.views ?? 0,
+        like_count: c.likes ?? 0,
+        comment_count: c.comments ?? 0,
+        share_count: c.shares ?? 0,
+      };
+      return [Object.fromEntries(fields.filter((f) => f in all).map((f) => [f, all[f]]))];
+    });
+    return ok({ videos, cursor: 0, has_more: false });
   }
 
   const server = serveFake({

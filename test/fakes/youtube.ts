@@ -4,7 +4,9 @@
 // Content-Range and the 256 KiB unit, 308 + Range while incomplete, the `bytes */N` probe, 201 with the
 // video resource, 404/410 for an expired session), processing over N status reads, the project's
 // videos.insert and unit quotas → 403 quotaExceeded, the channel's upload cap → 400
-// uploadLimitExceeded, and every error in Google's envelope.
+// uploadLimitExceeded, videos.list with `statistics` (counts as strings; likeCount left out when the
+// owner hides likes, commentCount when comments are off; at most 50 ids), and every error in Google's
+// envelope.
 import { createHash, randomBytes } from "node:crypto";
 import { json, never, newControls, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
 
@@ -36,6 +38,12 @@ export interface FakeVideo {
   /** Status reads still answered "processing". */
   pollsLeft: number;
   end: VideoEnd;
+  /** What viewers did with it (tests set these; `statistics` has them as strings, missing ones "0"). */
+  counts?: { views?: number; likes?: number; favorites?: number; comments?: number };
+  /** The owner hides the like count: `statistics` has no likeCount. */
+  likesHidden?: boolean;
+  /** Comments are turned off: `statistics` has no commentCount. */
+  commentsDisabled?: boolean;
 }
 
 /** A resumable upload session. */
@@ -88,6 +96,8 @@ export interface YouTubeFake extends FakeControls {
   tokenRequests: Record<string, string>[];
   sessions: FakeSession[];
   videos: FakeVideo[];
+  /** The ids of every videos.list call that asked for `statistics`. */
+  statisticsReads: string[][];
   /** videos.insert calls left today for the project (the 100-a-day bucket). */
   quota: { insertsLeft: number; unitsLeft: number };
   /** Uploads the channel may still make today (YouTube's own per-channel cap). */
@@ -191,6 +201,7 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     tokenRequests: [],
     sessions: [],
     videos: [],
+    statisticsReads: [],
     quota: { insertsLeft: 100, unitsLeft: 10_000 },
     channelUploadsLeft: Number.POSITIVE_INFINITY,
     processingPolls: options.processingPolls ?? 2,
@@ -579,8 +590,11 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     const ids = (url.searchParams.get("id") ?? "").split(",").filter(Boolean);
     if (parts.length === 0 || ids.length === 0)
       return googleError(400, "missingRequiredParameter", "part and id are required");
+    if (ids.length > 50)
+      return googleError(400, "invalidParameter", "The id parameter takes at most 50 video ids.");
     const spent = spend(1);
     if (spent) return spent;
+    if (parts.includes("statistics")) fake.statisticsReads.push(ids);
     const items = ids.flatMap((id) => {
       const video = fake.videos.find((v) => v.id === id);
       if (!video) return [];
@@ -621,6 +635,15 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
         publicStatsViewable: true,
         ...(video.madeForKids !== null ? { selfDeclaredMadeForKids: video.madeForKids } : {}),
       };
+    if (parts.includes("statistics")) {
+      const c = video.counts ?? {};
+      resource.statistics = {
+        viewCount: String(c.views ?? 0),
+        ...(video.likesHidden ? {} : { likeCount: String(c.likes ?? 0) }),
+        favoriteCount: String(c.favorites ?? 0),
+        ...(video.commentsDisabled ? {} : { commentCount: String(c.comments ?? 0) }),
+      };
+    }
     if (parts.includes("processingDetails"))
       resource.processingDetails =
         video.uploadStatus === "uploaded"

@@ -21,13 +21,20 @@ import {
   type DestinationRef,
   type MediaFacts,
   type MediaItem,
+  type MetricsResult,
+  type MetricsTarget,
   type PendingItem,
   type ProviderAdapter,
   type PublishedItem,
   type PublishItemInput,
 } from "../../src/providers/types.ts";
 import { jpeg, mp4, png, webp } from "../assets/samples.ts";
-import { startTikTokFake, type TikTokFake, type TikTokFakeOptions } from "../fakes/tiktok.ts";
+import {
+  startTikTokFake,
+  type FakePublish,
+  type TikTokFake,
+  type TikTokFakeOptions,
+} from "../fakes/tiktok.ts";
 import { adapterScenarios } from "./scenarios.ts";
 import { expectProviderError, mediaItem, publishFully, publishInput } from "./support.ts";
 
@@ -907,6 +914,239 @@ describe("rules", () => {
       "9",
     ]);
     expect(publicPostIds('{"data":{"publicaly_available_post_id":[]}}')).toEqual([]);
+  });
+});
+
+describe("metrics (POST /v2/video/query/)", () => {
+  const FIELDS = ["id", "view_count", "like_count", "comment_count", "share_count"];
+  let nextId = 7_400_000_000_000_000_000n;
+  /** A post TikTok holds, put straight into the fake (as if Herald published it earlier). */
+  function stored(over: Partial<FakePublish> = {}): FakePublish {
+    const id = nextId++;
+    const publish: FakePublish = {
+      publishId: `v_pub_file~v2-1.${id}`,
+      openId: fake.user.openId,
+      kind: "VIDEO",
+      postInfo: { title: `post ${id}`, privacy_level: "PUBLIC_TO_EVERYONE" },
+      sourceInfo: {},
+      state: "complete",
+      failReason: null,
+      postId: String(id),
+      uploadToken: "utok",
+      bytes: new Uint8Array(0),
+      receivedBytes: 0,
+      chunks: [],
+      downloads: [],
+      statusFetches: 0,
+      processingLeft: 0,
+      moderationLeft: 0,
+      pulled: null,
+      createdAt: Date.now(),
+      ...over,
+    };
+    fake.publishes.push(publish);
+    return publish;
+  }
+  /** The target the analytics job builds from the post's receipt (the public id, else the publish id). */
+  const asTarget = (p: FakePublish, publishedAt = clock.now()): MetricsTarget => ({
+    providerObjectId: p.postId ?? p.publishId,
+    url: "https://www.tiktok.com/@alice.tt",
+    extra: {
+      publish_id: p.publishId,
+      post_id: p.postId,
+      media_type: p.kind === "VIDEO" ? "video" : "photo",
+      privacy_level: p.postInfo.privacy_level,
+    },
+    publishedAt,
+  });
+  const byId = (results: MetricsResult[]) => Object.fromEntries(results.map((r) => [r.providerObjectId, r]));
+
+  test("one query reads views, likes, comments and shares of a published video; nothing else is reported", async () => {
+    const { adapter, destination } = await start({ processingFetches: 0 });
+    expect(adapter.metricsBatchSize).toBe(20);
+    const published = await publishFully(adapter, item(destination));
+    expect(published.extra).toMatchObject({ privacy_level: "PUBLIC_TO_EVERYONE", media_type: "video" });
+    fake.posts()[0]!.counts = { views: 1200, likes: 80, comments: 7, shares: 3 };
+    const before = fake.requests.length;
+    const results = await adapter.fetchMetrics!({
+      destination,
+      targets: [
+        {
+          providerObjectId: published.providerObjectId,
+          url: published.url,
+          extra: published.extra,
+          publishedAt: clock.now(),
+        },
+      ],
+    });
+    expect(results).toEqual([
+      {
+        providerObjectId: published.providerObjectId,
+        kind: "metrics",
+        values: { views: 1200, reactions: 80, comments: 7, shares: 3 },
+        providerAsOf: null,
+      },
+    ]);
+    expect(fake.videoQueries).toEqual([{ ids: [published.providerObjectId], fields: FIELDS }]);
+    const query = fake.requests.slice(before);
+    expect(query.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v2/video/query/"]);
+    expect(query[0]!.headers.authorization).toBe(`Bearer ${destination.credentials.accessToken}`);
+  });
+
+  test("one call per batch: 30 posts read as the job batches them (20, then 10) are two queries", async () => {
+    const { adapter, destination } = await start();
+    const posts = Array.from({ length: 30 }, (_, i) => stored({ counts: { views: i } }));
+    const targets = posts.map((p) => asTarget(p));
+    const size = adapter.metricsBatchSize!;
+    const results: MetricsResult[] = [];
+    for (let i = 0; i < targets.length; i += size)
+      results.push(...(await adapter.fetchMetrics!({ destination, targets: targets.slice(i, i + size) })));
+    expect(fake.videoQueries.map((q) => q.ids.length)).toEqual([20, 10]);
+    expect(results).toHaveLength(30);
+    expect(byId(results)[posts[29]!.postId!]).toMatchObject({ kind: "metrics", values: { views: 29 } });
+  });
+
+  test("a deleted video is missing; the others of the batch are read in the same query", async () => {
+    const { adapter, destination } = await start();
+    const kept = stored({ counts: { likes: 2 } });
+    const gone = stored({ deleted: true });
+    const results = byId(
+      await adapter.fetchMetrics!({ destination, targets: [asTarget(kept), asTarget(gone)] }),
+    );
+    expect(results[kept.postId!]).toMatchObject({ kind: "metrics", values: { reactions: 2 } });
+    expect(results[gone.postId!]).toEqual({
+      providerObjectId: gone.postId!,
+      kind: "missing",
+      reason: `TikTok did not return video ${gone.postId} (deleted, or no longer public)`,
+    });
+    expect(fake.videoQueries).toHaveLength(1);
+  });
+
+  test("a receipt holding only the publish id: the public id TikTok gave since is found in the publish status", async () => {
+    const { adapter, destination } = await start();
+    // Moderation gave no id while Herald waited; the id comes with the next status fetch.
+    const late = stored({ postId: null });
+    const target = asTarget(late);
+    expect(target.providerObjectId).toBe(late.publishId);
+    const [result] = await adapter.fetchMetrics!({ destination, targets: [target] });
+    expect(late.postId).not.toBeNull();
+    expect(result).toEqual({
+      providerObjectId: late.publishId,
+      kind: "metrics",
+      values: { views: 0, reactions: 0, comments: 0, shares: 0 },
+      providerAsOf: null,
+    });
+    expect(calls(fake)).toEqual(["POST /v2/post/publish/status/fetch/", "POST /v2/video/query/"]);
+    expect(fake.videoQueries[0]!.ids).toEqual([late.postId!]);
+  });
+
+  test("no public id yet is missing (read again later); a day after publication it is unsupported", async () => {
+    const { adapter, destination } = await start();
+    const waiting = stored({ postId: null, moderationLeft: 1000 });
+    const [first] = await adapter.fetchMetrics!({ destination, targets: [asTarget(waiting)] });
+    expect(first).toMatchObject({ providerObjectId: waiting.publishId, kind: "missing" });
+    expect((first as { reason: string }).reason).toContain("has not given post");
+    const [later] = await adapter.fetchMetrics!({
+      destination,
+      targets: [asTarget(waiting, clock.now() - DAY)],
+    });
+    expect(later).toMatchObject({ providerObjectId: waiting.publishId, kind: "unsupported" });
+    expect(fake.videoQueries).toEqual([]);
+  });
+
+  test("a private (SELF_ONLY) post is unsupported without a call: it never gets a public id", async () => {
+    const { adapter, destination } = await start({ processingFetches: 0 });
+    const published = await publishFully(
+      adapter,
+      item(destination, { options: { privacy_level: "SELF_ONLY" } }),
+    );
+    expect(published.extra).toMatchObject({ post_id: null, privacy_level: "SELF_ONLY" });
+    const before = fake.requests.length;
+    const [result] = await adapter.fetchMetrics!({
+      destination,
+      targets: [{ ...published, publishedAt: clock.now() }],
+    });
+    expect(result).toMatchObject({ providerObjectId: published.providerObjectId, kind: "unsupported" });
+    expect(fake.requests.length).toBe(before);
+  });
+
+  test("status reads are limited per call; a throttled one stops the others, and the query still runs", async () => {
+    const { adapter, destination } = await start();
+    const known = stored({ counts: { views: 5 } });
+    const late = Array.from({ length: 7 }, () => stored({ postId: null, moderationLeft: 1000 }));
+    const results = await adapter.fetchMetrics!({
+      destination,
+      targets: [asTarget(known), ...late.map((p) => asTarget(p))],
+    });
+    expect(late.map((p) => p.statusFetches)).toEqual([1, 1, 1, 1, 1, 0, 0]);
+    expect(results.filter((r) => r.kind === "missing")).toHaveLength(7);
+    expect(byId(results)[known.postId!]).toMatchObject({ kind: "metrics", values: { views: 5 } });
+
+    fake.failNext(1, { status: 429, path: "/status/fetch/" });
+    const again = byId(
+      await adapter.fetchMetrics!({
+        destination,
+        targets: [asTarget(known), ...late.map((p) => asTarget(p))],
+      }),
+    );
+    // The throttled read was the first: no other status read in this call.
+    expect(late.map((p) => p.statusFetches)).toEqual([1, 1, 1, 1, 1, 0, 0]);
+    expect(again[late[0]!.publishId]).toMatchObject({ kind: "missing" });
+    expect((again[late[1]!.publishId] as { reason: string }).reason).toContain("rate limit");
+    expect(again[known.postId!]).toMatchObject({ kind: "metrics" });
+  });
+
+  test("photo posts: read when video.query returns them, else unsupported (it is documented for videos)", async () => {
+    const { adapter, destination } = await start();
+    const photoPost = stored({ kind: "PHOTO", counts: { views: 40, likes: 4 } });
+    const [unread] = await adapter.fetchMetrics!({ destination, targets: [asTarget(photoPost)] });
+    expect(unread).toMatchObject({ providerObjectId: photoPost.postId, kind: "unsupported" });
+    fake.options.queryReturnsPhotos = true;
+    const [read] = await adapter.fetchMetrics!({ destination, targets: [asTarget(photoPost)] });
+    expect(read).toMatchObject({
+      kind: "metrics",
+      values: { views: 40, reactions: 4, comments: 0, shares: 0 },
+    });
+  });
+
+  test("a 429 fails the whole call: transient, a minute later", async () => {
+    const { adapter, destination } = await start();
+    const post = stored();
+    fake.failNext(1, { status: 429, path: "/v2/video/query/" });
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [asTarget(post)] }),
+      "transient",
+    );
+    expect([error.statusCode, error.errorCode, error.operation]).toEqual([
+      429,
+      "rate_limit_exceeded",
+      "POST /v2/video/query/",
+    ]);
+    expect(error.retryAt).toBe(clock.now() + 60_000);
+  });
+
+  test("an expired token is auth_expired (the job refreshes it and reads again); a grant without video.list is auth_revoked", async () => {
+    const { adapter, destination } = await start();
+    const post = stored({ counts: { shares: 9 } });
+    fake.expireTokens();
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [asTarget(post)] }),
+      "auth_expired",
+    );
+    expect([error.statusCode, error.errorCode]).toEqual([401, "access_token_invalid"]);
+    const fresh = await adapter.refreshCredentials({ destination });
+    const [result] = await adapter.fetchMetrics!({
+      destination: { ...destination, credentials: fresh },
+      targets: [asTarget(post)],
+    });
+    expect(result).toMatchObject({ kind: "metrics", values: { shares: 9 } });
+
+    const unlisted = destinationOf(fake, ["user.info.basic", "video.publish"]);
+    const refused = await expectProviderError(
+      adapter.fetchMetrics!({ destination: unlisted, targets: [asTarget(post)] }),
+      "auth_revoked",
+    );
+    expect(refused.errorCode).toBe("scope_not_authorized");
   });
 });
 

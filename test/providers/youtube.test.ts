@@ -12,6 +12,8 @@ import { NETWORK_RULES } from "../../src/providers/registry.ts";
 import {
   isPending,
   type DestinationRef,
+  type MetricsResult,
+  type MetricsTarget,
   type PendingItem,
   type PendingStatus,
   type PublishItemInput,
@@ -35,6 +37,7 @@ import {
 import {
   startYouTubeFake,
   googleErrorBody,
+  type FakeVideo,
   type YouTubeFake,
   type YouTubeFakeOptions,
 } from "../fakes/youtube.ts";
@@ -722,6 +725,153 @@ describe("quotas and failures", () => {
     const { adapter, destination } = await start();
     const closed = { ...destination, origin: await closedOrigin() };
     await expectProviderError(adapter.publishItem(item(closed)), "transient");
+  });
+});
+
+describe("metrics (GET /youtube/v3/videos?part=statistics)", () => {
+  let n = 0;
+  /** A processed video the channel holds, put straight into the fake (as if Herald published it earlier). */
+  function stored(over: Partial<FakeVideo> = {}): FakeVideo {
+    const video: FakeVideo = {
+      id: `vid${String(++n).padStart(8, "0")}`,
+      channelId: fake.channel!.id,
+      title: `video ${n}`,
+      description: "",
+      tags: null,
+      categoryId: null,
+      privacyStatus: "public",
+      madeForKids: null,
+      notifySubscribers: true,
+      contentType: "video/mp4",
+      bytes: new Uint8Array(0),
+      uploadStatus: "processed",
+      pollsLeft: 0,
+      end: "processed",
+      ...over,
+    };
+    fake.videos.push(video);
+    return video;
+  }
+  const asTarget = (v: FakeVideo): MetricsTarget => ({
+    providerObjectId: v.id,
+    url: `https://www.youtube.com/watch?v=${v.id}`,
+    extra: { video_id: v.id, privacy_status: v.privacyStatus },
+    publishedAt: clock.now(),
+  });
+  const byId = (results: MetricsResult[]) => Object.fromEntries(results.map((r) => [r.providerObjectId, r]));
+
+  test("one videos.list reads views, likes and comments (strings) of a published video; impressions and shares are not reported", async () => {
+    const { adapter, destination } = await start({ processingPolls: 0 });
+    expect(adapter.metricsBatchSize).toBe(50);
+    const published = await publishFully(adapter, item(destination));
+    onlyVideo().counts = { views: 4321, likes: 210, favorites: 3, comments: 17 };
+    const before = fake.requests.length;
+    const results = await adapter.fetchMetrics!({
+      destination,
+      targets: [
+        {
+          providerObjectId: published.providerObjectId,
+          url: published.url,
+          extra: published.extra,
+          publishedAt: clock.now(),
+        },
+      ],
+    });
+    expect(results).toEqual([
+      {
+        providerObjectId: published.providerObjectId,
+        kind: "metrics",
+        values: { views: 4321, reactions: 210, comments: 17 },
+        providerAsOf: null,
+      },
+    ]);
+    expect(fake.statisticsReads).toEqual([[published.providerObjectId]]);
+    const reads = fake.requests.slice(before);
+    expect(reads.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /youtube/v3/videos"]);
+    expect(reads[0]!.headers.authorization).toBe(`Bearer ${destination.credentials.accessToken}`);
+  });
+
+  test("one call per batch: 120 videos read as the job batches them (50, 50, 20) are three reads of one unit each", async () => {
+    const { adapter, destination } = await start();
+    const videos = Array.from({ length: 120 }, (_, i) => stored({ counts: { views: i } }));
+    const units = fake.quota.unitsLeft;
+    const targets = videos.map(asTarget);
+    const size = adapter.metricsBatchSize!;
+    const results: MetricsResult[] = [];
+    for (let i = 0; i < targets.length; i += size)
+      results.push(...(await adapter.fetchMetrics!({ destination, targets: targets.slice(i, i + size) })));
+    expect(fake.statisticsReads.map((ids) => ids.length)).toEqual([50, 50, 20]);
+    expect(fake.quota.unitsLeft).toBe(units - 3);
+    expect(results).toHaveLength(120);
+    expect(byId(results)[videos[119]!.id]).toMatchObject({ kind: "metrics", values: { views: 119 } });
+  });
+
+  test("a deleted video is missing; hidden likes and comments turned off are not reported (not 0)", async () => {
+    const { adapter, destination } = await start();
+    const quiet = stored({
+      counts: { views: 50, likes: 9, comments: 4 },
+      likesHidden: true,
+      commentsDisabled: true,
+    });
+    const gone = stored();
+    fake.videos = fake.videos.filter((v) => v !== gone);
+    const results = byId(
+      await adapter.fetchMetrics!({ destination, targets: [asTarget(quiet), asTarget(gone)] }),
+    );
+    expect(results[quiet.id]).toEqual({
+      providerObjectId: quiet.id,
+      kind: "metrics",
+      values: { views: 50 },
+      providerAsOf: null,
+    });
+    expect(results[gone.id]).toEqual({
+      providerObjectId: gone.id,
+      kind: "missing",
+      reason: `YouTube did not return video ${gone.id} (deleted, or not visible to the channel)`,
+    });
+    expect(fake.statisticsReads).toHaveLength(1);
+  });
+
+  test("a spent quota (quotaExceeded) fails the call until midnight Pacific", async () => {
+    const { adapter, destination } = await start();
+    const video = stored();
+    fake.quota.unitsLeft = 0;
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [asTarget(video)] }),
+      "transient",
+    );
+    expect([error.statusCode, error.errorCode, error.operation]).toEqual([
+      403,
+      "quotaExceeded",
+      "GET /youtube/v3/videos",
+    ]);
+    expect(error.retryAt).toBe(Date.parse("2026-03-02T08:00:00.000Z"));
+  });
+
+  test("a 429 fails the call: transient, after Retry-After", async () => {
+    const { adapter, destination } = await start();
+    const video = stored();
+    fake.failNext(1, { status: 429, path: "/youtube/v3/videos", headers: { "retry-after": "120" } });
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [asTarget(video)] }),
+      "transient",
+    );
+    expect([error.statusCode, error.errorCode]).toEqual([429, "rateLimitExceeded"]);
+    expect(error.retryAt).toBe(clock.now() + 120_000);
+  });
+
+  test("an expired token is auth_expired (the job refreshes it and reads again)", async () => {
+    const { adapter, destination } = await start();
+    const video = stored({ counts: { likes: 6 } });
+    fake.expireTokens();
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [asTarget(video)] }),
+      "auth_expired",
+    );
+    expect(error.statusCode).toBe(401);
+    renew(destination);
+    const [result] = await adapter.fetchMetrics!({ destination, targets: [asTarget(video)] });
+    expect(result).toMatchObject({ kind: "metrics", values: { reactions: 6 } });
   });
 });
 
