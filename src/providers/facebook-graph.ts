@@ -74,3 +74,22 @@ export function parseGraphTime(value: unknown): number {
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * A Graph insights answer (`{data: [{name, period, values: [{value}]}]}`, or `total_value: {value}`) as
+ * name → value (a number, or an object for the `*_by_type` metrics); metrics without a value are left out.
+ */
+export function insightValues(body: Record<string, any>): Map<string, unknown> {
+  const insights = new Map<string, unknown>();
+  for (const entry of Array.isArray(body.data) ? body.data : []) {
+    const raw =
+      entry?.total_value?.value ?? (Array.isArray(entry?.values) ? entry.values[0]?.value : undefined);
+    if (typeof entry?.name === "string" && raw !== undefined && raw !== null) insights.set(entry.name, raw);
+  }
+  return insights;
+}
+
+/** A count Graph reported: a finite number ≥ 0, else null. */
+export function graphCount(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null;
+}

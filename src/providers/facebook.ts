@@ -1,6 +1,7 @@
 // The Facebook Pages adapter (providers.md §6): Facebook Login (meta-login.ts) connects every Page the
 // person manages as its own destination, holding the Page's token (which does not expire); posts,
 // photos and reels go out through facebook-publish.ts with the rules of facebook-rules.ts.
+import { FACEBOOK_METRICS_BATCH_SIZE, fetchFacebookMetrics } from "./facebook-metrics.ts";
 import { createFacebookPublisher } from "./facebook-publish.ts";
 import { FACEBOOK_LIMITS, FACEBOOK_RULES, checkFacebookItem } from "./facebook-rules.ts";
 import {
@@ -53,6 +54,11 @@ export function createFacebookAdapter(deps: AdapterDeps): FacebookAdapter {
     refreshAheadMs: null,
     publishItem: publisher.publishItem,
     checkPending: publisher.checkPending,
+
+    metricsBatchSize: FACEBOOK_METRICS_BATCH_SIZE,
+
+    /** Counts in one multi-id read, then each post's insights (facebook-metrics.ts). */
+    fetchMetrics: (input) => fetchFacebookMetrics(deps, input),
 
     /** Facebook Login has no PKCE: the challenge is not sent (the app secret guards the code exchange). */
     authorizationUrl({ clientId, redirectUri, state }) {

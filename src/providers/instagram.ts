@@ -3,6 +3,7 @@
 // destination holding that Page's token (which does not expire). Posts go out through containers
 // (instagram-publish.ts) with the rules of instagram-rules.ts. Instagram Login is not offered.
 import { graphCall } from "./facebook-graph.ts";
+import { fetchInstagramMetrics, INSTAGRAM_METRICS_BATCH_SIZE } from "./instagram-metrics.ts";
 import { createInstagramPublisher } from "./instagram-publish.ts";
 import { checkInstagramItem, INSTAGRAM_LIMITS, INSTAGRAM_RULES } from "./instagram-rules.ts";
 import {
@@ -61,6 +62,11 @@ export function createInstagramAdapter(deps: AdapterDeps): InstagramAdapter {
     refreshAheadMs: null,
     publishItem: publisher.publishItem,
     checkPending: publisher.checkPending,
+
+    metricsBatchSize: INSTAGRAM_METRICS_BATCH_SIZE,
+
+    /** Each media's insights, or its like and comment counts when they have nothing (instagram-metrics.ts). */
+    fetchMetrics: (input) => fetchInstagramMetrics(deps, input),
 
     /** Facebook Login's dialog (no PKCE: the app secret guards the code exchange). */
     authorizationUrl({ clientId, redirectUri, state }) {

@@ -6,6 +6,10 @@
 // containers with a status_code state machine, media pulled from image_url / video_url (really
 // downloaded), carousels, media_publish (once per container), permalinks, content_publishing_limit,
 // and Graph error bodies (190, throttling with X-Business-Use-Case-Usage, code 2 that still creates).
+// Numbers: a Page post's counts (`shares` left out when nobody shared, `comments` / `reactions` with
+// `.summary(true)`), several nodes at once (`GET /?ids=a,b&fields=…`, at most 50, all or nothing),
+// Page post insights (only on Pages with 100 likes or more; unknown metric names refused), and an
+// Instagram media's insights (code 10 "Not enough viewers", an empty answer) and like/comment counts.
 import { EXPIRED_TOKEN, graphError, metaDefaultFailure } from "./meta.ts";
 import { json, never, newControls, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
 
@@ -23,7 +27,46 @@ export interface FakePage {
   name: string;
   username: string | null;
   instagram: FakeInstagramAccount | null;
+  /** The Page's likes (default 500): Meta shows Page and post insights only from 100 likes on. */
+  likes?: number;
 }
+
+/** A Page post's numbers (tests set these; GET /{post}, its insights and its reel's node read them). */
+export interface FakeFacebookCounts {
+  comments?: number;
+  /** Left out of the post node when 0 (Graph omits `shares` for a post nobody shared). */
+  shares?: number;
+  /** Reactions by type (like, love, wow, haha, sorry, anger, care); zeros are left out. */
+  reactions?: Partial<Record<string, number>>;
+  /** Insight `post_media_view`. */
+  mediaViews?: number;
+  /** Insight `post_total_media_view_unique` (reach). */
+  uniqueMediaViews?: number;
+  /** Insight `post_clicks_by_type`, e.g. {"link clicks": 4, "other clicks": 9}; zeros are left out. */
+  clicks?: Partial<Record<string, number>>;
+}
+
+/** The metrics of an Instagram media's insights the fake knows (those deprecated in v22 are refused). */
+export const FAKE_IG_MEDIA_METRICS = [
+  "views",
+  "reach",
+  "likes",
+  "comments",
+  "shares",
+  "saved",
+  "total_interactions",
+  "follows",
+  "profile_visits",
+] as const;
+
+/** The Page post insights the fake knows (the 2025 deprecations, e.g. post_impressions, are refused). */
+export const FAKE_POST_METRICS = [
+  "post_media_view",
+  "post_total_media_view_unique",
+  "post_reactions_by_type_total",
+  "post_clicks",
+  "post_clicks_by_type",
+] as const;
 
 /** A Page post (text, link, photos, or the post of a published reel). */
 export interface FakeFacebookPost {
@@ -37,6 +80,8 @@ export interface FakeFacebookPost {
   videoId: string | null;
   permalink: string;
   createdAt: number;
+  /** Its numbers (tests set these); absent ones are 0. */
+  counts?: FakeFacebookCounts;
 }
 
 /** A photo uploaded to a Page. */
@@ -103,6 +148,13 @@ export interface FakeInstagramPost {
   shortcode: string;
   permalink: string;
   timestamp: number;
+  /** Its insights and counts (tests set these); absent ones are 0. */
+  counts?: Partial<Record<(typeof FAKE_IG_MEDIA_METRICS)[number], number>>;
+  /**
+   * What its insights answer: the numbers (default), code 10 "Not enough viewers", or an empty
+   * `data` (Meta's answer while it has nothing to show).
+   */
+  insights?: "available" | "not_enough_viewers" | "empty";
 }
 
 /** A token the fake issued. */
@@ -150,6 +202,10 @@ export interface FacebookFake extends FakeControls {
   mediaProcessingPolls: number;
   reelProcessingPolls: number;
   quotaTotal: number;
+  /** Insight metric names this Graph refuses as invalid (e.g. "post_media_view", unverified at post level). */
+  unknownInsightMetrics: Set<string>;
+  /** Every multi-id read (`GET /?ids=…`): the ids asked and the fields. */
+  multiReads: { ids: string[]; fields: string }[];
   /** The next reel finished ends this way instead of published. */
   nextReelEnds(end: ReelEnd): void;
   /** The next container created ends this way instead of FINISHED. */
@@ -188,10 +244,29 @@ const PAGE_FIELDS = new Set([
   "tasks",
   "category",
 ]);
-const POST_FIELDS = new Set(["id", "message", "permalink_url", "created_time"]);
-const VIDEO_FIELDS = new Set(["id", "status", "permalink_url", "description"]);
+const POST_FIELDS = new Set([
+  "id",
+  "message",
+  "permalink_url",
+  "created_time",
+  "shares",
+  "comments",
+  "reactions",
+]);
+const VIDEO_FIELDS = new Set(["id", "status", "permalink_url", "description", "comments", "reactions"]);
 const CONTAINER_FIELDS = new Set(["id", "status_code", "status"]);
-const IG_MEDIA_FIELDS = new Set(["id", "caption", "timestamp", "permalink", "media_type", "shortcode"]);
+const IG_MEDIA_FIELDS = new Set([
+  "id",
+  "caption",
+  "timestamp",
+  "permalink",
+  "media_type",
+  "shortcode",
+  "like_count",
+  "comments_count",
+]);
+/** Ids one multi-id read takes. */
+const MAX_IDS = 50;
 const IG_USER_FIELDS = new Set(["id", "username", "name", "profile_picture_url", "followers_count"]);
 
 /** The default Pages: a café with Instagram, a lab without, a bookshop with. */
@@ -223,6 +298,38 @@ function defaultPages(origin: string): FakePage[] {
 function graphTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "+0000");
 }
+
+/** `a,b.summary(true).limit(0),c{d,e}` → its top-level fields (commas inside () or {} stay). */
+function splitFields(fields: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let current = "";
+  for (const ch of fields) {
+    if (ch === "(" || ch === "{") depth++;
+    if (ch === ")" || ch === "}") depth--;
+    if (ch === "," && depth === 0) {
+      out.push(current.trim());
+      current = "";
+    } else current += ch;
+  }
+  if (current.trim() !== "") out.push(current.trim());
+  return out;
+}
+
+/** A field's name without Graph's modifiers (`.summary(true)`, `{subfields}`). */
+function fieldName(field: string): string {
+  return field.replace(/[.({].*$/, "");
+}
+
+/** Only the non-zero entries of a by-type count (Graph leaves zeros out). */
+function nonZero(counts: Partial<Record<string, number>> | undefined): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(counts ?? {}).filter(([, n]) => typeof n === "number" && n > 0),
+  ) as Record<string, number>;
+}
+
+const sumOf = (counts: Partial<Record<string, number>> | undefined) =>
+  Object.values(nonZero(counts)).reduce((a, b) => a + b, 0);
 
 /** Which image a photo's bytes are, by their magic numbers (the declared type is not trusted). */
 function sniffImage(bytes: Uint8Array): string | null {
@@ -260,6 +367,8 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     mediaProcessingPolls: options.mediaProcessingPolls ?? 2,
     reelProcessingPolls: options.reelProcessingPolls ?? 2,
     quotaTotal: options.quotaTotal ?? 100,
+    unknownInsightMetrics: new Set(),
+    multiReads: [],
     nextReelEnds: (end) => void reelEnds.push(end),
     nextContainerEnds: (end) => void containerEnds.push(end),
     finishProcessing: () => {
@@ -326,11 +435,24 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     return { params, file };
   }
 
-  /** The `fields` asked for, or a (#100) error naming one the node does not have. */
+  /**
+   * The `fields` asked for, or a (#100) error naming one the node does not have. A field may carry
+   * Graph's modifiers (`comments.summary(true).limit(0)`): its name is what comes before them.
+   */
   function fieldsOf(params: Record<string, string>, known: Set<string>): string[] | Response {
-    const fields = params.fields ? params.fields.split(",").map((f) => f.trim()) : ["id"];
+    const fields = params.fields ? splitFields(params.fields).map(fieldName) : ["id"];
     const unknown = fields.find((f) => !known.has(f));
     return unknown ? bad(`(#100) Tried accessing nonexisting field (${unknown})`) : fields;
+  }
+
+  /** Whether `fields` asks for `name` with `.summary(true)`. */
+  function wantsSummary(params: Record<string, string>, name: string): boolean {
+    return splitFields(params.fields ?? "").some((f) => fieldName(f) === name && /\.summary\(true\)/.test(f));
+  }
+
+  /** An edge read with `.limit(0)` (no items) and, when asked, its summary. */
+  function edgeSummary(params: Record<string, string>, name: string, summary: Record<string, unknown>) {
+    return { data: [], ...(wantsSummary(params, name) ? { summary } : {}) };
   }
 
   function pick(all: Record<string, unknown>, fields: string[]): Record<string, unknown> {
@@ -826,9 +948,183 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
         permalink: post.permalink,
         media_type: post.mediaType,
         shortcode: post.shortcode,
+        like_count: post.counts?.likes ?? 0,
+        comments_count: post.counts?.comments ?? 0,
       },
       fields,
     );
+  }
+
+  // ---- Nodes and numbers -------------------------------------------------------------------------
+
+  const owns = (caller: FakeToken, pageId: string) => caller.kind === "page" && caller.pageId === pageId;
+  const pageOfIg = (igId: string) => fake.pages.find((p) => p.instagram?.id === igId)!.id;
+
+  /** A node the caller may read, as its fields; an error answer; or null when there is no such node. */
+  function nodeObject(
+    nodeId: string,
+    params: Record<string, string>,
+    caller: FakeToken,
+  ): Record<string, unknown> | Response | null {
+    const post = fake.posts.find((p) => p.id === nodeId && owns(caller, p.pageId));
+    if (post) {
+      const fields = fieldsOf(params, POST_FIELDS);
+      if (fields instanceof Response) return fields;
+      const counts = post.counts ?? {};
+      return pick(
+        {
+          id: post.id,
+          message: post.message,
+          permalink_url: post.permalink,
+          created_time: graphTime(post.createdAt),
+          // Graph leaves `shares` out of a post nobody shared.
+          ...((counts.shares ?? 0) > 0 ? { shares: { count: counts.shares } } : {}),
+          comments: edgeSummary(params, "comments", {
+            order: "ranked",
+            total_count: counts.comments ?? 0,
+            can_comment: true,
+          }),
+          reactions: edgeSummary(params, "reactions", {
+            total_count: sumOf(counts.reactions),
+            viewer_reaction: "NONE",
+          }),
+        },
+        fields,
+      );
+    }
+    const reel = fake.reels.find((r) => r.id === nodeId && owns(caller, r.pageId));
+    if (reel) {
+      const fields = fieldsOf(params, VIDEO_FIELDS);
+      if (fields instanceof Response) return fields;
+      const status = fields.includes("status") ? reelStatus(reel) : null;
+      // The reel's comments and reactions are those of the post it became.
+      const counts = fake.posts.find((p) => p.videoId === reel.id)?.counts ?? {};
+      return pick(
+        {
+          id: reel.id,
+          status,
+          permalink_url: `/reel/${reel.id}`,
+          description: reel.description ?? "",
+          comments: edgeSummary(params, "comments", {
+            order: "ranked",
+            total_count: counts.comments ?? 0,
+            can_comment: true,
+          }),
+          reactions: edgeSummary(params, "reactions", {
+            total_count: sumOf(counts.reactions),
+            viewer_reaction: "NONE",
+          }),
+        },
+        fields,
+      );
+    }
+    const container = fake.containers.find((c) => c.id === nodeId && owns(caller, pageOfIg(c.igId)));
+    if (container) {
+      const fields = fieldsOf(params, CONTAINER_FIELDS);
+      if (fields instanceof Response) return fields;
+      refreshContainer(container);
+      if (container.statusCode === "IN_PROGRESS") {
+        if (container.pollsLeft > 0) container.pollsLeft--;
+        else settleContainer(container);
+      }
+      return pick({ id: container.id, status_code: container.statusCode, status: container.status }, fields);
+    }
+    const igPost = fake.igPosts.find((p) => p.id === nodeId && owns(caller, pageOfIg(p.igId)));
+    if (igPost) {
+      const fields = fieldsOf(params, IG_MEDIA_FIELDS);
+      return fields instanceof Response ? fields : igPostJson(igPost, fields);
+    }
+    return null;
+  }
+
+  /**
+   * `GET /?ids=a,b&fields=…`: every node at once, keyed by id. All or nothing, as Graph does: one id
+   * that does not exist (or is not the caller's) fails the whole read with (#803).
+   */
+  function multiRead(params: Record<string, string>, caller: FakeToken): Response {
+    const ids = [...new Set((params.ids ?? "").split(",").map((id) => id.trim()))].filter(Boolean);
+    fake.multiReads.push({ ids, fields: params.fields ?? "" });
+    if (ids.length === 0) return bad("(#100) The parameter ids is required");
+    if (ids.length > MAX_IDS) return bad(`(#100) Too many IDs. Maximum: ${MAX_IDS}.`);
+    const out: Record<string, unknown> = {};
+    const unknown: string[] = [];
+    for (const id of ids) {
+      const node = nodeObject(id, params, caller);
+      if (node instanceof Response) return node;
+      if (node === null) unknown.push(id);
+      else out[id] = node;
+    }
+    if (unknown.length > 0)
+      return bad(`(#803) Some of the aliases you requested do not exist: ${unknown.join(",")}`, 803);
+    return ok(out);
+  }
+
+  /** One insight as Graph writes it (lifetime). */
+  function insight(nodeId: string, name: string, value: unknown) {
+    return {
+      name,
+      period: "lifetime",
+      values: [{ value }],
+      title: name,
+      description: `Lifetime: ${name}`,
+      id: `${nodeId}/insights/${name}/lifetime`,
+    };
+  }
+
+  /** The `metric` list, or an error answer: none asked, or one Graph does not know. */
+  function metricsOf(params: Record<string, string>, known: readonly string[]): string[] | Response {
+    const metrics = (params.metric ?? "")
+      .split(",")
+      .map((m) => m.trim())
+      .filter(Boolean);
+    if (metrics.length === 0)
+      return graphError(400, {
+        message:
+          "No metric was specified to be fetched. Please specify one or more metrics to be fetched and try again.",
+        code: 3001,
+        subcode: 1504028,
+      });
+    const invalid = metrics.find((m) => !known.includes(m) || fake.unknownInsightMetrics.has(m));
+    return invalid ? bad(`(#100) The value must be a valid insights metric (${invalid})`) : metrics;
+  }
+
+  /** `GET /{node}/insights` for a Page post or an Instagram media; null when the node is neither. */
+  function insightsOf(nodeId: string, params: Record<string, string>, caller: FakeToken): Response | null {
+    const post = fake.posts.find((p) => p.id === nodeId && owns(caller, p.pageId));
+    if (post) {
+      if (!caller.scopes.includes("read_insights")) return denied("read_insights");
+      const metrics = metricsOf(params, FAKE_POST_METRICS);
+      if (metrics instanceof Response) return metrics;
+      // Meta shows insights only for Pages with 100 likes or more: below that the answer is empty.
+      const page = fake.pages.find((p) => p.id === post.pageId)!;
+      if ((page.likes ?? 500) < 100) return ok({ data: [], paging: {} });
+      const counts = post.counts ?? {};
+      const values: Record<(typeof FAKE_POST_METRICS)[number], unknown> = {
+        post_media_view: counts.mediaViews ?? 0,
+        post_total_media_view_unique: counts.uniqueMediaViews ?? 0,
+        post_reactions_by_type_total: nonZero(counts.reactions),
+        post_clicks: sumOf(counts.clicks),
+        post_clicks_by_type: nonZero(counts.clicks),
+      };
+      const data = metrics.map((m) => insight(post.id, m, values[m as keyof typeof values]));
+      return ok({ data, paging: {} });
+    }
+    const media = fake.igPosts.find((p) => p.id === nodeId && owns(caller, pageOfIg(p.igId)));
+    if (media) {
+      if (!caller.scopes.includes("instagram_manage_insights"))
+        return bad("(#10) Application does not have permission for this action", 10);
+      const metrics = metricsOf(params, FAKE_IG_MEDIA_METRICS);
+      if (metrics instanceof Response) return metrics;
+      if (media.insights === "not_enough_viewers")
+        return bad("(#10) Not enough viewers for the media to show insights", 10);
+      if (media.insights === "empty") return ok({ data: [] });
+      const counts = media.counts ?? {};
+      const data = metrics.map((m) =>
+        insight(media.id, m, counts[m as (typeof FAKE_IG_MEDIA_METRICS)[number]] ?? 0),
+      );
+      return ok({ data });
+    }
+    return null;
   }
 
   // ---- Routing ----------------------------------------------------------------------------------
@@ -844,6 +1140,7 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     if (method === "GET" && versioned === "/oauth/access_token") return accessToken(params);
     const caller = tokenOf(params, request);
     if (!caller) return graphError(400, EXPIRED_TOKEN);
+    if (versioned === "/" && method === "GET" && params.ids !== undefined) return multiRead(params, caller);
     const [, nodeId = "", edge] = /^\/([^/]+)(?:\/([a-z_]+))?$/.exec(versioned) ?? [];
     if (nodeId === "me" && edge === "accounts" && method === "GET") return accounts(params, caller);
 
@@ -886,59 +1183,13 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       if (edge === "media_publish" && method === "POST") return mediaPublish(ig, params);
     }
     if (!edge && method === "GET") {
-      const owns = (pageId: string) => caller.kind === "page" && caller.pageId === pageId;
-      const post = fake.posts.find((p) => p.id === nodeId && owns(p.pageId));
-      if (post) {
-        const fields = fieldsOf(params, POST_FIELDS);
-        if (fields instanceof Response) return fields;
-        return ok(
-          pick(
-            {
-              id: post.id,
-              message: post.message,
-              permalink_url: post.permalink,
-              created_time: graphTime(post.createdAt),
-            },
-            fields,
-          ),
-        );
-      }
-      const reel = fake.reels.find((r) => r.id === nodeId && owns(r.pageId));
-      if (reel) {
-        const fields = fieldsOf(params, VIDEO_FIELDS);
-        if (fields instanceof Response) return fields;
-        const status = fields.includes("status") ? reelStatus(reel) : null;
-        return ok(
-          pick(
-            {
-              id: reel.id,
-              status,
-              permalink_url: `/reel/${reel.id}`,
-              description: reel.description ?? "",
-            },
-            fields,
-          ),
-        );
-      }
-      const igOf = (igId: string) => fake.pages.find((p) => p.instagram?.id === igId)!.id;
-      const container = fake.containers.find((c) => c.id === nodeId && owns(igOf(c.igId)));
-      if (container) {
-        const fields = fieldsOf(params, CONTAINER_FIELDS);
-        if (fields instanceof Response) return fields;
-        refreshContainer(container);
-        if (container.statusCode === "IN_PROGRESS") {
-          if (container.pollsLeft > 0) container.pollsLeft--;
-          else settleContainer(container);
-        }
-        return ok(
-          pick({ id: container.id, status_code: container.statusCode, status: container.status }, fields),
-        );
-      }
-      const igPost = fake.igPosts.find((p) => p.id === nodeId && owns(igOf(p.igId)));
-      if (igPost) {
-        const fields = fieldsOf(params, IG_MEDIA_FIELDS);
-        return fields instanceof Response ? fields : ok(igPostJson(igPost, fields));
-      }
+      const node = nodeObject(nodeId, params, caller);
+      if (node instanceof Response) return node;
+      if (node) return ok(node);
+    }
+    if (edge === "insights" && method === "GET") {
+      const answer = insightsOf(nodeId, params, caller);
+      if (answer) return answer;
     }
     return bad(
       `Unsupported ${method} request. Object with ID '${nodeId}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`,

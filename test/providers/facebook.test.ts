@@ -3,6 +3,9 @@
 // (unpublished, then attached_media), a video that becomes a reel (pending while processing), and
 // every refusal and failure path: 190, duplicates (368/506), code 1/2 on a create, throttling,
 // reel errors and expiry, an unanswered create, an upload URL Herald will not send the token to.
+// Metrics: counts for a batch in one multi-id read, each post's insights, reels read as video nodes,
+// a Page without insights (under 100 likes, or refused), the unverified post_media_view refused, a
+// deleted post, throttling and a dead token.
 import { afterEach, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { ManualClock, systemClock, type Clock } from "../../src/lib/clock.ts";
@@ -13,11 +16,14 @@ import {
   FACEBOOK_SCOPES,
   type FacebookAdapter,
 } from "../../src/providers/facebook.ts";
+import { FACEBOOK_METRICS_BATCH_SIZE, FACEBOOK_POST_INSIGHTS } from "../../src/providers/facebook-metrics.ts";
 import { FACEBOOK_REEL_CHECK_MS, FACEBOOK_REEL_MAX_WAIT_MS } from "../../src/providers/facebook-publish.ts";
 import {
   isPending,
   type DestinationRef,
   type MediaItem,
+  type MetricsResult,
+  type MetricsTarget,
   type PendingItem,
   type PublishedItem,
 } from "../../src/providers/types.ts";
@@ -580,6 +586,236 @@ describe("checkItem and options", () => {
     expect(
       FACEBOOK_RULES.checkOptions!({ options: { link: "https://herald.example" }, assetIds: [] }),
     ).toEqual([]);
+  });
+});
+
+describe("metrics (counts by multi-id read, post insights)", () => {
+  const target = (p: PublishedItem): MetricsTarget => ({
+    providerObjectId: p.providerObjectId,
+    url: p.url,
+    extra: p.extra,
+    publishedAt: Date.now(),
+  });
+  const publish = async (adapter: FacebookAdapter, destination: DestinationRef, text: string) =>
+    expectPublished(await adapter.publishItem(publishInput(destination, { text })));
+  const postOf = (p: PublishedItem) => fake.posts.find((post) => post.id === p.providerObjectId)!;
+  const insightCalls = () =>
+    fake.requests.filter((r) => r.method === "GET" && r.path.endsWith("/insights")).map((r) => r.path);
+  const byId = (results: MetricsResult[]) => Object.fromEntries(results.map((r) => [r.providerObjectId, r]));
+
+  test("counts and insights: views, reach as impressions, comments, Σ reactions by type, shares, link clicks; no saves", async () => {
+    const { adapter, destination } = await start();
+    expect(adapter.metricsBatchSize).toBe(FACEBOOK_METRICS_BATCH_SIZE);
+    const post = await publish(adapter, destination, "counted");
+    postOf(post).counts = {
+      comments: 4,
+      shares: 3,
+      reactions: { like: 10, love: 2, wow: 1 },
+      mediaViews: 900,
+      uniqueMediaViews: 640,
+      clicks: { "link clicks": 12, "other clicks": 30 },
+    };
+    const before = fake.requests.length;
+    const results = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
+    expect(results).toEqual([
+      {
+        providerObjectId: post.providerObjectId,
+        kind: "metrics",
+        values: { views: 900, impressions: 640, comments: 4, reactions: 13, shares: 3, link_clicks: 12 },
+        providerAsOf: null,
+      },
+    ]);
+    expect(fake.requests.slice(before).map(requestLine)).toEqual([
+      "GET /v25.0/",
+      `GET /v25.0/${post.providerObjectId}/insights`,
+    ]);
+    expect(fake.multiReads).toEqual([
+      {
+        ids: [post.providerObjectId],
+        fields: "shares,comments.summary(true).limit(0),reactions.summary(true).limit(0)",
+      },
+    ]);
+    expect(FACEBOOK_POST_INSIGHTS).toContain("post_media_view");
+  });
+
+  test("nobody shared and no link clicked: Graph leaves both out, so neither is reported (not a made-up 0)", async () => {
+    const { adapter, destination } = await start();
+    const post = await publish(adapter, destination, "quiet");
+    postOf(post).counts = { comments: 1, clicks: { "other clicks": 2 } };
+    const [result] = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
+    // No reaction by type either: the live count (0) stands.
+    expect(result).toMatchObject({
+      kind: "metrics",
+      values: { views: 0, impressions: 0, comments: 1, reactions: 0 },
+    });
+    expect(Object.keys((result as { values: object }).values).sort()).toEqual([
+      "comments",
+      "impressions",
+      "reactions",
+      "views",
+    ]);
+  });
+
+  test("a batch's counts are one multi-id read; a reel is read as a video node (no shares, no insights)", async () => {
+    const { adapter, destination } = await start({ reelProcessingPolls: 0 });
+    const posts = [];
+    for (const text of ["one", "two", "three"]) posts.push(await publish(adapter, destination, text));
+    const reel = expectPublished(
+      await adapter.publishItem(publishInput(destination, { text: "a reel", media: [clip()] })),
+    );
+    expect(reel.extra).toMatchObject({ reel: true });
+    posts.forEach((p, i) => (postOf(p).counts = { reactions: { like: i + 1 }, shares: 1 }));
+    fake.posts.find((p) => p.videoId === reel.providerObjectId)!.counts = {
+      comments: 7,
+      reactions: { haha: 5 },
+      shares: 9,
+      mediaViews: 100,
+    };
+    fake.multiReads.length = 0;
+    const results = byId(await adapter.fetchMetrics!({ destination, targets: [...posts, reel].map(target) }));
+    expect(fake.multiReads).toEqual([
+      {
+        ids: posts.map((p) => p.providerObjectId),
+        fields: "shares,comments.summary(true).limit(0),reactions.summary(true).limit(0)",
+      },
+      {
+        ids: [reel.providerObjectId],
+        fields: "comments.summary(true).limit(0),reactions.summary(true).limit(0)",
+      },
+    ]);
+    expect(insightCalls()).toEqual(posts.map((p) => `/v25.0/${p.providerObjectId}/insights`));
+    posts.forEach((p, i) =>
+      expect(results[p.providerObjectId]).toMatchObject({
+        kind: "metrics",
+        values: { reactions: i + 1, shares: 1 },
+      }),
+    );
+    expect(results[reel.providerObjectId]).toEqual({
+      providerObjectId: reel.providerObjectId,
+      kind: "metrics",
+      values: { comments: 7, reactions: 5 },
+      providerAsOf: null,
+    });
+  });
+
+  test("more than 50 posts (a caller not splitting by metricsBatchSize) are read 50 ids at a time", async () => {
+    const { adapter, destination } = await start();
+    const posts = [];
+    for (let i = 0; i < 60; i++) posts.push(await publish(adapter, destination, `post ${i}`));
+    fake.multiReads.length = 0;
+    const results = await adapter.fetchMetrics!({ destination, targets: posts.map(target) });
+    expect(fake.multiReads.map((r) => r.ids.length)).toEqual([50, 10]);
+    expect(results.filter((r) => r.kind === "metrics")).toHaveLength(60);
+  });
+
+  test("a Page under 100 likes has no insights (an empty answer): its posts report their counts only", async () => {
+    const { adapter, destination } = await start();
+    fake.pages.find((p) => p.id === CAFE)!.likes = 40;
+    const post = await publish(adapter, destination, "small page");
+    postOf(post).counts = { comments: 2, shares: 1, reactions: { like: 3 }, mediaViews: 50 };
+    const [result] = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
+    expect(result).toEqual({
+      providerObjectId: post.providerObjectId,
+      kind: "metrics",
+      values: { comments: 2, reactions: 3, shares: 1 },
+      providerAsOf: null,
+    });
+  });
+
+  test("insights refused for the Page (no read_insights: code 200) are counts only, asked once per batch", async () => {
+    const { adapter, destination } = await start();
+    const noInsights: DestinationRef = {
+      ...destination,
+      credentials: {
+        accessToken: fake.issuePageToken(CAFE, [
+          "pages_show_list",
+          "pages_manage_posts",
+          "pages_read_engagement",
+        ]),
+      },
+    };
+    const posts = [await publish(adapter, destination, "a"), await publish(adapter, destination, "b")];
+    postOf(posts[0]!).counts = { comments: 5, mediaViews: 10 };
+    const results = await adapter.fetchMetrics!({ destination: noInsights, targets: posts.map(target) });
+    expect(results.map((r) => (r.kind === "metrics" ? r.values : r.kind))).toEqual([
+      { comments: 5, reactions: 0 },
+      { comments: 0, reactions: 0 },
+    ]);
+    expect(insightCalls()).toHaveLength(1);
+  });
+
+  test("post_media_view (unverified) refused as an invalid metric: asked again without it, and no views reported", async () => {
+    const { adapter, destination } = await start();
+    fake.unknownInsightMetrics.add("post_media_view");
+    const posts = [await publish(adapter, destination, "a"), await publish(adapter, destination, "b")];
+    for (const p of posts) postOf(p).counts = { mediaViews: 100, uniqueMediaViews: 80, comments: 1 };
+    const results = await adapter.fetchMetrics!({ destination, targets: posts.map(target) });
+    for (const r of results)
+      expect(r).toMatchObject({ kind: "metrics", values: { impressions: 80, comments: 1, reactions: 0 } });
+    expect(results.some((r) => r.kind === "metrics" && "views" in r.values)).toBe(false);
+    // The first post's insights twice (refused, then without the metric); the second's once.
+    expect(insightCalls()).toEqual([
+      `/v25.0/${posts[0]!.providerObjectId}/insights`,
+      `/v25.0/${posts[0]!.providerObjectId}/insights`,
+      `/v25.0/${posts[1]!.providerObjectId}/insights`,
+    ]);
+  });
+
+  test("a deleted post is missing: Graph refuses the whole multi-id read (#803), so each id is asked alone", async () => {
+    const { adapter, destination } = await start();
+    const kept = await publish(adapter, destination, "kept");
+    const gone = await publish(adapter, destination, "deleted later");
+    postOf(kept).counts = { comments: 2 };
+    fake.posts = fake.posts.filter((p) => p.id !== gone.providerObjectId);
+    fake.multiReads.length = 0;
+    const results = byId(await adapter.fetchMetrics!({ destination, targets: [target(gone), target(kept)] }));
+    expect(results[gone.providerObjectId]).toMatchObject({ kind: "missing" });
+    expect((results[gone.providerObjectId] as { reason: string }).reason).toContain("do not exist");
+    expect(results[kept.providerObjectId]).toMatchObject({ kind: "metrics", values: { comments: 2 } });
+    expect(fake.multiReads.map((r) => r.ids)).toEqual([
+      [gone.providerObjectId, kept.providerObjectId],
+      [gone.providerObjectId],
+      [kept.providerObjectId],
+    ]);
+    expect(insightCalls()).toEqual([`/v25.0/${kept.providerObjectId}/insights`]);
+  });
+
+  test("a 429 fails the call: transient with retryAt from X-Business-Use-Case-Usage", async () => {
+    const { adapter, destination } = await start();
+    const post = await publish(adapter, destination, "limited");
+    fake.failNext(1, { status: 429, headers: bucHeader(7) });
+    const before = Date.now();
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [target(post)] }),
+      "transient",
+    );
+    expect(error.statusCode).toBe(429);
+    expect(error.retryAt).toBeGreaterThanOrEqual(before + 7 * 60_000);
+    expect(insightCalls()).toHaveLength(0);
+  });
+
+  test("throttled insights (code 4 in Meta's envelope) fail the call too, with a retry time", async () => {
+    const { adapter, destination } = await start();
+    const posts = [await publish(adapter, destination, "a"), await publish(adapter, destination, "b")];
+    const body = graphErrorBody({ message: "Application request limit reached", code: 4 });
+    fake.failNext(1, { status: 400, path: "/insights", body });
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: posts.map(target) }),
+      "transient",
+    );
+    expect(error.retryAt! - Date.now()).toBeGreaterThan(9 * 60_000);
+    expect(insightCalls()).toHaveLength(1); // the batch stops at the throttled call
+  });
+
+  test("a dead Page token (code 190) is auth_revoked: Page tokens cannot be renewed, only reconnected", async () => {
+    const { adapter, destination } = await start();
+    const post = await publish(adapter, destination, "expired");
+    fake.revokeTokens();
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [target(post)] }),
+      "auth_revoked",
+    );
+    expect([error.errorCode, error.subcode]).toEqual(["190", "463"]);
   });
 });
 

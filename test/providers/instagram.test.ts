@@ -2,6 +2,8 @@
 // professional accounts linked to the person's Pages, containers for a single image, a carousel and a
 // reel (media really downloaded from a small file server), the publishing limit, every container
 // state (IN_PROGRESS → pending, ERROR, EXPIRED, PUBLISHED by an earlier run), and the refusals.
+// Metrics: each media's insights, its like and comment counts when the insights have nothing ("Not
+// enough viewers", an empty answer), a deleted media, throttling and a dead token.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { ManualClock, systemClock, type Clock } from "../../src/lib/clock.ts";
@@ -13,11 +15,16 @@ import {
   INSTAGRAM_SCOPES,
   type InstagramAdapter,
 } from "../../src/providers/instagram.ts";
+import {
+  INSTAGRAM_INSIGHT_METRICS,
+  INSTAGRAM_METRICS_BATCH_SIZE,
+} from "../../src/providers/instagram-metrics.ts";
 import { INSTAGRAM_PENDING_CHECK_MS } from "../../src/providers/instagram-publish.ts";
 import {
   isPending,
   type DestinationRef,
   type MediaItem,
+  type MetricsTarget,
   type PendingItem,
   type PublishedItem,
   type PublishItemInput,
@@ -735,6 +742,125 @@ describe("checkItem and options", () => {
 
 // The shared scenarios publish text-only items; Instagram refuses those, so this world gives every
 // item without media one served image (the scenarios' own media items are left as they are).
+describe("metrics (GET /{ig-media-id}/insights)", () => {
+  const target = (p: PublishedItem): MetricsTarget => ({
+    providerObjectId: p.providerObjectId,
+    url: p.url,
+    extra: p.extra,
+    publishedAt: Date.now(),
+  });
+  const publish = async (adapter: InstagramAdapter, destination: DestinationRef, text: string) =>
+    expectPublished(await adapter.publishItem(imagePost(destination, { text })));
+  const mediaOf = (p: PublishedItem) => fake.igPosts.find((m) => m.id === p.providerObjectId)!;
+  const metricCalls = (since: number) => fake.requests.slice(since).map(requestLine);
+
+  test("insights: views, reach as impressions, comments, likes as reactions, shares, saved as saves; no link clicks", async () => {
+    const { adapter, destination } = await start({ mediaProcessingPolls: 0 });
+    expect(adapter.metricsBatchSize).toBe(INSTAGRAM_METRICS_BATCH_SIZE);
+    expect([...INSTAGRAM_INSIGHT_METRICS]).toEqual([
+      "views",
+      "reach",
+      "likes",
+      "comments",
+      "shares",
+      "saved",
+    ]);
+    const post = await publish(adapter, destination, "counted");
+    mediaOf(post).counts = { views: 1200, reach: 800, likes: 90, comments: 6, shares: 4, saved: 11 };
+    const before = fake.requests.length;
+    const results = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
+    expect(results).toEqual([
+      {
+        providerObjectId: post.providerObjectId,
+        kind: "metrics",
+        values: { views: 1200, impressions: 800, comments: 6, reactions: 90, shares: 4, saves: 11 },
+        providerAsOf: null,
+      },
+    ]);
+    expect(metricCalls(before)).toEqual([`GET /v25.0/${post.providerObjectId}/insights`]);
+  });
+
+  test("one insights call per media: Instagram reads media one at a time", async () => {
+    const { adapter, destination } = await start({ mediaProcessingPolls: 0 });
+    const posts = [];
+    for (const text of ["a", "b", "c"]) posts.push(await publish(adapter, destination, text));
+    posts.forEach((p, i) => (mediaOf(p).counts = { likes: i + 1 }));
+    const before = fake.requests.length;
+    const results = await adapter.fetchMetrics!({ destination, targets: posts.map(target) });
+    expect(
+      results.map((r) => [r.providerObjectId, r.kind === "metrics" ? r.values.reactions : null]),
+    ).toEqual(posts.map((p, i) => [p.providerObjectId, i + 1]));
+    expect(metricCalls(before)).toEqual(posts.map((p) => `GET /v25.0/${p.providerObjectId}/insights`));
+  });
+
+  test('"Not enough viewers" (code 10) is not a dead token: the media\'s like and comment counts are reported', async () => {
+    const { adapter, destination } = await start({ mediaProcessingPolls: 0 });
+    const post = await publish(adapter, destination, "few viewers");
+    Object.assign(mediaOf(post), {
+      insights: "not_enough_viewers",
+      counts: { views: 12, reach: 9, likes: 3, comments: 1, shares: 2, saved: 1 },
+    });
+    const before = fake.requests.length;
+    const [result] = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
+    expect(result).toEqual({
+      providerObjectId: post.providerObjectId,
+      kind: "metrics",
+      values: { comments: 1, reactions: 3 },
+      providerAsOf: null,
+    });
+    expect(metricCalls(before)).toEqual([
+      `GET /v25.0/${post.providerObjectId}/insights`,
+      `GET /v25.0/${post.providerObjectId}`,
+    ]);
+  });
+
+  test("an empty insights answer (Meta has nothing yet) reports the counts that exist, not zeros", async () => {
+    const { adapter, destination } = await start({ mediaProcessingPolls: 0 });
+    const post = await publish(adapter, destination, "too early");
+    Object.assign(mediaOf(post), { insights: "empty", counts: { likes: 2 } });
+    const [result] = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
+    expect(result).toMatchObject({ kind: "metrics", values: { comments: 0, reactions: 2 } });
+    expect(Object.keys((result as { values: object }).values).sort()).toEqual(["comments", "reactions"]);
+  });
+
+  test("a deleted media is missing (insights and counts both refused, code 100); the others are read", async () => {
+    const { adapter, destination } = await start({ mediaProcessingPolls: 0 });
+    const kept = await publish(adapter, destination, "kept");
+    const gone = await publish(adapter, destination, "deleted later");
+    fake.igPosts = fake.igPosts.filter((p) => p.id !== gone.providerObjectId);
+    const results = await adapter.fetchMetrics!({ destination, targets: [target(gone), target(kept)] });
+    expect(results[0]).toMatchObject({ providerObjectId: gone.providerObjectId, kind: "missing" });
+    expect((results[0] as { reason: string }).reason).toContain("does not exist");
+    expect(results[1]).toMatchObject({ providerObjectId: kept.providerObjectId, kind: "metrics" });
+  });
+
+  test("a 429 (throttled app) fails the call: transient with retryAt from X-Business-Use-Case-Usage", async () => {
+    const { adapter, destination } = await start({ mediaProcessingPolls: 0 });
+    const post = await publish(adapter, destination, "limited");
+    fake.failNext(1, { status: 429, path: "/insights", headers: bucHeader(7) });
+    const before = Date.now();
+    const since = fake.requests.length;
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [target(post), target(post)] }),
+      "transient",
+    );
+    expect(error.statusCode).toBe(429);
+    expect(error.retryAt).toBeGreaterThanOrEqual(before + 7 * 60_000);
+    expect(metricCalls(since)).toHaveLength(1); // the batch stops at the throttled call
+  });
+
+  test("a dead token (code 190) is auth_revoked: the linked Page's token cannot be renewed", async () => {
+    const { adapter, destination } = await start({ mediaProcessingPolls: 0 });
+    const post = await publish(adapter, destination, "expired");
+    fake.revokeTokens();
+    const error = await expectProviderError(
+      adapter.fetchMetrics!({ destination, targets: [target(post)] }),
+      "auth_revoked",
+    );
+    expect([error.errorCode, error.subcode]).toEqual(["190", "463"]);
+  });
+});
+
 adapterScenarios("instagram", async () => {
   const f = await startFacebookFake({ mediaProcessingPolls: 0 });
   const adapter = adapterFor(f);
