@@ -8,6 +8,7 @@ import { uploadAsset } from "../assets/helpers.ts";
 import { gif, jpeg, mp4 } from "../assets/samples.ts";
 import { startFacebookFake, type FacebookFake } from "../fakes/facebook.ts";
 import { expectProblem } from "../helpers/problems.ts";
+import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
@@ -16,9 +17,12 @@ import { FACEBOOK_REEL_CHECK_MS } from "../../src/providers/facebook-publish.ts"
 let s: TestServer;
 let fake: FacebookFake;
 let ws: string;
-let requests = 0;
+
 /** Destination ids by Page name. */
 const destinations: Record<string, string> = {};
+
+const api = apiPosting("facebook", () => ({ s, ws }));
+const { createPost, getPost, publishNow } = api;
 
 beforeAll(async () => {
   fake = await startFacebookFake({ reelProcessingPolls: 0 });
@@ -57,32 +61,6 @@ async function connectFacebook(): Promise<{ id: string; destination_id: string }
 async function facebookDestinations() {
   const listed = await s.request("GET", `/v1/workspaces/${ws}/destinations`);
   return listed.body.data.filter((d: any) => d.channel === "facebook");
-}
-
-function createPost(destinationId: string, post: Record<string, unknown>) {
-  return s.request("POST", `/v1/workspaces/${ws}/posts`, {
-    headers: { "idempotency-key": `facebook-${Date.now()}-${++requests}` },
-    body: {
-      when: "now",
-      confirmed: true,
-      group: `facebook-${requests}`,
-      posts: [{ destination_id: destinationId, ...post }],
-    },
-  });
-}
-
-async function getPost(id: string) {
-  const r = await s.request("GET", `/v1/workspaces/${ws}/posts/${id}`);
-  expect(r.status).toBe(200);
-  return r.body;
-}
-
-/** Creates a post and runs the engine until it has nothing left to do; returns the post. */
-async function publishNow(destinationId: string, post: Record<string, unknown>) {
-  const created = await createPost(destinationId, post);
-  expect({ status: created.status, text: created.text }).toMatchObject({ status: 202 });
-  await s.server.engine.runUntilIdle();
-  return getPost(created.body.posts[0].id);
 }
 
 describe("connecting Facebook", () => {

@@ -8,6 +8,7 @@ import { uploadAsset } from "../assets/helpers.ts";
 import { jpeg, mp4, png } from "../assets/samples.ts";
 import { startFacebookFake, type FacebookFake } from "../fakes/facebook.ts";
 import { expectProblem } from "../helpers/problems.ts";
+import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
@@ -16,9 +17,14 @@ import { INSTAGRAM_PENDING_CHECK_MS } from "../../src/providers/instagram-publis
 let s: TestServer;
 let fake: FacebookFake;
 let ws: string;
-let requests = 0;
+
 /** Destination ids by account name. */
 const destinations: Record<string, string> = {};
+
+const api = apiPosting("instagram", () => ({ s, ws }));
+const createPost = (post: Record<string, unknown>, destinationId = destinations["Herald Café"]!) =>
+  api.createPost(destinationId, post);
+const getPost = api.getPost;
 
 beforeAll(async () => {
   fake = await startFacebookFake({ mediaProcessingPolls: 0 });
@@ -56,24 +62,6 @@ async function connectInstagram() {
 async function instagramDestinations() {
   const listed = await s.request("GET", `/v1/workspaces/${ws}/destinations`);
   return listed.body.data.filter((d: any) => d.channel === "instagram");
-}
-
-function createPost(post: Record<string, unknown>, destinationId = destinations["Herald Café"]!) {
-  return s.request("POST", `/v1/workspaces/${ws}/posts`, {
-    headers: { "idempotency-key": `instagram-${Date.now()}-${++requests}` },
-    body: {
-      when: "now",
-      confirmed: true,
-      group: `instagram-${requests}`,
-      posts: [{ destination_id: destinationId, ...post }],
-    },
-  });
-}
-
-async function getPost(id: string) {
-  const r = await s.request("GET", `/v1/workspaces/${ws}/posts/${id}`);
-  expect(r.status).toBe(200);
-  return r.body;
 }
 
 async function photoAsset(width = 40, height = 30) {

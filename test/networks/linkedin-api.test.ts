@@ -8,6 +8,7 @@ import { uploadAsset } from "../assets/helpers.ts";
 import { mp4, png } from "../assets/samples.ts";
 import { startLinkedInFake, type LinkedInFake } from "../fakes/linkedin.ts";
 import { expectProblem } from "../helpers/problems.ts";
+import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
@@ -16,9 +17,12 @@ import { LINKEDIN_RECHECK_MS } from "../../src/providers/linkedin.ts";
 let s: TestServer;
 let fake: LinkedInFake;
 let ws: string;
-let requests = 0;
+
 /** Destination ids by display name: the member and the pages. */
 const destinations: Record<string, string> = {};
+
+const api = apiPosting("linkedin", () => ({ s, ws }));
+const { createPost, getPost, publishNow } = api;
 
 function env(f: LinkedInFake): Record<string, string> {
   return {
@@ -29,33 +33,6 @@ function env(f: LinkedInFake): Record<string, string> {
     HERALD_LINKEDIN_AUTH_BASE: f.origin,
     HERALD_LINKEDIN_TOKEN_BASE: f.origin,
   };
-}
-
-/** Create Post (confirmed, with an Idempotency-Key) of one LinkedIn post. */
-function createPost(destinationId: string, post: Record<string, unknown>) {
-  return s.request("POST", `/v1/workspaces/${ws}/posts`, {
-    headers: { "idempotency-key": `linkedin-${Date.now()}-${++requests}` },
-    body: {
-      when: "now",
-      confirmed: true,
-      group: `linkedin-${requests}`,
-      posts: [{ destination_id: destinationId, ...post }],
-    },
-  });
-}
-
-async function getPost(id: string) {
-  const r = await s.request("GET", `/v1/workspaces/${ws}/posts/${id}`);
-  expect(r.status).toBe(200);
-  return r.body;
-}
-
-/** Creates a post and runs the engine until it has nothing left to do; returns the post. */
-async function publishNow(destinationId: string, post: Record<string, unknown>) {
-  const created = await createPost(destinationId, post);
-  expect({ status: created.status, text: created.text }).toMatchObject({ status: 202 });
-  await s.server.engine.runUntilIdle();
-  return getPost(created.body.posts[0].id);
 }
 
 beforeAll(async () => {

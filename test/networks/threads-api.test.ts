@@ -7,6 +7,7 @@ import { jpeg } from "../assets/samples.ts";
 import { uploadAsset } from "../assets/helpers.ts";
 import { startThreadsFake, type ThreadsFake } from "../fakes/threads.ts";
 import { expectProblem } from "../helpers/problems.ts";
+import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
@@ -15,8 +16,12 @@ import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads-publish.ts
 let s: TestServer;
 let fake: ThreadsFake;
 let ws: string;
+
 let destinationId: string;
-let requests = 0;
+
+const api = apiPosting("threads", () => ({ s, ws }));
+const createPost = (post: Record<string, unknown>, when = "now") => api.createPost(destinationId, post, when);
+const getPost = api.getPost;
 
 function env(f: ThreadsFake): Record<string, string> {
   return {
@@ -26,25 +31,6 @@ function env(f: ThreadsFake): Record<string, string> {
     HERALD_THREADS_API_BASE: f.origin,
     HERALD_THREADS_AUTH_BASE: f.origin,
   };
-}
-
-/** Create Post (confirmed, with an Idempotency-Key) of one Threads post. */
-function createPost(post: Record<string, unknown>, when = "now") {
-  return s.request("POST", `/v1/workspaces/${ws}/posts`, {
-    headers: { "idempotency-key": `threads-${Date.now()}-${++requests}` },
-    body: {
-      when,
-      confirmed: true,
-      group: `threads-${requests}`,
-      posts: [{ destination_id: destinationId, ...post }],
-    },
-  });
-}
-
-async function getPost(id: string) {
-  const r = await s.request("GET", `/v1/workspaces/${ws}/posts/${id}`);
-  expect(r.status).toBe(200);
-  return r.body;
 }
 
 beforeAll(async () => {

@@ -8,6 +8,7 @@ import { uploadAsset } from "../assets/helpers.ts";
 import { jpeg, mp4, png } from "../assets/samples.ts";
 import { startTikTokFake, type TikTokFake } from "../fakes/tiktok.ts";
 import { expectProblem } from "../helpers/problems.ts";
+import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
@@ -16,35 +17,13 @@ import { TIKTOK_MAX_RECHECK_MS } from "../../src/providers/tiktok-publish.ts";
 let s: TestServer;
 let fake: TikTokFake;
 let ws: string;
+
 let destinationId: string;
-let requests = 0;
 
-/** Create Post (confirmed, with an Idempotency-Key) of one TikTok post. */
-function createPost(post: Record<string, unknown>, when = "now") {
-  return s.request("POST", `/v1/workspaces/${ws}/posts`, {
-    headers: { "idempotency-key": `tiktok-${Date.now()}-${++requests}` },
-    body: {
-      when,
-      confirmed: true,
-      group: `tiktok-${requests}`,
-      posts: [{ destination_id: destinationId, ...post }],
-    },
-  });
-}
-
-async function getPost(id: string) {
-  const r = await s.request("GET", `/v1/workspaces/${ws}/posts/${id}`);
-  expect(r.status).toBe(200);
-  return r.body;
-}
-
-/** Creates a post now, runs the engine until it has nothing left to do, and answers the post. */
-async function publishNow(post: Record<string, unknown>) {
-  const created = await createPost(post);
-  expect({ status: created.status, text: created.text }).toMatchObject({ status: 202 });
-  await s.server.engine.runUntilIdle();
-  return getPost(created.body.posts[0].id);
-}
+const api = apiPosting("tiktok", () => ({ s, ws }));
+const createPost = (post: Record<string, unknown>, when = "now") => api.createPost(destinationId, post, when);
+const getPost = api.getPost;
+const publishNow = (post: Record<string, unknown>) => api.publishNow(destinationId, post);
 
 const PUBLIC = { tiktok: { privacy_level: "PUBLIC_TO_EVERYONE" } };
 

@@ -12,6 +12,7 @@ import { uploadAsset } from "../assets/helpers.ts";
 import { mp4, png } from "../assets/samples.ts";
 import { startYouTubeFake, type YouTubeFake } from "../fakes/youtube.ts";
 import { expectProblem } from "../helpers/problems.ts";
+import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
@@ -21,35 +22,12 @@ let s: TestServer;
 let fake: YouTubeFake;
 let ws: string;
 let destinationId: string;
-let requests = 0;
 let original: ProviderRegistry;
 
-/** Create Post (confirmed, with an Idempotency-Key) of one YouTube post. */
-function createPost(post: Record<string, unknown>) {
-  return s.request("POST", `/v1/workspaces/${ws}/posts`, {
-    headers: { "idempotency-key": `youtube-${Date.now()}-${++requests}` },
-    body: {
-      when: "now",
-      confirmed: true,
-      group: `youtube-${requests}`,
-      posts: [{ destination_id: destinationId, ...post }],
-    },
-  });
-}
-
-async function getPost(id: string) {
-  const r = await s.request("GET", `/v1/workspaces/${ws}/posts/${id}`);
-  expect(r.status).toBe(200);
-  return r.body;
-}
-
-/** Creates a post and runs the engine until it has nothing left to do; returns the post. */
-async function publishNow(post: Record<string, unknown>) {
-  const created = await createPost(post);
-  expect({ status: created.status, text: created.text }).toMatchObject({ status: 202 });
-  await s.server.engine.runUntilIdle();
-  return getPost(created.body.posts[0].id);
-}
+const api = apiPosting("youtube", () => ({ s, ws }));
+const createPost = (post: Record<string, unknown>) => api.createPost(destinationId, post);
+const getPost = api.getPost;
+const publishNow = (post: Record<string, unknown>) => api.publishNow(destinationId, post);
 
 /** A video asset of about `mdatBytes` bytes (an MP4 Herald inspects: 4 s, 320×240). */
 async function videoAsset(mdatBytes = 600_000) {
