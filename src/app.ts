@@ -22,6 +22,8 @@ import { destinationRoutes, oauthCallbackRoutes } from "./http/routes/destinatio
 import { postRoutes } from "./http/routes/posts.ts";
 import type { PublishingEngine } from "./modules/publishing/engine.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
+import { signupRoutes } from "./http/routes/signup.ts";
+import { pageRoutes } from "./http/routes/pages.ts";
 
 /** Maps any error raised while handling a request to the problem it becomes. */
 function toProblem(code: string | number, error: unknown): ProblemError | null {
@@ -74,12 +76,13 @@ export interface AppOptions {
 
 /** Builds the whole HTTP application (routes under /v1, /health, docs) around one Herald value. */
 export function buildApp(h: Herald, options: AppOptions = {}) {
+  const clientAddress = options.clientAddress ?? (() => "unknown");
   const rails = heraldPlugin(
     h,
     new RateLimiter(h.config.rateLimitPerMinute),
     (auth, workspaceId) => requireWorkspace(h.db, auth, workspaceId),
     new FailedAuthLimiter(h.config.authFailuresPerMinute),
-    options.clientAddress ?? (() => "unknown"),
+    clientAddress,
   );
   const allowed = new AllowedMethods(() => app.routes);
   // The path starts after `http://` (Bun serves plain HTTP; server.ts makes every URL absolute). The
@@ -105,7 +108,8 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
       h.logger.error("unhandled error", {
         request_id: requestId,
         method: request.method,
-        path: new URL(request.url).pathname,
+        // The route pattern, not the path: page paths carry one-time tokens (/signup/{token}).
+        route: route || "(no route)",
         error: error instanceof Error ? (error.stack ?? error.message) : String(error),
       });
       return problemResponse(
@@ -127,8 +131,10 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
     )
     .use(oauthCallbackRoutes(h))
     .use(assetTransferRoutes(h))
+    .use(pageRoutes(h, clientAddress))
     .group("/v1", (v1) =>
       v1
+        .use(signupRoutes(h, rails, clientAddress))
         .use(accountRoutes(h, rails))
         .use(workspaceRoutes(h, rails))
         .use(invitationRoutes(h, rails))

@@ -28,6 +28,14 @@ export interface Config {
   slackBotToken: string | null;
   billingMode: "disabled" | "processor_test" | "processor_live";
   signup: "open" | "closed";
+  /**
+   * Whether a new account waits for its address to be confirmed (HERALD_SIGNUP_CONFIRM_EMAIL, `on`).
+   * `off` is accepted only without HERALD_SMTP_URL, and even then confirmation is asked for whenever a
+   * mail transport exists: it only lets an installation without mail use accounts at once.
+   */
+  signupConfirmEmail: boolean;
+  /** POST /v1/signup-intents and /v1/cli-authorizations per client address per hour, together. */
+  signupRequestsPerHour: number;
   /** Requests per minute per credential before 429. */
   rateLimitPerMinute: number;
   /** Failed authentications (401) per minute per client address before every request from it is 429. */
@@ -224,6 +232,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (allowPrivate !== "0" && allowPrivate !== "1")
     throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got ${shown(allowPrivate)}`);
   const mailFrom = text(env, "HERALD_MAIL_FROM", "Herald <herald@localhost>");
+  const confirmEmail = oneOf(env, "HERALD_SIGNUP_CONFIRM_EMAIL", ["on", "off"] as const, "on");
+  // With SMTP configured every address can be confirmed, so skipping it would only weaken signup.
+  if (confirmEmail === "off" && text(env, "HERALD_SMTP_URL", null) !== null)
+    throw new ConfigError("HERALD_SIGNUP_CONFIRM_EMAIL=off is only allowed without HERALD_SMTP_URL");
   const accessLog = text(env, "HERALD_ACCESS_LOG", "1");
   if (accessLog !== "0" && accessLog !== "1") {
     throw new ConfigError(`HERALD_ACCESS_LOG must be 0 or 1, got ${shown(accessLog)}`);
@@ -249,6 +261,8 @@ export function loadConfig(env: Env = process.env): Config {
       "disabled",
     ),
     signup: oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
+    signupConfirmEmail: confirmEmail === "on",
+    signupRequestsPerHour: integer(env, "HERALD_SIGNUP_REQUESTS_PER_HOUR", 20, 1, 1_000_000),
     rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     authFailuresPerMinute: integer(env, "HERALD_AUTH_FAILURES_PER_MINUTE", 20, 1, 1_000_000),
     accessLog: accessLog === "1",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { HERALD_VERSION } from "./herald.ts";
+import type { CommandOutput } from "./cli/format.ts";
 
 // Start-up code runs once: compiling it with the JIT costs time and memory that never pay back, so the
 // JIT tiers up less eagerly until the command's code is loaded (for `serve`, until it listens). So each
@@ -11,19 +12,33 @@ const startedUp = () => Bun.unsafe.setJITPolicy?.(1);
 
 const HELP = `Herald ${HERALD_VERSION}: self-hosted social publishing.
 
-Usage: herald <command> [options]
+Usage: herald <command> [options]        (herald <command> --help for each command)
 
-Commands:
-  serve          Start the API server and its schedules (HERALD_HOST:HERALD_PORT, default 127.0.0.1:8080).
-  migrate        Apply pending database migrations (serve does this at start, too).
-  admin          Operator commands: bootstrap, create-key, list-keys, revoke-key (herald admin --help).
-  assets upload  Upload a media file (multipart, checksummed, parallel, with a progress bar; herald assets --help).
-  analytics      A published post group's totals (herald analytics GROUP [--json]; herald analytics --help).
-  export         Write the whole installation (database and local blobs) to a file (herald export --help).
-  import         Load an export into an empty installation, e.g. SQLite to PostgreSQL (herald import --help).
-  version        Print the version.
-  help           Show this help.
+Client (talks to a Herald server; herald login first, or set HERALD_API_KEY):
+  login                Sign this computer in through the browser and store its key (--base-url URL).
+  logout               Revoke the stored key on the server and forget it here.
+  whoami               The server, account, key and default workspace in use.
+  workspaces list      The workspaces the key can use.
+  destinations list    The workspace's connected social accounts.
+  posts create         Publish, schedule, queue or draft a post or thread (media uploaded first).
+  posts list|get       Follow posts; posts cancel|retry|reschedule|validate (herald posts --help).
+  assets upload FILE   Upload a media file (multipart, checksummed, parallel, with a progress bar).
+  assets list          The workspace's assets.
+  webhooks list|test   Webhook endpoints; send one a test event.
+  analytics GROUP      A published post group's totals.
 
+Server and operator (work on HERALD_DATA_DIR or HERALD_DATABASE_URL):
+  serve                Start the API server and its schedules (HERALD_HOST:HERALD_PORT, default 127.0.0.1:8080).
+  migrate              Apply pending database migrations (serve does this at start, too).
+  admin                Operator commands: bootstrap, create-key, list-keys, revoke-key (herald admin --help).
+  export               Write the whole installation (database and local blobs) to a file.
+  import               Load an export into an empty installation, e.g. SQLite to PostgreSQL.
+
+  version              Print the version.
+  help [COMMAND]       Show this help, or a command's.
+
+Every client command takes --json (the API's objects). Exit codes: 0 done, 1 refused by the API
+(its detail and request_id are printed) or another failure, 2 usage error, 3 server not reachable.
 Configuration comes from HERALD_* environment variables; see README.md.`;
 
 const SERVE_HELP = `Usage: herald serve
@@ -56,7 +71,7 @@ async function serve(args: string[]): Promise<void> {
     return;
   }
   if (args.length > 0) {
-    const { UsageError } = await import("./cli/admin.ts");
+    const { UsageError } = await import("./cli/errors.ts");
     throw new UsageError(
       `serve takes no arguments (got ${args.join(" ")}); configure it with HERALD_* variables`,
     );
@@ -98,7 +113,7 @@ async function serve(args: string[]): Promise<void> {
 /** `herald migrate`: applies pending migrations once, under a lock, and says what it did. */
 async function migrate(args: string[]): Promise<string> {
   if (args.length > 0) {
-    const { UsageError } = await import("./cli/admin.ts");
+    const { UsageError } = await import("./cli/errors.ts");
     throw new UsageError(`migrate takes no arguments (got ${args.join(" ")})`);
   }
   const config = loadConfig();
@@ -114,27 +129,78 @@ async function migrate(args: string[]): Promise<string> {
   return `${where}: applied ${engine.migrated.join(", ")}`;
 }
 
-/** The help text `herald help [command]` prints. */
-async function helpFor(command: string | undefined): Promise<string> {
-  if (command === "admin") return (await import("./cli/admin.ts")).ADMIN_HELP;
-  if (command === "assets") return (await import("./cli/assets.ts")).ASSETS_HELP;
-  if (command === "analytics") return (await import("./cli/analytics.ts")).ANALYTICS_HELP;
-  return command === "serve" ? SERVE_HELP : HELP;
+/** The help text `herald help [command] [subcommand]` prints. */
+async function helpFor(command: string | undefined, sub: string | undefined): Promise<string> {
+  switch (command) {
+    case "admin":
+      return (await import("./cli/admin.ts")).ADMIN_HELP;
+    case "assets":
+      return (await import("./cli/assets.ts")).ASSETS_HELP;
+    case "analytics":
+      return (await import("./cli/analytics.ts")).ANALYTICS_HELP;
+    case "login":
+      return (await import("./cli/login.ts")).LOGIN_HELP;
+    case "logout":
+      return (await import("./cli/login.ts")).LOGOUT_HELP;
+    case "whoami":
+      return (await import("./cli/login.ts")).WHOAMI_HELP;
+    case "posts":
+      return (await import("./cli/posts.ts")).postsHelp(sub);
+    case "workspaces":
+      return (await import("./cli/resources.ts")).WORKSPACES_HELP;
+    case "destinations":
+      return (await import("./cli/resources.ts")).DESTINATIONS_HELP;
+    case "webhooks":
+      return (await import("./cli/resources.ts")).WEBHOOKS_HELP;
+    case "export":
+      return (await import("./cli/transfer.ts")).EXPORT_HELP;
+    case "import":
+      return (await import("./cli/transfer.ts")).IMPORT_HELP;
+    case "serve":
+      return SERVE_HELP;
+    default:
+      return HELP;
+  }
 }
 
 /**
- * The exit code of an error that is the user's mistake (printed as one line, no stack trace), or null.
- * The modules defining these errors are loaded here, on this path only, when they are not already.
+ * The exit code of an error that is the user's mistake or the API's refusal (printed as one line, no
+ * stack trace), or null: usage 2, network 3, API and configuration 1. The operator commands' error
+ * module is loaded here, on this path only.
  */
 async function userErrorExitCode(error: unknown): Promise<number | null> {
   if (error instanceof ConfigError) return 1;
-  const [{ UsageError }, { BootstrapError }, { ApiError }] = await Promise.all([
-    import("./cli/admin.ts"),
-    import("./modules/account/bootstrap.ts"),
-    import("./cli/assets.ts"),
-  ]);
-  if (error instanceof UsageError) return 2;
-  return error instanceof BootstrapError || error instanceof ApiError ? 1 : null;
+  const { clientExitCode } = await import("./cli/errors.ts");
+  const code = clientExitCode(error);
+  if (code !== null) return code;
+  const { BootstrapError } = await import("./modules/account/bootstrap.ts");
+  return error instanceof BootstrapError ? 1 : null;
+}
+
+/** The client's commands: each module's runner, loaded when it runs. */
+const CLIENT: Record<string, () => Promise<(args: string[]) => Promise<CommandOutput>>> = {
+  login: async () => (await import("./cli/login.ts")).runLogin,
+  logout: async () => (await import("./cli/login.ts")).runLogout,
+  whoami: async () => (await import("./cli/login.ts")).runWhoami,
+  workspaces: async () => (await import("./cli/resources.ts")).runWorkspaces,
+  destinations: async () => (await import("./cli/resources.ts")).runDestinations,
+  webhooks: async () => (await import("./cli/resources.ts")).runWebhooks,
+  posts: async () => {
+    const { runPosts } = await import("./cli/posts.ts");
+    return (args) => runPosts(args);
+  },
+  assets: async () => {
+    const { runAssets } = await import("./cli/assets.ts");
+    return (args) => runAssets(args);
+  },
+  analytics: async () => (await import("./cli/analytics.ts")).runAnalytics,
+};
+
+/** Prints a command's output and gives its exit code. */
+function emit(output: CommandOutput): number {
+  const { stdout, exitCode } = typeof output === "string" ? { stdout: output, exitCode: 0 } : output;
+  if (stdout !== "") console.log(stdout);
+  return exitCode;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -153,18 +219,6 @@ async function main(argv: string[]): Promise<number> {
         console.log(await runAdmin(rest));
         return 0;
       }
-      case "assets": {
-        const { runAssets } = await import("./cli/assets.ts");
-        startedUp();
-        console.log(await runAssets(rest));
-        return 0;
-      }
-      case "analytics": {
-        const { runAnalytics } = await import("./cli/analytics.ts");
-        startedUp();
-        console.log(await runAnalytics(rest));
-        return 0;
-      }
       case "export":
       case "import": {
         const { runTransfer } = await import("./cli/transfer.ts");
@@ -179,11 +233,18 @@ async function main(argv: string[]): Promise<number> {
       case "help":
       case "--help":
       case "-h":
-        console.log(await helpFor(rest[0]));
+        console.log(await helpFor(rest[0], rest[1]));
         return 0;
-      default:
+      default: {
+        const load = CLIENT[command];
+        if (load) {
+          const run = await load();
+          startedUp();
+          return emit(await run(rest));
+        }
         console.error(`herald: unknown command "${command}"\n\n${HELP}`);
         return 2;
+      }
     }
   } catch (error) {
     const code = await userErrorExitCode(error);

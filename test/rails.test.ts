@@ -151,6 +151,9 @@ describe("unknown routes and crashes", () => {
       expect(r.text).not.toMatch(/sqlite|Database|at .*\.ts/i);
       const logged = t.logs.map((l) => JSON.parse(l)).find((l) => l.message === "unhandled error");
       expect(logged.request_id).toBe("crash-1");
+      // The route pattern, never the path (hosted pages carry one-time tokens in theirs).
+      expect(logged).toMatchObject({ route: "/v1/workspaces", method: "GET" });
+      expect(logged.path).toBeUndefined();
       expect(JSON.stringify(logged)).not.toContain(t.owner.apiKey);
     } finally {
       await t.server.stop().catch(() => {});

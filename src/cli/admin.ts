@@ -18,9 +18,10 @@ import {
 import { iso } from "../lib/clock.ts";
 import { openHerald } from "../server.ts";
 import { createLogger } from "../lib/logger.ts";
+import { UsageError } from "./errors.ts";
 
-/** A command-line mistake: printed as one line, exit code 2. */
-export class UsageError extends Error {}
+// UsageError lives with the client's errors (a light module); re-exported for the operator commands.
+export { UsageError };
 
 export const ADMIN_HELP = `Usage: herald admin <command> [options]
 

@@ -1,29 +1,35 @@
 import { randomUUID } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { basename, extname } from "node:path";
-import { parseArgs } from "node:util";
-import { ConfigError, loadClientConfig } from "../config.ts";
-import { ApiError, call, resolveWorkspace } from "./api.ts";
-
-export { ApiError };
 import { combineCrc64Nvme, createCrc64Nvme, crc64nvmeToBase64 } from "../lib/crc64nvme.ts";
 import { partCountFor, partLength, partSizeFor } from "../modules/assets/parts.ts";
-import { UsageError } from "./admin.ts";
+import { ApiError, call, list, resolveWorkspace, type Target } from "./api.ts";
+import { flag, limitOf, PAGING, parseCommand, str } from "./args.ts";
+import { connect } from "./credentials.ts";
+import { UsageError } from "./errors.ts";
+import { bytes, json, moreHint, table, time } from "./format.ts";
+
+export { ApiError };
 
 /** `herald assets --help`. */
 export const ASSETS_HELP = `Usage: herald assets upload FILE [options]
+       herald assets list [options]
 
-Uploads a media file to Herald: computes the CRC64NVME of every part, sends the parts in parallel
-(retrying failed ones), completes the upload and prints the asset.
+upload   Uploads a media file to Herald: computes the CRC64NVME of every part, sends the parts in
+         parallel (retrying failed ones), completes the upload and prints the asset.
+         --kind card|video|poster   asset kind (default: video for video files, card otherwise)
+         --content-type T           media type (default: from the file name: png, jpg, gif, webp, mp4, mov)
 
-Options:
-  --kind card|video|poster   asset kind (default: video for video files, card otherwise)
-  --content-type T           media type (default: from the file name: png, jpg, gif, webp, mp4, mov)
-  --workspace ws_…           workspace (default: HERALD_WORKSPACE_ID, else the key's only workspace)
-  --json                     print the asset as JSON
+list     Lists the workspace's assets, newest first: id, type, status, label, media type, size,
+         dimensions, created.
+         --limit N, --after CURSOR, --all   page size (1-100, default 25), next page, every page
 
-Environment: HERALD_API_URL (server origin, default http://127.0.0.1:8080), HERALD_API_KEY (an API
-key with assets:write), HERALD_WORKSPACE_ID (optional).`;
+Both:
+  --workspace ws_…           workspace (default: HERALD_WORKSPACE_ID, else the login's, else the key's only one)
+  --json                     print the API's asset (upload) or listing (list) as JSON
+
+Credentials: HERALD_API_KEY (with HERALD_API_URL), else the stored login (herald login); upload needs
+assets:write, list assets:read.`;
 
 /** Parts sent at the same time. */
 const PARALLEL_PARTS = 4;
@@ -224,62 +230,59 @@ function describe(asset: any, file: string): string {
   return `${asset.id} ${asset.status}: ${basename(file)} (${asset.content_type}, ${shape}, ${mib(asset.byte_size)}, crc64nvme ${asset.checksum?.value ?? "-"})`;
 }
 
-/** `herald assets upload FILE`: the whole flow; returns what to print on stdout. */
-async function upload(args: string[], progress: ProgressSink): Promise<string> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      options: {
-        kind: { type: "string" },
-        "content-type": { type: "string" },
-        workspace: { type: "string" },
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) return ASSETS_HELP;
-  if (positionals.length !== 1) throw new UsageError("give exactly one FILE (see herald assets --help)");
-  const path = positionals[0]!;
+/** What `uploadAsset` needs to know about the file. */
+export interface UploadRequest {
+  path: string;
+  kind?: string;
+  contentType?: string;
+}
+
+/** Checks a file before an upload: readable, not empty, a known media type and kind. */
+export async function checkUpload(
+  request: UploadRequest,
+): Promise<{ path: string; size: number; kind: string; contentType: string }> {
+  const path = request.path;
   const info = await stat(path).catch(() => null);
   if (!info?.isFile()) throw new UsageError(`${path} is not a readable file`);
   if (info.size === 0) throw new UsageError(`${path} is empty`);
-  const contentType = values["content-type"] ?? TYPES_BY_EXTENSION[extname(path).toLowerCase()];
+  const contentType = request.contentType ?? TYPES_BY_EXTENSION[extname(path).toLowerCase()];
   if (!contentType)
     throw new UsageError(`cannot tell the media type of ${basename(path)}; pass --content-type`);
-  const kind = values.kind ?? (contentType.startsWith("video/") ? "video" : "card");
+  const kind = request.kind ?? (contentType.startsWith("video/") ? "video" : "card");
   if (!["card", "video", "poster"].includes(kind))
     throw new UsageError("--kind must be card, video or poster");
+  return { path, size: info.size, kind, contentType };
+}
 
-  const client = loadClientConfig();
-  if (!client.apiKey) throw new ConfigError("HERALD_API_KEY is required (an API key with assets:write)");
-  const config = { ...client, apiKey: client.apiKey };
-  const workspace = await resolveWorkspace(config, values.workspace);
-
-  if (!progress.isTTY) progress.write(`computing checksums of ${basename(path)} (${mib(info.size)})\n`);
-  const plan = await planParts(path, info.size);
+/**
+ * Uploads a checked file to a workspace (start, parts in parallel with `progress`, complete) and
+ * returns the ready asset. Each step has its own Idempotency-Key, reused by that step's retries.
+ */
+export async function uploadAsset(
+  config: Target,
+  workspace: string,
+  file: { path: string; size: number; kind: string; contentType: string },
+  progress: ProgressSink,
+): Promise<any> {
+  const { path } = file;
+  if (!progress.isTTY) progress.write(`computing checksums of ${basename(path)} (${mib(file.size)})\n`);
+  const plan = await planParts(path, file.size);
   const started = await call(
     config,
     "POST",
     `/workspaces/${workspace}/asset-uploads`,
     {
-      kind,
+      kind: file.kind,
       file_name: basename(path),
-      content_type: contentType,
-      byte_size: info.size,
+      content_type: file.contentType,
+      byte_size: file.size,
       part_size: plan.partSize,
       parts: plan.parts.map((p) => ({ part_number: p.partNumber, checksum_crc64nvme: p.checksum })),
     },
-    { "idempotency-key": randomUUID() },
+    { idempotencyKey: randomUUID() },
   );
 
-  const bar = new Progress(progress, info.size, plan.parts.length);
+  const bar = new Progress(progress, file.size, plan.parts.length);
   const etags = new Map<number, string>();
   const targets = new Map<number, { upload_url: string; required_headers: Record<string, string> }>(
     started.parts.map((p: any) => [p.part_number, p]),
@@ -290,7 +293,7 @@ async function upload(args: string[], progress: ProgressSink): Promise<string> {
   });
 
   const body = {
-    byte_size: info.size,
+    byte_size: file.size,
     checksum_crc64nvme: plan.checksum,
     parts: plan.parts.map((p) => ({
       part_number: p.partNumber,
@@ -301,14 +304,13 @@ async function upload(args: string[], progress: ProgressSink): Promise<string> {
   const key = randomUUID();
   for (let attempt = 1; ; attempt++) {
     try {
-      const asset = await call(
+      return await call(
         config,
         "POST",
         `/workspaces/${workspace}/asset-uploads/${started.id}/complete`,
         body,
-        { "idempotency-key": key },
+        { idempotencyKey: key, tries: 1 },
       );
-      return values.json ? JSON.stringify(asset, null, 2) : describe(asset, path);
     } catch (error) {
       // The same key replays a finished completion, so network trouble and 5xx are safe to retry, and
       // so is waiting for a first try that is still assembling (outcome unknown, or "being completed").
@@ -325,6 +327,64 @@ async function upload(args: string[], progress: ProgressSink): Promise<string> {
   }
 }
 
+/** `herald assets upload FILE`: returns what to print on stdout. */
+async function upload(args: string[], progress: ProgressSink): Promise<string> {
+  const p = parseCommand(
+    args,
+    { kind: { type: "string" }, "content-type": { type: "string" }, workspace: { type: "string" } },
+    [0, 100],
+    "herald assets --help",
+  );
+  if (flag(p, "help")) return ASSETS_HELP;
+  if (p.positionals.length !== 1) throw new UsageError("give exactly one FILE (see herald assets --help)");
+  const file = await checkUpload({
+    path: p.positionals[0]!,
+    kind: str(p, "kind"),
+    contentType: str(p, "content-type"),
+  });
+  const config = await connect("assets:write");
+  const workspace = await resolveWorkspace(config, str(p, "workspace"));
+  const asset = await uploadAsset(config, workspace, file, progress);
+  return flag(p, "json") ? json(asset) : describe(asset, file.path);
+}
+
+/** `herald assets list`: the workspace's assets as a table, or the listing as JSON. */
+async function listAssets(args: string[]): Promise<string> {
+  const p = parseCommand(args, { workspace: { type: "string" }, ...PAGING }, [0, 0], "herald assets --help");
+  if (flag(p, "help")) return ASSETS_HELP;
+  const limit = limitOf(p);
+  const config = await connect("assets:read");
+  const workspace = await resolveWorkspace(config, str(p, "workspace"));
+  const listing = await list(
+    config,
+    `/workspaces/${workspace}/assets`,
+    {},
+    {
+      limit,
+      after: str(p, "after"),
+      all: flag(p, "all"),
+    },
+  );
+  if (flag(p, "json")) return json(listing);
+  const rows = listing.data.map((a) => [
+    a.id,
+    a.type,
+    a.status,
+    a.label,
+    a.content_type,
+    bytes(a.byte_size),
+    a.dimensions,
+    time(a.created_at),
+  ]);
+  return (
+    table(
+      ["id", "type", "status", "label", "content type", "size", "dimensions", "created"],
+      rows,
+      "No assets.",
+    ) + moreHint(listing, "herald assets list")
+  );
+}
+
 /** Runs `herald assets …`; returns the text to print on stdout (progress goes to `progress`). */
 export async function runAssets(
   args: string[],
@@ -336,5 +396,6 @@ export async function runAssets(
   const [command, ...rest] = args;
   if (!command || command === "--help" || command === "-h" || command === "help") return ASSETS_HELP;
   if (command === "upload") return upload(rest, progress);
+  if (command === "list") return listAssets(rest);
   throw new UsageError(`unknown assets command "${command}" (see herald assets --help)`);
 }

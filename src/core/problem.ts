@@ -1,4 +1,7 @@
-/** Stable error codes: the contract's four, DESIGN.md's table, the rails' 405/415/431 (docs/decisions.md). */
+/**
+ * Stable error codes: the contract's four, DESIGN.md's table, the rails' 405/415/431 and the CLI
+ * authorization's outcomes (docs/decisions.md).
+ */
 const CATALOG = {
   public_invalid_request: {
     status: 400,
@@ -42,6 +45,12 @@ const CATALOG = {
     category: "permission",
     userAction: "check_credentials",
   },
+  public_cli_authorization_denied: {
+    status: 403,
+    title: "CLI authorization denied",
+    category: "permission",
+    userAction: "check_credentials",
+  },
   public_not_found: { status: 404, title: "Not found", category: "not_found", userAction: "check_request" },
   public_method_not_allowed: {
     status: 405,
@@ -73,6 +82,18 @@ const CATALOG = {
     title: "Version conflict",
     category: "conflict",
     userAction: "inspect_resource",
+  },
+  public_cli_authorization_expired: {
+    status: 409,
+    title: "CLI authorization expired",
+    category: "conflict",
+    userAction: "check_request",
+  },
+  public_cli_authorization_consumed: {
+    status: 409,
+    title: "CLI authorization already exchanged",
+    category: "conflict",
+    userAction: "check_request",
   },
   public_precondition_failed: {
     status: 412,

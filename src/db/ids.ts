@@ -23,7 +23,12 @@ export type IdPrefix =
   | "dlv"
   | "conn"
   | "snap"
-  | "arr";
+  | "arr"
+  // Rows of the signup handoff; none of them appears in the API.
+  | "sgn"
+  | "cla"
+  | "ses"
+  | "emc";
 
 /**
  * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so

@@ -34,6 +34,10 @@ export let assetUploads = lite.assetUploads;
 export let postAnalytics = lite.postAnalytics;
 export let analyticsSnapshots = lite.analyticsSnapshots;
 export let analyticsRefreshes = lite.analyticsRefreshes;
+export let cliAuthorizations = lite.cliAuthorizations;
+export let signupIntents = lite.signupIntents;
+export let sessions = lite.sessions;
+export let emailConfirmations = lite.emailConfirmations;
 
 let current: Dialect = "sqlite";
 
@@ -72,4 +76,8 @@ export async function useDialect(dialect: Dialect): Promise<void> {
   postAnalytics = source.postAnalytics;
   analyticsSnapshots = source.analyticsSnapshots;
   analyticsRefreshes = source.analyticsRefreshes;
+  cliAuthorizations = source.cliAuthorizations;
+  signupIntents = source.signupIntents;
+  sessions = source.sessions;
+  emailConfirmations = source.emailConfirmations;
 }

@@ -180,7 +180,7 @@ describe("herald assets upload", () => {
       name: "a server that is not there",
       args: () => ["assets", "upload", file("d.png", png(2, 2)), "--workspace", s.owner.workspaceId],
       env: () => ({ HERALD_API_URL: "http://127.0.0.1:9", HERALD_API_KEY: s.owner.apiKey }),
-      code: 1,
+      code: 3,
       message: /cannot reach Herald/,
     },
   ];

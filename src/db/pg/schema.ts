@@ -437,3 +437,4 @@ export const xUsage = pgTable(
 export * from "./schema-webhooks.ts";
 export * from "./schema-assets.ts";
 export * from "./schema-analytics.ts";
+export * from "./schema-signup.ts";

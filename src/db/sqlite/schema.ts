@@ -414,3 +414,4 @@ export const xUsage = sqliteTable(
 export * from "./schema-webhooks.ts";
 export * from "./schema-assets.ts";
 export * from "./schema-analytics.ts";
+export * from "./schema-signup.ts";

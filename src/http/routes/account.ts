@@ -5,9 +5,10 @@ import type { Actor } from "../../core/actor.ts";
 import { operation, Timestamp } from "../docs.ts";
 import { resourceResponse } from "../etag.ts";
 import { notFound } from "../../core/problem.ts";
-import type { heraldPlugin } from "../plugin.ts";
+import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
 import { ALL_SCOPES } from "../../core/scopes.ts";
 import { findAccount } from "../../modules/account/repo.ts";
+import { revokeCallingKey } from "../../modules/cli-auth/revoke.ts";
 
 const Account = t.Object(
   {
@@ -50,7 +51,12 @@ async function presentAccount(h: Herald, actor: Actor) {
   };
 }
 
-/** The account and the calling credential's context, at `/account` and `/me`. */
+const RevokedKey = t.Object(
+  { id: t.String(), object: t.Literal("api_key"), revoked: t.Literal(true) },
+  { title: "RevokedApiKey" },
+);
+
+/** The account and the calling credential's context, at `/account` and `/me`; `/me/revoke` gives the key up. */
 export function accountRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   const options = (summary: string) => ({
     ...operation({ scope: "authenticated", summary, tag: "Account" }),
@@ -67,5 +73,17 @@ export function accountRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       "/me",
       async ({ actor }) => resourceResponse(await presentAccount(h, actor)),
       options("Get the calling credential's context (same as /account)"),
-    );
+    )
+    .post("/me/revoke", async ({ actor }) => resourceResponse(await revokeCallingKey({ h, actor })), {
+      ...operation({
+        scope: "authenticated",
+        summary: "Revoke the calling API key (the CLI's logout)",
+        tag: "Account",
+        description:
+          "The key that sends this request is revoked at once: any later request with it is 401. The body may be omitted or `{}`.",
+      }),
+      parse: JSON_PARSER,
+      body: t.Optional(t.Object({}, { additionalProperties: false })),
+      response: { 200: RevokedKey },
+    });
 }

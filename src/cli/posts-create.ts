@@ -1,0 +1,265 @@
+// `herald posts create` and `herald posts validate`: the Create Post body from the command line
+// (text from arguments, a file or stdin; destinations from channels; media uploaded first), sent
+// with one Idempotency-Key per invocation (create) or checked without storing anything (validate).
+import { randomBytes, randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { CHANNELS } from "../providers/types.ts";
+import { call, request, resolveWorkspace, type Target } from "./api.ts";
+import { flag, many, parseCommand, str, type Parsed } from "./args.ts";
+import { checkUpload, uploadAsset, type ProgressSink } from "./assets.ts";
+import { connect } from "./credentials.ts";
+import { CommandError, UsageError } from "./errors.ts";
+import { type CommandOutput, json, table, time } from "./format.ts";
+import { CREATE_HELP, VALIDATE_HELP } from "./posts-help.ts";
+import { confirm } from "./prompt.ts";
+
+/** An ISO 8601 time with a UTC offset, as --when and reschedule take it. */
+export const EXACT_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const GROUP = /^[A-Za-z0-9_-]{1,200}$/;
+const ASSET_ID = /^ast_[0-9a-z]+$/i;
+
+const CREATE_OPTIONS = {
+  when: { type: "string" },
+  channel: { type: "string", multiple: true },
+  destination: { type: "string", multiple: true },
+  media: { type: "string", multiple: true },
+  group: { type: "string" },
+  "time-zone": { type: "string" },
+  file: { type: "string" },
+  yes: { type: "boolean", short: "y" },
+  workspace: { type: "string" },
+} as const;
+
+/** Thread items from a file's text: `---` lines separate them; blank items are dropped. */
+export function splitItems(text: string): string[] {
+  return text
+    .split(/^---[ \t]*$/m)
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+/** The body items: the arguments, or a file's (or stdin's) items. */
+async function bodyItems(p: Parsed, help: string): Promise<string[]> {
+  const file = str(p, "file");
+  const stdin = p.positionals.length === 1 && p.positionals[0] === "-";
+  if (file !== undefined && p.positionals.length > 0)
+    throw new UsageError("give the text as arguments or with --file, not both");
+  let items = p.positionals;
+  const source = file ?? (stdin ? "-" : undefined);
+  if (source !== undefined) {
+    const text =
+      source === "-"
+        ? await Bun.stdin.text()
+        : await readFile(source, "utf8").catch(() => {
+            throw new UsageError(`${source} is not a readable file`);
+          });
+    items = splitItems(text);
+  }
+  if (items.length === 0)
+    throw new UsageError(
+      `give the post's text: arguments (one per thread item), --file FILE or - (see ${help})`,
+    );
+  if (items.some((item) => item.trim() === "")) throw new UsageError("a thread item is empty");
+  return items;
+}
+
+/** `--when` checked: now, draft, queue, or a time with a UTC offset. */
+function whenOf(p: Parsed): string {
+  const when = str(p, "when") ?? "now";
+  if (["now", "draft", "queue"].includes(when)) return when;
+  if (EXACT_TIME.test(when) && !Number.isNaN(Date.parse(when))) return when;
+  throw new UsageError(
+    `--when must be now, draft, queue or an ISO 8601 time with a UTC offset (e.g. 2026-03-02T09:00:00+01:00), got ${JSON.stringify(when)}`,
+  );
+}
+
+/** A new group value: `cli-<UTC date and time>-<4 random hex>`. */
+function newGroup(): string {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "")
+    .replace("T", "-");
+  return `cli-${stamp}-${randomBytes(2).toString("hex")}`;
+}
+
+/** Where one post goes: the request item's reference and a name for people. */
+interface PostTarget {
+  ref: { destination_id: string } | { channel: string };
+  channel: string;
+  label: string;
+}
+
+/**
+ * The destinations of a create: each --destination as given, each --channel the workspace's default
+ * destination of that channel (else its only one; a draft may name the bare channel), and with
+ * neither the workspace's only destination.
+ */
+async function targetsOf(
+  config: Target,
+  workspace: string,
+  channels: string[],
+  destinationIds: string[],
+  draft: boolean,
+): Promise<PostTarget[]> {
+  for (const channel of channels)
+    if (!(CHANNELS as readonly string[]).includes(channel))
+      throw new UsageError(`--channel must be one of ${CHANNELS.join(", ")}; got ${JSON.stringify(channel)}`);
+  const all: any[] = (await call(config, "GET", `/workspaces/${workspace}/destinations`)).data;
+  const name = (d: any) => `${d.display_name} (${d.id})`;
+  const targets: PostTarget[] = [];
+  for (const id of destinationIds) {
+    const known = all.find((d) => d.id === id);
+    targets.push({
+      ref: { destination_id: id },
+      channel: known?.channel ?? "?",
+      label: known ? name(known) : id,
+    });
+  }
+  for (const channel of channels) {
+    const candidates = all.filter((d) => d.channel === channel);
+    const chosen = candidates.find((d) => d.is_default) ?? (candidates.length === 1 ? candidates[0] : null);
+    if (chosen) targets.push({ ref: { destination_id: chosen.id }, channel, label: name(chosen) });
+    else if (candidates.length === 0 && draft) targets.push({ ref: { channel }, channel, label: channel });
+    else if (candidates.length === 0)
+      throw new CommandError(`workspace ${workspace} has no ${channel} destination; connect one first`);
+    else
+      throw new UsageError(
+        `workspace ${workspace} has ${candidates.length} ${channel} destinations and no default; choose one with --destination (${candidates.map((d) => d.id).join(", ")})`,
+      );
+  }
+  if (targets.length > 0) return targets;
+  if (all.length === 1)
+    return [{ ref: { destination_id: all[0].id }, channel: all[0].channel, label: name(all[0]) }];
+  if (all.length === 0)
+    throw new CommandError(`workspace ${workspace} has no destinations; connect one first`);
+  throw new UsageError(
+    `workspace ${workspace} has ${all.length} destinations: choose with --channel or --destination (herald destinations list)`,
+  );
+}
+
+/** --media split into files to upload (checked now) and asset ids to attach as they are. */
+async function mediaOf(p: Parsed, uploads: boolean) {
+  const files: Awaited<ReturnType<typeof checkUpload>>[] = [];
+  const assetIds: string[] = [];
+  for (const value of many(p, "media")) {
+    if (ASSET_ID.test(value) && !existsSync(value)) assetIds.push(value);
+    else if (!uploads)
+      throw new UsageError(`--media takes asset ids (ast_…) here; upload ${value} with herald assets upload`);
+    else files.push(await checkUpload({ path: value }));
+  }
+  return { files, assetIds };
+}
+
+/** The question asked before publishing or scheduling. */
+function question(when: string, targets: PostTarget[], items: number): string {
+  const where = targets.map((t) => t.label).join(", ");
+  const what = items === 1 ? "the post" : `the ${items}-item thread`;
+  if (when === "now") return `Publish ${what} now to ${where}?`;
+  if (when === "queue") return `Add ${what} to the queue of ${where}?`;
+  return `Schedule ${what} for ${when} on ${where}?`;
+}
+
+/** The parts of a Create Post body every create-like command builds. */
+async function createBody(p: Parsed, config: Target, workspace: string, help: string) {
+  const items = await bodyItems(p, help);
+  const when = whenOf(p);
+  const group = str(p, "group") ?? newGroup();
+  if (!GROUP.test(group)) throw new UsageError("--group must be 1-200 letters, digits, _ or -");
+  const timeZone = str(p, "time-zone");
+  if (timeZone !== undefined && when === "queue")
+    throw new UsageError("--time-zone does not apply to --when queue (the workspace's zone is used)");
+  const targets = await targetsOf(
+    config,
+    workspace,
+    many(p, "channel"),
+    many(p, "destination"),
+    when === "draft",
+  );
+  return { items, when, group, timeZone, targets };
+}
+
+/** The Create Post body for `targets`, with `media` attached to the first item of each. */
+function requestBody(
+  parts: { items: string[]; when: string; group: string; timeZone?: string; targets: PostTarget[] },
+  media: string[],
+) {
+  return {
+    when: parts.when,
+    ...(parts.when === "draft" ? {} : { confirmed: true }),
+    ...(parts.timeZone ? { time_zone: parts.timeZone } : {}),
+    group: parts.group,
+    posts: parts.targets.map((t) => ({ ...t.ref, body: parts.items, ...(media.length ? { media } : {}) })),
+  };
+}
+
+/** Posts as a table: id, channel, destination, state, scheduled. */
+export function postsTable(posts: any[]): string {
+  return table(
+    ["id", "channel", "destination", "state", "scheduled", "published"],
+    posts.map((post) => [
+      post.id,
+      post.channel,
+      post.destination?.display_name ?? post.destination_id,
+      post.state,
+      time(post.scheduled_at),
+      time(post.published_at),
+    ]),
+    "No posts.",
+  );
+}
+
+/** `herald posts create`: returns what to print on stdout. */
+export async function createPosts(args: string[], progress: ProgressSink): Promise<string> {
+  const p = parseCommand(args, CREATE_OPTIONS, [0, 100], "herald posts create --help");
+  if (flag(p, "help")) return CREATE_HELP;
+  const media = await mediaOf(p, true);
+  const config = await connect("posts:write (and assets:write for --media)");
+  const workspace = await resolveWorkspace(config, str(p, "workspace"));
+  const parts = await createBody(p, config, workspace, "herald posts create --help");
+  if (parts.when !== "draft")
+    await confirm(question(parts.when, parts.targets, parts.items.length), flag(p, "yes"));
+  const assetIds = [...media.assetIds];
+  for (const file of media.files) assetIds.push((await uploadAsset(config, workspace, file, progress)).id);
+  const answer = await request(
+    config,
+    "POST",
+    `/workspaces/${workspace}/posts`,
+    requestBody(parts, assetIds),
+    { idempotencyKey: randomUUID() },
+  );
+  const set = answer.body;
+  if (flag(p, "json")) return json(set);
+  const lines = [`group ${set.group}`, postsTable(set.posts)];
+  if (answer.status === 202)
+    lines.push(
+      `Publishing continues on the networks; follow it with: herald posts list --group ${set.group}`,
+    );
+  return lines.join("\n");
+}
+
+/** `herald posts validate`: valid (exit 0), or the problems (exit 1). */
+export async function validatePosts(args: string[]): Promise<CommandOutput> {
+  const p = parseCommand(args, CREATE_OPTIONS, [0, 100], "herald posts validate --help");
+  if (flag(p, "help")) return VALIDATE_HELP;
+  const media = await mediaOf(p, false);
+  const config = await connect("posts:read");
+  const workspace = await resolveWorkspace(config, str(p, "workspace"));
+  const parts = await createBody(p, config, workspace, "herald posts validate --help");
+  const result = await call(
+    config,
+    "POST",
+    `/workspaces/${workspace}/posts/validate`,
+    requestBody(parts, media.assetIds),
+  );
+  const exitCode = result.valid ? 0 : 1;
+  if (flag(p, "json")) return { stdout: json(result), exitCode };
+  if (result.valid)
+    return `valid: ${parts.targets.map((t) => t.label).join(", ")} would accept ${parts.items.length === 1 ? "the post" : `the ${parts.items.length}-item thread`}`;
+  const rows = result.errors.map((e: any) => [e.pointer, e.channel, e.code, e.detail]);
+  return {
+    stdout: `not valid:\n${table(["pointer", "channel", "code", "detail"], rows, "")}`,
+    exitCode,
+  };
+}

@@ -1,0 +1,99 @@
+// The help texts of `herald posts …`, one per command.
+
+/** `herald posts --help`. */
+export const POSTS_HELP = `Usage: herald posts <command> [options]
+
+Commands:
+  create       Publish, schedule, queue or draft a post (a thread: one argument per item)
+  list         List posts (views and filters)
+  get ID       Show one post: state, times, text, links, last error
+  cancel ID    Cancel a post that has not gone out
+  retry ID     Send a failed, missed or needs-attention post again
+  reschedule ID TIME   Move a post to another time
+  validate     Check a create request without storing anything
+
+Every command takes --workspace ws_… (default: HERALD_WORKSPACE_ID, else the login's workspace,
+else the key's only one) and --json (the API's objects). herald posts <command> --help for more.`;
+
+/** `herald posts create --help`. */
+export const CREATE_HELP = `Usage: herald posts create [TEXT…] [options]
+
+The post's text: one argument per thread item (later items are replies on X, Bluesky, Mastodon and
+Threads), or --file FILE, or - (or --file -) to read standard input. In a file, a line of three
+dashes (---) separates the items.
+
+Options:
+  --when now|draft|queue|TIME   publish now (default), save a draft, take the queue's next window, or
+                                schedule at TIME (ISO 8601 with a UTC offset, e.g. 2026-03-02T09:00:00+01:00)
+  --channel C          post to the workspace's default destination of channel C, or its only one
+                       (bluesky, mastodon, x, …); repeat for several channels
+  --destination D      post to destination D (dest_…); repeat for several
+                       (neither: the workspace's only destination)
+  --media FILE|ast_…   attach a media file (uploaded first, with a progress bar) or an existing asset;
+                       repeat for several
+  --group G            the post group (default: a new cli-… value; printed)
+  --time-zone ZONE     IANA zone for now or TIME (default: the workspace's)
+  --yes, -y            confirm publishing or scheduling without asking (needed without a terminal)
+  --workspace ws_…     workspace
+  --json               print the API's post_set
+
+Publishing and scheduling are consequential: without --yes, herald asks at the terminal and sends
+"confirmed": true only once you answer y. Drafts need no confirmation.`;
+
+/** `herald posts list --help`. */
+export const LIST_HELP = `Usage: herald posts list [options]
+
+Lists posts, newest first: id, group, channel, state, scheduled, published, text.
+
+Options:
+  --view all|drafts|scheduled|published|attention|failed   (default all)
+  --state S, --channel C, --group G, --destination D       filters
+  --limit N, --after CURSOR, --all                         page size (1-100, default 25), next page, every page
+  --workspace ws_…, --json`;
+
+/** `herald posts get --help`. */
+export const GET_HELP = `Usage: herald posts get ID [--attempts] [--workspace ws_…] [--json]
+
+Shows one post: state, destination, times, text items, published links and the last error.
+--attempts adds its publishing attempts.`;
+
+/** `herald posts cancel --help`. */
+export const CANCEL_HELP = `Usage: herald posts cancel ID [--yes] [--workspace ws_…] [--json]
+
+Cancels a post that has not gone out (draft, scheduled, queued, ready). Asks first unless --yes.`;
+
+/** `herald posts retry --help`. */
+export const RETRY_HELP = `Usage: herald posts retry ID [--yes] [--acknowledge-duplicate-risk] [--workspace ws_…] [--json]
+
+Sends a failed, missed or needs-attention post again. When its last attempt's outcome is unknown the
+post may already be on the network: check there, then pass --acknowledge-duplicate-risk. Asks first
+unless --yes.`;
+
+/** `herald posts reschedule --help`. */
+export const RESCHEDULE_HELP = `Usage: herald posts reschedule ID TIME [--time-zone ZONE] [--yes] [--acknowledge-duplicate-risk]
+                               [--workspace ws_…] [--json]
+
+Moves a post to TIME (ISO 8601 with a UTC offset). Asks first unless --yes.`;
+
+/** `herald posts validate --help`. */
+export const VALIDATE_HELP = `Usage: herald posts validate [TEXT…] [options]
+
+Checks what herald posts create would send, against the destinations' rules, without storing
+anything. Takes create's options (--media takes asset ids only: nothing is uploaded). Prints "valid",
+or each problem (pointer, channel, code, detail) and exits 1.`;
+
+/** Each command's help by its name. */
+export const HELPS: Record<string, string> = {
+  create: CREATE_HELP,
+  list: LIST_HELP,
+  get: GET_HELP,
+  cancel: CANCEL_HELP,
+  retry: RETRY_HELP,
+  reschedule: RESCHEDULE_HELP,
+  validate: VALIDATE_HELP,
+};
+
+/** The help of one posts command, or the overview. */
+export function postsHelp(command?: string): string {
+  return (command && HELPS[command]) || POSTS_HELP;
+}

@@ -1,0 +1,136 @@
+// `herald workspaces list`, `herald destinations list` and `herald webhooks list|test`: the
+// workspace's other resources as tables (or the API's JSON).
+import { randomUUID } from "node:crypto";
+import { call, list, resolveWorkspace } from "./api.ts";
+import { flag, limitOf, PAGING, parseCommand, str } from "./args.ts";
+import { connect } from "./credentials.ts";
+import { UsageError } from "./errors.ts";
+import { json, moreHint, table, time } from "./format.ts";
+
+/** `herald workspaces --help`. */
+export const WORKSPACES_HELP = `Usage: herald workspaces list [--limit N] [--after CURSOR] [--all] [--json]
+
+Lists the workspaces the key can use: id, name, time zone, and which one commands use by default
+(HERALD_WORKSPACE_ID, else the login's workspace; --workspace overrides it per command).`;
+
+/** `herald destinations --help`. */
+export const DESTINATIONS_HELP = `Usage: herald destinations list [--workspace ws_…] [--json]
+
+Lists the workspace's destinations (connected social accounts): id, channel, name, status, and
+whether it is its channel's default (herald posts create --channel picks the default).`;
+
+/** `herald webhooks --help`. */
+export const WEBHOOKS_HELP = `Usage: herald webhooks list [--limit N] [--after CURSOR] [--all] [--workspace ws_…] [--json]
+       herald webhooks test ID [--workspace ws_…] [--json]
+
+list   Lists the workspace's webhook endpoints: id, name, URL, enabled, event types (never secrets).
+test   Queues a webhook.test event to endpoint ID and prints the delivery (herald sends it within
+       about a second; its log is at GET /v1/workspaces/{ws}/webhook-endpoints/ID/deliveries).`;
+
+/** Runs `herald workspaces …`. */
+export async function runWorkspaces(args: string[]): Promise<string> {
+  const [command, ...rest] = args;
+  if (!command || command === "--help" || command === "-h" || command === "help") return WORKSPACES_HELP;
+  if (command !== "list")
+    throw new UsageError(`unknown workspaces command "${command}" (see herald workspaces --help)`);
+  const p = parseCommand(rest, PAGING, [0, 0], "herald workspaces --help");
+  if (flag(p, "help")) return WORKSPACES_HELP;
+  const limit = limitOf(p);
+  const config = await connect("any scope");
+  const listing = await list(
+    config,
+    "/workspaces",
+    {},
+    { limit, after: str(p, "after"), all: flag(p, "all") },
+  );
+  if (flag(p, "json")) return json(listing);
+  const only = listing.data.length === 1 && !listing.has_more && !str(p, "after");
+  const rows = listing.data.map((w) => [
+    w.id === config.workspaceId || (!config.workspaceId && only) ? "*" : "",
+    w.id,
+    w.name,
+    w.time_zone,
+    time(w.created_at),
+  ]);
+  return (
+    table(["default", "id", "name", "time zone", "created"], rows, "No workspaces.") +
+    moreHint(listing, "herald workspaces list")
+  );
+}
+
+/** Runs `herald destinations …`. */
+export async function runDestinations(args: string[]): Promise<string> {
+  const [command, ...rest] = args;
+  if (!command || command === "--help" || command === "-h" || command === "help") return DESTINATIONS_HELP;
+  if (command !== "list")
+    throw new UsageError(`unknown destinations command "${command}" (see herald destinations --help)`);
+  const p = parseCommand(rest, { workspace: { type: "string" } }, [0, 0], "herald destinations --help");
+  if (flag(p, "help")) return DESTINATIONS_HELP;
+  const config = await connect("destinations:read");
+  const workspace = await resolveWorkspace(config, str(p, "workspace"));
+  const listing = await call(config, "GET", `/workspaces/${workspace}/destinations`);
+  if (flag(p, "json")) return json(listing);
+  const rows = listing.data.map((d: any) => [
+    d.id,
+    d.channel,
+    d.display_name,
+    d.unavailable_reason ? `${d.status} (${d.unavailable_reason})` : d.status,
+    d.is_default,
+  ]);
+  return table(
+    ["id", "channel", "name", "status", "default"],
+    rows,
+    `No destinations in ${workspace}: connect one (README, Connecting networks).`,
+  );
+}
+
+/** Runs `herald webhooks …`. */
+export async function runWebhooks(args: string[]): Promise<string> {
+  const [command, ...rest] = args;
+  if (!command || command === "--help" || command === "-h" || command === "help") return WEBHOOKS_HELP;
+  if (command === "list") {
+    const p = parseCommand(
+      rest,
+      { workspace: { type: "string" }, ...PAGING },
+      [0, 0],
+      "herald webhooks --help",
+    );
+    if (flag(p, "help")) return WEBHOOKS_HELP;
+    const limit = limitOf(p);
+    const config = await connect("webhooks:read");
+    const workspace = await resolveWorkspace(config, str(p, "workspace"));
+    const listing = await list(
+      config,
+      `/workspaces/${workspace}/webhook-endpoints`,
+      {},
+      {
+        limit,
+        after: str(p, "after"),
+        all: flag(p, "all"),
+      },
+    );
+    if (flag(p, "json")) return json(listing);
+    const rows = listing.data.map((e) => [e.id, e.name, e.url, e.enabled, e.event_types.join(",")]);
+    return (
+      table(["id", "name", "url", "enabled", "events"], rows, "No webhook endpoints.") +
+      moreHint(listing, "herald webhooks list")
+    );
+  }
+  if (command === "test") {
+    const p = parseCommand(rest, { workspace: { type: "string" } }, [1, 1], "herald webhooks --help");
+    if (flag(p, "help")) return WEBHOOKS_HELP;
+    const config = await connect("webhooks:write");
+    const workspace = await resolveWorkspace(config, str(p, "workspace"));
+    const id = encodeURIComponent(p.positionals[0]!);
+    const delivery = await call(
+      config,
+      "POST",
+      `/workspaces/${workspace}/webhook-endpoints/${id}/test`,
+      {},
+      { idempotencyKey: randomUUID() },
+    );
+    if (flag(p, "json")) return json(delivery);
+    return `${delivery.id} ${delivery.status}: ${delivery.event_type} event ${delivery.event_id} to ${delivery.endpoint_id}`;
+  }
+  throw new UsageError(`unknown webhooks command "${command}" (see herald webhooks --help)`);
+}

@@ -1,0 +1,418 @@
+import { Elysia } from "elysia";
+import { iso } from "../../lib/clock.ts";
+import type { Herald } from "../../herald.ts";
+import { ProblemError } from "../../core/problem.ts";
+import { requestIdOf, type ClientAddress } from "../plugin.ts";
+import { FailedAuthLimiter } from "../rate-limit.ts";
+import { formatUserCode, normalizeUserCode } from "../../modules/cli-auth/codes.ts";
+import { listAccountWorkspacesOldestFirst } from "../../modules/cli-auth/repo.ts";
+import {
+  CLI_KEY_SCOPES,
+  decideCliAuthorization,
+  findAuthorizationForCode,
+} from "../../modules/cli-auth/service.ts";
+import {
+  confirmEmail,
+  emailConfirmationRequired,
+  inspectConfirmation,
+  resendEmailConfirmation,
+  userAwaitsConfirmation,
+} from "../../modules/signup/confirmation.ts";
+import { completeSignup, inspectSignupLink, PASSWORD_MIN_LENGTH } from "../../modules/signup/service.ts";
+import { closeSession, SESSION_TTL_MS, signIn } from "../../modules/sessions/service.ts";
+import { confirmEmailPage, dashboardPage } from "../pages/account.ts";
+import { deviceCodePage, deviceConfirmPage } from "../pages/device.ts";
+import { html } from "../pages/html.ts";
+import { messagePage, PAGE_CSS_PATH, type PageFrame } from "../pages/layout.ts";
+import { loginPage, logoutPage } from "../pages/login.ts";
+import {
+  type Browser,
+  browserOf,
+  cookie,
+  csrfOf,
+  formFromThisBrowser,
+  localPath,
+  pageResponse,
+  readForm,
+  redirect,
+  SESSION_COOKIE,
+  stylesheetResponse,
+} from "../pages/respond.ts";
+import { signupPage } from "../pages/signup.ts";
+import { PAGE_CSS } from "../pages/style.ts";
+
+// Pages are outside /v1 and the OpenAPI document; they answer HTML, never problem+json.
+const hidden = { detail: { hide: true } };
+// Form posts are read by the page itself (urlencoded, size-limited), not by a body parser.
+const formPost = { ...hidden, parse: "none" as const };
+
+/**
+ * The hosted pages of the browser handoff: /login, /logout, /signup/{token}, /device,
+ * /confirm-email/{token} and the signed-in /dashboard. Server-rendered, no scripts, every form a POST
+ * with a CSRF token; the session cookie is HttpOnly, SameSite=Lax, Secure on an https base URL.
+ */
+export function pageRoutes(h: Herald, clientAddress: ClientAddress) {
+  // Wrong passwords per client address and wrong codes per session, like failed API keys.
+  const loginFailures = new FailedAuthLimiter(h.config.authFailuresPerMinute);
+  const codeFailures = new FailedAuthLimiter(h.config.authFailuresPerMinute);
+
+  const frame = (browser: Browser, title: string): PageFrame => ({
+    title,
+    signedIn: browser.session ? { email: browser.session.email, csrf: csrfOf(h, browser) } : null,
+  });
+  const message = (
+    browser: Browser,
+    status: number,
+    heading: string,
+    paragraphs: (string | ReturnType<typeof html>)[],
+    headers: Record<string, string> = {},
+  ) =>
+    pageResponse(h, browser, messagePage(frame(browser, heading), { heading, paragraphs }), {
+      status,
+      headers,
+    });
+  const csrfRefused = (browser: Browser) =>
+    message(browser, 403, "This form cannot be used", [
+      "It has expired, or it was not sent from Herald's own page. Go back, reload the page and try again.",
+    ]);
+  const tooMany = (browser: Browser, error: unknown) => {
+    const retryAfter = error instanceof ProblemError ? (error.retryAfter ?? 60) : 60;
+    return message(browser, 429, "Too many attempts", [`Wait ${retryAfter} seconds, then try again.`], {
+      "retry-after": String(retryAfter),
+    });
+  };
+  const toLogin = (browser: Browser, next: string) =>
+    redirect(h, browser, `/login?next=${encodeURIComponent(next)}`);
+  const sessionCookie = (token: string) => cookie(h, SESSION_COOKIE, token, SESSION_TTL_MS / 1000);
+
+  /** The approval question for a code, or what became of its authorization. */
+  const deviceAnswer = async (browser: Browser, typed: string) => {
+    const session = browser.session!;
+    try {
+      codeFailures.check(session.id, h.clock.now());
+    } catch (error) {
+      return tooMany(browser, error);
+    }
+    const row = await findAuthorizationForCode(h, typed);
+    if (!row) {
+      codeFailures.fail(session.id, h.clock.now());
+      const error = "That code is not valid or has expired. Check your terminal, or run herald login again.";
+      const page = deviceCodePage(frame(browser, "Sign in the command line"), {
+        csrf: csrfOf(h, browser),
+        code: typed,
+        error,
+      });
+      return pageResponse(h, browser, page, { status: 404 });
+    }
+    if (row.status !== "pending") return decidedAlready(browser, row.status);
+    const awaiting = (await userAwaitsConfirmation(h.db, session.userId)) ? session.email : null;
+    const page = deviceConfirmPage(frame(browser, "Approve the command line"), {
+      csrf: csrfOf(h, browser),
+      code: formatUserCode(normalizeUserCode(typed)!),
+      deviceName: row.deviceName,
+      cliVersion: row.cliVersion,
+      requestedAt: iso(row.createdAt),
+      expiresAt: iso(row.expiresAt),
+      accountName: session.accountName,
+      workspaces: await listAccountWorkspacesOldestFirst(h.db, session.accountId),
+      scopes: CLI_KEY_SCOPES,
+      awaitingConfirmation: awaiting,
+    });
+    return pageResponse(h, browser, page);
+  };
+  const decidedAlready = (browser: Browser, status: string) =>
+    message(browser, 409, "This request was already answered", [
+      status === "denied"
+        ? "It was denied. Run herald login again to start over."
+        : "It was approved already. Return to your terminal.",
+    ]);
+
+  return new Elysia()
+    .get(PAGE_CSS_PATH, () => stylesheetResponse(PAGE_CSS), hidden)
+    .get(
+      "/login",
+      async ({ request, query }) => {
+        const browser = await browserOf(h, request);
+        const next = localPath(query.next ?? null);
+        if (browser.session) return redirect(h, browser, next ?? "/dashboard");
+        const page = loginPage({ csrf: csrfOf(h, browser), next, signedOut: query.signed_out === "1" });
+        return pageResponse(h, browser, page);
+      },
+      hidden,
+    )
+    .post(
+      "/login",
+      async ({ request }) => {
+        const browser = await browserOf(h, request);
+        const form = await readForm(request);
+        if (!formFromThisBrowser(h, browser, form)) return csrfRefused(browser);
+        const address = clientAddress(request);
+        try {
+          loginFailures.check(address, h.clock.now());
+        } catch (error) {
+          return tooMany(browser, error);
+        }
+        const email = form.get("email") ?? "";
+        const next = localPath(form.get("next"));
+        const opened = await signIn(h, { email, password: form.get("password") ?? "" });
+        if (!opened) {
+          loginFailures.fail(address, h.clock.now());
+          const page = loginPage({ csrf: csrfOf(h, browser), email, next, failed: true });
+          return pageResponse(h, browser, page, { status: 400 });
+        }
+        // A browser signs in as one person at a time: an earlier session ends here.
+        if (browser.session) await closeSession(h, browser.session.id);
+        return redirect(h, browser, next ?? "/dashboard", [sessionCookie(opened.token)]);
+      },
+      formPost,
+    )
+    .get(
+      "/logout",
+      async ({ request }) => {
+        const browser = await browserOf(h, request);
+        if (!browser.session) return redirect(h, browser, "/login");
+        return pageResponse(
+          h,
+          browser,
+          logoutPage({ csrf: csrfOf(h, browser), email: browser.session.email }),
+        );
+      },
+      hidden,
+    )
+    .post(
+      "/logout",
+      async ({ request }) => {
+        const browser = await browserOf(h, request);
+        const form = await readForm(request);
+        if (!browser.session) return redirect(h, browser, "/login");
+        if (!formFromThisBrowser(h, browser, form)) return csrfRefused(browser);
+        await closeSession(h, browser.session.id);
+        return redirect(h, browser, "/login?signed_out=1", [cookie(h, SESSION_COOKIE, "", 0)]);
+      },
+      formPost,
+    )
+    .get(
+      "/signup/:token",
+      async ({ request, params }) => {
+        const browser = await browserOf(h, request);
+        const link = await inspectSignupLink(h, params.token);
+        if (link.kind !== "open") return signupLinkGone(browser, link.kind);
+        const page = signupPage({
+          csrf: csrfOf(h, browser),
+          action: `/signup/${params.token}`,
+          email: link.intent.email,
+          workspaceName: link.intent.workspaceName,
+          name: "",
+          cli: link.cli ? { deviceName: link.cli.deviceName, cliVersion: link.cli.cliVersion } : null,
+          confirmEmail: emailConfirmationRequired(h),
+          passwordMin: PASSWORD_MIN_LENGTH,
+          errors: {},
+        });
+        return pageResponse(h, browser, page);
+      },
+      hidden,
+    )
+    .post(
+      "/signup/:token",
+      async ({ request, params }) => {
+        const browser = await browserOf(h, request);
+        const form = await readForm(request);
+        if (!formFromThisBrowser(h, browser, form)) return csrfRefused(browser);
+        const fields = {
+          name: form.get("name") ?? "",
+          password: form.get("password") ?? "",
+          password_confirmation: form.get("password_confirmation") ?? "",
+        };
+        const outcome = await completeSignup(h, {
+          token: params.token,
+          form: fields,
+          requestId: requestIdOf(request),
+        });
+        switch (outcome.kind) {
+          case "unknown":
+          case "expired":
+          case "used":
+            return signupLinkGone(browser, outcome.kind);
+          case "email_taken":
+            return message(browser, 409, "This address already has an account", [
+              html`<a href="/login">Sign in</a> instead.`,
+            ]);
+          case "invalid": {
+            const link = await inspectSignupLink(h, params.token);
+            if (link.kind !== "open") return signupLinkGone(browser, link.kind);
+            const page = signupPage({
+              csrf: csrfOf(h, browser),
+              action: `/signup/${params.token}`,
+              email: link.intent.email,
+              workspaceName: link.intent.workspaceName,
+              name: fields.name,
+              cli: link.cli ? { deviceName: link.cli.deviceName, cliVersion: link.cli.cliVersion } : null,
+              confirmEmail: emailConfirmationRequired(h),
+              passwordMin: PASSWORD_MIN_LENGTH,
+              errors: outcome.errors,
+            });
+            return pageResponse(h, browser, page, { status: 400 });
+          }
+          case "done": {
+            if (browser.session) await closeSession(h, browser.session.id);
+            const welcome = outcome.cliApproved ? "cli" : "account";
+            return redirect(h, browser, `/dashboard?welcome=${welcome}`, [
+              sessionCookie(outcome.session.token),
+            ]);
+          }
+        }
+      },
+      formPost,
+    )
+    .get(
+      "/device",
+      async ({ request, query }) => {
+        const browser = await browserOf(h, request);
+        const code = typeof query.user_code === "string" ? query.user_code : null;
+        if (!browser.session)
+          return toLogin(browser, code ? `/device?user_code=${encodeURIComponent(code)}` : "/device");
+        if (code) return deviceAnswer(browser, code);
+        const page = deviceCodePage(frame(browser, "Sign in the command line"), { csrf: csrfOf(h, browser) });
+        return pageResponse(h, browser, page);
+      },
+      hidden,
+    )
+    .post(
+      "/device",
+      async ({ request }) => {
+        const browser = await browserOf(h, request);
+        const form = await readForm(request);
+        const code = form.get("user_code") ?? "";
+        if (!browser.session) return toLogin(browser, "/device");
+        if (!formFromThisBrowser(h, browser, form)) return csrfRefused(browser);
+        const decision = form.get("decision");
+        if (decision !== "approve" && decision !== "deny") return deviceAnswer(browser, code);
+        const session = browser.session;
+        const decided = await decideCliAuthorization(h, {
+          userCode: code,
+          decision,
+          decider: {
+            sessionId: session.id,
+            userId: session.userId,
+            accountId: session.accountId,
+            requestId: requestIdOf(request),
+          },
+          workspaceId: form.get("workspace_id"),
+        });
+        switch (decided.result) {
+          case "unknown":
+            return deviceAnswer(browser, code);
+          case "already_decided":
+            return decidedAlready(browser, decided.row!.status);
+          case "denied":
+            return message(browser, 200, "Request denied", [
+              html`The command line on <strong>${decided.row!.deviceName}</strong> gets no access; your terminal says so.`,
+            ]);
+          case "approved": {
+            const awaiting = await userAwaitsConfirmation(h.db, session.userId);
+            return message(browser, 200, "Command line approved", [
+              html`Return to your terminal: <code>herald login</code> on <strong>${decided.row!.deviceName}</strong>
+finishes by itself${awaiting ? html` once you confirm ${session.email} with the link we e-mailed you` : ""}.`,
+            ]);
+          }
+        }
+      },
+      formPost,
+    )
+    .get(
+      "/confirm-email/:token",
+      async ({ request, params }) => {
+        const browser = await browserOf(h, request);
+        const found = await inspectConfirmation(h, params.token);
+        if (found.state !== "waiting") return confirmationOutcome(browser, found.state);
+        const page = confirmEmailPage(frame(browser, "Confirm your address"), {
+          csrf: csrfOf(h, browser),
+          action: `/confirm-email/${params.token}`,
+          email: found.email,
+        });
+        return pageResponse(h, browser, page);
+      },
+      hidden,
+    )
+    .post(
+      "/confirm-email/:token",
+      async ({ request, params }) => {
+        const browser = await browserOf(h, request);
+        const form = await readForm(request);
+        if (!formFromThisBrowser(h, browser, form)) return csrfRefused(browser);
+        const before = await confirmEmail(h, params.token);
+        if (before.state !== "waiting") return confirmationOutcome(browser, before.state);
+        return message(browser, 200, "Address confirmed", [
+          html`Thank you: <strong>${before.email}</strong> is confirmed. A terminal waiting in
+<code>herald login</code> receives its key at its next poll.`,
+          html`<a href="/dashboard">Go to your account</a>`,
+        ]);
+      },
+      formPost,
+    )
+    .get(
+      "/dashboard",
+      async ({ request, query }) => {
+        const browser = await browserOf(h, request);
+        const session = browser.session;
+        if (!session) return toLogin(browser, "/dashboard");
+        const welcome = query.welcome === "cli" || query.welcome === "account" ? query.welcome : null;
+        const page = dashboardPage(frame(browser, session.accountName), {
+          csrf: csrfOf(h, browser),
+          email: session.email,
+          accountName: session.accountName,
+          workspaces: await listAccountWorkspacesOldestFirst(h.db, session.accountId),
+          awaitingConfirmation: await userAwaitsConfirmation(h.db, session.userId),
+          welcome,
+          resent: query.resent === "1",
+        });
+        return pageResponse(h, browser, page);
+      },
+      hidden,
+    )
+    .post(
+      "/dashboard/resend-confirmation",
+      async ({ request }) => {
+        const browser = await browserOf(h, request);
+        const form = await readForm(request);
+        const session = browser.session;
+        if (!session) return toLogin(browser, "/dashboard");
+        if (!formFromThisBrowser(h, browser, form)) return csrfRefused(browser);
+        const sent = await resendEmailConfirmation(h, {
+          userId: session.userId,
+          accountId: session.accountId,
+          email: session.email,
+        });
+        return redirect(h, browser, sent ? "/dashboard?resent=1" : "/dashboard");
+      },
+      formPost,
+    );
+
+  function signupLinkGone(browser: Browser, kind: "unknown" | "expired" | "used"): Response {
+    if (kind === "unknown")
+      return message(browser, 404, "This signup link is not valid", [
+        "Check that the whole link was copied, or start the signup again.",
+      ]);
+    if (kind === "used")
+      return message(browser, 410, "This signup link was already used", [
+        html`The account exists: <a href="/login">sign in</a>.`,
+      ]);
+    return message(browser, 410, "This signup link has expired", [
+      "Signup links work for an hour. Start the signup again (herald login offers it).",
+    ]);
+  }
+
+  function confirmationOutcome(browser: Browser, state: "unknown" | "expired" | "confirmed"): Response {
+    if (state === "unknown")
+      return message(browser, 404, "This confirmation link is not valid", [
+        "Check that the whole link was copied from the e-mail.",
+      ]);
+    if (state === "confirmed")
+      return message(browser, 200, "Address already confirmed", [
+        html`<a href="/dashboard">Go to your account</a>`,
+      ]);
+    return message(browser, 410, "This confirmation link has expired", [
+      html`<a href="/dashboard">Sign in</a> and send a new link from your account page.`,
+    ]);
+  }
+}

@@ -1,0 +1,36 @@
+import { and, eq, gt, isNull, lt } from "drizzle-orm";
+import { firstRow } from "../../db/engine.ts";
+import type { Db } from "../../db/open.ts";
+import { accounts, sessions, users } from "../../db/schema.ts";
+
+/** A stored session. */
+export type SessionRow = typeof sessions.$inferSelect;
+
+/** Stores a new session (call inside a transaction). */
+export async function insertSession(db: Db, row: SessionRow): Promise<void> {
+  await db.insert(sessions).values(row);
+}
+
+/** The session whose token hashes to `tokenHash`, unless revoked or expired, with its user and account. */
+export async function findLiveSession(db: Db, tokenHash: string, now: number) {
+  return db
+    .select({ session: sessions, email: users.email, accountName: accounts.name })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .innerJoin(accounts, eq(accounts.id, sessions.accountId))
+    .where(and(eq(sessions.tokenHash, tokenHash), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
+    .then(firstRow);
+}
+
+/** Marks a session revoked (an earlier revocation time is kept). */
+export async function markSessionRevoked(db: Db, id: string, at: number): Promise<void> {
+  await db
+    .update(sessions)
+    .set({ revokedAt: at })
+    .where(and(eq(sessions.id, id), isNull(sessions.revokedAt)));
+}
+
+/** Deletes a user's sessions that ended (expired) before `before`, so a user's rows do not pile up. */
+export async function deleteEndedSessions(db: Db, userId: string, before: number): Promise<void> {
+  await db.delete(sessions).where(and(eq(sessions.userId, userId), lt(sessions.expiresAt, before)));
+}

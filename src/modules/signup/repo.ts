@@ -1,0 +1,85 @@
+import { and, asc, eq, isNull, lt } from "drizzle-orm";
+import { firstRow } from "../../db/engine.ts";
+import type { Db } from "../../db/open.ts";
+import { emailConfirmations, signupIntents } from "../../db/schema.ts";
+
+/** A stored signup intent. */
+export type SignupIntentRow = typeof signupIntents.$inferSelect;
+
+/** A stored e-mail confirmation. */
+export type EmailConfirmationRow = typeof emailConfirmations.$inferSelect;
+
+/** Stores a new signup intent (call inside a transaction). */
+export async function insertSignupIntent(db: Db, row: SignupIntentRow): Promise<void> {
+  await db.insert(signupIntents).values(row);
+}
+
+/** The intent whose page token hashes to `tokenHash`, whatever its state. */
+export async function findSignupIntentByTokenHash(
+  db: Db,
+  tokenHash: string,
+): Promise<SignupIntentRow | undefined> {
+  return db.select().from(signupIntents).where(eq(signupIntents.tokenHash, tokenHash)).then(firstRow);
+}
+
+/** Marks an intent completed by the account it made; false when another request completed it first. */
+export async function markSignupCompleted(
+  db: Db,
+  id: string,
+  accountId: string,
+  at: number,
+): Promise<boolean> {
+  const changed = await db
+    .update(signupIntents)
+    .set({ completedAt: at, accountId })
+    .where(and(eq(signupIntents.id, id), isNull(signupIntents.completedAt)))
+    .returning({ id: signupIntents.id });
+  return changed.length === 1;
+}
+
+/** Deletes intents that expired before `before` (at most `limit`, oldest first). */
+export async function deleteExpiredSignupIntents(db: Db, before: number, limit: number): Promise<void> {
+  const old = await db
+    .select({ id: signupIntents.id })
+    .from(signupIntents)
+    .where(lt(signupIntents.expiresAt, before))
+    .orderBy(asc(signupIntents.expiresAt))
+    .limit(limit);
+  for (const { id } of old) await db.delete(signupIntents).where(eq(signupIntents.id, id));
+}
+
+/** Stores a new e-mail confirmation (call inside a transaction). */
+export async function insertEmailConfirmation(db: Db, row: EmailConfirmationRow): Promise<void> {
+  await db.insert(emailConfirmations).values(row);
+}
+
+/** The confirmation whose link token hashes to `tokenHash`. */
+export async function findEmailConfirmationByTokenHash(
+  db: Db,
+  tokenHash: string,
+): Promise<EmailConfirmationRow | undefined> {
+  return db
+    .select()
+    .from(emailConfirmations)
+    .where(eq(emailConfirmations.tokenHash, tokenHash))
+    .then(firstRow);
+}
+
+/** Whether a user has an unconfirmed address (any unconfirmed row: confirming marks them all). */
+export async function hasUnconfirmedAddress(db: Db, userId: string): Promise<boolean> {
+  const row = await db
+    .select({ id: emailConfirmations.id })
+    .from(emailConfirmations)
+    .where(and(eq(emailConfirmations.userId, userId), isNull(emailConfirmations.confirmedAt)))
+    .limit(1)
+    .then(firstRow);
+  return row !== undefined;
+}
+
+/** Marks every unconfirmed row of a user confirmed (older links and resent ones alike). */
+export async function markAddressConfirmed(db: Db, userId: string, at: number): Promise<void> {
+  await db
+    .update(emailConfirmations)
+    .set({ confirmedAt: at })
+    .where(and(eq(emailConfirmations.userId, userId), isNull(emailConfirmations.confirmedAt)));
+}

@@ -1,0 +1,112 @@
+import { expect } from "bun:test";
+import type { TestServer } from "../helpers/server.ts";
+
+/** What a page request returned. */
+export interface PageResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The Location header of a redirect. */
+  location: string | null;
+  /** Each Set-Cookie line. */
+  setCookies: string[];
+}
+
+/**
+ * A minimal browser for the pages: a cookie jar (it sends back what the server set, drops what it
+ * cleared), no redirects followed (tests look at them), forms posted urlencoded like a browser does.
+ */
+export class TestBrowser {
+  readonly cookies = new Map<string, string>();
+
+  constructor(private readonly s: TestServer) {}
+
+  /** Sends a request with the jar's cookies and keeps the cookies the answer sets. */
+  async send(method: string, path: string, form?: Record<string, string>): Promise<PageResponse> {
+    const headers: Record<string, string> = {};
+    const jar = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    if (jar) headers.cookie = jar;
+    let body: string | undefined;
+    if (form) {
+      body = new URLSearchParams(form).toString();
+      headers["content-type"] = "application/x-www-form-urlencoded";
+    }
+    const response = await fetch(this.s.url + path, { method, headers, body, redirect: "manual" });
+    const setCookies = response.headers.getSetCookie();
+    for (const line of setCookies) {
+      const [pair] = line.split(";");
+      const eq = pair!.indexOf("=");
+      const name = pair!.slice(0, eq);
+      const value = pair!.slice(eq + 1);
+      if (value === "" || /;\s*Max-Age=0\b/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return {
+      status: response.status,
+      headers: response.headers,
+      text: await response.text(),
+      location: response.headers.get("location"),
+      setCookies,
+    };
+  }
+
+  get(path: string): Promise<PageResponse> {
+    return this.send("GET", path);
+  }
+
+  post(path: string, form: Record<string, string>): Promise<PageResponse> {
+    return this.send("POST", path, form);
+  }
+
+  /**
+   * Opens a page, then posts its form (the last one posting to `action`, default the page's main form)
+   * as a browser would: its hidden fields (the CSRF token among them) and `fields`.
+   */
+  async submit(page: string, fields: Record<string, string>, action?: string): Promise<PageResponse> {
+    const opened = await this.get(page);
+    expect({ page, status: opened.status }).toEqual({ page, status: 200 });
+    const target = action ?? formAction(opened.text);
+    return this.post(target, { ...hiddenFields(opened.text, target), ...fields });
+  }
+
+  /** Signs in through /login (expects the redirect that follows success). */
+  async signIn(email: string, password: string): Promise<PageResponse> {
+    const r = await this.submit("/login", { email, password }, "/login");
+    expect({ status: r.status, location: r.location }).toMatchObject({ status: 303 });
+    return r;
+  }
+}
+
+/** The CSRF token of the first form on a page that has one. */
+export function csrfTokenOf(html: string): string {
+  const token = /name="csrf_token" value="([^"]+)"/.exec(html)?.[1];
+  expect(token).toBeDefined();
+  return token!;
+}
+
+/** The action of the page's main form (the last form, after the header's sign-out form). */
+export function formAction(html: string): string {
+  const actions = [...html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1]!);
+  expect(actions.length).toBeGreaterThan(0);
+  return unescape(actions.at(-1)!);
+}
+
+/** The path and query of an absolute URL the API returned (signup_url, verification_uri_complete). */
+export function pathOf(url: string): string {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+}
+
+const unescape = (text: string) => text.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
+
+/** The hidden inputs of the last form on the page that posts to `action`. */
+export function hiddenFields(html: string, action: string): Record<string, string> {
+  const forms = [...html.matchAll(/<form method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)].filter(
+    (m) => unescape(m[1]!) === action,
+  );
+  expect(forms.length).toBeGreaterThan(0);
+  const fields: Record<string, string> = {};
+  for (const m of forms.at(-1)![2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    fields[m[1]!] = unescape(m[2]!);
+  return fields;
+}
