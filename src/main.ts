@@ -20,6 +20,7 @@ Client (talks to a Herald server; herald login first, or set HERALD_API_KEY):
   whoami               The server, account, key and default workspace in use.
   workspaces list      The workspaces the key can use.
   destinations list    The workspace's connected social accounts.
+  destinations connect Connect an account (OAuth networks in the browser; Bluesky with an app password).
   posts create         Publish, schedule, queue or draft a post or thread (media uploaded first).
   posts list|get       Follow posts; posts cancel|retry|reschedule|validate (herald posts --help).
   assets upload FILE   Upload a media file (multipart, checksummed, parallel, with a progress bar).

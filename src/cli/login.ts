@@ -86,7 +86,8 @@ function deviceName(): string {
  * Opens `url` in the browser when a person is at a terminal and an opener exists (`open` on macOS,
  * `xdg-open` elsewhere); never with HERALD_NO_BROWSER=1 or --no-browser. True when one was started.
  */
-function openBrowser(url: string, env: Env, refused: boolean): boolean {
+/** Opens `url` in the browser when a person is at a terminal with an opener (never with HERALD_NO_BROWSER=1). */
+export function openBrowser(url: string, env: Env, refused: boolean): boolean {
   if (refused || env.HERALD_NO_BROWSER === "1") return false;
   if (!process.stdin.isTTY || !process.stderr.isTTY) return false;
   const opener = Bun.which(process.platform === "darwin" ? "open" : "xdg-open");

@@ -4,7 +4,8 @@ import { randomUUID } from "node:crypto";
 import { call, list, resolveWorkspace } from "./api.ts";
 import { flag, limitOf, PAGING, parseCommand, str } from "./args.ts";
 import { connect } from "./credentials.ts";
-import { UsageError } from "./errors.ts";
+import { CommandError, UsageError } from "./errors.ts";
+import { openBrowser } from "./login.ts";
 import { json, moreHint, table, time } from "./format.ts";
 
 /** `herald workspaces --help`. */
@@ -15,9 +16,17 @@ Lists the workspaces the key can use: id, name, time zone, and which one command
 
 /** `herald destinations --help`. */
 export const DESTINATIONS_HELP = `Usage: herald destinations list [--workspace ws_…] [--json]
+       herald destinations connect CHANNEL [--instance URL] [--handle H --app-password P]
+                                   [--no-browser] [--workspace ws_…] [--json]
 
-Lists the workspace's destinations (connected social accounts): id, channel, name, status, and
-whether it is its channel's default (herald posts create --channel picks the default).`;
+list     Lists the workspace's destinations (connected social accounts): id, channel, name, status,
+         and whether it is its channel's default (herald posts create --channel picks the default).
+connect  Connects an account. OAuth networks (mastodon with --instance, x, threads, linkedin, …):
+         opens the network's authorization page (or prints it) and waits until you approved it there.
+         bluesky: --handle and --app-password (an app password from Bluesky's settings), at once.`;
+
+/** How often `destinations connect` looks whether the authorization came back. */
+const CONNECTION_POLL_MS = 2000;
 
 /** `herald webhooks --help`. */
 export const WEBHOOKS_HELP = `Usage: herald webhooks list [--limit N] [--after CURSOR] [--all] [--workspace ws_…] [--json]
@@ -62,6 +71,7 @@ export async function runWorkspaces(args: string[]): Promise<string> {
 export async function runDestinations(args: string[]): Promise<string> {
   const [command, ...rest] = args;
   if (!command || command === "--help" || command === "-h" || command === "help") return DESTINATIONS_HELP;
+  if (command === "connect") return connectDestination(rest);
   if (command !== "list")
     throw new UsageError(`unknown destinations command "${command}" (see herald destinations --help)`);
   const p = parseCommand(rest, { workspace: { type: "string" } }, [0, 0], "herald destinations --help");
@@ -133,4 +143,47 @@ export async function runWebhooks(args: string[]): Promise<string> {
     return `${delivery.id} ${delivery.status}: ${delivery.event_type} event ${delivery.event_id} to ${delivery.endpoint_id}`;
   }
   throw new UsageError(`unknown webhooks command "${command}" (see herald webhooks --help)`);
+}
+
+/**
+ * `herald destinations connect CHANNEL`: starts a connection session; an OAuth network's page is
+ * opened (or printed on stderr) and the session polled until the network sent the person back.
+ */
+async function connectDestination(args: string[]): Promise<string> {
+  const options = {
+    workspace: { type: "string" },
+    instance: { type: "string" },
+    handle: { type: "string" },
+    "app-password": { type: "string" },
+    "no-browser": { type: "boolean" },
+  } as const;
+  const p = parseCommand(args, options, [1, 1], "herald destinations --help");
+  if (flag(p, "help")) return DESTINATIONS_HELP;
+  const config = await connect("destinations:write");
+  const workspace = await resolveWorkspace(config, str(p, "workspace"));
+  const body = {
+    provider: p.positionals[0]!,
+    instance_origin: str(p, "instance"),
+    handle: str(p, "handle"),
+    app_password: str(p, "app-password"),
+  };
+  const path = `/workspaces/${workspace}/destination-connections`;
+  let session = await call(config, "POST", path, body, { idempotencyKey: randomUUID() });
+  if (session.status === "pending") {
+    const opened = openBrowser(session.authorization_url, process.env, flag(p, "no-browser"));
+    process.stderr.write(
+      `${opened ? "Opened" : "Open"} this page to authorize Herald on ${body.provider}:\n  ${session.authorization_url}\n` +
+        "Waiting for the network to send you back…\n",
+    );
+    while (session.status === "pending") {
+      await Bun.sleep(CONNECTION_POLL_MS);
+      session = await call(config, "GET", `${path}/${encodeURIComponent(session.id)}`);
+    }
+  }
+  if (session.status !== "completed")
+    throw new CommandError(
+      `connecting ${body.provider} ${session.status}${session.error ? `: ${session.error}` : ""}`,
+    );
+  if (flag(p, "json")) return json(session);
+  return `Connected ${body.provider}: destination ${session.destination_id} (herald destinations list).`;
 }

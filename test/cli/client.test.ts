@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { revokeApiKey } from "../../src/modules/keys/service.ts";
 import { png } from "../assets/samples.ts";
+import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
 import { startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
 import { mustCreateEndpoint } from "../webhooks/helpers.ts";
 import {
@@ -613,5 +614,60 @@ describe("credentials: stored login, environment overrides", () => {
       succeeded(await herald(["destinations", "list", "--workspace", second.body.id, "--json"], bare)),
     );
     expect(other.data).toEqual([]);
+  });
+});
+
+describe("herald destinations connect", () => {
+  /** Starts the command and returns it with the authorization URL it printed on stderr. */
+  async function startConnect(args: string[]) {
+    const proc = Bun.spawn([BUN, MAIN, "destinations", "connect", ...args, "--workspace", w.ws], {
+      cwd: ROOT,
+      env: cleanEnv({ HERALD_NO_BROWSER: "1", ...env }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const reader = proc.stderr.getReader();
+    let text = "";
+    let url: string | null = null;
+    while (url === null) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`no authorization URL printed: ${text}`);
+      text += new TextDecoder().decode(value);
+      url = /https?:\/\/\S+\/oauth\/authorize\?\S+/.exec(text)?.[0] ?? null;
+    }
+    /** Everything the command writes on stderr, from the start to its end. */
+    const stderr = async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return text;
+        text += new TextDecoder().decode(value);
+      }
+    };
+    return { proc, url, stderr };
+  }
+
+  test("an OAuth network: the page is printed, the command waits for the return and names the destination", async () => {
+    const { proc, url } = await startConnect(["mastodon", "--instance", w.mastodon.origin]);
+    const consent = await fetch(url, { redirect: "manual" });
+    expect((await fetch(consent.headers.get("location")!)).status).toBe(200);
+    const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect(code).toBe(0);
+    // Connecting the same account again keeps its destination.
+    expect(stdout.trim()).toBe(
+      `Connected mastodon: destination ${w.destinationId} (herald destinations list).`,
+    );
+  });
+
+  test("an authorization the person refused ends with exit 1 and the reason", async () => {
+    const { proc, url, stderr: output } = await startConnect(["mastodon", "--instance", w.mastodon.origin]);
+    const state = new URL(url).searchParams.get("state")!;
+    await fetch(`${w.s.url}/oauth/callback/mastodon?error=access_denied&state=${state}`);
+    const [stderr, code] = await Promise.all([output(), proc.exited]);
+    expect(code).toBe(1);
+    expect(stderr).toContain("connecting mastodon failed: access_denied");
+  });
+
+  test("without a channel it is a usage error", async () => {
+    failed(await herald(["destinations", "connect"], env), 2);
   });
 });
