@@ -1,4 +1,5 @@
 import { newId } from "../../db/ids.ts";
+import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { ALL_SCOPES } from "../../core/scopes.ts";
@@ -6,6 +7,44 @@ import { recordAudit } from "../audit/repo.ts";
 import { createApiKey } from "../keys/service.ts";
 import { insertWorkspace } from "../workspaces/repo.ts";
 import { findUserByEmail, insertAccount, insertUser } from "./repo.ts";
+
+/**
+ * A new account with its owner and first workspace (UTC), inside the caller's transaction: what
+ * `herald admin bootstrap` and the signup page both create. Returns the new ids.
+ */
+export async function insertAccountWithOwner(
+  tx: Db,
+  input: {
+    accountName: string;
+    email: string;
+    passwordHash: string | null;
+    workspaceName: string;
+    now: number;
+  },
+): Promise<{ accountId: string; userId: string; workspaceId: string }> {
+  const { now } = input;
+  const accountId = newId("acc");
+  const userId = newId("usr");
+  const workspaceId = newId("ws");
+  await insertAccount(tx, { id: accountId, name: input.accountName, createdAt: now, updatedAt: now });
+  await insertUser(tx, {
+    id: userId,
+    accountId,
+    email: input.email,
+    passwordHash: input.passwordHash,
+    role: "owner",
+    createdAt: now,
+  });
+  await insertWorkspace(tx, {
+    id: workspaceId,
+    accountId,
+    name: input.workspaceName,
+    timeZone: "UTC",
+    createdAt: now,
+    updatedAt: now,
+  });
+  return { accountId, userId, workspaceId };
+}
 
 /** A bootstrap request that cannot be carried out (the message is for the operator). */
 export class BootstrapError extends Error {}
@@ -28,17 +67,12 @@ export async function bootstrapAccount(
   const now = h.clock.now();
   return inTransaction(h.db, async (tx) => {
     if (await findUserByEmail(tx, email)) throw new BootstrapError(`an account for ${email} already exists`);
-    const accountId = newId("acc");
-    const workspaceId = newId("ws");
-    await insertAccount(tx, { id: accountId, name: workspaceName, createdAt: now, updatedAt: now });
-    await insertUser(tx, { id: newId("usr"), accountId, email, passwordHash, role: "owner", createdAt: now });
-    await insertWorkspace(tx, {
-      id: workspaceId,
-      accountId,
-      name: workspaceName,
-      timeZone: "UTC",
-      createdAt: now,
-      updatedAt: now,
+    const { accountId, workspaceId } = await insertAccountWithOwner(tx, {
+      accountName: workspaceName,
+      email,
+      passwordHash,
+      workspaceName,
+      now,
     });
     const key = await createApiKey(
       tx,

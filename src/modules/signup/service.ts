@@ -3,7 +3,8 @@ import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { ProblemError } from "../../core/problem.ts";
-import { findUserByEmail, insertAccount, insertUser } from "../account/repo.ts";
+import { insertAccountWithOwner } from "../account/bootstrap.ts";
+import { findUserByEmail } from "../account/repo.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { findCliAuthorization, type CliAuthorizationRow } from "../cli-auth/repo.ts";
 import {
@@ -15,7 +16,6 @@ import {
 } from "../cli-auth/service.ts";
 import { openSession } from "../sessions/service.ts";
 import { hashToken, newSecretToken } from "../sessions/tokens.ts";
-import { insertWorkspace } from "../workspaces/repo.ts";
 import { emailConfirmationRequired, requestEmailConfirmation, warnWithoutMail } from "./confirmation.ts";
 import {
   deleteExpiredSignupIntents,
@@ -199,28 +199,15 @@ export async function completeSignup(
     const intent = await findSignupIntentByTokenHash(tx, link.intent.tokenHash);
     if (!intent || intent.completedAt !== null) return { kind: "used" };
     if (await findUserByEmail(tx, intent.email)) return { kind: "email_taken" };
-    const accountId = newId("acc");
-    const userId = newId("usr");
-    const workspaceId = newId("ws");
-    await insertAccount(tx, { id: accountId, name: input.form.name.trim(), createdAt: now, updatedAt: now });
-    if (!(await markSignupCompleted(tx, intent.id, accountId, now)))
-      throw new Error(`signup intent ${intent.id} was completed twice in one transaction`);
-    await insertUser(tx, {
-      id: userId,
-      accountId,
+    const { accountId, userId, workspaceId } = await insertAccountWithOwner(tx, {
+      accountName: input.form.name.trim(),
       email: intent.email,
       passwordHash,
-      role: "owner",
-      createdAt: now,
+      workspaceName: intent.workspaceName,
+      now,
     });
-    await insertWorkspace(tx, {
-      id: workspaceId,
-      accountId,
-      name: intent.workspaceName,
-      timeZone: "UTC",
-      createdAt: now,
-      updatedAt: now,
-    });
+    if (!(await markSignupCompleted(tx, intent.id, accountId, now)))
+      throw new Error(`signup intent ${intent.id} was completed twice in one transaction`);
     const session = await openSession(tx, { userId, accountId }, now);
     const actor = { accountId, credentialId: session.id, requestId: input.requestId };
     await recordAudit(
