@@ -97,7 +97,8 @@ async function serve(args: string[]): Promise<void> {
   }
   startedUp();
   console.log(
-    `Herald ${HERALD_VERSION} listening on ${config.baseUrl} (API ${config.baseUrl}/v1, docs ${config.baseUrl}/v1/docs, data ${config.dataDir})`,
+    `Herald ${HERALD_VERSION} listening on ${config.baseUrl} (API ${config.baseUrl}/v1, docs ` +
+      `${config.baseUrl}/v1/docs, data ${config.dataDir})`,
   );
   if (!config.smtpUrl)
     console.log("HERALD_SMTP_URL is not set: invitation e-mails wait in the outbox until it is.");

@@ -95,7 +95,9 @@ export async function runAdmin(args: string[]): Promise<string> {
       const json = { account_id: out.account_id, workspace_id: out.workspace_id, api_key: out.api_key };
       return v.json
         ? JSON.stringify(json)
-        : `Created account ${out.account_id} with workspace ${out.workspace_id}.\nAPI key (shown once, store it now):\n  ${out.api_key}\nTry it: curl -H "Authorization: Bearer ${out.api_key}" ${h.config.baseUrl}/v1/account`;
+        : `Created account ${out.account_id} with workspace ${out.workspace_id}.\nAPI key (shown once, ` +
+            `store it now):\n  ${out.api_key}\nTry it: curl -H "Authorization: Bearer ${out.api_key}" ` +
+            `${h.config.baseUrl}/v1/account`;
     });
   }
   if (command === "create-key") {

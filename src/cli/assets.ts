@@ -96,7 +96,8 @@ class Progress {
       const filled = Math.round(fraction * width);
       const bar = "#".repeat(filled) + "-".repeat(width - filled);
       this.sink.write(
-        `\r\x1b[2KUploading [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}%  ${mib(this.done)} of ${mib(this.total)}  ${rate}  ${this.parts}/${this.totalParts} parts${final ? "\n" : ""}`,
+        `\r\x1b[2KUploading [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}%  ${mib(this.done)} of ` +
+          `${mib(this.total)}  ${rate}  ${this.parts}/${this.totalParts} parts${final ? "\n" : ""}`,
       );
       return;
     }
@@ -104,7 +105,8 @@ class Progress {
     if (step === this.lastStep && !final) return;
     this.lastStep = step;
     this.sink.write(
-      `uploaded ${this.parts}/${this.totalParts} parts, ${mib(this.done)} of ${mib(this.total)} (${(fraction * 100).toFixed(0)}%), ${rate}\n`,
+      `uploaded ${this.parts}/${this.totalParts} parts, ${mib(this.done)} of ${mib(this.total)} ` +
+        `(${(fraction * 100).toFixed(0)}%), ${rate}\n`,
     );
   }
 }
@@ -227,7 +229,10 @@ function describe(asset: any, file: string): string {
   const shape = asset.dimensions
     ? `${asset.dimensions}, ${asset.format}${asset.duration_sec ? `, ${asset.duration_sec} s` : ""}`
     : "not inspected";
-  return `${asset.id} ${asset.status}: ${basename(file)} (${asset.content_type}, ${shape}, ${mib(asset.byte_size)}, crc64nvme ${asset.checksum?.value ?? "-"})`;
+  return (
+    `${asset.id} ${asset.status}: ${basename(file)} (${asset.content_type}, ${shape}, ` +
+    `${mib(asset.byte_size)}, crc64nvme ${asset.checksum?.value ?? "-"})`
+  );
 }
 
 /** What `uploadAsset` needs to know about the file. */

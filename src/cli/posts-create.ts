@@ -70,7 +70,8 @@ function whenOf(p: Parsed): string {
   if (["now", "draft", "queue"].includes(when)) return when;
   if (EXACT_TIME.test(when) && !Number.isNaN(Date.parse(when))) return when;
   throw new UsageError(
-    `--when must be now, draft, queue or an ISO 8601 time with a UTC offset (e.g. 2026-03-02T09:00:00+01:00), got ${JSON.stringify(when)}`,
+    `--when must be now, draft, queue or an ISO 8601 time with a UTC offset (e.g. ` +
+      `2026-03-02T09:00:00+01:00), got ${JSON.stringify(when)}`,
   );
 }
 
@@ -126,7 +127,8 @@ async function targetsOf(
       throw new CommandError(`workspace ${workspace} has no ${channel} destination; connect one first`);
     else
       throw new UsageError(
-        `workspace ${workspace} has ${candidates.length} ${channel} destinations and no default; choose one with --destination (${candidates.map((d) => d.id).join(", ")})`,
+        `workspace ${workspace} has ${candidates.length} ${channel} destinations and no default; choose ` +
+          `one with --destination (${candidates.map((d) => d.id).join(", ")})`,
       );
   }
   if (targets.length > 0) return targets;
@@ -256,7 +258,10 @@ export async function validatePosts(args: string[]): Promise<CommandOutput> {
   const exitCode = result.valid ? 0 : 1;
   if (flag(p, "json")) return { stdout: json(result), exitCode };
   if (result.valid)
-    return `valid: ${parts.targets.map((t) => t.label).join(", ")} would accept ${parts.items.length === 1 ? "the post" : `the ${parts.items.length}-item thread`}`;
+    return (
+      `valid: ${parts.targets.map((t) => t.label).join(", ")} would accept ` +
+      `${parts.items.length === 1 ? "the post" : `the ${parts.items.length}-item thread`}`
+    );
   const rows = result.errors.map((e: any) => [e.pointer, e.channel, e.code, e.detail]);
   return {
     stdout: `not valid:\n${table(["pointer", "channel", "code", "detail"], rows, "")}`,

@@ -91,7 +91,9 @@ export function checkFacebookItem(input: CheckItemInput): ItemProblem[] {
       if (seconds !== null && (seconds < FACEBOOK_REEL_SECONDS.min || seconds > FACEBOOK_REEL_SECONDS.max))
         problems.push({
           pointer,
-          detail: `video lasts ${seconds} s; a Facebook reel lasts ${FACEBOOK_REEL_SECONDS.min} to ${FACEBOOK_REEL_SECONDS.max} s`,
+          detail:
+            `video lasts ${seconds} s; a Facebook reel lasts ${FACEBOOK_REEL_SECONDS.min} to ` +
+            `${FACEBOOK_REEL_SECONDS.max} s`,
         });
     } else {
       problems.push({

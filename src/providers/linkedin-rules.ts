@@ -58,7 +58,9 @@ export function checkLinkedInItem(input: {
   if (length > limits.maxCharacters)
     problems.push({
       pointer: "",
-      detail: `text is ${length} characters as LinkedIn counts it; LinkedIn allows ${limits.maxCharacters} (UTF-16 units, and each of \\ | { } @ [ ] ( ) < > # * _ ~ counts twice once escaped)`,
+      detail:
+        `text is ${length} characters as LinkedIn counts it; LinkedIn allows ` +
+        `${limits.maxCharacters} (UTF-16 units, and each of \\ | { } @ [ ] ( ) < > # * _ ~ counts twice once escaped)`,
     });
   const videos = media.filter(isVideo).length;
   if (videos > limits.maxVideos)

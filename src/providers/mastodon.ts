@@ -364,7 +364,9 @@ export function checkMastodonItem(input: {
   if (length > limits.maxCharacters)
     problems.push({
       pointer: "",
-      detail: `text is ${length} characters; this Mastodon instance allows ${limits.maxCharacters} (each URL counts as ${MASTODON_URL_LENGTH})`,
+      detail:
+        `text is ${length} characters; this Mastodon instance allows ${limits.maxCharacters} (each ` +
+        `URL counts as ${MASTODON_URL_LENGTH})`,
     });
   if (text.trim() === "" && media.length === 0)
     problems.push({ pointer: "", detail: "a status needs text or media" });

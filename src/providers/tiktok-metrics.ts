@@ -95,7 +95,9 @@ export async function fetchTikTokMetrics(
       results.push({
         providerObjectId,
         kind: "missing",
-        reason: `the public id of TikTok post ${publishId} is looked up at a later read (${statusBlocked ?? "status reads are limited per call"})`,
+        reason:
+          `the public id of TikTok post ${publishId} is looked up at a later read ` +
+          `(${statusBlocked ?? "status reads are limited per call"})`,
       });
       continue;
     }
@@ -155,7 +157,9 @@ async function publicIdOf(
       result: {
         providerObjectId,
         kind: "unsupported",
-        reason: `TikTok gave post ${publishId} no public id within a day (a private post, or one held back by moderation), and video.query reads posts by that id`,
+        reason:
+          `TikTok gave post ${publishId} no public id within a day (a private post, or one held ` +
+          `back by moderation), and video.query reads posts by that id`,
       },
       blocked: false,
     };

@@ -127,7 +127,9 @@ export function checkTikTokItem(input: CheckItemInput): ItemProblem[] {
   if (options.privacy_level === undefined)
     problems.push({
       pointer: "",
-      detail: `TikTok requires choosing who can see the post: set destination_options.tiktok.privacy_level (${TIKTOK_PRIVACY_LEVELS.join(", ")})`,
+      detail:
+        `TikTok requires choosing who can see the post: set ` +
+        `destination_options.tiktok.privacy_level (${TIKTOK_PRIVACY_LEVELS.join(", ")})`,
     });
   const kind = tiktokPostKind(media);
   if (media.length === 0) {

@@ -71,7 +71,9 @@ export function checkXItem(input: {
   if (length > limits.maxCharacters)
     problems.push({
       pointer: "",
-      detail: `text is ${length} characters as X counts them (CJK characters and emoji count 2); X allows ${limits.maxCharacters}`,
+      detail:
+        `text is ${length} characters as X counts them (CJK characters and emoji count 2); X ` +
+        `allows ${limits.maxCharacters}`,
     });
   const kinds = media.map((m) => xMediaKind(m.contentType));
   const moving = kinds.filter((k) => k === "gif" || k === "video").length;

@@ -163,8 +163,10 @@ export function createYouTubePublisher(deps: YouTubePublishDeps): YouTubePublish
       throw new ProviderError(
         "rejected",
         state
-          ? `YouTube has not finished processing ${watchUrl(videoId)} within 24 hours; check it in YouTube Studio (retrying uploads the video again)`
-          : `the status of ${watchUrl(videoId)} could not be read for 24 hours (${unread}); check it in YouTube Studio (retrying uploads the video again)`,
+          ? `YouTube has not finished processing ${watchUrl(videoId)} within 24 hours; check it in ` +
+              `YouTube Studio (retrying uploads the video again)`
+          : `the status of ${watchUrl(videoId)} could not be read for 24 hours (${unread}); check it in ` +
+              `YouTube Studio (retrying uploads the video again)`,
         { operation: YOUTUBE_OPERATIONS.videos },
       );
     const wait = Math.min(YOUTUBE_MAX_RECHECK_MS, Math.max(YOUTUBE_RECHECK_MS, (now - input.since) / 10));

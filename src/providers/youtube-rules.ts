@@ -133,7 +133,9 @@ export function checkYouTubeOptions(options: Record<string, unknown>): ItemProbl
   if (length > YOUTUBE_MAX_TAGS_LENGTH)
     problems.push({
       pointer: "/tags",
-      detail: `tags are ${length} characters as YouTube counts them (commas between tags, quotes around tags with spaces); YouTube allows ${YOUTUBE_MAX_TAGS_LENGTH}`,
+      detail:
+        `tags are ${length} characters as YouTube counts them (commas between tags, quotes around ` +
+        `tags with spaces); YouTube allows ${YOUTUBE_MAX_TAGS_LENGTH}`,
     });
   return problems;
 }

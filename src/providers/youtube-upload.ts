@@ -94,7 +94,8 @@ export function createYouTubeUploads(deps: YouTubeUploadDeps) {
     if (!sessionUriIsSafe({ destination, sessionUri: location }))
       throw new ProviderError(
         "transient",
-        `${operation}: YouTube's session URI is not on the API origin ${destination.origin} (${location || "no Location header"}); Herald does not send the token elsewhere`,
+        `${operation}: YouTube's session URI is not on the API origin ${destination.origin} ` +
+          `(${location || "no Location header"}); Herald does not send the token elsewhere`,
         { operation, statusCode: response.status },
       );
     return location;

@@ -188,7 +188,8 @@ export function createYouTubeAdapter(deps: YouTubeDeps): YouTubeAdapter {
       if (accounts.length === 0)
         throw new ProviderError(
           "rejected",
-          "this Google account has no YouTube channel: create one on youtube.com (or pick the account that owns the channel when signing in), then connect again",
+          "this Google account has no YouTube channel: create one on youtube.com (or pick the account " +
+            "that owns the channel when signing in), then connect again",
           { operation: YOUTUBE_OPERATIONS.channels, errorCode: "no_channel" },
         );
       return accounts;

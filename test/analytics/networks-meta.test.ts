@@ -112,42 +112,46 @@ const facebookPost = (text: string) => fake.posts.find((p) => p.message === text
 const instagramMedia = (text: string) => fake.igPosts.find((p) => p.caption === text)!;
 
 describe("Facebook", () => {
-  test("counts and insights: views, impressions, comments, reactions, shares, link clicks fetched; saves not offered", async () => {
-    const { group, ids } = await publishGroup("Facebook numbers", ["facebook"]);
-    facebookPost("Facebook numbers").counts = {
-      comments: 4,
-      shares: 3,
-      reactions: { like: 20, love: 5 },
-      mediaViews: 1500,
-      uniqueMediaViews: 1100,
-      clicks: { "link clicks": 9, "other clicks": 40 },
-    };
-    await readLater();
-    const body = await analytics(group);
-    expect(postOf(body, ids.facebook!)).toMatchObject({
-      channel: "facebook",
-      state: "fresh",
-      last_error: null,
-      metrics: {
-        views: 1500,
-        impressions: 1100,
+  test(
+    "counts and insights: views, impressions, comments, reactions, shares, link clicks fetched; saves " +
+      "not offered",
+    async () => {
+      const { group, ids } = await publishGroup("Facebook numbers", ["facebook"]);
+      facebookPost("Facebook numbers").counts = {
         comments: 4,
-        reactions: 25,
         shares: 3,
+        reactions: { like: 20, love: 5 },
+        mediaViews: 1500,
+        uniqueMediaViews: 1100,
+        clicks: { "link clicks": 9, "other clicks": 40 },
+      };
+      await readLater();
+      const body = await analytics(group);
+      expect(postOf(body, ids.facebook!)).toMatchObject({
+        channel: "facebook",
+        state: "fresh",
+        last_error: null,
+        metrics: {
+          views: 1500,
+          impressions: 1100,
+          comments: 4,
+          reactions: 25,
+          shares: 3,
+          saves: 0,
+          link_clicks: 9,
+        },
+      });
+      expect(fetchedPosts(body)).toEqual({
+        views: 1,
+        impressions: 1,
+        comments: 1,
+        reactions: 1,
+        shares: 1,
         saves: 0,
-        link_clicks: 9,
-      },
-    });
-    expect(fetchedPosts(body)).toEqual({
-      views: 1,
-      impressions: 1,
-      comments: 1,
-      reactions: 1,
-      shares: 1,
-      saves: 0,
-      link_clicks: 1,
-    });
-  });
+        link_clicks: 1,
+      });
+    },
+  );
 
   test("a Page under 100 likes has no insights: comments, reactions and shares only", async () => {
     fake.pages.find((p) => p.id === LABS)!.likes = 40;

@@ -1192,7 +1192,8 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       if (answer) return answer;
     }
     return bad(
-      `Unsupported ${method} request. Object with ID '${nodeId}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`,
+      `Unsupported ${method} request. Object with ID '${nodeId}' does not exist, cannot be loaded due to ` +
+        `missing permissions, or does not support this operation`,
       100,
       33,
     );

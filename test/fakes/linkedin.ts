@@ -315,7 +315,8 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
         return oauthError(
           400,
           "invalid_request",
-          "Unable to retrieve access token: appid/redirect uri/code verifier does not match authorization code. Or authorization code expired.",
+          "Unable to retrieve access token: appid/redirect uri/code verifier does not match " +
+            "authorization code. Or authorization code expired.",
         );
       codes.delete(form.code!);
       if (options.refreshTokens !== true) return issue(grant.scopes, null);

@@ -208,7 +208,8 @@ export async function startMastodonFake(options: MastodonFakeOptions = {}): Prom
           {
             error: "invalid_client",
             error_description:
-              "Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.",
+              "Client authentication failed due to unknown client, no client authentication included, or " +
+              "unsupported authentication method.",
           },
           401,
         );
@@ -240,7 +241,8 @@ export async function startMastodonFake(options: MastodonFakeOptions = {}): Prom
           {
             error: "invalid_grant",
             error_description:
-              "The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.",
+              "The provided authorization grant is invalid, expired, revoked, does not match the " +
+              "redirection URI used in the authorization request, or was issued to another client.",
           },
           400,
         );

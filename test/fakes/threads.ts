@@ -326,7 +326,9 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
     const cap = isReply ? (options.replyCap ?? 1000) : fake.dailyCap;
     if (used >= cap)
       return graphError(400, {
-        message: `The profile reached its publishing limit: maximum number of ${isReply ? "replies" : "posts"} (${cap}) in 24 hours`,
+        message:
+          `The profile reached its publishing limit: maximum number of ` +
+          `${isReply ? "replies" : "posts"} (${cap}) in 24 hours`,
         code: 9,
         subcode: 2207042,
       });

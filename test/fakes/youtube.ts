@@ -224,7 +224,8 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     googleError(
       401,
       "authError",
-      "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+      "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or " +
+        "other valid authentication credential.",
     );
   const insufficient = () =>
     googleError(403, "insufficientPermissions", "Request had insufficient authentication scopes.");

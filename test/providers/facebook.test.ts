@@ -603,40 +603,44 @@ describe("metrics (counts by multi-id read, post insights)", () => {
     fake.requests.filter((r) => r.method === "GET" && r.path.endsWith("/insights")).map((r) => r.path);
   const byId = (results: MetricsResult[]) => Object.fromEntries(results.map((r) => [r.providerObjectId, r]));
 
-  test("counts and insights: views, reach as impressions, comments, Σ reactions by type, shares, link clicks; no saves", async () => {
-    const { adapter, destination } = await start();
-    expect(adapter.metricsBatchSize).toBe(FACEBOOK_METRICS_BATCH_SIZE);
-    const post = await publish(adapter, destination, "counted");
-    postOf(post).counts = {
-      comments: 4,
-      shares: 3,
-      reactions: { like: 10, love: 2, wow: 1 },
-      mediaViews: 900,
-      uniqueMediaViews: 640,
-      clicks: { "link clicks": 12, "other clicks": 30 },
-    };
-    const before = fake.requests.length;
-    const results = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
-    expect(results).toEqual([
-      {
-        providerObjectId: post.providerObjectId,
-        kind: "metrics",
-        values: { views: 900, impressions: 640, comments: 4, reactions: 13, shares: 3, link_clicks: 12 },
-        providerAsOf: null,
-      },
-    ]);
-    expect(fake.requests.slice(before).map(requestLine)).toEqual([
-      "GET /v25.0/",
-      `GET /v25.0/${post.providerObjectId}/insights`,
-    ]);
-    expect(fake.multiReads).toEqual([
-      {
-        ids: [post.providerObjectId],
-        fields: "shares,comments.summary(true).limit(0),reactions.summary(true).limit(0)",
-      },
-    ]);
-    expect(FACEBOOK_POST_INSIGHTS).toContain("post_media_view");
-  });
+  test(
+    "counts and insights: views, reach as impressions, comments, Σ reactions by type, shares, link " +
+      "clicks; no saves",
+    async () => {
+      const { adapter, destination } = await start();
+      expect(adapter.metricsBatchSize).toBe(FACEBOOK_METRICS_BATCH_SIZE);
+      const post = await publish(adapter, destination, "counted");
+      postOf(post).counts = {
+        comments: 4,
+        shares: 3,
+        reactions: { like: 10, love: 2, wow: 1 },
+        mediaViews: 900,
+        uniqueMediaViews: 640,
+        clicks: { "link clicks": 12, "other clicks": 30 },
+      };
+      const before = fake.requests.length;
+      const results = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
+      expect(results).toEqual([
+        {
+          providerObjectId: post.providerObjectId,
+          kind: "metrics",
+          values: { views: 900, impressions: 640, comments: 4, reactions: 13, shares: 3, link_clicks: 12 },
+          providerAsOf: null,
+        },
+      ]);
+      expect(fake.requests.slice(before).map(requestLine)).toEqual([
+        "GET /v25.0/",
+        `GET /v25.0/${post.providerObjectId}/insights`,
+      ]);
+      expect(fake.multiReads).toEqual([
+        {
+          ids: [post.providerObjectId],
+          fields: "shares,comments.summary(true).limit(0),reactions.summary(true).limit(0)",
+        },
+      ]);
+      expect(FACEBOOK_POST_INSIGHTS).toContain("post_media_view");
+    },
+  );
 
   test("nobody shared and no link clicked: Graph leaves both out, so neither is reported (not a made-up 0)", async () => {
     const { adapter, destination } = await start();

@@ -754,31 +754,35 @@ describe("metrics (GET /{ig-media-id}/insights)", () => {
   const mediaOf = (p: PublishedItem) => fake.igPosts.find((m) => m.id === p.providerObjectId)!;
   const metricCalls = (since: number) => fake.requests.slice(since).map(requestLine);
 
-  test("insights: views, reach as impressions, comments, likes as reactions, shares, saved as saves; no link clicks", async () => {
-    const { adapter, destination } = await start({ mediaProcessingPolls: 0 });
-    expect(adapter.metricsBatchSize).toBe(INSTAGRAM_METRICS_BATCH_SIZE);
-    expect([...INSTAGRAM_INSIGHT_METRICS]).toEqual([
-      "views",
-      "reach",
-      "likes",
-      "comments",
-      "shares",
-      "saved",
-    ]);
-    const post = await publish(adapter, destination, "counted");
-    mediaOf(post).counts = { views: 1200, reach: 800, likes: 90, comments: 6, shares: 4, saved: 11 };
-    const before = fake.requests.length;
-    const results = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
-    expect(results).toEqual([
-      {
-        providerObjectId: post.providerObjectId,
-        kind: "metrics",
-        values: { views: 1200, impressions: 800, comments: 6, reactions: 90, shares: 4, saves: 11 },
-        providerAsOf: null,
-      },
-    ]);
-    expect(metricCalls(before)).toEqual([`GET /v25.0/${post.providerObjectId}/insights`]);
-  });
+  test(
+    "insights: views, reach as impressions, comments, likes as reactions, shares, saved as saves; no " +
+      "link clicks",
+    async () => {
+      const { adapter, destination } = await start({ mediaProcessingPolls: 0 });
+      expect(adapter.metricsBatchSize).toBe(INSTAGRAM_METRICS_BATCH_SIZE);
+      expect([...INSTAGRAM_INSIGHT_METRICS]).toEqual([
+        "views",
+        "reach",
+        "likes",
+        "comments",
+        "shares",
+        "saved",
+      ]);
+      const post = await publish(adapter, destination, "counted");
+      mediaOf(post).counts = { views: 1200, reach: 800, likes: 90, comments: 6, shares: 4, saved: 11 };
+      const before = fake.requests.length;
+      const results = await adapter.fetchMetrics!({ destination, targets: [target(post)] });
+      expect(results).toEqual([
+        {
+          providerObjectId: post.providerObjectId,
+          kind: "metrics",
+          values: { views: 1200, impressions: 800, comments: 6, reactions: 90, shares: 4, saves: 11 },
+          providerAsOf: null,
+        },
+      ]);
+      expect(metricCalls(before)).toEqual([`GET /v25.0/${post.providerObjectId}/insights`]);
+    },
+  );
 
   test("one insights call per media: Instagram reads media one at a time", async () => {
     const { adapter, destination } = await start({ mediaProcessingPolls: 0 });

@@ -95,71 +95,79 @@ async function connect(adapter: ReturnType<typeof adapterFor>, f: LinkedInFake) 
 const rest = (f: LinkedInFake) => f.requests.filter((r) => r.path.startsWith("/rest/"));
 
 describe("connecting through OAuth", () => {
-  test("asks for the member and page scopes, exchanges the code, and connects the member and the two pages they administer", async () => {
-    const { adapter } = await start();
-    const url = new URL(
-      adapter.authorizationUrl({
-        origin: fake.origin,
-        clientId: fake.clientId,
-        redirectUri: REDIRECT,
-        state: "st_1",
-        codeChallenge: "ch",
-      }),
-    );
-    expect(url.origin + url.pathname).toBe(`${fake.origin}/oauth/v2/authorization`);
-    expect(Object.fromEntries(url.searchParams)).toEqual({
-      response_type: "code",
-      client_id: fake.clientId,
-      redirect_uri: REDIRECT,
-      state: "st_1",
-      scope: LINKEDIN_DEFAULT_SCOPES,
-    });
-    const accounts = await connect(adapter, fake);
-    expect(fake.tokenRequests).toEqual([
-      {
-        grant_type: "authorization_code",
-        code: expect.any(String),
+  test(
+    "asks for the member and page scopes, exchanges the code, and connects the member and the two " +
+      "pages they administer",
+    async () => {
+      const { adapter } = await start();
+      const url = new URL(
+        adapter.authorizationUrl({
+          origin: fake.origin,
+          clientId: fake.clientId,
+          redirectUri: REDIRECT,
+          state: "st_1",
+          codeChallenge: "ch",
+        }),
+      );
+      expect(url.origin + url.pathname).toBe(`${fake.origin}/oauth/v2/authorization`);
+      expect(Object.fromEntries(url.searchParams)).toEqual({
+        response_type: "code",
         client_id: fake.clientId,
-        client_secret: fake.clientSecret,
         redirect_uri: REDIRECT,
-      },
-    ]);
-    expect(accounts.map((a) => [a.externalId, a.handle, a.displayName])).toEqual([
-      ["urn:li:person:782bbtaQ", "782bbtaQ", "Alice Example"],
-      ["urn:li:organization:2414183", "devtestco", "Devtestco"],
-      ["urn:li:organization:5590506", "herald-labs", "Herald Labs"],
-    ]);
-    expect(accounts[0]!.profileImageUrl).toBe(fake.member.picture);
-    // One grant: every destination holds the same 60-day token and no refresh token (not an approved app).
-    for (const account of accounts) {
-      expect(account.credentials).toEqual({
-        accessToken: accounts[0]!.credentials.accessToken,
-        expiresAt: clock.now() + 60 * DAY,
-        renewable: false,
+        state: "st_1",
+        scope: LINKEDIN_DEFAULT_SCOPES,
       });
-      expect(account.limits).toEqual(LINKEDIN_LIMITS);
-    }
-    const acl = rest(fake).find((r) => r.path === "/rest/organizationAcls")!;
-    expect(acl.headers["linkedin-version"]).toBe(LINKEDIN_VERSION);
-  });
+      const accounts = await connect(adapter, fake);
+      expect(fake.tokenRequests).toEqual([
+        {
+          grant_type: "authorization_code",
+          code: expect.any(String),
+          client_id: fake.clientId,
+          client_secret: fake.clientSecret,
+          redirect_uri: REDIRECT,
+        },
+      ]);
+      expect(accounts.map((a) => [a.externalId, a.handle, a.displayName])).toEqual([
+        ["urn:li:person:782bbtaQ", "782bbtaQ", "Alice Example"],
+        ["urn:li:organization:2414183", "devtestco", "Devtestco"],
+        ["urn:li:organization:5590506", "herald-labs", "Herald Labs"],
+      ]);
+      expect(accounts[0]!.profileImageUrl).toBe(fake.member.picture);
+      // One grant: every destination holds the same 60-day token and no refresh token (not an approved app).
+      for (const account of accounts) {
+        expect(account.credentials).toEqual({
+          accessToken: accounts[0]!.credentials.accessToken,
+          expiresAt: clock.now() + 60 * DAY,
+          renewable: false,
+        });
+        expect(account.limits).toEqual(LINKEDIN_LIMITS);
+      }
+      const acl = rest(fake).find((r) => r.path === "/rest/organizationAcls")!;
+      expect(acl.headers["linkedin-version"]).toBe(LINKEDIN_VERSION);
+    },
+  );
 
-  test("an app without the pages product is refused the page scopes; HERALD_LINKEDIN_SCOPES connects only the member", async () => {
-    fake = await startLinkedInFake({ pagesProduct: false });
-    const refused = await consent(
-      adapterFor(fake).authorizationUrl({
-        origin: fake.origin,
-        clientId: fake.clientId,
-        redirectUri: REDIRECT,
-        state: "s",
-        codeChallenge: "c",
-      }),
-    );
-    expect(refused.searchParams.get("error")).toBe("unauthorized_scope_error");
-    const memberOnly = adapterFor(fake, { scopes: "openid profile w_member_social" });
-    const accounts = await connect(memberOnly, fake);
-    expect(accounts.map((a) => a.externalId)).toEqual(["urn:li:person:782bbtaQ"]);
-    expect(rest(fake)).toEqual([]); // no organization lookups without the page scopes
-  });
+  test(
+    "an app without the pages product is refused the page scopes; HERALD_LINKEDIN_SCOPES connects " +
+      "only the member",
+    async () => {
+      fake = await startLinkedInFake({ pagesProduct: false });
+      const refused = await consent(
+        adapterFor(fake).authorizationUrl({
+          origin: fake.origin,
+          clientId: fake.clientId,
+          redirectUri: REDIRECT,
+          state: "s",
+          codeChallenge: "c",
+        }),
+      );
+      expect(refused.searchParams.get("error")).toBe("unauthorized_scope_error");
+      const memberOnly = adapterFor(fake, { scopes: "openid profile w_member_social" });
+      const accounts = await connect(memberOnly, fake);
+      expect(accounts.map((a) => a.externalId)).toEqual(["urn:li:person:782bbtaQ"]);
+      expect(rest(fake)).toEqual([]); // no organization lookups without the page scopes
+    },
+  );
 
   test("a code LinkedIn does not know is auth_revoked", async () => {
     const { adapter } = await start();
@@ -268,49 +276,58 @@ describe("publishing", () => {
       "Launch (beta) for @team: [docs] {v2} <soon> a*b_c~d|e\\f #herald & issue #12, C# and a lone #";
     await adapter.publishItem(publishInput(member, { text }));
     const expected =
-      "Launch \\(beta\\) for \\@team: \\[docs\\] \\{v2\\} \\<soon\\> a\\*b\\_c\\~d\\|e\\\\f #herald & issue #12, C\\# and a lone \\#";
+      "Launch \\(beta\\) for \\@team: \\[docs\\] \\{v2\\} \\<soon\\> a\\*b\\_c\\~d\\|e\\\\f #herald & " +
+      "issue #12, C\\# and a lone \\#";
     expect(escapeLittleText(text)).toBe(expected);
     expect(fake.posts[0]!.commentary).toBe(expected);
   });
 
-  test("options: connections visibility for a member, resharing disabled; a page refuses connections before sending", async () => {
-    const { adapter, member, page } = await start();
-    await adapter.publishItem(
-      publishInput(member, {
-        text: "to my network",
-        options: { visibility: "connections", allow_resharing: false },
-      }),
-    );
-    await adapter.publishItem(
-      publishInput(page, { text: "from the page", options: { visibility: "public" } }),
-    );
-    expect(fake.posts.map((p) => [p.author, p.visibility, p.isReshareDisabledByAuthor])).toEqual([
-      ["urn:li:person:782bbtaQ", "CONNECTIONS", true],
-      ["urn:li:organization:2414183", "PUBLIC", false],
-    ]);
-    const sent = fake.requests.length;
-    const error = await expectProviderError(
-      adapter.publishItem(
-        publishInput(page, { text: "x", options: { visibility: "connections" }, media: [mediaItem({})] }),
-      ),
-      "rejected",
-    );
-    expect(error.message).toContain("page has no connections");
-    expect(fake.requests.length).toBe(sent);
-  });
+  test(
+    "options: connections visibility for a member, resharing disabled; a page refuses connections " +
+      "before sending",
+    async () => {
+      const { adapter, member, page } = await start();
+      await adapter.publishItem(
+        publishInput(member, {
+          text: "to my network",
+          options: { visibility: "connections", allow_resharing: false },
+        }),
+      );
+      await adapter.publishItem(
+        publishInput(page, { text: "from the page", options: { visibility: "public" } }),
+      );
+      expect(fake.posts.map((p) => [p.author, p.visibility, p.isReshareDisabledByAuthor])).toEqual([
+        ["urn:li:person:782bbtaQ", "CONNECTIONS", true],
+        ["urn:li:organization:2414183", "PUBLIC", false],
+      ]);
+      const sent = fake.requests.length;
+      const error = await expectProviderError(
+        adapter.publishItem(
+          publishInput(page, { text: "x", options: { visibility: "connections" }, media: [mediaItem({})] }),
+        ),
+        "rejected",
+      );
+      expect(error.message).toContain("page has no connections");
+      expect(fake.requests.length).toBe(sent);
+    },
+  );
 
-  test("one image: initialized for the author, PUT, polled until AVAILABLE, attached as content.media with its alt text", async () => {
-    const { adapter, page } = await start({ imageProcessingPolls: 1 });
-    const image = mediaItem({ altText: "a red square" });
-    await adapter.publishItem(publishInput(page, { media: [image] }));
-    const [uploaded] = fake.media;
-    expect(uploaded).toMatchObject({ kind: "image", owner: page.externalId, status: "AVAILABLE" });
-    expect(uploaded!.size).toBe(image.byteSize);
-    expect(fake.posts[0]!.content).toEqual({ media: { id: uploaded!.urn, altText: "a red square" } });
-    expect(fake.requests.filter((r) => r.method === "GET" && r.path.startsWith("/rest/images/")).length).toBe(
-      2,
-    );
-  });
+  test(
+    "one image: initialized for the author, PUT, polled until AVAILABLE, attached as content.media " +
+      "with its alt text",
+    async () => {
+      const { adapter, page } = await start({ imageProcessingPolls: 1 });
+      const image = mediaItem({ altText: "a red square" });
+      await adapter.publishItem(publishInput(page, { media: [image] }));
+      const [uploaded] = fake.media;
+      expect(uploaded).toMatchObject({ kind: "image", owner: page.externalId, status: "AVAILABLE" });
+      expect(uploaded!.size).toBe(image.byteSize);
+      expect(fake.posts[0]!.content).toEqual({ media: { id: uploaded!.urn, altText: "a red square" } });
+      expect(
+        fake.requests.filter((r) => r.method === "GET" && r.path.startsWith("/rest/images/")).length,
+      ).toBe(2);
+    },
+  );
 
   test("several images become content.multiImage, in order", async () => {
     const { adapter, member } = await start();
@@ -356,29 +373,33 @@ describe("publishing", () => {
     expect(fake.posts[0]!.content).toEqual({ media: { id: video!.urn } });
   });
 
-  test("a video still processing after the inline polls is pending; checkPending creates the post once it is AVAILABLE", async () => {
-    const { adapter, member } = await start({ videoProcessingPolls: 5 });
-    const item = publishInput(member, { media: [mediaItem({ contentType: "video/mp4", altText: null })] });
-    const outcome = await adapter.publishItem(item);
-    expect(isPending(outcome)).toBe(true);
-    const pending = outcome as PendingItem;
-    expect(pending.data).toEqual({ media: [{ urn: fake.media[0]!.urn, kind: "video" }] });
-    expect(pending.checkAgainAt).toBe(clock.now() + LINKEDIN_RECHECK_MS);
-    expect(fake.posts).toEqual([]);
-    const since = clock.now();
-    const states: string[] = [];
-    for (;;) {
-      const status = await adapter.checkPending!({ destination: member, item, data: pending.data, since });
-      states.push(status.state);
-      if (status.state !== "pending") {
-        expect(status.state === "published" && status.item.providerObjectId).toBe(fake.posts[0]!.urn);
-        break;
+  test(
+    "a video still processing after the inline polls is pending; checkPending creates the post once " +
+      "it is AVAILABLE",
+    async () => {
+      const { adapter, member } = await start({ videoProcessingPolls: 5 });
+      const item = publishInput(member, { media: [mediaItem({ contentType: "video/mp4", altText: null })] });
+      const outcome = await adapter.publishItem(item);
+      expect(isPending(outcome)).toBe(true);
+      const pending = outcome as PendingItem;
+      expect(pending.data).toEqual({ media: [{ urn: fake.media[0]!.urn, kind: "video" }] });
+      expect(pending.checkAgainAt).toBe(clock.now() + LINKEDIN_RECHECK_MS);
+      expect(fake.posts).toEqual([]);
+      const since = clock.now();
+      const states: string[] = [];
+      for (;;) {
+        const status = await adapter.checkPending!({ destination: member, item, data: pending.data, since });
+        states.push(status.state);
+        if (status.state !== "pending") {
+          expect(status.state === "published" && status.item.providerObjectId).toBe(fake.posts[0]!.urn);
+          break;
+        }
+        expect(status.checkAgainAt).toBe(clock.now() + LINKEDIN_RECHECK_MS);
       }
-      expect(status.checkAgainAt).toBe(clock.now() + LINKEDIN_RECHECK_MS);
-    }
-    expect(states).toEqual(["pending", "pending", "published"]);
-    expect(fake.posts.length).toBe(1);
-  });
+      expect(states).toEqual(["pending", "pending", "published"]);
+      expect(fake.posts.length).toBe(1);
+    },
+  );
 
   test("a video LinkedIn fails to process is rejected, inline or when checked later; nothing is posted", async () => {
     const { adapter, member } = await start({ videoProcessingPolls: 0 });
@@ -473,15 +494,19 @@ describe("failures map to kinds", () => {
     expect(error.retryAt).toBe(Date.parse("2026-03-02T00:00:00.000Z"));
   });
 
-  test("403 (a scope the grant lacks, a page not administered) is auth_revoked: connect again with the right scopes", async () => {
-    const { adapter, member } = await start();
-    const noPosting = { ...member, credentials: { accessToken: fake.issueToken(["openid", "profile"]) } };
-    const error = await expectProviderError(adapter.publishItem(publishInput(noPosting)), "auth_revoked");
-    expect([error.statusCode, error.errorCode]).toEqual([403, "ACCESS_DENIED"]);
-    const watched = { ...member, externalId: "urn:li:organization:1337" };
-    await expectProviderError(adapter.publishItem(publishInput(watched)), "auth_revoked");
-    expect(fake.posts).toEqual([]);
-  });
+  test(
+    "403 (a scope the grant lacks, a page not administered) is auth_revoked: connect again with the " +
+      "right scopes",
+    async () => {
+      const { adapter, member } = await start();
+      const noPosting = { ...member, credentials: { accessToken: fake.issueToken(["openid", "profile"]) } };
+      const error = await expectProviderError(adapter.publishItem(publishInput(noPosting)), "auth_revoked");
+      expect([error.statusCode, error.errorCode]).toEqual([403, "ACCESS_DENIED"]);
+      const watched = { ...member, externalId: "urn:li:organization:1337" };
+      await expectProviderError(adapter.publishItem(publishInput(watched)), "auth_revoked");
+      expect(fake.posts).toEqual([]);
+    },
+  );
 
   test.each([
     [500, "outcome_unknown"],
@@ -708,22 +733,26 @@ describe("metrics (organizationalEntityShareStatistics)", () => {
     expect(error.retryAt).toBe(Date.parse("2026-03-02T00:00:00.000Z"));
   });
 
-  test("an expired token is auth_expired (the job refreshes and reads again); a page no longer administered is auth_revoked", async () => {
-    const { adapter, page } = await start();
-    const urn = await publish(adapter, page, "expired");
-    fake.expireTokens();
-    const expired = await expectProviderError(
-      adapter.fetchMetrics!({ destination: page, targets: [target(urn)] }),
-      "auth_expired",
-    );
-    expect([expired.statusCode, expired.subcode]).toEqual([401, "65602"]);
-    const live = { ...page, credentials: { accessToken: fake.issueToken() } };
-    fake.organizations.find((o) => page.externalId.endsWith(`:${o.id}`))!.role = "ANALYST";
-    await expectProviderError(
-      adapter.fetchMetrics!({ destination: live, targets: [target(urn)] }),
-      "auth_revoked",
-    );
-  });
+  test(
+    "an expired token is auth_expired (the job refreshes and reads again); a page no longer " +
+      "administered is auth_revoked",
+    async () => {
+      const { adapter, page } = await start();
+      const urn = await publish(adapter, page, "expired");
+      fake.expireTokens();
+      const expired = await expectProviderError(
+        adapter.fetchMetrics!({ destination: page, targets: [target(urn)] }),
+        "auth_expired",
+      );
+      expect([expired.statusCode, expired.subcode]).toEqual([401, "65602"]);
+      const live = { ...page, credentials: { accessToken: fake.issueToken() } };
+      fake.organizations.find((o) => page.externalId.endsWith(`:${o.id}`))!.role = "ANALYST";
+      await expectProviderError(
+        adapter.fetchMetrics!({ destination: live, targets: [target(urn)] }),
+        "auth_revoked",
+      );
+    },
+  );
 });
 
 adapterScenarios("linkedin", async () => {

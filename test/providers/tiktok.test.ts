@@ -344,80 +344,84 @@ describe("refreshing credentials", () => {
 });
 
 describe("publishing a video", () => {
-  test("creator info, one init, pending at once; the check uploads the one chunk and follows the status to the receipt", async () => {
-    const { adapter, destination } = await start({ processingFetches: 1 });
-    const clip = video();
-    const outcome = await adapter.publishItem(item(destination, { media: [clip] }));
-    expect(isPending(outcome)).toBe(true);
-    const pending = outcome as PendingItem;
-    expect(pending.checkAgainAt).toBe(clock.now());
-    expect(pending.data).toMatchObject({
-      media_type: "video",
-      publish_id: fake.publishes[0]!.publishId,
-      video_size: clip.byteSize,
-      chunk_size: clip.byteSize,
-      total_chunk_count: 1,
-      uploaded: false,
-      username: "alice.tt",
-    });
-    // (Checked apart: Bun's toMatchObject writes asymmetric matchers into the object it is given.)
-    expect(String(pending.data.upload_url)).toMatch(
-      new RegExp(`^${fake.uploadOrigin}/upload/\\?upload_id=\\d+&upload_token=utok`),
-    );
-    expect(calls(fake)).toEqual([
-      "POST /v2/post/publish/creator_info/query/",
-      "POST /v2/post/publish/video/init/",
-    ]);
-    expect(fake.uploadRequests).toEqual([]);
-    expect(fake.initBodies[0]).toEqual({
-      post_info: {
-        title: "Watch this #herald",
-        privacy_level: "PUBLIC_TO_EVERYONE",
-        // Interactions stay off unless the post turns them on.
-        disable_comment: true,
-        disable_duet: true,
-        disable_stitch: true,
-        brand_content_toggle: false,
-        brand_organic_toggle: false,
-        is_aigc: false,
-      },
-      source_info: {
-        source: "FILE_UPLOAD",
+  test(
+    "creator info, one init, pending at once; the check uploads the one chunk and follows the status " +
+      "to the receipt",
+    async () => {
+      const { adapter, destination } = await start({ processingFetches: 1 });
+      const clip = video();
+      const outcome = await adapter.publishItem(item(destination, { media: [clip] }));
+      expect(isPending(outcome)).toBe(true);
+      const pending = outcome as PendingItem;
+      expect(pending.checkAgainAt).toBe(clock.now());
+      expect(pending.data).toMatchObject({
+        media_type: "video",
+        publish_id: fake.publishes[0]!.publishId,
         video_size: clip.byteSize,
         chunk_size: clip.byteSize,
         total_chunk_count: 1,
-      },
-    });
+        uploaded: false,
+        username: "alice.tt",
+      });
+      // (Checked apart: Bun's toMatchObject writes asymmetric matchers into the object it is given.)
+      expect(String(pending.data.upload_url)).toMatch(
+        new RegExp(`^${fake.uploadOrigin}/upload/\\?upload_id=\\d+&upload_token=utok`),
+      );
+      expect(calls(fake)).toEqual([
+        "POST /v2/post/publish/creator_info/query/",
+        "POST /v2/post/publish/video/init/",
+      ]);
+      expect(fake.uploadRequests).toEqual([]);
+      expect(fake.initBodies[0]).toEqual({
+        post_info: {
+          title: "Watch this #herald",
+          privacy_level: "PUBLIC_TO_EVERYONE",
+          // Interactions stay off unless the post turns them on.
+          disable_comment: true,
+          disable_duet: true,
+          disable_stitch: true,
+          brand_content_toggle: false,
+          brand_organic_toggle: false,
+          is_aigc: false,
+        },
+        source_info: {
+          source: "FILE_UPLOAD",
+          video_size: clip.byteSize,
+          chunk_size: clip.byteSize,
+          total_chunk_count: 1,
+        },
+      });
 
-    const status = await adapter.checkPending({
-      destination,
-      item: item(destination, { media: [clip] }),
-      data: pending.data,
-      since: clock.now(),
-    });
-    expect(status.state).toBe("published");
-    const published = (status as { item: PublishedItem }).item;
-    // The int64 id, exactly (a JS number would have rounded it).
-    expect(published).toMatchObject({
-      providerObjectId: "7312345678901234567",
-      url: "https://www.tiktok.com/@alice.tt/video/7312345678901234567",
-      extra: {
-        publish_id: fake.publishes[0]!.publishId,
-        post_id: "7312345678901234567",
-        media_type: "video",
-      },
-    });
-    expect(fake.uploadRequests).toEqual([
-      {
-        path: "/upload/",
-        range: `bytes 0-${clip.byteSize - 1}/${clip.byteSize}`,
-        contentType: "video/mp4",
-        length: clip.byteSize,
-      },
-    ]);
-    expect(Buffer.from(fake.publishes[0]!.bytes).equals(Buffer.from(await clip.read()))).toBe(true);
-    expect(fake.posts().map((p) => p.postId)).toEqual(["7312345678901234567"]);
-  });
+      const status = await adapter.checkPending({
+        destination,
+        item: item(destination, { media: [clip] }),
+        data: pending.data,
+        since: clock.now(),
+      });
+      expect(status.state).toBe("published");
+      const published = (status as { item: PublishedItem }).item;
+      // The int64 id, exactly (a JS number would have rounded it).
+      expect(published).toMatchObject({
+        providerObjectId: "7312345678901234567",
+        url: "https://www.tiktok.com/@alice.tt/video/7312345678901234567",
+        extra: {
+          publish_id: fake.publishes[0]!.publishId,
+          post_id: "7312345678901234567",
+          media_type: "video",
+        },
+      });
+      expect(fake.uploadRequests).toEqual([
+        {
+          path: "/upload/",
+          range: `bytes 0-${clip.byteSize - 1}/${clip.byteSize}`,
+          contentType: "video/mp4",
+          length: clip.byteSize,
+        },
+      ]);
+      expect(Buffer.from(fake.publishes[0]!.bytes).equals(Buffer.from(await clip.read()))).toBe(true);
+      expect(fake.posts().map((p) => p.postId)).toEqual(["7312345678901234567"]);
+    },
+  );
 
   test("a video in several chunks: TikTok's chunk rules, sent in order with Content-Range, the last one larger", async () => {
     const { adapter, destination } = await start({}, { tiktokChunkBytes: 5 * MiB });
@@ -458,28 +462,32 @@ describe("publishing a video", () => {
     expect(published.providerObjectId).toBe(fake.publishes[0]!.postId!);
   });
 
-  test("an upload failing past the resumes of one check is transient; the next check resumes, without a second init", async () => {
-    const { adapter, destination } = await start({}, { tiktokChunkBytes: 5 * MiB });
-    for (let i = 0; i < 4; i++) fake.failUpload({ chunk: 1, mode: "503" });
-    const input = item(destination, { media: [video({ megabytes: 11 })] });
-    const pending = (await adapter.publishItem(input)) as PendingItem;
-    await expectProviderError(
-      adapter.checkPending({ destination, item: input, data: pending.data, since: clock.now() }),
-      "transient",
-    );
-    expect(fake.publishes[0]!.receivedBytes).toBe(5 * MiB); // chunk 1 is still missing
-    // A later check (another process after a crash, too) goes on from TikTok's uploaded_bytes.
-    const status = await adapter.checkPending({
-      destination,
-      item: input,
-      data: pending.data,
-      since: clock.now(),
-    });
-    expect(status.state).toBe("published");
-    const sentChunks = fake.uploadRequests.map((u) => u.range!.split("-")[0]);
-    expect(sentChunks.filter((r) => r === "bytes 0")).toHaveLength(1); // chunk 0 went once
-    expect(fake.initBodies).toHaveLength(1);
-  });
+  test(
+    "an upload failing past the resumes of one check is transient; the next check resumes, without a " +
+      "second init",
+    async () => {
+      const { adapter, destination } = await start({}, { tiktokChunkBytes: 5 * MiB });
+      for (let i = 0; i < 4; i++) fake.failUpload({ chunk: 1, mode: "503" });
+      const input = item(destination, { media: [video({ megabytes: 11 })] });
+      const pending = (await adapter.publishItem(input)) as PendingItem;
+      await expectProviderError(
+        adapter.checkPending({ destination, item: input, data: pending.data, since: clock.now() }),
+        "transient",
+      );
+      expect(fake.publishes[0]!.receivedBytes).toBe(5 * MiB); // chunk 1 is still missing
+      // A later check (another process after a crash, too) goes on from TikTok's uploaded_bytes.
+      const status = await adapter.checkPending({
+        destination,
+        item: input,
+        data: pending.data,
+        since: clock.now(),
+      });
+      expect(status.state).toBe("published");
+      const sentChunks = fake.uploadRequests.map((u) => u.range!.split("-")[0]);
+      expect(sentChunks.filter((r) => r === "bytes 0")).toHaveLength(1); // chunk 0 went once
+      expect(fake.initBodies).toHaveLength(1);
+    },
+  );
 
   test("status progression: PROCESSING_UPLOAD checks back off, then PUBLISH_COMPLETE is the receipt", async () => {
     const { adapter, destination } = await start({ processingFetches: 7 });
@@ -500,40 +508,44 @@ describe("publishing a video", () => {
     expect(fake.posts()).toHaveLength(1);
   });
 
-  test("a public post completes before moderation gives its id: checked again, and without an id after 10 minutes the receipt is the publish id", async () => {
-    const { adapter, destination } = await start({ processingFetches: 0, moderationFetches: 4 });
-    const input = item(destination);
-    let data = ((await adapter.publishItem(input)) as PendingItem).data;
-    const first = await adapter.checkPending({ destination, item: input, data, since: clock.now() });
-    expect(first.state).toBe("pending");
-    data = (first as { data: Record<string, unknown> }).data;
-    expect(data.complete_since).toBe(clock.now());
-    // The id comes with a later fetch: the receipt has it.
-    const second = await adapter.checkPending({ destination, item: input, data, since: clock.now() });
-    expect(second).toMatchObject({
-      state: "published",
-      item: { providerObjectId: fake.publishes[0]!.postId },
-    });
+  test(
+    "a public post completes before moderation gives its id: checked again, and without an id after " +
+      "10 minutes the receipt is the publish id",
+    async () => {
+      const { adapter, destination } = await start({ processingFetches: 0, moderationFetches: 4 });
+      const input = item(destination);
+      let data = ((await adapter.publishItem(input)) as PendingItem).data;
+      const first = await adapter.checkPending({ destination, item: input, data, since: clock.now() });
+      expect(first.state).toBe("pending");
+      data = (first as { data: Record<string, unknown> }).data;
+      expect(data.complete_since).toBe(clock.now());
+      // The id comes with a later fetch: the receipt has it.
+      const second = await adapter.checkPending({ destination, item: input, data, since: clock.now() });
+      expect(second).toMatchObject({
+        state: "published",
+        item: { providerObjectId: fake.publishes[0]!.postId },
+      });
 
-    fake.options.moderationFetches = 1000;
-    const other = item(destination);
-    let next = ((await adapter.publishItem(other)) as PendingItem).data;
-    next = (
-      (await adapter.checkPending({ destination, item: other, data: next, since: clock.now() })) as {
-        data: Record<string, unknown>;
-      }
-    ).data;
-    clock.advance(TIKTOK_POST_ID_WAIT_MS);
-    const late = await adapter.checkPending({ destination, item: other, data: next, since: clock.now() });
-    expect(late).toMatchObject({
-      state: "published",
-      item: {
-        providerObjectId: fake.publishes[1]!.publishId,
-        url: "https://www.tiktok.com/@alice.tt",
-        extra: { post_id: null },
-      },
-    });
-  });
+      fake.options.moderationFetches = 1000;
+      const other = item(destination);
+      let next = ((await adapter.publishItem(other)) as PendingItem).data;
+      next = (
+        (await adapter.checkPending({ destination, item: other, data: next, since: clock.now() })) as {
+          data: Record<string, unknown>;
+        }
+      ).data;
+      clock.advance(TIKTOK_POST_ID_WAIT_MS);
+      const late = await adapter.checkPending({ destination, item: other, data: next, since: clock.now() });
+      expect(late).toMatchObject({
+        state: "published",
+        item: {
+          providerObjectId: fake.publishes[1]!.publishId,
+          url: "https://www.tiktok.com/@alice.tt",
+          extra: { post_id: null },
+        },
+      });
+    },
+  );
 
   test("a post still processing a day after its init is outcome_unknown (never initialised again)", async () => {
     const { adapter, destination } = await start({ processingFetches: 1000 });
@@ -594,43 +606,51 @@ describe("publishing a video", () => {
 });
 
 describe("refusals and failures", () => {
-  test("creator info refusals: a privacy level TikTok does not offer, a video longer than allowed; nothing is initialised", async () => {
-    const { adapter, destination } = await start({
-      privacyLevelOptions: ["FOLLOWER_OF_CREATOR", "SELF_ONLY"],
-      maxVideoSeconds: 60,
-    });
-    const privacy = await expectProviderError(adapter.publishItem(item(destination)), "rejected");
-    expect(privacy.message).toContain("FOLLOWER_OF_CREATOR, SELF_ONLY");
-    const long = await expectProviderError(
-      adapter.publishItem(
-        item(destination, { media: [video({ seconds: 61 })], options: { privacy_level: "SELF_ONLY" } }),
-      ),
-      "rejected",
-    );
-    expect(long.message).toContain("up to 60 s");
-    expect(calls(fake)).toEqual([
-      "POST /v2/post/publish/creator_info/query/",
-      "POST /v2/post/publish/creator_info/query/",
-    ]);
-  });
+  test(
+    "creator info refusals: a privacy level TikTok does not offer, a video longer than allowed; " +
+      "nothing is initialised",
+    async () => {
+      const { adapter, destination } = await start({
+        privacyLevelOptions: ["FOLLOWER_OF_CREATOR", "SELF_ONLY"],
+        maxVideoSeconds: 60,
+      });
+      const privacy = await expectProviderError(adapter.publishItem(item(destination)), "rejected");
+      expect(privacy.message).toContain("FOLLOWER_OF_CREATOR, SELF_ONLY");
+      const long = await expectProviderError(
+        adapter.publishItem(
+          item(destination, { media: [video({ seconds: 61 })], options: { privacy_level: "SELF_ONLY" } }),
+        ),
+        "rejected",
+      );
+      expect(long.message).toContain("up to 60 s");
+      expect(calls(fake)).toEqual([
+        "POST /v2/post/publish/creator_info/query/",
+        "POST /v2/post/publish/creator_info/query/",
+      ]);
+    },
+  );
 
-  test("an unaudited app may post only SELF_ONLY: other levels are refused; a private post's receipt is the publish id", async () => {
-    const { adapter, destination } = await start({ audited: false });
-    const error = await expectProviderError(adapter.publishItem(item(destination)), "rejected");
-    expect(error.errorCode).toBe("unaudited_client_can_only_post_to_private_accounts");
-    expect(error.message).toContain("SELF_ONLY");
-    const published = await publishFully(
-      adapter,
-      item(destination, { options: { privacy_level: "SELF_ONLY" } }),
-    );
-    const post = fake.posts()[0]!;
-    expect(post.postId).toBeNull();
-    expect(published).toMatchObject({
-      providerObjectId: post.publishId,
-      url: "https://www.tiktok.com/@alice.tt",
-      extra: { post_id: null },
-    });
-  });
+  test(
+    "an unaudited app may post only SELF_ONLY: other levels are refused; a private post's receipt is " +
+      "the publish id",
+    async () => {
+      const { adapter, destination } = await start({ audited: false });
+      const error = await expectProviderError(adapter.publishItem(item(destination)), "rejected");
+      expect(error.errorCode).toBe("unaudited_client_can_only_post_to_private_accounts");
+      expect(error.message).toContain("SELF_ONLY");
+      const published = await publishFully(
+        adapter,
+        item(destination, { options: { privacy_level: "SELF_ONLY" } }),
+      );
+      const post = fake.posts()[0]!;
+      expect(post.postId).toBeNull();
+      expect(published).toMatchObject({
+        providerObjectId: post.publishId,
+        url: "https://www.tiktok.com/@alice.tt",
+        extra: { post_id: null },
+      });
+    },
+  );
 
   test("validation refusals before anything is sent: text alone, no privacy level", async () => {
     const { adapter, destination } = await start();
@@ -701,30 +721,34 @@ describe("refusals and failures", () => {
     expect(fake.publishes).toHaveLength(1);
   });
 
-  test("reads that fail are safe to repeat: creator info 500 is transient; a status read refused is outcome_unknown", async () => {
-    const { adapter, destination } = await start();
-    fake.failNext(1, { status: 500, path: "/creator_info/" });
-    await expectProviderError(adapter.publishItem(item(destination)), "transient");
-    expect(fake.publishes).toEqual([]);
-    const input = item(destination);
-    const data = ((await adapter.publishItem(input)) as PendingItem).data;
-    fake.failNext(1, { status: 429, path: "/status/fetch/" });
-    await expectProviderError(
-      adapter.checkPending({ destination, item: input, data, since: clock.now() }),
-      "transient",
-    );
-    fake.failNext(1, { status: 400, path: "/status/fetch/" });
-    await expectProviderError(
-      adapter.checkPending({ destination, item: input, data, since: clock.now() }),
+  test(
+    "reads that fail are safe to repeat: creator info 500 is transient; a status read refused is " +
       "outcome_unknown",
-    );
-    fake.failNext(1, { status: 401, path: "/status/fetch/" });
-    await expectProviderError(
-      adapter.checkPending({ destination, item: input, data, since: clock.now() }),
-      "auth_expired",
-    );
-    expect(fake.initBodies).toHaveLength(1);
-  });
+    async () => {
+      const { adapter, destination } = await start();
+      fake.failNext(1, { status: 500, path: "/creator_info/" });
+      await expectProviderError(adapter.publishItem(item(destination)), "transient");
+      expect(fake.publishes).toEqual([]);
+      const input = item(destination);
+      const data = ((await adapter.publishItem(input)) as PendingItem).data;
+      fake.failNext(1, { status: 429, path: "/status/fetch/" });
+      await expectProviderError(
+        adapter.checkPending({ destination, item: input, data, since: clock.now() }),
+        "transient",
+      );
+      fake.failNext(1, { status: 400, path: "/status/fetch/" });
+      await expectProviderError(
+        adapter.checkPending({ destination, item: input, data, since: clock.now() }),
+        "outcome_unknown",
+      );
+      fake.failNext(1, { status: 401, path: "/status/fetch/" });
+      await expectProviderError(
+        adapter.checkPending({ destination, item: input, data, since: clock.now() }),
+        "auth_expired",
+      );
+      expect(fake.initBodies).toHaveLength(1);
+    },
+  );
 
   test("pending data that lost its publish id is outcome_unknown, never a new post", async () => {
     const { adapter, destination } = await start();
@@ -737,45 +761,49 @@ describe("refusals and failures", () => {
 });
 
 describe("publishing photos", () => {
-  test("photos are pulled from Herald's URLs: PHOTO, DIRECT_POST, title from the headline, description from the text", async () => {
-    const { adapter, destination } = await start({ processingFetches: 1 });
-    const headline = "A very long headline ".repeat(6).trim();
-    const published = (await adapter.publishItem(
-      item(destination, {
-        text: `${headline}\nand the rest`,
-        headline,
-        media: [photo("/photo.jpg"), photo("/photo.webp")],
-        options: { privacy_level: "MUTUAL_FOLLOW_FRIENDS", disable_comment: false },
-      }),
-    )) as PublishedItem;
-    expect(fake.initBodies[0]).toEqual({
-      post_info: {
-        title: headline.slice(0, 90),
-        description: `${headline}\nand the rest`,
-        privacy_level: "MUTUAL_FOLLOW_FRIENDS",
-        disable_comment: false,
-        brand_content_toggle: false,
-        brand_organic_toggle: false,
-      },
-      source_info: {
-        source: "PULL_FROM_URL",
-        photo_cover_index: 0,
-        photo_images: [`${mediaOrigin}/photo.jpg`, `${mediaOrigin}/photo.webp`],
-      },
-      post_mode: "DIRECT_POST",
-      media_type: "PHOTO",
-    });
-    expect(fake.publishes[0]!.downloads.map((d) => [d.status, d.contentType])).toEqual([
-      [200, "image/jpeg"],
-      [200, "image/webp"],
-    ]);
-    expect(published).toMatchObject({
-      providerObjectId: fake.posts()[0]!.postId,
-      // TikTok documents no photo post URL: the receipt links the profile.
-      url: "https://www.tiktok.com/@alice.tt",
-      extra: { media_type: "photo" },
-    });
-  });
+  test(
+    "photos are pulled from Herald's URLs: PHOTO, DIRECT_POST, title from the headline, description " +
+      "from the text",
+    async () => {
+      const { adapter, destination } = await start({ processingFetches: 1 });
+      const headline = "A very long headline ".repeat(6).trim();
+      const published = (await adapter.publishItem(
+        item(destination, {
+          text: `${headline}\nand the rest`,
+          headline,
+          media: [photo("/photo.jpg"), photo("/photo.webp")],
+          options: { privacy_level: "MUTUAL_FOLLOW_FRIENDS", disable_comment: false },
+        }),
+      )) as PublishedItem;
+      expect(fake.initBodies[0]).toEqual({
+        post_info: {
+          title: headline.slice(0, 90),
+          description: `${headline}\nand the rest`,
+          privacy_level: "MUTUAL_FOLLOW_FRIENDS",
+          disable_comment: false,
+          brand_content_toggle: false,
+          brand_organic_toggle: false,
+        },
+        source_info: {
+          source: "PULL_FROM_URL",
+          photo_cover_index: 0,
+          photo_images: [`${mediaOrigin}/photo.jpg`, `${mediaOrigin}/photo.webp`],
+        },
+        post_mode: "DIRECT_POST",
+        media_type: "PHOTO",
+      });
+      expect(fake.publishes[0]!.downloads.map((d) => [d.status, d.contentType])).toEqual([
+        [200, "image/jpeg"],
+        [200, "image/webp"],
+      ]);
+      expect(published).toMatchObject({
+        providerObjectId: fake.posts()[0]!.postId,
+        // TikTok documents no photo post URL: the receipt links the profile.
+        url: "https://www.tiktok.com/@alice.tt",
+        extra: { media_type: "photo" },
+      });
+    },
+  );
 
   test.each([
     ["a URL TikTok cannot download", "/missing.jpg", "photo_pull_failed"],
@@ -1125,29 +1153,33 @@ describe("metrics (POST /v2/video/query/)", () => {
     expect(error.retryAt).toBe(clock.now() + 60_000);
   });
 
-  test("an expired token is auth_expired (the job refreshes it and reads again); a grant without video.list is auth_revoked", async () => {
-    const { adapter, destination } = await start();
-    const post = stored({ counts: { shares: 9 } });
-    fake.expireTokens();
-    const error = await expectProviderError(
-      adapter.fetchMetrics!({ destination, targets: [asTarget(post)] }),
-      "auth_expired",
-    );
-    expect([error.statusCode, error.errorCode]).toEqual([401, "access_token_invalid"]);
-    const fresh = await adapter.refreshCredentials({ destination });
-    const [result] = await adapter.fetchMetrics!({
-      destination: { ...destination, credentials: fresh },
-      targets: [asTarget(post)],
-    });
-    expect(result).toMatchObject({ kind: "metrics", values: { shares: 9 } });
+  test(
+    "an expired token is auth_expired (the job refreshes it and reads again); a grant without " +
+      "video.list is auth_revoked",
+    async () => {
+      const { adapter, destination } = await start();
+      const post = stored({ counts: { shares: 9 } });
+      fake.expireTokens();
+      const error = await expectProviderError(
+        adapter.fetchMetrics!({ destination, targets: [asTarget(post)] }),
+        "auth_expired",
+      );
+      expect([error.statusCode, error.errorCode]).toEqual([401, "access_token_invalid"]);
+      const fresh = await adapter.refreshCredentials({ destination });
+      const [result] = await adapter.fetchMetrics!({
+        destination: { ...destination, credentials: fresh },
+        targets: [asTarget(post)],
+      });
+      expect(result).toMatchObject({ kind: "metrics", values: { shares: 9 } });
 
-    const unlisted = destinationOf(fake, ["user.info.basic", "video.publish"]);
-    const refused = await expectProviderError(
-      adapter.fetchMetrics!({ destination: unlisted, targets: [asTarget(post)] }),
-      "auth_revoked",
-    );
-    expect(refused.errorCode).toBe("scope_not_authorized");
-  });
+      const unlisted = destinationOf(fake, ["user.info.basic", "video.publish"]);
+      const refused = await expectProviderError(
+        adapter.fetchMetrics!({ destination: unlisted, targets: [asTarget(post)] }),
+        "auth_revoked",
+      );
+      expect(refused.errorCode).toBe("scope_not_authorized");
+    },
+  );
 });
 
 adapterScenarios("tiktok", async () => {

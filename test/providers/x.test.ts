@@ -85,72 +85,76 @@ const video = (over: Parameters<typeof mediaItem>[0] = {}) =>
 const tokenRequests = () => fake.requests.filter((r) => r.path === "/2/oauth2/token");
 
 describe("connecting with OAuth 2.0 + PKCE", () => {
-  test("sends the user to /i/oauth2/authorize with PKCE S256 and the scopes, exchanges the code with Basic auth, reads /2/users/me", async () => {
-    fake = await startXFake({ redirectUris: [REDIRECT] });
-    const adapter = adapterFor(fake);
-    const pkce = createPkcePair();
-    const url = new URL(
-      adapter.authorizationUrl({
+  test(
+    "sends the user to /i/oauth2/authorize with PKCE S256 and the scopes, exchanges the code with " +
+      "Basic auth, reads /2/users/me",
+    async () => {
+      fake = await startXFake({ redirectUris: [REDIRECT] });
+      const adapter = adapterFor(fake);
+      const pkce = createPkcePair();
+      const url = new URL(
+        adapter.authorizationUrl({
+          origin: fake.origin,
+          clientId: fake.clientId,
+          redirectUri: REDIRECT,
+          state: "st_1",
+          codeChallenge: pkce.challenge,
+        }),
+      );
+      expect(url.origin + url.pathname).toBe(`${fake.origin}/i/oauth2/authorize`);
+      expect(Object.fromEntries(url.searchParams)).toEqual({
+        response_type: "code",
+        client_id: fake.clientId,
+        redirect_uri: REDIRECT,
+        scope: "tweet.read tweet.write users.read offline.access media.write",
+        state: "st_1",
+        code_challenge: pkce.challenge,
+        code_challenge_method: "S256",
+      });
+      const { code, state } = await approve(String(url));
+      expect(state).toBe("st_1");
+
+      const before = Date.now();
+      const [account] = await adapter.completeAuthorization({
         origin: fake.origin,
         clientId: fake.clientId,
+        clientSecret: fake.clientSecret,
         redirectUri: REDIRECT,
-        state: "st_1",
-        codeChallenge: pkce.challenge,
-      }),
-    );
-    expect(url.origin + url.pathname).toBe(`${fake.origin}/i/oauth2/authorize`);
-    expect(Object.fromEntries(url.searchParams)).toEqual({
-      response_type: "code",
-      client_id: fake.clientId,
-      redirect_uri: REDIRECT,
-      scope: "tweet.read tweet.write users.read offline.access media.write",
-      state: "st_1",
-      code_challenge: pkce.challenge,
-      code_challenge_method: "S256",
-    });
-    const { code, state } = await approve(String(url));
-    expect(state).toBe("st_1");
-
-    const before = Date.now();
-    const [account] = await adapter.completeAuthorization({
-      origin: fake.origin,
-      clientId: fake.clientId,
-      clientSecret: fake.clientSecret,
-      redirectUri: REDIRECT,
-      code,
-      codeVerifier: pkce.verifier,
-    });
-    expect(account).toMatchObject({
-      externalId: "1234567890",
-      handle: "herald_dev",
-      displayName: "Herald Dev",
-      profileImageUrl: `${fake.origin}/profile_images/herald_normal.png`,
-      limits: { maxCharacters: 280, maxImages: 4, maxVideos: 1, maxImageBytes: 5 * 1024 * 1024 },
-    });
-    expect(Object.keys(account!.credentials).sort()).toEqual([
-      "accessToken",
-      "expiresAt",
-      "refreshToken",
-      "scope",
-    ]);
-    const expiresAt = account!.credentials.expiresAt as number;
-    expect(expiresAt).toBeGreaterThanOrEqual(before + 7_200_000);
-    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 7_200_000);
-    const basic = Buffer.from(`${fake.clientId}:${fake.clientSecret}`).toString("base64");
-    expect(tokenRequests().map((r) => r.headers.authorization)).toEqual([`Basic ${basic}`]);
-    expect(fake.grants.map((g) => g.grantType)).toEqual(["authorization_code"]);
-    expect(fake.authorizations[0]).toMatchObject({ redirectUri: REDIRECT, challenge: pkce.challenge });
-    // The access token works.
-    const destination: DestinationRef = {
-      origin: fake.origin,
-      externalId: account!.externalId,
-      handle: account!.handle,
-      credentials: account!.credentials,
-      limits: account!.limits,
-    };
-    await adapter.publishItem(item(destination, { text: "connected" }));
-    expect(fake.tweets.map((t) => t.text)).toEqual(["connected"]);
-  });
+        code,
+        codeVerifier: pkce.verifier,
+      });
+      expect(account).toMatchObject({
+        externalId: "1234567890",
+        handle: "herald_dev",
+        displayName: "Herald Dev",
+        profileImageUrl: `${fake.origin}/profile_images/herald_normal.png`,
+        limits: { maxCharacters: 280, maxImages: 4, maxVideos: 1, maxImageBytes: 5 * 1024 * 1024 },
+      });
+      expect(Object.keys(account!.credentials).sort()).toEqual([
+        "accessToken",
+        "expiresAt",
+        "refreshToken",
+        "scope",
+      ]);
+      const expiresAt = account!.credentials.expiresAt as number;
+      expect(expiresAt).toBeGreaterThanOrEqual(before + 7_200_000);
+      expect(expiresAt).toBeLessThanOrEqual(Date.now() + 7_200_000);
+      const basic = Buffer.from(`${fake.clientId}:${fake.clientSecret}`).toString("base64");
+      expect(tokenRequests().map((r) => r.headers.authorization)).toEqual([`Basic ${basic}`]);
+      expect(fake.grants.map((g) => g.grantType)).toEqual(["authorization_code"]);
+      expect(fake.authorizations[0]).toMatchObject({ redirectUri: REDIRECT, challenge: pkce.challenge });
+      // The access token works.
+      const destination: DestinationRef = {
+        origin: fake.origin,
+        externalId: account!.externalId,
+        handle: account!.handle,
+        credentials: account!.credentials,
+        limits: account!.limits,
+      };
+      await adapter.publishItem(item(destination, { text: "connected" }));
+      expect(fake.tweets.map((t) => t.text)).toEqual(["connected"]);
+    },
+  );
 
   test("HERALD_X_SCOPES (deps.apps.x.scopes) replaces the scopes asked for", () => {
     const adapter = createXAdapter({

@@ -318,47 +318,51 @@ function destinationOf(
 }
 
 describe("publishing a video", () => {
-  test("publishItem opens the session and hands back a pending item with nothing secret; the check uploads in 256 KiB chunks, waits for processing, and publishes", async () => {
-    const { adapter, destination } = await start({ processingPolls: 1 });
-    const input = item(destination);
-    const pending = await pendingOf(adapter, input);
-    expect(pending.checkAgainAt).toBe(clock.now());
-    const session = fake.sessions[0]!;
-    expect(pending.data).toEqual({ session_uri: session.uri, total: 700_000, content_type: "video/mp4" });
-    const stored = JSON.stringify(pending.data);
-    expect(stored).not.toContain(String(destination.credentials.accessToken));
-    expect(stored).not.toContain(fake.clientSecret);
-    expect(session).toMatchObject({
-      total: 700_000,
-      contentType: "video/mp4",
-      snippet: { title: "Launch day", description: input.text },
-      status: { privacyStatus: "public" },
-      notifySubscribers: true,
-      held: 0,
-    });
-    expect(fake.videos).toEqual([]); // nothing on YouTube before the bytes
+  test(
+    "publishItem opens the session and hands back a pending item with nothing secret; the check " +
+      "uploads in 256 KiB chunks, waits for processing, and publishes",
+    async () => {
+      const { adapter, destination } = await start({ processingPolls: 1 });
+      const input = item(destination);
+      const pending = await pendingOf(adapter, input);
+      expect(pending.checkAgainAt).toBe(clock.now());
+      const session = fake.sessions[0]!;
+      expect(pending.data).toEqual({ session_uri: session.uri, total: 700_000, content_type: "video/mp4" });
+      const stored = JSON.stringify(pending.data);
+      expect(stored).not.toContain(String(destination.credentials.accessToken));
+      expect(stored).not.toContain(fake.clientSecret);
+      expect(session).toMatchObject({
+        total: 700_000,
+        contentType: "video/mp4",
+        snippet: { title: "Launch day", description: input.text },
+        status: { privacyStatus: "public" },
+        notifySubscribers: true,
+        held: 0,
+      });
+      expect(fake.videos).toEqual([]); // nothing on YouTube before the bytes
 
-    const status = await check(adapter, input, pending);
-    expect(status.state).toBe("published");
-    const published = (status as Extract<PendingStatus, { state: "published" }>).item;
-    const stored1 = onlyVideo();
-    expect(Buffer.from(stored1.bytes).equals(Buffer.from(videoBytes(700_000)))).toBe(true);
-    expect(session.chunks).toEqual([
-      { start: 0, length: KIB256, answered: 308 },
-      { start: KIB256, length: KIB256, answered: 308 },
-      { start: 2 * KIB256, length: 700_000 - 2 * KIB256, answered: 201 },
-    ]);
-    expect(published).toMatchObject({
-      providerObjectId: stored1.id,
-      url: `https://www.youtube.com/watch?v=${stored1.id}`,
-      extra: { video_id: stored1.id, privacy_status: "public" },
-    });
-    // Every request to the session carries the bearer token.
-    const puts = fake.requests.filter((r) => r.method === "PUT");
-    expect(
-      puts.every((r) => r.headers.authorization === `Bearer ${destination.credentials.accessToken}`),
-    ).toBe(true);
-  });
+      const status = await check(adapter, input, pending);
+      expect(status.state).toBe("published");
+      const published = (status as Extract<PendingStatus, { state: "published" }>).item;
+      const stored1 = onlyVideo();
+      expect(Buffer.from(stored1.bytes).equals(Buffer.from(videoBytes(700_000)))).toBe(true);
+      expect(session.chunks).toEqual([
+        { start: 0, length: KIB256, answered: 308 },
+        { start: KIB256, length: KIB256, answered: 308 },
+        { start: 2 * KIB256, length: 700_000 - 2 * KIB256, answered: 201 },
+      ]);
+      expect(published).toMatchObject({
+        providerObjectId: stored1.id,
+        url: `https://www.youtube.com/watch?v=${stored1.id}`,
+        extra: { video_id: stored1.id, privacy_status: "public" },
+      });
+      // Every request to the session carries the bearer token.
+      const puts = fake.requests.filter((r) => r.method === "PUT");
+      expect(
+        puts.every((r) => r.headers.authorization === `Bearer ${destination.credentials.accessToken}`),
+      ).toBe(true);
+    },
+  );
 
   test("options: privacy, audience, category, tags and no subscriber notification reach YouTube", async () => {
     const { adapter, destination } = await start({ processingPolls: 0 });
@@ -506,28 +510,32 @@ describe("interrupted uploads", () => {
     expect(fake.sessions[0]!.chunks.map((c) => c.answered)).toEqual([308, 308, 201]);
   });
 
-  test("a check cut short (YouTube unreachable mid-upload) throws transient; the next check, in a new process, resumes the same session", async () => {
-    const { adapter, destination } = await start({ processingPolls: 0 });
-    const input = item(destination);
-    const pending = await pendingOf(adapter, input);
-    // After the first chunk, every call to the session fails (chunk, then its probe).
-    let puts = 0;
-    const flaky = (async (url: Parameters<typeof fetch>[0], init?: RequestInit) => {
-      if (init?.method === "PUT" && ++puts > 2)
-        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-      return fetch(url, init);
-    }) as typeof fetch;
-    const dying = adapterFor(fake, { fetch: flaky });
-    await expectProviderError(check(dying, input, pending), "transient");
-    expect(fake.sessions[0]!.held).toBe(KIB256);
-    const status = await check(adapterFor(fake), input, pending);
-    expect(status.state).toBe("published");
-    expect(Buffer.from(onlyVideo().bytes).equals(Buffer.from(videoBytes(700_000)))).toBe(true);
-    expect(fake.sessions).toHaveLength(1);
-    // Running the finished check again finds the same video and publishes nothing new.
-    const again = await check(adapterFor(fake), input, pending);
-    expect(again).toMatchObject({ state: "published", item: { providerObjectId: onlyVideo().id } });
-  });
+  test(
+    "a check cut short (YouTube unreachable mid-upload) throws transient; the next check, in a new " +
+      "process, resumes the same session",
+    async () => {
+      const { adapter, destination } = await start({ processingPolls: 0 });
+      const input = item(destination);
+      const pending = await pendingOf(adapter, input);
+      // After the first chunk, every call to the session fails (chunk, then its probe).
+      let puts = 0;
+      const flaky = (async (url: Parameters<typeof fetch>[0], init?: RequestInit) => {
+        if (init?.method === "PUT" && ++puts > 2)
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return fetch(url, init);
+      }) as typeof fetch;
+      const dying = adapterFor(fake, { fetch: flaky });
+      await expectProviderError(check(dying, input, pending), "transient");
+      expect(fake.sessions[0]!.held).toBe(KIB256);
+      const status = await check(adapterFor(fake), input, pending);
+      expect(status.state).toBe("published");
+      expect(Buffer.from(onlyVideo().bytes).equals(Buffer.from(videoBytes(700_000)))).toBe(true);
+      expect(fake.sessions).toHaveLength(1);
+      // Running the finished check again finds the same video and publishes nothing new.
+      const again = await check(adapterFor(fake), input, pending);
+      expect(again).toMatchObject({ state: "published", item: { providerObjectId: onlyVideo().id } });
+    },
+  );
 
   test("a session that stops taking bytes gives up after three chunks without progress", async () => {
     const { adapter, destination } = await start({ processingPolls: 0 });
@@ -622,32 +630,36 @@ describe("quotas and failures", () => {
     expect(daily.retryAt).toBe(Date.parse("2026-03-02T08:00:00.000Z"));
   });
 
-  test("a spent quota or an unreachable YouTube while reading the processing status keeps the video pending (it exists: never a second upload)", async () => {
-    const { adapter, destination } = await start({ processingPolls: 1000 });
-    const input = item(destination);
-    const since = clock.now();
-    const status = await check(adapter, input, await pendingOf(adapter, input), since);
-    const waiting = { data: (status as { data: Record<string, unknown> }).data } as PendingItem;
-    fake.quota.unitsLeft = 0;
-    expect(await check(adapter, input, waiting, since)).toEqual({
-      state: "pending",
-      checkAgainAt: Date.parse("2026-03-02T08:00:00.000Z"),
-    });
-    fake.quota.unitsLeft = 100;
-    fake.failNext(1, { status: 503, path: "/youtube/v3/videos" });
-    expect(await check(adapter, input, waiting, since)).toEqual({
-      state: "pending",
-      checkAgainAt: clock.now() + 30_000,
-    });
-    // Still unreadable after 24 hours: the post fails, naming the video.
-    clock.advance(YOUTUBE_MAX_PROCESSING_MS + 1);
-    renew(destination);
-    fake.failNext(1, { status: 503, path: "/youtube/v3/videos" });
-    const error = await expectProviderError(check(adapter, input, waiting, since), "rejected");
-    expect(error.message).toContain(`could not be read for 24 hours`);
-    expect(error.message).toContain(onlyVideo().id);
-    expect(fake.sessions).toHaveLength(1);
-  });
+  test(
+    "a spent quota or an unreachable YouTube while reading the processing status keeps the video " +
+      "pending (it exists: never a second upload)",
+    async () => {
+      const { adapter, destination } = await start({ processingPolls: 1000 });
+      const input = item(destination);
+      const since = clock.now();
+      const status = await check(adapter, input, await pendingOf(adapter, input), since);
+      const waiting = { data: (status as { data: Record<string, unknown> }).data } as PendingItem;
+      fake.quota.unitsLeft = 0;
+      expect(await check(adapter, input, waiting, since)).toEqual({
+        state: "pending",
+        checkAgainAt: Date.parse("2026-03-02T08:00:00.000Z"),
+      });
+      fake.quota.unitsLeft = 100;
+      fake.failNext(1, { status: 503, path: "/youtube/v3/videos" });
+      expect(await check(adapter, input, waiting, since)).toEqual({
+        state: "pending",
+        checkAgainAt: clock.now() + 30_000,
+      });
+      // Still unreadable after 24 hours: the post fails, naming the video.
+      clock.advance(YOUTUBE_MAX_PROCESSING_MS + 1);
+      renew(destination);
+      fake.failNext(1, { status: 503, path: "/youtube/v3/videos" });
+      const error = await expectProviderError(check(adapter, input, waiting, since), "rejected");
+      expect(error.message).toContain(`could not be read for 24 hours`);
+      expect(error.message).toContain(onlyVideo().id);
+      expect(fake.sessions).toHaveLength(1);
+    },
+  );
 
   test.each([
     [
@@ -760,36 +772,40 @@ describe("metrics (GET /youtube/v3/videos?part=statistics)", () => {
   });
   const byId = (results: MetricsResult[]) => Object.fromEntries(results.map((r) => [r.providerObjectId, r]));
 
-  test("one videos.list reads views, likes and comments (strings) of a published video; impressions and shares are not reported", async () => {
-    const { adapter, destination } = await start({ processingPolls: 0 });
-    expect(adapter.metricsBatchSize).toBe(50);
-    const published = await publishFully(adapter, item(destination));
-    onlyVideo().counts = { views: 4321, likes: 210, favorites: 3, comments: 17 };
-    const before = fake.requests.length;
-    const results = await adapter.fetchMetrics!({
-      destination,
-      targets: [
+  test(
+    "one videos.list reads views, likes and comments (strings) of a published video; impressions and " +
+      "shares are not reported",
+    async () => {
+      const { adapter, destination } = await start({ processingPolls: 0 });
+      expect(adapter.metricsBatchSize).toBe(50);
+      const published = await publishFully(adapter, item(destination));
+      onlyVideo().counts = { views: 4321, likes: 210, favorites: 3, comments: 17 };
+      const before = fake.requests.length;
+      const results = await adapter.fetchMetrics!({
+        destination,
+        targets: [
+          {
+            providerObjectId: published.providerObjectId,
+            url: published.url,
+            extra: published.extra,
+            publishedAt: clock.now(),
+          },
+        ],
+      });
+      expect(results).toEqual([
         {
           providerObjectId: published.providerObjectId,
-          url: published.url,
-          extra: published.extra,
-          publishedAt: clock.now(),
+          kind: "metrics",
+          values: { views: 4321, reactions: 210, comments: 17 },
+          providerAsOf: null,
         },
-      ],
-    });
-    expect(results).toEqual([
-      {
-        providerObjectId: published.providerObjectId,
-        kind: "metrics",
-        values: { views: 4321, reactions: 210, comments: 17 },
-        providerAsOf: null,
-      },
-    ]);
-    expect(fake.statisticsReads).toEqual([[published.providerObjectId]]);
-    const reads = fake.requests.slice(before);
-    expect(reads.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /youtube/v3/videos"]);
-    expect(reads[0]!.headers.authorization).toBe(`Bearer ${destination.credentials.accessToken}`);
-  });
+      ]);
+      expect(fake.statisticsReads).toEqual([[published.providerObjectId]]);
+      const reads = fake.requests.slice(before);
+      expect(reads.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /youtube/v3/videos"]);
+      expect(reads[0]!.headers.authorization).toBe(`Bearer ${destination.credentials.accessToken}`);
+    },
+  );
 
   test("one call per batch: 120 videos read as the job batches them (50, 50, 20) are three reads of one unit each", async () => {
     const { adapter, destination } = await start();

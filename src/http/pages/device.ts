@@ -13,7 +13,17 @@ ${view.error ? errorSummary([{ field: "user_code", message: view.error }]) : ""}
 <p>Enter the code that <code>herald login</code> shows in your terminal.</p>
 <form method="post" action="/device" novalidate>
 ${csrfField(view.csrf)}
-${field({ name: "user_code", label: "Code", hint: "Eight letters, such as WDJB-MJHT.", value: view.code ?? "", autocomplete: "one-time-code", required: true, maxlength: 20, error: view.error, autofocus: true })}
+${field({
+  name: "user_code",
+  label: "Code",
+  hint: "Eight letters, such as WDJB-MJHT.",
+  value: view.code ?? "",
+  autocomplete: "one-time-code",
+  required: true,
+  maxlength: 20,
+  error: view.error,
+  autofocus: true,
+})}
 <div class="actions"><button type="submit">Continue</button></div>
 </form>`,
   );

@@ -20,8 +20,23 @@ ${errorSummary(errors)}
 <form method="post" action="/login" novalidate>
 ${csrfField(view.csrf)}
 ${view.next ? html`<input type="hidden" name="next" value="${view.next}">` : ""}
-${field({ name: "email", label: "E-mail address", type: "email", value: view.email ?? "", autocomplete: "username", required: true, autofocus: true, error: view.failed ? "Check the address and the password." : undefined })}
-${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", required: true })}
+${field({
+  name: "email",
+  label: "E-mail address",
+  type: "email",
+  value: view.email ?? "",
+  autocomplete: "username",
+  required: true,
+  autofocus: true,
+  error: view.failed ? "Check the address and the password." : undefined,
+})}
+${field({
+  name: "password",
+  label: "Password",
+  type: "password",
+  autocomplete: "current-password",
+  required: true,
+})}
 <div class="actions"><button type="submit">Sign in</button></div>
 </form>`,
   );

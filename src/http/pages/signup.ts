@@ -33,9 +33,34 @@ Continue only if you started this signup from your own terminal.</p>`
 }
 <form method="post" action="${view.action}" novalidate>
 ${csrfField(view.csrf)}
-${field({ name: "name", label: "Name", hint: "Your name or your team's; it names the account.", value: view.name, autocomplete: "name", required: true, maxlength: 200, error: view.errors.name })}
-${field({ name: "password", label: "Password", type: "password", hint: `At least ${view.passwordMin} characters.`, autocomplete: "new-password", required: true, minlength: view.passwordMin, error: view.errors.password })}
-${field({ name: "password_confirmation", label: "Password again", type: "password", autocomplete: "new-password", required: true, error: view.errors.password_confirmation })}
+${field({
+  name: "name",
+  label: "Name",
+  hint: "Your name or your team's; it names the account.",
+  value: view.name,
+  autocomplete: "name",
+  required: true,
+  maxlength: 200,
+  error: view.errors.name,
+})}
+${field({
+  name: "password",
+  label: "Password",
+  type: "password",
+  hint: `At least ${view.passwordMin} characters.`,
+  autocomplete: "new-password",
+  required: true,
+  minlength: view.passwordMin,
+  error: view.errors.password,
+})}
+${field({
+  name: "password_confirmation",
+  label: "Password again",
+  type: "password",
+  autocomplete: "new-password",
+  required: true,
+  error: view.errors.password_confirmation,
+})}
 ${view.confirmEmail ? html`<p class="hint">We will send a link to ${view.email}; the account can be used once the address is confirmed.</p>` : ""}
 <div class="actions"><button type="submit">Create account</button></div>
 </form>`,

@@ -15,8 +15,21 @@ export const PAGE_CSS = `:root {
   }
 }
 * { box-sizing: border-box; }
-body { margin: 0; background: var(--bg); color: var(--fg); font: 1rem/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-header { border-bottom: 1px solid var(--line); padding: .75rem 1rem; display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; }
+body {
+  margin: 0;
+  background: var(--bg);
+  color: var(--fg);
+  font: 1rem/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+}
+header {
+  border-bottom: 1px solid var(--line);
+  padding: .75rem 1rem;
+  display: flex;
+  flex-wrap: wrap;
+  gap: .5rem 1rem;
+  align-items: center;
+  justify-content: space-between;
+}
 header .brand { font-weight: 700; font-size: 1.125rem; color: var(--fg); text-decoration: none; }
 header form { margin: 0; display: flex; gap: .75rem; align-items: center; }
 main { max-width: 34rem; margin: 2rem auto 4rem; padding: 0 1rem; }
@@ -39,7 +52,12 @@ input[aria-invalid=true] { border: 2px solid var(--danger); }
 .errors { border: 2px solid var(--danger); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 1.5rem; }
 .errors h2 { margin: 0 0 .25rem; font-size: 1rem; color: var(--danger); }
 .errors ul { margin: 0; padding-left: 1.25rem; }
-.notice { background: var(--panel); border-left: 4px solid var(--accent); padding: .75rem 1rem; margin: 0 0 1.5rem; }
+.notice {
+  background: var(--panel);
+  border-left: 4px solid var(--accent);
+  padding: .75rem 1rem;
+  margin: 0 0 1.5rem;
+}
 .notice.ok { border-left-color: var(--ok); }
 .notice.warn { border-left-color: var(--danger); }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1.5rem; }
@@ -52,7 +70,14 @@ button, .button {
   border: 2px solid var(--accent); background: var(--accent); color: var(--accent-fg); text-decoration: none;
 }
 button.secondary { background: transparent; color: var(--accent); }
-button.link { background: none; border: none; padding: 0; color: var(--accent); text-decoration: underline; font-weight: 400; }
+button.link {
+  background: none;
+  border: none;
+  padding: 0;
+  color: var(--accent);
+  text-decoration: underline;
+  font-weight: 400;
+}
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, summary:focus-visible {
   outline: 3px solid var(--focus); outline-offset: 2px;
 }

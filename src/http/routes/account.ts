@@ -80,7 +80,8 @@ export function accountRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
         summary: "Revoke the calling API key (the CLI's logout)",
         tag: "Account",
         description:
-          "The key that sends this request is revoked at once: any later request with it is 401. The body may be omitted or `{}`.",
+          "The key that sends this request is revoked at once: any later request with it is 401. The " +
+          "body may be omitted or `{}`.",
       }),
       parse: JSON_PARSER,
       body: t.Optional(t.Object({}, { additionalProperties: false })),

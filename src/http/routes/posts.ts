@@ -136,7 +136,8 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
           errors: [402, 404, 409, 422],
           idempotency: "optional",
           description:
-            "Idempotency-Key is required to publish or schedule, optional for drafts. 202 with Retry-After while provider work is active.",
+            "Idempotency-Key is required to publish or schedule, optional for drafts. 202 with " +
+            "Retry-After while provider work is active.",
         }),
         parse: JSON_PARSER,
         params: WorkspaceParams,

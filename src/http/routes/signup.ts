@@ -98,7 +98,10 @@ export function signupRoutes(
           tag,
           errors: [403, 409, 429],
           description:
-            "403 `public_signup_closed` when the server's signup is closed; 409 `public_conflict` on `/email` when the address has an account; 429 `public_rate_limited` past the per-address limit. `device_name` is required with `authorize_cli: true`; the attached `cli_authorization` is approved when the signup page is completed.",
+            "403 `public_signup_closed` when the server's signup is closed; 409 `public_conflict` on " +
+            "`/email` when the address has an account; 429 `public_rate_limited` past the per-address " +
+            "limit. `device_name` is required with `authorize_cli: true`; the attached " +
+            "`cli_authorization` is approved when the signup page is completed.",
         }),
         parse: JSON_PARSER,
         transform(context) {
@@ -131,7 +134,8 @@ export function signupRoutes(
           tag,
           errors: [429],
           description:
-            "Open `verification_uri_complete` in a browser (or show `verification_uri` and the code), then poll `POST /cli-authorizations/token` every `interval` seconds.",
+            "Open `verification_uri_complete` in a browser (or show `verification_uri` and the code), " +
+            "then poll `POST /cli-authorizations/token` every `interval` seconds.",
         }),
         parse: JSON_PARSER,
         transform: countStart,
@@ -160,7 +164,10 @@ export function signupRoutes(
           tag,
           errors: [403, 404, 409, 429],
           description:
-            "202 with the pending shape and `Retry-After` while nobody has approved (or the approver's address awaits confirmation); 200 with the `cli_credential` once approved, its `api_key` shown this once. Problems: 429 `public_rate_limited` when polled sooner than `interval` (the interval grows by 5 s; wait `Retry-After`), 403 `public_cli_authorization_denied`, 409 `public_cli_authorization_expired`, 409 `public_cli_authorization_consumed` (the secret works once), 404 `public_not_found` for an unknown secret.",
+            "202 with the pending shape and `Retry-After` while nobody has approved (or the approver's " +
+            "address awaits confirmation); 200 with the `cli_credential` once approved, its `api_key` " +
+            "shown this once. Problems: 429 `public_rate_limited` when polled sooner than `interval` " +
+            "(the interval grows by 5 s; wait `Retry-After`), 403 `public_cli_authorization_denied`, 409 `public_cli_authorization_expired`, 409 `public_cli_authorization_consumed` (the secret works once), 404 `public_not_found` for an unknown secret.",
         }),
         parse: JSON_PARSER,
         body: t.Object(

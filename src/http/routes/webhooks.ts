@@ -173,7 +173,8 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
           errors: [404],
           ifMatch: "optional",
           description:
-            "Any change bumps config_version. Disabling ends pending deliveries; enabling again does not resend them (redeliver does).",
+            "Any change bumps config_version. Disabling ends pending deliveries; enabling again does not " +
+            "resend them (redeliver does).",
         }),
         parse: JSON_PARSER,
         params: EndpointParams,
@@ -278,7 +279,8 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
           errors: [404, 409],
           idempotency: "optional",
           description:
-            'Queued at once and sent within about a second, whatever the endpoint\'s event_types. data.object is {id, object: "webhook_endpoint"}.',
+            "Queued at once and sent within about a second, whatever the endpoint's event_types. " +
+            'data.object is {id, object: "webhook_endpoint"}.',
         }),
         parse: JSON_PARSER,
         params: EndpointParams,

@@ -105,7 +105,9 @@ function uploadRequestErrors(input: CreateUploadInput): {
     errors.push({
       pointer: "/part_size",
       code: "custom",
-      detail: `must be ${partSize} for ${input.byte_size} bytes: 5,242,880, or the smallest multiple of 1 MiB that fits in 10,000 parts`,
+      detail:
+        `must be ${partSize} for ${input.byte_size} bytes: 5,242,880, or the smallest multiple of ` +
+        `1 MiB that fits in 10,000 parts`,
     });
   }
   const tooLarge = input.byte_size > MAX_ASSET_BYTES;
@@ -113,7 +115,9 @@ function uploadRequestErrors(input: CreateUploadInput): {
     errors.push({
       pointer: "/parts",
       code: "custom",
-      detail: `${input.byte_size} bytes in parts of ${partSize} make ${partCount} part${partCount === 1 ? "" : "s"}, not ${input.parts.length}; every part but the last is exactly ${partSize} bytes`,
+      detail:
+        `${input.byte_size} bytes in parts of ${partSize} make ${partCount} ` +
+        `part${partCount === 1 ? "" : "s"}, not ${input.parts.length}; every part but the last is exactly ${partSize} bytes`,
     });
   }
   // Part numbers are checked once the count is right (a wrong count already says what to fix).
@@ -302,7 +306,8 @@ export async function receivePart(
     if (error instanceof BlobError && error.code === "checksum_mismatch") {
       throw invalid(
         "",
-        `part ${partNumber} does not match the CRC64NVME declared for it (${upload.partChecksums[partNumber - 1]}); it was not kept. Send the part again.`,
+        `part ${partNumber} does not match the CRC64NVME declared for it ` +
+          `(${upload.partChecksums[partNumber - 1]}); it was not kept. Send the part again.`,
       );
     }
     if (error instanceof BlobError && error.code === "size_mismatch")
@@ -424,7 +429,8 @@ async function verifyStoredObject(h: Herald, upload: AssetUploadRow): Promise<vo
     throw new UploadFailed(`the stored file has ${total} bytes, not ${upload.byteSize}`);
   if (bad.length)
     throw new UploadFailed(
-      `part${bad.length === 1 ? "" : "s"} ${abbreviate(bad)} stored by the bucket do${bad.length === 1 ? "es" : ""} not match the declared CRC64NVME`,
+      `part${bad.length === 1 ? "" : "s"} ${abbreviate(bad)} stored by the bucket ` +
+        `do${bad.length === 1 ? "es" : ""} not match the declared CRC64NVME`,
     );
 }
 
@@ -468,7 +474,10 @@ async function assemble(h: Herald, upload: AssetUploadRow, input: CompleteUpload
     errors.unshift({
       pointer: "/parts",
       code: "custom",
-      detail: `part${missing.length === 1 ? "" : "s"} ${abbreviate(missing)} ${missing.length === 1 ? "has" : "have"} not been uploaded; send ${missing.length === 1 ? "it" : "them"} and complete again`,
+      detail:
+        `part${missing.length === 1 ? "" : "s"} ${abbreviate(missing)} ` +
+        `${missing.length === 1 ? "has" : "have"} not been uploaded; send ` +
+        `${missing.length === 1 ? "it" : "them"} and complete again`,
     });
   if (errors.length)
     throw badRequest("The upload is not complete as described; nothing was assembled.", errors);
@@ -669,7 +678,8 @@ export async function deleteAsset(args: {
     if (users.length) {
       throw new ProblemError(
         "public_conflict",
-        `The asset is attached to post${users.length === 1 ? "" : "s"} ${users.join(", ")} that ${users.length === 1 ? "is" : "are"} not finished; cancel or publish ${users.length === 1 ? "it" : "them"} first.`,
+        `The asset is attached to post${users.length === 1 ? "" : "s"} ${users.join(", ")} that ` +
+          `${users.length === 1 ? "is" : "are"} not finished; cancel or publish ${users.length === 1 ? "it" : "them"} first.`,
       );
     }
     await updateAsset(tx, id, { deletedAt: now });

@@ -87,7 +87,8 @@ export async function refreshDestination(
 /**
  * The credentials job: renews tokens that would otherwise die unused (Threads' 60-day token, a
  * LinkedIn token with a refresh token) once they are within their adapter's `refreshAheadMs` of
- * `expiresAt`, and credentials whose `renewBy` has come (TikTok's rotating refresh token). A renewal the network refuses marks the destination `reauthorization_required`, so
+ * `expiresAt`, and credentials whose `renewBy` has come (TikTok's rotating refresh token).
+ * A renewal the network refuses marks the destination `reauthorization_required`, so
  * the user hears of it before a post fails; a transient failure is tried again on the next run.
  * Returns how many destinations were renewed.
  */

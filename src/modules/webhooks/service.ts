@@ -66,7 +66,8 @@ function requireContentScope(actor: Actor): void {
   if (!actor.scopes.includes("posts:read")) {
     throw new ProblemError(
       "public_scope_missing",
-      "content_mode `full` sends post content to the endpoint, so it also needs the `posts:read` scope, which the API key does not have.",
+      "content_mode `full` sends post content to the endpoint, so it also needs the `posts:read` scope, " +
+        "which the API key does not have.",
     );
   }
 }
