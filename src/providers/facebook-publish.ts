@@ -16,6 +16,7 @@ import {
   type PublishedItem,
   type PublishItemInput,
   type PublishOutcome,
+  type PendingPublisher,
 } from "./types.ts";
 
 /** When to read a processing reel's status again. */
@@ -34,15 +35,7 @@ export interface FacebookPendingData {
 }
 
 /** The publishing half of the Facebook adapter. */
-export interface FacebookPublisher {
-  publishItem(input: PublishItemInput): Promise<PublishOutcome>;
-  checkPending(input: {
-    destination: DestinationRef;
-    item: PublishItemInput;
-    data: Record<string, unknown>;
-    since: number;
-  }): Promise<PendingStatus>;
-}
+export type FacebookPublisher = PendingPublisher;
 
 /** What one status read of a reel says. */
 type ReelState =

@@ -13,7 +13,7 @@ import {
   type PendingStatus,
   type PublishedItem,
   type PublishItemInput,
-  type PublishOutcome,
+  type PendingPublisher,
 } from "./types.ts";
 
 /** When to check a pending container again (Meta suggests about once a minute, for up to 5 minutes). */
@@ -45,15 +45,7 @@ type Round =
   | { kind: "published"; container: string };
 
 /** The publishing half of the Instagram adapter. */
-export interface InstagramPublisher {
-  publishItem(input: PublishItemInput): Promise<PublishOutcome>;
-  checkPending(input: {
-    destination: DestinationRef;
-    item: PublishItemInput;
-    data: Record<string, unknown>;
-    since: number;
-  }): Promise<PendingStatus>;
-}
+export type InstagramPublisher = PendingPublisher;
 
 /** Builds the container flow over `deps` (fetch, clock, poll pace). */
 export function createInstagramPublisher(deps: AdapterDeps): InstagramPublisher {

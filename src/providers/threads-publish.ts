@@ -12,7 +12,7 @@ import {
   type PendingStatus,
   type PublishedItem,
   type PublishItemInput,
-  type PublishOutcome,
+  type PendingPublisher,
 } from "./types.ts";
 
 /** The Graph API version Herald calls. */
@@ -47,15 +47,7 @@ type Round =
   | { kind: "published"; container: string };
 
 /** The publishing half of the Threads adapter. */
-export interface ThreadsPublisher {
-  publishItem(input: PublishItemInput): Promise<PublishOutcome>;
-  checkPending(input: {
-    destination: DestinationRef;
-    item: PublishItemInput;
-    data: Record<string, unknown>;
-    since: number;
-  }): Promise<PendingStatus>;
-}
+export type ThreadsPublisher = PendingPublisher;
 
 /** Builds the container flow over `deps` (fetch, clock, poll pace). */
 export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {

@@ -24,10 +24,9 @@ import {
   type AdapterDeps,
   type DestinationRef,
   type PendingItem,
-  type PendingStatus,
   type PublishedItem,
   type PublishItemInput,
-  type PublishOutcome,
+  type PendingPublisher,
 } from "./types.ts";
 
 /** What the TikTok adapter is built with; `tiktokChunkBytes` sizes upload chunks (tests). */
@@ -65,14 +64,7 @@ export interface CreatorInfo {
 }
 
 /** The publishing half of the TikTok adapter. */
-export interface TikTokPublisher {
-  publishItem(input: PublishItemInput): Promise<PublishOutcome>;
-  checkPending(input: {
-    destination: DestinationRef;
-    item: PublishItemInput;
-    data: Record<string, unknown>;
-    since: number;
-  }): Promise<PendingStatus>;
+export interface TikTokPublisher extends PendingPublisher {
   creatorInfo(destination: DestinationRef): Promise<CreatorInfo>;
 }
 

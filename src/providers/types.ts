@@ -406,6 +406,9 @@ export interface PasswordConnector {
   }): Promise<ConnectedAccount>;
 }
 
+/** The publishing half of an adapter whose items may wait on the network (its `*-publish.ts` file). */
+export type PendingPublisher = Required<Pick<ProviderAdapter, "publishItem" | "checkPending">>;
+
 /** An adapter whose items are published when its create call answers (never pending). */
 export type Immediate<A extends ProviderAdapter> = Omit<A, "publishItem"> & {
   publishItem(input: PublishItemInput): Promise<PublishedItem>;

@@ -21,7 +21,7 @@ import {
   type PendingStatus,
   type PublishedItem,
   type PublishItemInput,
-  type PublishOutcome,
+  type PendingPublisher,
 } from "./types.ts";
 
 /** First wait between processing checks; later ones wait a tenth of the time waited so far. */
@@ -46,15 +46,7 @@ type YouTubePendingData =
 export type YouTubePublishDeps = AdapterDeps & YouTubeUploadDeps;
 
 /** The publishing half of the YouTube adapter. */
-export interface YouTubePublisher {
-  publishItem(input: PublishItemInput): Promise<PublishOutcome>;
-  checkPending(input: {
-    destination: DestinationRef;
-    item: PublishItemInput;
-    data: Record<string, unknown>;
-    since: number;
-  }): Promise<PendingStatus>;
-}
+export type YouTubePublisher = PendingPublisher;
 
 /** Builds the session → upload → processing flow over `deps` (fetch, clock, poll pace, chunk size). */
 export function createYouTubePublisher(deps: YouTubePublishDeps): YouTubePublisher {
