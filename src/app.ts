@@ -24,6 +24,7 @@ import type { PublishingEngine } from "./modules/publishing/engine.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { signupRoutes } from "./http/routes/signup.ts";
 import { pageRoutes } from "./http/routes/pages.ts";
+import { dashboardRoutes } from "./http/dashboard/index.ts";
 
 /** Maps any error raised while handling a request to the problem it becomes. */
 function toProblem(code: string | number, error: unknown): ProblemError | null {
@@ -132,6 +133,7 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
     .use(oauthCallbackRoutes(h))
     .use(assetTransferRoutes(h))
     .use(pageRoutes(h, clientAddress))
+    .use(dashboardRoutes(h, (request) => app.handle(request)))
     .group("/v1", (v1) =>
       v1
         .use(signupRoutes(h, rails, clientAddress))

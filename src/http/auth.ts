@@ -40,12 +40,7 @@ export async function authenticate(
   if (!row) throw unauthenticated("The API key is not valid.");
   if (row.revokedAt !== null) throw unauthenticated("The API key has been revoked.");
   if (row.expiresAt !== null && row.expiresAt <= now) throw unauthenticated("The API key has expired.");
-  if (required !== "authenticated" && !row.scopes.includes(required)) {
-    throw new ProblemError(
-      "public_scope_missing",
-      `This operation needs the \`${required}\` scope, which the API key does not have.`,
-    );
-  }
+  requireScope({ kind: "api_key", scopes: row.scopes as Scope[] }, required);
   // Recording every use would put a write on every request; minute resolution is enough. The plain
   // handle is read-only (SQLite), so the write takes a transaction of its own.
   const staleBefore = now - LAST_USED_RESOLUTION_MS;
@@ -64,4 +59,14 @@ export async function authenticate(
     expiresAt: row.expiresAt,
     requestId: input.requestId,
   };
+}
+
+/** 403 unless the actor holds the scope the route needs. */
+export function requireScope(actor: Pick<Actor, "kind" | "scopes">, required: RouteScope): void {
+  if (required === "authenticated" || actor.scopes.includes(required)) return;
+  const holder = actor.kind === "session" ? "your role in the account does" : "the API key does";
+  throw new ProblemError(
+    "public_scope_missing",
+    `This operation needs the \`${required}\` scope, which ${holder} not have.`,
+  );
 }

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Herald } from "../herald.ts";
 import type { Actor } from "../core/actor.ts";
-import { authenticate } from "./auth.ts";
+import { authenticate, requireScope } from "./auth.ts";
 import { readJsonBody } from "./body-limit.ts";
 import { ProblemError } from "../core/problem.ts";
 import { FailedAuthLimiter, RateLimiter } from "./rate-limit.ts";
@@ -13,6 +13,18 @@ const requestIds = new WeakMap<Request, string>();
 const actors = new WeakMap<Request, Actor>();
 const workspaces = new WeakMap<Request, WorkspaceRow>();
 const routes = new WeakMap<Request, string>();
+// Requests the dashboard builds in-process for a signed-in person (never reachable from the network:
+// only a Request object created here can be a key).
+const internalActors = new WeakMap<Request, Actor>();
+
+/**
+ * Marks an in-process request as sent by `actor` (a dashboard session): the rails take it instead of
+ * an API key and apply the same scope, workspace and rate-limit rules.
+ */
+export function actAs(request: Request, actor: Actor): Request {
+  internalActors.set(request, actor);
+  return request;
+}
 
 /** The request id assigned to a request in onRequest. */
 export function requestIdOf(request: Request): string {
@@ -67,14 +79,19 @@ export function heraldPlugin(
           // Looking up the peer address costs; it is needed only once some address has failed.
           if (failures.active) failures.check(clientAddress(request), h.clock.now());
           let actor: Actor;
-          try {
-            const authorization = request.headers.get("authorization");
-            actor = await authenticate(h, { authorization, required, requestId: requestIdOf(request) });
-          } catch (error) {
-            if (error instanceof ProblemError && error.status === 401)
-              failures.fail(clientAddress(request), h.clock.now());
-            throw error;
-          }
+          const internal = internalActors.get(request);
+          if (internal) {
+            actor = { ...internal, requestId: requestIdOf(request) };
+            requireScope(actor, required);
+          } else
+            try {
+              const authorization = request.headers.get("authorization");
+              actor = await authenticate(h, { authorization, required, requestId: requestIdOf(request) });
+            } catch (error) {
+              if (error instanceof ProblemError && error.status === 401)
+                failures.fail(clientAddress(request), h.clock.now());
+              throw error;
+            }
           limiter.hit(actor.credentialId, h.clock.now());
           // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
           const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;

@@ -15,12 +15,11 @@ import {
   confirmEmail,
   emailConfirmationRequired,
   inspectConfirmation,
-  resendEmailConfirmation,
   userAwaitsConfirmation,
 } from "../../modules/signup/confirmation.ts";
 import { completeSignup, inspectSignupLink, PASSWORD_MIN_LENGTH } from "../../modules/signup/service.ts";
 import { closeSession, SESSION_TTL_MS, signIn } from "../../modules/sessions/service.ts";
-import { confirmEmailPage, dashboardPage } from "../pages/account.ts";
+import { confirmEmailPage } from "../pages/account.ts";
 import { deviceCodePage, deviceConfirmPage } from "../pages/device.ts";
 import { html } from "../pages/html.ts";
 import { messagePage, PAGE_CSS_PATH, type PageFrame } from "../pages/layout.ts";
@@ -347,43 +346,6 @@ finishes by itself${awaiting ? html` once you confirm ${session.email} with the 
 <code>herald login</code> receives its key at its next poll.`,
           html`<a href="/dashboard">Go to your account</a>`,
         ]);
-      },
-      formPost,
-    )
-    .get(
-      "/dashboard",
-      async ({ request, query }) => {
-        const browser = await browserOf(h, request);
-        const session = browser.session;
-        if (!session) return toLogin(browser, "/dashboard");
-        const welcome = query.welcome === "cli" || query.welcome === "account" ? query.welcome : null;
-        const page = dashboardPage(frame(browser, session.accountName), {
-          csrf: csrfOf(h, browser),
-          email: session.email,
-          accountName: session.accountName,
-          workspaces: await listAccountWorkspacesOldestFirst(h.db, session.accountId),
-          awaitingConfirmation: await userAwaitsConfirmation(h.db, session.userId),
-          welcome,
-          resent: query.resent === "1",
-        });
-        return pageResponse(h, browser, page);
-      },
-      hidden,
-    )
-    .post(
-      "/dashboard/resend-confirmation",
-      async ({ request }) => {
-        const browser = await browserOf(h, request);
-        const form = await readForm(request);
-        const session = browser.session;
-        if (!session) return toLogin(browser, "/dashboard");
-        if (!formFromThisBrowser(h, browser, form)) return csrfRefused(browser);
-        const sent = await resendEmailConfirmation(h, {
-          userId: session.userId,
-          accountId: session.accountId,
-          email: session.email,
-        });
-        return redirect(h, browser, sent ? "/dashboard?resent=1" : "/dashboard");
       },
       formPost,
     );

@@ -14,7 +14,7 @@ export async function insertSession(db: Db, row: SessionRow): Promise<void> {
 /** The session whose token hashes to `tokenHash`, unless revoked or expired, with its user and account. */
 export async function findLiveSession(db: Db, tokenHash: string, now: number) {
   return db
-    .select({ session: sessions, email: users.email, accountName: accounts.name })
+    .select({ session: sessions, email: users.email, role: users.role, accountName: accounts.name })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .innerJoin(accounts, eq(accounts.id, sessions.accountId))

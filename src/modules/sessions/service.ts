@@ -15,6 +15,8 @@ export interface PageSession {
   userId: string;
   accountId: string;
   email: string;
+  /** The person's role in the account: what the dashboard lets them do. */
+  role: "owner" | "admin" | "member";
   accountName: string;
   expiresAt: number;
 }
@@ -54,6 +56,7 @@ export async function currentSession(h: Herald, token: string | null): Promise<P
     userId: session.userId,
     accountId: session.accountId,
     email: found.email,
+    role: found.role,
     accountName: found.accountName,
     expiresAt: session.expiresAt,
   };

@@ -1,0 +1,35 @@
+import { Elysia } from "elysia";
+import type { Herald } from "../../herald.ts";
+import { stylesheetResponse } from "../pages/respond.ts";
+import { DASHBOARD_CSS, DASHBOARD_JS } from "./assets.ts";
+import { DASHBOARD_CSS_PATH, DASHBOARD_JS_PATH } from "./layout.ts";
+import { overviewPages } from "./overview.ts";
+import { dashboardRouter } from "./router.ts";
+
+const hidden = { detail: { hide: true } };
+
+/**
+ * The signed-in dashboard under `/dashboard`: server-rendered pages that read and write through the API
+ * in-process as the person (see api.ts), so they follow the contract's rules exactly.
+ */
+export function dashboardRoutes(h: Herald, handle: (request: Request) => Promise<Response>) {
+  return new Elysia()
+    .get(DASHBOARD_CSS_PATH, () => stylesheetResponse(DASHBOARD_CSS), hidden)
+    .get(
+      DASHBOARD_JS_PATH,
+      () =>
+        new Response(DASHBOARD_JS, {
+          headers: {
+            "content-type": "text/javascript; charset=utf-8",
+            "cache-control": "public, max-age=3600",
+            "x-content-type-options": "nosniff",
+          },
+        }),
+      hidden,
+    )
+    .use(
+      dashboardRouter(h, handle, (routes) => {
+        overviewPages(routes);
+      }),
+    );
+}

@@ -1,0 +1,57 @@
+import { userAwaitsConfirmation, resendEmailConfirmation } from "../../modules/signup/confirmation.ts";
+import { html } from "../pages/html.ts";
+import type { DashboardRoutes } from "./router.ts";
+import { buttonForm } from "./ui.ts";
+
+/** `/dashboard`: the account, its workspaces, a pending address confirmation, the command line. */
+export function overviewPages(routes: DashboardRoutes): void {
+  routes
+    .page("/dashboard", async (r) => {
+      const welcome = r.query.get("welcome");
+      const awaiting = await userAwaitsConfirmation(r.h.db, r.session.userId);
+      const welcomeNotice =
+        welcome === "cli" || welcome === "account"
+          ? html`<div class="notice ok" role="status"><p><strong>Your account is ready.</strong></p>${
+              welcome === "cli"
+                ? html`<p>The command line is approved: return to your terminal, where <code>herald login</code>
+finishes by itself${awaiting ? " once your address is confirmed" : ""}.</p>`
+                : ""
+            }</div>`
+          : "";
+      const confirmation = awaiting
+        ? html`<div class="notice warn"><p>Confirm <strong>${r.session.email}</strong> with the link we e-mailed
+you: until then the account's command line keys are held back.</p>
+${r.query.get("resent") === "1" ? html`<p role="status">A new link is on its way.</p>` : ""}
+${buttonForm({
+  action: "/dashboard/resend-confirmation",
+  csrf: r.csrf,
+  label: "Send the link again",
+  secondary: true,
+})}</div>`
+        : "";
+      return r.render(
+        r.session.accountName,
+        html`<h1>${r.session.accountName}</h1>
+${welcomeNotice}
+${confirmation}
+<p class="muted">Signed in as ${r.session.email}.</p>
+<h2>Workspaces</h2>
+<ul class="plain">${r.workspaces.map(
+          (w) =>
+            html`<li><a href="/dashboard/workspaces/${w.id}/posts">${w.name}</a> <span class="muted"><code>${w.id}</code></span></li>`,
+        )}</ul>
+<h2>Command line</h2>
+<p>Run <code>herald login</code> in a terminal and approve it here. Have a code already?
+<a href="/device">Enter it</a>.</p>`,
+        { section: "overview" },
+      );
+    })
+    .form("/dashboard/resend-confirmation", async (r) => {
+      const sent = await resendEmailConfirmation(r.h, {
+        userId: r.session.userId,
+        accountId: r.session.accountId,
+        email: r.session.email,
+      });
+      return r.redirect(sent ? "/dashboard?resent=1" : "/dashboard");
+    });
+}

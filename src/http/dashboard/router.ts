@@ -1,0 +1,203 @@
+import { Elysia } from "elysia";
+import type { Herald } from "../../herald.ts";
+import type { Actor } from "../../core/actor.ts";
+import { sessionActor } from "../../modules/account/roles.ts";
+import type { PageSession } from "../../modules/sessions/service.ts";
+import { requestIdOf } from "../plugin.ts";
+import {
+  type Browser,
+  browserOf,
+  csrfOf,
+  formFromThisBrowser,
+  pageResponse,
+  readForm,
+  redirect,
+} from "../pages/respond.ts";
+import { DashboardApi } from "./api.ts";
+import { dashboardLayout, type DashboardFrame, type WorkspaceRef } from "./layout.ts";
+import { html, type Markup } from "../pages/html.ts";
+
+/**
+ * Headers of dashboard pages: those of every page, except that the dashboard's own script (progressive
+ * enhancement: copy buttons, upload progress) may load and call back to Herald.
+ */
+export const DASHBOARD_CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** Everything a dashboard handler gets: the person, their actor and API client, the workspace. */
+export interface DashboardRequest {
+  h: Herald;
+  request: Request;
+  browser: Browser;
+  session: PageSession;
+  actor: Actor;
+  api: DashboardApi;
+  /** The CSRF token every form on the answer carries. */
+  csrf: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** The workspace of a `/dashboard/workspaces/:workspace_id/...` page (already checked). */
+  workspace: WorkspaceRef | null;
+  /** The account's workspaces, for the navigation. */
+  workspaces: WorkspaceRef[];
+  /** Renders a whole dashboard page around its content. */
+  render(title: string, content: Markup, options?: RenderOptions): Response;
+  /** 303 to a local path. */
+  redirect(location: string): Response;
+  /** A page that only says something (outcomes, errors). */
+  message(status: number, heading: string, paragraphs: (string | Markup)[]): Response;
+}
+
+/** How a page is rendered besides its content. */
+export interface RenderOptions {
+  status?: number;
+  /** The navigation entry to mark as current. */
+  section?: string;
+}
+
+type Handler = (r: DashboardRequest) => Response | Promise<Response>;
+type FormHandler = (r: DashboardRequest, form: URLSearchParams) => Response | Promise<Response>;
+
+/** Where dashboard handlers are registered: GET pages and POST forms, both behind a session. */
+export interface DashboardRoutes {
+  page(path: string, handler: Handler): DashboardRoutes;
+  form(path: string, handler: FormHandler): DashboardRoutes;
+  /** A POST whose body the handler reads itself (multipart uploads); CSRF from `x-csrf-token`. */
+  raw(path: string, handler: Handler): DashboardRoutes;
+}
+
+const hidden = { detail: { hide: true } };
+
+/**
+ * Builds the dashboard routes under `/dashboard`. Every handler runs signed in (else 303 to /login with
+ * `next`), with a CSRF-checked form for POSTs, and with the workspace of its path checked through the
+ * API (a workspace of another account, or one the person cannot use, is a 404 page).
+ */
+export function dashboardRouter(
+  h: Herald,
+  handle: (request: Request) => Promise<Response>,
+  register: (routes: DashboardRoutes) => void,
+) {
+  const app = new Elysia();
+
+  async function open(
+    request: Request,
+    params: Record<string, string>,
+  ): Promise<DashboardRequest | Response> {
+    const browser = await browserOf(h, request);
+    const session = browser.session;
+    const url = new URL(request.url);
+    if (!session) {
+      const next = request.method === "GET" ? url.pathname + url.search : "/dashboard";
+      return redirect(h, browser, `/login?next=${encodeURIComponent(next)}`);
+    }
+    const actor = sessionActor(session, requestIdOf(request));
+    const api = new DashboardApi(handle, actor);
+    const csrf = csrfOf(h, browser);
+    const listed = await api.get("/workspaces?limit=100");
+    const workspaces: WorkspaceRef[] = (listed.body?.data ?? []).map(
+      (w: { id: string; name: string; time_zone: string }) => ({
+        id: w.id,
+        name: w.name,
+        timeZone: w.time_zone,
+      }),
+    );
+    const r: DashboardRequest = {
+      h,
+      request,
+      browser,
+      session,
+      actor,
+      api,
+      csrf,
+      params,
+      query: url.searchParams,
+      workspace: null,
+      workspaces,
+      render(title, content, options = {}) {
+        const frame: DashboardFrame = {
+          title,
+          email: session.email,
+          role: session.role,
+          accountName: session.accountName,
+          csrf,
+          workspace: r.workspace,
+          workspaces,
+          section: options.section ?? null,
+        };
+        return pageResponse(h, browser, dashboardLayout(frame, content), {
+          status: options.status ?? 200,
+          headers: { "content-security-policy": DASHBOARD_CSP },
+        });
+      },
+      redirect: (location) => redirect(h, browser, location),
+      message: (status, heading, paragraphs) =>
+        r.render(heading, html`<h1>${heading}</h1>${paragraphs.map((p) => html`<p>${p}</p>`)}`, { status }),
+    };
+    const workspaceId = params.workspace_id;
+    if (workspaceId !== undefined) {
+      r.workspace = workspaces.find((w) => w.id === workspaceId) ?? null;
+      if (!r.workspace && /^[A-Za-z0-9_-]{1,64}$/.test(workspaceId)) {
+        // The navigation lists the first hundred; a later one is looked up on its own.
+        const one = await api.get(`/workspaces/${workspaceId}`);
+        if (one.ok) r.workspace = { id: one.body.id, name: one.body.name, timeZone: one.body.time_zone };
+      }
+      if (!r.workspace)
+        return r.message(404, "Workspace not found", [
+          "It does not exist, or it belongs to another account.",
+          html`<a href="/dashboard">Back to your account</a>`,
+        ]);
+    }
+    return r;
+  }
+
+  const refused = (r: DashboardRequest) =>
+    r.message(403, "This form cannot be used", [
+      "It has expired, or it was not sent from Herald's own page. Go back, reload the page and try again.",
+    ]);
+
+  const routes: DashboardRoutes = {
+    page(path, handler) {
+      app.get(
+        path,
+        async ({ request, params }) => {
+          const r = await open(request, (params ?? {}) as Record<string, string>);
+          return r instanceof Response ? r : handler(r);
+        },
+        hidden,
+      );
+      return routes;
+    },
+    form(path, handler) {
+      app.post(
+        path,
+        async ({ request, params }) => {
+          const form = await readForm(request);
+          const r = await open(request, (params ?? {}) as Record<string, string>);
+          if (r instanceof Response) return r;
+          if (!formFromThisBrowser(h, r.browser, form)) return refused(r);
+          return handler(r, form);
+        },
+        { ...hidden, parse: "none" as const },
+      );
+      return routes;
+    },
+    raw(path, handler) {
+      app.post(
+        path,
+        async ({ request, params }) => {
+          const r = await open(request, (params ?? {}) as Record<string, string>);
+          if (r instanceof Response) return r;
+          const token = new URLSearchParams({ csrf_token: request.headers.get("x-csrf-token") ?? "" });
+          if (!formFromThisBrowser(h, r.browser, token)) return refused(r);
+          return handler(r);
+        },
+        { ...hidden, parse: "none" as const },
+      );
+      return routes;
+    },
+  };
+  register(routes);
+  return app;
+}
