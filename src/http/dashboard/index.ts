@@ -3,6 +3,7 @@ import type { Herald } from "../../herald.ts";
 import { stylesheetResponse } from "../pages/respond.ts";
 import { DASHBOARD_CSS, DASHBOARD_JS } from "./assets.ts";
 import { DASHBOARD_CSS_PATH, DASHBOARD_JS_PATH } from "./layout.ts";
+import { html } from "../pages/html.ts";
 import { overviewPages } from "./overview.ts";
 import { dashboardRouter } from "./router.ts";
 
@@ -30,6 +31,10 @@ export function dashboardRoutes(h: Herald, handle: (request: Request) => Promise
     .use(
       dashboardRouter(h, handle, (routes) => {
         overviewPages(routes);
+        // Any other dashboard path: an HTML 404 inside the dashboard (after sign-in), not problem+json.
+        routes.page("/dashboard/*", (r) =>
+          r.message(404, "Page not found", [html`<a href="/dashboard">Back to your account</a>`]),
+        );
       }),
     );
 }

@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { dashboardWorld, type DashboardWorld, expectDashboardPage, TestBrowser } from "./support.ts";
+
+let world: DashboardWorld;
+beforeAll(async () => {
+  world = await dashboardWorld();
+});
+afterAll(() => world.stop());
+
+describe("the dashboard's frame", () => {
+  test("without a session every dashboard path leads to sign-in and back", async () => {
+    const r = await new TestBrowser(world.s).get("/dashboard/keys?x=1");
+    expect(r.status).toBe(303);
+    expect(r.location).toBe(`/login?next=${encodeURIComponent("/dashboard/keys?x=1")}`);
+  });
+
+  test("the overview lists the workspaces and the navigation marks the current section", async () => {
+    const browser = await world.signedIn();
+    const r = await browser.get("/dashboard");
+    expect(r.status).toBe(200);
+    expectDashboardPage("/dashboard", r);
+    expect(r.text).toContain(`<a href="/dashboard" aria-current="page">Overview</a>`);
+    expect(r.text).toContain(`/dashboard/workspaces/${world.owner.workspaceId}/posts`);
+    expect(r.text).not.toContain(world.foreignWorkspaceId);
+  });
+
+  test("a form without this browser's token is refused with 403 and does nothing", async () => {
+    const browser = await world.signedIn();
+    const r = await browser.post("/dashboard/resend-confirmation", { csrf_token: "forged" });
+    expect(r.status).toBe(403);
+    expect(r.text).toContain("This form cannot be used");
+  });
+
+  test("the stylesheet and the script are served with their types", async () => {
+    const css = await fetch(`${world.s.url}/pages/dashboard.css`);
+    expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    const js = await fetch(`${world.s.url}/pages/dashboard.js`);
+    expect(js.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(await js.text()).toContain("data-copy");
+  });
+});
