@@ -38,4 +38,19 @@ describe("the dashboard's frame", () => {
     expect(js.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect(await js.text()).toContain("data-copy");
   });
+
+  test("sign out everywhere ends every session of the person, not those of others", async () => {
+    const laptop = await world.signedIn();
+    const phone = await world.signedIn();
+    const colleague = await world.signedInAs("admin");
+    const page = await laptop.get("/dashboard");
+    expect(page.text).toContain("This browser");
+    expect(page.text.match(/<tr><td><time/g)?.length).toBeGreaterThanOrEqual(2);
+    const r = await laptop.submit("/dashboard", {}, "/dashboard/sessions/close-all");
+    expect(r.status).toBe(303);
+    expect(r.location).toBe("/login?signed_out=1");
+    expect(r.setCookies.some((c) => c.startsWith("herald_session=;") && c.includes("Max-Age=0"))).toBe(true);
+    for (const gone of [laptop, phone]) expect((await gone.get("/dashboard")).status).toBe(303);
+    expect((await colleague.get("/dashboard")).status).toBe(200);
+  });
 });

@@ -1,7 +1,10 @@
 import { userAwaitsConfirmation, resendEmailConfirmation } from "../../modules/signup/confirmation.ts";
 import { html } from "../pages/html.ts";
-import type { DashboardRoutes } from "./router.ts";
-import { buttonForm } from "./ui.ts";
+import { listLiveSessions } from "../../modules/sessions/repo.ts";
+import { closeUserSessions } from "../../modules/sessions/service.ts";
+import { cookie, redirect as redirectWith, SESSION_COOKIE } from "../pages/respond.ts";
+import type { DashboardRequest, DashboardRoutes } from "./router.ts";
+import { buttonForm, localTime, table } from "./ui.ts";
 
 /** `/dashboard`: the account, its workspaces, a pending address confirmation, the command line. */
 export function overviewPages(routes: DashboardRoutes): void {
@@ -42,9 +45,15 @@ ${confirmation}
         )}</ul>
 <h2>Command line</h2>
 <p>Run <code>herald login</code> in a terminal and approve it here. Have a code already?
-<a href="/device">Enter it</a>.</p>`,
+<a href="/device">Enter it</a>.</p>
+${await sessionsSection(r)}`,
         { section: "overview" },
       );
+    })
+    .form("/dashboard/sessions/close-all", async (r) => {
+      await closeUserSessions(r.h, r.session.userId);
+      const cleared = cookie(r.h, SESSION_COOKIE, "", 0);
+      return redirectWith(r.h, r.browser, "/login?signed_out=1", [cleared]);
     })
     .form("/dashboard/resend-confirmation", async (r) => {
       const sent = await resendEmailConfirmation(r.h, {
@@ -54,4 +63,28 @@ ${confirmation}
       });
       return r.redirect(sent ? "/dashboard?resent=1" : "/dashboard");
     });
+}
+
+/** The person's live sessions (browsers signed in) and the button that ends them all. */
+async function sessionsSection(r: DashboardRequest) {
+  const live = await listLiveSessions(r.h.db, r.session.userId, r.h.clock.now());
+  return html`<h2>Where you are signed in</h2>
+${table({
+  caption: "Your sessions",
+  hideCaption: true,
+  head: ["Signed in", "Ends", ""],
+  rows: live.map((s) => [
+    localTime(new Date(s.createdAt).toISOString()),
+    localTime(new Date(s.expiresAt).toISOString()),
+    s.id === r.session.id ? "This browser" : "",
+  ]),
+  empty: "No sessions.",
+})}
+<p>Lost a device, or signed in somewhere you should not have? End every session, this one included.</p>
+${buttonForm({
+  action: "/dashboard/sessions/close-all",
+  csrf: r.csrf,
+  label: "Sign out everywhere",
+  secondary: true,
+})}`;
 }

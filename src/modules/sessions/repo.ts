@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, lt } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, lt } from "drizzle-orm";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
 import { accounts, sessions, users } from "../../db/schema.ts";
@@ -33,4 +33,23 @@ export async function markSessionRevoked(db: Db, id: string, at: number): Promis
 /** Deletes a user's sessions that ended (expired) before `before`, so a user's rows do not pile up. */
 export async function deleteEndedSessions(db: Db, userId: string, before: number): Promise<void> {
   await db.delete(sessions).where(and(eq(sessions.userId, userId), lt(sessions.expiresAt, before)));
+}
+
+/** A user's sessions that are neither revoked nor expired, newest first. */
+export async function listLiveSessions(db: Db, userId: string, now: number): Promise<SessionRow[]> {
+  return db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
+    .orderBy(desc(sessions.createdAt));
+}
+
+/** Revokes every live session of a user ("sign out everywhere"); returns how many ended. */
+export async function revokeUserSessions(db: Db, userId: string, at: number): Promise<number> {
+  const ended = await db
+    .update(sessions)
+    .set({ revokedAt: at })
+    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, at)))
+    .returning({ id: sessions.id });
+  return ended.length;
 }

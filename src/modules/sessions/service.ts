@@ -3,7 +3,13 @@ import { inTransaction } from "../../db/transaction.ts";
 import type { Db } from "../../db/open.ts";
 import type { Herald } from "../../herald.ts";
 import { findUserByEmail } from "../account/repo.ts";
-import { deleteEndedSessions, findLiveSession, insertSession, markSessionRevoked } from "./repo.ts";
+import {
+  deleteEndedSessions,
+  findLiveSession,
+  insertSession,
+  markSessionRevoked,
+  revokeUserSessions,
+} from "./repo.ts";
 import { hashToken, newSecretToken } from "./tokens.ts";
 
 /** How long a page session lasts from sign-in (absolute: activity does not extend it). */
@@ -60,6 +66,11 @@ export async function currentSession(h: Herald, token: string | null): Promise<P
     accountName: found.accountName,
     expiresAt: session.expiresAt,
   };
+}
+
+/** Ends every session of a person (sign out everywhere, e.g. after a lost laptop); returns how many. */
+export async function closeUserSessions(h: Herald, userId: string): Promise<number> {
+  return inTransaction(h.db, (tx) => revokeUserSessions(tx, userId, h.clock.now()));
 }
 
 /** Ends a session (sign-out): its cookie is refused from now on. */
