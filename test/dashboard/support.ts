@@ -2,11 +2,11 @@ import { expect } from "bun:test";
 import { users } from "../../src/db/schema.ts";
 import { newId } from "../../src/db/ids.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
-import { DASHBOARD_CSP } from "../../src/http/dashboard/router.ts";
+import { DASHBOARD_CSP, dashboardCsp } from "../../src/http/dashboard/router.ts";
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import type { Role } from "../../src/modules/account/roles.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { TestBrowser } from "../signup/browser.ts";
+import { hiddenFields, type PageResponse, TestBrowser } from "../signup/browser.ts";
 
 export { TestBrowser, csrfTokenOf, formAction, hiddenFields } from "../signup/browser.ts";
 
@@ -73,13 +73,18 @@ export async function dashboardWorld(
  * What every dashboard page must be: HTML with the dashboard's headers, only local assets, labelled
  * controls, and a POST with a CSRF token on every form.
  */
-export function expectDashboardPage(path: string, r: { status: number; headers: Headers; text: string }) {
+export function expectDashboardPage(
+  path: string,
+  r: { status: number; headers: Headers; text: string },
+  options: { formActions?: string[] } = {},
+) {
   const where = { path };
   expect({ ...where, type: r.headers.get("content-type") }).toEqual({
     ...where,
     type: "text/html; charset=utf-8",
   });
-  expect({ ...where, csp: r.headers.get("content-security-policy") }).toEqual({ ...where, csp: DASHBOARD_CSP });
+  const csp = options.formActions ? dashboardCsp(options.formActions) : DASHBOARD_CSP;
+  expect({ ...where, csp: r.headers.get("content-security-policy") }).toEqual({ ...where, csp });
   expect(r.headers.get("cache-control")).toBe("no-store");
   expect(r.headers.get("x-frame-options")).toBe("DENY");
   expect(r.text).toStartWith("<!doctype html>");
@@ -98,9 +103,19 @@ export function expectDashboardPage(path: string, r: { status: number; headers: 
     });
   for (const control of r.text.matchAll(/<(?:input|select|textarea) [^>]*>/g)) {
     if (control[0].includes('type="hidden"')) continue;
-    expect({ ...where, control: control[0], hasId: /\sid="/.test(control[0]) }).toMatchObject({ hasId: true });
+    expect({ ...where, control: control[0], hasId: /\sid="/.test(control[0]) }).toMatchObject({
+      hasId: true,
+    });
   }
   for (const [form] of r.text.matchAll(/<form[\s\S]*?<\/form>/g)) {
+    // A GET form (filters, a date range) changes nothing: no token, and none leaks into its URL.
+    if (form.startsWith('<form method="get"')) {
+      expect({ ...where, getFormCsrf: form.includes('name="csrf_token"') }).toEqual({
+        ...where,
+        getFormCsrf: false,
+      });
+      continue;
+    }
     expect({ ...where, post: form.startsWith('<form method="post"') }).toEqual({ ...where, post: true });
     expect({ ...where, csrf: form.includes('name="csrf_token"') }).toEqual({ ...where, csrf: true });
   }
@@ -109,4 +124,43 @@ export function expectDashboardPage(path: string, r: { status: number; headers: 
     ...where,
     duplicateIds: [],
   });
+}
+
+/**
+ * Posts a page's form like `browser.submit`, with fields given as pairs so that a name can repeat (a
+ * group of checkboxes); the page's hidden fields (CSRF token, idempotency key) come first.
+ */
+export async function submitPairs(
+  s: TestServer,
+  browser: TestBrowser,
+  page: string,
+  action: string,
+  pairs: [string, string][],
+): Promise<PageResponse> {
+  const opened = await browser.get(page);
+  expect({ page, status: opened.status }).toEqual({ page, status: 200 });
+  return postPairs(s, browser, action, [...Object.entries(hiddenFields(opened.text, action)), ...pairs]);
+}
+
+/** Posts urlencoded pairs with the browser's cookies (no redirects followed). */
+export async function postPairs(
+  s: TestServer,
+  browser: TestBrowser,
+  path: string,
+  pairs: [string, string][],
+): Promise<PageResponse> {
+  const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+  const response = await fetch(s.url + path, {
+    method: "POST",
+    headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(pairs).toString(),
+    redirect: "manual",
+  });
+  return {
+    status: response.status,
+    headers: response.headers,
+    text: await response.text(),
+    location: response.headers.get("location"),
+    setCookies: response.headers.getSetCookie(),
+  };
 }

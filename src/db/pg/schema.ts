@@ -85,8 +85,15 @@ export const apiKeys = pgTable(
     revokedAt: bigint("revoked_at", { mode: "number" }),
     lastUsedAt: bigint("last_used_at", { mode: "number" }),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    /** The person who created the key in the dashboard (null: the admin CLI, signup, the CLI login). */
+    createdByUserId: text("created_by_user_id").references(() => users.id),
+    /** The dashboard form's one-time key: a resubmitted form finds this key instead of making another. */
+    creationFormKey: text("creation_form_key"),
   },
-  (t) => [uniqueIndex("api_keys_secret_hash").on(t.secretHash)],
+  (t) => [
+    uniqueIndex("api_keys_secret_hash").on(t.secretHash),
+    uniqueIndex("api_keys_creation_form_key").on(t.accountId, t.creationFormKey),
+  ],
 );
 
 export const apiKeyWorkspaces = pgTable(

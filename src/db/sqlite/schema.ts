@@ -59,8 +59,15 @@ export const apiKeys = sqliteTable(
     revokedAt: integer("revoked_at"),
     lastUsedAt: integer("last_used_at"),
     createdAt: integer("created_at").notNull(),
+    /** The person who created the key in the dashboard (null: the admin CLI, signup, the CLI login). */
+    createdByUserId: text("created_by_user_id").references(() => users.id),
+    /** The dashboard form's one-time key: a resubmitted form finds this key instead of making another. */
+    creationFormKey: text("creation_form_key"),
   },
-  (t) => [uniqueIndex("api_keys_secret_hash").on(t.secretHash)],
+  (t) => [
+    uniqueIndex("api_keys_secret_hash").on(t.secretHash),
+    uniqueIndex("api_keys_creation_form_key").on(t.accountId, t.creationFormKey),
+  ],
 );
 
 export const apiKeyWorkspaces = sqliteTable(

@@ -5,6 +5,10 @@ import { DASHBOARD_CSS, DASHBOARD_JS } from "./assets.ts";
 import { DASHBOARD_CSS_PATH, DASHBOARD_JS_PATH } from "./layout.ts";
 import { html } from "../pages/html.ts";
 import { overviewPages } from "./overview.ts";
+import { postPages } from "./posts.ts";
+import { accountPages } from "./account-pages.ts";
+import { composePages } from "./compose.ts";
+import { destinationAndWebhookPages } from "./destinations.ts";
 import { dashboardRouter } from "./router.ts";
 
 const hidden = { detail: { hide: true } };
@@ -31,6 +35,10 @@ export function dashboardRoutes(h: Herald, handle: (request: Request) => Promise
     .use(
       dashboardRouter(h, handle, (routes) => {
         overviewPages(routes);
+        composePages(routes);
+        postPages(routes);
+        accountPages(routes);
+        destinationAndWebhookPages(routes);
         // Any other dashboard path: an HTML 404 inside the dashboard (after sign-in), not problem+json.
         routes.page("/dashboard/*", (r) =>
           r.message(404, "Page not found", [html`<a href="/dashboard">Back to your account</a>`]),

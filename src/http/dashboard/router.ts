@@ -21,9 +21,18 @@ import { html, type Markup } from "../pages/html.ts";
  * Headers of dashboard pages: those of every page, except that the dashboard's own script (progressive
  * enhancement: copy buttons, upload progress) may load and call back to Herald.
  */
-export const DASHBOARD_CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; " +
-  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+export const DASHBOARD_CSP = dashboardCsp();
+
+/**
+ * The dashboard's CSP, with more sources a form may lead to: browsers hold the redirect after a POST to
+ * `form-action` too, so a page whose form answers 303 to another site (OAuth) must name it.
+ */
+export function dashboardCsp(formActions: string[] = []): string {
+  return (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; " +
+    `form-action ${["'self'", ...formActions].join(" ")}; frame-ancestors 'none'; base-uri 'none'`
+  );
+}
 
 /** Everything a dashboard handler gets: the person, their actor and API client, the workspace. */
 export interface DashboardRequest {
@@ -47,6 +56,10 @@ export interface DashboardRequest {
   redirect(location: string): Response;
   /** A page that only says something (outcomes, errors). */
   message(status: number, heading: string, paragraphs: (string | Markup)[]): Response;
+  /** Whether a form's `csrf_token` is this browser's (for `multipart` handlers, which read their body). */
+  csrfValid(token: string | null): boolean;
+  /** The 403 page of a form that is not from this browser. */
+  refused(): Response;
 }
 
 /** How a page is rendered besides its content. */
@@ -54,6 +67,8 @@ export interface RenderOptions {
   status?: number;
   /** The navigation entry to mark as current. */
   section?: string;
+  /** Other sites the page's forms redirect to (see `dashboardCsp`). */
+  formActions?: string[];
 }
 
 type Handler = (r: DashboardRequest) => Response | Promise<Response>;
@@ -65,6 +80,11 @@ export interface DashboardRoutes {
   form(path: string, handler: FormHandler): DashboardRoutes;
   /** A POST whose body the handler reads itself (multipart uploads); CSRF from `x-csrf-token`. */
   raw(path: string, handler: Handler): DashboardRoutes;
+  /**
+   * A POST form the handler reads itself (multipart with files, or urlencoded), signed in first; the
+   * handler checks the form's `csrf_token` with `r.csrfValid` before it acts on or stores anything.
+   */
+  multipart(path: string, handler: Handler): DashboardRoutes;
 }
 
 const hidden = { detail: { hide: true } };
@@ -128,12 +148,14 @@ export function dashboardRouter(
         };
         return pageResponse(h, browser, dashboardLayout(frame, content), {
           status: options.status ?? 200,
-          headers: { "content-security-policy": DASHBOARD_CSP },
+          headers: { "content-security-policy": dashboardCsp(options.formActions) },
         });
       },
       redirect: (location) => redirect(h, browser, location),
       message: (status, heading, paragraphs) =>
         r.render(heading, html`<h1>${heading}</h1>${paragraphs.map((p) => html`<p>${p}</p>`)}`, { status }),
+      csrfValid: (token) => formFromThisBrowser(h, browser, new URLSearchParams({ csrf_token: token ?? "" })),
+      refused: () => refused(r),
     };
     const workspaceId = params.workspace_id;
     if (workspaceId !== undefined) {
@@ -192,6 +214,17 @@ export function dashboardRouter(
           const token = new URLSearchParams({ csrf_token: request.headers.get("x-csrf-token") ?? "" });
           if (!formFromThisBrowser(h, r.browser, token)) return refused(r);
           return handler(r);
+        },
+        { ...hidden, parse: "none" as const },
+      );
+      return routes;
+    },
+    multipart(path, handler) {
+      app.post(
+        path,
+        async ({ request, params }) => {
+          const r = await open(request, (params ?? {}) as Record<string, string>);
+          return r instanceof Response ? r : handler(r);
         },
         { ...hidden, parse: "none" as const },
       );

@@ -85,7 +85,7 @@ export function choices(spec: {
 }): Markup {
   const id = fieldId(spec.pointer);
   const error = spec.errors?.get(spec.pointer);
-  return html`<fieldset class="field choices"${error ? html` aria-describedby="${id}-error"` : ""}>
+  return html`<fieldset class="field choices" id="${id}"${error ? html` aria-describedby="${id}-error"` : ""}>
 <legend>${spec.legend}</legend>
 ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ""}
 ${spec.options.map((o, i) => {
@@ -102,12 +102,22 @@ ${spec.options.map((o, i) => {
  * double click, a reload) replays the first answer instead of acting twice.
  */
 export function postForm(
-  spec: { action: string; csrf: string; className?: string; label?: string; multipart?: boolean },
+  spec: {
+    action: string;
+    csrf: string;
+    className?: string;
+    label?: string;
+    multipart?: boolean;
+    /** A question the dashboard's script asks before sending (`data-confirm`). */
+    confirm?: string;
+  },
   content: Markup,
 ): Markup {
   return html`<form method="post" action="${spec.action}"${spec.className ? html` class="${spec.className}"` : ""}${
     spec.label ? html` aria-label="${spec.label}"` : ""
-  }${spec.multipart ? html` enctype="multipart/form-data"` : ""}>
+  }${spec.multipart ? html` enctype="multipart/form-data"` : ""}${
+    spec.confirm ? html` data-confirm="${spec.confirm}"` : ""
+  }>
 ${csrfField(spec.csrf)}<input type="hidden" name="idempotency_key" value="${randomBase62(24)}">
 ${content}
 </form>`;
@@ -121,10 +131,11 @@ export function buttonForm(spec: {
   secondary?: boolean;
   danger?: boolean;
   fields?: Record<string, string>;
+  confirm?: string;
 }): Markup {
   const cls = spec.danger ? "danger" : spec.secondary ? "secondary" : "";
   return postForm(
-    { action: spec.action, csrf: spec.csrf, className: "inline" },
+    { action: spec.action, csrf: spec.csrf, className: "inline", confirm: spec.confirm },
     html`${Object.entries(spec.fields ?? {}).map(
       ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
     )}<button type="submit"${cls ? html` class="${cls}"` : ""}>${spec.label}</button>`,

@@ -207,6 +207,14 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
 }
 
 /**
+ * Whether a connection session was started by a person in the dashboard: their actor's credential is
+ * their session (`sessionActor`, ids `ses_…`), an API key's is `key_…`.
+ */
+function startedInDashboard(credentialId: string | null): boolean {
+  return credentialId?.startsWith("ses_") ?? false;
+}
+
+/**
  * The OAuth return page `<origin>/oauth/callback/{provider}` (no bearer: the `state` identifies the
  * session).
  */
@@ -219,6 +227,19 @@ export function oauthCallbackRoutes(h: Herald) {
         channel: params.provider,
         query: query as Record<string, string>,
       });
+      // A connection started from the dashboard goes back there (the page says how it went); one started
+      // with an API key keeps this page.
+      if (result.connection && startedInDashboard(result.connection.credentialId)) {
+        const { id, workspaceId } = result.connection;
+        const notice = result.ok ? "connected" : "not_connected";
+        return new Response(null, {
+          status: 303,
+          headers: {
+            location: `/dashboard/workspaces/${workspaceId}/destinations?notice=${notice}&connection=${id}`,
+            "cache-control": "no-store",
+          },
+        });
+      }
       const title = result.ok ? "Connected" : "Not connected";
       return new Response(
         `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
 import { accounts, users } from "../../db/schema.ts";
 import { firstRow } from "../../db/engine.ts";
@@ -33,4 +33,16 @@ export async function findUserByEmail(db: Db, email: string): Promise<UserRow | 
 /** Stores a new user. */
 export async function insertUser(db: Db, row: typeof users.$inferInsert): Promise<void> {
   await db.insert(users).values({ ...row, email: row.email.toLowerCase() });
+}
+
+/** The people of an account, earliest first (never their password hashes). */
+export async function listAccountUsers(
+  db: Db,
+  accountId: string,
+): Promise<{ id: string; email: string; role: UserRow["role"]; createdAt: number }[]> {
+  return db
+    .select({ id: users.id, email: users.email, role: users.role, createdAt: users.createdAt })
+    .from(users)
+    .where(eq(users.accountId, accountId))
+    .orderBy(asc(users.createdAt), asc(users.id));
 }

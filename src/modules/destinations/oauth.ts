@@ -156,6 +156,8 @@ export async function startOAuthConnection(args: {
 export interface CallbackResult {
   ok: boolean;
   message: string;
+  /** The session the callback belonged to, when it named one (the return page may lead back to it). */
+  connection?: Pick<ConnectionRow, "id" | "workspaceId" | "credentialId">;
 }
 
 /**
@@ -181,26 +183,30 @@ export async function completeOAuthCallback(args: {
       message: "This authorization link was already used or is unknown; start connecting again.",
     };
   }
+  const { id, workspaceId, credentialId } = connection;
+  const result = (ok: boolean, message: string): CallbackResult => ({
+    ok,
+    message,
+    connection: { id, workspaceId, credentialId },
+  });
   if (connection.expiresAt <= now) {
     await inTransaction(h.db, (tx) =>
       updateConnection(tx, connection.id, { status: "expired", secretsSealed: null }),
     );
-    return { ok: false, message: "This authorization expired; start connecting again." };
+    return result(false, "This authorization expired; start connecting again.");
   }
   if (query.error || !query.code) {
     const reason = query.error_description ?? query.error ?? "no code";
     await inTransaction(h.db, (tx) =>
       updateConnection(tx, connection.id, { status: "failed", secretsSealed: null, error: reason }),
     );
-    return {
-      ok: false,
-      message: `The network did not authorize Herald: ${query.error_description ?? query.error ?? "no code returned"}.`,
-    };
+    const why = query.error_description ?? query.error ?? "no code returned";
+    return result(false, `The network did not authorize Herald: ${why}.`);
   }
   const secrets = JSON.parse(h.secrets.decrypt(connection.secretsSealed!)) as SessionSecrets;
   const state = query.state;
   if (!(await inTransaction(h.db, (tx) => takeConnectionState(tx, connection.id, state)))) {
-    return { ok: false, message: "This authorization link was already used; start connecting again." };
+    return result(false, "This authorization link was already used; start connecting again.");
   }
   try {
     const accounts = await (adapter as OAuthAdapter).completeAuthorization({
@@ -238,7 +244,7 @@ export async function completeOAuthCallback(args: {
       });
     });
     const names = accounts.map((a) => a.displayName || a.handle).join(", ");
-    return { ok: true, message: `Connected ${names}. You can close this window.` };
+    return result(true, `Connected ${names}. You can close this window.`);
   } catch (error) {
     const message = error instanceof ProviderError ? error.message : "unexpected error";
     // An instance that forgot Herald's app answers invalid_client: register again next time.
@@ -259,6 +265,6 @@ export async function completeOAuthCallback(args: {
         error: (error as Error).message,
       });
     }
-    return { ok: false, message: `Connecting failed: ${message}` };
+    return result(false, `Connecting failed: ${message}`);
   }
 }

@@ -1,4 +1,4 @@
-import { desc, eq } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
 import { invitations, mailOutbox } from "../../db/schema.ts";
 import { firstRow } from "../../db/engine.ts";
@@ -29,4 +29,29 @@ export async function findInvitation(db: Db, id: number): Promise<InvitationWith
     .limit(1)
     .then(firstRow);
   return { ...row, deliveryStatus: mail?.status ?? "pending" };
+}
+
+/** An account's invitations that were not revoked, newest first, each with its latest e-mail's status. */
+export async function listInvitations(db: Db, accountId: string): Promise<InvitationWithDelivery[]> {
+  const rows = await db
+    .select()
+    .from(invitations)
+    .where(and(eq(invitations.accountId, accountId), isNull(invitations.revokedAt)))
+    .orderBy(desc(invitations.id));
+  if (rows.length === 0) return [];
+  const mails = await db
+    .select({ invitationId: mailOutbox.invitationId, status: mailOutbox.status })
+    .from(mailOutbox)
+    .where(
+      inArray(
+        mailOutbox.invitationId,
+        rows.map((r) => r.id),
+      ),
+    )
+    .orderBy(desc(mailOutbox.id));
+  // Newest mail first: the first status seen per invitation is its latest e-mail's.
+  const latest = new Map<number, InvitationWithDelivery["deliveryStatus"]>();
+  for (const m of mails)
+    if (m.invitationId !== null && !latest.has(m.invitationId)) latest.set(m.invitationId, m.status);
+  return rows.map((row) => ({ ...row, deliveryStatus: latest.get(row.id) ?? "pending" }));
 }

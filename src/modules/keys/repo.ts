@@ -103,3 +103,29 @@ export async function markApiKeyRevoked(db: Db, id: string, at: number): Promise
     .set({ revokedAt: at })
     .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)));
 }
+
+/** A key of `accountId` by its credential id (another account's key is not found). */
+export async function findAccountApiKey(
+  db: Db,
+  accountId: string,
+  id: string,
+): Promise<ApiKeyRow | undefined> {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, accountId), eq(apiKeys.id, id)))
+    .then(firstRow);
+}
+
+/** The key a dashboard form with this one-time key already created, if any. */
+export async function findApiKeyByCreationFormKey(
+  db: Db,
+  accountId: string,
+  formKey: string,
+): Promise<ApiKeyRow | undefined> {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, accountId), eq(apiKeys.creationFormKey, formKey)))
+    .then(firstRow);
+}

@@ -22,6 +22,9 @@ export interface NewKeyInput {
   workspaceAccessMode: "all" | "selected";
   workspaceIds: string[];
   expiresAt: number | null;
+  /** The person creating it in the dashboard, and that form's one-time key (see `createKeyFromForm`). */
+  createdByUserId?: string | null;
+  creationFormKey?: string | null;
 }
 
 /** Thrown when a key request names workspaces that are not the account's. */
@@ -62,6 +65,8 @@ export async function createApiKey(
       workspaceAccessMode: input.workspaceAccessMode,
       expiresAt: input.expiresAt,
       createdAt: now,
+      createdByUserId: input.createdByUserId ?? null,
+      creationFormKey: input.creationFormKey ?? null,
     },
     input.workspaceAccessMode === "selected" ? ids : [],
   );

@@ -1,0 +1,221 @@
+import { roleAllows } from "../../modules/account/roles.ts";
+import { readForm } from "../pages/respond.ts";
+import { composeContent, formFields, type ComposeView, type LibraryAsset } from "./compose-form.ts";
+import {
+  createBody,
+  emptyState,
+  formErrors,
+  localToInstant,
+  readState,
+  type ComposeDestination,
+  type ComposeState,
+} from "./compose-read.ts";
+import type { FieldErrors } from "./api.ts";
+import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from "./multipart.ts";
+import type { DashboardRequest, DashboardRoutes } from "./router.ts";
+import { DASHBOARD_UPLOAD_MAX_BYTES, storeAsset, tooLargeText, uploadRoutes } from "./uploads.ts";
+
+/** `/dashboard/workspaces/:workspace_id/posts/new`: compose a thread, attach media, choose when. */
+export function composePages(routes: DashboardRoutes): void {
+  const path = "/dashboard/workspaces/:workspace_id/posts/new";
+  routes
+    .page(path, async (r) => {
+      if (!mayCompose(r)) return cannotCompose(r);
+      const lists = await loadLists(r);
+      const at = r.query.get("at") ?? "";
+      const state = emptyState(lists.destinations, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(at) ? at : "");
+      return show(r, lists, state, { errors: new Map(), problems: [], status: null }, 200);
+    })
+    .multipart(path, async (r) => {
+      if (!mayCompose(r)) return cannotCompose(r);
+      let form: ReceivedForm | null;
+      try {
+        form = await readComposeForm(r);
+      } catch (error) {
+        if (error instanceof FormRefused) return r.refused();
+        if (error instanceof BodyTooLarge) return r.message(413, "The file is too large", [tooLargeText()]);
+        throw error;
+      }
+      if (!form || !r.csrfValid(form.fields.get("csrf_token"))) {
+        await form?.cleanup();
+        return r.refused();
+      }
+      try {
+        return await act(r, form);
+      } finally {
+        await form.cleanup();
+      }
+    });
+  uploadRoutes(routes);
+}
+
+/** The form as multipart (with files streamed to disk) or urlencoded (no files). */
+async function readComposeForm(r: DashboardRequest): Promise<ReceivedForm | null> {
+  const type = r.request.headers.get("content-type") ?? "";
+  if (/^multipart\/form-data/i.test(type))
+    return readMultipartForm(r.request, {
+      maxFileBytes: DASHBOARD_UPLOAD_MAX_BYTES,
+      allowFiles: (fields) => r.csrfValid(fields.get("csrf_token")),
+    });
+  const fields = await readForm(r.request);
+  return { fields, files: [], cleanup: async () => {} };
+}
+
+const mayCompose = (r: DashboardRequest) => roleAllows(r.session.role, "posts:write");
+
+const cannotCompose = (r: DashboardRequest) =>
+  r.message(403, "You cannot compose posts", ["Your role in this account does not include writing posts."]);
+
+interface Lists {
+  destinations: ComposeDestination[];
+  library: LibraryAsset[];
+}
+
+/** The workspace's destinations (all but disabled ones) and its newest hundred ready assets. */
+async function loadLists(r: DashboardRequest): Promise<Lists> {
+  const ws = r.workspace!.id;
+  const [destinations, assets] = await Promise.all([
+    r.api.get(`/workspaces/${ws}/destinations`),
+    r.api.get(`/workspaces/${ws}/assets?limit=100`),
+  ]);
+  return {
+    destinations: (destinations.body?.data ?? [])
+      .filter((d: { status: string }) => d.status !== "disabled")
+      .map((d: any) => ({
+        id: d.id,
+        channel: d.channel,
+        name: d.display_name,
+        status: d.status,
+        isDefault: d.is_default,
+      })),
+    library: (assets.body?.data ?? [])
+      .filter((a: { status: string }) => a.status === "ready")
+      .map((a: any) => ({
+        id: a.id,
+        label: a.label,
+        type: a.type,
+        contentType: a.content_type,
+        dimensions: a.dimensions,
+      })),
+  };
+}
+
+type Outcome = Pick<ComposeView, "errors" | "problems" | "status">;
+
+function show(r: DashboardRequest, lists: Lists, state: ComposeState, outcome: Outcome, status: number) {
+  const view: ComposeView = {
+    state,
+    ...lists,
+    ...outcome,
+    timeZone: r.workspace!.timeZone,
+    workspaceId: r.workspace!.id,
+    csrf: r.csrf,
+    directParts: r.h.blobs.kind === "local",
+  };
+  return r.render("Compose", composeContent(view), { section: "compose", status });
+}
+
+/**
+ * One submission: files are uploaded and library choices attached whatever the button, then the
+ * button's own step (add or remove an item, detach, check, create) runs on the typed state.
+ */
+async function act(r: DashboardRequest, form: ReceivedForm): Promise<Response> {
+  const state = readState(form.fields);
+  const op = form.fields.get("op") ?? "check";
+  const lists = await loadLists(r);
+  const key = form.fields.get("idempotency_key") ?? "";
+  const errors: FieldErrors = new Map();
+  const uploaded: string[] = [];
+  state.items.forEach((item, n) => {
+    const add = form.fields.get(`item_${n}_add`);
+    if (add && lists.library.some((a) => a.id === add) && !item.media.includes(add)) item.media.push(add);
+  });
+  for (const file of form.files) {
+    const n = Number(/^item_(\d+)_file$/.exec(file.field)?.[1] ?? -1);
+    if (!state.items[n]) continue;
+    const stored = await storeAsset(r, file, `${key}-item${n}`);
+    if (stored.ok) {
+      state.items[n]!.media.push(stored.asset.id);
+      lists.library.unshift({
+        id: stored.asset.id,
+        label: stored.asset.label,
+        type: stored.asset.type,
+        contentType: stored.asset.content_type,
+        dimensions: stored.asset.dimensions,
+      });
+      uploaded.push(`${file.fileName} is attached to item ${n + 1}.`);
+    } else {
+      if (stored.answer.status === 403) return forbidden(r);
+      const details = (stored.answer.body?.errors ?? []).map((e: { detail: string }) => e.detail);
+      errors.set(`/body/${n}/file`, [stored.answer.body?.detail, ...details].filter(Boolean).join(" "));
+    }
+  }
+  if (errors.size) return show(r, lists, state, { errors, problems: [], status: null }, 422);
+  const status = uploaded.length ? uploaded.join(" ") : null;
+
+  const [verb, index, assetId] = op.split(":");
+  if (verb === "add" && state.items.length < 100) state.items.push({ text: "", media: [] });
+  if (verb === "remove" && state.items.length > 1) state.items.splice(Number(index), 1);
+  if (verb === "detach") {
+    const item = state.items[Number(index)];
+    if (item) item.media = item.media.filter((id) => id !== assetId);
+  }
+  if (verb !== "check" && verb !== "create")
+    return show(r, lists, state, { errors, problems: [], status }, 200);
+  return submit(r, lists, state, verb, key, status);
+}
+
+/** Checks (the dry run) or creates the posts, and shows the API's errors next to their fields. */
+async function submit(
+  r: DashboardRequest,
+  lists: Lists,
+  state: ComposeState,
+  verb: "check" | "create",
+  key: string,
+  status: string | null,
+): Promise<Response> {
+  const chosen = lists.destinations.filter((d) => state.destinationIds.includes(d.id));
+  const fields = new Set(formFields({ state, ...lists }).keys());
+  const own: FieldErrors = new Map();
+  if (chosen.length === 0) own.set("/destination_ids", "Choose at least one destination.");
+  if (state.when === "at" && !localToInstant(state.at, r.workspace!.timeZone))
+    own.set("/at", "Enter the date and time to publish at.");
+  if (own.size) return show(r, lists, state, { errors: own, problems: [], status }, 400);
+
+  const body = createBody(state, chosen, r.workspace!.timeZone);
+  const base = `/workspaces/${r.workspace!.id}/posts`;
+  if (verb === "check") {
+    const answer = await r.api.call("POST", `${base}/validate`, { body });
+    if (answer.status === 403) return forbidden(r);
+    const found = answer.ok
+      ? (answer.body.errors ?? [])
+      : (answer.body?.errors ?? [{ detail: answer.body?.detail }]);
+    const mapped = formErrors(found, { state, chosen, fields });
+    if (answer.ok && found.length === 0)
+      return show(r, lists, state, { errors: new Map(), problems: [], status: "No problems found." }, 200);
+    return show(
+      r,
+      lists,
+      state,
+      { errors: mapped.fields, problems: mapped.other, status },
+      answer.ok ? 422 : answer.status,
+    );
+  }
+  const answer = await r.api.call("POST", base, { body, idempotencyKey: key || undefined });
+  if (answer.ok)
+    return r.redirect(
+      `/dashboard/workspaces/${r.workspace!.id}/posts/${answer.body.posts[0].id}?notice=created`,
+    );
+  if (answer.status === 403) return forbidden(r);
+  if (answer.status >= 500 || answer.status === 401)
+    return r.message(502, "The post could not be saved", [answer.body?.detail ?? "Try again in a moment."]);
+  const mapped = formErrors(answer.body?.errors ?? [], { state, chosen, fields });
+  const problems =
+    mapped.other.length || mapped.fields.size
+      ? mapped.other
+      : [answer.body?.detail ?? "The post was refused."];
+  return show(r, lists, state, { errors: mapped.fields, problems, status }, answer.status);
+}
+
+const forbidden = (r: DashboardRequest) =>
+  r.message(403, "Not allowed", ["Your role in this account does not allow this."]);

@@ -1,0 +1,193 @@
+import type { Herald } from "../../herald.ts";
+import { NETWORK_RULES } from "../../providers/registry.ts";
+import { html, type Markup } from "../pages/html.ts";
+import { type ApiAnswer, type FieldErrors, fieldErrorsOf } from "./api.ts";
+import type { DashboardRequest } from "./router.ts";
+import { fieldId, input, postForm } from "./ui.ts";
+
+/** A connect form that came back: its network, what it held (never the app password) and the problems. */
+export interface ConnectFailure {
+  channel: string;
+  values: Record<string, string>;
+  /** Keyed `/<channel>/<field>` (the page has nine forms, so ids carry the network). */
+  errors: FieldErrors;
+  /** The problem's own words, for what no field explains. */
+  detail: string | null;
+  status: number;
+}
+
+/** The name people know a network by ("Bluesky"), or the channel itself. */
+export function networkName(channel: string): string {
+  return NETWORK_RULES.find((n) => n.channel === channel)?.displayName ?? channel;
+}
+
+/** Whether a network is connected through Herald's own app (one button: no instance to name). */
+export function connectsThroughHeraldsApp(h: Herald, channel: string): boolean {
+  const flow = h.providers.adapter(channel)?.connection;
+  return flow?.kind === "oauth" && flow.registration === "fixed-app";
+}
+
+/**
+ * Where the connect forms may lead: the networks' authorization pages (any https site: Mastodon
+ * instances are the person's choice), and plain http too when the test-only private-network switch is on.
+ */
+export function connectFormActions(h: Herald): string[] {
+  return h.config.devAllowPrivateNetwork ? ["https:", "http:"] : ["https:"];
+}
+
+const path = (r: DashboardRequest) => `/dashboard/workspaces/${r.workspace!.id}/destinations`;
+
+/** The error summary's labels of a failure's fields. */
+export function connectErrorLabels(failure: ConnectFailure | null): Record<string, string> {
+  if (!failure) return {};
+  const name = networkName(failure.channel);
+  const c = failure.channel;
+  return {
+    [`/${c}/provider`]: name,
+    [`/${c}/instance_origin`]: c === "mastodon" ? `${name} instance` : `${name} PDS origin`,
+    [`/${c}/handle`]: `${name} handle`,
+    [`/${c}/app_password`]: `${name} app password`,
+  };
+}
+
+/** The inputs a network's form asks for. */
+function connectFields(channel: string, values: Record<string, string>, errors: FieldErrors): Markup {
+  const at = (field: string) => `/${channel}/${field}`;
+  if (channel === "bluesky")
+    return html`${input({
+      name: "handle",
+      pointer: at("handle"),
+      label: "Handle",
+      hint: "Like alice.bsky.social.",
+      value: values.handle,
+      errors,
+      required: true,
+    })}${input({
+      name: "app_password",
+      pointer: at("app_password"),
+      label: "App password",
+      hint: "Create one in Bluesky under Settings, Privacy and security, App passwords.",
+      type: "password",
+      errors,
+      required: true,
+    })}${input({
+      name: "instance_origin",
+      pointer: at("instance_origin"),
+      label: "PDS origin (optional)",
+      hint: "Only for an account hosted elsewhere than bsky.social, like https://pds.example.com.",
+      type: "url",
+      value: values.instance_origin,
+      errors,
+    })}`;
+  if (channel === "mastodon")
+    return input({
+      name: "instance_origin",
+      pointer: at("instance_origin"),
+      label: "Instance",
+      hint: "Its address, like https://mastodon.social. You approve Herald there, then come back here.",
+      type: "url",
+      value: values.instance_origin,
+      errors,
+      required: true,
+    });
+  return html`<p class="hint">You approve Herald on ${networkName(channel)}, then come back here.</p>`;
+}
+
+/** "Connect an account": one form per network of the registry, a failed one with its problems. */
+export function connectSection(r: DashboardRequest, failure: ConnectFailure | null): Markup {
+  const forms = NETWORK_RULES.map(({ channel, displayName }) => {
+    const mine = failure?.channel === channel ? failure : null;
+    const errors = mine?.errors ?? new Map<string, string>();
+    const providerError = errors.get(`/${channel}/provider`);
+    return html`<section class="connect" id="connect-${channel}" aria-labelledby="connect-${channel}-title">
+<h3 id="connect-${channel}-title">${displayName}</h3>
+${providerError ? html`<p class="error" id="${fieldId(`/${channel}/provider`)}">${providerError}</p>` : ""}
+${postForm(
+  { action: `${path(r)}/connect/${channel}`, csrf: r.csrf, label: `Connect ${displayName}` },
+  html`${connectFields(channel, mine?.values ?? {}, errors)}
+<button type="submit">Connect ${displayName}</button>`,
+)}
+</section>`;
+  });
+  return html`<h2 id="connect">Connect an account</h2>
+<div class="connect-grid">${forms}</div>`;
+}
+
+/** The API's answer to a connect form as a failure of that network's form. */
+function failureOf(channel: string, values: Record<string, string>, answer: ApiAnswer): ConnectFailure {
+  const errors: FieldErrors = new Map();
+  for (const [pointer, detail] of fieldErrorsOf(answer)) errors.set(`/${channel}${pointer}`, detail);
+  const detail: string | null = answer.body?.detail ?? null;
+  // A network whose app is not configured (or any problem without a field): its detail says what to do.
+  if (errors.has(`/${channel}/provider`) || errors.size === 0)
+    errors.set(`/${channel}/provider`, detail ?? "Connecting failed; try again.");
+  return { channel, values, errors, detail, status: answer.status };
+}
+
+/**
+ * POST of a connect form: Bluesky completes at once (back to the list with a notice), the OAuth networks
+ * answer where to approve Herald (a 303 there), and a refusal comes back next to that network's form.
+ */
+export async function connectAccount(
+  r: DashboardRequest,
+  form: URLSearchParams,
+  renderWithFailure: (failure: ConnectFailure) => Promise<Response>,
+): Promise<Response> {
+  const channel = r.params.provider!;
+  if (!NETWORK_RULES.some((n) => n.channel === channel))
+    return r.message(404, "Network not found", [html`<a href="${path(r)}">Back to the destinations</a>`]);
+  const text = (name: string) => form.get(name)?.trim() || undefined;
+  const body: Record<string, string | undefined> = { provider: channel };
+  if (channel === "bluesky") {
+    body.handle = text("handle");
+    body.app_password = form.get("app_password") || undefined;
+  }
+  if (channel === "bluesky" || channel === "mastodon") body.instance_origin = text("instance_origin");
+  const answer = await r.api.call("POST", `/workspaces/${r.workspace!.id}/destination-connections`, {
+    body,
+    idempotencyKey: form.get("idempotency_key") ?? undefined,
+  });
+  if (answer.status === 403)
+    return r.message(403, "You cannot connect accounts", [
+      answer.body?.detail ?? "Your role does not allow it.",
+      html`<a href="${path(r)}">Back to the destinations</a>`,
+    ]);
+  if (!answer.ok) {
+    const values = { handle: body.handle ?? "", instance_origin: body.instance_origin ?? "" };
+    return renderWithFailure(failureOf(channel, values, answer));
+  }
+  const connection = answer.body as { id: string; status: string; authorization_url: string | null };
+  if (connection.authorization_url) return r.redirect(connection.authorization_url);
+  const outcome = connection.status === "completed" ? "connected" : "not_connected";
+  return r.redirect(`${path(r)}?notice=${outcome}&connection=${encodeURIComponent(connection.id)}`);
+}
+
+/**
+ * The outcome of a connection the page was sent back for (`?notice=connected|not_connected&connection=…`,
+ * by the form or by the OAuth return page), read from the API so the text names the real account.
+ */
+export async function connectionNotice(
+  r: DashboardRequest,
+  destinations: { id: string; display_name: string }[],
+): Promise<Markup> {
+  const code = r.query.get("notice");
+  const id = r.query.get("connection") ?? "";
+  if ((code !== "connected" && code !== "not_connected") || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) return html``;
+  const answer = await r.api.get(`/workspaces/${r.workspace!.id}/destination-connections/${id}`);
+  if (!answer.ok) return html``;
+  const c = answer.body as {
+    provider: string;
+    status: string;
+    destination_id: string | null;
+    error: string | null;
+  };
+  const network = networkName(c.provider);
+  if (c.status === "completed") {
+    const account = destinations.find((d) => d.id === c.destination_id)?.display_name ?? "the account";
+    return html`<div class="notice ok" role="status"><p>Connected ${network}: ${account}.</p></div>`;
+  }
+  const why =
+    c.error ?? (c.status === "expired" ? "the authorization expired" : "the authorization was not finished");
+  return html`<div class="notice warn" role="status"><p>${network} was not connected: ${why}. Connect it
+again below.</p></div>`;
+}

@@ -1,0 +1,170 @@
+import { html, type Markup } from "../pages/html.ts";
+import type { FieldErrors } from "./api.ts";
+import { actionForms, ACTION_LABELS } from "./post-action-forms.ts";
+import { excerpt, postPath, type PostResource, stateBadge, stateHint, whereTo } from "./post-view.ts";
+import type { DashboardRequest, DashboardRoutes } from "./router.ts";
+import { errorSummary, localTime, notice, table } from "./ui.ts";
+
+/** What came back from an action form that the API refused: the page is shown again with it. */
+export interface ActionOutcome {
+  /** Which form was sent (cancel, retry, reschedule, publish, delete). */
+  form: string;
+  status: number;
+  /** Field errors keyed by the pointers of the page's controls. */
+  errors: FieldErrors;
+  fallback: string | null;
+  /** The values the person entered, kept in the form. */
+  values: Record<string, string>;
+}
+
+const NOTICES: Record<string, string> = {
+  cancelled: "The post was cancelled.",
+  retried: "The post is being sent again.",
+  rescheduled: "The post was moved to its new time.",
+  published: "The post is on its way to the network.",
+  scheduled: "The post is scheduled.",
+};
+
+/** `/dashboard/workspaces/:ws/posts/:post_id`: one post, its attempts and receipts, and its actions. */
+export function postDetailPages(routes: DashboardRoutes): void {
+  routes.page("/dashboard/workspaces/:workspace_id/posts/:post_id", (r) => renderPostDetail(r));
+}
+
+/** Renders a post's page (after a refused action too, with that form's errors and values). */
+export async function renderPostDetail(r: DashboardRequest, outcome?: ActionOutcome): Promise<Response> {
+  const ws = r.workspace!;
+  const path = `/workspaces/${ws.id}/posts/${encodeURIComponent(r.params.post_id!)}`;
+  const answer = await r.api.get(`${path}?include=attempts`);
+  if (answer.status === 404)
+    return r.message(404, "Post not found", [
+      "It does not exist in this workspace, or it was a draft that was deleted.",
+      html`<a href="/dashboard/workspaces/${ws.id}/posts">Back to the posts</a>`,
+    ]);
+  if (!answer.ok)
+    return r.message(answer.status, "This post cannot be shown", [answer.body?.detail ?? "Try again later."]);
+  const post: PostResource = answer.body;
+  const etag = answer.headers.get("etag") ?? "";
+  const [siblings, destinations] = await Promise.all([
+    r.api.get(`/workspaces/${ws.id}/posts?${new URLSearchParams({ group: post.group, limit: "100" })}`),
+    post.state === "draft" ? r.api.get(`/workspaces/${ws.id}/destinations`) : null,
+  ]);
+  const others: PostResource[] = siblings.ok
+    ? siblings.body.data.filter((p: PostResource) => p.id !== post.id)
+    : [];
+  const zone = ws.timeZone;
+  const analyticsPath = `/dashboard/workspaces/${ws.id}/analytics/${encodeURIComponent(post.group)}`;
+  const content = html`<p><a href="/dashboard/workspaces/${ws.id}/posts">← Posts</a></p>
+<h1>${excerpt(post, 60)}</h1>
+${notice(r.query, NOTICES)}
+${outcome ? errorSummary(outcome.errors, outcome.fallback, ACTION_LABELS) : ""}
+<p>${stateBadge(post.state)} ${stateHint(post)}</p>
+${facts(r, post)}
+<h2>Content</h2>
+${body(post)}
+${receipts(post, zone)}
+<h2>Attempts</h2>
+${attempts(post, zone)}
+${
+  others.length
+    ? html`<h2>Other posts of the group</h2>
+<ul class="plain">${others.map(
+        (p) =>
+          html`<li><a href="${postPath(ws.id, p.id)}">${whereTo(p)}</a> ${stateBadge(p.state)} ${localTime(
+            p.published_at ?? p.scheduled_at,
+            zone,
+          )}</li>`,
+      )}</ul>`
+    : ""
+}
+${
+  post.state === "published" || others.some((p) => p.state === "published")
+    ? html`<p><a href="${analyticsPath}">Analytics of the group ${post.group}</a></p>`
+    : ""
+}
+${actionForms(r, post, etag, destinations?.ok ? destinations.body.data : [], outcome)}`;
+  return r.render(`Post ${excerpt(post, 40)}`, content, { section: "posts", status: outcome?.status ?? 200 });
+}
+
+/** The post's facts as a description list; times in the workspace's time zone. */
+function facts(r: DashboardRequest, post: PostResource): Markup {
+  const ws = r.workspace!;
+  const zone = ws.timeZone;
+  const row = (term: string, value: unknown) =>
+    value === null || value === undefined || value === "" ? "" : html`<dt>${term}</dt><dd>${value}</dd>`;
+  const groupQuery = new URLSearchParams({ group: post.group });
+  const groupLink = html`<a href="/dashboard/workspaces/${ws.id}/posts?${groupQuery}">${post.group}</a>`;
+  const deferred = post.deferred
+    ? html`until ${localTime(post.deferred.until, zone)} (${post.deferred.reason.replaceAll("_", " ")})`
+    : null;
+  const lastError = post.last_error
+    ? html`<code>${post.last_error.code}</code>: ${post.last_error.message}`
+    : null;
+  return html`<dl>
+${row("State", post.state)}
+${row("Network", post.channel)}
+${row("Destination", post.destination?.display_name ?? post.destination_id ?? "not chosen yet")}
+${row("Group", groupLink)}
+${row("Scheduled", post.scheduled_at ? localTime(post.scheduled_at, zone) : null)}
+${row("Published", post.published_at ? localTime(post.published_at, zone) : null)}
+${row("Cancelled", post.cancelled_at ? localTime(post.cancelled_at, zone) : null)}
+${row("Missed", post.missed_at ? localTime(post.missed_at, zone) : null)}
+${row("Deferred", deferred)}
+${row("Last error", lastError)}
+${row("Attempts", String(post.attempt_count))}
+${row("Created", localTime(post.created_at, zone))}
+${row("Updated", localTime(post.updated_at, zone))}
+${row("Times shown in", zone)}
+</dl>`;
+}
+
+/** The body items in order (a thread when more than one), each with the media attached to it. */
+function body(post: PostResource): Markup {
+  const items = post.payload.body.length ? post.payload.body : [""];
+  return html`<ol class="post-items">${items.map((text, i) => {
+    const media = post.assets.filter((a) => a.item_index === i);
+    return html`<li><p class="post-text">${text || html`<span class="muted">(no text)</span>`}</p>${
+      media.length
+        ? html`<ul class="plain">${media.map(
+            (a) => html`<li>${a.type}: ${a.label} <span class="muted">(${a.content_type})</span></li>`,
+          )}</ul>`
+        : ""
+    }</li>`;
+  })}</ol>`;
+}
+
+/** What the network answered for each published item (its address is shown, not linked: off-site). */
+function receipts(post: PostResource, zone: string): Markup {
+  if (post.receipts.length === 0) return html``;
+  return html`<h2>On the network</h2>
+${table({
+  caption: "Published items",
+  hideCaption: true,
+  head: ["Item", "Address", "State", "Published"],
+  rows: post.receipts.map((rc) => [
+    String(rc.item_index + 1),
+    html`<code>${rc.url}</code>`,
+    rc.state,
+    localTime(rc.published_at, zone),
+  ]),
+  empty: "",
+})}`;
+}
+
+/** Every publishing attempt: when, how it ended, what the network said. */
+function attempts(post: PostResource, zone: string): Markup {
+  return table({
+    caption: "Publishing attempts",
+    hideCaption: true,
+    head: ["#", "Trigger", "Outcome", "Started", "Finished", "Error", "Network status"],
+    rows: (post.attempts ?? []).map((a) => [
+      String(a.number),
+      a.trigger.replaceAll("_", " "),
+      a.status.replaceAll("_", " "),
+      localTime(a.started_at, zone),
+      localTime(a.finished_at, zone),
+      a.error ? html`<code>${a.error.code}</code>: ${a.error.message}` : null,
+      a.provider?.status_code ? String(a.provider.status_code) : null,
+    ]),
+    empty: post.state === "draft" ? "A draft has no attempts." : "No attempt yet.",
+  });
+}

@@ -1,0 +1,195 @@
+import { roleAllows } from "../../modules/account/roles.ts";
+import { listAccountUsers } from "../../modules/account/repo.ts";
+import { keyStatus, keyVisibleTo } from "../../modules/keys/dashboard.ts";
+import { listApiKeys } from "../../modules/keys/repo.ts";
+import { html, type Markup } from "../pages/html.ts";
+import { fieldErrorsOf, type FieldErrors } from "./api.ts";
+import { compactScopes } from "./keys-form.ts";
+import {
+  queueEditor,
+  type QueueRow,
+  queueRowsFromForm,
+  queueRowsOf,
+  rowErrorsOf,
+  windowsOfRows,
+} from "./queue-editor.ts";
+import type { DashboardRequest, DashboardRoutes } from "./router.ts";
+import { errorSummary, input, notice, postForm, select, table } from "./ui.ts";
+import { refusal, timeZoneOptions } from "./workspaces.ts";
+
+const NOTICES = {
+  created: "The workspace is created. Set its posting times below, then connect destinations.",
+  saved: "The workspace's settings are saved.",
+  "queue-saved": "The posting times are saved.",
+};
+
+/** A form that came back with problems, to render again as posted. */
+interface Returned<V> {
+  values: V;
+  errors: FieldErrors;
+  problem: string | null;
+}
+type GeneralValues = { name: string; time_zone: string; etag: string };
+type PageState = { general?: Returned<GeneralValues>; queue?: Returned<QueueRow[]>; status?: number };
+
+/**
+ * `/dashboard/workspaces/:id/settings`: name and time zone (PATCH with If-Match), the queue's posting
+ * times (PUT /queue), and who can use the workspace (every person of the account; the keys allowed).
+ */
+export function workspaceSettingsPages(routes: DashboardRoutes): void {
+  const base = "/dashboard/workspaces/:workspace_id/settings";
+  routes
+    .page(base, (r) => settingsPage(r, {}))
+    .form(base, async (r, form) => {
+      const values = {
+        name: form.get("name") ?? "",
+        time_zone: form.get("time_zone") ?? "",
+        etag: form.get("etag") ?? "",
+      };
+      const answer = await r.api.call("PATCH", `/workspaces/${r.workspace!.id}`, {
+        body: { name: values.name.trim(), time_zone: values.time_zone },
+        ifMatch: values.etag || undefined,
+      });
+      if (answer.ok) return r.redirect(`/dashboard/workspaces/${r.workspace!.id}/settings?notice=saved`);
+      const refused = refusal(r, answer.status);
+      if (refused) return refused;
+      const errors = fieldErrorsOf(answer);
+      const problem =
+        answer.status === 412
+          ? "The workspace was changed meanwhile (in another tab or by someone else). Reload this page to " +
+            "see its current settings, then make your change again."
+          : errors.size
+            ? null
+            : (answer.body?.detail ?? "Not saved.");
+      return settingsPage(r, { general: { values, errors, problem }, status: answer.status });
+    })
+    .form(`${base}/queue`, async (r, form) => {
+      const rows = queueRowsFromForm(form);
+      const wanted = windowsOfRows(rows);
+      if (wanted.errors.size > 0)
+        return settingsPage(r, {
+          queue: { values: rows, errors: wanted.errors, problem: null },
+          status: 400,
+        });
+      const answer = await r.api.call("PUT", `/workspaces/${r.workspace!.id}/queue`, {
+        body: { windows: wanted.windows },
+      });
+      if (answer.ok)
+        return r.redirect(`/dashboard/workspaces/${r.workspace!.id}/settings?notice=queue-saved`);
+      const refused = refusal(r, answer.status);
+      if (refused) return refused;
+      const { errors, problem } = rowErrorsOf(answer, wanted.rowOfWindow);
+      return settingsPage(r, { queue: { values: rows, errors, problem }, status: answer.status });
+    });
+}
+
+async function settingsPage(r: DashboardRequest, state: PageState): Promise<Response> {
+  const ws = r.workspace!;
+  const current = await r.api.get(`/workspaces/${ws.id}`);
+  const queue = await r.api.get(`/workspaces/${ws.id}/queue`);
+  const role = r.session.role;
+  const general: Returned<GeneralValues> = state.general ?? {
+    values: {
+      name: current.body.name,
+      time_zone: current.body.time_zone,
+      etag: current.headers.get("etag") ?? "",
+    },
+    errors: new Map(),
+    problem: null,
+  };
+  const queueRows = state.queue?.values ?? queueRowsOf(queue.body?.windows ?? []);
+  return r.render(
+    `Settings of ${ws.name}`,
+    html`<h1>Settings of ${ws.name}</h1>
+${notice(r.query, NOTICES)}
+<p class="muted">Workspace id <code>${ws.id}</code></p>
+<h2>Name and time zone</h2>
+${
+  roleAllows(role, "workspaces:write")
+    ? generalForm(r, general)
+    : html`<p>${current.body.name}, time zone ${current.body.time_zone}.</p>
+<p class="muted">Your role (${role}) cannot change them.</p>`
+}
+<h2>Queue posting times</h2>
+<p>Posts added to the queue take the next free posting time, in the workspace's time zone.</p>
+${
+  roleAllows(role, "posts:write")
+    ? queueEditor({
+        action: `/dashboard/workspaces/${ws.id}/settings/queue`,
+        csrf: r.csrf,
+        timeZone: current.body.time_zone,
+        rows: queueRows,
+        errors: state.queue?.errors ?? new Map(),
+        problem: state.queue?.problem ?? null,
+      })
+    : html`<p class="muted">Your role (${role}) cannot change the posting times.</p>`
+}
+${await accessSection(r)}`,
+    { section: "settings", status: state.status ?? 200 },
+  );
+}
+
+function generalForm(r: DashboardRequest, general: Returned<GeneralValues>): Markup {
+  const { values, errors } = general;
+  return html`${errorSummary(errors, general.problem, { "/name": "Name", "/time_zone": "Time zone" })}
+${postForm(
+  { action: `/dashboard/workspaces/${r.workspace!.id}/settings`, csrf: r.csrf, label: "Name and time zone" },
+  html`<input type="hidden" name="etag" value="${values.etag}">
+${input({
+  name: "name",
+  pointer: "/name",
+  label: "Name",
+  value: values.name,
+  required: true,
+  maxlength: 200,
+  errors,
+})}
+${select({
+  name: "time_zone",
+  pointer: "/time_zone",
+  label: "Time zone",
+  hint: "The queue's posting times are read in this zone.",
+  options: timeZoneOptions(values.time_zone),
+  value: values.time_zone,
+  errors,
+})}
+<button type="submit">Save</button>`,
+)}`;
+}
+
+/** Who can use the workspace: every person of the account, and the live keys that reach it. */
+async function accessSection(r: DashboardRequest): Promise<Markup> {
+  const ws = r.workspace!;
+  const now = r.h.clock.now();
+  const people = await listAccountUsers(r.h.db, r.session.accountId);
+  const keys = (await listApiKeys(r.h.db, r.session.accountId)).filter(
+    (k) =>
+      keyVisibleTo(k, r.session) &&
+      keyStatus(k, now) === "active" &&
+      (k.workspaceAccessMode === "all" || k.workspaceIds.includes(ws.id)),
+  );
+  return html`<h2>Members' access</h2>
+<p>In this version every person of the account can use every workspace; their role decides what they may
+do. Invite people on the <a href="/dashboard/team">Team</a> page.</p>
+${table({
+  caption: "People who can use this workspace",
+  head: ["E-mail", "Role"],
+  rows: people.map((p) => [p.email, p.role]),
+  empty: "Nobody.",
+})}
+${table({
+  caption:
+    r.session.role === "member"
+      ? "Your API keys that can use this workspace"
+      : "API keys that can use this workspace",
+  head: ["Name", "Prefix", "Access", "Scopes"],
+  rows: keys.map((k) => [
+    k.name,
+    html`<code>${k.prefix}…</code>`,
+    k.workspaceAccessMode === "all" ? "all workspaces" : "selected workspaces",
+    compactScopes(k.scopes),
+  ]),
+  empty: "No active API key can use this workspace.",
+})}
+<p><a href="/dashboard/keys">Manage API keys</a></p>`;
+}

@@ -1,0 +1,204 @@
+// Analytics pages: the series over a range (small SVG charts and the same numbers in a table), a
+// published group's totals with coverage and its posts, the rate-limited "refresh now", and the chart
+// functions on their own.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { waitInWords } from "../../src/http/dashboard/analytics-group.ts";
+import {
+  barChart,
+  barGeometry,
+  labelIndexes,
+  niceMax,
+  shortNumber,
+} from "../../src/http/dashboard/charts.ts";
+import { defaultRange } from "../../src/http/dashboard/analytics.ts";
+import { REFRESHES_PER_HOUR } from "../../src/modules/analytics/service.ts";
+import { idem } from "../posts/helpers.ts";
+import { expectDashboardPage } from "./support.ts";
+import { pathIn, postsWorld, type PostsWorld } from "./posts-world.ts";
+
+describe("chart functions", () => {
+  test("the scale tops at a round number", () => {
+    expect([0, 1, 3, 7, 10, 11, 42, 180, 999, 1001].map(niceMax)).toEqual([
+      1, 1, 5, 10, 10, 20, 50, 200, 1000, 2000,
+    ]);
+  });
+  test("numbers on the axis are short", () => {
+    expect([5, 1200, 3_000_000, 2_500_000_000].map(shortNumber)).toEqual(["5", "1.2k", "3M", "2.5G"]);
+  });
+  test("axis labels are spread to fit", () => {
+    expect(labelIndexes(28, 5)).toEqual([0, 6, 12, 18, 24]);
+    expect(labelIndexes(3, 5)).toEqual([0, 1, 2]);
+    expect(labelIndexes(0, 5)).toEqual([]);
+  });
+  test("bars are as tall as their share of the scale", () => {
+    const bars = barGeometry(
+      [
+        { label: "a", value: 5 },
+        { label: "b", value: 10 },
+        { label: "c", value: 0 },
+      ],
+      300,
+      100,
+    );
+    expect(bars.map((b) => [b.y, b.height])).toEqual([
+      [50, 50],
+      [0, 100],
+      [100, 0],
+    ]);
+    expect(bars[1]!.x).toBeGreaterThan(bars[0]!.x);
+  });
+  test("the SVG is an image named by its title, with a tooltip per bar and escaped labels", () => {
+    const svg = barChart({
+      id: "c1",
+      title: "Likes <per> day",
+      points: [{ label: "x&y", tick: "x", value: 2 }],
+    }).text;
+    expect(svg).toStartWith('<svg class="chart" role="img" aria-labelledby="c1-title"');
+    expect(svg).toContain('<title id="c1-title">Likes &#60;per&#62; day</title>');
+    expect(svg).toContain("<title>x&#38;y: 2</title>");
+    expect(svg.match(/<rect /g)).toHaveLength(1);
+    expect(svg).not.toMatch(/\sstyle=/);
+  });
+  test("waits read as words", () => {
+    expect([1, 45, 60, 61, 600, 3600, 3900].map(waitInWords)).toEqual([
+      "1 second",
+      "45 seconds",
+      "1 minute",
+      "2 minutes",
+      "10 minutes",
+      "1 hour",
+      "1 hour 5 minutes",
+    ]);
+  });
+  test("the default range is the last 28 local days, today included", () => {
+    expect(defaultRange("UTC", Date.parse("2026-03-01T12:00:00Z"))).toEqual({
+      from: "2026-02-02",
+      until: "2026-03-02",
+    });
+  });
+});
+
+let w: PostsWorld;
+let group: string;
+let ids: string[];
+beforeAll(async () => {
+  w = await postsWorld();
+  group = "launch-day";
+  const created = await w.call(
+    "POST",
+    `/v1/workspaces/${w.ws}/posts`,
+    {
+      when: "now",
+      confirmed: true,
+      group,
+      posts: [{ destination_id: w.destinationId, body: ["launch numbers"] }],
+    },
+    idem(),
+  );
+  expect(created.status).toBe(202);
+  ids = created.body.posts.map((p: { id: string }) => p.id);
+  const other = await w.create("now", "second of the day");
+  await w.run();
+  w.bluesky.records.find((r) => r.record.text === "launch numbers")!.counts = {
+    likes: 7,
+    reposts: 3,
+    replies: 2,
+    bookmarks: 1,
+  };
+  w.bluesky.records.find((r) => r.record.text === "second of the day")!.counts = { likes: 4 };
+  expect(other.id).toBeTruthy();
+  w.s.clock.advance(10 * 60_000);
+  await w.s.server.scheduler.runNow("analytics-refresh");
+});
+afterAll(() => w.stop());
+
+describe("the series page", () => {
+  test("shows the last 28 days by default, as charts and as a table", async () => {
+    const browser = await w.signedIn();
+    const path = pathIn(w.ws, "analytics");
+    const r = await browser.get(path);
+    expect(r.status).toBe(200);
+    expectDashboardPage(path, r);
+    expect(r.text).toContain('<form method="get"');
+    expect(r.text).toContain('name="from" type="date" value="2026-02-02"');
+    expect(r.text).toContain('name="until" type="date" value="2026-03-02"');
+    expect(r.text).toContain('<title id="chart-posts-title">Posts published per day</title>');
+    expect(r.text).toContain('<title id="chart-reactions-title">Reactions per day</title>');
+    expect(r.text).not.toContain("chart-views-title"); // nothing measured there
+    // Sunday 1 March: two posts, 2 comments, 11 reactions, 3 shares, 1 save.
+    expect(r.text).toContain(
+      `<tr><td>Sun 1 Mar 2026</td>${[2, 0, 0, 2, 11, 3, 1, 0].map((n) => `<td>${n}</td>`).join("")}</tr>`,
+    );
+    expect(r.text).toContain("<tr><td>Mon 2 Feb 2026</td><td>0</td>");
+    expect(r.text).toContain(`href="${pathIn(w.ws, `analytics/${group}`)}"`);
+  });
+
+  test("by week, and an invalid range shows the API's errors next to the fields", async () => {
+    const browser = await w.signedIn();
+    const weekly = await browser.get(pathIn(w.ws, "analytics?from=2026-02-23&until=2026-03-09&bucket=week"));
+    expect(weekly.status).toBe(200);
+    expect(weekly.text).toContain("<tr><td>Week of 23 Feb 2026</td><td>2</td>");
+    expect(weekly.text).toContain("<tr><td>Week of 2 Mar 2026</td><td>0</td>");
+    const path = pathIn(w.ws, "analytics?from=2026-03-10&until=2026-03-01");
+    const bad = await browser.get(path);
+    expect(bad.status).toBe(400);
+    expectDashboardPage(path, bad);
+    expect(bad.text).toContain('<p class="error" id="f-until-error">must be a later date than from</p>');
+    expect(bad.text).toContain('value="2026-03-10"'); // what was asked is kept
+  });
+});
+
+describe("a group's page", () => {
+  test("shows totals with coverage and a row per post", async () => {
+    const browser = await w.signedIn();
+    const path = pathIn(w.ws, `analytics/${group}`);
+    const r = await browser.get(path);
+    expect(r.status).toBe(200);
+    expectDashboardPage(path, r);
+    expect(r.text).toContain(`<h1>Group ${group}</h1>`);
+    expect(r.text).toContain("<tr><td>Reactions</td><td>7</td><td>1 of 1 posts read</td></tr>");
+    expect(r.text).toContain(`<a href="${pathIn(w.ws, `posts/${ids[0]}`)}">bluesky</a>`);
+    expect(r.text).toContain("<td>fresh</td>");
+    expect(r.text).toContain('aria-labelledby="chart-totals-title"');
+    expect(r.text).toContain("Refresh now");
+  });
+
+  test("refresh now asks the networks again; past the hourly limit it says when to try again", async () => {
+    const browser = await w.signedIn();
+    const path = pathIn(w.ws, `analytics/${group}`);
+    const refused = await browser.post(`${path}/refresh`, { csrf_token: "forged" });
+    expect(refused.status).toBe(403);
+    const r = await browser.submit(path, {}, `${path}/refresh`);
+    expect({ status: r.status, location: r.location }).toEqual({
+      status: 303,
+      location: `${path}?notice=refreshing`,
+    });
+    const after = await browser.get(r.location!);
+    expect(after.text).toContain("The networks are asked for fresh numbers");
+    for (let i = 1; i < REFRESHES_PER_HOUR; i++) {
+      const answer = await w.call(
+        "POST",
+        `/v1/workspaces/${w.ws}/analytics/post-groups/${group}/refresh`,
+        {},
+      );
+      expect(answer.status).toBe(202);
+    }
+    const limited = await browser.submit(path, {}, `${path}/refresh`);
+    expect(limited.status).toBe(429);
+    expectDashboardPage(`${path}/refresh`, limited);
+    expect(limited.text).toContain("Try again in 1 hour.");
+  });
+
+  test("a member sees it and may refresh; an unknown group and a foreign workspace are 404", async () => {
+    const member = await w.signedInAs("member");
+    const page = await member.get(pathIn(w.ws, `analytics/${group}`));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Refresh now");
+    const unknown = pathIn(w.ws, "analytics/never-published");
+    const missing = await member.get(unknown);
+    expect(missing.status).toBe(404);
+    expectDashboardPage(unknown, missing);
+    expect((await member.get(pathIn(w.foreignWorkspaceId, "analytics"))).status).toBe(404);
+    expect((await member.get(pathIn(w.foreignWorkspaceId, `analytics/${group}`))).status).toBe(404);
+  });
+});

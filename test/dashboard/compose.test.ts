@@ -1,0 +1,575 @@
+// The compose page: a thread with media uploaded through the form (no script), per-network options,
+// draft, queue and a local schedule time, the API's errors next to their fields, and its upload routes.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createCrc64Nvme, crc64nvmeToBase64 } from "../../src/lib/crc64nvme.ts";
+import { DASHBOARD_JS } from "../../src/http/dashboard/assets.ts";
+import { readMultipartForm } from "../../src/http/dashboard/multipart.ts";
+import { DASHBOARD_UPLOAD_MAX_BYTES } from "../../src/http/dashboard/uploads.ts";
+import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
+import { daily, insertAsset, insertXDestination, makePng, X_APP_ENV } from "../posts/fixtures.ts";
+import {
+  dashboardWorld,
+  type DashboardWorld,
+  expectDashboardPage,
+  hiddenFields,
+  TestBrowser,
+} from "./support.ts";
+import type { PageResponse } from "../signup/browser.ts";
+
+let world: DashboardWorld;
+let bluesky: BlueskyFake;
+let ws: string;
+let alice: string;
+let xDestination: string;
+let owner: TestBrowser;
+let page: string;
+
+/** The API as the dashboard's owner (their own account's key). */
+const v1 = (method: string, path: string, body?: unknown) =>
+  world.s.request(method, `/v1/workspaces/${ws}${path}`, { key: world.owner.apiKey, body });
+
+beforeAll(async () => {
+  world = await dashboardWorld({ env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1", ...X_APP_ENV } });
+  ws = world.owner.workspaceId;
+  page = `/dashboard/workspaces/${ws}/posts/new`;
+  bluesky = await startBlueskyFake();
+  const connected = await world.s.request("POST", `/v1/workspaces/${ws}/destination-connections`, {
+    key: world.owner.apiKey,
+    body: {
+      provider: "bluesky",
+      instance_origin: bluesky.origin,
+      handle: "alice.test",
+      app_password: "alice-app-pass",
+    },
+  });
+  expect(connected.status).toBe(201);
+  alice = connected.body.destination_id;
+  xDestination = await insertXDestination(world.s, ws);
+  expect((await v1("PATCH", "", { time_zone: "Europe/Berlin" })).status).toBe(200);
+  owner = await world.signedIn();
+});
+afterAll(async () => {
+  await world.stop();
+  await bluesky.stop();
+});
+
+/** Posts the compose form as a browser does (multipart), with the page's hidden fields first. */
+async function postMultipart(
+  browser: TestBrowser,
+  from: string,
+  fields: [string, string][],
+  files: { name: string; file: File }[] = [],
+  options: { withoutCsrf?: boolean } = {},
+): Promise<PageResponse> {
+  const form = new FormData();
+  const typed = new Set(fields.map(([name]) => name));
+  for (const [name, value] of Object.entries(hiddenFields(from, page)))
+    if (!typed.has(name) && !(options.withoutCsrf && name === "csrf_token")) form.append(name, value);
+  for (const [name, value] of fields) form.append(name, value);
+  for (const f of files) form.append(f.name, f.file);
+  const cookie = [...browser.cookies].map(([n, v]) => `${n}=${v}`).join("; ");
+  const response = await fetch(world.s.url + page, {
+    method: "POST",
+    headers: { cookie },
+    body: form,
+    redirect: "manual",
+  });
+  return {
+    status: response.status,
+    headers: response.headers,
+    text: await response.text(),
+    location: response.headers.get("location"),
+    setCookies: [],
+  };
+}
+
+/** Posts the form urlencoded: the page's hidden fields (attached media among them) and `fields`. */
+function postForm(
+  browser: TestBrowser,
+  from: string,
+  fields: Record<string, string>,
+  extra: [string, string][] = [],
+) {
+  const body = new URLSearchParams({ ...hiddenFields(from, page), ...fields });
+  for (const [n, v] of extra) body.append(n, v);
+  const cookie = [...browser.cookies].map(([n, v]) => `${n}=${v}`).join("; ");
+  return fetch(world.s.url + page, {
+    method: "POST",
+    headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+    body: body.toString(),
+    redirect: "manual",
+  }).then(async (r) => ({
+    status: r.status,
+    text: await r.text(),
+    location: r.headers.get("location"),
+    headers: r.headers,
+  }));
+}
+
+/** The text of the error shown next to a field. */
+const errorOf = (text: string, id: string) =>
+  new RegExp(`<p class="error" id="${id}-error">([^<]*)</p>`).exec(text)?.[1];
+const postIdOf = (location: string | null) => /\/posts\/(send_[A-Za-z0-9]+)/.exec(location ?? "")?.[1];
+
+describe("the compose page", () => {
+  test("renders with the destinations, the first item and the when choices", async () => {
+    const r = await owner.get(page);
+    expect(r.status).toBe(200);
+    expectDashboardPage(page, r);
+    expect(r.text).toContain(`aria-current="page">Compose</a>`);
+    expect(r.text).toContain("alice.test");
+    expect(r.text).toContain("Herald on X");
+    expect(r.text).toContain('enctype="multipart/form-data"');
+    expect(r.text).toContain("Date and time (Europe/Berlin)");
+    expect(r.text).toContain('name="item_0_text"');
+  });
+
+  test("a thread of three with an uploaded image, scheduled at a local time", async () => {
+    const opened = await owner.get(page);
+    const texts: [string, string][] = [
+      ["item_count", "3"],
+      ["destination_ids", alice],
+      ["item_0_text", "First of three"],
+      ["item_1_text", "Second, with a picture"],
+      ["item_2_text", "Third"],
+      ["op", "upload"],
+    ];
+    const png = new File([makePng(6, 4)], "chart.png", { type: "image/png" });
+    const uploaded = await postMultipart(owner, opened.text, texts, [{ name: "item_1_file", file: png }]);
+    expect(uploaded.status).toBe(200);
+    expectDashboardPage(page, uploaded);
+    expect(uploaded.text).toContain("chart.png is attached to item 2.");
+    const assetId = /name="item_1_media" value="(ast_[A-Za-z0-9]+)"/.exec(uploaded.text)?.[1];
+    expect(assetId).toBeDefined();
+    expect(uploaded.text).toContain("First of three</textarea>");
+    // Bluesky is chosen: its options (and an alt text field for the image) are shown.
+    expect(uploaded.text).toContain(`name="opt_bluesky_alt_${assetId}"`);
+    expect(uploaded.text).not.toContain("<legend>LinkedIn</legend>");
+
+    const created = await postForm(
+      owner,
+      uploaded.text,
+      {
+        item_0_text: "First of three",
+        item_1_text: "Second, with a picture",
+        item_2_text: "Third",
+        when: "at",
+        at: "2026-03-05T09:30",
+        [`opt_bluesky_alt_${assetId}`]: "A small chart",
+        opt_bluesky_languages: "en, de",
+        op: "create",
+      },
+      [["destination_ids", alice]],
+    );
+    expect({ status: created.status, text: created.status === 303 ? "" : created.text }).toEqual({
+      status: 303,
+      text: "",
+    });
+    const id = postIdOf(created.location);
+    expect(created.location).toBe(`/dashboard/workspaces/${ws}/posts/${id}?notice=created`);
+    const post = (await v1("GET", `/posts/${id}`)).body;
+    expect(post.state).toBe("scheduled");
+    expect(post.scheduled_at).toBe("2026-03-05T08:30:00.000Z"); // 09:30 in Berlin (UTC+1)
+    expect(post.time_zone).toBe("Europe/Berlin");
+    expect(post.payload.body).toEqual(["First of three", "Second, with a picture", "Third"]);
+    expect(post.payload.destination_options.bluesky).toEqual({
+      languages: ["en", "de"],
+      alt_text_by_asset_id: { [assetId!]: "A small chart" },
+    });
+    expect(post.assets).toEqual([
+      expect.objectContaining({ id: assetId, content_type: "image/png", item_index: 1 }),
+    ]);
+    const asset = (await v1("GET", `/assets/${assetId}`)).body;
+    expect({ status: asset.status, label: asset.label, dimensions: asset.dimensions }).toEqual({
+      status: "ready",
+      label: "chart.png",
+      dimensions: "6x4",
+    });
+  });
+
+  test("adding and removing items keeps what was typed; detaching keeps the rest", async () => {
+    const opened = await owner.get(page);
+    const added = await postForm(owner, opened.text, {
+      item_count: "2",
+      item_0_text: "keep me",
+      item_1_text: "and me",
+      op: "add",
+    });
+    expect(added.status).toBe(200);
+    expect(added.text).toContain('name="item_count" value="3"');
+    expect(added.text).toContain("keep me</textarea>");
+    expect(added.text).toContain("and me</textarea>");
+    expect(added.text).toContain('name="item_2_text"');
+    const removed = await postForm(owner, added.text, {
+      item_0_text: "keep me",
+      item_1_text: "drop me",
+      item_2_text: "third stays",
+      op: "remove:1",
+    });
+    expect(removed.status).toBe(200);
+    expect(removed.text).toContain('name="item_count" value="2"');
+    expect(removed.text).not.toContain("drop me");
+    expect(removed.text).toMatch(/name="item_1_text"[^>]*>third stays<\/textarea>/);
+
+    const assetId = await insertAsset(world.s, ws, { label: "library.png" });
+    const attached = await postForm(owner, removed.text, {
+      item_0_text: "keep me",
+      item_1_text: "third stays",
+      item_1_add: assetId,
+      op: "attach",
+    });
+    expect(attached.status).toBe(200);
+    expect(attached.text).toContain(
+      `<input type="hidden" name="item_1_media" value="${assetId}">library.png`,
+    );
+    const detached = await postForm(owner, attached.text, {
+      item_0_text: "keep me",
+      item_1_text: "third stays",
+      op: `detach:1:${assetId}`,
+    });
+    expect(detached.status).toBe(200);
+    expect(detached.text).not.toContain(`name="item_1_media"`);
+    expect(detached.text).toContain("third stays</textarea>");
+  });
+
+  test.each([
+    {
+      name: "an over-long text on item 2 (X)",
+      fields: { item_count: "2", item_0_text: "fine", item_1_text: "x".repeat(300) } as Record<
+        string,
+        string
+      >,
+      destinations: () => [xDestination],
+      when: "at",
+      field: "f-body-1-text",
+      expected: /^Herald on X: /,
+      status: 422,
+    },
+    {
+      name: "no destination",
+      fields: { item_count: "1", item_0_text: "hello" } as Record<string, string>,
+      destinations: () => [],
+      when: "draft",
+      field: "f-destination_ids",
+      expected: /Choose at least one destination/,
+      status: 400,
+    },
+    {
+      name: "a schedule time in the past",
+      fields: { item_count: "1", item_0_text: "too late", at: "2026-02-01T10:00" } as Record<string, string>,
+      destinations: () => [alice],
+      when: "at",
+      field: "f-at",
+      expected: /is in the past/,
+      status: 422,
+    },
+  ])("validation errors land next to their field: $name", async (c) => {
+    const opened = await owner.get(page);
+    const fields = {
+      ...c.fields,
+      when: c.when,
+      at: "at" in c.fields ? c.fields.at! : "2026-03-10T12:00",
+      op: "create",
+    };
+    const r = await postForm(
+      owner,
+      opened.text,
+      fields,
+      c.destinations().map((d): [string, string] => ["destination_ids", d]),
+    );
+    expect(r.status).toBe(c.status);
+    expectDashboardPage(page, { ...r, headers: r.headers });
+    expect(errorOf(r.text, c.field)).toMatch(c.expected);
+    expect(r.text).toContain(`<a href="#${c.field}">`);
+    // What was typed is kept.
+    expect(r.text).toContain(`${c.fields.item_0_text}</textarea>`);
+    if ("at" in c.fields) expect(r.text).toContain(`value="${c.fields.at}"`);
+  });
+
+  test("Check shows the same errors without storing anything, or says there are none", async () => {
+    const opened = await owner.get(page);
+    const before = (await v1("GET", "/posts?limit=100")).body.data.length;
+    const bad = await postForm(
+      owner,
+      opened.text,
+      { item_count: "1", item_0_text: "see https://example.com", when: "now", op: "check" },
+      [["destination_ids", xDestination]],
+    );
+    expect(bad.status).toBe(422);
+    expect(errorOf(bad.text, "f-body-0-text")).toStartWith("Herald on X: ");
+    const good = await postForm(
+      owner,
+      opened.text,
+      { item_count: "1", item_0_text: "plain words", when: "now", op: "check" },
+      [["destination_ids", xDestination]],
+    );
+    expect(good.status).toBe(200);
+    expect(good.text).toContain("No problems found.");
+    expect((await v1("GET", "/posts?limit=100")).body.data.length).toBe(before);
+  });
+
+  test("save as a draft", async () => {
+    const opened = await owner.get(page);
+    const r = await postForm(
+      owner,
+      opened.text,
+      { item_count: "1", item_0_text: "a draft", when: "draft", op: "create" },
+      [["destination_ids", alice]],
+    );
+    expect(r.status).toBe(303);
+    const post = (await v1("GET", `/posts/${postIdOf(r.location)}`)).body;
+    expect({ state: post.state, body: post.payload.body, scheduled_at: post.scheduled_at }).toEqual({
+      state: "draft",
+      body: ["a draft"],
+      scheduled_at: null,
+    });
+  });
+
+  test("add to the queue", async () => {
+    expect((await v1("PUT", "/queue", { windows: daily("09:00") })).status).toBe(200);
+    const opened = await owner.get(page);
+    const r = await postForm(
+      owner,
+      opened.text,
+      { item_count: "1", item_0_text: "queued", when: "queue", op: "create" },
+      [["destination_ids", alice]],
+    );
+    expect(r.status).toBe(303);
+    const post = (await v1("GET", `/posts/${postIdOf(r.location)}`)).body;
+    expect(post.state).toBe("scheduled");
+    expect(post.schedule_mode).toBe("queue");
+    expect(post.scheduled_at).toBe("2026-03-02T08:00:00.000Z"); // the next 09:00 in Berlin
+  });
+
+  test("a form without this browser's token is refused (urlencoded and multipart)", async () => {
+    const opened = await owner.get(page);
+    const plain = await owner.post(page, {
+      item_count: "1",
+      item_0_text: "x",
+      op: "create",
+      csrf_token: "forged",
+    });
+    expect(plain.status).toBe(403);
+    const png = new File([makePng()], "a.png", { type: "image/png" });
+    const multipart = await postMultipart(
+      owner,
+      opened.text,
+      [["op", "upload"]],
+      [{ name: "item_0_file", file: png }],
+      {
+        withoutCsrf: true,
+      },
+    );
+    expect(multipart.status).toBe(403);
+    expect(multipart.text).toContain("This form cannot be used");
+  });
+
+  test("a member can compose (posts:write)", async () => {
+    const member = await world.signedInAs("member");
+    const opened = await member.get(page);
+    expect(opened.status).toBe(200);
+    expectDashboardPage(page, opened);
+    const r = await postForm(
+      member,
+      opened.text,
+      { item_count: "1", item_0_text: "by a member", when: "draft", op: "create" },
+      [["destination_ids", xDestination]],
+    );
+    expect(r.status).toBe(303);
+  });
+
+  test("a workspace of another account is 404", async () => {
+    const foreign = `/dashboard/workspaces/${world.foreignWorkspaceId}/posts/new`;
+    expect((await owner.get(foreign)).status).toBe(404);
+    const opened = await owner.get(page);
+    const r = await owner.post(foreign, { ...hiddenFields(opened.text, page), op: "create" });
+    expect(r.status).toBe(404);
+    expect(
+      (await owner.send("POST", `/dashboard/workspaces/${world.foreignWorkspaceId}/uploads/file`)).status,
+    ).toBe(404);
+  });
+});
+
+describe("the upload routes", () => {
+  const csrfOf = async (browser: TestBrowser) =>
+    hiddenFields((await browser.get(page)).text, page).csrf_token!;
+  const send = (
+    browser: TestBrowser,
+    path: string,
+    init: { headers?: Record<string, string>; body?: Uint8Array | string },
+  ) => {
+    const cookie = [...browser.cookies].map(([n, v]) => `${n}=${v}`).join("; ");
+    return fetch(world.s.url + path, {
+      method: "POST",
+      ...init,
+      headers: { cookie, ...init.headers },
+      redirect: "manual",
+    });
+  };
+
+  test("the form refuses a file over the limit", async () => {
+    const opened = await owner.get(page);
+    const big = new File([new Uint8Array(DASHBOARD_UPLOAD_MAX_BYTES + 1)], "big.png", { type: "image/png" });
+    const r = await postMultipart(
+      owner,
+      opened.text,
+      [["op", "upload"]],
+      [{ name: "item_0_file", file: big }],
+    );
+    expect(r.status).toBe(413);
+    expect(r.text).toContain("larger than 32 MiB");
+  });
+
+  test("the script's file route: no CSRF header or oversize is refused, a PNG is stored", async () => {
+    const csrf = await csrfOf(owner);
+    const path = `/dashboard/workspaces/${ws}/uploads/file`;
+    const headers = {
+      "content-type": "image/png",
+      "x-file-name": "via-script.png",
+      "x-idempotency-key": "script-key-0001",
+    };
+    const refused = await send(owner, path, { headers, body: makePng() });
+    expect(refused.status).toBe(403);
+    const big = await send(owner, path, {
+      headers: { ...headers, "x-csrf-token": csrf },
+      body: new Uint8Array(DASHBOARD_UPLOAD_MAX_BYTES + 1),
+    });
+    expect(big.status).toBe(413);
+    const stored = await send(owner, path, {
+      headers: { ...headers, "x-csrf-token": csrf },
+      body: makePng(5, 5),
+    });
+    expect(stored.status).toBe(200);
+    const asset: any = await stored.json();
+    expect({ status: asset.status, label: asset.label, dimensions: asset.dimensions }).toEqual({
+      status: "ready",
+      label: "via-script.png",
+      dimensions: "5x5",
+    });
+  });
+
+  test("the script's direct flow: start through the dashboard, send the part, complete", async () => {
+    const csrf = await csrfOf(owner);
+    const bytes = makePng(7, 3);
+    const crc = await createCrc64Nvme();
+    crc.update(bytes);
+    const checksum = crc64nvmeToBase64(crc.digest());
+    const base = `/dashboard/workspaces/${ws}/uploads`;
+    const json = { "content-type": "application/json" };
+    const body = {
+      kind: "card",
+      file_name: "direct.png",
+      content_type: "image/png",
+      byte_size: bytes.length,
+      parts: [{ part_number: 1, checksum_crc64nvme: checksum }],
+      idempotency_key: "direct-start-0001",
+    };
+    expect((await send(owner, base, { headers: json, body: JSON.stringify(body) })).status).toBe(403);
+    const started = await send(owner, base, {
+      headers: { ...json, "x-csrf-token": csrf },
+      body: JSON.stringify(body),
+    });
+    expect(started.status).toBe(201);
+    const upload: any = await started.json();
+    const part = upload.parts[0];
+    expect(new URL(part.upload_url).origin).toBe(new URL(world.s.url).origin);
+    const put = await fetch(part.upload_url, { method: "PUT", headers: part.required_headers, body: bytes });
+    expect(put.status).toBe(200);
+    const completed = await send(owner, `${base}/${upload.id}/complete`, {
+      headers: { ...json, "x-csrf-token": csrf },
+      body: JSON.stringify({
+        byte_size: bytes.length,
+        checksum_crc64nvme: checksum,
+        parts: [{ part_number: 1, etag: put.headers.get("etag"), checksum_crc64nvme: checksum }],
+        idempotency_key: "direct-complete-0001",
+      }),
+    });
+    expect(completed.status).toBe(200);
+    expect(((await completed.json()) as any).status).toBe("ready");
+  });
+});
+
+describe("the compose script", () => {
+  test("computes the same part and whole-file CRC64NVME as Herald, a MiB at a time", async () => {
+    const source = DASHBOARD_JS.slice(
+      DASHBOARD_JS.indexOf("/* crc64nvme:start */"),
+      DASHBOARD_JS.indexOf("/* crc64nvme:end */"),
+    );
+    const { checksums } = new Function("PART", `${source}; return { checksums };`)(5 * 1024 * 1024);
+    const bytes = new Uint8Array(11 * 1024 * 1024 + 17).map((_, i) => (i * 31 + (i >> 9)) & 255);
+    const crc = async (b: Uint8Array) => {
+      const c = await createCrc64Nvme();
+      c.update(b);
+      return crc64nvmeToBase64(c.digest());
+    };
+    const part = 5 * 1024 * 1024;
+    const expected = {
+      parts: [
+        await crc(bytes.subarray(0, part)),
+        await crc(bytes.subarray(part, 2 * part)),
+        await crc(bytes.subarray(2 * part)),
+      ],
+      whole: await crc(bytes),
+    };
+    expect(await checksums(new Blob([bytes]))).toEqual(expected);
+    expect(await checksums(new Blob([makePng()]))).toEqual({
+      parts: [await crc(makePng())],
+      whole: await crc(makePng()),
+    });
+  });
+});
+
+describe("the multipart reader", () => {
+  test("reads fields and a file whatever the chunks, with the file's checksums", async () => {
+    const png = makePng(9, 9, 6 * 1024 * 1024); // two upload parts
+    const form = new FormData();
+    form.append("csrf_token", "token");
+    form.append("item_0_text", "héllo\r\n--not a boundary");
+    form.append("item_0_file", new File([png], "big.png", { type: "image/png" }));
+    form.append("item_1_file", new File([], ""));
+    form.append("op", "upload");
+    const encoded = new Request("http://x/", { method: "POST", body: form });
+    const type = encoded.headers.get("content-type")!;
+    const bytes = new Uint8Array(await encoded.arrayBuffer());
+    let offset = 0;
+    let size = 1;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (offset >= bytes.length) return controller.close();
+        size = size >= 70_000 ? 1 : size * 3 + 1; // 1, 4, 13, … bytes: boundaries split anywhere
+        controller.enqueue(bytes.slice(offset, offset + size));
+        offset += size;
+      },
+    });
+    const request = new Request("http://x/", { method: "POST", headers: { "content-type": type }, body });
+    const read = await readMultipartForm(request, { maxFileBytes: 8 * 1024 * 1024, allowFiles: () => true });
+    try {
+      expect([...read!.fields]).toEqual([
+        ["csrf_token", "token"],
+        ["item_0_text", "héllo\r\n--not a boundary"],
+        ["op", "upload"],
+      ]);
+      expect(read!.files.length).toBe(1);
+      const file = read!.files[0]!;
+      expect({ field: file.field, name: file.fileName, type: file.contentType, size: file.byteSize }).toEqual(
+        {
+          field: "item_0_file",
+          name: "big.png",
+          type: "image/png",
+          size: png.length,
+        },
+      );
+      expect(Buffer.from(await Bun.file(file.path).arrayBuffer()).equals(png)).toBe(true);
+      const crc = async (b: Uint8Array) => {
+        const c = await createCrc64Nvme();
+        c.update(b);
+        return crc64nvmeToBase64(c.digest());
+      };
+      const part = 5 * 1024 * 1024;
+      expect(file.partChecksums).toEqual([await crc(png.subarray(0, part)), await crc(png.subarray(part))]);
+      expect(file.checksum).toBe(await crc(png));
+    } finally {
+      await read!.cleanup();
+    }
+  });
+});

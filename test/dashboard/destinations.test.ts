@@ -1,0 +1,235 @@
+// The destinations page: the list with its states and actions, connecting Bluesky through the form and X
+// through OAuth (the network's fake sends the browser back to the dashboard), problems next to their
+// network's form, a member's read-only view, another account's workspace, and forms without CSRF.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { destinations } from "../../src/db/schema.ts";
+import { inTransaction } from "../../src/db/transaction.ts";
+import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
+import { startXFake, type XFake } from "../fakes/x.ts";
+import {
+  csrfTokenOf,
+  dashboardWorld,
+  type DashboardWorld,
+  expectDashboardPage,
+  type TestBrowser,
+} from "./support.ts";
+
+let world: DashboardWorld;
+let bluesky: BlueskyFake;
+let x: XFake;
+let owner: TestBrowser;
+let page: string;
+const formActions = ["https:", "http:"];
+
+beforeAll(async () => {
+  bluesky = await startBlueskyFake();
+  x = await startXFake({ processingPolls: 0 });
+  world = await dashboardWorld({
+    env: {
+      HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
+      HERALD_X_CLIENT_ID: x.clientId,
+      HERALD_X_CLIENT_SECRET: x.clientSecret,
+      HERALD_X_API_BASE: x.origin,
+      HERALD_X_AUTH_BASE: x.origin,
+    },
+  });
+  x.redirectUris.push(`${world.s.url}/oauth/callback/x`);
+  owner = await world.signedIn();
+  page = `/dashboard/workspaces/${world.owner.workspaceId}/destinations`;
+});
+afterAll(async () => {
+  await world.stop();
+  await bluesky.stop();
+  await x.stop();
+});
+
+const connectBluesky = (fields: Record<string, string> = {}) =>
+  owner.submit(
+    page,
+    { handle: "alice.test", app_password: "alice-app-pass", instance_origin: bluesky.origin, ...fields },
+    `${page}/connect/bluesky`,
+  );
+
+/** The path of an absolute URL on the test server. */
+const local = (url: string) => url.replace(world.s.url, "");
+
+/** Opens a redirect's target and checks it is a dashboard page. */
+async function follow(location: string | null) {
+  expect(location).toStartWith(page);
+  const r = await owner.get(location!);
+  expect(r.status).toBe(200);
+  expectDashboardPage(location!, r, { formActions });
+  return r;
+}
+
+async function destinationId(displayName: string): Promise<string> {
+  const r = await world.s.request("GET", `/v1/workspaces/${world.owner.workspaceId}/destinations`, {
+    key: world.owner.apiKey,
+  });
+  return r.body.data.find((d: { display_name: string }) => d.display_name === displayName).id;
+}
+
+describe("the destinations page", () => {
+  test("renders an empty list and one connect form per network", async () => {
+    const r = await owner.get(page);
+    expect(r.status).toBe(200);
+    expectDashboardPage(page, r, { formActions });
+    expect(r.text).toContain("No account is connected yet.");
+    for (const name of [
+      "Bluesky",
+      "Facebook",
+      "Instagram",
+      "Threads",
+      "Mastodon",
+      "X",
+      "LinkedIn",
+      "TikTok",
+      "YouTube",
+    ])
+      expect(r.text).toContain(`<button type="submit">Connect ${name}</button>`);
+    expect(r.text).toContain('aria-current="page">Destinations</a>');
+  });
+
+  test("Bluesky connects through its form at once, and the page names the account", async () => {
+    const r = await connectBluesky();
+    expect(r.status).toBe(303);
+    expect(r.location).toMatch(/\?notice=connected&connection=conn_/);
+    const back = await follow(r.location);
+    expect(back.text).toContain("Connected Bluesky: alice.test.");
+    expect(back.text).toMatch(/<td>Bluesky<\/td><td>alice\.test<\/td><td><span class="badge ok">Ready/);
+  });
+
+  test("a refused connection comes back with the problem next to its field, the values kept", async () => {
+    const r = await connectBluesky({ handle: "bob.test", app_password: "wrong" });
+    expect([400, 422]).toContain(r.status);
+    expectDashboardPage(page, r, { formActions });
+    expect(r.text).toContain('<div class="errors" role="alert"');
+    expect(r.text).toMatch(/<p class="error" id="f-bluesky-app_password-error">[^<]+<\/p>/);
+    expect(r.text).toContain('href="#f-bluesky-app_password"');
+    expect(r.text).toContain('value="bob.test"');
+    expect(r.text).not.toContain('value="wrong"');
+  });
+
+  test("a network whose app is not configured says what the operator must set, at its form", async () => {
+    const r = await owner.submit(page, {}, `${page}/connect/threads`);
+    expect(r.status).toBe(422);
+    expectDashboardPage(page, r, { formActions });
+    expect(r.text).toMatch(
+      /<p class="error" id="f-threads-provider">[^<]*HERALD_THREADS_CLIENT_ID and HERALD_THREADS_CLIENT_SE/,
+    );
+  });
+
+  test("X connects through OAuth: to X's authorize page, and the callback lands back here", async () => {
+    const r = await owner.submit(page, {}, `${page}/connect/x`);
+    expect(r.status).toBe(303);
+    expect(r.location).toStartWith(`${x.origin}/i/oauth2/authorize?`);
+    const consent = await fetch(r.location!, { redirect: "manual" });
+    expect(consent.status).toBe(302);
+    const callback = await owner.get(local(consent.headers.get("location")!));
+    expect(callback.status).toBe(303);
+    const back = await follow(callback.location);
+    expect(callback.location).toContain("notice=connected");
+    expect(back.text).toContain("Connected X: Herald Dev.");
+  });
+
+  test("an authorization the person refused lands back here saying why", async () => {
+    const r = await owner.submit(page, {}, `${page}/connect/x`);
+    const state = new URL(r.location!).searchParams.get("state")!;
+    const callback = await owner.get(`/oauth/callback/x?state=${state}&error=access_denied`);
+    expect(callback.status).toBe(303);
+    expect(callback.location).toContain("notice=not_connected");
+    const back = await follow(callback.location);
+    expect(back.text).toContain("X was not connected: access_denied.");
+  });
+
+  test("a connection started with an API key keeps the callback's own page", async () => {
+    const started = await world.s.request(
+      "POST",
+      `/v1/workspaces/${world.owner.workspaceId}/destination-connections`,
+      { key: world.owner.apiKey, body: { provider: "x" } },
+    );
+    const consent = await fetch(started.body.authorization_url, { redirect: "manual" });
+    const callback = await fetch(consent.headers.get("location")!, { redirect: "manual" });
+    expect(callback.status).toBe(200);
+    expect(await callback.text()).toContain("<h1>Connected</h1>");
+  });
+
+  test("disable, enable, make default and disconnect, each back to the list with a notice", async () => {
+    const id = await destinationId("alice.test");
+    const steps = [
+      ["disable", "is disabled", '<span class="badge neutral">Disabled'],
+      ["enable", "is enabled", '<span class="badge ok">Ready'],
+      ["default", "now the default", '<span class="badge ok">Default'],
+    ] as const;
+    for (const [action, text, badge] of steps) {
+      const r = await owner.submit(page, {}, `${page}/${id}/${action}`);
+      expect({ action, status: r.status, location: r.location }).toEqual({
+        action,
+        status: 303,
+        location: `${page}?notice=${action === "default" ? "default" : `${action}d`}`,
+      });
+      const back = await follow(r.location);
+      expect(back.text).toContain(text);
+      expect(back.text).toContain(badge);
+    }
+    const list = await owner.get(page);
+    expect(list.text).toMatch(new RegExp(`action="${page}/${id}/disconnect" class="inline" data-confirm="`));
+    const r = await owner.submit(page, {}, `${page}/${id}/disconnect`);
+    expect(r.location).toBe(`${page}?notice=disconnected`);
+    const back = await follow(r.location);
+    expect(back.text).not.toContain(`${page}/${id}/`);
+  });
+
+  test("a destination needing reauthorization says so and offers to reauthorize", async () => {
+    const id = await destinationId("Herald Dev");
+    await inTransaction(world.s.herald.db, (tx) =>
+      tx
+        .update(destinations)
+        .set({ unavailableReason: "reauthorization_required" })
+        .where(eq(destinations.id, id)),
+    );
+    const r = await owner.get(page);
+    expectDashboardPage(page, r, { formActions });
+    expect(r.text).toContain("X no longer accepts Herald&#39;s access: reauthorize the account.");
+    expect(r.text).toContain(`<button type="submit">Reauthorize X Herald Dev</button>`);
+    const again = await owner.submit(page, {}, `${page}/connect/x`);
+    expect(again.location).toStartWith(`${x.origin}/i/oauth2/authorize?`);
+  });
+});
+
+describe("who may use the page", () => {
+  test("a member sees the list without forms, and a forged form is refused by the API", async () => {
+    const member = await world.signedInAs("member");
+    const r = await member.get(page);
+    expect(r.status).toBe(200);
+    expectDashboardPage(page, r);
+    expect(r.text).toContain("Herald Dev");
+    expect(r.text).not.toContain(`action="${page}/`);
+    const csrf_token = csrfTokenOf(r.text);
+    const id = await destinationId("Herald Dev");
+    for (const action of ["connect/x", `${id}/disable`, `${id}/disconnect`]) {
+      const forged = await member.post(`${page}/${action}`, { csrf_token, idempotency_key: `k-${action}` });
+      expect({ action, status: forged.status }).toEqual({ action, status: 403 });
+      expectDashboardPage(`${page}/${action}`, forged);
+    }
+  });
+
+  test("another account's workspace is not found, page and forms alike", async () => {
+    const foreign = `/dashboard/workspaces/${world.foreignWorkspaceId}/destinations`;
+    const r = await owner.get(foreign);
+    expect(r.status).toBe(404);
+    expectDashboardPage(foreign, r);
+    const csrf_token = csrfTokenOf(r.text);
+    expect((await owner.post(`${foreign}/connect/bluesky`, { csrf_token })).status).toBe(404);
+  });
+
+  test("a form without this browser's CSRF token is refused and changes nothing", async () => {
+    const id = await destinationId("Herald Dev");
+    for (const action of ["connect/x", `${id}/disable`]) {
+      const r = await owner.post(`${page}/${action}`, { csrf_token: "forged" });
+      expect({ action, status: r.status }).toEqual({ action, status: 403 });
+      expect(r.text).toContain("This form cannot be used");
+    }
+  });
+});

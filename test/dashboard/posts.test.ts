@@ -1,0 +1,140 @@
+// The posts listing of the dashboard: one tab per view of the contract, each listing exactly its posts,
+// an empty state per view, filters, paging, roles and a foreign workspace.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectDashboardPage } from "./support.ts";
+import { pathIn, postsWorld, type PostsWorld } from "./posts-world.ts";
+
+let w: PostsWorld;
+beforeAll(async () => {
+  w = await postsWorld();
+});
+afterAll(() => w.stop());
+
+const VIEWS = ["all", "drafts", "scheduled", "published", "attention", "failed"] as const;
+const TABS: Record<(typeof VIEWS)[number], string> = {
+  all: "All",
+  drafts: "Drafts",
+  scheduled: "Scheduled",
+  published: "Published",
+  attention: "Needs attention",
+  failed: "Failed",
+};
+const EMPTY: Record<(typeof VIEWS)[number], string> = {
+  all: "No posts yet.",
+  drafts: "No drafts.",
+  scheduled: "Nothing is scheduled or on its way.",
+  published: "Nothing has been published yet.",
+  attention: "No post needs your attention.",
+  failed: "No post failed.",
+};
+
+/** The ids of the posts a listing page links to. */
+function listed(text: string): string[] {
+  return [...text.matchAll(/href="\/dashboard\/workspaces\/[^/]+\/posts\/(send_[A-Za-z0-9_]+)"/g)].map(
+    (m) => m[1]!,
+  );
+}
+
+describe("the posts listing", () => {
+  test("each view has a clear empty state before anything exists", async () => {
+    const browser = await w.signedIn();
+    for (const view of VIEWS) {
+      const path = pathIn(w.ws, `posts?view=${view}`);
+      const r = await browser.get(path);
+      expect({ view, status: r.status }).toEqual({ view, status: 200 });
+      expectDashboardPage(path, r);
+      expect({ view, empty: r.text.includes(EMPTY[view]) }).toEqual({ view, empty: true });
+      expect(r.text).toContain(`href="${pathIn(w.ws, "posts/new")}"`);
+    }
+    // "New post" is the compose page, not a post whose id is "new".
+    expect((await browser.get(pathIn(w.ws, "posts/new"))).text).not.toContain("Post not found");
+  });
+
+  test("each view lists exactly its posts, with state, network and local time", async () => {
+    const draft = await w.create("draft", "a draft to finish");
+    const scheduled = await w.create("2026-03-10T09:00:00Z", "scheduled for later");
+    const published = await w.create("now", "out already");
+    await w.run();
+    w.bluesky.failNext(1, {
+      path: "createRecord",
+      status: 400,
+      body: { error: "InvalidRequest", message: "no" },
+    });
+    const failed = await w.create("now", "refused by the network");
+    await w.run();
+    expect((await w.post(published.id)).state).toBe("published");
+    expect((await w.post(failed.id)).state).toBe("failed");
+    const expected: Record<(typeof VIEWS)[number], string[]> = {
+      all: [draft.id, scheduled.id, published.id, failed.id],
+      drafts: [draft.id],
+      scheduled: [scheduled.id],
+      published: [published.id],
+      attention: [failed.id],
+      failed: [failed.id],
+    };
+    const browser = await w.signedIn();
+    for (const view of VIEWS) {
+      const path = pathIn(w.ws, `posts?view=${view}`);
+      const r = await browser.get(path);
+      expectDashboardPage(path, r);
+      expect({ view, ids: listed(r.text).sort() }).toEqual({ view, ids: expected[view].sort() });
+      expect(r.text).toContain(`aria-current="page">${TABS[view]}</a>`);
+    }
+    const all = await browser.get(pathIn(w.ws, "posts"));
+    expect(all.text).toContain("scheduled for later");
+    expect(all.text).toContain('<span class="badge warn">scheduled</span>');
+    expect(all.text).toContain('<span class="badge danger">failed</span>');
+    expect(all.text).toContain("bluesky · ");
+    // 09:00Z in the workspace's zone (UTC here), in a <time> with the instant.
+    expect(all.text).toContain('<time datetime="2026-03-10T09:00:00.000Z">10 Mar 2026, 09:00</time>');
+  });
+
+  test("filters narrow the listing through a GET form; the group link lists the group", async () => {
+    const browser = await w.signedIn();
+    const one = await w.create("draft", "filtered draft");
+    const path = pathIn(w.ws, `posts?view=all&group=${one.group}`);
+    const r = await browser.get(path);
+    expectDashboardPage(path, r);
+    expect(listed(r.text)).toEqual([one.id]);
+    expect(r.text).toContain('<form method="get"');
+    const none = await browser.get(pathIn(w.ws, "posts?view=published&group=nothing-here"));
+    expect(none.text).toContain("No posts match these filters.");
+  });
+
+  test("an invalid filter shows the API's problem instead of a list", async () => {
+    const browser = await w.signedIn();
+    const path = pathIn(w.ws, "posts?channel=carrier-pigeon");
+    const r = await browser.get(path);
+    expect(r.status).toBe(400);
+    expectDashboardPage(path, r);
+    expect(r.text).toContain('role="alert"');
+  });
+
+  test("a long listing pages with the API's cursor", async () => {
+    for (let i = 0; i < 26; i++) await w.create("draft", `paged draft ${i}`);
+    const browser = await w.signedIn();
+    const first = await browser.get(pathIn(w.ws, "posts?view=drafts"));
+    expect(listed(first.text)).toHaveLength(25);
+    const older = /<p class="pager"><a href="([^"]+)">Older<\/a>/
+      .exec(first.text)?.[1]
+      ?.replaceAll("&#38;", "&");
+    expect(older).toBeDefined();
+    const second = await browser.get(older!);
+    expectDashboardPage(older!, second);
+    const all = [...listed(first.text), ...listed(second.text)];
+    expect(new Set(all).size).toBe(28); // 26 + the two earlier drafts
+  });
+
+  test("a member sees the listing; a foreign workspace is 404", async () => {
+    const member = await w.signedInAs("member");
+    const r = await member.get(pathIn(w.ws, "posts?view=drafts"));
+    expect(r.status).toBe(200);
+    const foreign = await member.get(pathIn(w.foreignWorkspaceId, "posts"));
+    expect(foreign.status).toBe(404);
+    const owner = await w.signedIn();
+    const path = pathIn(w.foreignWorkspaceId, "posts?view=all");
+    const asOwner = await owner.get(path);
+    expect(asOwner.status).toBe(404);
+    expectDashboardPage(path, asOwner);
+  });
+});
