@@ -3,7 +3,9 @@
  * enhancement only: every form works without it. It adds copy buttons for secrets shown once, upload
  * progress for media, and a confirmation before forms marked `data-confirm`.
  */
-export const DASHBOARD_CSS = `body.dashboard main { max-width: 64rem; margin: 1.5rem 0 4rem; }
+export const DASHBOARD_CSS = `:root { --warn: #8a4b00; }
+@media (prefers-color-scheme: dark) { :root { --warn: #e3b341; } }
+body.dashboard main { max-width: 64rem; margin: 1.5rem 0 4rem; }
 .skip { position: absolute; left: -999px; top: 0; padding: .5rem 1rem; background: var(--bg); }
 .skip:focus { left: .5rem; z-index: 10; }
 .shell { display: grid; grid-template-columns: 13rem 1fr; gap: 0 1.5rem; max-width: 84rem; margin: 0 auto; }
@@ -31,19 +33,22 @@ input[type=datetime-local], input[type=number], input[type=url], input[type=file
   background: var(--bg); border: 1px solid var(--muted); border-radius: .375rem; max-width: 100%;
 }
 textarea[aria-invalid=true], select[aria-invalid=true] { border: 2px solid var(--danger); }
-fieldset { border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 1.25rem; }
+fieldset {
+  border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 1.25rem; min-width: 0;
+}
 .choice { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; margin: .25rem 0; }
 .choice label { display: inline; font-weight: 400; }
-.table-wrap { overflow-x: auto; margin: 0 0 1.5rem; }
+.table-wrap { overflow-x: auto; margin: 0 0 1.5rem; position: relative; }
 table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; font-weight: 600; padding: 0 0 .5rem; }
 th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-td { overflow-wrap: anywhere; }
+td { overflow-wrap: break-word; }
+td button { white-space: nowrap; }
 form.inline { display: inline; margin: 0; }
 button.danger { background: var(--danger); border-color: var(--danger); color: var(--accent-fg); }
 .badge { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .85rem; border: 1px solid; }
 .badge.ok { color: var(--ok); }
-.badge.warn { color: var(--focus); }
+.badge.warn { color: var(--warn); }
 .badge.danger { color: var(--danger); }
 .badge.neutral { color: var(--muted); }
 .secret { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
