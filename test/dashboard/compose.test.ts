@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 /** Posts the compose form as a browser does (multipart), with the page's hidden fields first. */
-async function postMultipart(
+function postMultipart(
   browser: TestBrowser,
   from: string,
   fields: [string, string][],
@@ -67,20 +67,7 @@ async function postMultipart(
     if (!typed.has(name) && !(options.withoutCsrf && name === "csrf_token")) form.append(name, value);
   for (const [name, value] of fields) form.append(name, value);
   for (const f of files) form.append(f.name, f.file);
-  const cookie = [...browser.cookies].map(([n, v]) => `${n}=${v}`).join("; ");
-  const response = await fetch(world.s.url + page, {
-    method: "POST",
-    headers: { cookie },
-    body: form,
-    redirect: "manual",
-  });
-  return {
-    status: response.status,
-    headers: response.headers,
-    text: await response.text(),
-    location: response.headers.get("location"),
-    setCookies: [],
-  };
+  return browser.send("POST", page, form);
 }
 
 /** Posts the form urlencoded: the page's hidden fields (attached media among them) and `fields`. */

@@ -128,10 +128,11 @@ export function expectDashboardPage(
 
 /**
  * Posts a page's form like `browser.submit`, with fields given as pairs so that a name can repeat (a
- * group of checkboxes); the page's hidden fields (CSRF token, idempotency key) come first.
+ * group of checkboxes); the page's hidden fields (CSRF token, idempotency key) come first, unless a
+ * pair names them (then the pair replaces them, as a browser's own value would).
  */
 export async function submitPairs(
-  s: TestServer,
+  _s: TestServer,
   browser: TestBrowser,
   page: string,
   action: string,
@@ -139,28 +140,17 @@ export async function submitPairs(
 ): Promise<PageResponse> {
   const opened = await browser.get(page);
   expect({ page, status: opened.status }).toEqual({ page, status: 200 });
-  return postPairs(s, browser, action, [...Object.entries(hiddenFields(opened.text, action)), ...pairs]);
+  const given = new Set(pairs.map(([name]) => name));
+  const hidden = Object.entries(hiddenFields(opened.text, action)).filter(([name]) => !given.has(name));
+  return browser.send("POST", action, [...hidden, ...pairs]);
 }
 
 /** Posts urlencoded pairs with the browser's cookies (no redirects followed). */
-export async function postPairs(
-  s: TestServer,
+export function postPairs(
+  _s: TestServer,
   browser: TestBrowser,
   path: string,
   pairs: [string, string][],
 ): Promise<PageResponse> {
-  const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
-  const response = await fetch(s.url + path, {
-    method: "POST",
-    headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams(pairs).toString(),
-    redirect: "manual",
-  });
-  return {
-    status: response.status,
-    headers: response.headers,
-    text: await response.text(),
-    location: response.headers.get("location"),
-    setCookies: response.headers.getSetCookie(),
-  };
+  return browser.send("POST", path, pairs);
 }

@@ -9,6 +9,7 @@ import {
   type DashboardWorld,
   expectDashboardPage,
   hiddenFields,
+  submitPairs,
   type TestBrowser,
 } from "./support.ts";
 
@@ -31,27 +32,8 @@ afterAll(async () => {
 });
 
 /** Posts a page's form like a browser, repeated fields (checkboxes) included. */
-async function submitAll(browser: TestBrowser, pagePath: string, action: string, fields: [string, string][]) {
-  const opened = await browser.get(pagePath);
-  expect(opened.status).toBe(200);
-  const form = new URLSearchParams(Object.entries(hiddenFields(opened.text, action)));
-  // A field given here replaces the page's hidden one of that name; repeated names (checkboxes) add up.
-  for (const name of new Set(fields.map(([n]) => n))) form.delete(name);
-  for (const [name, value] of fields) form.append(name, value);
-  const cookie = [...browser.cookies].map(([n, v]) => `${n}=${v}`).join("; ");
-  const response = await fetch(world.s.url + action, {
-    method: "POST",
-    headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
-    body: form.toString(),
-    redirect: "manual",
-  });
-  return {
-    status: response.status,
-    location: response.headers.get("location"),
-    text: await response.text(),
-    headers: response.headers,
-  };
-}
+const submitAll = (browser: TestBrowser, pagePath: string, action: string, fields: [string, string][]) =>
+  submitPairs(world.s, browser, pagePath, action, fields);
 
 const secretIn = (text: string) => /<code id="signing-secret">([^<]+)<\/code>/.exec(text)?.[1];
 

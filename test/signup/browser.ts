@@ -22,12 +22,18 @@ export class TestBrowser {
   constructor(private readonly s: TestServer) {}
 
   /** Sends a request with the jar's cookies and keeps the cookies the answer sets. */
-  async send(method: string, path: string, form?: Record<string, string>): Promise<PageResponse> {
+  async send(
+    method: string,
+    path: string,
+    form?: Record<string, string> | [string, string][] | FormData,
+  ): Promise<PageResponse> {
     const headers: Record<string, string> = {};
     const jar = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
     if (jar) headers.cookie = jar;
-    let body: string | undefined;
-    if (form) {
+    let body: string | FormData | undefined;
+    // Pairs let a name repeat (checkboxes); FormData goes multipart, as a file form does.
+    if (form instanceof FormData) body = form;
+    else if (form) {
       body = new URLSearchParams(form).toString();
       headers["content-type"] = "application/x-www-form-urlencoded";
     }

@@ -1,20 +1,11 @@
 import { DateTime } from "luxon";
+import { POST_STATES } from "../../modules/posts/states.ts";
 import { html, type Markup } from "../pages/html.ts";
 import { excerpt, postPath, type PostResource, stateBadge } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 
-/** States the calendar shows: what is planned or on its way, what went out, what went wrong. */
-const SHOWN_STATES = new Set([
-  "preparing",
-  "scheduled",
-  "ready",
-  "processing",
-  "awaiting-provider",
-  "published",
-  "failed",
-  "needs-attention",
-  "missed",
-]);
+/** States the calendar shows: all but drafts (no time yet) and cancelled posts (they will not go out). */
+const SHOWN_STATES = new Set<string>(POST_STATES.filter((s) => s !== "draft" && s !== "cancelled"));
 /** Pages of 100 read for one week at most (the listing has an upper time bound only). */
 const MAX_PAGES = 20;
 
