@@ -2,7 +2,7 @@
 // draft, queue and a local schedule time, the API's errors next to their fields, and its upload routes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createCrc64Nvme, crc64nvmeToBase64 } from "../../src/lib/crc64nvme.ts";
-import { DASHBOARD_JS } from "../../src/http/dashboard/assets.ts";
+import { DASHBOARD_JS } from "../../src/http/dashboard/script.ts";
 import { readMultipartForm } from "../../src/http/dashboard/multipart.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES } from "../../src/http/dashboard/uploads.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";

@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import type { Herald } from "../../herald.ts";
 import { stylesheetResponse } from "../pages/respond.ts";
-import { DASHBOARD_CSS, DASHBOARD_JS } from "./assets.ts";
+import { DASHBOARD_JS } from "./script.ts";
+import { DASHBOARD_CSS } from "./style.ts";
 import { DASHBOARD_CSS_PATH, DASHBOARD_JS_PATH } from "./layout.ts";
 import { html } from "../pages/html.ts";
 import { overviewPages } from "./overview.ts";

@@ -56,7 +56,9 @@ export function dashboardLayout(frame: DashboardFrame, content: Markup): string 
       ? html`<details class="switcher"><summary>${ws ? ws.name : "Choose a workspace"}</summary>
 <ul>${frame.workspaces.map(
           (w) =>
-            html`<li><a href="/dashboard/workspaces/${w.id}/posts"${w.id === ws?.id ? html` aria-current="true"` : ""}>${w.name}</a></li>`,
+            html`<li><a href="/dashboard/workspaces/${w.id}/posts"${
+              w.id === ws?.id ? html` aria-current="true"` : ""
+            }>${w.name}</a></li>`,
         )}</ul></details>`
       : "";
   return html`<!doctype html>

@@ -16,14 +16,14 @@ export function overviewPages(routes: DashboardRoutes): void {
         welcome === "cli" || welcome === "account"
           ? html`<div class="notice ok" role="status"><p><strong>Your account is ready.</strong></p>${
               welcome === "cli"
-                ? html`<p>The command line is approved: return to your terminal, where <code>herald login</code>
-finishes by itself${awaiting ? " once your address is confirmed" : ""}.</p>`
+                ? html`<p>The command line is approved: return to your terminal, where
+<code>herald login</code> finishes by itself${awaiting ? " once your address is confirmed" : ""}.</p>`
                 : ""
             }</div>`
           : "";
       const confirmation = awaiting
-        ? html`<div class="notice warn"><p>Confirm <strong>${r.session.email}</strong> with the link we e-mailed
-you: until then the account's command line keys are held back.</p>
+        ? html`<div class="notice warn"><p>Confirm <strong>${r.session.email}</strong> with the link we
+e-mailed you: until then the account's command line keys are held back.</p>
 ${r.query.get("resent") === "1" ? html`<p role="status">A new link is on its way.</p>` : ""}
 ${buttonForm({
   action: "/dashboard/resend-confirmation",
@@ -41,7 +41,8 @@ ${confirmation}
 <h2>Workspaces</h2>
 <ul class="plain">${r.workspaces.map(
           (w) =>
-            html`<li><a href="/dashboard/workspaces/${w.id}/posts">${w.name}</a> <span class="muted"><code>${w.id}</code></span></li>`,
+            html`<li><a href="/dashboard/workspaces/${w.id}/posts">${w.name}</a>
+<span class="muted"><code>${w.id}</code></span></li>`,
         )}</ul>
 <h2>Command line</h2>
 <p>Run <code>herald login</code> in a terminal and approve it here. Have a code already?

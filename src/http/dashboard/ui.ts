@@ -1,7 +1,17 @@
 import { randomBase62 } from "../../lib/crypto.ts";
-import { html, type Markup } from "../pages/html.ts";
+import { html, Markup } from "../pages/html.ts";
 import { csrfField } from "../pages/layout.ts";
 import type { FieldErrors } from "./api.ts";
+
+/** ` name="value"` when there is a value, else nothing (optional attributes). */
+export function attr(name: string, value: string | number | null | undefined): Markup {
+  return value === undefined || value === null || value === "" ? html`` : html` ${name}="${value}"`;
+}
+
+/** ` name` when on, else nothing (boolean attributes). */
+export function flag(name: string, on: boolean | undefined): Markup {
+  return on ? html` ${new Markup(name)}` : html``;
+}
 
 /** The id of the control a JSON pointer names (`/body/0/text` → `f-body-0-text`). */
 export function fieldId(pointer: string): string {
@@ -52,12 +62,11 @@ export function input(
 
 /** A multi-line text field. */
 export function textarea(spec: ControlSpec & { value?: string; rows?: number; maxlength?: number }): Markup {
+  const limits = html`${flag("required", spec.required)}${attr("maxlength", spec.maxlength)}`;
   return wrap(
     spec,
     (a) =>
-      html`<textarea ${a} name="${spec.name}" rows="${spec.rows ?? 4}"${spec.required ? html` required` : ""}${
-        spec.maxlength ? html` maxlength="${spec.maxlength}"` : ""
-      }>${spec.value ?? ""}</textarea>`,
+      html`<textarea ${a} name="${spec.name}" rows="${spec.rows ?? 4}"${limits}>${spec.value ?? ""}</textarea>`,
   );
 }
 
@@ -90,9 +99,10 @@ export function choices(spec: {
 ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ""}
 ${spec.options.map((o, i) => {
   const optionId = `${id}-${i}`;
-  return html`<div class="choice"><input id="${optionId}" type="${spec.type}" name="${spec.name}" value="${o.value}"${
-    spec.checked.includes(o.value) ? html` checked` : ""
-  }> <label for="${optionId}">${o.label}</label>${o.hint ? html` <span class="hint">${o.hint}</span>` : ""}</div>`;
+  const checked = flag("checked", spec.checked.includes(o.value));
+  const hint = o.hint ? html` <span class="hint">${o.hint}</span>` : "";
+  return html`<div class="choice"><input id="${optionId}" type="${spec.type}"
+name="${spec.name}" value="${o.value}"${checked}> <label for="${optionId}">${o.label}</label>${hint}</div>`;
 })}
 </fieldset>`;
 }
@@ -113,11 +123,10 @@ export function postForm(
   },
   content: Markup,
 ): Markup {
-  return html`<form method="post" action="${spec.action}"${spec.className ? html` class="${spec.className}"` : ""}${
-    spec.label ? html` aria-label="${spec.label}"` : ""
-  }${spec.multipart ? html` enctype="multipart/form-data"` : ""}${
-    spec.confirm ? html` data-confirm="${spec.confirm}"` : ""
-  }>
+  return html`<form method="post" action="${spec.action}"${attr("class", spec.className)}${attr(
+    "aria-label",
+    spec.label,
+  )}${attr("enctype", spec.multipart ? "multipart/form-data" : null)}${attr("data-confirm", spec.confirm)}>
 ${csrfField(spec.csrf)}<input type="hidden" name="idempotency_key" value="${randomBase62(24)}">
 ${content}
 </form>`;

@@ -1,116 +1,8 @@
 /**
- * The dashboard's stylesheet (added to the pages' one) and its script. The script is progressive
- * enhancement only: every form works without it. It adds copy buttons for secrets shown once, upload
- * progress for media, and a confirmation before forms marked `data-confirm`.
+ * The dashboard's script, progressive enhancement only (every form works without it): copy buttons for
+ * secrets shown once, a confirmation before forms marked `data-confirm`, and compose's uploads with
+ * progress straight to the API's part URLs.
  */
-export const DASHBOARD_CSS = `:root { --warn: #8a4b00; }
-@media (prefers-color-scheme: dark) { :root { --warn: #e3b341; } }
-body.dashboard main { max-width: 64rem; margin: 1.5rem 0 4rem; }
-.skip { position: absolute; left: -999px; top: 0; padding: .5rem 1rem; background: var(--bg); }
-.skip:focus { left: .5rem; z-index: 10; }
-.shell { display: grid; grid-template-columns: 13rem 1fr; gap: 0 1.5rem; max-width: 84rem; margin: 0 auto; }
-.shell > nav { border-right: 1px solid var(--line); padding: 1rem; }
-.shell > nav ul { list-style: none; margin: 0 0 1rem; padding: 0; }
-.shell > nav li a { display: block; padding: .35rem .5rem; border-radius: .25rem; text-decoration: none; }
-.shell > nav a[aria-current=page] { background: var(--panel); font-weight: 700; color: var(--fg); }
-.switcher { margin: 0 0 .75rem; }
-.switcher summary { cursor: pointer; font-weight: 600; padding: .35rem .5rem; }
-.shell > main { min-width: 0; padding: 0 1rem; }
-@media (max-width: 48rem) {
-  .shell { grid-template-columns: 1fr; }
-  .shell > nav { border-right: none; border-bottom: 1px solid var(--line); }
-  .shell > nav ul { display: flex; flex-wrap: wrap; gap: .25rem; }
-}
-.visually-hidden {
-  position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap;
-}
-textarea {
-  display: block; width: 100%; margin-top: .35rem; padding: .55rem .65rem; font: inherit; color: var(--fg);
-  background: var(--bg); border: 1px solid var(--muted); border-radius: .375rem;
-}
-input[type=datetime-local], input[type=number], input[type=url], input[type=file], input[type=time] {
-  display: block; margin-top: .35rem; padding: .45rem .6rem; font: inherit; color: var(--fg);
-  background: var(--bg); border: 1px solid var(--muted); border-radius: .375rem; max-width: 100%;
-}
-textarea[aria-invalid=true], select[aria-invalid=true] { border: 2px solid var(--danger); }
-fieldset {
-  border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 1.25rem; min-width: 0;
-}
-.choice { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; margin: .25rem 0; }
-.choice label { display: inline; font-weight: 400; }
-.table-wrap { overflow-x: auto; margin: 0 0 1.5rem; position: relative; }
-table { border-collapse: collapse; width: 100%; }
-caption { text-align: left; font-weight: 600; padding: 0 0 .5rem; }
-th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-td { overflow-wrap: break-word; }
-td button { white-space: nowrap; }
-form.inline { display: inline; margin: 0; }
-button.danger { background: var(--danger); border-color: var(--danger); color: var(--accent-fg); }
-.badge { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .85rem; border: 1px solid; }
-.badge.ok { color: var(--ok); }
-.badge.warn { color: var(--warn); }
-.badge.danger { color: var(--danger); }
-.badge.neutral { color: var(--muted); }
-.secret { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
-.secret code { padding: .35rem .5rem; background: var(--panel); border-radius: .25rem; overflow-wrap: anywhere; }
-.tabs { display: flex; flex-wrap: wrap; gap: .25rem .75rem; list-style: none; padding: 0; margin: 0 0 1rem; }
-.tabs a[aria-current=page] { font-weight: 700; color: var(--fg); }
-.pager { margin: 1rem 0; }
-.chart { max-width: 100%; height: auto; color: var(--accent); }
-.chart text { fill: var(--muted); font-size: 10px; }
-progress { width: 100%; }
-input[type=date] {
-  display: block; margin-top: .35rem; padding: .45rem .6rem; font: inherit; color: var(--fg);
-  background: var(--bg); border: 1px solid var(--muted); border-radius: .375rem; max-width: 100%;
-}
-.queue-grid td, .queue-grid th { text-align: center; }
-.queue-grid td:first-child, .queue-grid th:first-child { text-align: left; }
-.queue-grid input[type=time] { margin-top: 0; }
-.queue-grid abbr { text-decoration: none; }
-/* Posts, calendar and analytics. */
-.post-text { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0 0 .5rem; }
-.post-items { padding-left: 1.5rem; margin: 0 0 1.5rem; }
-.filters { margin: 0 0 1rem; }
-.filters summary { cursor: pointer; font-weight: 600; }
-.filters form, form.range { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-end; }
-.filters .field, form.range .field { margin-bottom: .75rem; }
-form.range button, .filters button { margin-bottom: .75rem; }
-input[type=date] {
-  display: block; margin-top: .35rem; padding: .45rem .6rem; font: inherit; color: var(--fg);
-  background: var(--bg); border: 1px solid var(--muted); border-radius: .375rem; max-width: 100%;
-}
-.week { list-style: none; padding: 0; margin: 0 0 1.5rem; display: grid; gap: .5rem;
-  grid-template-columns: repeat(7, minmax(0, 1fr)); }
-.week > li { border: 1px solid var(--line); border-radius: .375rem; padding: .5rem; min-width: 0; }
-.week > li[aria-current=date] { border: 2px solid var(--accent); }
-.week h2 { font-size: .95rem; margin: 0 0 .5rem; }
-.week ul { list-style: none; padding: 0; margin: 0; }
-.week ul li { margin: 0 0 .5rem; font-size: .9rem; overflow-wrap: anywhere; }
-.week .published a { color: var(--muted); }
-.week .slot { color: var(--muted); border: 1px dashed var(--line); border-radius: .25rem; padding: 0 .35rem; }
-@media (max-width: 60rem) { .week { grid-template-columns: 1fr; } }
-.charts { display: flex; flex-wrap: wrap; gap: 1rem; }
-.charts figure, figure { margin: 0 0 1rem; max-width: 100%; }
-/* Destinations and webhooks. */
-.connect-grid { display: grid; gap: 1rem;
-  grid-template-columns: repeat(auto-fill, minmax(min(17rem, 100%), 1fr)); }
-.connect-grid > section { border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; }
-.connect-grid h3 { margin: 0 0 .5rem; }
-input[type=url] { width: 100%; }
-.row-actions { display: flex; flex-wrap: wrap; gap: .5rem; }
-ul.deliveries { list-style: none; padding: 0; }
-ul.deliveries > li { border-bottom: 1px solid var(--line); padding: .5rem 0; }
-details.delivery > summary { cursor: pointer; }
-details.delivery h3 { font-size: 1rem; margin: 1rem 0 .35rem; }
-pre.wire { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--panel); padding: .5rem .75rem;
-  border-radius: .25rem; margin: 0 0 .75rem; }
-.compose-item .attached { list-style: none; padding: 0; margin: .25rem 0 .75rem; }
-.compose-item .attached li { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .25rem 0; }
-.compose-item .media-title { font-weight: 600; margin: .75rem 0 0; }
-.compose-item > button { margin: .25rem .5rem .25rem 0; }
-.compose .actions { display: flex; flex-wrap: wrap; gap: .5rem; }
-`;
-
 export const DASHBOARD_JS = `"use strict";
 document.addEventListener("click", function (event) {
   var button = event.target.closest && event.target.closest("button[data-copy]");
@@ -219,7 +111,9 @@ document.querySelectorAll("button[data-copy]").forEach(function (b) { b.hidden =
   function key() {
     var bytes = new Uint8Array(16);
     crypto.getRandomValues(bytes);
-    return Array.prototype.map.call(bytes, function (b) { return ("0" + b.toString(16)).slice(-2); }).join("");
+    return Array.prototype.map
+      .call(bytes, function (b) { return ("0" + b.toString(16)).slice(-2); })
+      .join("");
   }
   function through(file, id, shown) {
     var headers = { "content-type": file.type || "application/octet-stream", "x-csrf-token": csrf,
@@ -234,7 +128,9 @@ document.querySelectorAll("button[data-copy]").forEach(function (b) { b.hidden =
       parts: sums.parts.map(function (c, n) { return { part_number: n + 1, checksum_crc64nvme: c }; }),
       idempotency_key: id + "-start" }).then(function (x) {
       var upload = answer(x, [200, 201]);
-      var local = upload.parts.every(function (p) { return new URL(p.upload_url, location.href).origin === location.origin; });
+      var local = upload.parts.every(function (p) {
+        return new URL(p.upload_url, location.href).origin === location.origin;
+      });
       if (!local) return through(file, id, shown);
       var sent = [];
       var chain = Promise.resolve();
@@ -297,7 +193,8 @@ document.querySelectorAll("button[data-copy]").forEach(function (b) { b.hidden =
     }).then(function () { pending--; });
   }
   form.addEventListener("change", function (event) {
-    if (event.target.matches && event.target.matches("input[type=file][data-upload-item]")) upload(event.target);
+    var target = event.target;
+    if (target.matches && target.matches("input[type=file][data-upload-item]")) upload(target);
   });
   form.addEventListener("submit", function (event) {
     if (pending > 0) {
