@@ -25,6 +25,7 @@ import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { signupRoutes } from "./http/routes/signup.ts";
 import { pageRoutes } from "./http/routes/pages.ts";
 import { dashboardRoutes } from "./http/dashboard/index.ts";
+import { teamRoutes } from "./http/routes/team.ts";
 
 /** Maps any error raised while handling a request to the problem it becomes. */
 function toProblem(code: string | number, error: unknown): ProblemError | null {
@@ -134,6 +135,7 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
     .use(assetTransferRoutes(h))
     .use(pageRoutes(h, clientAddress))
     .use(dashboardRoutes(h, (request) => app.handle(request)))
+    .use(teamRoutes(h, rails))
     .group("/v1", (v1) =>
       v1
         .use(signupRoutes(h, rails, clientAddress))

@@ -26,6 +26,8 @@ export interface Config {
   mailFrom: string;
   feedbackTo: string | null;
   slackBotToken: string | null;
+  /** Origin of Slack's Web API (HERALD_SLACK_API_BASE, default https://slack.com; tests point it at a fake). */
+  slackApiBase: string;
   billingMode: "disabled" | "processor_test" | "processor_live";
   signup: "open" | "closed";
   /**
@@ -254,6 +256,10 @@ export function loadConfig(env: Env = process.env): Config {
     mailFrom,
     feedbackTo: text(env, "HERALD_FEEDBACK_TO", null),
     slackBotToken: text(env, "HERALD_SLACK_BOT_TOKEN", null),
+    slackApiBase: (url(env, "HERALD_SLACK_API_BASE", ["http:", "https:"]) ?? "https://slack.com").replace(
+      /\/+$/,
+      "",
+    ),
     billingMode: oneOf(
       env,
       "HERALD_BILLING_MODE",

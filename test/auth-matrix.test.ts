@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { engineOf } from "../src/db/engine.ts";
 import { newId } from "../src/db/ids.ts";
 import { inTransaction } from "../src/db/transaction.ts";
-import { destinationConnections } from "../src/db/schema.ts";
+import { destinationConnections, users } from "../src/db/schema.ts";
 import { ALL_SCOPES, type Scope } from "../src/core/scopes.ts";
 import { sha256Hex } from "../src/lib/crypto.ts";
 import { setWebhookTransport } from "../src/modules/webhooks/transport.ts";
@@ -123,6 +123,17 @@ const OPERATION_FIXTURES: Record<string, (ws: string) => Promise<Fixture>> = {
   "GET /workspaces/{workspace_id}/analytics/posts": async () => ({
     query: "from=2026-03-01&until=2026-03-08",
   }),
+  "POST /account/members/{member_id}/remove": async () => {
+    // A member of the owner's account, added as accepting an invitation would.
+    const id = newId("usr");
+    const email = `${id}@example.com`;
+    await inTransaction(s.herald.db, (tx) =>
+      tx
+        .insert(users)
+        .values({ id, accountId: s.owner.accountId, email, role: "member", createdAt: s.clock.now() }),
+    );
+    return { ids: { member_id: id }, body: { confirmed: true, confirmation: email } };
+  },
   "POST /workspaces/{workspace_id}/posts/{post_id}/retry": async (ws) => {
     // A failed post, as the engine would leave it.
     const post = await postOf(ws, SCHEDULED_AT);
@@ -153,6 +164,12 @@ const PATH_FIXTURES: Record<string, (ws: string, ids: Record<string, string>) =>
     return r.body.id;
   },
   post_id: async (ws) => (await postOf(ws, "draft")).id,
+  invitation_id: async () => {
+    const email = `matrix-${++idempotencyCounter}@example.com`;
+    const r = await s.request("POST", "/v1/account/invitations", { body: { email }, headers: ownerIdem() });
+    expect(r.status).toBe(201);
+    return r.body.id;
+  },
   group: async (ws) => {
     // A published post, as the engine leaves it, with the analytics row publishing starts.
     const post = await postOf(ws, SCHEDULED_AT);
@@ -286,6 +303,12 @@ async function call(op: Operation, key: string | null, options: CallOptions = {}
  * why. Every other allowed call must answer the operation's documented success status.
  */
 const NOT_SUCCESS: Record<string, { status: number; code: string; pointers: string[]; why: string }> = {
+  "POST /feedback": {
+    status: 503,
+    code: "public_unavailable",
+    pointers: [],
+    why: "the matrix server has no SMTP, so the message is stored but not e-mailed; test/feedback sends it",
+  },
   "POST /workspaces/{workspace_id}/destination-connections": {
     status: 400,
     code: "public_invalid_request",

@@ -159,6 +159,7 @@ describe("without SMTP (the default)", () => {
       "expires_at",
       "id",
       "object",
+      "role",
       "status",
     ]);
 
@@ -279,9 +280,9 @@ describe("invalid and conflicting addresses", () => {
   test("an unknown property is 400 at that property", async () => {
     const r = await s.request("POST", "/v1/account/invitations", {
       headers: { "idempotency-key": "extra" },
-      body: { email: "a@example.com", role: "owner" },
+      body: { email: "a@example.com", name: "Someone" },
     });
-    expectProblem(r, 400, "public_invalid_request", ["/role"]);
+    expectProblem(r, 400, "public_invalid_request", ["/name"]);
   });
 
   test("254 characters are accepted, 255 are not", async () => {

@@ -28,7 +28,10 @@ export type IdPrefix =
   | "sgn"
   | "cla"
   | "ses"
-  | "emc";
+  | "emc"
+  // Feedback messages and chat notifications (issue 17).
+  | "fb"
+  | "chn";
 
 /**
  * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so

@@ -38,6 +38,9 @@ export let cliAuthorizations = lite.cliAuthorizations;
 export let signupIntents = lite.signupIntents;
 export let sessions = lite.sessions;
 export let emailConfirmations = lite.emailConfirmations;
+export let feedback = lite.feedback;
+export let chatNotificationSettings = lite.chatNotificationSettings;
+export let chatNotifications = lite.chatNotifications;
 
 let current: Dialect = "sqlite";
 
@@ -80,4 +83,7 @@ export async function useDialect(dialect: Dialect): Promise<void> {
   signupIntents = source.signupIntents;
   sessions = source.sessions;
   emailConfirmations = source.emailConfirmations;
+  feedback = source.feedback;
+  chatNotificationSettings = source.chatNotificationSettings;
+  chatNotifications = source.chatNotifications;
 }

@@ -7,6 +7,7 @@ import type { PublishingEngine } from "../modules/publishing/engine.ts";
 import { renewExpiringCredentials } from "../modules/publishing/refresh.ts";
 import { refreshDueAnalytics } from "../modules/analytics/refresh.ts";
 import { webhookJobs } from "../modules/webhooks/jobs.ts";
+import { chatJobs } from "../modules/chat/jobs.ts";
 import type { Job } from "./scheduler.ts";
 
 /** Every recurring job of the server; `engine` is this process's publishing engine. */
@@ -47,5 +48,6 @@ export function serverJobs(engine: PublishingEngine): Job[] {
       run: (h) => renewExpiringCredentials(h, engine.owner),
     },
     ...webhookJobs(),
+    ...chatJobs(),
   ];
 }

@@ -45,6 +45,8 @@ export const users = pgTable(
       .notNull()
       .references(() => accounts.id),
     email: text("email").notNull(),
+    /** What the person called themselves when joining by invitation (null: bootstrap, signup). */
+    name: text("name"),
     passwordHash: text("password_hash"),
     role: text("role", { enum: ["owner", "admin", "member"] }).notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
@@ -157,8 +159,18 @@ export const invitations = pgTable(
     revokedAt: bigint("revoked_at", { mode: "number" }),
     /** Latest outgoing mail for this invitation. */
     deliveryRequestedAt: bigint("delivery_requested_at", { mode: "number" }).notNull(),
+    /** The role the person gets on accepting. */
+    role: text("role", { enum: ["owner", "admin", "member"] })
+      .notNull()
+      .default("member"),
+    /** SHA-256 of the e-mailed link's token; a resend replaces it (null: made before links existed). */
+    tokenHash: text("token_hash"),
+    acceptedAt: bigint("accepted_at", { mode: "number" }),
   },
-  (t) => [index("invitations_account").on(t.accountId, t.id)],
+  (t) => [
+    index("invitations_account").on(t.accountId, t.id),
+    uniqueIndex("invitations_token").on(t.tokenHash),
+  ],
 );
 
 export const mailOutbox = pgTable(
@@ -422,10 +434,13 @@ export const eventsOutbox = pgTable(
      * a high-water mark: an event whose transaction commits late is still found.
      */
     dispatchedAt: bigint("dispatched_at", { mode: "number" }),
+    /** When the chat fan-out looked at the event (its own mark, independent of the webhooks'). */
+    chatDispatchedAt: bigint("chat_dispatched_at", { mode: "number" }),
   },
   (t) => [
     index("events_outbox_workspace").on(t.workspaceId, t.id),
     index("events_outbox_undispatched").on(t.id).where(sql`${t.dispatchedAt} IS NULL`),
+    index("events_outbox_chat_undispatched").on(t.id).where(sql`${t.chatDispatchedAt} IS NULL`),
   ],
 );
 
@@ -445,3 +460,4 @@ export * from "./schema-webhooks.ts";
 export * from "./schema-assets.ts";
 export * from "./schema-analytics.ts";
 export * from "./schema-signup.ts";
+export * from "./schema-team.ts";

@@ -19,6 +19,8 @@ export const users = sqliteTable(
       .notNull()
       .references(() => accounts.id),
     email: text("email").notNull(),
+    /** What the person called themselves when joining by invitation (null: bootstrap, signup). */
+    name: text("name"),
     passwordHash: text("password_hash"),
     role: text("role", { enum: ["owner", "admin", "member"] }).notNull(),
     createdAt: integer("created_at").notNull(),
@@ -130,8 +132,18 @@ export const invitations = sqliteTable(
     revokedAt: integer("revoked_at"),
     /** Latest outgoing mail for this invitation. */
     deliveryRequestedAt: integer("delivery_requested_at").notNull(),
+    /** The role the person gets on accepting. */
+    role: text("role", { enum: ["owner", "admin", "member"] })
+      .notNull()
+      .default("member"),
+    /** SHA-256 of the e-mailed link's token; a resend replaces it (null: made before links existed). */
+    tokenHash: text("token_hash"),
+    acceptedAt: integer("accepted_at"),
   },
-  (t) => [index("invitations_account").on(t.accountId, t.id)],
+  (t) => [
+    index("invitations_account").on(t.accountId, t.id),
+    uniqueIndex("invitations_token").on(t.tokenHash),
+  ],
 );
 
 export const mailOutbox = sqliteTable(
@@ -399,10 +411,13 @@ export const eventsOutbox = sqliteTable(
      * a high-water mark: an event whose transaction commits late is still found.
      */
     dispatchedAt: integer("dispatched_at"),
+    /** When the chat fan-out looked at the event (its own mark, independent of the webhooks'). */
+    chatDispatchedAt: integer("chat_dispatched_at"),
   },
   (t) => [
     index("events_outbox_workspace").on(t.workspaceId, t.id),
     index("events_outbox_undispatched").on(t.id).where(sql`${t.dispatchedAt} IS NULL`),
+    index("events_outbox_chat_undispatched").on(t.id).where(sql`${t.chatDispatchedAt} IS NULL`),
   ],
 );
 
@@ -422,3 +437,4 @@ export * from "./schema-webhooks.ts";
 export * from "./schema-assets.ts";
 export * from "./schema-analytics.ts";
 export * from "./schema-signup.ts";
+export * from "./schema-team.ts";

@@ -1,10 +1,13 @@
-import { and, desc, eq, inArray, isNull } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, lt, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
 import { invitations, mailOutbox } from "../../db/schema.ts";
 import { firstRow } from "../../db/engine.ts";
 
+/** A stored invitation. */
+export type InvitationRow = typeof invitations.$inferSelect;
+
 /** A stored invitation with the status of its latest e-mail. */
-export type InvitationWithDelivery = typeof invitations.$inferSelect & {
+export type InvitationWithDelivery = InvitationRow & {
   deliveryStatus: "pending" | "sent" | "failed";
 };
 
@@ -17,27 +20,8 @@ export async function insertInvitation(
   return inserted!.id;
 }
 
-/** An invitation with its delivery status. */
-export async function findInvitation(db: Db, id: number): Promise<InvitationWithDelivery | undefined> {
-  const row = await db.select().from(invitations).where(eq(invitations.id, id)).then(firstRow);
-  if (!row) return undefined;
-  const mail = await db
-    .select({ status: mailOutbox.status })
-    .from(mailOutbox)
-    .where(eq(mailOutbox.invitationId, id))
-    .orderBy(desc(mailOutbox.id))
-    .limit(1)
-    .then(firstRow);
-  return { ...row, deliveryStatus: mail?.status ?? "pending" };
-}
-
-/** An account's invitations that were not revoked, newest first, each with its latest e-mail's status. */
-export async function listInvitations(db: Db, accountId: string): Promise<InvitationWithDelivery[]> {
-  const rows = await db
-    .select()
-    .from(invitations)
-    .where(and(eq(invitations.accountId, accountId), isNull(invitations.revokedAt)))
-    .orderBy(desc(invitations.id));
+/** Adds the status of each invitation's latest e-mail. */
+async function withDelivery(db: Db, rows: InvitationRow[]): Promise<InvitationWithDelivery[]> {
   if (rows.length === 0) return [];
   const mails = await db
     .select({ invitationId: mailOutbox.invitationId, status: mailOutbox.status })
@@ -54,4 +38,91 @@ export async function listInvitations(db: Db, accountId: string): Promise<Invita
   for (const m of mails)
     if (m.invitationId !== null && !latest.has(m.invitationId)) latest.set(m.invitationId, m.status);
   return rows.map((row) => ({ ...row, deliveryStatus: latest.get(row.id) ?? "pending" }));
+}
+
+/** An invitation with its delivery status. */
+export async function findInvitation(db: Db, id: number): Promise<InvitationWithDelivery | undefined> {
+  const row = await db.select().from(invitations).where(eq(invitations.id, id)).then(firstRow);
+  return row ? (await withDelivery(db, [row]))[0] : undefined;
+}
+
+/** An account's open invitation (neither revoked nor accepted) by id; others are not found. */
+export async function findOpenInvitation(
+  db: Db,
+  accountId: string,
+  id: number,
+): Promise<InvitationRow | undefined> {
+  return db
+    .select()
+    .from(invitations)
+    .where(
+      and(
+        eq(invitations.accountId, accountId),
+        eq(invitations.id, id),
+        isNull(invitations.revokedAt),
+        isNull(invitations.acceptedAt),
+      ),
+    )
+    .then(firstRow);
+}
+
+/** The invitation an e-mailed link's token belongs to (by the token's hash), whatever its state. */
+export async function findInvitationByTokenHash(
+  db: Db,
+  tokenHash: string,
+): Promise<InvitationRow | undefined> {
+  return db.select().from(invitations).where(eq(invitations.tokenHash, tokenHash)).then(firstRow);
+}
+
+const open = (accountId: string) =>
+  and(eq(invitations.accountId, accountId), isNull(invitations.revokedAt), isNull(invitations.acceptedAt));
+
+/** An account's open invitations, newest first, each with its latest e-mail's status. */
+export async function listInvitations(db: Db, accountId: string): Promise<InvitationWithDelivery[]> {
+  const rows = await db.select().from(invitations).where(open(accountId)).orderBy(desc(invitations.id));
+  return withDelivery(db, rows);
+}
+
+/** One page (plus one row) of an account's open invitations, newest first. */
+export async function listInvitationsPage(
+  db: Db,
+  accountId: string,
+  afterId: number | null,
+  limit: number,
+): Promise<InvitationWithDelivery[]> {
+  const conditions: SQL[] = [open(accountId)!];
+  if (afterId !== null) conditions.push(lt(invitations.id, afterId));
+  const rows = await db
+    .select()
+    .from(invitations)
+    .where(and(...conditions))
+    .orderBy(desc(invitations.id))
+    .limit(limit + 1);
+  return withDelivery(db, rows);
+}
+
+/** Changes an invitation's columns. */
+export async function updateInvitation(db: Db, id: number, changes: Partial<InvitationRow>): Promise<void> {
+  await db.update(invitations).set(changes).where(eq(invitations.id, id));
+}
+
+/** Marks an open invitation accepted; false when it was accepted or revoked meanwhile. */
+export async function markInvitationAccepted(db: Db, id: number, now: number): Promise<boolean> {
+  const changed = await db
+    .update(invitations)
+    .set({ acceptedAt: now })
+    .where(and(eq(invitations.id, id), isNull(invitations.revokedAt), isNull(invitations.acceptedAt)))
+    .returning({ id: invitations.id });
+  return changed.length === 1;
+}
+
+/**
+ * Withdraws an invitation's e-mails still waiting in the outbox (revoked, or replaced by a resend):
+ * the link they carry no longer works, so they must not go out.
+ */
+export async function withdrawPendingMail(db: Db, invitationId: number, reason: string): Promise<void> {
+  await db
+    .update(mailOutbox)
+    .set({ status: "failed", lastError: reason })
+    .where(and(eq(mailOutbox.invitationId, invitationId), eq(mailOutbox.status, "pending")));
 }

@@ -1,3 +1,4 @@
+import { markDestinationForReauthorization } from "../chat/events.ts";
 import { newId } from "../../db/ids.ts";
 import { inGuardedTransaction, inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
@@ -14,7 +15,7 @@ import {
 } from "../../providers/types.ts";
 import { downloadUrl } from "../assets/signed-urls.ts";
 import { destinationRef } from "../destinations/present.ts";
-import { findDestinationById, updateDestination, type DestinationRow } from "../destinations/repo.ts";
+import { findDestinationById, type DestinationRow } from "../destinations/repo.ts";
 import { findAssets, listReceipts, type PostRow, type ReceiptRow } from "../posts/repo.ts";
 import { transitionPost, type PostChanges } from "../posts/transition.ts";
 import {
@@ -487,8 +488,7 @@ async function writeOutcome(
     }
     // Only a run that still owns the post may mark its destination (a stale run must not).
     if (outcome.kind === "needs-attention" && outcome.reauthorize) {
-      const mark = { unavailableReason: "reauthorization_required", updatedAt: now };
-      await updateDestination(tx, outcome.reauthorize, mark);
+      await markDestinationForReauthorization(tx, outcome.reauthorize, now);
     }
     if (outcome.kind === "awaiting") return;
     await finishAttemptRow(tx, attemptId, {

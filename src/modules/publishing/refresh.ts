@@ -1,3 +1,4 @@
+import { markDestinationForReauthorization } from "../chat/events.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { runTyped } from "../../providers/http.ts";
@@ -128,6 +129,5 @@ export async function renewExpiringCredentials(h: Herald, owner: string): Promis
 }
 
 async function markForReauthorization(h: Herald, destinationId: string): Promise<void> {
-  const mark = { unavailableReason: "reauthorization_required", updatedAt: h.clock.now() };
-  await inTransaction(h.db, (tx) => updateDestination(tx, destinationId, mark));
+  await inTransaction(h.db, (tx) => markDestinationForReauthorization(tx, destinationId, h.clock.now()));
 }
