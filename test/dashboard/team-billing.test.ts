@@ -56,7 +56,9 @@ describe("the team page", () => {
     const page = await owner.get(r.location!);
     expectDashboardPage(r.location!, page);
     expect(page.text).toContain("The invitation is stored");
-    expect(page.text).toMatch(/<td>new\.person@example\.com<\/td><td><span class="badge ok">pending<\/span>/);
+    expect(page.text).toMatch(
+      /<td>new\.person@example\.com<\/td><td>member<\/td><td><span class="badge ok">pending<\/span>/,
+    );
   });
 
   test.each([
@@ -98,6 +100,68 @@ describe("the team page", () => {
   });
 });
 
+describe("managing the team", () => {
+  test("an admin invitation, then resent (the earlier link dies) and revoked", async () => {
+    const r = await submitPairs(world.s, owner, "/dashboard/team", "/dashboard/team/invitations", [
+      ["email", "new-admin@example.com"],
+      ["role", "admin"],
+    ]);
+    expect(r.location).toBe("/dashboard/team?notice=invited");
+    const made = (await invitations()).find((i) => i.email === "new-admin@example.com")!;
+    expect(made.role).toBe("admin");
+    const at = `/dashboard/team/invitations/${made.id}`;
+    const resent = await submitPairs(world.s, owner, "/dashboard/team", `${at}/resend`, []);
+    expect(resent.location).toBe("/dashboard/team?notice=resent");
+    expect((await owner.get(resent.location!)).text).toContain("A new invitation e-mail is on its way");
+    const revoked = await submitPairs(world.s, owner, "/dashboard/team", `${at}/revoke`, []);
+    expect(revoked.location).toBe("/dashboard/team?notice=revoked");
+    expect((await invitations()).some((i) => i.id === made.id && i.revokedAt === null)).toBe(false);
+    // Revoked already: the API's 404 becomes a page, not a crash.
+    const again = await postPairs(world.s, owner, `${at}/revoke`, [
+      [
+        "csrf_token",
+        hiddenFields((await owner.get("/dashboard/team")).text, "/dashboard/team/invitations").csrf_token!,
+      ],
+    ]);
+    expect(again.status).toBe(404);
+  });
+
+  test("removing a person needs their address typed; then their sessions end", async () => {
+    const leaving = await world.signedInAs("member", "leaving@example.com");
+    const page = await owner.get("/dashboard/team");
+    const id = /<label for="remove-([^"]+)">Type leaving@example\.com to remove them/.exec(page.text)?.[1];
+    expect(id).toBeDefined();
+    const action = `/dashboard/team/members/${id}/remove`;
+    const wrong = await submitPairs(world.s, owner, "/dashboard/team", action, [
+      ["confirmation", "x@example.com"],
+    ]);
+    expect(wrong.status).toBe(400);
+    expect(wrong.text).toContain("Not removed:");
+    expect((await leaving.get("/dashboard")).status).toBe(200);
+    const right = await submitPairs(world.s, owner, "/dashboard/team", action, [
+      ["confirmation", "leaving@example.com"],
+    ]);
+    expect({
+      status: right.status,
+      text: right.text.match(/<div class="errors"[\s\S]*?<\/div>/)?.[0],
+    }).toEqual({ status: 303, text: undefined });
+    expect(right.location).toBe("/dashboard/team?notice=removed");
+    expect((await leaving.get("/dashboard")).status).toBe(303);
+    expect((await owner.get("/dashboard/team")).text).not.toContain("leaving@example.com");
+  });
+
+  test("a member has no remove, resend or revoke controls, and a forged removal is refused", async () => {
+    const r = await member.get("/dashboard/team");
+    expect(r.text).not.toContain('/remove"');
+    expect(r.text).not.toContain('/resend"');
+    const forged = await postPairs(world.s, member, `/dashboard/team/members/anyone/remove`, [
+      ["csrf_token", hiddenFields(r.text, "/logout").csrf_token!],
+      ["confirmation", world.owner.email],
+    ]);
+    expect(forged.status).toBe(403);
+  });
+});
+
 describe("the billing page", () => {
   test("says billing is disabled and shows each workspace's X posts this month", async () => {
     const month = usageMonth(world.s.clock.now());
@@ -130,7 +194,7 @@ describe("invitations over time", () => {
     // Sessions end sooner than invitations: sign in again.
     const r = await (await world.signedIn()).get("/dashboard/team");
     expect(r.text).toMatch(
-      /<td>new\.person@example\.com<\/td><td><span class="badge neutral">expired<\/span>/,
+      /<td>new\.person@example\.com<\/td><td>member<\/td><td><span class="badge neutral">expired<\/span>/,
     );
   });
 });

@@ -6,20 +6,54 @@ import { presentInvitation } from "../../modules/invitations/service.ts";
 import { html, type Markup } from "../pages/html.ts";
 import { fieldErrorsOf, type FieldErrors } from "./api.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { badge, errorSummary, input, localTime, notice, postForm, table } from "./ui.ts";
+import { badge, buttonForm, errorSummary, input, localTime, notice, postForm, select, table } from "./ui.ts";
 import { refusal } from "./workspaces.ts";
 
-const NOTICES = { invited: "The invitation is stored and its e-mail is on its way." };
+const NOTICES = {
+  invited: "The invitation is stored and its e-mail is on its way.",
+  resent: "A new invitation e-mail is on its way; the earlier link no longer works.",
+  revoked: "The invitation is revoked; its link no longer works.",
+  removed: "The person is removed: their sessions ended and the keys they held are revoked.",
+};
+const ROLES: [string, string][] = [
+  ["member", "Member: publishes and reads the setup"],
+  ["admin", "Admin: everything but billing changes"],
+  ["owner", "Owner: everything"],
+];
 const DELIVERY = { pending: "waiting to be sent", sent: "sent", failed: "could not be sent" } as const;
 
 /** `/dashboard/team`: the account's people and invitations, and (with team:write) the invite form. */
 export function teamPages(routes: DashboardRoutes): void {
   routes
     .page("/dashboard/team", (r) => teamPage(r, "", new Map()))
+    .form("/dashboard/team/invitations/:invitation_id/:verb", async (r) => {
+      const { invitation_id: id, verb } = r.params;
+      if (verb !== "resend" && verb !== "revoke") return r.message(404, "Page not found", []);
+      const answer = await r.api.call("POST", `/account/invitations/${encodeURIComponent(id!)}/${verb}`);
+      if (answer.ok) return r.redirect(`/dashboard/team?notice=${verb === "resend" ? "resent" : "revoked"}`);
+      return refusal(r, answer.status) ?? teamPage(r, "", new Map(), answer.status, answer.body?.detail);
+    })
+    .form("/dashboard/team/members/:member_id/remove", async (r, form) => {
+      const confirmation = form.get("confirmation") ?? "";
+      const answer = await r.api.call(
+        "POST",
+        `/account/members/${encodeURIComponent(r.params.member_id!)}/remove`,
+        {
+          body: { confirmed: true, confirmation },
+        },
+      );
+      if (answer.ok) return r.redirect("/dashboard/team?notice=removed");
+      const refused = refusal(r, answer.status);
+      if (refused) return refused;
+      const errors = fieldErrorsOf(answer);
+      const detail = errors.get("/confirmation") ?? answer.body?.detail ?? "Not removed.";
+      return teamPage(r, "", new Map(), answer.status, `Not removed: ${detail}`);
+    })
     .form("/dashboard/team/invitations", async (r, form) => {
       const email = (form.get("email") ?? "").trim();
+      const role = form.get("role") ?? "member";
       const answer = await r.api.call("POST", "/account/invitations", {
-        body: { email },
+        body: { email, role },
         idempotencyKey: form.get("idempotency_key") ?? undefined,
       });
       if (answer.ok) return r.redirect("/dashboard/team?notice=invited");
@@ -44,6 +78,7 @@ async function teamPage(
   problem: string | null = null,
 ): Promise<Response> {
   const now = r.h.clock.now();
+  const manage = roleAllows(r.session.role, "team:write");
   const people = await listAccountUsers(r.h.db, r.session.accountId);
   const invitations = (await listInvitations(r.h.db, r.session.accountId)).map((i) =>
     presentInvitation(i, now),
@@ -54,13 +89,15 @@ async function teamPage(
 ${notice(r.query, NOTICES)}
 <p>Everyone in the account can use every workspace; their role decides what they may do. Owners do
 everything, admins everything but change billing, members publish and read the rest.</p>
+${problem && errors.size === 0 ? html`<div class="errors" role="alert"><p>${problem}</p></div>` : ""}
 ${table({
   caption: "People",
-  head: ["E-mail", "Role", "Since"],
+  head: manage ? ["E-mail", "Role", "Since", "Remove"] : ["E-mail", "Role", "Since"],
   rows: people.map((p) => [
     p.id === r.session.userId ? html`${p.email} <span class="muted">(you)</span>` : p.email,
     p.role,
     localTime(iso(p.createdAt)),
+    ...(manage ? [removeForm(r, p)] : []),
   ]),
   empty: "Nobody yet.",
 })}
@@ -68,18 +105,20 @@ ${table({
 ${table({
   caption: "Invitations",
   hideCaption: true,
-  head: ["E-mail", "Status", "Sent", "E-mail delivery", "Expires"],
+  head: ["E-mail", "Role", "Status", "Sent", "E-mail delivery", "Expires", ...(manage ? ["Actions"] : [])],
   rows: invitations.map((i) => [
     i.email,
+    i.role,
     i.status === "pending" ? badge("pending", "ok") : badge("expired", "neutral"),
     localTime(i.delivery.requested_at),
     DELIVERY[i.delivery.status as keyof typeof DELIVERY] ?? i.delivery.status,
     localTime(i.expires_at),
+    ...(manage ? [invitationActions(r, i)] : []),
   ]),
   empty: "No invitations.",
 })}
 ${
-  roleAllows(r.session.role, "team:write")
+  manage
     ? inviteForm(r, email, errors, problem)
     : html`<p class="muted">Your role (${r.session.role}) cannot invite people.</p>`
 }`,
@@ -103,6 +142,43 @@ ${postForm(
     maxlength: 254,
     errors,
   })}
+${select({
+  name: "role",
+  pointer: "/role",
+  label: "Role",
+  hint: "Admins and owners can be invited only by someone whose role holds all of theirs.",
+  options: ROLES,
+  value: "member",
+  errors,
+})}
 <button type="submit">Send invitation</button>`,
 )}`;
+}
+
+/** Removing a person: their address typed again, as the API asks (`confirmation`). */
+function removeForm(r: DashboardRequest, person: { id: string; email: string }): Markup {
+  const id = `remove-${person.id}`;
+  return postForm(
+    { action: `/dashboard/team/members/${person.id}/remove`, csrf: r.csrf, className: "inline" },
+    html`<label for="${id}">Type ${person.email} to remove them</label>
+<input id="${id}" name="confirmation" type="email" autocomplete="off" required>
+<button type="submit" class="danger">Remove<span class="visually-hidden"> ${person.email}</span></button>`,
+  );
+}
+
+/** Resend and revoke for an invitation. */
+function invitationActions(r: DashboardRequest, invitation: { id: string; email: string }): Markup {
+  const at = `/dashboard/team/invitations/${invitation.id}`;
+  return html`${buttonForm({
+    action: `${at}/resend`,
+    csrf: r.csrf,
+    label: `Resend to ${invitation.email}`,
+    secondary: true,
+  })} ${buttonForm({
+    action: `${at}/revoke`,
+    csrf: r.csrf,
+    label: `Revoke ${invitation.email}`,
+    danger: true,
+    confirm: `Revoke the invitation of ${invitation.email}?`,
+  })}`;
 }
