@@ -6,6 +6,7 @@ import { AllowedMethods } from "./http/methods.ts";
 import { heraldPlugin, JSON_PARSER, requestIdOf, setRequestId, setRoute } from "./http/plugin.ts";
 import type { ClientAddress } from "./http/plugin.ts";
 import { ProblemError, problemResponse } from "./core/problem.ts";
+import { storageFault, storageProblem } from "./core/storage-problem.ts";
 import { FailedAuthLimiter, RateLimiter } from "./http/rate-limit.ts";
 import { checkQueryRepeats, checkRequestHead } from "./http/request-head.ts";
 import { requestIdFor } from "./http/request-id.ts";
@@ -26,6 +27,7 @@ import { signupRoutes } from "./http/routes/signup.ts";
 import { pageRoutes } from "./http/routes/pages.ts";
 import { dashboardRoutes } from "./http/dashboard/index.ts";
 import { teamRoutes } from "./http/routes/team.ts";
+import { billingRoutes } from "./http/routes/billing.ts";
 
 /** Maps any error raised while handling a request to the problem it becomes. */
 function toProblem(code: string | number, error: unknown): ProblemError | null {
@@ -107,6 +109,17 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
       const wrongMethod = code === "NOT_FOUND" ? methodNotAllowed(allowed, request.method, path) : null;
       const problem = wrongMethod ?? toProblem(code, error);
       if (problem) return problemResponse(problem, requestId, docsUrl(h));
+      // A full or read-only disk, or a database away: 503 naming the cause, and one clear log line.
+      const unavailable = storageProblem(error, h.config.dataDir);
+      if (unavailable) {
+        h.logger.error("storage unavailable", {
+          request_id: requestId,
+          route: route || "(no route)",
+          fault: storageFault(error, h.config.dataDir),
+          error: error instanceof Error ? error.message : String(error),
+        });
+        return problemResponse(unavailable, requestId, docsUrl(h));
+      }
       h.logger.error("unhandled error", {
         request_id: requestId,
         method: request.method,
@@ -136,6 +149,7 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
     .use(pageRoutes(h, clientAddress))
     .use(dashboardRoutes(h, (request) => app.handle(request)))
     .use(teamRoutes(h, rails))
+    .use(billingRoutes(h, rails))
     .group("/v1", (v1) =>
       v1
         .use(signupRoutes(h, rails, clientAddress))

@@ -29,6 +29,8 @@ export interface Config {
   /** Origin of Slack's Web API (HERALD_SLACK_API_BASE, default https://slack.com; tests point it at a fake). */
   slackApiBase: string;
   billingMode: "disabled" | "processor_test" | "processor_live";
+  /** Stripe settings of the processor modes (docs/billing.md); null values only when billing is disabled. */
+  billing: BillingConfig;
   signup: "open" | "closed";
   /**
    * Whether a new account waits for its address to be confirmed (HERALD_SIGNUP_CONFIRM_EMAIL, `on`).
@@ -44,6 +46,8 @@ export interface Config {
   authFailuresPerMinute: number;
   /** One structured log line per request (HERALD_ACCESS_LOG=0 turns it off). */
   accessLog: boolean;
+  /** When set (HERALD_METRICS_TOKEN), GET /metrics requires it as a bearer token. */
+  metricsToken: string | null;
   /** Test-only: admit http:// loopback origins for webhooks and providers. */
   devAllowPrivateNetwork: boolean;
   /** Each network's app credentials and origins (HERALD_<CH>_CLIENT_ID, …), by channel. */
@@ -63,6 +67,23 @@ export interface Config {
     /** How long a claim on a post lasts without renewal (a dead process's posts are examined after it). */
     leaseMs: number;
   };
+}
+
+/** Stripe's keys and prices and Herald's trial and grace lengths (HERALD_STRIPE_*, HERALD_BILLING_*). */
+export interface BillingConfig {
+  /** `sk_test_…`/`rk_test_…` with processor_test, `sk_live_…`/`rk_live_…` with processor_live. */
+  stripeSecretKey: string | null;
+  /** `whsec_…`: the signing secret of the webhook endpoint `<origin>/billing/stripe/webhook`. */
+  stripeWebhookSecret: string | null;
+  /** Recurring per-workspace prices (`price_…`), billed by quantity = workspaces. */
+  priceMonthly: string | null;
+  priceYearly: string | null;
+  /** Origin of Stripe's API (HERALD_STRIPE_API_BASE, default https://api.stripe.com; tests use a fake). */
+  stripeApiBase: string;
+  /** How long `past_due` keeps working (entitlement `grace`) before `read_only`. */
+  gracePeriodMs: number;
+  /** Trial from the account's creation, carried into the first checkout; 0: no trial. */
+  trialMs: number;
 }
 
 /** A network's app credentials and origins; null credentials mean "not configured". */
@@ -194,6 +215,46 @@ function dailyCapOverrides(env: Env): Record<string, number> {
   return caps;
 }
 
+const DAY_MS = 86_400_000;
+
+/** HERALD_STRIPE_* and HERALD_BILLING_*; a processor mode without its keys and prices refuses to start. */
+function billingConfig(env: Env, mode: Config["billingMode"]): BillingConfig {
+  const config: BillingConfig = {
+    stripeSecretKey: text(env, "HERALD_STRIPE_SECRET_KEY", null),
+    stripeWebhookSecret: text(env, "HERALD_STRIPE_WEBHOOK_SECRET", null),
+    priceMonthly: text(env, "HERALD_STRIPE_PRICE_MONTHLY", null),
+    priceYearly: text(env, "HERALD_STRIPE_PRICE_YEARLY", null),
+    stripeApiBase: (
+      url(env, "HERALD_STRIPE_API_BASE", ["http:", "https:"]) ?? "https://api.stripe.com"
+    ).replace(/\/+$/, ""),
+    gracePeriodMs: integer(env, "HERALD_BILLING_GRACE_DAYS", 7, 0, 90) * DAY_MS,
+    trialMs: integer(env, "HERALD_BILLING_TRIAL_DAYS", 14, 0, 730) * DAY_MS,
+  };
+  if (mode === "disabled") return config;
+  const required: [string, string | null, RegExp, string][] = [
+    [
+      "HERALD_STRIPE_SECRET_KEY",
+      config.stripeSecretKey,
+      /^(sk|rk)_(test|live)_\S+$/,
+      "sk_test_… or sk_live_…",
+    ],
+    ["HERALD_STRIPE_WEBHOOK_SECRET", config.stripeWebhookSecret, /^whsec_\S+$/, "whsec_…"],
+    ["HERALD_STRIPE_PRICE_MONTHLY", config.priceMonthly, /^price_\S+$/, "price_…"],
+    ["HERALD_STRIPE_PRICE_YEARLY", config.priceYearly, /^price_\S+$/, "price_…"],
+  ];
+  for (const [name, value, pattern, shape] of required) {
+    if (value === null) throw new ConfigError(`${name} is required when HERALD_BILLING_MODE=${mode}`);
+    if (!pattern.test(value)) throw new ConfigError(`${name} must look like ${shape}`);
+  }
+  // A test key in live mode (or the reverse) would bill nobody, or bill people during a test.
+  const environment = mode === "processor_live" ? "live" : "test";
+  if (!config.stripeSecretKey!.includes(`_${environment}_`))
+    throw new ConfigError(
+      `HERALD_STRIPE_SECRET_KEY must be a ${environment} key with HERALD_BILLING_MODE=${mode}`,
+    );
+  return config;
+}
+
 /** Reads and validates the HERALD_* variables; the only place that looks at the environment. */
 export function loadConfig(env: Env = process.env): Config {
   const host = text(env, "HERALD_HOST", "127.0.0.1");
@@ -242,6 +303,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (accessLog !== "0" && accessLog !== "1") {
     throw new ConfigError(`HERALD_ACCESS_LOG must be 0 or 1, got ${shown(accessLog)}`);
   }
+  const billingMode = oneOf(
+    env,
+    "HERALD_BILLING_MODE",
+    ["disabled", "processor_test", "processor_live"] as const,
+    "disabled",
+  );
   return {
     host,
     port,
@@ -260,18 +327,15 @@ export function loadConfig(env: Env = process.env): Config {
       /\/+$/,
       "",
     ),
-    billingMode: oneOf(
-      env,
-      "HERALD_BILLING_MODE",
-      ["disabled", "processor_test", "processor_live"] as const,
-      "disabled",
-    ),
+    billingMode,
+    billing: billingConfig(env, billingMode),
     signup: oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
     signupConfirmEmail: confirmEmail === "on",
     signupRequestsPerHour: integer(env, "HERALD_SIGNUP_REQUESTS_PER_HOUR", 20, 1, 1_000_000),
     rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     authFailuresPerMinute: integer(env, "HERALD_AUTH_FAILURES_PER_MINUTE", 20, 1, 1_000_000),
     accessLog: accessLog === "1",
+    metricsToken: text(env, "HERALD_METRICS_TOKEN", null),
     devAllowPrivateNetwork: allowPrivate === "1",
     networks: networkApps(env),
     engine: {

@@ -34,6 +34,8 @@ Server and operator (work on HERALD_DATA_DIR or HERALD_DATABASE_URL):
   admin                Operator commands: bootstrap, create-key, list-keys, revoke-key (herald admin --help).
   export               Write the whole installation (database and local blobs) to a file.
   import               Load an export into an empty installation, e.g. SQLite to PostgreSQL.
+  backup               Write a consistent online backup (database and local blobs) to a file.
+  restore              Restore a backup into an empty data directory.
 
   version              Print the version.
   help [COMMAND]       Show this help, or a command's.
@@ -158,6 +160,10 @@ async function helpFor(command: string | undefined, sub: string | undefined): Pr
       return (await import("./cli/transfer.ts")).EXPORT_HELP;
     case "import":
       return (await import("./cli/transfer.ts")).IMPORT_HELP;
+    case "backup":
+      return (await import("./cli/backup.ts")).BACKUP_HELP;
+    case "restore":
+      return (await import("./cli/backup.ts")).RESTORE_HELP;
     case "serve":
       return SERVE_HELP;
     default:
@@ -226,6 +232,12 @@ async function main(argv: string[]): Promise<number> {
         const { runTransfer } = await import("./cli/transfer.ts");
         startedUp();
         return await runTransfer(command, rest);
+      }
+      case "backup":
+      case "restore": {
+        const { runBackupCommand } = await import("./cli/backup.ts");
+        startedUp();
+        return await runBackupCommand(command, rest);
       }
       case "version":
       case "--version":

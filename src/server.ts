@@ -8,6 +8,8 @@ import { engineOf } from "./db/engine.ts";
 import { openDatabase } from "./db/open.ts";
 import { HERALD_VERSION, type Herald } from "./herald.ts";
 import { logAccess } from "./http/access-log.ts";
+import { routeOf } from "./http/plugin.ts";
+import { observeRequest } from "./modules/metrics/metrics.ts";
 import { NATIVE_HEADER_LIMIT_BYTES } from "./http/request-head.ts";
 import { serverJobs } from "./jobs/index.ts";
 import { PublishingEngine } from "./modules/publishing/engine.ts";
@@ -171,6 +173,7 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
       try {
         const response = await app.handle(request);
         if (accessLog) logAccess(herald.logger, request, response.status, startedAt);
+        observeRequest(herald, request, routeOf(request), response.status, startedAt);
         return response;
       } finally {
         handling -= 1;

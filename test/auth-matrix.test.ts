@@ -309,6 +309,30 @@ const NOT_SUCCESS: Record<string, { status: number; code: string; pointers: stri
     pointers: [],
     why: "the matrix server has no SMTP, so the message is stored but not e-mailed; test/feedback sends it",
   },
+  "POST /billing/checkout-sessions": {
+    status: 409,
+    code: "public_conflict",
+    pointers: [],
+    why: "billing is disabled on the matrix server; test/billing runs the processor mode against a Stripe fake",
+  },
+  "POST /billing/portal-sessions": {
+    status: 409,
+    code: "public_conflict",
+    pointers: [],
+    why: "billing is disabled on the matrix server; test/billing/stripe.test.ts opens the portal",
+  },
+  "POST /billing/conversion": {
+    status: 409,
+    code: "public_conflict",
+    pointers: [],
+    why: "billing is disabled on the matrix server; test/billing/stripe.test.ts converts a trial",
+  },
+  "POST /workspaces/{workspace_id}/subscription/cancel": {
+    status: 400,
+    code: "public_invalid_request",
+    pointers: ["/confirmation"],
+    why: "the phrase names the workspace (CANCEL <name>); test/billing cancels with the right phrase",
+  },
   "POST /workspaces/{workspace_id}/destination-connections": {
     status: 400,
     code: "public_invalid_request",

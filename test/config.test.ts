@@ -125,7 +125,15 @@ describe("values that are read", () => {
     expect(loadConfig({ HERALD_SECRET_KEY: "k".repeat(32) }).secretKey).toBe("k".repeat(32));
     expect(loadConfig({ HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1" }).devAllowPrivateNetwork).toBe(true);
     expect(loadConfig({ HERALD_DEV_ALLOW_PRIVATE_NETWORK: "0" }).devAllowPrivateNetwork).toBe(false);
-    expect(loadConfig({ HERALD_BILLING_MODE: "processor_test", HERALD_SIGNUP: "closed" })).toMatchObject({
+    const stripe = {
+      HERALD_STRIPE_SECRET_KEY: "sk_test_abc",
+      HERALD_STRIPE_WEBHOOK_SECRET: "whsec_abc",
+      HERALD_STRIPE_PRICE_MONTHLY: "price_month",
+      HERALD_STRIPE_PRICE_YEARLY: "price_year",
+    };
+    expect(
+      loadConfig({ HERALD_BILLING_MODE: "processor_test", HERALD_SIGNUP: "closed", ...stripe }),
+    ).toMatchObject({
       billingMode: "processor_test",
       signup: "closed",
     });

@@ -41,6 +41,9 @@ export let emailConfirmations = lite.emailConfirmations;
 export let feedback = lite.feedback;
 export let chatNotificationSettings = lite.chatNotificationSettings;
 export let chatNotifications = lite.chatNotifications;
+export let billingSubscriptions = lite.billingSubscriptions;
+export let billingStripeEvents = lite.billingStripeEvents;
+export let billingWorkspaceCancellations = lite.billingWorkspaceCancellations;
 
 let current: Dialect = "sqlite";
 
@@ -86,4 +89,7 @@ export async function useDialect(dialect: Dialect): Promise<void> {
   feedback = source.feedback;
   chatNotificationSettings = source.chatNotificationSettings;
   chatNotifications = source.chatNotifications;
+  billingSubscriptions = source.billingSubscriptions;
+  billingStripeEvents = source.billingStripeEvents;
+  billingWorkspaceCancellations = source.billingWorkspaceCancellations;
 }

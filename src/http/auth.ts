@@ -3,6 +3,7 @@ import type { Herald } from "../herald.ts";
 import { findApiKeyBySecretHash, touchApiKey } from "../modules/keys/repo.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { ProblemError } from "../core/problem.ts";
+import { storageFault } from "../core/storage-problem.ts";
 import type { RouteScope, Scope } from "../core/scopes.ts";
 import type { Actor } from "../core/actor.ts";
 
@@ -44,8 +45,11 @@ export async function authenticate(
   // Recording every use would put a write on every request; minute resolution is enough. The plain
   // handle is read-only (SQLite), so the write takes a transaction of its own.
   const staleBefore = now - LAST_USED_RESOLUTION_MS;
+  // A full or read-only disk must not take reads down with it: the stamp waits for the next request.
   if (row.lastUsedAt === null || row.lastUsedAt <= staleBefore)
-    await inTransaction(h.db, (tx) => touchApiKey(tx, row.id, now, staleBefore));
+    await inTransaction(h.db, (tx) => touchApiKey(tx, row.id, now, staleBefore)).catch((error) => {
+      if (!storageFault(error)) throw error;
+    });
   return {
     kind: "api_key",
     credentialId: row.id,

@@ -1,5 +1,6 @@
 import { t, type TSchema } from "elysia";
 import type { RouteScope } from "../core/scopes.ts";
+import { createsWork } from "../modules/billing/work.ts";
 
 /** The problem+json body, as documented in OpenAPI. */
 export const ProblemSchema = t.Object(
@@ -32,7 +33,7 @@ export const ProblemSchema = t.Object(
 const STATUS_TEXT: Record<number, string> = {
   400: "Invalid request (public_invalid_request)",
   401: "Missing or invalid API key (public_authentication_required)",
-  402: "Subscription or usage limit",
+  402: "The subscription does not permit it (public_subscription_required) or a usage limit",
   403: "The API key lacks the scope (public_scope_missing) or is not live",
   404: "Not found, or a workspace the key cannot use (public_not_found)",
   405: "The path does not support this method (public_method_not_allowed); see Allow",
@@ -45,6 +46,8 @@ const STATUS_TEXT: Record<number, string> = {
   429: "Rate limit exceeded (public_rate_limited); see Retry-After",
   431: "URL and headers above 16 KiB (public_request_header_too_large)",
   500: "Internal error (public_internal_error)",
+  502: "Stripe or a social network did not answer validly (public_provider_error)",
+  503: "Unavailable for now (public_unavailable); see Retry-After",
 };
 
 const problemContent = { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } };
@@ -108,8 +111,12 @@ function errorStatuses(spec: OperationSpec): number[] {
  * `detail.responses` and `detail.parameters` with what it derives from the schemas, so these are
  * added afterwards.)
  */
-export function documentOperation(op: Record<string, any>): void {
+export function documentOperation(op: Record<string, any>, method = "", path = ""): void {
   const responses = (op.responses ??= {});
+  const authenticated = op["x-required-scope"] !== "none";
+  // The rails' billing rule (src/modules/billing/work.ts) refuses these while the account is read-only.
+  if (authenticated && method && createsWork(method.toUpperCase(), path))
+    (op["x-error-statuses"] as number[] | undefined)?.push(402);
   // A body sent as anything but JSON is refused by the parser before validation.
   if (op.requestBody) (op["x-error-statuses"] as number[] | undefined)?.push(415);
   for (const status of (op["x-error-statuses"] as number[] | undefined) ?? []) {
@@ -141,7 +148,7 @@ export function documentOperation(op: Record<string, any>): void {
     });
   }
   for (const [status, response] of Object.entries(responses as Record<string, Record<string, any>>))
-    documentResponseHeaders(Number(status), response);
+    documentResponseHeaders(Number(status), response, authenticated);
   // Query parameters the rails parse themselves: their bounds, which the string schemas cannot carry.
   for (const parameter of parameters as {
     name: string;
@@ -157,29 +164,52 @@ export function documentOperation(op: Record<string, any>): void {
   for (const key of ["x-error-statuses", "x-idempotency", "x-if-match"]) delete op[key];
 }
 
-const header = (description: string, schema: Record<string, unknown> = { type: "string" }) => ({
-  description,
-  schema,
-});
+// `required` marks the headers every such response carries (the contract fuzzer checks them).
+const header = (
+  description: string,
+  schema: Record<string, unknown> = { type: "string" },
+  required = false,
+) => ({ description, required, schema });
+
+// Answers with an `object` that are not a resource one can read back: no ETag.
+const NOT_RESOURCES = new Set(["post_validation"]);
 
 /** The response headers the rails add: the request id always; ETag, Link and Retry-After where they apply. */
-function documentResponseHeaders(status: number, response: Record<string, any>): void {
+function documentResponseHeaders(
+  status: number,
+  response: Record<string, any>,
+  authenticated: boolean,
+): void {
   const headers: Record<string, unknown> = (response.headers ??= {});
   headers["Service-Request-Id"] = header(
     "The request id (echoed or generated); also `request_id` in problems.",
+    { type: "string" },
+    true,
   );
-  if (status === 202 || status === 429)
-    headers["Retry-After"] = header("Seconds to wait before polling or retrying.", {
-      type: "integer",
-      minimum: 1,
-    });
-  if (status === 401) headers["WWW-Authenticate"] = header("A Bearer challenge.");
+  if (status === 202 || status === 429 || status === 503)
+    headers["Retry-After"] = header(
+      "Seconds to wait before polling or retrying.",
+      { type: "integer", minimum: 1 },
+      true,
+    );
+  if (status === 401) headers["WWW-Authenticate"] = header("A Bearer challenge.", { type: "string" }, true);
   if (status < 200 || status >= 300) return;
+  if (authenticated)
+    headers["Herald-Billing-Warning"] = header(
+      "Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or " +
+        "`read_only` (`read_only`): see docs/billing.md.",
+    );
   const properties = response.content?.["application/json"]?.schema?.properties ?? {};
   if ("has_more" in properties && "next_cursor" in properties)
     headers.Link = header('`<…>; rel="next"` when another page exists.');
-  else if ("object" in properties && !("posts" in properties))
-    headers.ETag = header("The resource's current entity tag, for If-Match.");
+  // A deletion result (`deleted`) has no current version to match.
+  else if (
+    "object" in properties &&
+    !("posts" in properties) &&
+    !("deleted" in properties) &&
+    !NOT_RESOURCES.has(properties.object.const)
+  )
+    headers.ETag = header("The resource's current entity tag, for If-Match.", { type: "string" }, true);
 }
 
 /** The query of a route that takes no parameters: an unknown one is a 400 naming it (a typo is caught). */

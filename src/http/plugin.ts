@@ -7,6 +7,7 @@ import { ProblemError } from "../core/problem.ts";
 import { FailedAuthLimiter, RateLimiter } from "./rate-limit.ts";
 import type { RouteScope } from "../core/scopes.ts";
 import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
+import { BILLING_WARNING_HEADER, checkEntitlement } from "../modules/billing/entitlement.ts";
 
 // Per-request values set in early hooks and read by later ones (the Request object is the key).
 const requestIds = new WeakMap<Request, string>();
@@ -59,7 +60,8 @@ export const JSON_PARSER = "heraldJson";
 
 /**
  * The plugin every route module `use`s: the `scope` macro (refuse an address past its failed
- * authentications, authenticate, check scope, rate limit, before body validation so an anonymous
+ * authentications, authenticate, check scope, rate limit, the workspace, the subscription's
+ * entitlement, before body validation so an anonymous
  * caller gets 401, not 400) and the size-limited JSON
  * parser. The parser is registered again on the root app, where the compiled routes look it up
  * (a deduplicated plugin's parsers do not reach them); here it gives routes its type.
@@ -75,7 +77,7 @@ export function heraldPlugin(
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
     .macro({
       scope: (required: RouteScope) => ({
-        async transform({ request, params }) {
+        async transform({ request, params, route, set }) {
           // Looking up the peer address costs; it is needed only once some address has failed.
           if (failures.active) failures.check(clientAddress(request), h.clock.now());
           let actor: Actor;
@@ -96,6 +98,15 @@ export function heraldPlugin(
           // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
           const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
           if (workspaceId !== undefined) workspaces.set(request, await requireWorkspace(actor, workspaceId));
+          // The subscription's one rule (402 for work-creating writes while read-only; a warning header
+          // in grace), after the workspace so a foreign workspace stays 404 (docs/billing.md).
+          const warning = await checkEntitlement(h, {
+            method: request.method,
+            route,
+            actor,
+            workspaceId: workspaceId ?? null,
+          });
+          if (warning !== null) set.headers[BILLING_WARNING_HEADER] = warning;
           actors.set(request, actor);
         },
         resolve({ request }) {

@@ -23,6 +23,28 @@ export interface JobStatus {
   last_error: string | null;
 }
 
+/**
+ * The scheduler's heartbeat, for /health: its most frequent job (the publishing engine, every
+ * second) starts a run on every beat, so a beat missing for many intervals means the schedules
+ * stopped firing or that job hangs.
+ */
+export interface Heartbeat {
+  /** Whether the schedules run (false when jobs are run by hand, as in tests). */
+  started: boolean;
+  job: string;
+  interval_ms: number;
+  /** The last start of a run of `job` (epoch ms, wall clock); the start of the schedules before that. */
+  last_beat_at: number | null;
+}
+
+/** The shortest gap between runs of a croner pattern (over its next few runs). */
+function intervalOf(pattern: string): number {
+  const runs = new Cron(pattern, { paused: true }).nextRuns(4).map((d) => d.getTime());
+  let gap = Number.POSITIVE_INFINITY;
+  for (let i = 1; i < runs.length; i++) gap = Math.min(gap, runs[i]! - runs[i - 1]!);
+  return Number.isFinite(gap) ? gap : 60_000;
+}
+
 /** Runs jobs in-process with croner; `runNow` lets operators and tests trigger one at once. */
 export class Scheduler {
   private crons: Cron[] = [];
@@ -32,6 +54,8 @@ export class Scheduler {
   /** The run under way of each job: one at a time per job, whoever started it. */
   private running = new Map<string, Promise<void>>();
   private stopping = new AbortController();
+  private startedAt: number | null = null;
+  private readonly beat: { job: string; interval_ms: number } | null;
 
   constructor(
     private readonly h: Herald,
@@ -44,10 +68,13 @@ export class Scheduler {
         last_finished_at: null,
         last_error: null,
       });
+    const intervals = jobs.map((job) => ({ job: job.id, interval_ms: intervalOf(job.pattern) }));
+    this.beat = intervals.sort((a, b) => a.interval_ms - b.interval_ms)[0] ?? null;
   }
 
   /** Starts every job's schedule; a tick that comes while the job still runs is skipped. */
   start(): void {
+    this.startedAt = Date.now();
     for (const job of this.jobs) {
       const tick = () => (this.running.has(job.id) ? undefined : this.runNow(job.id));
       this.crons.push(new Cron(job.pattern, { protect: true, name: job.id }, tick));
@@ -104,6 +131,14 @@ export class Scheduler {
     } finally {
       status.last_finished_at = Date.now();
     }
+  }
+
+  /** When the most frequent job last started (see Heartbeat). */
+  heartbeat(): Heartbeat | null {
+    if (!this.beat) return null;
+    const started = this.status.get(this.beat.job)?.last_started_at ?? null;
+    const since = started === null ? this.startedAt : Math.max(started, this.startedAt ?? 0);
+    return { started: this.startedAt !== null, ...this.beat, last_beat_at: since };
   }
 
   /** The last run of each job. */

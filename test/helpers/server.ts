@@ -65,7 +65,13 @@ let counter = 0;
 
 /** Starts a test server; jobs are not scheduled (tests run them with `server.scheduler.runNow`). */
 export async function startTestServer(
-  options: { env?: Record<string, string>; mail?: MailTransport | null; clock?: ManualClock } = {},
+  options: {
+    env?: Record<string, string>;
+    mail?: MailTransport | null;
+    clock?: ManualClock;
+    /** The networks' HTTP client (the contract fuzzer admits loopback only). */
+    fetch?: typeof fetch;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "herald-test-"));
   const database = await freshDatabase();
@@ -84,6 +90,7 @@ export async function startTestServer(
     logger,
     mail: options.mail ?? null,
     providerPollIntervalMs: 5,
+    fetch: options.fetch,
   });
   const server = startServer(herald, { startJobs: false });
   // Links and problem types use the base URL; point it at the real port now that it is known.

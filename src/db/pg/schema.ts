@@ -461,3 +461,4 @@ export * from "./schema-assets.ts";
 export * from "./schema-analytics.ts";
 export * from "./schema-signup.ts";
 export * from "./schema-team.ts";
+export * from "./schema-billing.ts";

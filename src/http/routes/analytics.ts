@@ -84,7 +84,10 @@ export function analyticsRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin
     .post(
       "/post-groups/:group/refresh",
       async ({ params }) =>
-        resourceResponse(await refreshGroupAnalytics(h, params.workspace_id, params.group), 202),
+        // The analytics job reads the group within its 15-second cadence.
+        resourceResponse(await refreshGroupAnalytics(h, params.workspace_id, params.group), 202, {
+          "retry-after": "15",
+        }),
       {
         ...operation({
           scope: "posts:write",

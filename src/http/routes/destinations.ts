@@ -175,7 +175,8 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
           summary:
             "Connect an account: Bluesky at once (handle + app password), the other networks through OAuth",
           tag,
-          errors: [404, 422, 502],
+          // 503: the instance's host does not resolve now (DNS may answer later).
+          errors: [404, 422, 502, 503],
           idempotency: "optional",
         }),
         parse: JSON_PARSER,

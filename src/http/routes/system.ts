@@ -10,11 +10,10 @@ import { documentOperation, operation, ProblemSchema } from "../docs.ts";
 import { JSON_PARSER } from "../plugin.ts";
 import { problemCatalog } from "../../core/problem.ts";
 import type { Scheduler } from "../../jobs/scheduler.ts";
-import { countPendingMail } from "../../modules/mail/outbox.ts";
-import { dueWork } from "../../modules/posts/repo.ts";
-import { webhookBacklog } from "../../modules/webhooks/repo.ts";
 import type { PublishingEngine } from "../../modules/publishing/engine.ts";
-import { engineOf } from "../../db/engine.ts";
+import { healthReport } from "../../modules/health/health.ts";
+import { scrape } from "../../modules/metrics/scrape.ts";
+import { safeEqual } from "../../lib/crypto.ts";
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -29,7 +28,8 @@ function completeDocument(
   for (const [path, item] of Object.entries(generated.paths)) {
     // Documents the API relative to its base `<origin>/v1`, as the contract writes paths.
     if (!path.startsWith("/v1/")) continue;
-    for (const op of Object.values(item as Record<string, Record<string, unknown>>)) documentOperation(op);
+    for (const [method, op] of Object.entries(item as Record<string, Record<string, unknown>>))
+      documentOperation(op, method, path.slice(3));
     paths[path.slice(3)] = item;
   }
   return {
@@ -104,42 +104,32 @@ export function systemRoutes(
   return new Elysia()
     .get(
       "/health",
-      async () => {
-        const jobs = parts.scheduler()?.report() ?? [];
-        const engine = parts.engine()?.status() ?? null;
-        const now = h.clock.now();
-        const due = await dueWork(h.db, now);
-        const backlog = await webhookBacklog(h.db);
-        const database = await engineOf(h.db)
-          .ping()
-          .then(() => "ok" as const)
-          .catch(() => "error" as const);
-        return {
-          status: "ok",
-          version: h.version,
-          time: iso(h.clock.now()),
-          database,
-          jobs: jobs.map((j) => ({
-            id: j.id,
-            last_started_at: iso(j.last_started_at),
-            last_finished_at: iso(j.last_finished_at),
-            failed: j.last_error !== null,
-          })),
-          mail_outbox_backlog: await countPendingMail(h.db),
-          webhooks: {
-            pending_deliveries: backlog.pendingDeliveries,
-            oldest_pending_age_ms:
-              backlog.oldestPendingAt === null ? null : Math.max(0, now - backlog.oldestPendingAt),
-            undispatched_events: backlog.undispatchedEvents,
+      async ({ set }) => {
+        const { status, body } = await healthReport(h, {
+          scheduler: parts.scheduler(),
+          engine: parts.engine(),
+        });
+        set.status = status;
+        return body;
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      "/metrics",
+      async ({ request }) => {
+        const token = h.config.metricsToken;
+        const given = request.headers.get("authorization") ?? "";
+        if (token !== null && !safeEqual(given, `Bearer ${token}`))
+          return new Response("metrics need the bearer token HERALD_METRICS_TOKEN\n", {
+            status: 401,
+            headers: { "content-type": "text/plain; charset=utf-8", "www-authenticate": "Bearer" },
+          });
+        return new Response(await scrape(h, parts.scheduler()), {
+          headers: {
+            "content-type": "text/plain; version=0.0.4; charset=utf-8",
+            "cache-control": "no-store",
           },
-          engine: {
-            last_tick_at: iso(engine?.last_tick_at ?? null),
-            scheduler_lag_ms: engine?.last_tick_at ? Math.max(0, Date.now() - engine.last_tick_at) : null,
-            in_flight: engine?.in_flight ?? 0,
-            due_unclaimed_posts: due.count,
-            oldest_due_age_ms: due.oldest === null ? null : Math.max(0, now - due.oldest),
-          },
-        };
+        });
       },
       { detail: { hide: true } },
     )

@@ -73,7 +73,9 @@ async function unsealSecret(h: Herald, response: Response): Promise<Response> {
 }
 
 async function deliveryResponse(h: Herald, row: DeliveryRow, status: number): Promise<Response> {
-  return resourceResponse(presentDelivery(row, await listDeliveryAttempts(h.db, [row.id])), status);
+  // A queued delivery (202) goes out within about a second: the delivery log shows it then.
+  const headers: Record<string, string> = status === 202 ? { "retry-after": "1" } : {};
+  return resourceResponse(presentDelivery(row, await listDeliveryAttempts(h.db, [row.id])), status, headers);
 }
 
 /**
@@ -102,7 +104,8 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
           scope: "webhooks:write",
           summary: "Register a webhook endpoint (the signing secret is returned once)",
           tag,
-          errors: [404],
+          // 503: the URL's host does not resolve now (DNS may answer later).
+          errors: [404, 503],
           idempotency: "required",
           description:
             "`content_mode: full` also needs the posts:read scope. Every URL rule refused is a 400 pointing at /url.",
@@ -170,7 +173,8 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
           scope: "webhooks:write",
           summary: "Change a webhook endpoint (enable, disable, URL, event types, filter, content mode)",
           tag,
-          errors: [404],
+          // 503: the URL's host does not resolve now (DNS may answer later).
+          errors: [404, 503],
           ifMatch: "optional",
           description:
             "Any change bumps config_version. Disabling ends pending deliveries; enabling again does not " +

@@ -26,6 +26,7 @@ import {
   type PostError,
 } from "./failures.ts";
 import { refreshDestination } from "./refresh.ts";
+import { observeLateness, observePublishAttempt } from "../metrics/metrics.ts";
 import { finishAttemptRow, holdLease, insertReceiptRow, updateLeasedPost } from "./repo.ts";
 
 /** Credentials this close to their `expiresAt` are renewed before a publish instead of after a 401. */
@@ -95,6 +96,12 @@ export async function publishClaimedPost(
   destinationOf: (id: string) => Promise<DestinationRow | undefined>,
   callsDone: () => void = () => {},
 ): Promise<void> {
+  observeLateness(
+    h,
+    claimed.post.channel,
+    claimed.post.nextActionAt ?? claimed.post.scheduledAt,
+    h.clock.now(),
+  );
   const result = await sendItems(h, owner, claimed, destinationOf);
   callsDone();
   if (result === null) return;
@@ -104,6 +111,7 @@ export async function publishClaimedPost(
   const now = h.clock.now();
   try {
     await writeOutcome(h, owner, post, attemptId, outcome, now, receipt);
+    observePublishAttempt(h, post.channel, outcome.kind);
   } catch (error) {
     if (!(error instanceof LeaseLost)) throw error;
     leaseLost(h, post.id, receipt!.itemIndex);

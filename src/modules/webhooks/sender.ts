@@ -4,6 +4,7 @@ import { iso } from "../../lib/clock.ts";
 import { attemptDelivery, claimBatch, type ClaimedBatch } from "./attempt.ts";
 import { dispatchWebhookEvents } from "./dispatcher.ts";
 import { OutcomeRecorder, type AttemptOutcome } from "./outcomes.ts";
+import { observeWebhookAttempt } from "../metrics/metrics.ts";
 import { releaseClaims, type DeliveryRow } from "./repo.ts";
 import { senderRunning, type SenderRun } from "./wake.ts";
 
@@ -182,7 +183,10 @@ class DeliverySender implements SenderRun {
     this.attempts += 1;
     attemptDelivery(this.h, batch, delivery)
       .then((attempt) => {
-        if (attempt) this.store(attempt);
+        if (!attempt) return;
+        const finishedAt = attempt.startedAt + attempt.outcome.durationMs;
+        observeWebhookAttempt(this.h, { ...attempt.outcome, finishedAt }, delivery.createdAt);
+        this.store(attempt);
       })
       .catch((error) => this.logUnexpected(delivery.id, error))
       .finally(() => {

@@ -1,0 +1,197 @@
+// `herald backup`: one consistent snapshot of the database, taken while the server keeps writing
+// (SQLite: VACUUM INTO reads one read transaction; PostgreSQL: pg_dump reads one snapshot), then the
+// local blobs, pinned around it with hard links (blobs.ts) and copied after it. A blob the snapshot's
+// live assets use was in place before its row committed, so it is pinned; blobs written after the
+// snapshot are extra and harmless.
+import { Database } from "bun:sqlite";
+import { createHash } from "node:crypto";
+import { createReadStream, existsSync } from "node:fs";
+import { open, rename, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import type { Config } from "../../config.ts";
+import { HERALD_VERSION } from "../../herald.ts";
+import { BlobPins } from "./blobs.ts";
+import {
+  BACKUP_FORMAT,
+  BACKUP_VERSION,
+  BLOB_PREFIX,
+  BackupError,
+  existingSecretKey,
+  MANIFEST,
+  PG_ENTRY,
+  secretCheckOf,
+  SECRET_ENTRY,
+  SQLITE_ENTRY,
+  SUMS,
+  type Manifest,
+} from "./format.ts";
+import { findPgTool, pgConnection, runPgTool } from "./pg-tools.ts";
+import { TarWriter } from "./tar.ts";
+
+export interface BackupSummary {
+  file: string;
+  dialect: "sqlite" | "postgresql";
+  database_bytes: number;
+  blobs: number;
+  blob_bytes: number;
+  blobs_in_file: boolean;
+  secret_key_included: boolean;
+  seconds: number;
+}
+
+/** What the snapshot's rows need: live, ready assets' blob keys, and the last migration. */
+interface SnapshotFacts {
+  required: string[];
+  migration: string | null;
+}
+
+const REQUIRED_BLOBS_SQL =
+  "SELECT blob_key FROM assets WHERE status = 'ready' AND deleted_at IS NULL AND blob_key IS NOT NULL";
+const LAST_MIGRATION_SQL = "SELECT max(tag) AS tag FROM herald_migrations";
+
+/** SQLite: VACUUM INTO a new file (a compact, consistent copy), checked with integrity_check. */
+function snapshotSqlite(dataDir: string, target: string): SnapshotFacts {
+  const path = join(dataDir, "herald.db");
+  if (!existsSync(path)) throw new BackupError(`no database at ${path} (check HERALD_DATA_DIR)`);
+  const source = new Database(path, { readonly: true });
+  try {
+    source.exec("PRAGMA busy_timeout = 10000");
+    source.query("VACUUM INTO ?").run(target);
+  } finally {
+    source.close();
+  }
+  const copy = new Database(target, { readonly: true });
+  try {
+    const check = copy.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all();
+    if (check.length !== 1 || check[0]!.integrity_check !== "ok")
+      throw new BackupError(
+        `the snapshot failed PRAGMA integrity_check: ${JSON.stringify(check.slice(0, 3))}`,
+      );
+    const required = copy.query<{ blob_key: string }, []>(REQUIRED_BLOBS_SQL).all();
+    const last = copy.query<{ tag: string | null }, []>(LAST_MIGRATION_SQL).get();
+    return { required: required.map((r) => r.blob_key), migration: last?.tag ?? null };
+  } finally {
+    copy.close();
+  }
+}
+
+/** PostgreSQL: pg_dump -Fc; the blobs required are those of live, ready assets once it is done. */
+async function snapshotPostgres(databaseUrl: string, target: string): Promise<SnapshotFacts> {
+  const { dbname, env } = pgConnection(databaseUrl);
+  await runPgTool([findPgTool("pg_dump"), "--format=custom", "--no-owner", `--file=${target}`, dbname], env);
+  const { SQL } = await import("bun");
+  const sql = new SQL(databaseUrl, { max: 1 });
+  try {
+    const required = (await sql.unsafe(REQUIRED_BLOBS_SQL)) as { blob_key: string }[];
+    const [last] = (await sql.unsafe(LAST_MIGRATION_SQL)) as { tag: string | null }[];
+    return { required: required.map((r) => r.blob_key), migration: last?.tag ?? null };
+  } finally {
+    await sql.close();
+  }
+}
+
+/** Writes a backup of the installation `config` describes to `out` (which must not exist). */
+export async function takeBackup(
+  config: Config,
+  out: string,
+  options: { withSecretKey?: boolean } = {},
+): Promise<BackupSummary> {
+  const started = performance.now();
+  if (existsSync(out)) throw new BackupError(`${out} exists; choose a new file name`);
+  const secret = existingSecretKey(config);
+  if (options.withSecretKey && !secret) throw new BackupError("there is no secret key to include");
+  const dialect = config.databaseUrl ? "postgresql" : "sqlite";
+  const partial = `${out}.partial-${process.pid}`;
+  const snapshot = `${partial}.${dialect === "sqlite" ? "db" : "pgdump"}`;
+  const file = await open(partial, "wx", 0o600);
+  const local = config.storage === "local";
+  const blobRoot = join(config.dataDir, "blobs");
+  const pins = new BlobPins(blobRoot);
+  let done = false;
+  try {
+    if (local) {
+      await pins.sweepStale();
+      await pins.pinAll();
+    }
+    const facts =
+      dialect === "sqlite"
+        ? snapshotSqlite(config.dataDir, snapshot)
+        : await snapshotPostgres(config.databaseUrl!, snapshot);
+    const keys = local ? await pins.pinAll() : [];
+    const listed = new Set(keys);
+    const missing = local ? facts.required.filter((k) => !listed.has(k)) : [];
+    if (missing.length > 0)
+      throw new BackupError(
+        `blobs of live assets are missing from ${blobRoot}: ${missing.slice(0, 5).join(", ")}`,
+      );
+
+    const tar = new TarWriter(file);
+    const sums: string[] = [];
+    const add = async (path: string, size: number, chunks: AsyncIterable<Uint8Array> | Uint8Array[]) => {
+      const hash = createHash("sha256");
+      await tar.add(path, size, chunks, (chunk) => hash.update(chunk));
+      sums.push(`${hash.digest("hex")}  ${path}`);
+    };
+    const manifest: Manifest = {
+      format: BACKUP_FORMAT,
+      version: BACKUP_VERSION,
+      herald: HERALD_VERSION,
+      created_at: new Date().toISOString(),
+      dialect,
+      storage: config.storage,
+      secret_check: secret ? secretCheckOf(secret) : null,
+      secret_key_included: options.withSecretKey === true,
+      migration: facts.migration,
+      required_blobs: local ? facts.required.length : 0,
+    };
+    const manifestBytes = new TextEncoder().encode(JSON.stringify(manifest, null, 2) + "\n");
+    await add(MANIFEST, manifestBytes.length, [manifestBytes]);
+    const databaseBytes = (await stat(snapshot)).size;
+    const databaseEntry = dialect === "sqlite" ? SQLITE_ENTRY : PG_ENTRY;
+    await add(databaseEntry, databaseBytes, createReadStream(snapshot, { highWaterMark: 1024 * 1024 }));
+    await rm(snapshot, { force: true });
+
+    const required = new Set(facts.required);
+    let blobs = 0;
+    let blobBytes = 0;
+    for (const key of keys) {
+      const blob = await pins.open(key);
+      if (!blob) {
+        // Gone since the listing: only a deleted asset's bytes may go (its cleanup ran meanwhile).
+        if (required.has(key)) throw new BackupError(`the blob ${key} of a live asset disappeared`);
+        continue;
+      }
+      await add(BLOB_PREFIX + key, blob.size, blob.chunks);
+      blobs += 1;
+      blobBytes += blob.size;
+    }
+    if (options.withSecretKey) {
+      const bytes = new TextEncoder().encode(secret + "\n");
+      await add(SECRET_ENTRY, bytes.length, [bytes]);
+    }
+    const sumsBytes = new TextEncoder().encode(sums.join("\n") + "\n");
+    await tar.add(SUMS, sumsBytes.length, [sumsBytes]);
+    await tar.finish();
+    await file.sync();
+    await file.close();
+    await rename(partial, out);
+    done = true;
+    return {
+      file: out,
+      dialect,
+      database_bytes: databaseBytes,
+      blobs,
+      blob_bytes: blobBytes,
+      blobs_in_file: local,
+      secret_key_included: options.withSecretKey === true,
+      seconds: Math.round(performance.now() - started) / 1000,
+    };
+  } finally {
+    if (!done) {
+      await file.close().catch(() => {});
+      await rm(partial, { force: true });
+    }
+    await rm(snapshot, { force: true });
+    await pins.release();
+  }
+}

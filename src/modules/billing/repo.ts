@@ -1,0 +1,171 @@
+import { and, desc, eq, inArray } from "drizzle-orm";
+import { firstRow } from "../../db/engine.ts";
+import type { Db } from "../../db/open.ts";
+import {
+  accounts,
+  billingStripeEvents,
+  billingSubscriptions,
+  billingWorkspaceCancellations,
+  workspaces,
+  xUsage,
+} from "../../db/schema.ts";
+import { countAll } from "../../db/dialect.ts";
+
+/** An account's stored subscription. */
+export type SubscriptionRow = typeof billingSubscriptions.$inferSelect;
+/** A workspace taken out of its account's subscription. */
+export type CancellationRow = typeof billingWorkspaceCancellations.$inferSelect;
+/** What Stripe reports of a subscription, in the row's terms. */
+export type SubscriptionFields = Pick<
+  SubscriptionRow,
+  | "status"
+  | "interval"
+  | "currency"
+  | "workspaceQuantity"
+  | "trialEndsAt"
+  | "currentPeriodEndsAt"
+  | "cancelAt"
+  | "cancelAtPeriodEnd"
+>;
+
+/** The account's creation time and its subscription row (absent before the first checkout). */
+export async function findBillingState(
+  db: Db,
+  accountId: string,
+): Promise<{ accountCreatedAt: number; row: SubscriptionRow | null } | undefined> {
+  const found = await db
+    .select({ accountCreatedAt: accounts.createdAt, row: billingSubscriptions })
+    .from(accounts)
+    .leftJoin(billingSubscriptions, eq(billingSubscriptions.accountId, accounts.id))
+    .where(eq(accounts.id, accountId))
+    .then(firstRow);
+  return found && { accountCreatedAt: found.accountCreatedAt, row: found.row ?? null };
+}
+
+/** The subscription row of the account that owns a Stripe customer. */
+export async function findSubscriptionByCustomer(
+  db: Db,
+  customerId: string,
+): Promise<SubscriptionRow | undefined> {
+  return db
+    .select()
+    .from(billingSubscriptions)
+    .where(eq(billingSubscriptions.stripeCustomerId, customerId))
+    .then(firstRow);
+}
+
+/** Creates an account's row when it has none (at its first checkout or first Stripe event). */
+export async function ensureSubscriptionRow(
+  db: Db,
+  accountId: string,
+  now: number,
+): Promise<SubscriptionRow> {
+  await db
+    .insert(billingSubscriptions)
+    .values({
+      accountId,
+      status: "pending_checkout",
+      workspaceQuantity: 0,
+      cancelAtPeriodEnd: false,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .onConflictDoNothing();
+  return (await db
+    .select()
+    .from(billingSubscriptions)
+    .where(eq(billingSubscriptions.accountId, accountId))
+    .then(firstRow))!;
+}
+
+/** Changes an account's row. */
+export async function updateSubscriptionRow(
+  db: Db,
+  accountId: string,
+  changes: Partial<Omit<SubscriptionRow, "accountId" | "createdAt">>,
+): Promise<void> {
+  await db.update(billingSubscriptions).set(changes).where(eq(billingSubscriptions.accountId, accountId));
+}
+
+/** Whether a Stripe event id was received before. */
+export async function stripeEventSeen(db: Db, id: string): Promise<boolean> {
+  const row = await db
+    .select({ id: billingStripeEvents.id })
+    .from(billingStripeEvents)
+    .where(eq(billingStripeEvents.id, id))
+    .then(firstRow);
+  return row !== undefined;
+}
+
+/** Records a received Stripe event and what became of it. */
+export async function insertStripeEvent(db: Db, row: typeof billingStripeEvents.$inferInsert): Promise<void> {
+  await db.insert(billingStripeEvents).values(row);
+}
+
+/** Whether an account exists. */
+export async function accountExists(db: Db, accountId: string): Promise<boolean> {
+  const row = await db
+    .select({ id: accounts.id })
+    .from(accounts)
+    .where(eq(accounts.id, accountId))
+    .then(firstRow);
+  return row !== undefined;
+}
+
+/** A workspace's cancellation, if its share of the subscription was cancelled. */
+export async function findCancellation(db: Db, workspaceId: string): Promise<CancellationRow | undefined> {
+  return db
+    .select()
+    .from(billingWorkspaceCancellations)
+    .where(eq(billingWorkspaceCancellations.workspaceId, workspaceId))
+    .then(firstRow);
+}
+
+/** The account's cancelled workspaces, newest cancellation first. */
+export async function listCancellations(db: Db, accountId: string): Promise<CancellationRow[]> {
+  return db
+    .select()
+    .from(billingWorkspaceCancellations)
+    .where(eq(billingWorkspaceCancellations.accountId, accountId))
+    .orderBy(desc(billingWorkspaceCancellations.canceledAt), desc(billingWorkspaceCancellations.workspaceId));
+}
+
+/** Takes a workspace out of the subscription. */
+export async function insertCancellation(db: Db, row: CancellationRow): Promise<void> {
+  await db.insert(billingWorkspaceCancellations).values(row);
+}
+
+/** Puts workspaces back into the subscription. */
+export async function deleteCancellations(db: Db, workspaceIds: string[]): Promise<void> {
+  if (workspaceIds.length === 0) return;
+  await db
+    .delete(billingWorkspaceCancellations)
+    .where(inArray(billingWorkspaceCancellations.workspaceId, workspaceIds));
+}
+
+/** How many workspaces an account has. */
+export async function countWorkspaces(db: Db, accountId: string): Promise<number> {
+  const row = await db
+    .select({ n: countAll() })
+    .from(workspaces)
+    .where(eq(workspaces.accountId, accountId))
+    .then(firstRow);
+  return row?.n ?? 0;
+}
+
+/** The account's workspaces (limited to `onlyIds` when given), oldest first, with a month's X usage. */
+export async function listWorkspaceUsage(
+  db: Db,
+  accountId: string,
+  onlyIds: string[] | null,
+  month: string,
+): Promise<{ workspaceId: string; used: number | null; reserved: number | null }[]> {
+  const conditions = [eq(workspaces.accountId, accountId)];
+  if (onlyIds) conditions.push(inArray(workspaces.id, onlyIds.length > 0 ? onlyIds : [""]));
+  return db
+    .select({ workspaceId: workspaces.id, used: xUsage.used, reserved: xUsage.reserved })
+    .from(workspaces)
+    .leftJoin(xUsage, and(eq(xUsage.workspaceId, workspaces.id), eq(xUsage.month, month)))
+    .where(and(...conditions))
+    .orderBy(workspaces.id);
+}

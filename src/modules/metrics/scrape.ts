@@ -1,0 +1,117 @@
+// GET /metrics: the in-process metrics plus gauges read at scrape time. Every database read is a
+// count or min over an index (posts_due, webhook_deliveries_due, mail_outbox_due,
+// chat_notifications_due, the outbox's partial indexes), all bounded by one timeout.
+import { eq, inArray, isNull } from "drizzle-orm";
+import { countAll } from "../../db/dialect.ts";
+import type { Db } from "../../db/open.ts";
+import { chatNotifications, eventsOutbox, mailOutbox, posts } from "../../db/schema.ts";
+import type { Herald } from "../../herald.ts";
+import type { Scheduler } from "../../jobs/scheduler.ts";
+import { DATABASE_TIMEOUT_MS, withTimeout } from "../health/health.ts";
+import { dueWork } from "../posts/repo.ts";
+import { webhookBacklog } from "../webhooks/repo.ts";
+import { renderGauge } from "./exposition.ts";
+import { metricsOf } from "./metrics.ts";
+
+/** The post states whose counts are queue depths (each an index range of posts_due). */
+const QUEUE_STATES = ["scheduled", "ready", "processing", "awaiting-provider", "needs-attention"] as const;
+
+async function count(query: Promise<{ n: number }[]>): Promise<number> {
+  return (await query)[0]?.n ?? 0;
+}
+
+async function databaseGauges(db: Db, now: number): Promise<string[]> {
+  const [byState, due, backlog, chatEvents, mail, chat] = await Promise.all([
+    db
+      .select({ state: posts.state, n: countAll() })
+      .from(posts)
+      .where(inArray(posts.state, [...QUEUE_STATES]))
+      .groupBy(posts.state),
+    dueWork(db, now),
+    webhookBacklog(db),
+    count(db.select({ n: countAll() }).from(eventsOutbox).where(isNull(eventsOutbox.chatDispatchedAt))),
+    count(db.select({ n: countAll() }).from(mailOutbox).where(eq(mailOutbox.status, "pending"))),
+    count(
+      db.select({ n: countAll() }).from(chatNotifications).where(eq(chatNotifications.status, "pending")),
+    ),
+  ]);
+  const states = new Map(byState.map((r) => [r.state, r.n]));
+  const ageSeconds = (at: number | null) => (at === null ? 0 : Math.max(0, now - at) / 1000);
+  return [
+    ...renderGauge(
+      "herald_posts",
+      "Posts in the queue's states (scheduled, ready, processing, awaiting-provider, needs-attention).",
+      QUEUE_STATES.map((state) => ({ labels: { state }, value: states.get(state) ?? 0 })),
+    ),
+    ...renderGauge(
+      "herald_posts_due",
+      "Ready posts whose time has come and that no process has claimed yet.",
+      [{ value: due.count }],
+    ),
+    ...renderGauge(
+      "herald_posts_oldest_due_age_seconds",
+      "How long the oldest due, unclaimed post has waited (0: none).",
+      [{ value: ageSeconds(due.oldest) }],
+    ),
+    ...renderGauge(
+      "herald_webhook_deliveries_pending",
+      "Webhook deliveries not yet delivered or failed for good.",
+      [{ value: backlog.pendingDeliveries }],
+    ),
+    ...renderGauge(
+      "herald_webhook_oldest_pending_age_seconds",
+      "Age of the oldest pending webhook delivery (0: none).",
+      [{ value: ageSeconds(backlog.oldestPendingAt) }],
+    ),
+    ...renderGauge(
+      "herald_outbox_size",
+      "Outbox rows waiting: events not fanned out to webhooks (events) or to chat (events_chat), " +
+        "e-mails (mail), chat messages (chat).",
+      [
+        { labels: { outbox: "events" }, value: backlog.undispatchedEvents },
+        { labels: { outbox: "events_chat" }, value: chatEvents },
+        { labels: { outbox: "mail" }, value: mail },
+        { labels: { outbox: "chat" }, value: chat },
+      ],
+    ),
+  ];
+}
+
+/** The whole exposition text. */
+export async function scrape(h: Herald, scheduler: Scheduler | null): Promise<string> {
+  const m = metricsOf(h);
+  let database: string[] = [];
+  let up = 1;
+  try {
+    database = await withTimeout(databaseGauges(h.db, h.clock.now()), DATABASE_TIMEOUT_MS, "the database");
+  } catch (error) {
+    up = 0;
+    h.logger.warn("metrics: database gauges unavailable", { error: (error as Error).message });
+  }
+  const beat = scheduler?.heartbeat();
+  const lines = [
+    ...renderGauge("herald_build_info", "This process's Herald version (always 1).", [
+      { labels: { version: h.version }, value: 1 },
+    ]),
+    ...renderGauge("herald_process_start_time_seconds", "When this process's metrics started (Unix time).", [
+      { value: Math.floor(m.startedAt / 1000) },
+    ]),
+    ...renderGauge("herald_database_up", "1 when the database answered this scrape's queries in time.", [
+      { value: up },
+    ]),
+    ...(beat?.started && beat.last_beat_at !== null
+      ? renderGauge(
+          "herald_scheduler_heartbeat_age_seconds",
+          "Time since the scheduler's most frequent job last started (see /health).",
+          [{ value: Math.max(0, Date.now() - beat.last_beat_at) / 1000 }],
+        )
+      : []),
+    ...database,
+    ...m.requests.render(),
+    ...m.publishAttempts.render(),
+    ...m.lateness.render(),
+    ...m.webhookAttempts.render(),
+    ...m.webhookLatency.render(),
+  ];
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,128 @@
+// Helpers of the operations tests: the CLI run as a process, and a TestServer-shaped client of a
+// `herald serve` child process (so the asset helpers work against it).
+import { expect } from "bun:test";
+import { uploadAsset } from "../assets/helpers.ts";
+import { png } from "../assets/samples.ts";
+import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
+import type { RequestOptions, TestResponse, TestServer } from "../helpers/server.ts";
+
+/** Runs `herald ARGS` with `env` (no other HERALD_* variable); its exit code and output. */
+export async function herald(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn([BUN, MAIN, ...args], {
+    cwd: ROOT,
+    env: cleanEnv(env),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
+/** A client of a server at `url` with `apiKey`, shaped like a TestServer for the request helpers. */
+export function remoteServer(url: () => string, apiKey: string): TestServer {
+  const request = async (method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> => {
+    const headers: Record<string, string> = { ...o.headers };
+    const key = o.key === undefined ? apiKey : o.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let body: string | undefined;
+    if (o.body !== undefined) {
+      body = typeof o.body === "string" ? o.body : JSON.stringify(o.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const response = await fetch(url() + path, { method, headers, body });
+    const text = await response.text();
+    const json = /json/.test(response.headers.get("content-type") ?? "");
+    return {
+      status: response.status,
+      headers: response.headers,
+      text,
+      body: json ? JSON.parse(text) : undefined,
+    };
+  };
+  return { request } as unknown as TestServer;
+}
+
+/** One acknowledged write of a load: what it was and when its answer came (wall clock). */
+export interface Ack {
+  kind: "post" | "asset" | "deleted";
+  id: string;
+  at: number;
+  bytes?: Buffer;
+}
+
+/**
+ * Four writers against a server until stopped: drafts, and every fifth write an asset upload, every
+ * third of which is deleted again.
+ */
+export function startWriteLoad(api: TestServer, ws: string): { acks: Ack[]; stop(): Promise<void> } {
+  const acks: Ack[] = [];
+  let writing = true;
+  let n = 0;
+  const writer = async () => {
+    while (writing) {
+      const i = ++n;
+      if (i % 5 === 0) {
+        const bytes = png(8 + (i % 200), 6 + Math.floor(i / 200));
+        const asset = await uploadAsset(api, ws, bytes);
+        acks.push({ kind: "asset", id: asset.id, at: Date.now(), bytes });
+        if (i % 15 === 0) {
+          const r = await api.request("DELETE", `/v1/workspaces/${ws}/assets/${asset.id}`);
+          expect(r.status).toBe(200);
+          acks.push({ kind: "deleted", id: asset.id, at: Date.now() });
+        }
+      } else {
+        const r = await api.request("POST", `/v1/workspaces/${ws}/posts`, {
+          body: { when: "draft", group: `load-${i}`, posts: [{ channel: "mastodon", body: [`draft ${i}`] }] },
+          headers: { "idempotency-key": `load-${i}` },
+        });
+        expect(r.status).toBe(201);
+        acks.push({ kind: "post", id: r.body.posts[0].id, at: Date.now() });
+      }
+    }
+  };
+  const writers = Array.from({ length: 4 }, writer);
+  return {
+    acks,
+    async stop() {
+      writing = false;
+      await Promise.all(writers);
+    },
+  };
+}
+
+/**
+ * Checks a restored server: every post acknowledged before `startedAt` is there, and every asset
+ * too, with its bytes, unless it was deleted (before: gone; after: either way).
+ */
+export async function expectRestored(api: TestServer, ws: string, acks: Ack[], startedAt: number) {
+  const before = acks.filter((a) => a.at < startedAt);
+  const deletedBefore = new Set(before.filter((a) => a.kind === "deleted").map((a) => a.id));
+  // Deleted after the backup started: before or after its snapshot, so present (with bytes) or not.
+  const deletedLater = new Set(
+    acks.filter((a) => a.kind === "deleted" && !deletedBefore.has(a.id)).map((a) => a.id),
+  );
+  for (const ack of before) {
+    if (ack.kind === "post") {
+      const r = await api.request("GET", `/v1/workspaces/${ws}/posts/${ack.id}`);
+      expect({ id: ack.id, status: r.status }).toEqual({ id: ack.id, status: 200 });
+    } else if (ack.kind === "asset" && !deletedBefore.has(ack.id)) {
+      const r = await api.request("GET", `/v1/workspaces/${ws}/assets/${ack.id}?include=download`);
+      if (deletedLater.has(ack.id) && r.status === 404) continue;
+      expect({ id: ack.id, status: r.status }).toEqual({ id: ack.id, status: 200 });
+      const download = await fetch(r.body.download_url);
+      expect(Buffer.from(await download.arrayBuffer()).equals(ack.bytes!)).toBe(true);
+    }
+  }
+  return {
+    posts: before.filter((a) => a.kind === "post").length,
+    assets: before.filter((a) => a.kind === "asset").length,
+  };
+}
