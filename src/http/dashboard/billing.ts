@@ -1,57 +1,166 @@
 import { roleAllows } from "../../modules/account/roles.ts";
-import { findXUsage, usageMonth, X_MONTHLY_LIMIT } from "../../modules/posts/x-usage.ts";
-import { listWorkspaces } from "../../modules/workspaces/repo.ts";
-import { html } from "../pages/html.ts";
-import type { DashboardRoutes } from "./router.ts";
-import { table } from "./ui.ts";
+import { usageMonth } from "../../modules/posts/x-usage.ts";
+import { html, type Markup } from "../pages/html.ts";
+import type { DashboardRequest, DashboardRoutes } from "./router.ts";
+import { badge, buttonForm, choices, localTime, notice, postForm, table } from "./ui.ts";
 
-/** Enough for any account this version serves; the usage table is one row per workspace. */
-const MAX_WORKSPACES = 1000;
+const NOTICES = { converted: "The trial has ended: the subscription is active from now on." };
+
+const ENTITLEMENT: Record<string, { tone: "ok" | "warn" | "danger"; text: string }> = {
+  active: { tone: "ok", text: "Everything works." },
+  trialing: { tone: "ok", text: "The trial is running: everything works." },
+  grace: {
+    tone: "warn",
+    text: "A payment is overdue: everything still works, until the grace period ends.",
+  },
+  read_only: {
+    tone: "danger",
+    text:
+      "Read-only: new posts, uploads and connections are refused until the subscription is paid. " +
+      "Reading, exporting, cancelling and deleting keep working.",
+  },
+};
+
+/** Where Stripe's hosted pages are: the checkout and portal forms redirect there. */
+const STRIPE_PAGES = ["https://checkout.stripe.com", "https://billing.stripe.com"];
 
 /**
- * `/dashboard/billing`: billing has no API yet (issue 17), so this page says what is true today: the
- * server's billing mode, and each workspace's X posts this month against the monthly limit.
+ * `/dashboard/billing`: the account's billing as GET /v1/billing has it (mode, entitlement,
+ * subscription, each workspace's X posts this month) and, for owners with a processor, Stripe's
+ * checkout and portal and the trial's conversion.
  */
 export function billingPages(routes: DashboardRoutes): void {
-  routes.page("/dashboard/billing", async (r) => {
-    if (!roleAllows(r.session.role, "billing:read"))
-      return r.message(403, "Not allowed", [
-        `Your role (${r.session.role}) cannot see billing; the account's owners and admins can.`,
-      ]);
-    const month = usageMonth(r.h.clock.now());
-    const workspaces = await listWorkspaces(r.h.db, r.session.accountId, null, null, MAX_WORKSPACES);
-    const rows = await Promise.all(
-      workspaces.map(async (w) => {
-        const usage = await findXUsage(r.h.db, w.id, month);
-        return [
-          w.name,
-          String(usage.used),
-          String(usage.reserved),
-          `${usage.used + usage.reserved} of ${X_MONTHLY_LIMIT}`,
-        ];
+  routes
+    .page("/dashboard/billing", async (r) => {
+      const answer = await r.api.get("/billing");
+      if (answer.status === 403)
+        return r.message(403, "Not allowed", [
+          `Your role (${r.session.role}) cannot see billing; the account's owners and admins can.`,
+        ]);
+      if (!answer.ok) return r.message(answer.status, "Billing is unavailable", [answer.body?.detail ?? ""]);
+      return r.render("Billing", billingContent(r, answer.body), {
+        section: "billing",
+        formActions: answer.body.mode === "disabled" ? [] : STRIPE_PAGES,
+      });
+    })
+    .form("/dashboard/billing/checkout", async (r, form) =>
+      toStripe(r, "/billing/checkout-sessions", {
+        interval: form.get("interval") === "year" ? "year" : "month",
+        confirmed: form.get("confirmed") === "true",
       }),
-    );
-    const mode = r.h.config.billingMode;
-    return r.render(
-      "Billing",
-      html`<h1>Billing</h1>
+    )
+    .form("/dashboard/billing/portal", (r) => toStripe(r, "/billing/portal-sessions", {}))
+    .form("/dashboard/billing/conversion", async (r, form) => {
+      const answer = await r.api.call("POST", "/billing/conversion", {
+        body: { confirmed: true },
+        idempotencyKey: form.get("idempotency_key") ?? undefined,
+      });
+      if (answer.ok) return r.redirect("/dashboard/billing?notice=converted");
+      return r.message(answer.status, "The trial was not converted", [answer.body?.detail ?? ""]);
+    });
+}
+
+/** Starts a Stripe-hosted session through the API and sends the browser there. */
+async function toStripe(r: DashboardRequest, path: string, body: Record<string, unknown>) {
+  const answer = await r.api.call("POST", path, { body });
+  if (answer.ok && typeof answer.body?.url === "string" && /^https?:\/\//.test(answer.body.url))
+    return new Response(null, {
+      status: 303,
+      headers: { location: answer.body.url, "cache-control": "no-store" },
+    });
+  const detail = answer.body?.errors?.[0]?.detail ?? answer.body?.detail ?? "Stripe did not answer.";
+  return r.message(answer.status, "Billing could not be opened", [detail]);
+}
+
+function billingContent(r: DashboardRequest, billing: any): Markup {
+  const names = new Map(r.workspaces.map((w) => [w.id, w.name]));
+  const entitlement = ENTITLEMENT[billing.entitlement] ?? { tone: "warn", text: billing.entitlement };
+  const sub = billing.subscription;
+  const owner = roleAllows(r.session.role, "billing:write");
+  return html`<h1>Billing</h1>
+${notice(r.query, NOTICES)}
 ${
-  mode === "disabled"
+  billing.mode === "disabled"
     ? html`<p>Billing is disabled on this server: it is self-hosted, and every feature is available without
 a subscription.</p>`
-    : html`<p>Billing is configured on this server (mode <code>${mode}</code>); subscriptions are not
-managed from the dashboard yet.</p>`
+    : html`<p>Billing through Stripe (${billing.mode === "processor_live" ? "live" : "test mode"}).</p>`
 }
+<p>${badge(billing.entitlement.replace("_", "-"), entitlement.tone)} ${entitlement.text}</p>
+${sub ? subscriptionFacts(sub) : ""}
+${owner && billing.mode !== "disabled" ? actions(r, sub) : ""}
 <h2>X posts this month</h2>
-<p>Each workspace may publish at most ${X_MONTHLY_LIMIT} posts on X per calendar month (UTC). Published posts
-count as used; scheduled ones are reserved until they are published or cancelled.</p>
+<p>Each workspace may publish at most 50 posts on X per calendar month (UTC). Published posts count as
+used; scheduled ones are reserved until they are published or cancelled.</p>
 ${table({
-  caption: `X usage in ${month} (UTC)`,
+  caption: `X usage in ${usageMonth(r.h.clock.now())} (UTC)`,
   head: ["Workspace", "Used", "Reserved", "Total"],
-  rows,
+  rows: (billing.x_usage as { workspace_id: string; used: number; reserved: number; limit: number }[]).map(
+    (u) => [
+      names.get(u.workspace_id) ?? u.workspace_id,
+      String(u.used),
+      String(u.reserved),
+      `${u.used + u.reserved} of ${u.limit}`,
+    ],
+  ),
   empty: "No workspaces.",
-})}`,
-      { section: "billing" },
-    );
-  });
+})}`;
+}
+
+function subscriptionFacts(sub: any): Markup {
+  return html`<h2>Subscription</h2>
+<dl>
+<dt>Status</dt><dd>${sub.status.replaceAll("_", " ")}</dd>
+<dt>Billed</dt><dd>${sub.interval ? `every ${sub.interval}` : "—"}</dd>
+<dt>Workspaces paid for</dt><dd>${String(sub.workspace_quantity)}</dd>
+<dt>Trial ends</dt><dd>${localTime(sub.trial_ends_at)}</dd>
+<dt>Current period ends</dt><dd>${localTime(sub.current_period_ends_at)}</dd>
+<dt>Ends</dt><dd>${sub.cancel_at_period_end ? "at the end of the period" : localTime(sub.cancel_at)}</dd>
+</dl>`;
+}
+
+/** Subscribe (checkout), manage (portal), end the trial now (conversion). */
+function actions(r: DashboardRequest, sub: any): Markup {
+  const subscribed = sub && sub.status !== "pending_checkout" && sub.status !== "canceled";
+  const checkout = postForm(
+    { action: "/dashboard/billing/checkout", csrf: r.csrf, label: "Subscribe" },
+    html`<h2>Subscribe</h2>
+${choices({
+  name: "interval",
+  pointer: "/interval",
+  legend: "Billed",
+  type: "radio",
+  options: [
+    { value: "month", label: "Monthly" },
+    { value: "year", label: "Yearly" },
+  ],
+  checked: ["month"],
+})}
+${choices({
+  name: "confirmed",
+  pointer: "/confirmed",
+  legend: "Confirmation",
+  type: "checkbox",
+  options: [{ value: "true", label: "I want to subscribe; Stripe's page asks for payment details" }],
+  checked: [],
+})}
+<button type="submit">Continue to Stripe</button>`,
+  );
+  return html`${subscribed ? "" : checkout}
+${
+  subscribed
+    ? html`<h2>Manage</h2><p>Payment method, invoices, plan and cancellation are on Stripe's portal.</p>
+${buttonForm({ action: "/dashboard/billing/portal", csrf: r.csrf, label: "Open the billing portal" })}`
+    : ""
+}
+${
+  sub?.status === "trialing"
+    ? buttonForm({
+        action: "/dashboard/billing/conversion",
+        csrf: r.csrf,
+        label: "End the trial and start paying now",
+        secondary: true,
+        confirm: "End the trial now? Stripe charges the first period today.",
+      })
+    : ""
+}`;
 }

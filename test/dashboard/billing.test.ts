@@ -1,0 +1,80 @@
+// The billing page with a processor: the entitlement and subscription as GET /v1/billing has them,
+// Stripe's checkout and portal reached through the API (303 to Stripe's page), roles.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { START, WEBHOOK_SECRET } from "../billing/helpers.ts";
+import { startStripeFake, type StripeFake } from "../fakes/stripe.ts";
+import {
+  dashboardWorld,
+  type DashboardWorld,
+  expectDashboardPage,
+  submitPairs,
+  type TestBrowser,
+} from "./support.ts";
+
+let world: DashboardWorld;
+let stripe: StripeFake;
+let owner: TestBrowser;
+beforeAll(async () => {
+  const clock = new ManualClock(START);
+  stripe = startStripeFake({ now: () => clock.now() });
+  world = await dashboardWorld({
+    clock,
+    env: {
+      HERALD_BILLING_MODE: "processor_test",
+      HERALD_STRIPE_SECRET_KEY: stripe.secretKey,
+      HERALD_STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      HERALD_STRIPE_PRICE_MONTHLY: "price_herald_monthly",
+      HERALD_STRIPE_PRICE_YEARLY: "price_herald_yearly",
+      HERALD_STRIPE_API_BASE: stripe.origin,
+    },
+  });
+  owner = await world.signedIn();
+});
+afterAll(async () => {
+  await world.stop();
+  await stripe.stop();
+});
+
+const STRIPE_ACTIONS = ["https://checkout.stripe.com", "https://billing.stripe.com"];
+
+describe("the billing page with Stripe", () => {
+  test("shows the trial and the subscribe form; its CSP lets the form go on to Stripe", async () => {
+    const r = await owner.get("/dashboard/billing");
+    expect(r.status).toBe(200);
+    expectDashboardPage("/dashboard/billing", r, { formActions: STRIPE_ACTIONS });
+    expect(r.text).toContain("Billing through Stripe (test mode).");
+    expect(r.text).toContain("The trial is running");
+    expect(r.text).toContain('action="/dashboard/billing/checkout"');
+    expect(r.text).toContain("<td>Acme</td><td>0</td><td>0</td><td>0 of 50</td>");
+  });
+
+  test("subscribing needs the confirmation, then goes to Stripe's checkout page", async () => {
+    const unconfirmed = await submitPairs(
+      world.s,
+      owner,
+      "/dashboard/billing",
+      "/dashboard/billing/checkout",
+      [["interval", "year"]],
+    );
+    expect(unconfirmed.status).toBe(400);
+    expect(unconfirmed.text).toContain("Billing could not be opened");
+    const r = await submitPairs(world.s, owner, "/dashboard/billing", "/dashboard/billing/checkout", [
+      ["interval", "year"],
+      ["confirmed", "true"],
+    ]);
+    expect(r.status).toBe(303);
+    expect(r.location).toMatch(/^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_/);
+  });
+
+  test("an admin sees billing without the forms; a member is refused; a forged checkout is 403", async () => {
+    const admin = await world.signedInAs("admin");
+    const seen = await admin.get("/dashboard/billing");
+    expect(seen.status).toBe(200);
+    expect(seen.text).not.toContain('action="/dashboard/billing/checkout"');
+    const forged = await submitPairs(world.s, admin, "/dashboard/billing", "/logout", []);
+    expect(forged.status).toBe(303);
+    const member = await world.signedInAs("member");
+    expect((await member.get("/dashboard/billing")).status).toBe(403);
+  });
+});
