@@ -15,6 +15,9 @@ import { PASSWORD } from "../dashboard/support.ts";
 import { CHROMIUM, lookAt } from "./dashboard-kit.ts";
 
 const ARTIFACTS = join(ROOT, "test-artifacts", "dashboard");
+// A browser test clicks through several pages, each checked by axe in two schemes and screenshotted
+// twice: seconds each on a loaded 2-core machine (bun's default per-test limit is 5 s).
+const BROWSER_TEST_MS = 120_000;
 const DOCS = join(ROOT, "docs", "dashboard");
 
 let world: PostsWorld;
@@ -64,7 +67,7 @@ describe("the dashboard in a browser", () => {
     await page.waitForURL(/\/dashboard$/);
     expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Acme");
     await check("overview", true);
-  });
+  }, BROWSER_TEST_MS);
 
   test("a key for one selected workspace works with fetch there and nowhere else", async () => {
     const other = await world.s.request("POST", "/v1/workspaces", {
@@ -95,7 +98,7 @@ describe("the dashboard in a browser", () => {
     // The list never shows the key again.
     await open("/dashboard/keys");
     expect(await page.content()).not.toContain(key);
-  });
+  }, BROWSER_TEST_MS);
 
   test("a thread with an image, scheduled in compose, shows on its detail page and the week calendar", async () => {
     await open(`/dashboard/workspaces/${ws}/posts/new`);
@@ -135,7 +138,7 @@ describe("the dashboard in a browser", () => {
     await open(`/dashboard/workspaces/${ws}/posts?view=scheduled`);
     await expect(page.locator("main").textContent()).resolves.toContain("Launch day");
     await check("posts", true);
-  });
+  }, BROWSER_TEST_MS);
 
   test("a webhook endpoint's test event shows in its delivery log", async () => {
     await open(`/dashboard/workspaces/${ws}/webhooks`);
@@ -155,7 +158,7 @@ describe("the dashboard in a browser", () => {
     await delivery.locator("summary").click();
     await expect(delivery.textContent()).resolves.toContain("200");
     await check("webhook-deliveries", true);
-  });
+  }, BROWSER_TEST_MS);
 
   test("the account pages are accessible and fit a phone", async () => {
     for (const [path, name] of [
@@ -169,5 +172,5 @@ describe("the dashboard in a browser", () => {
       await open(path);
       await check(name, true);
     }
-  });
+  }, BROWSER_TEST_MS);
 });
