@@ -41,4 +41,4 @@ trap stop EXIT
 
 echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($dir)"
 export HERALD_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
-node_modules/.bin/bun test "$@"
+node_modules/.bin/bun test --timeout 30000 "$@"
