@@ -8,7 +8,7 @@ import type { ClientAddress } from "./http/plugin.ts";
 import { ProblemError, problemResponse } from "./core/problem.ts";
 import { storageFault, storageProblem } from "./core/storage-problem.ts";
 import { FailedAuthLimiter, RateLimiter } from "./http/rate-limit.ts";
-import { checkQueryRepeats, checkRequestHead } from "./http/request-head.ts";
+import { checkNoNul, checkQueryRepeats, checkRequestHead } from "./http/request-head.ts";
 import { requestIdFor } from "./http/request-id.ts";
 import type { Scheduler } from "./jobs/scheduler.ts";
 import { accountRoutes } from "./http/routes/account.ts";
@@ -101,6 +101,7 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
       set.headers["service-request-id"] = id;
       checkRequestHead(request);
       checkQueryRepeats(request.url);
+      checkNoNul(request.url);
     })
     .onTransform({ as: "global" }, ({ request, route }) => setRoute(request, route))
     .onError({ as: "global" }, ({ code, error, request, route, path }) => {

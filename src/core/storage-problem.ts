@@ -19,7 +19,12 @@ const SQLITE: [string, StorageFault][] = [
 ];
 
 // Local files (blobs, uploads): the system's error codes.
-const SYSTEM: Record<string, StorageFault> = { ENOSPC: "full", EDQUOT: "full", EROFS: "read_only", EIO: "io" };
+const SYSTEM: Record<string, StorageFault> = {
+  ENOSPC: "full",
+  EDQUOT: "full",
+  EROFS: "read_only",
+  EIO: "io",
+};
 
 /** PostgreSQL SQLSTATEs: disk full, read-only transaction, I/O error, shutting down or starting up. */
 function fromSqlState(state: string): StorageFault | null {
@@ -43,9 +48,12 @@ export function storageFault(error: unknown, dataDir?: string): StorageFault | n
   return fault;
 }
 
-// A file created and removed: access(2) does not see every read-only state (ext4's emergency
-// read-only after a disk error keeps the mount flags), a real write does.
-function writable(dir: string): boolean {
+/**
+ * Whether a file can be created in `dir` (created and removed at once): access(2) does not see every
+ * read-only state (ext4's emergency read-only after a disk error keeps the mount flags), a write does.
+ * Only a refusal counts: a missing directory or a full disk is not "read-only".
+ */
+export function writable(dir: string): boolean {
   const probe = join(dir, `.herald-write-probe-${process.pid}`);
   try {
     closeSync(openSync(probe, "wx"));
@@ -77,12 +85,18 @@ function classify(error: unknown): StorageFault | null {
 }
 
 const DETAILS: Record<StorageFault, string> = {
-  full: "Herald's storage is full, so this change could not be saved. Reads still work; send the request again once an operator has freed space.",
+  full:
+    "Herald's storage is full, so this change could not be saved. Reads still work; " +
+    "send the request again once an operator has freed space.",
   read_only:
-    "Herald's data directory is read-only, so this change could not be saved. Reads still work; send the request again once an operator has made it writable.",
-  io: "Herald's storage reported an I/O error, so this change could not be saved. Send the request again later.",
+    "Herald's data directory is read-only, so this change could not be saved. Reads still work; " +
+    "send the request again once an operator has made it writable.",
+  io:
+    "Herald's storage reported an I/O error, so this change could not be saved. " +
+    "Send the request again later.",
   unreachable:
-    "Herald cannot reach its database right now (it may be restarting). Send the request again in a few seconds; with the same Idempotency-Key it is never done twice.",
+    "Herald cannot reach its database right now (it may be restarting). Send the request again in a few " +
+    "seconds; with the same Idempotency-Key it is never done twice.",
 };
 
 /** Seconds a client waits before trying again: a restart is quick, an operator's fix is not. */

@@ -1,4 +1,6 @@
-import type { Config } from "../config.ts";
+import { existsSync } from "node:fs";
+import { ConfigError, type Config } from "../config.ts";
+import { storageFault, writable } from "../core/storage-problem.ts";
 import { openSqlite } from "./engine-sqlite.ts";
 import { useDialect } from "./schema.ts";
 
@@ -16,5 +18,23 @@ export async function openDatabase(config: Pick<Config, "dataDir" | "databaseUrl
     return openPostgres(config.databaseUrl, config.databasePool);
   }
   await useDialect("sqlite");
-  return openSqlite(config.dataDir);
+  // Opening writes (WAL files, migrations), and SQLite may wait on a read-only WAL without end: a
+  // directory that cannot take writes is an operator's matter, said in one line before trying (a
+  // running server whose directory turns read-only answers 503 instead).
+  if (existsSync(config.dataDir) && !writable(config.dataDir)) throw readOnly(config.dataDir);
+  try {
+    return openSqlite(config.dataDir);
+  } catch (error) {
+    if ((error as { code?: string }).code === "EROFS") throw readOnly(config.dataDir);
+    if (storageFault(error) === "full")
+      throw new ConfigError(`the disk of the data directory ${config.dataDir} is full; free some space`);
+    throw error;
+  }
+}
+
+function readOnly(dataDir: string): ConfigError {
+  return new ConfigError(
+    `the data directory ${dataDir} is read-only; Herald keeps its database there and must write to ` +
+      "it: make it writable (or point HERALD_DATA_DIR at a writable directory)",
+  );
 }

@@ -84,13 +84,26 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   }
   // UTF-8 was decoded strictly, so a lone surrogate can only come from a \uD8xx–\uDFxx escape.
   if (LONE_SURROGATE_ESCAPE.test(text)) {
-    const pointer = illFormedString(value, "");
+    const pointer = illFormedString(value, "", (s) => !s.isWellFormed());
     if (pointer !== null) {
       const summary = "The request body holds a string with a lone UTF-16 surrogate.";
       const detail = "holds a lone UTF-16 surrogate (an unpaired \\uD800–\\uDFFF escape)";
       throw new ProblemError("public_invalid_request", summary, {
         errors: [{ pointer, code: "custom", detail }],
       });
+    }
+  }
+  // No field of the API holds a NUL, and PostgreSQL text cannot store one (a 500 there before).
+  if (text.includes("\\u0000")) {
+    const pointer = illFormedString(value, "", (s) => s.includes("\0"));
+    if (pointer !== null) {
+      throw new ProblemError(
+        "public_invalid_request",
+        "The request body holds a string with a NUL character.",
+        {
+          errors: [{ pointer, code: "custom", detail: "holds a NUL character (\\u0000)" }],
+        },
+      );
     }
   }
   return value;
@@ -103,18 +116,18 @@ function token(key: string): string {
   return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
-/** The JSON pointer of the first string or property name that is not well-formed UTF-16, or null. */
-function illFormedString(value: unknown, pointer: string): string | null {
-  if (typeof value === "string") return value.isWellFormed() ? null : pointer;
+/** The JSON pointer of the first string or property name that is `bad`, or null. */
+function illFormedString(value: unknown, pointer: string, bad: (s: string) => boolean): string | null {
+  if (typeof value === "string") return bad(value) ? pointer : null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = illFormedString(value[i], `${pointer}/${i}`);
+      const found = illFormedString(value[i], `${pointer}/${i}`, bad);
       if (found !== null) return found;
     }
   } else if (value !== null && typeof value === "object") {
     for (const [key, item] of Object.entries(value)) {
-      if (!key.isWellFormed()) return `${pointer}/${token(key)}`;
-      const found = illFormedString(item, `${pointer}/${token(key)}`);
+      if (bad(key)) return `${pointer}/${token(key)}`;
+      const found = illFormedString(item, `${pointer}/${token(key)}`, bad);
       if (found !== null) return found;
     }
   }

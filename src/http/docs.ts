@@ -57,7 +57,10 @@ export interface OperationSpec {
   scope: RouteScope | null;
   summary: string;
   tag: string;
-  /** Error statuses beyond the ones every authenticated route has (400, 401, 403, 413, 429, 431, 500). */
+  /**
+   * Error statuses beyond the ones every authenticated route has (400, 401, 403, 413, 429, 431, 500,
+   * 503).
+   */
   errors?: number[];
   idempotency?: "required" | "optional";
   ifMatch?: "required" | "optional";
@@ -97,7 +100,8 @@ export function operation(spec: OperationSpec): {
 }
 
 function errorStatuses(spec: OperationSpec): number[] {
-  const statuses = new Set<number>([400, 413, 431, 500, ...(spec.errors ?? [])]);
+  // 503: any operation meets a full or read-only disk or a database restarting (storage-problem.ts).
+  const statuses = new Set<number>([400, 413, 431, 500, 503, ...(spec.errors ?? [])]);
   if (spec.scope !== null) for (const s of [401, 403, 429]) statuses.add(s);
   if (spec.ifMatch === "required") statuses.add(428);
   if (spec.ifMatch) statuses.add(412);
@@ -136,6 +140,7 @@ export function documentOperation(op: Record<string, any>, method = "", path = "
       in: "header",
       required: op["x-idempotency"] === "required",
       schema: { type: "string", minLength: 1, maxLength: 200 },
+      description: "A key of yours: the same key with the same body replays the first answer.",
     });
   }
   if (op["x-if-match"] !== "none" && op["x-if-match"] !== undefined) {
@@ -156,8 +161,15 @@ export function documentOperation(op: Record<string, any>, method = "", path = "
     schema?: Record<string, unknown>;
     description?: string;
   }[]) {
-    if (parameter.in === "query" && parameter.name === "limit")
+    if (parameter.in === "query" && parameter.name === "limit") {
       parameter.schema = { type: "integer", minimum: 1, maximum: 100, default: 25 };
+      parameter.description ??= "Items per page.";
+    }
+    if (parameter.in === "path") parameter.description ??= pathParameterDescription(parameter.name);
+    // Elysia leaves a query parameter's description inside its schema, where tools do not show it.
+    if (parameter.in === "query")
+      parameter.description ??=
+        (parameter.schema?.description as string | undefined) ?? QUERY_DESCRIPTIONS[parameter.name];
     if (parameter.in === "query" && parameter.name === "after")
       parameter.description ??= "The next_cursor of the previous page, unchanged.";
   }
@@ -210,6 +222,50 @@ function documentResponseHeaders(
     !NOT_RESOURCES.has(properties.object.const)
   )
     headers.ETag = header("The resource's current entity tag, for If-Match.", { type: "string" }, true);
+}
+
+/** `workspace_id` → "The workspace's id."; `group` → "The post group's key." */
+function pathParameterDescription(name: string): string {
+  if (name === "group") return "The post group's key.";
+  return `The ${name.replace(/_id$/, "").replace(/_/g, " ")}'s id.`;
+}
+
+const QUERY_DESCRIPTIONS: Record<string, string> = {
+  view: "Posts of one view: drafts, scheduled, published, attention (failed is its alias) or all.",
+  channel: "Only this network's.",
+  group: "Only this post group's.",
+  destination_id: "Only this destination's.",
+  state: "Only posts in this state.",
+  created_after: "Only those created after this time (ISO 8601 with a UTC offset).",
+  scheduled_before: "Only those scheduled before this time (ISO 8601 with a UTC offset).",
+  include: "Adds the optional part it names to each item.",
+  status: "Only deliveries with this status.",
+};
+
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Account: "The account, the calling key and its revocation.",
+  Analytics: "Published posts' numbers, per group and over time.",
+  Assets: "Images and videos: multipart uploads, listing, deletion.",
+  Billing: "The subscription and its checkout, portal and cancellation.",
+  "Chat Notifications": "Where a workspace's events are posted in chat.",
+  Destinations: "Connected social accounts and connection sessions.",
+  Feedback: "Messages to the operators of this installation.",
+  Meta: "This document.",
+  Posts: "Drafts, scheduling, publishing, the queue and post actions.",
+  "Signup and CLI authorization": "Starting an account, and the command line's sign-in.",
+  Team: "Members and invitations.",
+  Webhooks: "Endpoints, signed deliveries, their log and redelivery.",
+  Workspaces: "Workspaces and their settings.",
+};
+
+/** The document's `tags`: every tag its operations use, with a description, in alphabetical order. */
+export function documentTags(paths: Record<string, unknown>): { name: string; description: string }[] {
+  const used = new Set<string>();
+  for (const item of Object.values(paths as Record<string, Record<string, { tags?: string[] }>>))
+    for (const op of Object.values(item)) for (const tag of op.tags ?? []) used.add(tag);
+  return [...used]
+    .sort()
+    .map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `${name} operations.` }));
 }
 
 /** The query of a route that takes no parameters: an unknown one is a 400 naming it (a typo is caught). */

@@ -37,3 +37,35 @@ export function checkQueryRepeats(url: string): void {
     seen.add(name);
   }
 }
+
+/**
+ * 400 when the URL holds a percent-encoded NUL (`%00`): no id or value of the API contains one, and
+ * PostgreSQL text cannot hold it (such an id reached the database and failed with a 500 before).
+ */
+export function checkNoNul(url: string): void {
+  const at = url.indexOf("%00");
+  if (at === -1) return;
+  const query = url.indexOf("?");
+  let parameter: string | undefined;
+  if (query !== -1 && at > query)
+    for (const [name, value] of new URLSearchParams(url.slice(query + 1)))
+      if (name.includes("\0") || value.includes("\0")) {
+        parameter = name;
+        break;
+      }
+  const detail = "must not hold a NUL character (%00)";
+  throw new ProblemError(
+    "public_invalid_request",
+    `The ${parameter ? "query" : "path"} holds a NUL character.`,
+    {
+      errors: [
+        {
+          pointer: parameter === undefined ? "" : `/${parameter}`,
+          code: "custom",
+          detail,
+          ...(parameter === undefined ? {} : { parameter }),
+        },
+      ],
+    },
+  );
+}

@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { Type } from "@sinclair/typebox";
 import type { Herald } from "../../herald.ts";
 import { operation, Timestamp } from "../docs.ts";
 import { resourceResponse } from "../etag.ts";
@@ -9,13 +10,13 @@ import { Channel } from "./posts-schemas.ts";
 import { EmptyBody } from "./webhooks-schemas.ts";
 
 const tag = "Analytics";
-const MetricValues = t.Object(Object.fromEntries(METRICS.map((m) => [m, t.Integer({ minimum: 0 })])), {
+const MetricValues = t.Object(Object.fromEntries(METRICS.map((m) => [m, Type.Integer({ minimum: 0 })])), {
   title: "MetricValues",
 });
 const Coverage = t.Object({
-  total_posts: t.Integer({ minimum: 0 }),
-  fetched_posts: t.Integer({ minimum: 0 }),
-  failed_posts: t.Integer({ minimum: 0 }),
+  total_posts: Type.Integer({ minimum: 0 }),
+  fetched_posts: Type.Integer({ minimum: 0 }),
+  failed_posts: Type.Integer({ minimum: 0 }),
 });
 const PostAnalytics = t.Object(
   {
@@ -39,7 +40,7 @@ const GroupAnalytics = t.Object(
     group: t.String(),
     totals: t.Object(
       Object.fromEntries(
-        METRICS.map((m) => [m, t.Object({ value: t.Integer({ minimum: 0 }), coverage: Coverage })]),
+        METRICS.map((m) => [m, t.Object({ value: Type.Integer({ minimum: 0 }), coverage: Coverage })]),
       ),
     ),
     posts: t.Array(PostAnalytics),
@@ -54,7 +55,7 @@ const Series = t.Object(
     series: t.Array(
       t.Object({
         start: t.String({ format: "date", description: "first local date of the bucket" }),
-        posts: t.Integer({ minimum: 0, description: "posts published in the bucket" }),
+        posts: Type.Integer({ minimum: 0, description: "posts published in the bucket" }),
         metrics: MetricValues,
       }),
     ),

@@ -6,7 +6,7 @@ import scalarBundlePath from "../../../node_modules/@scalar/api-reference/dist/b
 };
 import { iso } from "../../lib/clock.ts";
 import { docsUrl, type Herald } from "../../herald.ts";
-import { documentOperation, operation, ProblemSchema } from "../docs.ts";
+import { documentOperation, documentTags, operation, ProblemSchema } from "../docs.ts";
 import { JSON_PARSER } from "../plugin.ts";
 import { problemCatalog } from "../../core/problem.ts";
 import type { Scheduler } from "../../jobs/scheduler.ts";
@@ -42,6 +42,7 @@ function completeDocument(
       "x-herald-version": h.version,
     },
     servers: [{ url: `${h.config.baseUrl}/v1` }],
+    tags: documentTags(paths),
     paths,
     components: {
       schemas: { ...generated.components.schemas, Problem: ProblemSchema },

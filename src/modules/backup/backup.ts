@@ -3,6 +3,7 @@
 // local blobs, pinned around it with hard links (blobs.ts) and copied after it. A blob the snapshot's
 // live assets use was in place before its row committed, so it is pinned; blobs written after the
 // snapshot are extra and harmless.
+import { SQL } from "bun";
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
@@ -79,7 +80,6 @@ function snapshotSqlite(dataDir: string, target: string): SnapshotFacts {
 async function snapshotPostgres(databaseUrl: string, target: string): Promise<SnapshotFacts> {
   const { dbname, env } = pgConnection(databaseUrl);
   await runPgTool([findPgTool("pg_dump"), "--format=custom", "--no-owner", `--file=${target}`, dbname], env);
-  const { SQL } = await import("bun");
   const sql = new SQL(databaseUrl, { max: 1 });
   try {
     const required = (await sql.unsafe(REQUIRED_BLOBS_SQL)) as { blob_key: string }[];

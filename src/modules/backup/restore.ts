@@ -1,6 +1,7 @@
 // `herald restore FILE`: unpacks a backup into an EMPTY data directory (and, on PostgreSQL, an empty
 // database through pg_restore), checking every entry against SHA256SUMS as it is written. A refused
 // or failed restore leaves the data directory empty again.
+import { SQL } from "bun";
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -67,7 +68,6 @@ async function readIndex(file: FileHandle, entries: TarEntry[]) {
 
 /** Whether the target database holds any table (pg_restore needs a fresh, empty database). */
 async function postgresIsEmpty(databaseUrl: string): Promise<boolean> {
-  const { SQL } = await import("bun");
   const sql = new SQL(databaseUrl, { max: 1 });
   try {
     const rows = await sql.unsafe("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
