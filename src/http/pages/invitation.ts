@@ -1,5 +1,5 @@
 import { html } from "./html.ts";
-import { csrfField, errorSummary, field, layout } from "./layout.ts";
+import { csrfField, newPasswordFields, errorSummary, field, layout } from "./layout.ts";
 
 /** The form of an invitation link: the person's name and a password (twice). */
 export function invitationPage(view: {
@@ -36,24 +36,7 @@ ${field({
   maxlength: 200,
   error: view.errors.name,
 })}
-${field({
-  name: "password",
-  label: "Password",
-  type: "password",
-  hint: `At least ${view.passwordMin} characters.`,
-  autocomplete: "new-password",
-  required: true,
-  minlength: view.passwordMin,
-  error: view.errors.password,
-})}
-${field({
-  name: "password_confirmation",
-  label: "Password again",
-  type: "password",
-  autocomplete: "new-password",
-  required: true,
-  error: view.errors.password_confirmation,
-})}
+${newPasswordFields(view.passwordMin, view.errors)}
 <div class="actions"><button type="submit">Join the account</button></div>
 </form>`,
   );

@@ -94,3 +94,28 @@ export function messagePage(
 ${message.paragraphs.map((p) => html`<p>${p}</p>`)}`,
   );
 }
+
+/** A new password and its confirmation (signup, accepting an invitation). */
+export function newPasswordFields(
+  passwordMin: number,
+  errors: { password?: string; password_confirmation?: string },
+): Markup {
+  return html`${field({
+    name: "password",
+    label: "Password",
+    type: "password",
+    hint: `At least ${passwordMin} characters.`,
+    autocomplete: "new-password",
+    required: true,
+    minlength: passwordMin,
+    error: errors.password,
+  })}
+${field({
+  name: "password_confirmation",
+  label: "Password again",
+  type: "password",
+  autocomplete: "new-password",
+  required: true,
+  error: errors.password_confirmation,
+})}`;
+}

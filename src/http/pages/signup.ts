@@ -1,5 +1,5 @@
 import { html } from "./html.ts";
-import { csrfField, errorSummary, field, layout } from "./layout.ts";
+import { csrfField, newPasswordFields, errorSummary, field, layout } from "./layout.ts";
 
 /** The signup form of a signup intent: a name and a password (twice). */
 export function signupPage(view: {
@@ -43,24 +43,7 @@ ${field({
   maxlength: 200,
   error: view.errors.name,
 })}
-${field({
-  name: "password",
-  label: "Password",
-  type: "password",
-  hint: `At least ${view.passwordMin} characters.`,
-  autocomplete: "new-password",
-  required: true,
-  minlength: view.passwordMin,
-  error: view.errors.password,
-})}
-${field({
-  name: "password_confirmation",
-  label: "Password again",
-  type: "password",
-  autocomplete: "new-password",
-  required: true,
-  error: view.errors.password_confirmation,
-})}
+${newPasswordFields(view.passwordMin, view.errors)}
 ${view.confirmEmail ? html`<p class="hint">We will send a link to ${view.email}; the account can be used once the address is confirmed.</p>` : ""}
 <div class="actions"><button type="submit">Create account</button></div>
 </form>`,
