@@ -62,7 +62,8 @@ workspaces, with these scopes: ${view.scopes.map((s, i) => html`${i > 0 ? ", " :
 <code>herald logout</code> revokes it.</p>
 ${
   view.awaitingConfirmation
-    ? html`<p class="notice warn">The key reaches the terminal once you confirm ${view.awaitingConfirmation}: use the link we e-mailed you.</p>`
+    ? html`<p class="notice warn">The key reaches the terminal once you confirm ${view.awaitingConfirmation}:
+use the link we e-mailed you.</p>`
     : ""
 }
 <form method="post" action="/device">
@@ -71,7 +72,9 @@ ${csrfField(view.csrf)}
 ${
   view.workspaces.length > 1
     ? html`<div class="field"><label for="workspace_id">Default workspace for the command line</label>
-<select id="workspace_id" name="workspace_id">${view.workspaces.map((w) => html`<option value="${w.id}">${w.name}</option>`)}</select></div>`
+<select id="workspace_id" name="workspace_id">${view.workspaces.map(
+        (w) => html`<option value="${w.id}">${w.name}</option>`,
+      )}</select></div>`
     : ""
 }
 <div class="actions">

@@ -44,7 +44,12 @@ ${field({
   error: view.errors.name,
 })}
 ${newPasswordFields(view.passwordMin, view.errors)}
-${view.confirmEmail ? html`<p class="hint">We will send a link to ${view.email}; the account can be used once the address is confirmed.</p>` : ""}
+${
+  view.confirmEmail
+    ? html`<p class="hint">We will send a link to ${view.email}; the account can be used once the address
+is confirmed.</p>`
+    : ""
+}
 <div class="actions"><button type="submit">Create account</button></div>
 </form>`,
   );

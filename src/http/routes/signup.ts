@@ -167,7 +167,9 @@ export function signupRoutes(
             "202 with the pending shape and `Retry-After` while nobody has approved (or the approver's " +
             "address awaits confirmation); 200 with the `cli_credential` once approved, its `api_key` " +
             "shown this once. Problems: 429 `public_rate_limited` when polled sooner than `interval` " +
-            "(the interval grows by 5 s; wait `Retry-After`), 403 `public_cli_authorization_denied`, 409 `public_cli_authorization_expired`, 409 `public_cli_authorization_consumed` (the secret works once), 404 `public_not_found` for an unknown secret.",
+            "(the interval grows by 5 s; wait `Retry-After`), 403 `public_cli_authorization_denied`, " +
+            "409 `public_cli_authorization_expired`, 409 `public_cli_authorization_consumed` (the secret " +
+            "works once), 404 `public_not_found` for an unknown secret.",
         }),
         parse: JSON_PARSER,
         body: t.Object(
