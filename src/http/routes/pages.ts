@@ -194,20 +194,7 @@ export function pageRoutes(h: Herald, clientAddress: ClientAddress) {
       "/signup/:token",
       async ({ request, params }) => {
         const browser = await browserOf(h, request);
-        const link = await inspectSignupLink(h, params.token);
-        if (link.kind !== "open") return signupLinkGone(browser, link.kind);
-        const page = signupPage({
-          csrf: csrfOf(h, browser),
-          action: `/signup/${params.token}`,
-          email: link.intent.email,
-          workspaceName: link.intent.workspaceName,
-          name: "",
-          cli: link.cli ? { deviceName: link.cli.deviceName, cliVersion: link.cli.cliVersion } : null,
-          confirmEmail: emailConfirmationRequired(h),
-          passwordMin: PASSWORD_MIN_LENGTH,
-          errors: {},
-        });
-        return pageResponse(h, browser, page);
+        return signupForm(browser, params.token, "", {}, 200);
       },
       hidden,
     )
@@ -237,20 +224,7 @@ export function pageRoutes(h: Herald, clientAddress: ClientAddress) {
               html`<a href="/login">Sign in</a> instead.`,
             ]);
           case "invalid": {
-            const link = await inspectSignupLink(h, params.token);
-            if (link.kind !== "open") return signupLinkGone(browser, link.kind);
-            const page = signupPage({
-              csrf: csrfOf(h, browser),
-              action: `/signup/${params.token}`,
-              email: link.intent.email,
-              workspaceName: link.intent.workspaceName,
-              name: fields.name,
-              cli: link.cli ? { deviceName: link.cli.deviceName, cliVersion: link.cli.cliVersion } : null,
-              confirmEmail: emailConfirmationRequired(h),
-              passwordMin: PASSWORD_MIN_LENGTH,
-              errors: outcome.errors,
-            });
-            return pageResponse(h, browser, page, { status: 400 });
+            return signupForm(browser, params.token, fields.name, outcome.errors, 400);
           }
           case "done": {
             if (browser.session) await closeSession(h, browser.session.id);
@@ -349,6 +323,30 @@ finishes by itself${awaiting ? html` once you confirm ${session.email} with the 
       },
       formPost,
     );
+
+  /** The signup form of an open link (with what was typed and its errors), or what became of the link. */
+  async function signupForm(
+    browser: Browser,
+    token: string,
+    name: string,
+    errors: Parameters<typeof signupPage>[0]["errors"],
+    status: number,
+  ): Promise<Response> {
+    const link = await inspectSignupLink(h, token);
+    if (link.kind !== "open") return signupLinkGone(browser, link.kind);
+    const page = signupPage({
+      csrf: csrfOf(h, browser),
+      action: `/signup/${token}`,
+      email: link.intent.email,
+      workspaceName: link.intent.workspaceName,
+      name,
+      cli: link.cli ? { deviceName: link.cli.deviceName, cliVersion: link.cli.cliVersion } : null,
+      confirmEmail: emailConfirmationRequired(h),
+      passwordMin: PASSWORD_MIN_LENGTH,
+      errors,
+    });
+    return pageResponse(h, browser, page, { status });
+  }
 
   function signupLinkGone(browser: Browser, kind: "unknown" | "expired" | "used"): Response {
     if (kind === "unknown")
