@@ -2,11 +2,10 @@
 // `herald serve` children on a fixed port with their log outside the data directory (a full or
 // read-only disk must not take the log with it), and a proxy that holds network answers back, so a
 // kill lands after a network stored a post and before Herald heard of it.
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
-import { freePort, waitFor } from "../posts/engine-helpers.ts";
+import { type HeraldProcess, spawnHerald } from "../posts/engine-helpers.ts";
 
 /** The seed of this run: HERALD_FAULTS_SEED, else `fallback` (CI's fixed seed); printed for replays. */
 export function faultSeed(name: string, fallback: number): number {
@@ -38,18 +37,8 @@ export function seeded(seed: number) {
 }
 
 /** A `herald serve` child process. */
-export interface Serve {
-  url: string;
-  port: number;
-  proc: ReturnType<typeof Bun.spawn>;
-  log(): string;
-  kill(signal?: NodeJS.Signals): Promise<void>;
-}
-
-const live = new Set<ReturnType<typeof Bun.spawn>>();
-process.on("exit", () => {
-  for (const proc of live) proc.kill("SIGKILL");
-});
+/** A `herald serve` child process of a fault script. */
+export type Serve = HeraldProcess;
 
 /** A directory for the children's logs (never the data directory). */
 export function logDir(): string {
@@ -60,66 +49,15 @@ export function logDir(): string {
  * Starts `bun src/main.ts serve` with `env` on `port` (a free one if omitted) and waits until
  * /health answers; the same port after a SIGKILL keeps the base URL, as a restarted service would.
  */
-export async function serve(input: {
+export function serve(input: {
   env: Record<string, string>;
   logs: string;
   port?: number;
   /** How long to wait for /health (PostgreSQL restarts take longer). */
   timeoutMs?: number;
 }): Promise<Serve> {
-  const port = input.port ?? (await freePort());
-  const url = `http://127.0.0.1:${port}`;
-  const logPath = join(input.logs, `serve-${port}-${Date.now()}.log`);
-  const proc = Bun.spawn([BUN, MAIN, "serve"], {
-    cwd: ROOT,
-    stdin: "ignore",
-    stdout: Bun.file(logPath),
-    stderr: Bun.file(logPath),
-    env: cleanEnv({
-      HERALD_PORT: String(port),
-      HERALD_BASE_URL: url,
-      HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
-      ...input.env,
-    }),
-  });
-  live.add(proc);
-  void proc.exited.then(() => live.delete(proc));
-  const log = () => {
-    try {
-      return readFileSync(logPath, "utf8");
-    } catch {
-      return "";
-    }
-  };
-  const child: Serve = {
-    url,
-    port,
-    proc,
-    log,
-    async kill(signal = "SIGKILL") {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
-      await proc.exited;
-    },
-  };
-  try {
-    await waitFor(
-      `herald serve on ${url}`,
-      async () => {
-        if (proc.exitCode !== null) throw new Error(`herald serve exited with ${proc.exitCode}: ${log()}`);
-        try {
-          return (await fetch(`${url}/health`)).status < 500 ? true : undefined;
-        } catch {
-          return undefined;
-        }
-      },
-      input.timeoutMs ?? 20_000,
-      25,
-    );
-  } catch (error) {
-    await child.kill();
-    throw error;
-  }
-  return child;
+  // Any answer below 500 counts as up: a fault script may start a server whose /health reports trouble.
+  return spawnHerald({ ...input, pollMs: 25, ready: (status) => status < 500 });
 }
 
 /**

@@ -194,6 +194,7 @@ export async function bootstrapCli(data: SharedData): Promise<{ workspaceId: str
 /** A running `herald serve` child process. */
 export interface HeraldProcess {
   url: string;
+  port: number;
   proc: ReturnType<typeof Bun.spawn>;
   /** Its stdout and stderr so far (for failure messages). */
   log(): string;
@@ -206,25 +207,31 @@ process.on("exit", () => {
   for (const proc of live) proc.kill("SIGKILL");
 });
 
-/** Starts `bun src/main.ts serve` on shared data at a free port and waits until /health answers. */
-export async function startHerald(
-  data: SharedData,
-  env: Record<string, string> = {},
-): Promise<HeraldProcess> {
-  const port = await freePort();
+/**
+ * Starts `bun src/main.ts serve` with `env` on `port` (a free one if omitted), its output in a file
+ * under `logs`, and waits until /health answers with a status `ready` accepts (default 2xx).
+ */
+export async function spawnHerald(input: {
+  env: Record<string, string>;
+  logs: string;
+  port?: number;
+  timeoutMs?: number;
+  pollMs?: number;
+  ready?: (status: number) => boolean;
+}): Promise<HeraldProcess> {
+  const port = input.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
-  const logPath = join(data.dir, `serve-${port}.log`);
+  const logPath = join(input.logs, `serve-${port}-${Date.now()}.log`);
   const proc = Bun.spawn([BUN, MAIN, "serve"], {
     cwd: ROOT,
     stdin: "ignore",
     stdout: Bun.file(logPath),
     stderr: Bun.file(logPath),
     env: cleanEnv({
-      ...data.env,
       HERALD_PORT: String(port),
       HERALD_BASE_URL: url,
       HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
-      ...env,
+      ...input.env,
     }),
   });
   live.add(proc);
@@ -238,6 +245,7 @@ export async function startHerald(
   };
   const herald: HeraldProcess = {
     url,
+    port,
     proc,
     log,
     async kill(signal = "SIGKILL") {
@@ -245,25 +253,31 @@ export async function startHerald(
       await proc.exited;
     },
   };
+  const ready = input.ready ?? ((status: number) => status >= 200 && status < 300);
   try {
     await waitFor(
       `herald serve on ${url}`,
       async () => {
         if (proc.exitCode !== null) throw new Error(`herald serve exited with ${proc.exitCode}: ${log()}`);
         try {
-          return (await fetch(`${url}/health`)).ok ? true : undefined;
+          return ready((await fetch(`${url}/health`)).status) ? true : undefined;
         } catch {
           return undefined;
         }
       },
-      20_000,
-      50,
+      input.timeoutMs ?? 20_000,
+      input.pollMs ?? 50,
     );
   } catch (error) {
     await herald.kill();
     throw error;
   }
   return herald;
+}
+
+/** Starts `bun src/main.ts serve` on shared data at a free port and waits until /health answers. */
+export function startHerald(data: SharedData, env: Record<string, string> = {}): Promise<HeraldProcess> {
+  return spawnHerald({ env: { ...data.env, ...env }, logs: data.dir });
 }
 
 /** JSON API calls against a child process with a key. */
