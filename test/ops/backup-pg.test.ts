@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { POSTGRES_URL, TEST_SECRET_KEY } from "../helpers/database.ts";
 import { bootstrapCli, startHerald, tempDataDir, type HeraldProcess } from "../posts/engine-helpers.ts";
-import { expectRestored, herald, remoteServer, startWriteLoad } from "./helpers.ts";
+import { LOAD_ENV, expectRestored, herald, remoteServer, startWriteLoad } from "./helpers.ts";
 
 const work = mkdtempSync(join(tmpdir(), "herald-backup-pg-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -21,7 +21,7 @@ describe.skipIf(POSTGRES_URL === null)("herald backup and restore (PostgreSQL)",
     const servers: HeraldProcess[] = [];
     try {
       const { workspaceId: ws, apiKey } = await bootstrapCli(data);
-      const source = await startHerald(data);
+      const source = await startHerald(data, LOAD_ENV);
       servers.push(source);
       const load = startWriteLoad(
         remoteServer(() => source.url, apiKey),
@@ -51,7 +51,11 @@ describe.skipIf(POSTGRES_URL === null)("herald backup and restore (PostgreSQL)",
       const again = await herald(["restore", out], { ...env, HERALD_DATA_DIR: join(work, "again") });
       expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/target database has tables/) });
 
-      const copy = await startHerald({ dir: env.HERALD_DATA_DIR, env, cleanup: async () => {} });
+      const copy = await startHerald({
+        dir: env.HERALD_DATA_DIR,
+        env: { ...env, ...LOAD_ENV },
+        cleanup: async () => {},
+      });
       servers.push(copy);
       const checked = await expectRestored(
         remoteServer(() => copy.url, apiKey),

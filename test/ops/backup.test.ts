@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { POSTGRES_URL } from "../helpers/database.ts";
 import { bootstrapCli, startHerald, tempDataDir, type HeraldProcess } from "../posts/engine-helpers.ts";
-import { expectRestored, herald, remoteServer, startWriteLoad } from "./helpers.ts";
+import { LOAD_ENV, expectRestored, herald, remoteServer, startWriteLoad } from "./helpers.ts";
 
 const work = mkdtempSync(join(tmpdir(), "herald-backup-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -28,7 +28,7 @@ describe.skipIf(POSTGRES_URL !== null)("herald backup and restore (SQLite)", () 
     const servers: HeraldProcess[] = [];
     try {
       const { workspaceId: ws, apiKey } = await bootstrapCli(data);
-      const source = await startHerald(data);
+      const source = await startHerald(data, LOAD_ENV);
       servers.push(source);
       const load = startWriteLoad(
         remoteServer(() => source.url, apiKey),
@@ -56,7 +56,11 @@ describe.skipIf(POSTGRES_URL !== null)("herald backup and restore (SQLite)", () 
       expect(db.query("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
       db.close();
 
-      const copy = await startHerald({ dir: target.HERALD_DATA_DIR, env: target, cleanup: async () => {} });
+      const copy = await startHerald({
+        dir: target.HERALD_DATA_DIR,
+        env: { ...target, ...LOAD_ENV },
+        cleanup: async () => {},
+      });
       servers.push(copy);
       const checked = await expectRestored(
         remoteServer(() => copy.url, apiKey),

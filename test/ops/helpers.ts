@@ -59,33 +59,50 @@ export interface Ack {
 }
 
 /**
+ * The rate limit for a server under `startWriteLoad`: four writers on a fast machine pass the default
+ * 1,200 requests a minute, and a 429 is not what a backup test is about.
+ */
+export const LOAD_ENV = { HERALD_RATE_LIMIT_PER_MINUTE: "1000000" };
+
+/**
  * Four writers against a server until stopped: drafts, and every fifth write an asset upload, every
- * third of which is deleted again.
+ * third of which is deleted again. A refused write stops every writer; `stop()` throws it (once,
+ * in the test that ran the load, never as an unhandled error in a later one).
  */
 export function startWriteLoad(api: TestServer, ws: string): { acks: Ack[]; stop(): Promise<void> } {
   const acks: Ack[] = [];
   let writing = true;
   let n = 0;
-  const writer = async () => {
-    while (writing) {
-      const i = ++n;
-      if (i % 5 === 0) {
-        const bytes = png(8 + (i % 200), 6 + Math.floor(i / 200));
-        const asset = await uploadAsset(api, ws, bytes);
-        acks.push({ kind: "asset", id: asset.id, at: Date.now(), bytes });
-        if (i % 15 === 0) {
-          const r = await api.request("DELETE", `/v1/workspaces/${ws}/assets/${asset.id}`);
-          expect(r.status).toBe(200);
-          acks.push({ kind: "deleted", id: asset.id, at: Date.now() });
-        }
-      } else {
-        const r = await api.request("POST", `/v1/workspaces/${ws}/posts`, {
-          body: { when: "draft", group: `load-${i}`, posts: [{ channel: "mastodon", body: [`draft ${i}`] }] },
-          headers: { "idempotency-key": `load-${i}` },
-        });
-        expect(r.status).toBe(201);
-        acks.push({ kind: "post", id: r.body.posts[0].id, at: Date.now() });
+  const expectStatus = (what: string, r: TestResponse, status: number) => {
+    if (r.status !== status) throw new Error(`${what} answered ${r.status}, not ${status}: ${r.text}`);
+  };
+  const write = async () => {
+    const i = ++n;
+    if (i % 5 === 0) {
+      const bytes = png(8 + (i % 200), 6 + Math.floor(i / 200));
+      const asset = await uploadAsset(api, ws, bytes);
+      acks.push({ kind: "asset", id: asset.id, at: Date.now(), bytes });
+      if (i % 15 === 0) {
+        const r = await api.request("DELETE", `/v1/workspaces/${ws}/assets/${asset.id}`);
+        expectStatus(`deleting asset ${asset.id}`, r, 200);
+        acks.push({ kind: "deleted", id: asset.id, at: Date.now() });
       }
+    } else {
+      const r = await api.request("POST", `/v1/workspaces/${ws}/posts`, {
+        body: { when: "draft", group: `load-${i}`, posts: [{ channel: "mastodon", body: [`draft ${i}`] }] },
+        headers: { "idempotency-key": `load-${i}` },
+      });
+      expectStatus(`draft ${i}`, r, 201);
+      acks.push({ kind: "post", id: r.body.posts[0].id, at: Date.now() });
+    }
+  };
+  const writer = async (): Promise<unknown> => {
+    try {
+      while (writing) await write();
+      return null;
+    } catch (error) {
+      writing = false;
+      return error;
     }
   };
   const writers = Array.from({ length: 4 }, writer);
@@ -93,7 +110,8 @@ export function startWriteLoad(api: TestServer, ws: string): { acks: Ack[]; stop
     acks,
     async stop() {
       writing = false;
-      await Promise.all(writers);
+      const failure = (await Promise.all(writers)).find((error) => error !== null);
+      if (failure) throw failure;
     },
   };
 }

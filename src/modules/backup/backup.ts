@@ -90,6 +90,41 @@ async function snapshotPostgres(databaseUrl: string, target: string): Promise<Sn
   }
 }
 
+/** Snapshots taken before giving up on a blob deleted between a snapshot and its second pin pass. */
+const SNAPSHOT_ATTEMPTS = 5;
+
+/**
+ * The database snapshot and the blob keys to copy. Blobs are pinned before and after the snapshot;
+ * an asset uploaded after the first pass and deleted in the moment between the snapshot and the
+ * second leaves the snapshot needing bytes that are gone. That is a race with live traffic, not
+ * damage, so the snapshot is taken again (the pins already held stay) before the backup fails.
+ */
+async function snapshotWithBlobs(
+  config: Config,
+  dialect: "sqlite" | "postgresql",
+  snapshot: string,
+  pins: BlobPins,
+): Promise<{ facts: SnapshotFacts; keys: string[] }> {
+  const local = config.storage === "local";
+  for (let attempt = 1; ; attempt++) {
+    if (local) await pins.pinAll();
+    const facts =
+      dialect === "sqlite"
+        ? snapshotSqlite(config.dataDir, snapshot)
+        : await snapshotPostgres(config.databaseUrl!, snapshot);
+    const keys = local ? await pins.pinAll() : [];
+    const listed = new Set(keys);
+    const missing = local ? facts.required.filter((k) => !listed.has(k)) : [];
+    if (missing.length === 0) return { facts, keys };
+    await rm(snapshot, { force: true });
+    if (attempt === SNAPSHOT_ATTEMPTS)
+      throw new BackupError(
+        `blobs of live assets are missing from ${join(config.dataDir, "blobs")}: ` +
+          missing.slice(0, 5).join(", "),
+      );
+  }
+}
+
 /** Writes a backup of the installation `config` describes to `out` (which must not exist). */
 export async function takeBackup(
   config: Config,
@@ -109,21 +144,8 @@ export async function takeBackup(
   const pins = new BlobPins(blobRoot);
   let done = false;
   try {
-    if (local) {
-      await pins.sweepStale();
-      await pins.pinAll();
-    }
-    const facts =
-      dialect === "sqlite"
-        ? snapshotSqlite(config.dataDir, snapshot)
-        : await snapshotPostgres(config.databaseUrl!, snapshot);
-    const keys = local ? await pins.pinAll() : [];
-    const listed = new Set(keys);
-    const missing = local ? facts.required.filter((k) => !listed.has(k)) : [];
-    if (missing.length > 0)
-      throw new BackupError(
-        `blobs of live assets are missing from ${blobRoot}: ${missing.slice(0, 5).join(", ")}`,
-      );
+    if (local) await pins.sweepStale();
+    const { facts, keys } = await snapshotWithBlobs(config, dialect, snapshot, pins);
 
     const tar = new TarWriter(file);
     const sums: string[] = [];

@@ -6,8 +6,8 @@
 // <dataDir>/blobs/.backup-<pid>/ (dot folders are invisible to the store and its cleanup): once
 // before the snapshot and once after it. A blob the snapshot needs either existed at the first pass
 // (pinned, whatever happens later) or was written between the passes (pinned by the second unless
-// deleted in the milliseconds between the snapshot and it). Where hard links are not possible the
-// originals are read directly.
+// deleted in the moment between the snapshot and it, in which case backup.ts snapshots again). Where
+// hard links are not possible the originals are read directly.
 import { createReadStream } from "node:fs";
 import { link, mkdir, readdir, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
