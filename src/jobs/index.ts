@@ -8,6 +8,7 @@ import { renewExpiringCredentials } from "../modules/publishing/refresh.ts";
 import { refreshDueAnalytics } from "../modules/analytics/refresh.ts";
 import { webhookJobs } from "../modules/webhooks/jobs.ts";
 import { chatJobs } from "../modules/chat/jobs.ts";
+import { raiseDueQuantities } from "../modules/billing/quantity.ts";
 import type { Job } from "./scheduler.ts";
 
 /** Every recurring job of the server; `engine` is this process's publishing engine. */
@@ -47,6 +48,8 @@ export function serverJobs(engine: PublishingEngine): Job[] {
       pattern: "0 7,22,37,52 * * * *",
       run: (h) => renewExpiringCredentials(h, engine.owner),
     },
+    // A workspace created after checkout joins the subscription within half a minute (docs/billing.md).
+    { id: "billing-quantity", pattern: "15,45 * * * * *", run: (h) => raiseDueQuantities(h) },
     ...webhookJobs(),
     ...chatJobs(),
   ];

@@ -30,6 +30,8 @@ export interface StripeFake extends FakeControls {
   customers: Map<string, Obj>;
   sessions: Map<string, Obj>;
   subscriptions: Map<string, Obj>;
+  /** The decoded body of every accepted POST /v1/subscriptions/{id}, in order. */
+  subscriptionUpdates: { id: string; body: Obj }[];
   /** Plays the customer paying on the checkout page: the session completes and a subscription starts. */
   completeCheckout(sessionId: string): { session: Obj; subscription: Obj };
   /** Changes a subscription as Stripe's billing would (a failed renewal: `past_due`, then `canceled`). */
@@ -49,6 +51,7 @@ export function startStripeFake(options: { now: () => number; secretKey?: string
     customers: new Map<string, Obj>(),
     sessions: new Map<string, Obj>(),
     subscriptions: new Map<string, Obj>(),
+    subscriptionUpdates: [] as { id: string; body: Obj }[],
   }) as StripeFake;
   const idempotent = new Map<string, string>();
 
@@ -151,6 +154,19 @@ export function startStripeFake(options: { now: () => number; secretKey?: string
         400,
         "A canceled subscription can only update its cancellation_details and metadata.",
       );
+    // Stripe checks every parameter before it changes anything.
+    if (
+      body.proration_behavior &&
+      !["create_prorations", "none", "always_invoice"].includes(body.proration_behavior)
+    )
+      return stripeError(400, `Invalid proration_behavior: ${body.proration_behavior}`, {
+        param: "proration_behavior",
+      });
+    for (const [i, change] of (body.items ?? []).entries())
+      if (change.quantity !== undefined && !/^\d+$/.test(String(change.quantity)))
+        return stripeError(400, `Invalid non-negative integer: ${change.quantity}`, {
+          param: `items[${i}][quantity]`,
+        });
     const now = seconds();
     const item = sub.items.data[0];
     if (body.trial_end !== undefined) {
@@ -171,17 +187,11 @@ export function startStripeFake(options: { now: () => number; secretKey?: string
         });
       if (change.quantity !== undefined) item.quantity = Number(change.quantity);
     }
-    if (
-      body.proration_behavior &&
-      !["create_prorations", "none", "always_invoice"].includes(body.proration_behavior)
-    )
-      return stripeError(400, `Invalid proration_behavior: ${body.proration_behavior}`, {
-        param: "proration_behavior",
-      });
     if (body.cancel_at_period_end !== undefined) {
       sub.cancel_at_period_end = body.cancel_at_period_end === "true";
       sub.cancel_at = sub.cancel_at_period_end ? item.current_period_end : null;
     }
+    fake.subscriptionUpdates.push({ id: sub.id, body });
     return json(sub);
   };
 

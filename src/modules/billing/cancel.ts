@@ -5,13 +5,8 @@ import type { Herald } from "../../herald.ts";
 import { iso } from "../../lib/clock.ts";
 import { recordAudit } from "../audit/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
-import {
-  countWorkspaces,
-  findBillingState,
-  findCancellation,
-  insertCancellation,
-  listCancellations,
-} from "./repo.ts";
+import { workspacesInSubscription } from "./quantity.ts";
+import { findBillingState, findCancellation, insertCancellation } from "./repo.ts";
 import { billingStateOf, getBilling, requireProcessor } from "./service.ts";
 import { stripeSecond } from "./sessions.ts";
 import { callStripe } from "./stripe.ts";
@@ -59,8 +54,7 @@ export async function cancelWorkspaceSubscription(args: {
   const item = subscription.items.data[0];
   if (!item)
     throw new ProblemError("public_provider_error", "The Stripe subscription has no item to change.");
-  const inSubscription =
-    (await countWorkspaces(h.db, actor.accountId)) - (await listCancellations(h.db, actor.accountId)).length;
+  const inSubscription = await workspacesInSubscription(h.db, actor.accountId);
   const quantity = Math.min(item.quantity ?? 0, inSubscription) - 1;
   const updated = await callStripe(h, "lower the subscription's workspace quantity", (stripe) =>
     quantity >= 1

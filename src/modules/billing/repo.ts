@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
 import {
@@ -168,4 +168,23 @@ export async function listWorkspaceUsage(
     .leftJoin(xUsage, and(eq(xUsage.workspaceId, workspaces.id), eq(xUsage.month, month)))
     .where(and(...conditions))
     .orderBy(workspaces.id);
+}
+
+/**
+ * Subscriptions that run at Stripe and are not set to end (trialing, active or past due): the ones
+ * whose workspace quantity follows the account's workspaces.
+ */
+export async function listRunningSubscriptions(db: Db): Promise<SubscriptionRow[]> {
+  return db
+    .select()
+    .from(billingSubscriptions)
+    .where(
+      and(
+        inArray(billingSubscriptions.status, ["trialing", "active", "past_due"]),
+        isNotNull(billingSubscriptions.stripeSubscriptionId),
+        eq(billingSubscriptions.cancelAtPeriodEnd, false),
+        isNull(billingSubscriptions.cancelAt),
+      ),
+    )
+    .orderBy(billingSubscriptions.accountId);
 }

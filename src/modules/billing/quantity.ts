@@ -1,0 +1,85 @@
+import type { Db } from "../../db/open.ts";
+import { inTransaction } from "../../db/transaction.ts";
+import type { Herald } from "../../herald.ts";
+import { recordAudit } from "../audit/repo.ts";
+import {
+  countWorkspaces,
+  findBillingState,
+  listCancellations,
+  listRunningSubscriptions,
+  type SubscriptionRow,
+} from "./repo.ts";
+import { stripeSecond } from "./sessions.ts";
+import { callStripe } from "./stripe.ts";
+import { isEnded, storeSubscription, subscriptionFields } from "./subscription.ts";
+
+/** The workspaces an account pays for: all of them but those cancelled out of the subscription. */
+export async function workspacesInSubscription(db: Db, accountId: string): Promise<number> {
+  return (await countWorkspaces(db, accountId)) - (await listCancellations(db, accountId)).length;
+}
+
+/**
+ * Raises a running subscription's quantity at Stripe to the workspaces in it, with Stripe's proration
+ * (the new workspace is charged for what is left of the period). Checkout bills one unit per
+ * workspace; a workspace created later joins the subscription here. The quantity is only raised:
+ * it goes down by cancelling a workspace (cancel.ts), so a quantity lowered in Stripe's portal below
+ * the workspaces in use is raised back. Returns the quantity set, or null when nothing changed.
+ */
+export async function raiseWorkspaceQuantity(h: Herald, row: SubscriptionRow): Promise<number | null> {
+  const subscriptionId = row.stripeSubscriptionId;
+  if (!subscriptionId) return null;
+  const wanted = await workspacesInSubscription(h.db, row.accountId);
+  if (row.workspaceQuantity >= wanted) return null;
+  const subscription = await callStripe(h, "read the subscription", (stripe) =>
+    stripe.subscriptions.retrieve(subscriptionId),
+  );
+  const item = subscription.items.data[0];
+  const fields = subscriptionFields(subscription);
+  const settled = !item || isEnded(fields.status) || fields.cancelAtPeriodEnd || fields.cancelAt !== null;
+  const from = item?.quantity ?? 0;
+  const updated =
+    settled || from >= wanted
+      ? subscription
+      : await callStripe(h, "raise the subscription's workspace quantity", (stripe) =>
+          stripe.subscriptions.update(
+            subscriptionId,
+            { items: [{ id: item.id, quantity: wanted }], proration_behavior: "create_prorations" },
+            // Processes running this job side by side ask for the same change once.
+            { idempotencyKey: `herald-quantity-${subscriptionId}-${from}-${wanted}` },
+          ),
+        );
+  const raised = updated !== subscription;
+  const now = h.clock.now();
+  await inTransaction(h.db, async (tx) => {
+    const current = (await findBillingState(tx, row.accountId))?.row;
+    if (current?.stripeSubscriptionId !== subscriptionId) return;
+    await storeSubscription(tx, current, updated, stripeSecond(now), now);
+    if (raised)
+      await recordAudit(
+        tx,
+        { accountId: row.accountId, credentialId: null, requestId: null },
+        { action: "billing.workspace_quantity_raised", targetType: "subscription", targetId: subscriptionId },
+        now,
+      );
+  });
+  if (raised) h.logger.info("subscription quantity raised", { account_id: row.accountId, from, to: wanted });
+  return raised ? wanted : null;
+}
+
+/**
+ * `billing-quantity`: every running subscription whose stored quantity is below its account's
+ * workspaces is raised. One account's Stripe failure is logged and tried again on the next run.
+ */
+export async function raiseDueQuantities(h: Herald): Promise<void> {
+  if (h.config.billingMode === "disabled") return;
+  for (const row of await listRunningSubscriptions(h.db)) {
+    try {
+      await raiseWorkspaceQuantity(h, row);
+    } catch (error) {
+      h.logger.warn("subscription quantity not raised", {
+        account_id: row.accountId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+}
