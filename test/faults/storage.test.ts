@@ -10,7 +10,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { POSTGRES_URL } from "../helpers/database.ts";
 import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
-import { bootstrapCli } from "../posts/engine-helpers.ts";
+import { bootstrapCli, waitFor } from "../posts/engine-helpers.ts";
 import { ext4Image, loopUnavailable, mountsUnavailable, smallTmpfs } from "./mounts.ts";
 import { client, logDir, serve, type Client, type Serve } from "./support.ts";
 
@@ -70,6 +70,28 @@ async function startRefused(env: Record<string, string>): Promise<{ code: number
   return { code, stderr };
 }
 
+/**
+ * /health stays 200 (reads work; the disk is every process's) and warns with `code`; the report is
+ * measured every few seconds, so it is polled until it shows the fault.
+ */
+async function expectHealthWarns(server: Serve, code: string, storage: Record<string, unknown>) {
+  const health = await waitFor(
+    `/health to warn ${code}`,
+    async () => {
+      const r = await fetch(`${server.url}/health`);
+      const body = (await r.json()) as any;
+      return body.warnings?.some((w: { code: string }) => w.code === code)
+        ? { status: r.status, body }
+        : undefined;
+    },
+    10_000,
+    250,
+  );
+  expect(health.status).toBe(200);
+  expect(health.body.status).toBe("ok");
+  expect(health.body.storage).toMatchObject(storage);
+}
+
 async function stop(server: Serve): Promise<number | null> {
   await server.kill("SIGTERM");
   return server.proc.exitCode;
@@ -105,6 +127,7 @@ describe("storage faults", () => {
         expect(listed.body.data).toHaveLength(5);
         expect(server.log()).toContain('"message":"storage unavailable"');
         expect(server.log()).toContain('"fault":"full"');
+        await expectHealthWarns(server, "storage_full", { state: "full", writable: true });
 
         // A crash while the disk is full, and a start on it: reads work, writes are still refused.
         await server.kill("SIGKILL");
@@ -156,6 +179,7 @@ describe("storage faults", () => {
         expect(listed.status).toBe(200);
         expect(listed.body.data).toHaveLength(3);
         expect(server.log()).toContain('"fault":"read_only"');
+        await expectHealthWarns(server, "storage_read_only", { state: "read_only", writable: false });
         await stop(server);
 
         // Repaired and mounted read-only: a server does not start, and says why in one line.

@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { engineOf } from "../../src/db/engine.ts";
 import { DATABASE_TIMEOUT_MS, STUCK_AFTER_BEATS } from "../../src/modules/health/health.ts";
+import { FULL_BELOW_BYTES } from "../../src/modules/health/storage.ts";
 import { waitFor } from "../posts/engine-helpers.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -20,6 +21,19 @@ describe("GET /health", () => {
     const manual = await s.request("GET", "/health", { key: null });
     expect(manual.status).toBe(200);
     expect(manual.body).toMatchObject({ status: "ok", reasons: [], database: "ok" });
+    // The test's data directory takes writes and has room (a machine short of space: `low`, warned).
+    expect(manual.body.storage).toEqual({
+      state: expect.stringMatching(/^(ok|low)$/),
+      writable: true,
+      free_bytes: expect.any(Number),
+      total_bytes: expect.any(Number),
+    });
+    expect(manual.body.storage.free_bytes).toBeGreaterThan(FULL_BELOW_BYTES);
+    expect(manual.body.warnings).toEqual(
+      manual.body.storage.state === "ok"
+        ? []
+        : [{ code: "storage_low", detail: expect.stringMatching(/MiB free/) }],
+    );
     expect(manual.body.scheduler).toMatchObject({
       state: "manual",
       heartbeat_job: "publishing-engine",

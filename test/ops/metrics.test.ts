@@ -29,6 +29,9 @@ const EXPECTED: Record<string, string> = {
   herald_build_info: "gauge",
   herald_process_start_time_seconds: "gauge",
   herald_database_up: "gauge",
+  herald_storage_free_bytes: "gauge",
+  herald_storage_size_bytes: "gauge",
+  herald_storage_writable: "gauge",
   herald_posts: "gauge",
   herald_posts_due: "gauge",
   herald_posts_oldest_due_age_seconds: "gauge",
@@ -48,6 +51,11 @@ describe("GET /metrics", () => {
     for (const [name, type] of Object.entries(EXPECTED))
       expect({ name, type: first.get(name)?.type }).toEqual({ name, type });
     expect(valueOf(first, "herald_database_up")).toBe(1);
+    expect(valueOf(first, "herald_storage_writable")).toBe(1);
+    expect(valueOf(first, "herald_storage_free_bytes")).toBeGreaterThan(0);
+    expect(valueOf(first, "herald_storage_size_bytes")).toBeGreaterThan(
+      valueOf(first, "herald_storage_free_bytes")!,
+    );
     expect(valueOf(first, "herald_posts_due")).toBe(0);
 
     await mustCreateEndpoint(w.s, { url: receiver.url });

@@ -1,6 +1,7 @@
 // GET /health: 200 when this process can serve, 503 with the reasons when it cannot (docs/operations.md).
 // Two things make it unhealthy: the database does not answer a bounded query, or the scheduler's
 // heartbeat (its most frequent job starting a run) has been missing for STUCK_AFTER_BEATS intervals.
+// A full, nearly full or read-only data directory is listed in `warnings` (storage.ts says why not 503).
 import { engineOf } from "../../db/engine.ts";
 import type { Herald } from "../../herald.ts";
 import { iso } from "../../lib/clock.ts";
@@ -9,6 +10,7 @@ import { countPendingMail } from "../mail/outbox.ts";
 import { dueWork } from "../posts/repo.ts";
 import type { PublishingEngine } from "../publishing/engine.ts";
 import { webhookBacklog } from "../webhooks/repo.ts";
+import { storageReport, storageWarning } from "./storage.ts";
 
 /** Missed beats before the scheduler counts as stuck: 30 s for the one-second publishing engine. */
 export const STUCK_AFTER_BEATS = 30;
@@ -88,12 +90,16 @@ export async function healthReport(
   const reasons: HealthReason[] = [];
   if (!db.ok) reasons.push({ code: "database_unreachable", detail: db.error });
   if (scheduler.reason) reasons.push(scheduler.reason);
+  const storage = storageReport(h.config.dataDir);
+  const warning = storageWarning(storage);
   const body = {
     status: reasons.length === 0 ? "ok" : "unavailable",
     reasons,
+    warnings: warning ? [warning] : [],
     version: h.version,
     time: iso(now),
     database: db.ok ? "ok" : "error",
+    storage,
     scheduler: scheduler.report,
     jobs: jobs.map((j) => ({
       id: j.id,

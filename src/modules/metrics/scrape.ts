@@ -11,6 +11,7 @@ import { DATABASE_TIMEOUT_MS, withTimeout } from "../health/health.ts";
 import { dueWork } from "../posts/repo.ts";
 import { webhookBacklog } from "../webhooks/repo.ts";
 import { renderGauge } from "./exposition.ts";
+import { storageReport, type StorageReport } from "../health/storage.ts";
 import { metricsOf } from "./metrics.ts";
 
 /** The post states whose counts are queue depths (each an index range of posts_due). */
@@ -77,6 +78,22 @@ async function databaseGauges(db: Db, now: number): Promise<string[]> {
   ];
 }
 
+/** The data directory's free space and whether it takes writes (absent when unreadable). */
+function storageGauges(report: StorageReport): string[] {
+  if (report.free_bytes === null || report.total_bytes === null) return [];
+  return [
+    ...renderGauge("herald_storage_free_bytes", "Free bytes on the data directory's file system.", [
+      { value: report.free_bytes },
+    ]),
+    ...renderGauge("herald_storage_size_bytes", "Size of the data directory's file system.", [
+      { value: report.total_bytes },
+    ]),
+    ...renderGauge("herald_storage_writable", "1 when the data directory takes writes.", [
+      { value: report.writable ? 1 : 0 },
+    ]),
+  ];
+}
+
 /** The whole exposition text. */
 export async function scrape(h: Herald, scheduler: Scheduler | null): Promise<string> {
   const m = metricsOf(h);
@@ -99,6 +116,7 @@ export async function scrape(h: Herald, scheduler: Scheduler | null): Promise<st
     ...renderGauge("herald_database_up", "1 when the database answered this scrape's queries in time.", [
       { value: up },
     ]),
+    ...storageGauges(storageReport(h.config.dataDir)),
     ...(beat?.started && beat.last_beat_at !== null
       ? renderGauge(
           "herald_scheduler_heartbeat_age_seconds",
