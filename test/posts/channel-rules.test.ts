@@ -555,6 +555,26 @@ describe("connection sessions", () => {
     );
   });
 
+  test("without instance_origin Bluesky connects at HERALD_BLUESKY_API_BASE (default bsky.social)", async () => {
+    const plain = await startTestServer({
+      env: { HERALD_BLUESKY_API_BASE: bluesky.origin, HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1" },
+    });
+    try {
+      const sessions = () => bluesky.requests.filter((r) => r.path.includes("createSession")).length;
+      const before = sessions();
+      const r = await connect(plain, {
+        provider: "bluesky",
+        handle: "alice.test",
+        app_password: "alice-app-pass",
+      });
+      expect({ status: r.status, text: r.text }).toMatchObject({ status: 201 });
+      expect(r.body.status).toBe("completed");
+      expect(sessions()).toBe(before + 1);
+    } finally {
+      await plain.stop();
+    }
+  });
+
   test("the OAuth return page with an unknown state is a 400 HTML page", async () => {
     const r = await fetch(`${w.s.url}/oauth/callback/mastodon?state=not-a-state&code=abc`);
     expect(r.status).toBe(400);

@@ -78,7 +78,11 @@ export async function startConnection(args: {
         "/app_password",
         `is required for ${adapter.channel} (create an app password in its settings)`,
       );
-    const origin = await checkedOrigin(h, input.instance_origin, flow.defaultOrigin, "/instance_origin");
+    // Without instance_origin: the operator's HERALD_<CH>_API_BASE, else the network's own host.
+    const origin =
+      input.instance_origin === undefined
+        ? new URL(h.config.networks[adapter.channel]?.apiBase ?? flow.defaultOrigin).origin
+        : await checkedOrigin(h, input.instance_origin, null, "/instance_origin");
     let account: ConnectedAccount;
     try {
       account = await (adapter as PasswordAdapter).connectWithPassword({
