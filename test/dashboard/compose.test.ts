@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createCrc64Nvme, crc64nvmeToBase64 } from "../../src/lib/crc64nvme.ts";
 import { DASHBOARD_JS } from "../../src/http/dashboard/script.ts";
-import { readMultipartForm } from "../../src/http/dashboard/multipart.ts";
+import { FormRefused, readMultipartForm } from "../../src/http/dashboard/multipart.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES } from "../../src/http/dashboard/uploads.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { daily, insertAsset, insertXDestination, makePng, X_APP_ENV } from "../posts/fixtures.ts";
@@ -557,6 +557,31 @@ describe("the multipart reader", () => {
       expect(file.checksum).toBe(await crc(png));
     } finally {
       await read!.cleanup();
+    }
+  });
+
+  test("a NUL character in a field's value or name, or in a file name, refuses the form", async () => {
+    const forms: [string, (form: FormData) => void][] = [
+      ["value", (form) => form.append("item_0_text", "hi\u0000there")],
+      ["name", (form) => form.append("item\u0000text", "hi")],
+      ["file name", (form) => form.append("item_0_file", new File([makePng(2, 2)], "a\u0000.png"))],
+    ];
+    for (const [what, fill] of forms) {
+      const form = new FormData();
+      form.append("csrf_token", "token");
+      fill(form);
+      const request = new Request("http://x/", { method: "POST", body: form });
+      const read = readMultipartForm(request, { maxFileBytes: 1024 * 1024, allowFiles: () => true });
+      expect({
+        what,
+        refused: await read.then(
+          () => false,
+          (e) => e instanceof FormRefused,
+        ),
+      }).toEqual({
+        what,
+        refused: true,
+      });
     }
   });
 });

@@ -111,7 +111,8 @@ function dispositionOf(headers: string): { name: string; fileName: string | null
 
 /**
  * Reads a `multipart/form-data` body as it streams (or a urlencoded one, through `urlencoded`). Throws
- * BodyTooLarge past the limits and FormRefused when a file comes before `allowFiles` accepts the form.
+ * BodyTooLarge past the limits and FormRefused when a file comes before `allowFiles` accepts the form
+ * or a name or value holds a NUL character.
  */
 export async function readMultipartForm(request: Request, limits: ReadLimits): Promise<ReceivedForm | null> {
   const boundary = boundaryOf(request.headers.get("content-type") ?? "");
@@ -147,7 +148,12 @@ export async function readMultipartForm(request: Request, limits: ReadLimits): P
     }
   };
   const endPart = async () => {
-    if (field) form.fields.append(field.name, Buffer.concat(field.chunks).toString("utf8"));
+    if (field) {
+      const value = Buffer.concat(field.chunks).toString("utf8");
+      // As readForm: no browser sends a NUL from a form, and PostgreSQL text cannot hold one.
+      if (field.name.includes("\0") || value.includes("\0")) throw new FormRefused();
+      form.fields.append(field.name, value);
+    }
     if (file) {
       const done = await file.sink.close();
       // An empty file input still sends a part: no file was chosen.
@@ -160,6 +166,7 @@ export async function readMultipartForm(request: Request, limits: ReadLimits): P
     const { name, fileName, type } = dispositionOf(headers);
     if (fileName === null) return void (field = { name, chunks: [] });
     if (fileName === "") return; // no file chosen: its (empty) bytes are skipped
+    if (fileName.includes("\0") || name.includes("\0")) throw new FormRefused();
     if (!limits.allowFiles(form.fields)) throw new FormRefused();
     const path = join(dir, `file-${form.files.length + 1}`);
     file = {

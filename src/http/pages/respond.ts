@@ -97,7 +97,8 @@ export function redirect(h: Herald, browser: Browser, location: string, cookies:
 
 /**
  * Reads a urlencoded form (what browsers send), at most 16 KiB; anything else reads as an empty form,
- * which no CSRF check accepts.
+ * which no CSRF check accepts. So does a form holding a NUL character: no browser sends one from a
+ * form, no field may hold one, and PostgreSQL text cannot store one (a sign-in with one was a 500).
  */
 export async function readForm(request: Request): Promise<URLSearchParams> {
   const type = request.headers.get("content-type") ?? "";
@@ -118,7 +119,10 @@ export async function readForm(request: Request): Promise<URLSearchParams> {
     }
     chunks.push(value);
   }
-  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+  const form = new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+  for (const [name, value] of form)
+    if (name.includes("\0") || value.includes("\0")) return new URLSearchParams();
+  return form;
 }
 
 /**
