@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { Type } from "@sinclair/typebox";
 import type { Herald } from "../../herald.ts";
 import { operation, Timestamp } from "../docs.ts";
 import { resourceResponse } from "../etag.ts";
@@ -20,7 +21,7 @@ const Subscription = t.Object({
   ),
   interval: Nullable(t.Union([t.Literal("month"), t.Literal("year")])),
   currency: Nullable(t.String()),
-  workspace_quantity: t.Integer({ minimum: 0 }),
+  workspace_quantity: Type.Integer({ minimum: 0 }),
   trial_ends_at: Nullable(Timestamp),
   current_period_ends_at: Nullable(Timestamp),
   cancel_at: Nullable(Timestamp),
@@ -41,8 +42,8 @@ const Billing = t.Object(
     x_usage: t.Array(
       t.Object({
         workspace_id: t.String(),
-        used: t.Integer({ minimum: 0, maximum: 50 }),
-        reserved: t.Integer({ minimum: 0, maximum: 50 }),
+        used: Type.Integer({ minimum: 0, maximum: 50 }),
+        reserved: Type.Integer({ minimum: 0, maximum: 50 }),
         limit: t.Literal(50),
       }),
     ),
