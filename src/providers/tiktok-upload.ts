@@ -21,9 +21,9 @@ const MAX_CHUNKS = 1000;
 const UPLOAD_RESUMES = 3;
 
 /**
- * What a pending TikTok post stores. Nothing is secret but `upload_url`, which can only add bytes to
- * this one unfinished post and expires an hour after the init: it is kept so any process can finish
- * the upload.
+ * What a pending TikTok post stores (sealed like all pending data). `upload_url` can only add bytes
+ * to this one unfinished post and expires an hour after the init: it is kept so any process can
+ * finish the upload.
  */
 export interface TikTokPendingData {
   media_type: TikTokPostKind;

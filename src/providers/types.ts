@@ -182,7 +182,8 @@ export interface PublishItemInput {
 /**
  * An item the network accepted but has not published yet (a container still processing): the engine
  * stores `data` with the post, moves it to `awaiting-provider`, and calls `checkPending` at
- * `checkAgainAt`. Nothing in `data` may be secret (it is stored unencrypted).
+ * `checkAgainAt`. `data` is stored sealed with the server's key (an upload URL may be in it), but
+ * tokens still stay out: they live, and are renewed, with the destination.
  */
 export interface PendingItem {
   pending: true;

@@ -34,7 +34,7 @@ export const YOUTUBE_MAX_PROCESSING_MS = 24 * 60 * 60_000;
 const MISSING_GRACE_MS = 10 * 60_000;
 
 /**
- * A pending YouTube item (stored unencrypted, nothing secret): while uploading, the session URI
+ * A pending YouTube item (stored sealed like all pending data): while uploading, the session URI
  * (`…&upload_id=…`; every request to it carries the destination's bearer token) and the byte count;
  * once uploaded, the video id.
  */

@@ -16,6 +16,8 @@ import { uploadAsset } from "../assets/helpers.ts";
 import { startThreadsFake, type ThreadsFake } from "../fakes/threads.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
+import type { StoredProviderPending } from "../../src/db/pending.ts";
+import { openPending } from "../../src/modules/publishing/pending.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -105,8 +107,13 @@ describe("awaiting-provider", () => {
     const id = await postWithImage(["processing slowly"]);
     await s.server.engine.runUntilIdle();
     expect((await post(id)).state).toBe("awaiting-provider");
-    const stored = (await pendingColumn(id)) as { item_index: number; data: object; since: number };
+    const stored = (await pendingColumn(id)) as StoredProviderPending;
     expect(stored).toMatchObject({ item_index: 0, since: s.clock.now() });
+    // What the status check needs is sealed like a token: the container id is not readable in the row.
+    expect(Object.keys(stored).sort()).toEqual(["item_index", "sealed", "since"]);
+    const container = fake.containers.at(-1)!.id;
+    expect(JSON.stringify(stored)).not.toContain(container);
+    expect(openPending(s.herald, stored)!.data).toEqual({ container, children: [] });
     for (let check = 0; check < 3; check++) await nextCheck();
     const waiting = await post(id);
     expect(waiting).toMatchObject({ state: "awaiting-provider", attempt_count: 1 });
@@ -125,6 +132,23 @@ describe("awaiting-provider", () => {
     expect(publishCalls()).toBe(before + 1);
     // Nothing is left to check: later ticks publish nothing more.
     await nextCheck();
+    expect(publishCalls()).toBe(before + 1);
+    fake.mediaProcessingPolls = 0;
+  });
+
+  test("a pending item stored before sealing (plain data) is still checked and published", async () => {
+    fake.mediaProcessingPolls = 1_000;
+    const id = await postWithImage(["stored plain"]);
+    await s.server.engine.runUntilIdle();
+    const opened = openPending(s.herald, (await pendingColumn(id)) as StoredProviderPending)!;
+    await inTransaction(s.herald.db, (tx) =>
+      tx.update(posts).set({ providerPending: opened }).where(eq(posts.id, id)),
+    );
+    expect(Object.keys((await pendingColumn(id)) as object).sort()).toEqual(["data", "item_index", "since"]);
+    const before = publishCalls();
+    fake.finishProcessing();
+    await nextCheck();
+    expect((await post(id)).state).toBe("published");
     expect(publishCalls()).toBe(before + 1);
     fake.mediaProcessingPolls = 0;
   });

@@ -2,7 +2,7 @@
 // TypeScript row types (test/db/schema-parity.test.ts), so repositories typed with the SQLite tables run
 // on these. Change both files together, then `npm run db:generate`.
 import { sql } from "drizzle-orm";
-import type { ProviderPending } from "../pending.ts";
+import type { StoredProviderPending } from "../pending.ts";
 import {
   bigint,
   boolean,
@@ -337,7 +337,7 @@ export const posts = pgTable(
     retrySafety: text("retry_safety").notNull(),
     lastError: jsonText<Record<string, unknown> | null>("last_error"),
     /** A body item the network accepted and is still processing (awaiting-provider). */
-    providerPending: jsonText<ProviderPending | null>("provider_pending"),
+    providerPending: jsonText<StoredProviderPending | null>("provider_pending"),
     attemptCount: bigint("attempt_count", { mode: "number" }).notNull().default(0),
     /** What starts the next attempt: `initial`, `automatic_retry`, `manual_retry` or `recovery`. */
     nextTrigger: text("next_trigger").notNull().default("initial"),

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { ProviderPending } from "../pending.ts";
+import type { StoredProviderPending } from "../pending.ts";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Timestamps are integer milliseconds since the epoch (UTC); responses format them with `iso()`.
@@ -314,7 +314,7 @@ export const posts = sqliteTable(
     retrySafety: text("retry_safety").notNull(),
     lastError: text("last_error", { mode: "json" }).$type<Record<string, unknown> | null>(),
     /** A body item the network accepted and is still processing (awaiting-provider). */
-    providerPending: text("provider_pending", { mode: "json" }).$type<ProviderPending | null>(),
+    providerPending: text("provider_pending", { mode: "json" }).$type<StoredProviderPending | null>(),
     attemptCount: integer("attempt_count").notNull().default(0),
     /** What starts the next attempt: `initial`, `automatic_retry`, `manual_retry` or `recovery`. */
     nextTrigger: text("next_trigger").notNull().default("initial"),

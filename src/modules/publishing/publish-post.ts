@@ -27,6 +27,7 @@ import {
 } from "./failures.ts";
 import { refreshDestination } from "./refresh.ts";
 import { observeLateness, observePublishAttempt } from "../metrics/metrics.ts";
+import { openPending, sealPending } from "./pending.ts";
 import { finishAttemptRow, holdLease, insertReceiptRow, updateLeasedPost } from "./repo.ts";
 
 /** Credentials this close to their `expiresAt` are renewed before a publish instead of after a 401. */
@@ -156,7 +157,8 @@ async function sendItems(
   let current = destination;
   let refreshed = false;
   // A pending item of an earlier run is checked, never sent again (its index is the first unsent one).
-  let pending = post.providerPending?.item_index === receipts.length ? post.providerPending : null;
+  let pending =
+    post.providerPending?.item_index === receipts.length ? openPending(h, post.providerPending) : null;
   if (expiresSoon(h, current)) {
     const renewed = await renewCredentials(h, owner, current);
     if (renewed instanceof ProviderError) return failWith(post, destination, renewed, h.clock.now());
@@ -448,7 +450,11 @@ async function writeOutcome(
         break;
       case "awaiting":
         // The attempt goes on while the network processes; the status check continues it.
-        changes = { nextActionAt: outcome.at, lastError: null, providerPending: outcome.pending };
+        changes = {
+          nextActionAt: outcome.at,
+          lastError: null,
+          providerPending: sealPending(h, outcome.pending),
+        };
         attemptStatus = "started";
         break;
       case "retry":
