@@ -30,7 +30,7 @@ const RECOVERY_SLACK_MS = 10 * 60_000;
 /** How many of the profile's latest posts are searched for a container published without a receipt. */
 const RECOVERY_SCAN = 25;
 
-/** What a pending Threads item stores (no secrets): its containers' ids. */
+/** What a pending Threads item stores: its containers' ids. */
 export interface ThreadsPendingData {
   /** Carousel item containers, in media order ([] for a text, image or video post). */
   children: string[];
@@ -39,9 +39,13 @@ export interface ThreadsPendingData {
   [key: string]: unknown;
 }
 
-/** One status round: ready to publish, still processing, expired unpublished, or already published. */
+/**
+ * One status round: ready to publish, still processing, a CAROUSEL container just made (to be stored
+ * before it is published), expired unpublished, or already published.
+ */
 type Round =
   | { kind: "ready"; container: string }
+  | { kind: "created"; data: ThreadsPendingData }
   | { kind: "waiting"; data: ThreadsPendingData }
   | { kind: "expired"; reason: string }
   | { kind: "published"; container: string };
@@ -165,8 +169,17 @@ export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {
     };
   }
 
-  /** One look at the item's containers; creates the CAROUSEL container once its items are FINISHED. */
-  async function round(input: PublishItemInput, data: ThreadsPendingData): Promise<Round> {
+  /**
+   * One look at the item's containers; creates the CAROUSEL container once its items are FINISHED. In a
+   * status check (`storeFirst`) a new CAROUSEL container is handed back to be stored before it is
+   * published: a check that dies after publishing is run again, and only a stored container id lets
+   * that run see it PUBLISHED and find the post instead of making and publishing a second carousel.
+   */
+  async function round(
+    input: PublishItemInput,
+    data: ThreadsPendingData,
+    storeFirst: boolean,
+  ): Promise<Round> {
     let container = data.container;
     if (container === null) {
       const statuses = [];
@@ -182,6 +195,7 @@ export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {
         children: data.children.join(","),
         ...postParams(input),
       });
+      if (storeFirst) return { kind: "created", data: { ...data, container } };
     }
     const { status, errorMessage } = await statusOf(input.destination, container);
     if (status === "FINISHED") return { kind: "ready", container };
@@ -195,15 +209,21 @@ export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {
     return { kind: "waiting", data: { ...data, container } };
   }
 
-  /** Rounds until the container is ready (then publishes it) or the inline polls are used up. */
+  /**
+   * Rounds until the container is ready (then publishes it) or the inline polls are used up; in a status
+   * check a new CAROUSEL container is first handed back for storing, due at once.
+   */
   async function drive(
     input: PublishItemInput,
     start: ThreadsPendingData,
     since: number,
+    inCheck: boolean,
   ): Promise<PendingStatus> {
     let data = start;
     for (let poll = 1; ; poll++) {
-      const step = await round(input, data);
+      const step = await round(input, data, inCheck);
+      if (step.kind === "created")
+        return { state: "pending", checkAgainAt: deps.clock.now(), data: step.data };
       if (step.kind === "ready")
         return { state: "published", item: await publish(input, step.container, since) };
       if (step.kind === "published")
@@ -337,7 +357,7 @@ export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {
     async publishItem(input) {
       const since = deps.clock.now();
       const data = await createContainers(input);
-      const status = await drive(input, data, since);
+      const status = await drive(input, data, since, false);
       if (status.state === "published") return status.item;
       if (status.state === "gone")
         throw new ProviderError("transient", `Threads: ${status.reason}`, {
@@ -353,7 +373,7 @@ export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {
 
     async checkPending({ item, data, since }) {
       const stored = pendingData(data);
-      const status = await drive(item, stored, since);
+      const status = await drive(item, stored, since, true);
       if (status.state === "pending" && deps.clock.now() - since > THREADS_CONTAINER_LIFETIME_MS)
         throw new ProviderError(
           "rejected",

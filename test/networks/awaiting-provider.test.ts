@@ -278,6 +278,49 @@ describe("recovery of a status check", () => {
   });
 });
 
+describe("a carousel through the engine", () => {
+  test("its items wait; the CAROUSEL container is stored before it is published, once", async () => {
+    fake.mediaProcessingPolls = 1_000;
+    const assets = [];
+    for (const size of [16, 18])
+      assets.push(await uploadAsset(s, ws, jpeg(size, 12), { contentType: "image/jpeg", fileName: "c.jpg" }));
+    const r = await s.request("POST", `/v1/workspaces/${ws}/posts`, {
+      headers: { "idempotency-key": `await-${++n}` },
+      body: {
+        when: "now",
+        confirmed: true,
+        group: `await-${n}`,
+        posts: [
+          {
+            destination_id: destinationId,
+            body: ["a pair of photos"],
+            media_items: assets.map((a) => ({ asset_id: a.id, item_index: 0 })),
+          },
+        ],
+      },
+    });
+    expect({ status: r.status, text: r.text }).toMatchObject({ status: 202 });
+    const id = r.body.posts[0].id;
+    await s.server.engine.runUntilIdle();
+    expect((await post(id)).state).toBe("awaiting-provider");
+    const waiting = openPending(s.herald, (await pendingColumn(id)) as StoredProviderPending)!;
+    expect(waiting.data).toMatchObject({ container: null });
+    expect(waiting.data.children).toHaveLength(2);
+
+    fake.mediaProcessingPolls = 0;
+    fake.finishProcessing();
+    await nextCheck();
+    const done = await post(id);
+    expect(done).toMatchObject({ state: "published", attempt_count: 1 });
+    const carousels = fake.containers.filter(
+      (c) => c.mediaType === "CAROUSEL" && c.text === "a pair of photos",
+    );
+    expect(carousels).toHaveLength(1);
+    expect(fake.posts.filter((p) => p.text === "a pair of photos")).toHaveLength(1);
+    expect(await events(id)).toEqual(["post.awaiting-provider", "post.published"]);
+  });
+});
+
 describe("credentials-renewal", () => {
   const refreshes = () => fake.requests.filter((r) => r.path === "/refresh_access_token").length;
 

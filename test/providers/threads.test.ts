@@ -392,11 +392,23 @@ describe("publishing", () => {
     const pending = expectPendingItem(await adapter.publishItem(input));
     expect(pending.data).toEqual({ children: fake.containers.map((c) => c.id), container: null });
     fake.finishProcessing();
+    const since = Date.now();
+    // The check makes the CAROUSEL container and hands it back to be stored before publishing it.
+    const made = await adapter.checkPending({ destination, item: input, data: pending.data, since });
+    expect(made.state).toBe("pending");
+    const carousel = fake.containers.at(-1)!;
+    expect(carousel.mediaType).toBe("CAROUSEL");
+    expect(made.state === "pending" && made.data).toEqual({
+      children: pending.data.children,
+      container: carousel.id,
+    });
+    expect(made.state === "pending" && made.checkAgainAt).toBeLessThanOrEqual(Date.now());
+    expect(fake.posts).toHaveLength(0);
     const done = await adapter.checkPending({
       destination,
       item: input,
-      data: pending.data,
-      since: Date.now(),
+      data: (made as { data: Record<string, unknown> }).data,
+      since,
     });
     expect(done.state).toBe("published");
     expect(fake.containers.map((c) => c.mediaType)).toEqual(["IMAGE", "VIDEO", "CAROUSEL"]);
