@@ -48,6 +48,13 @@ export interface ProviderFetchInput {
   idempotent: boolean;
   /** Parses the network's rate-limit reset header on a 429. */
   retryAt?: RetryAtParser;
+  /**
+   * The network's own error for a 429 (X's problem JSON, Google's quota reasons); without it the
+   * failure is `transient` with `retryAt` and the body's `error` and `message`.
+   */
+  limitError?: (response: Response) => Promise<ProviderError>;
+  /** 3xx statuses that are answers, not redirects (YouTube's 308 Resume Incomplete): handed back. */
+  answerStatuses?: readonly number[];
 }
 
 /** Error codes of failures that happen before a single byte of the request reached the server. */
@@ -131,7 +138,8 @@ export async function providerFetch(input: ProviderFetchInput): Promise<Response
     statusText: response.statusText,
     headers: response.headers,
   });
-  if (response.status >= 300 && response.status < 400 && !isNullBodyStatus(response.status)) {
+  const answer = input.answerStatuses?.includes(response.status) === true;
+  if (response.status >= 300 && response.status < 400 && !isNullBodyStatus(response.status) && !answer) {
     throw new ProviderError(
       "rejected",
       `${operation}: the server answered with a redirect (${response.status}), which Herald does not follow`,
@@ -142,6 +150,7 @@ export async function providerFetch(input: ProviderFetchInput): Promise<Response
     const errorBody = parseJsonObject(new TextDecoder().decode(body));
     const details = responseDetails({ operation, response: buffered, errorCode: errorCodeOf(errorBody) });
     if (response.status === 429) {
+      if (input.limitError) throw await input.limitError(buffered);
       throw new ProviderError("transient", `${operation}: rate limited (429)${errorSuffix(errorBody)}`, {
         ...details,
         retryAt: input.retryAt?.(response.headers) ?? null,

@@ -49,24 +49,16 @@ export async function xCall(input: {
   init?: RequestInit;
   idempotent: boolean;
 }): Promise<Response> {
-  let limited: Response | null = null;
-  const keep429 = (async (url: Parameters<typeof fetch>[0], init?: RequestInit) => {
-    const response = await input.deps.fetch(url, init);
-    if (response.status === 429) limited = response.clone() as Response;
-    return response;
-  }) as typeof fetch;
-  let response: Response;
-  try {
-    response = await providerFetch({ ...input, deps: { ...input.deps, fetch: keep429 }, retryAt: xRetryAt });
-  } catch (error) {
-    // providerFetch read the original within its size cap, so the copy is as small.
-    if (!(error instanceof ProviderError) || error.statusCode !== 429 || limited === null) throw error;
-    const mapped = await xError({ operation: input.operation, response: limited });
-    throw new ProviderError("transient", `${input.operation}: rate limited (429): ${mapped.message}`, {
-      ...error,
-      errorCode: mapped.errorCode,
-    });
-  }
+  const response = await providerFetch({
+    ...input,
+    limitError: async (limited) => {
+      const mapped = await xError({ operation: input.operation, response: limited });
+      return new ProviderError("transient", `${input.operation}: rate limited (429): ${mapped.message}`, {
+        ...responseDetails({ operation: input.operation, response: limited, errorCode: mapped.errorCode }),
+        retryAt: xRetryAt(limited.headers),
+      });
+    },
+  });
   if (!response.ok) throw await xError({ operation: input.operation, response });
   return response;
 }

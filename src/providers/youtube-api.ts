@@ -65,23 +65,12 @@ export async function youtubeCall(input: {
   allow?: number[];
 }): Promise<Response> {
   const { deps, operation, allow = [] } = input;
-  let limited: Response | null = null;
-  const keep429 = (async (url: Parameters<typeof fetch>[0], init?: RequestInit) => {
-    const response = await deps.fetch(url, init);
-    if (response.status === 429) limited = response.clone() as Response;
-    return response;
-  }) as typeof fetch;
-  let response: Response;
-  try {
-    response = await providerFetch({
-      ...input,
-      deps: { ...deps, fetch: keep429 },
-      retryAt: (headers) => rateLimitRetryAt(headers, deps.clock.now()),
-    });
-  } catch (error) {
-    if (!(error instanceof ProviderError) || error.statusCode !== 429 || limited === null) throw error;
-    throw await youtubeError({ operation, response: limited, now: deps.clock.now() });
-  }
+  const response = await providerFetch({
+    ...input,
+    limitError: (limited) => youtubeError({ operation, response: limited, now: deps.clock.now() }),
+    // A 3xx the caller expects (the resumable upload's 308 Resume Incomplete) is an answer.
+    answerStatuses: allow,
+  });
   if (response.ok || allow.includes(response.status)) return response;
   throw await youtubeError({ operation, response, now: deps.clock.now() });
 }

@@ -14,8 +14,8 @@ export const YOUTUBE_CHUNK_UNIT = 256 * 1024;
 export const YOUTUBE_DEFAULT_CHUNK_BYTES = 32 * YOUTUBE_CHUNK_UNIT;
 /** Interrupted or refused chunks in a row without YouTube holding more bytes before giving up. */
 const MAX_STALLED_CHUNKS = 3;
-/** Marks a 308 Resume Incomplete, which providerFetch would otherwise treat as a refused redirect. */
-const RESUME_INCOMPLETE = "x-herald-resume-incomplete";
+/** YouTube's answer to a chunk (or probe) while the session still lacks bytes: Resume Incomplete. */
+const RESUME_INCOMPLETE = 308;
 
 /** What the YouTube adapter is built with beyond the shared deps: the chunk size (tests use 256 KiB). */
 export interface YouTubeUploadDeps extends ProviderDeps {
@@ -48,16 +48,6 @@ export function createYouTubeUploads(deps: YouTubeUploadDeps) {
   const chunkBytes = deps.youtubeChunkBytes ?? YOUTUBE_DEFAULT_CHUNK_BYTES;
   if (chunkBytes <= 0 || chunkBytes % YOUTUBE_CHUNK_UNIT !== 0)
     throw new Error(`youtubeChunkBytes must be a positive multiple of ${YOUTUBE_CHUNK_UNIT}`);
-
-  /** A fetch that answers a 308 as a marked 200, so the shared call helper hands it back. */
-  const resumable = (async (url: Parameters<typeof fetch>[0], init?: RequestInit) => {
-    const response = await deps.fetch(url, init);
-    if (response.status !== 308) return response;
-    await response.body?.cancel().catch(() => {});
-    const headers = new Headers(response.headers);
-    headers.set(RESUME_INCOMPLETE, "1");
-    return new Response(null, { status: 200, headers });
-  }) as typeof fetch;
 
   /**
    * Creates the upload session (quota is charged here) and answers its URI. Idempotent: a session
@@ -118,16 +108,16 @@ export function createYouTubeUploads(deps: YouTubeUploadDeps) {
     };
     if (chunk) headers["content-type"] = chunk.contentType;
     const response = await youtubeCall({
-      deps: { ...deps, fetch: resumable },
+      deps,
       operation,
       url: sessionUri,
       init: { method: "PUT", headers, body: chunk ? chunk.bytes : new Uint8Array(0) },
       idempotent: true, // one session makes at most one video; a lost answer is settled by a probe
-      allow: [404, 410],
+      allow: [RESUME_INCOMPLETE, 404, 410],
     });
     if (response.status === 404 || response.status === 410)
       return { kind: "expired", statusCode: response.status };
-    if (response.headers.get(RESUME_INCOMPLETE))
+    if (response.status === RESUME_INCOMPLETE)
       return { kind: "offset", offset: heldBytes(response.headers.get("range")) };
     const video = await youtubeJsonOf(response, operation);
     return { kind: "complete", video, statusCode: response.status };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server } from "node:net";
 import { systemClock } from "../../src/lib/clock.ts";
 import { providerFetch } from "../../src/providers/http.ts";
-import type { FailureKind } from "../../src/providers/types.ts";
+import { ProviderError, type FailureKind } from "../../src/providers/types.ts";
 import { closedOrigin, expectProviderError } from "./support.ts";
 
 const deps = { fetch, clock: systemClock, timeoutMs: 150 };
@@ -70,6 +70,42 @@ describe("providerFetch classifies failures the same way for every adapter", () 
       expect(response.status).toBe(status);
       expect(await response.json()).toEqual({ error: "Oops", message: "went wrong" });
     }
+  });
+
+  test("a 3xx is a refused redirect unless the adapter names it an answer (YouTube's 308)", async () => {
+    for (const status of [301, 302, 307, 308]) {
+      const error = await expectProviderError(call(`${origin}/?status=${status}`, true), "rejected");
+      expect(error.message).toContain(`redirect (${status})`);
+    }
+    const answered = await providerFetch({
+      deps,
+      operation: "resume",
+      url: `${origin}/?status=308`,
+      idempotent: true,
+      answerStatuses: [308],
+    });
+    expect(answered.status).toBe(308);
+    expect(await answered.json()).toEqual({ error: "Oops", message: "went wrong" });
+  });
+
+  test("a 429 is the adapter's own error when it reads its network's shape", async () => {
+    const error = await expectProviderError(
+      providerFetch({
+        deps,
+        operation: "create",
+        url: `${origin}/?status=429`,
+        idempotent: false,
+        limitError: async (response) =>
+          new ProviderError("transient", `own: ${(await response.json()).message}`, {
+            operation: "create",
+            statusCode: response.status,
+            errorCode: "own-code",
+            retryAt: 42,
+          }),
+      }),
+      "transient",
+    );
+    expect([error.message, error.errorCode, error.retryAt]).toEqual(["own: went wrong", "own-code", 42]);
   });
 
   test("connection refused is transient even for a create: nothing was sent", async () => {
