@@ -96,7 +96,7 @@ describe("providerFetch classifies failures the same way for every adapter", () 
         url: `${origin}/?status=429`,
         idempotent: false,
         limitError: async (response) =>
-          new ProviderError("transient", `own: ${(await response.json()).message}`, {
+          new ProviderError("transient", `own: ${((await response.json()) as { message: string }).message}`, {
             operation: "create",
             statusCode: response.status,
             errorCode: "own-code",
