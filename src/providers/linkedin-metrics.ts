@@ -6,6 +6,7 @@
 // Herald's app asks for neither, so a member's posts are `unsupported` and nothing is called.
 import { expectJson } from "./http.ts";
 import { accessTokenOf, linkedinCall, restHeaders } from "./linkedin-api.ts";
+import { LINKEDIN_PAGE_PREFIX } from "./linkedin-rules.ts";
 import {
   ProviderError,
   type DestinationRef,
@@ -37,7 +38,7 @@ export async function fetchLinkedInMetrics(
   input: { destination: DestinationRef; targets: MetricsTarget[] },
 ): Promise<MetricsResult[]> {
   const { destination, targets } = input;
-  if (!destination.externalId.startsWith("urn:li:organization:"))
+  if (!destination.externalId.startsWith(LINKEDIN_PAGE_PREFIX))
     return targets.map(({ providerObjectId }) => ({
       providerObjectId,
       kind: "unsupported",

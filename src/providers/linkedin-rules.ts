@@ -42,18 +42,31 @@ export const LINKEDIN_RULES: NetworkRules = {
   monthlyPostLimit: null,
 };
 
+/** Account ids of LinkedIn pages (organizations); a member is `urn:li:person:…`. */
+export const LINKEDIN_PAGE_PREFIX = "urn:li:organization:";
+
 /**
  * LinkedIn's rules for one post: commentary of at most `maxCharacters` UTF-16 units as sent (each
  * reserved character escaped, so counted twice); one MP4 video alone, or up to `maxImages` JPEG, PNG
- * or GIF images of at most `maxImageBytes`.
+ * or GIF images of at most `maxImageBytes`; `visibility: connections` only for a member (a page has
+ * no connections).
  */
 export function checkLinkedInItem(input: {
   text: string;
   media: MediaFacts[];
   limits: ChannelLimits;
+  options: Record<string, unknown>;
+  externalId: string;
 }): ItemProblem[] {
   const { text, media, limits } = input;
   const problems: ItemProblem[] = [];
+  if (input.options.visibility === "connections" && input.externalId.startsWith(LINKEDIN_PAGE_PREFIX))
+    problems.push({
+      pointer: "",
+      option: "/visibility",
+      detail:
+        "a LinkedIn page has no connections: its posts are public (remove visibility or set it to public)",
+    });
   const length = escapeLittleText(text).length;
   if (length > limits.maxCharacters)
     problems.push({

@@ -10,7 +10,12 @@ import {
 } from "./linkedin-api.ts";
 import { isVideo, mediaRound, uploadMedia, type UploadedMedia } from "./linkedin-media.ts";
 import { fetchLinkedInMetrics, LINKEDIN_METRICS_BATCH_SIZE } from "./linkedin-metrics.ts";
-import { checkLinkedInItem, LINKEDIN_LIMITS, LINKEDIN_RULES } from "./linkedin-rules.ts";
+import {
+  checkLinkedInItem,
+  LINKEDIN_LIMITS,
+  LINKEDIN_PAGE_PREFIX,
+  LINKEDIN_RULES,
+} from "./linkedin-rules.ts";
 import {
   ProviderError,
   type AdapterDeps,
@@ -137,7 +142,7 @@ export function createLinkedInAdapter(deps: AdapterDeps): OAuthAdapter {
     }
     const pages = [];
     for (const urn of urns) {
-      const id = urn.slice("urn:li:organization:".length);
+      const id = urn.slice(LINKEDIN_PAGE_PREFIX.length);
       const organization = await getJson({
         ...input,
         path: `/rest/organizations/${id}`,
@@ -369,7 +374,7 @@ export function createLinkedInAdapter(deps: AdapterDeps): OAuthAdapter {
  */
 function visibilityOf(input: { destination: DestinationRef; options: Record<string, unknown> }): string {
   if (input.options.visibility !== "connections") return "PUBLIC";
-  if (input.destination.externalId.startsWith("urn:li:organization:"))
+  if (input.destination.externalId.startsWith(LINKEDIN_PAGE_PREFIX))
     throw new ProviderError(
       "rejected",
       "a LinkedIn page has no connections: its posts are public (remove visibility or set it to public)",

@@ -287,6 +287,7 @@ export function createTikTokPublisher(deps: TikTokDeps): TikTokPublisher {
         options: input.options,
         limits: input.destination.limits,
         publicMediaUrls: true,
+        externalId: input.destination.externalId,
       });
       if (problems.length > 0 || kind === null)
         throw refused(problems.map((p) => p.detail).join("; ") || "TikTok needs a video or photos", null);

@@ -123,10 +123,12 @@ export function checkTikTokOptions(options: Record<string, unknown>): ItemProble
 export function checkTikTokItem(input: CheckItemInput): ItemProblem[] {
   const { text, media } = input;
   const options = input.options as TikTokOptions;
-  const problems: ItemProblem[] = [...checkTikTokOptions(input.options)];
+  // Option problems point into destination_options.tiktok, not at the item.
+  const problems: ItemProblem[] = checkTikTokOptions(input.options).map((p) => ({ ...p, option: p.pointer }));
   if (options.privacy_level === undefined)
     problems.push({
       pointer: "",
+      option: "/privacy_level",
       detail:
         `TikTok requires choosing who can see the post: set ` +
         `destination_options.tiktok.privacy_level (${TIKTOK_PRIVACY_LEVELS.join(", ")})`,

@@ -245,6 +245,11 @@ export interface ItemProblem {
   /** Pointer relative to the item, e.g. "" (the text), "/media/2". */
   pointer: string;
   detail: string;
+  /**
+   * Set when the problem is one of the post's options rather than the item: a pointer relative to
+   * `destination_options.<channel>` (e.g. "/privacy_level"), used instead of `pointer`.
+   */
+  option?: string;
 }
 
 /** Result of connecting an account. */
@@ -297,6 +302,8 @@ export interface CheckItemInput {
    * media otherwise.
    */
   publicMediaUrls: boolean;
+  /** The destination's account id at its network (a LinkedIn page is `urn:li:organization:…`). */
+  externalId: string;
 }
 
 /** How a network is connected: handle + app password, or OAuth (per-instance app or fixed app). */

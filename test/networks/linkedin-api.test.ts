@@ -166,16 +166,21 @@ describe("publishing to LinkedIn", () => {
     expect(fake.posts.at(-1)!.commentary).toBe("after a refresh");
   });
 
-  test("a page with visibility connections is refused at publishing, and nothing reaches LinkedIn", async () => {
+  test("a page with visibility connections is refused when the post is made, at the option", async () => {
     const sent = fake.requests.length;
-    const post = await publishNow(destinations.Devtestco!, {
+    const r = await createPost(destinations.Devtestco!, {
       body: ["only for my connections"],
       destination_options: { linkedin: { visibility: "connections" } },
     });
-    expect(post.state).toBe("failed");
-    expect(post.last_error.message).toContain("page has no connections");
-    expect(post.last_error.user_action).toBe("edit_post");
+    expectProblem(r, 422, "public_unpublishable", ["/posts/0/destination_options/linkedin/visibility"]);
+    expect(r.body.errors[0].detail).toContain("page has no connections");
     expect(fake.requests.length).toBe(sent);
+    // A member has connections: the same options are accepted for them.
+    const member = await createPost(destinations["Alice Example"]!, {
+      body: ["only for my connections"],
+      destination_options: { linkedin: { visibility: "connections" } },
+    });
+    expect(member.status).toBe(202);
   });
 });
 

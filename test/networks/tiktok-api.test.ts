@@ -227,7 +227,7 @@ describe("refusals before sending", () => {
       fileName: "c.mp4",
     });
     const r = await createPost({ body: ["who sees this?"], media: [asset.id] });
-    expectProblem(r, 422, "public_unpublishable", ["/posts/0/body/0"]);
+    expectProblem(r, 422, "public_unpublishable", ["/posts/0/destination_options/tiktok/privacy_level"]);
     expect(r.body.errors[0].detail).toContain("privacy_level");
   });
 

@@ -318,7 +318,15 @@ describe("checkItem", () => {
     text: string,
     media = [] as ReturnType<typeof mediaItem>[],
     options: Record<string, unknown> = {},
-  ) => adapter.checkItem({ text, media, options, limits: BLUESKY_LIMITS, publicMediaUrls: false });
+  ) =>
+    adapter.checkItem({
+      text,
+      media,
+      options,
+      limits: BLUESKY_LIMITS,
+      publicMediaUrls: false,
+      externalId: "did:plc:alice",
+    });
   const pointers = (problems: { pointer: string }[]) => problems.map((p) => p.pointer);
 
   test("300 graphemes pass, 301 fail (graphemes, not code units)", () => {

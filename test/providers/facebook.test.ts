@@ -525,7 +525,14 @@ describe("refusals and failures", () => {
 
 describe("checkItem and options", () => {
   const check = (text: string, media: MediaItem[] = [], options: Record<string, unknown> = {}) =>
-    FACEBOOK_RULES.checkItem!({ text, media, options, limits: FACEBOOK_LIMITS, publicMediaUrls: false });
+    FACEBOOK_RULES.checkItem!({
+      text,
+      media,
+      options,
+      limits: FACEBOOK_LIMITS,
+      publicMediaUrls: false,
+      externalId: "1",
+    });
   const pointers = (problems: { pointer: string }[]) => problems.map((p) => p.pointer);
   const video = (over: Partial<MediaItem> = {}): MediaItem => ({ ...clip(), ...over });
 

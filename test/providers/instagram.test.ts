@@ -370,6 +370,7 @@ describe("refusals and failures", () => {
         options: {},
         limits: INSTAGRAM_LIMITS,
         publicMediaUrls: true,
+        externalId: "1",
       }),
     ).toEqual([{ pointer: "", detail: expect.stringContaining("needs an image or a video") }]);
     await expectProviderError(
@@ -660,7 +661,15 @@ describe("checkItem and options", () => {
     text: string,
     media: MediaItem[] = [mediaItem({ contentType: "image/jpeg" })],
     publicMediaUrls = true,
-  ) => INSTAGRAM_RULES.checkItem!({ text, media, options: {}, limits: INSTAGRAM_LIMITS, publicMediaUrls });
+  ) =>
+    INSTAGRAM_RULES.checkItem!({
+      text,
+      media,
+      options: {},
+      limits: INSTAGRAM_LIMITS,
+      publicMediaUrls,
+      externalId: "1",
+    });
   const pointers = (problems: { pointer: string }[]) => problems.map((p) => p.pointer);
   const video = (over: Partial<MediaItem> = {}): MediaItem => ({
     ...mediaItem({ contentType: "video/mp4", byteSize: 1000 }),

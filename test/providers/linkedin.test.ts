@@ -580,9 +580,27 @@ describe("checkItem", () => {
       options: {},
       limits: LINKEDIN_LIMITS,
       publicMediaUrls: false,
+      externalId: "urn:li:person:abc",
     });
   const pointers = (text: string, media = [] as ReturnType<typeof mediaItem>[]) =>
     check(text, media).map((p) => p.pointer);
+
+  test("visibility connections is refused for a page, at the option, and allowed for a member", () => {
+    const adapter = createLinkedInAdapter({ fetch, clock, timeoutMs: 1000, apps: {} });
+    const checkFor = (externalId: string) =>
+      adapter.checkItem({
+        text: "x",
+        media: [],
+        options: { visibility: "connections" },
+        limits: LINKEDIN_LIMITS,
+        publicMediaUrls: false,
+        externalId,
+      });
+    expect(checkFor("urn:li:organization:2414183")).toEqual([
+      { pointer: "", option: "/visibility", detail: expect.stringContaining("page has no connections") },
+    ]);
+    expect(checkFor("urn:li:person:782bbtaQ")).toEqual([]);
+  });
 
   test.each([
     ["3,000 plain characters", "a".repeat(3000), []],

@@ -308,7 +308,7 @@ describe("failures map to kinds", () => {
 describe("checkItem", () => {
   const limits = MASTODON_DEFAULT_LIMITS;
   const check = (text: string, media = [] as ReturnType<typeof mediaItem>[]) =>
-    adapter.checkItem({ text, media, options: {}, limits, publicMediaUrls: false });
+    adapter.checkItem({ text, media, options: {}, limits, publicMediaUrls: false, externalId: "1" });
 
   test("500 characters pass, 501 fail; graphemes count once", () => {
     expect(check("a".repeat(500))).toEqual([]);

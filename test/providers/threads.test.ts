@@ -726,7 +726,14 @@ describe("refusals and failures", () => {
 
 describe("checkItem and options", () => {
   const check = (text: string, media: MediaItem[] = [], publicMediaUrls = true) =>
-    THREADS_RULES.checkItem!({ text, media, options: {}, limits: THREADS_LIMITS, publicMediaUrls });
+    THREADS_RULES.checkItem!({
+      text,
+      media,
+      options: {},
+      limits: THREADS_LIMITS,
+      publicMediaUrls,
+      externalId: "1",
+    });
   const pointers = (problems: { pointer: string }[]) => problems.map((p) => p.pointer);
 
   test.each([

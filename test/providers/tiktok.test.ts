@@ -869,13 +869,14 @@ describe("rules", () => {
       options: over.options ?? PUBLIC,
       limits: TIKTOK_LIMITS,
       publicMediaUrls: over.publicMediaUrls ?? true,
-    }).map((p) => p.pointer);
+      externalId: "open-id",
+    }).map((p) => (p.option === undefined ? p.pointer : `#options${p.option}`));
 
   test.each([
     ["a video with a caption", {}, []],
     ["35 photos", { media: Array.from({ length: 35 }, () => jpg()) }, []],
     ["text alone", { media: [] }, [""]],
-    ["no privacy level", { options: {} }, [""]],
+    ["no privacy level", { options: {} }, ["#options/privacy_level"]],
     ["a video and a photo", { media: [facts(), jpg()] }, ["/media"]],
     ["two videos", { media: [facts(), facts()] }, ["/media/1"]],
     ["a GIF", { media: [jpg({ contentType: "image/gif" })] }, ["/media/0"]],
@@ -902,7 +903,7 @@ describe("rules", () => {
     [
       "branded content kept private",
       { options: { privacy_level: "SELF_ONLY", brand_content_toggle: true } },
-      ["/privacy_level"],
+      ["#options/privacy_level"],
     ],
   ])("%s", (_, over, pointers) => {
     expect(check(over)).toEqual(pointers);

@@ -687,7 +687,7 @@ describe("rules checked before sending", () => {
     media: ReturnType<typeof mediaItem>[] = [],
     options = {},
     limits: any = X_LIMITS,
-  ) => X_RULES.checkItem!({ text, media, options, limits, publicMediaUrls: false });
+  ) => X_RULES.checkItem!({ text, media, options, limits, publicMediaUrls: false, externalId: "1" });
   const MB = 1024 * 1024;
 
   test("X's rules are the registry's: dailyCap 2400, monthlyPostLimit 50, threads, the alt text option", () => {

@@ -944,6 +944,7 @@ describe("rules checked before sending", () => {
       options: {},
       limits: YOUTUBE_LIMITS,
       publicMediaUrls: false,
+      externalId: "UC1",
     });
     expect(problems[0]!.detail).toContain("videos only");
   });

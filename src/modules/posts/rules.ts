@@ -151,12 +151,16 @@ export function publicationErrors(
         options: content.destinationOptions[content.channel] ?? {},
         limits: destination.limits as unknown as ChannelLimits,
         publicMediaUrls: publicMediaUrls(h),
+        externalId: destination.externalId,
       })) {
         // An adapter points at "/media/<n>" of the item: translate that to where the request named the asset.
         const mediaIndex = /^\/media\/(\d+)/.exec(problem.pointer);
-        const target = mediaIndex
-          ? (attached[Number(mediaIndex[1])]?.pointer ?? pointer)
-          : `${pointer}${problem.pointer}`;
+        const target =
+          problem.option !== undefined
+            ? `${base}/destination_options/${content.channel}${problem.option}`
+            : mediaIndex
+              ? (attached[Number(mediaIndex[1])]?.pointer ?? pointer)
+              : `${pointer}${problem.pointer}`;
         errors.push({ pointer: target, code: "custom", detail: problem.detail });
       }
     }
