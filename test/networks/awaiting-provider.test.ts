@@ -60,9 +60,16 @@ async function connectThreads(): Promise<string> {
   return done.body.destination_id;
 }
 
-/** Create Post now with one Threads post whose first item carries a fresh image; returns its id. */
-async function postWithImage(body: string[], imageItem = 0): Promise<string> {
-  const asset = await uploadAsset(s, ws, jpeg(16, 12), { contentType: "image/jpeg", fileName: "a.jpg" });
+/**
+ * Create Post now with one Threads post whose item `imageItem` carries `images` fresh images (two or
+ * more: a carousel); returns its id.
+ */
+async function postWithImage(body: string[], imageItem = 0, images = 1): Promise<string> {
+  const assets = [];
+  for (let i = 0; i < images; i++)
+    assets.push(
+      await uploadAsset(s, ws, jpeg(16 + 2 * i, 12), { contentType: "image/jpeg", fileName: "a.jpg" }),
+    );
   const r = await s.request("POST", `/v1/workspaces/${ws}/posts`, {
     headers: { "idempotency-key": `await-${++n}` },
     body: {
@@ -70,7 +77,11 @@ async function postWithImage(body: string[], imageItem = 0): Promise<string> {
       confirmed: true,
       group: `await-${n}`,
       posts: [
-        { destination_id: destinationId, body, media_items: [{ asset_id: asset.id, item_index: imageItem }] },
+        {
+          destination_id: destinationId,
+          body,
+          media_items: assets.map((asset) => ({ asset_id: asset.id, item_index: imageItem })),
+        },
       ],
     },
   });
@@ -281,26 +292,7 @@ describe("recovery of a status check", () => {
 describe("a carousel through the engine", () => {
   test("its items wait; the CAROUSEL container is stored before it is published, once", async () => {
     fake.mediaProcessingPolls = 1_000;
-    const assets = [];
-    for (const size of [16, 18])
-      assets.push(await uploadAsset(s, ws, jpeg(size, 12), { contentType: "image/jpeg", fileName: "c.jpg" }));
-    const r = await s.request("POST", `/v1/workspaces/${ws}/posts`, {
-      headers: { "idempotency-key": `await-${++n}` },
-      body: {
-        when: "now",
-        confirmed: true,
-        group: `await-${n}`,
-        posts: [
-          {
-            destination_id: destinationId,
-            body: ["a pair of photos"],
-            media_items: assets.map((a) => ({ asset_id: a.id, item_index: 0 })),
-          },
-        ],
-      },
-    });
-    expect({ status: r.status, text: r.text }).toMatchObject({ status: 202 });
-    const id = r.body.posts[0].id;
+    const id = await postWithImage(["a pair of photos"], 0, 2);
     await s.server.engine.runUntilIdle();
     expect((await post(id)).state).toBe("awaiting-provider");
     const waiting = openPending(s.herald, (await pendingColumn(id)) as StoredProviderPending)!;
