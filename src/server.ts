@@ -5,7 +5,8 @@ import { LocalBlobStore } from "./blobs/local.ts";
 import type { BlobStore } from "./blobs/store.ts";
 import { ConfigError, type Config } from "./config.ts";
 import { engineOf } from "./db/engine.ts";
-import { openDatabase } from "./db/open.ts";
+import { openDatabase, type Db } from "./db/open.ts";
+import { inTransaction } from "./db/transaction.ts";
 import { HERALD_VERSION, type Herald } from "./herald.ts";
 import { logAccess } from "./http/access-log.ts";
 import { routeOf } from "./http/plugin.ts";
@@ -65,6 +66,19 @@ async function openBlobStore(config: Config): Promise<BlobStore> {
   return new LocalBlobStore(join(config.dataDir, "blobs"));
 }
 
+/**
+ * Notes the installation's first start in a processor mode: accounts made before billing was switched
+ * on count their trial from then (docs/billing.md). Not being able to write it is no reason to stop.
+ */
+async function markBillingStart(db: Db, now: number): Promise<void> {
+  const { markProcessorSince } = await import("./modules/billing/repo.ts");
+  try {
+    await inTransaction(db, (tx) => markProcessorSince(tx, now));
+  } catch (error) {
+    console.error(`herald: could not record when billing started (${(error as Error).message})`);
+  }
+}
+
 /** Opens the data dir and assembles the Herald value (used by `serve` and the admin commands). */
 export async function openHerald(
   config: Config,
@@ -79,6 +93,7 @@ export async function openHerald(
 ): Promise<Herald> {
   const db = await openDatabase(config);
   const clock = overrides.clock ?? systemClock;
+  if (config.billingMode !== "disabled") await markBillingStart(db, clock.now());
   return {
     config,
     db,

@@ -44,6 +44,7 @@ export let chatNotifications = lite.chatNotifications;
 export let billingSubscriptions = lite.billingSubscriptions;
 export let billingStripeEvents = lite.billingStripeEvents;
 export let billingWorkspaceCancellations = lite.billingWorkspaceCancellations;
+export let billingInstallation = lite.billingInstallation;
 
 let current: Dialect = "sqlite";
 
@@ -92,4 +93,5 @@ export async function useDialect(dialect: Dialect): Promise<void> {
   billingSubscriptions = source.billingSubscriptions;
   billingStripeEvents = source.billingStripeEvents;
   billingWorkspaceCancellations = source.billingWorkspaceCancellations;
+  billingInstallation = source.billingInstallation;
 }

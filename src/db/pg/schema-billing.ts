@@ -61,3 +61,12 @@ export const billingWorkspaceCancellations = pgTable(
   },
   (t) => [index("billing_workspace_cancellations_account").on(t.accountId, t.canceledAt)],
 );
+
+/**
+ * The installation's billing facts, one row (`id` = "installation"): when a server first ran in a
+ * processor mode. Accounts older than that count their trial from then, not from their creation.
+ */
+export const billingInstallation = pgTable("billing_installation", {
+  id: text("id").primaryKey(),
+  processorSince: bigint("processor_since", { mode: "number" }).notNull(),
+});

@@ -62,3 +62,12 @@ export const billingWorkspaceCancellations = sqliteTable(
   },
   (t) => [index("billing_workspace_cancellations_account").on(t.accountId, t.canceledAt)],
 );
+
+/**
+ * The installation's billing facts, one row (`id` = "installation"): when a server first ran in a
+ * processor mode. Accounts older than that count their trial from then, not from their creation.
+ */
+export const billingInstallation = sqliteTable("billing_installation", {
+  id: text("id").primaryKey(),
+  processorSince: integer("processor_since").notNull(),
+});

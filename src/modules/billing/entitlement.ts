@@ -14,7 +14,10 @@ export const BILLING_WARNING_HEADER = "herald-billing-warning";
 /** An account's entitlement now, with the times that explain it. */
 export interface EntitlementState {
   entitlement: Entitlement;
-  /** End of Herald's own trial (from the account's creation) while no Stripe subscription runs. */
+  /**
+   * End of Herald's own trial while no Stripe subscription runs: from the account's creation, or from
+   * the installation's first start in a processor mode when the account is older.
+   */
   localTrialEndsAt: number | null;
   /** When `grace` turns `read_only` (past_due only). */
   graceEndsAt: number | null;
@@ -22,19 +25,19 @@ export interface EntitlementState {
 
 /**
  * The entitlement of an account: `active` with billing disabled; before a Stripe subscription exists
- * (pending checkout, or a first payment still `incomplete`) `trialing` within the trial from the
- * account's creation and `read_only` after it; then Stripe's status: trialing, active, past_due
+ * (pending checkout, or a first payment still `incomplete`) `trialing` within the trial from
+ * `trialStartsAt` (repo.ts findBillingState) and `read_only` after it; then Stripe's status: trialing, active, past_due
  * (`grace` for the grace period from when it became past due, then `read_only`), canceled and unpaid
  * `read_only`.
  */
 export function entitlementOf(
   h: Herald,
-  accountCreatedAt: number,
+  trialStartsAt: number,
   row: SubscriptionRow | null,
   now: number,
 ): EntitlementState {
   const { trialMs, gracePeriodMs } = h.config.billing;
-  const localTrialEndsAt = trialMs > 0 ? accountCreatedAt + trialMs : null;
+  const localTrialEndsAt = trialMs > 0 ? trialStartsAt + trialMs : null;
   const state = (entitlement: Entitlement, graceEndsAt: number | null = null): EntitlementState => ({
     entitlement,
     localTrialEndsAt,
@@ -79,7 +82,7 @@ export async function checkEntitlement(
   const found = await findBillingState(h.db, input.actor.accountId);
   if (!found) return null;
   const now = h.clock.now();
-  const state = entitlementOf(h, found.accountCreatedAt, found.row, now);
+  const state = entitlementOf(h, found.trialStartsAt, found.row, now);
   const work = createsWork(input.method, input.route);
   if (work && state.entitlement === "read_only") {
     throw new ProblemError(

@@ -3,6 +3,7 @@ import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
 import {
   accounts,
+  billingInstallation,
   billingStripeEvents,
   billingSubscriptions,
   billingWorkspaceCancellations,
@@ -28,18 +29,39 @@ export type SubscriptionFields = Pick<
   | "cancelAtPeriodEnd"
 >;
 
-/** The account's creation time and its subscription row (absent before the first checkout). */
+/** The one row of `billing_installation`. */
+const INSTALLATION = "installation";
+
+/**
+ * When the account's trial starts — its creation, or the installation's first start in a processor
+ * mode when that came later — and its subscription row (absent before the first checkout).
+ */
 export async function findBillingState(
   db: Db,
   accountId: string,
-): Promise<{ accountCreatedAt: number; row: SubscriptionRow | null } | undefined> {
+): Promise<{ trialStartsAt: number; row: SubscriptionRow | null } | undefined> {
   const found = await db
-    .select({ accountCreatedAt: accounts.createdAt, row: billingSubscriptions })
+    .select({
+      accountCreatedAt: accounts.createdAt,
+      processorSince: billingInstallation.processorSince,
+      row: billingSubscriptions,
+    })
     .from(accounts)
     .leftJoin(billingSubscriptions, eq(billingSubscriptions.accountId, accounts.id))
+    .leftJoin(billingInstallation, eq(billingInstallation.id, INSTALLATION))
     .where(eq(accounts.id, accountId))
     .then(firstRow);
-  return found && { accountCreatedAt: found.accountCreatedAt, row: found.row ?? null };
+  return (
+    found && {
+      trialStartsAt: Math.max(found.accountCreatedAt, found.processorSince ?? 0),
+      row: found.row ?? null,
+    }
+  );
+}
+
+/** Records the installation's first start in a processor mode (`at`); a later start changes nothing. */
+export async function markProcessorSince(db: Db, at: number): Promise<void> {
+  await db.insert(billingInstallation).values({ id: INSTALLATION, processorSince: at }).onConflictDoNothing();
 }
 
 /** The subscription row of the account that owns a Stripe customer. */

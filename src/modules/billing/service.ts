@@ -25,7 +25,7 @@ export async function billingStateOf(h: Herald, accountId: string) {
   const found = await findBillingState(h.db, accountId);
   if (!found) throw new ProblemError("public_not_found", "No such account.");
   const now = h.clock.now();
-  return { row: found.row, now, ...entitlementOf(h, found.accountCreatedAt, found.row, now) };
+  return { row: found.row, now, ...entitlementOf(h, found.trialStartsAt, found.row, now) };
 }
 
 /** The contract's `subscription`: null with billing disabled, `pending_checkout` before any checkout. */
