@@ -80,8 +80,9 @@ async function serve(args: string[]): Promise<void> {
     );
   }
   const config = loadConfig();
-  const { openHerald, startServer } = await import("./server.ts");
+  const { markBillingStart, openHerald, startServer } = await import("./server.ts");
   const herald = await openHerald(config);
+  await markBillingStart(herald);
   let server: ReturnType<typeof startServer>;
   try {
     server = startServer(herald);

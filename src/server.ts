@@ -5,7 +5,7 @@ import { LocalBlobStore } from "./blobs/local.ts";
 import type { BlobStore } from "./blobs/store.ts";
 import { ConfigError, type Config } from "./config.ts";
 import { engineOf } from "./db/engine.ts";
-import { openDatabase, type Db } from "./db/open.ts";
+import { openDatabase } from "./db/open.ts";
 import { inTransaction } from "./db/transaction.ts";
 import { HERALD_VERSION, type Herald } from "./herald.ts";
 import { logAccess } from "./http/access-log.ts";
@@ -67,15 +67,18 @@ async function openBlobStore(config: Config): Promise<BlobStore> {
 }
 
 /**
- * Notes the installation's first start in a processor mode: accounts made before billing was switched
- * on count their trial from then (docs/billing.md). Not being able to write it is no reason to stop.
+ * Called by `herald serve` before it starts: notes the installation's first start in a processor mode,
+ * from which accounts made before billing was switched on count their trial (docs/billing.md). The
+ * admin commands do not (an import must find the target empty). Failing to write it does not stop the
+ * server: trials then count from the accounts' creation.
  */
-async function markBillingStart(db: Db, now: number): Promise<void> {
+export async function markBillingStart(h: Herald): Promise<void> {
+  if (h.config.billingMode === "disabled") return;
   const { markProcessorSince } = await import("./modules/billing/repo.ts");
   try {
-    await inTransaction(db, (tx) => markProcessorSince(tx, now));
+    await inTransaction(h.db, (tx) => markProcessorSince(tx, h.clock.now()));
   } catch (error) {
-    console.error(`herald: could not record when billing started (${(error as Error).message})`);
+    h.logger.warn("could not record when billing started", { error: (error as Error).message });
   }
 }
 
@@ -93,7 +96,6 @@ export async function openHerald(
 ): Promise<Herald> {
   const db = await openDatabase(config);
   const clock = overrides.clock ?? systemClock;
-  if (config.billingMode !== "disabled") await markBillingStart(db, clock.now());
   return {
     config,
     db,

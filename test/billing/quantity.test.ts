@@ -87,6 +87,27 @@ describe("billing-quantity", () => {
     expect((await billing(a.s)).cancelled_workspaces.map((c: any) => c.workspace_id)).toEqual([second]);
   });
 
+  test("raise, cancel, raise again: the same numbers later are a new change at Stripe, not a replay", async () => {
+    const { a, subscriptionId } = await subscribedAccount();
+    const second = await createWorkspace(a, "Client B2");
+    await runJob();
+    expect(stripeQuantity(subscriptionId)).toBe(2);
+    const cancelled = await a.s.request("POST", `/v1/workspaces/${second}/subscription/cancel`, {
+      body: { confirmed: true, confirmation: "CANCEL Client B2" },
+    });
+    expect(cancelled.status).toBe(200);
+    expect(stripeQuantity(subscriptionId)).toBe(1);
+    await createWorkspace(a, "Client C2");
+    // The job's next run is at least 30 seconds later.
+    s.clock.advance(30_000);
+    await runJob();
+    expect(stripeQuantity(subscriptionId)).toBe(2);
+    expect((await billing(a.s)).subscription.workspace_quantity).toBe(2);
+    const audit = await a.s.request("GET", "/v1/audit-records");
+    const raises = audit.body.data.filter((r: any) => r.action === "billing.workspace_quantity_raised");
+    expect(raises).toHaveLength(2);
+  });
+
   test("a quantity lowered in the portal below the workspaces in use is raised back", async () => {
     const { a, subscriptionId } = await subscribedAccount(2);
     stripe.subscriptions.get(subscriptionId)!.items.data[0].quantity = 1;

@@ -2,8 +2,20 @@
 // their 14-day trial from that start, not from their creation (else they would be read-only at once);
 // accounts made later count from their creation, and later starts do not move the date.
 import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../src/config.ts";
+import { engineOf } from "../../src/db/engine.ts";
+import { billingInstallation } from "../../src/db/schema.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { createLogger } from "../../src/lib/logger.ts";
 import { markProcessorSince } from "../../src/modules/billing/repo.ts";
+import { exportInstallation } from "../../src/modules/transfer/export.ts";
+import { importInstallation } from "../../src/modules/transfer/import.ts";
+import { markBillingStart, openHerald, resolveSecretKey } from "../../src/server.ts";
+import { freshDatabase } from "../helpers/database.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { billing, DAY_MS, newAccount, START, startBillingServer } from "./helpers.ts";
 
@@ -56,5 +68,42 @@ describe("the trial when billing is switched on", () => {
     await inTransaction(s.herald.db, (tx) => markProcessorSince(tx, START + 30 * DAY_MS));
     const old = await at(-10 * DAY_MS, () => newAccount(b));
     expect((await billing(old.s)).subscription.trial_ends_at).toBe(iso(START + 14 * DAY_MS));
+  });
+});
+
+describe("the billing start and other installations", () => {
+  test("an import into a target that a server already started in a processor mode carries the source's", async () => {
+    const work = mkdtempSync(join(tmpdir(), "herald-trial-"));
+    const database = await freshDatabase();
+    const file = join(work, "export.jsonl");
+    try {
+      await exportInstallation(s.herald, file);
+      const config = loadConfig({
+        ...database.env,
+        HERALD_DATA_DIR: join(work, "target"),
+        HERALD_SECRET_KEY: resolveSecretKey(s.herald.config),
+        HERALD_BILLING_MODE: "processor_test",
+        HERALD_STRIPE_SECRET_KEY: "sk_test_target",
+        HERALD_STRIPE_WEBHOOK_SECRET: "whsec_target",
+        HERALD_STRIPE_PRICE_MONTHLY: "price_m",
+        HERALD_STRIPE_PRICE_YEARLY: "price_y",
+      });
+      const target = await openHerald(config, {
+        clock: new ManualClock(START + 40 * DAY_MS),
+        logger: createLogger({ silent: true }),
+        mail: null,
+      });
+      try {
+        await markBillingStart(target); // a `herald serve` ran on it once, 40 days later
+        await importInstallation(target, file);
+        const rows = await target.db.select().from(billingInstallation);
+        expect(rows.map((r) => r.processorSince)).toEqual([START]);
+      } finally {
+        await engineOf(target.db).close();
+      }
+    } finally {
+      await database.drop();
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });

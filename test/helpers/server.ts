@@ -11,7 +11,7 @@ import { createMemoryLogger } from "../../src/lib/logger.ts";
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import { createApiKey } from "../../src/modules/keys/service.ts";
 import type { MailTransport } from "../../src/modules/mail/transport.ts";
-import { openHerald, startServer, type RunningServer } from "../../src/server.ts";
+import { markBillingStart, openHerald, startServer, type RunningServer } from "../../src/server.ts";
 
 /** What a test request returned, with the body parsed when it is JSON. */
 export interface TestResponse {
@@ -92,6 +92,8 @@ export async function startTestServer(
     providerPollIntervalMs: 5,
     fetch: options.fetch,
   });
+  // As `herald serve` does before it starts.
+  await markBillingStart(herald);
   const server = startServer(herald, { startJobs: false });
   // Links and problem types use the base URL; point it at the real port now that it is known.
   herald.config.baseUrl = server.url;

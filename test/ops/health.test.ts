@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { engineOf } from "../../src/db/engine.ts";
 import { DATABASE_TIMEOUT_MS, STUCK_AFTER_BEATS } from "../../src/modules/health/health.ts";
-import { FULL_BELOW_BYTES } from "../../src/modules/health/storage.ts";
+import { FULL_BELOW_BYTES, storageReport, storageWarning } from "../../src/modules/health/storage.ts";
 import { waitFor } from "../posts/engine-helpers.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -100,5 +100,29 @@ describe("GET /health", () => {
       engine.ping = ping;
     }
     expect((await s.request("GET", "/health", { key: null })).status).toBe(200);
+  });
+});
+
+describe("the data directory's report", () => {
+  test("unused with PostgreSQL, S3 and HERALD_SECRET_KEY (no warning); unknown when it cannot be read", async () => {
+    s = await startTestServer();
+    const config = s.herald.config;
+    const elsewhere = {
+      ...config,
+      databaseUrl: "postgres://herald@127.0.0.1:1/herald",
+      storage: "s3" as const,
+      secretKey: "k".repeat(40),
+      dataDir: "/nonexistent/herald-unused",
+    };
+    expect(storageReport(elsewhere)).toEqual({
+      state: "unused",
+      writable: null,
+      free_bytes: null,
+      total_bytes: null,
+    });
+    expect(storageWarning(storageReport(elsewhere))).toBeNull();
+    const missing = storageReport({ ...config, dataDir: "/nonexistent/herald-missing" });
+    expect(missing.state).toBe("unknown");
+    expect(storageWarning(missing)?.code).toBe("storage_unknown");
   });
 });

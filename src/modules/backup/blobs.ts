@@ -58,9 +58,14 @@ export class BlobPins {
     }
   }
 
-  /** Pins every blob present now that is not pinned yet; returns the keys present or pinned. */
+  /**
+   * Pins every blob present now that is not pinned yet; returns the keys pinned (and, where hard links
+   * are impossible, the keys listed). A blob deleted between the listing and its link is left out, so
+   * the snapshot's check sees it missing and takes the snapshot again.
+   */
   async pinAll(): Promise<string[]> {
     const keys = await listBlobKeys(this.root);
+    const gone = new Set<string>();
     for (const key of keys) {
       if (!this.linking || this.pinned.has(key)) continue;
       const target = join(this.dir, key);
@@ -70,12 +75,13 @@ export class BlobPins {
         this.pinned.add(key);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        if (code === "ENOENT") continue; // deleted since the listing
-        if (code === "EEXIST") this.pinned.add(key);
+        if (code === "ENOENT")
+          gone.add(key); // deleted since the listing
+        else if (code === "EEXIST") this.pinned.add(key);
         else this.linking = false; // no hard links here (EXDEV, EPERM, ENOTSUP…): read originals
       }
     }
-    return [...new Set([...keys, ...this.pinned])].sort();
+    return [...new Set([...keys.filter((k) => !gone.has(k)), ...this.pinned])].sort();
   }
 
   /** A blob's size and bytes (pinned copy first), or null when it is gone. */

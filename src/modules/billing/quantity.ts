@@ -28,12 +28,14 @@ export async function workspacesInSubscription(db: Db, accountId: string): Promi
 export async function raiseWorkspaceQuantity(h: Herald, row: SubscriptionRow): Promise<number | null> {
   const subscriptionId = row.stripeSubscriptionId;
   if (!subscriptionId) return null;
-  const wanted = await workspacesInSubscription(h.db, row.accountId);
+  let wanted = await workspacesInSubscription(h.db, row.accountId);
   if (row.workspaceQuantity >= wanted) return null;
   const subscription = await callStripe(h, "read the subscription", (stripe) =>
     stripe.subscriptions.retrieve(subscriptionId),
   );
   const item = subscription.items.data[0];
+  // Counted again after the read: a workspace cancelled meanwhile is not put back into the quantity.
+  wanted = Math.min(wanted, await workspacesInSubscription(h.db, row.accountId));
   const fields = subscriptionFields(subscription);
   const settled = !item || isEnded(fields.status) || fields.cancelAtPeriodEnd || fields.cancelAt !== null;
   const from = item?.quantity ?? 0;
@@ -44,26 +46,34 @@ export async function raiseWorkspaceQuantity(h: Herald, row: SubscriptionRow): P
           stripe.subscriptions.update(
             subscriptionId,
             { items: [{ id: item.id, quantity: wanted }], proration_behavior: "create_prorations" },
-            // Processes running this job side by side ask for the same change once.
-            { idempotencyKey: `herald-quantity-${subscriptionId}-${from}-${wanted}` },
+            // Processes running this job side by side (same 30-second slot) ask for the same change once;
+            // the slot keeps the same numbers on another day (raise, cancel, raise) a new change.
+            { idempotencyKey: `herald-quantity-${subscriptionId}-${from}-${wanted}-${quantitySlot(h)}` },
           ),
         );
-  const raised = updated !== subscription;
   const now = h.clock.now();
-  await inTransaction(h.db, async (tx) => {
+  const raised = await inTransaction(h.db, async (tx) => {
     const current = (await findBillingState(tx, row.accountId))?.row;
-    if (current?.stripeSubscriptionId !== subscriptionId) return;
+    if (current?.stripeSubscriptionId !== subscriptionId) return false;
+    // Another process may have stored this raise already: it is recorded once.
+    const raisedHere = updated !== subscription && current.workspaceQuantity < wanted;
     await storeSubscription(tx, current, updated, stripeSecond(now), now);
-    if (raised)
+    if (raisedHere)
       await recordAudit(
         tx,
         { accountId: row.accountId, credentialId: null, requestId: null },
         { action: "billing.workspace_quantity_raised", targetType: "subscription", targetId: subscriptionId },
         now,
       );
+    return raisedHere;
   });
   if (raised) h.logger.info("subscription quantity raised", { account_id: row.accountId, from, to: wanted });
   return raised ? wanted : null;
+}
+
+/** The job's 30-second slot (it runs at :15 and :45, mid-slot, so processes' clocks may differ a little). */
+function quantitySlot(h: Herald): number {
+  return Math.floor(h.clock.now() / 30_000);
 }
 
 /**

@@ -59,9 +59,23 @@ export async function findBillingState(
   );
 }
 
-/** Records the installation's first start in a processor mode (`at`); a later start changes nothing. */
+/**
+ * Records the installation's first start in a processor mode (`at`); a later start changes nothing.
+ * An installation that billed before this was recorded (it has subscription rows) keeps counting
+ * trials from the accounts' creation: 0.
+ */
 export async function markProcessorSince(db: Db, at: number): Promise<void> {
-  await db.insert(billingInstallation).values({ id: INSTALLATION, processorSince: at }).onConflictDoNothing();
+  const known = await db.select({ id: billingInstallation.id }).from(billingInstallation).then(firstRow);
+  if (known) return;
+  const billedBefore = await db
+    .select({ accountId: billingSubscriptions.accountId })
+    .from(billingSubscriptions)
+    .limit(1)
+    .then(firstRow);
+  await db
+    .insert(billingInstallation)
+    .values({ id: INSTALLATION, processorSince: billedBefore ? 0 : at })
+    .onConflictDoNothing();
 }
 
 /** The subscription row of the account that owns a Stripe customer. */

@@ -90,7 +90,7 @@ export async function healthReport(
   const reasons: HealthReason[] = [];
   if (!db.ok) reasons.push({ code: "database_unreachable", detail: db.error });
   if (scheduler.reason) reasons.push(scheduler.reason);
-  const storage = storageReport(h.config.dataDir);
+  const storage = storageReport(h.config);
   const warning = storageWarning(storage);
   const body = {
     status: reasons.length === 0 ? "ok" : "unavailable",

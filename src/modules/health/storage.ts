@@ -3,6 +3,7 @@
 // shares the disk, so a load balancer draining them all would only add an outage to the fault. Writes
 // meanwhile answer 503 with the cause (core/storage-problem.ts).
 import { statfsSync } from "node:fs";
+import type { Config } from "../../config.ts";
 import { writable } from "../../core/storage-problem.ts";
 
 /** Free bytes below which the data directory counts as full (SQLite needs room for its journal). */
@@ -12,7 +13,8 @@ export const LOW_BELOW_SHARE = 0.05;
 /** statfs and a write probe at most this often per process (/health may be polled every second). */
 const CACHE_MS = 5_000;
 
-export type StorageState = "ok" | "low" | "full" | "read_only" | "unknown";
+/** `unused`: nothing is kept in the data directory (PostgreSQL, S3 and HERALD_SECRET_KEY). */
+export type StorageState = "ok" | "low" | "full" | "read_only" | "unknown" | "unused";
 
 export interface StorageReport {
   state: StorageState;
@@ -53,8 +55,12 @@ function measure(dir: string): StorageReport {
 
 const cache = new Map<string, { at: number; report: StorageReport }>();
 
+const UNUSED: StorageReport = { state: "unused", writable: null, free_bytes: null, total_bytes: null };
+
 /** The data directory's report, measured at most every few seconds. */
-export function storageReport(dir: string, now = Date.now()): StorageReport {
+export function storageReport(config: Config, now = Date.now()): StorageReport {
+  if (config.databaseUrl !== null && config.storage === "s3" && config.secretKey !== null) return UNUSED;
+  const dir = config.dataDir;
   const hit = cache.get(dir);
   if (hit && now - hit.at < CACHE_MS) return hit.report;
   const report = measure(dir);

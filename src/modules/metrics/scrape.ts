@@ -116,7 +116,7 @@ export async function scrape(h: Herald, scheduler: Scheduler | null): Promise<st
     ...renderGauge("herald_database_up", "1 when the database answered this scrape's queries in time.", [
       { value: up },
     ]),
-    ...storageGauges(storageReport(h.config.dataDir)),
+    ...storageGauges(storageReport(h.config)),
     ...(beat?.started && beat.last_beat_at !== null
       ? renderGauge(
           "herald_scheduler_heartbeat_age_seconds",

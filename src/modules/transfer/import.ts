@@ -72,6 +72,7 @@ export async function importInstallation(
   await inTransaction(h.db, async (tx) => {
     // Again inside the transaction: a server started on the target meanwhile may have written.
     await refuseUnlessEmpty(tx, tables);
+    for (const t of tables) if (SERVER_STATE_TABLES.has(t.name)) await tx.delete(t.table);
     await insertRows(tx, file, tables);
   });
   if (isPostgres(h.db)) await advanceIdentities(h.db, tables);
@@ -85,10 +86,17 @@ export async function importInstallation(
   };
 }
 
+/**
+ * Tables a server fills on its own when it starts (when billing was switched on): not content, so a
+ * target that was started once still counts as empty, and the file's rows replace them.
+ */
+const SERVER_STATE_TABLES = new Set(["billing_installation"]);
+
 /** Refuses a target that holds any row (an import never merges). */
 async function refuseUnlessEmpty(db: Db, tables: CatalogTable[]): Promise<void> {
   const filled: string[] = [];
   for (const t of tables) {
+    if (SERVER_STATE_TABLES.has(t.name)) continue;
     const [row] = await db.select({ n: countAll() }).from(t.table);
     if (row!.n > 0) filled.push(`${t.name}: ${row!.n}`);
   }
