@@ -17,7 +17,7 @@ import { startThreadsFake, type ThreadsFake } from "../fakes/threads.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { StoredProviderPending } from "../../src/db/pending.ts";
-import { openPending } from "../../src/modules/publishing/pending.ts";
+import { openPending, sealPending } from "../../src/modules/publishing/pending.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -310,6 +310,56 @@ describe("a carousel through the engine", () => {
     expect(carousels).toHaveLength(1);
     expect(fake.posts.filter((p) => p.text === "a pair of photos")).toHaveLength(1);
     expect(await events(id)).toEqual(["post.awaiting-provider", "post.published"]);
+  });
+
+  test("a check that died after publishing the stored CAROUSEL container: the post is found, not sent twice", async () => {
+    fake.mediaProcessingPolls = 1_000;
+    const text = "a carousel before the crash";
+    const id = await postWithImage([text], 0, 2);
+    await s.server.engine.runUntilIdle();
+    const waiting = openPending(s.herald, (await pendingColumn(id)) as StoredProviderPending)!;
+    const children = waiting.data.children as string[];
+    fake.mediaProcessingPolls = 0;
+    fake.finishProcessing();
+
+    // What the dead runs did: one check made the CAROUSEL container and stored it (as Herald does
+    // before publishing one); the next published it on Threads and died before storing the receipt.
+    const token = fake.issueToken();
+    const made = await fetch(`${fake.origin}/v1.0/${fake.account.id}/threads`, {
+      method: "POST",
+      body: new URLSearchParams({
+        media_type: "CAROUSEL",
+        children: children.join(","),
+        text,
+        access_token: token,
+      }),
+    });
+    const container = ((await made.json()) as { id: string }).id;
+    await fetch(`${fake.origin}/v1.0/${container}?fields=status&access_token=${token}`);
+    const published = await fetch(
+      `${fake.origin}/v1.0/${fake.account.id}/threads_publish?creation_id=${container}&access_token=${token}`,
+      { method: "POST" },
+    );
+    expect(published.status).toBe(200);
+    const stored = sealPending(s.herald, { ...waiting, data: { children, container } });
+    await inTransaction(s.herald.db, (tx) =>
+      tx
+        .update(posts)
+        .set({
+          state: "processing",
+          providerPending: stored,
+          leaseOwner: "proc_dead",
+          leaseExpiresAt: s.clock.now() - 1,
+        })
+        .where(eq(posts.id, id)),
+    );
+    await s.server.engine.runUntilIdle();
+    const done = await post(id);
+    expect(done).toMatchObject({ state: "published", attempt_count: 1 });
+    const onThreads = fake.posts.filter((p) => p.text === text);
+    expect(onThreads).toHaveLength(1);
+    expect(done.receipts.map((r: any) => r.provider_object_id)).toEqual([onThreads[0]!.id]);
+    expect(fake.containers.filter((c) => c.mediaType === "CAROUSEL" && c.text === text)).toHaveLength(1);
   });
 });
 
