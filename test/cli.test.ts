@@ -2,32 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { herald } from "./cli/helpers.ts";
 import { BUN, MAIN, ROOT, cleanEnv } from "./helpers/process.ts";
 
 // The real CLI, run as a process the way a user runs it from a checkout.
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `bun src/main.ts …args` to completion. */
-async function herald(args: string[], env: Record<string, string>): Promise<CliResult> {
-  const proc = Bun.spawn([BUN, MAIN, ...args], {
-    cwd: ROOT,
-    env: cleanEnv(env),
-    stdout: "pipe",
-    stderr: "pipe",
-    stdin: "ignore",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
-}
 
 /** stderr of a failed command: exactly one non-empty line. */
 function oneLine(text: string): string {

@@ -19,31 +19,10 @@ import { png } from "./assets/samples.ts";
 import { startMastodonFake } from "./fakes/mastodon.ts";
 import { freshDatabase, POSTGRES_URL, TEST_SECRET_KEY, type TestDatabase } from "./helpers/database.ts";
 import { BUN, cleanEnv, MAIN, ROOT } from "./helpers/process.ts";
+import { herald } from "./cli/helpers.ts";
 import { startTestServer, type TestAccount } from "./helpers/server.ts";
 import { connectMastodon, idem } from "./posts/helpers.ts";
 import { mustCreateEndpoint, runWebhooks, startReceiver } from "./webhooks/helpers.ts";
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI with exactly these HERALD_* variables. */
-async function herald(args: string[], env: Record<string, string>): Promise<Run> {
-  const proc = Bun.spawn([BUN, MAIN, ...args], {
-    cwd: ROOT,
-    env: cleanEnv(env),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
-}
 
 /** Runs the CLI and expects success. */
 async function mustRun(args: string[], env: Record<string, string>): Promise<string> {

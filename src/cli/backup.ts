@@ -1,9 +1,9 @@
 // `herald backup` and `herald restore`: arguments, help and output; the work is in src/modules/backup.
-import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
 import { takeBackup } from "../modules/backup/backup.ts";
 import { BackupError } from "../modules/backup/format.ts";
 import { restoreBackup } from "../modules/backup/restore.ts";
+import { flag, parseCommand, str } from "./args.ts";
 import { UsageError } from "./errors.ts";
 
 export const BACKUP_HELP = `Usage: herald backup --out FILE [--with-secret-key] [--json]
@@ -35,37 +35,18 @@ set to it (checked against the backup). Then start the server: herald serve.
 
   --json   print a JSON summary`;
 
-function parse(
-  args: string[],
-  options: Record<string, { type: "string" | "boolean" }>,
-  positionals: boolean,
-) {
-  try {
-    return parseArgs({
-      args,
-      options: { ...options, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-      strict: true,
-      allowPositionals: positionals,
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
 function megabytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 async function backup(args: string[]): Promise<string> {
   const options = { out: { type: "string" }, "with-secret-key": { type: "boolean" } } as const;
-  const values = parse(args, options, false).values as Record<string, string | boolean | undefined>;
-  if (values.help) return BACKUP_HELP;
-  if (typeof values.out !== "string" || values.out === "")
-    throw new UsageError("--out FILE is required (see herald backup --help)");
-  const summary = await takeBackup(loadConfig(), values.out, {
-    withSecretKey: values["with-secret-key"] === true,
-  });
-  if (values.json) return JSON.stringify(summary);
+  const parsed = parseCommand(args, options, [0, 0], "herald backup --help");
+  if (flag(parsed, "help")) return BACKUP_HELP;
+  const out = str(parsed, "out");
+  if (!out) throw new UsageError("--out FILE is required (see herald backup --help)");
+  const summary = await takeBackup(loadConfig(), out, { withSecretKey: flag(parsed, "with-secret-key") });
+  if (flag(parsed, "json")) return JSON.stringify(summary);
   const blobs = summary.blobs_in_file
     ? `${summary.blobs} blobs (${megabytes(summary.blob_bytes)})`
     : "no blobs (HERALD_STORAGE=s3: they stay in the bucket)";
@@ -79,11 +60,10 @@ async function backup(args: string[]): Promise<string> {
 }
 
 async function restore(args: string[]): Promise<string> {
-  const { values, positionals } = parse(args, {}, true);
-  if (values.help) return RESTORE_HELP;
-  if (positionals.length !== 1) throw new UsageError("restore takes one FILE (see herald restore --help)");
-  const summary = await restoreBackup(loadConfig(), positionals[0]!);
-  if (values.json) return JSON.stringify(summary);
+  const parsed = parseCommand(args, {}, [1, 1], "herald restore --help");
+  if (flag(parsed, "help")) return RESTORE_HELP;
+  const summary = await restoreBackup(loadConfig(), parsed.positionals[0]!);
+  if (flag(parsed, "json")) return JSON.stringify(summary);
   return (
     `Restored the ${summary.dialect} backup of ${summary.created_at} into ${summary.data_dir}: ` +
     `${summary.blobs} blobs (${megabytes(summary.blob_bytes)})` +

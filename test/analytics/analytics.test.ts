@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { engineOf } from "../../src/db/engine.ts";
 import { REFRESHES_PER_HOUR } from "../../src/modules/analytics/service.ts";
 import { expectProblem } from "../helpers/problems.ts";
-import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
+import { herald } from "../cli/helpers.ts";
 import { startEngineWorld, type EngineWorld } from "../posts/engine-helpers.ts";
 import { idem } from "../posts/helpers.ts";
 
@@ -250,20 +250,8 @@ describe("group errors and on-demand refresh", () => {
 });
 
 describe("herald analytics GROUP", () => {
-  async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const proc = Bun.spawn([BUN, MAIN, "analytics", ...args], {
-      cwd: ROOT,
-      env: cleanEnv({ HERALD_API_URL: w.s.url, HERALD_API_KEY: w.s.owner.apiKey }),
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    return { code, stdout, stderr };
-  }
+  const cli = (args: string[]) =>
+    herald(["analytics", ...args], { HERALD_API_URL: w.s.url, HERALD_API_KEY: w.s.owner.apiKey });
 
   test("prints the totals as a table, or the resource with --json", async () => {
     const { group } = await publishGroup(["cli numbers"]);

@@ -196,3 +196,26 @@ describe("configuration", () => {
     expect(loadConfig({}).billing.stripeSecretKey).toBeNull();
   });
 });
+
+describe("the billing object in the OpenAPI document", () => {
+  /** The schema in `node` that has property `name` (searched depth first). */
+  const withProperty = (node: any, name: string): any => {
+    if (!node || typeof node !== "object") return null;
+    if (node.properties?.[name]) return node;
+    for (const value of Object.values(node)) {
+      const found = withProperty(value, name);
+      if (found) return found;
+    }
+    return null;
+  };
+
+  test("documents its counts as integers with the contract's ranges (not string or integer)", async () => {
+    const doc = (await s.request("GET", "/v1/openapi.json", { key: null })).body;
+    const subscription = withProperty(doc.paths["/billing"].get.responses["200"], "workspace_quantity");
+    expect(subscription.properties.workspace_quantity).toEqual({ type: "integer", minimum: 0 });
+    const usage = withProperty(doc.paths["/billing"].get.responses["200"], "reserved");
+    for (const name of ["used", "reserved"])
+      expect(usage.properties[name]).toEqual({ type: "integer", minimum: 0, maximum: 50 });
+    expect(usage.properties.limit).toMatchObject({ const: 50 });
+  });
+});

@@ -97,19 +97,49 @@ async function stop(server: Serve): Promise<number | null> {
   return server.proc.exitCode;
 }
 
+/** A storage scenario's server on its disk: `server` is replaced when the scenario restarts it. */
+interface DiskRun {
+  env: { HERALD_DATA_DIR: string };
+  logs: string;
+  workspaceId: string;
+  api: Client;
+  server: Serve;
+}
+
+/**
+ * Bootstraps an account on `dataDir` (on `disk`), starts a server and runs `scenario`; the server's
+ * log is printed when it fails; the server is killed, the disk unmounted and the logs removed after.
+ */
+async function onDisk(
+  disk: { unmount(): void },
+  dataDir: string,
+  scenario: (run: DiskRun) => Promise<void>,
+): Promise<void> {
+  const run = { env: { HERALD_DATA_DIR: dataDir }, logs: logDir() } as DiskRun;
+  try {
+    const boot = await bootstrapCli({ dir: run.logs, env: run.env, cleanup: async () => {} });
+    run.workspaceId = boot.workspaceId;
+    run.server = await serve({ env: run.env, logs: run.logs });
+    run.api = client(() => run.server.url, boot.apiKey);
+    await scenario(run);
+  } catch (error) {
+    console.error(run.server?.log());
+    throw error;
+  } finally {
+    await run.server?.kill();
+    disk.unmount();
+    rmSync(run.logs, { recursive: true, force: true });
+  }
+}
+
 describe("storage faults", () => {
   test.skipIf(skipped !== null)(
     "a full disk: 503 for writes, reads and a crash survive, recovery",
     async () => {
       const started = Date.now();
       const disk = smallTmpfs(24);
-      const logs = logDir();
-      const env = { HERALD_DATA_DIR: disk.dir };
-      let server: Serve | null = null;
-      try {
-        const { workspaceId, apiKey } = await bootstrapCli({ dir: logs, env, cleanup: async () => {} });
-        server = await serve({ env, logs });
-        const api = client(() => server!.url, apiKey);
+      await onDisk(disk, disk.dir, async (run) => {
+        const { api, workspaceId, env, logs } = run;
         for (let i = 0; i < 5; i++) expect((await draft(api, workspaceId, `before-${i}`)).status).toBe(201);
 
         disk.fill();
@@ -125,30 +155,23 @@ describe("storage faults", () => {
         const listed = await api("GET", `/workspaces/${workspaceId}/posts?limit=100`);
         expect(listed.status).toBe(200);
         expect(listed.body.data).toHaveLength(5);
-        expect(server.log()).toContain('"message":"storage unavailable"');
-        expect(server.log()).toContain('"fault":"full"');
-        await expectHealthWarns(server, "storage_full", { state: "full", writable: true });
+        expect(run.server.log()).toContain('"message":"storage unavailable"');
+        expect(run.server.log()).toContain('"fault":"full"');
+        await expectHealthWarns(run.server, "storage_full", { state: "full", writable: true });
 
         // A crash while the disk is full, and a start on it: reads work, writes are still refused.
-        await server.kill("SIGKILL");
-        server = await serve({ env, logs });
+        await run.server.kill("SIGKILL");
+        run.server = await serve({ env, logs });
         expect((await api("GET", `/workspaces/${workspaceId}/posts?limit=100`)).body.data).toHaveLength(5);
         expectUnavailable(await draft(api, workspaceId, "during-0"), /storage is full/);
 
         disk.free();
         // The refused requests left nothing behind: the same keys now create their posts.
         for (let i = 0; i < 5; i++) expect((await draft(api, workspaceId, `during-${i}`)).status).toBe(201);
-        expect(await stop(server)).toBe(0);
+        expect(await stop(run.server)).toBe(0);
         expect(inspect(disk.dir)).toEqual({ integrity: "ok", posts: 10 });
         console.log(`[faults] storage: disk full held; ${Date.now() - started} ms`);
-      } catch (error) {
-        console.error(server?.log());
-        throw error;
-      } finally {
-        await server?.kill();
-        disk.unmount();
-        rmSync(logs, { recursive: true, force: true });
-      }
+      });
     },
     60_000,
   );
@@ -158,13 +181,8 @@ describe("storage faults", () => {
     async () => {
       const started = Date.now();
       const disk = ext4Image(64);
-      const logs = logDir();
-      const env = { HERALD_DATA_DIR: join(disk.dir, "herald") };
-      let server: Serve | null = null;
-      try {
-        const { workspaceId, apiKey } = await bootstrapCli({ dir: logs, env, cleanup: async () => {} });
-        server = await serve({ env, logs });
-        const api = client(() => server!.url, apiKey);
+      await onDisk(disk, join(disk.dir, "herald"), async (run) => {
+        const { api, workspaceId, env, logs } = run;
         for (let i = 0; i < 3; i++) expect((await draft(api, workspaceId, `before-${i}`)).status).toBe(201);
 
         // What the server wrote reaches the disk first: with synchronous=NORMAL (engine-sqlite.ts) SQLite
@@ -178,9 +196,9 @@ describe("storage faults", () => {
         const listed = await api("GET", `/workspaces/${workspaceId}/posts?limit=100`);
         expect(listed.status).toBe(200);
         expect(listed.body.data).toHaveLength(3);
-        expect(server.log()).toContain('"fault":"read_only"');
-        await expectHealthWarns(server, "storage_read_only", { state: "read_only", writable: false });
-        await stop(server);
+        expect(run.server.log()).toContain('"fault":"read_only"');
+        await expectHealthWarns(run.server, "storage_read_only", { state: "read_only", writable: false });
+        await stop(run.server);
 
         // Repaired and mounted read-only: a server does not start, and says why in one line.
         disk.remount("ro");
@@ -193,19 +211,12 @@ describe("storage faults", () => {
 
         disk.remount("rw");
         expect(inspect(env.HERALD_DATA_DIR)).toEqual({ integrity: "ok", posts: 3 });
-        server = await serve({ env, logs });
+        run.server = await serve({ env, logs });
         for (let i = 0; i < 3; i++) expect((await draft(api, workspaceId, `during-${i}`)).status).toBe(201);
-        expect(await stop(server)).toBe(0);
+        expect(await stop(run.server)).toBe(0);
         expect(inspect(env.HERALD_DATA_DIR)).toEqual({ integrity: "ok", posts: 6 });
         console.log(`[faults] storage: read-only held; ${Date.now() - started} ms`);
-      } catch (error) {
-        console.error(server?.log());
-        throw error;
-      } finally {
-        await server?.kill();
-        disk.unmount();
-        rmSync(logs, { recursive: true, force: true });
-      }
+      });
     },
     60_000,
   );

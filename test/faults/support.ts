@@ -5,7 +5,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type HeraldProcess, spawnHerald } from "../posts/engine-helpers.ts";
+import { apiClient, type HeraldProcess, spawnHerald } from "../posts/engine-helpers.ts";
 
 /** The seed of this run: HERALD_FAULTS_SEED, else `fallback` (CI's fixed seed); printed for replays. */
 export function faultSeed(name: string, fallback: number): number {
@@ -36,7 +36,6 @@ export function seeded(seed: number) {
   };
 }
 
-/** A `herald serve` child process. */
 /** A `herald serve` child process of a fault script. */
 export type Serve = HeraldProcess;
 
@@ -95,34 +94,7 @@ export function slowProxy(target: string, afterMs: () => number): { origin: stri
 
 /** JSON calls to a child with a key; a refused connection (the child is dead) is status 0. */
 export function client(base: () => string, apiKey: string) {
-  return async (
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<{ status: number; body: any; headers: Headers }> => {
-    try {
-      const response = await fetch(`${base()}/v1${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${apiKey}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...headers,
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      let parsed: any = null;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        parsed = text;
-      }
-      return { status: response.status, body: parsed, headers: response.headers };
-    } catch {
-      return { status: 0, body: null, headers: new Headers() };
-    }
-  };
+  return apiClient(base, apiKey, { deadIsStatus0: true });
 }
 
 export type Client = ReturnType<typeof client>;

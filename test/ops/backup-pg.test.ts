@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { POSTGRES_URL, TEST_SECRET_KEY } from "../helpers/database.ts";
 import { bootstrapCli, startHerald, tempDataDir, type HeraldProcess } from "../posts/engine-helpers.ts";
-import { LOAD_ENV, expectRestored, herald, remoteServer, startWriteLoad } from "./helpers.ts";
+import { LOAD_ENV, expectRestoredServer, herald, remoteServer, startWriteLoad } from "./helpers.ts";
 
 const work = mkdtempSync(join(tmpdir(), "herald-backup-pg-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -51,18 +51,14 @@ describe.skipIf(POSTGRES_URL === null)("herald backup and restore (PostgreSQL)",
       const again = await herald(["restore", out], { ...env, HERALD_DATA_DIR: join(work, "again") });
       expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/target database has tables/) });
 
-      const copy = await startHerald({
-        dir: env.HERALD_DATA_DIR,
-        env: { ...env, ...LOAD_ENV },
-        cleanup: async () => {},
-      });
-      servers.push(copy);
-      const checked = await expectRestored(
-        remoteServer(() => copy.url, apiKey),
+      const checked = await expectRestoredServer({
+        env: env,
+        servers,
+        apiKey,
         ws,
-        load.acks,
-        backupStartedAt,
-      );
+        acks: load.acks,
+        startedAt: backupStartedAt,
+      });
       expect(checked.posts).toBeGreaterThan(10);
       expect(checked.assets).toBeGreaterThan(1);
     } finally {

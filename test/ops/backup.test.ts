@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { POSTGRES_URL } from "../helpers/database.ts";
 import { bootstrapCli, startHerald, tempDataDir, type HeraldProcess } from "../posts/engine-helpers.ts";
-import { LOAD_ENV, expectRestored, herald, remoteServer, startWriteLoad } from "./helpers.ts";
+import { LOAD_ENV, expectRestoredServer, herald, remoteServer, startWriteLoad } from "./helpers.ts";
 
 const work = mkdtempSync(join(tmpdir(), "herald-backup-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -56,18 +56,14 @@ describe.skipIf(POSTGRES_URL !== null)("herald backup and restore (SQLite)", () 
       expect(db.query("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
       db.close();
 
-      const copy = await startHerald({
-        dir: target.HERALD_DATA_DIR,
-        env: { ...target, ...LOAD_ENV },
-        cleanup: async () => {},
-      });
-      servers.push(copy);
-      const checked = await expectRestored(
-        remoteServer(() => copy.url, apiKey),
+      const checked = await expectRestoredServer({
+        env: target,
+        servers,
+        apiKey,
         ws,
-        load.acks,
-        backupStartedAt,
-      );
+        acks: load.acks,
+        startedAt: backupStartedAt,
+      });
       expect(checked.posts).toBeGreaterThan(20);
       expect(checked.assets).toBeGreaterThan(3);
       expect(summary.blobs).toBeGreaterThan(0);

@@ -3,28 +3,11 @@
 import { expect } from "bun:test";
 import { uploadAsset } from "../assets/helpers.ts";
 import { png } from "../assets/samples.ts";
-import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
+import { startHerald, type HeraldProcess } from "../posts/engine-helpers.ts";
 import type { RequestOptions, TestResponse, TestServer } from "../helpers/server.ts";
 
-/** Runs `herald ARGS` with `env` (no other HERALD_* variable); its exit code and output. */
-export async function herald(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn([BUN, MAIN, ...args], {
-    cwd: ROOT,
-    env: cleanEnv(env),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
-}
+/** Runs `herald ARGS` with `env` (no other HERALD_* variable): the CLI tests' runner. */
+export { herald } from "../cli/helpers.ts";
 
 /** A client of a server at `url` with `apiKey`, shaped like a TestServer for the request helpers. */
 export function remoteServer(url: () => string, apiKey: string): TestServer {
@@ -143,4 +126,30 @@ export async function expectRestored(api: TestServer, ws: string, acks: Ack[], s
     posts: before.filter((a) => a.kind === "post").length,
     assets: before.filter((a) => a.kind === "asset").length,
   };
+}
+
+/**
+ * Starts `herald serve` on a restored data directory (`env`, under LOAD_ENV's rate limit), adds it to
+ * `servers` (stopped by the caller), and checks it as `expectRestored` does.
+ */
+export async function expectRestoredServer(input: {
+  env: Record<string, string> & { HERALD_DATA_DIR: string };
+  servers: HeraldProcess[];
+  apiKey: string;
+  ws: string;
+  acks: Ack[];
+  startedAt: number;
+}) {
+  const copy = await startHerald({
+    dir: input.env.HERALD_DATA_DIR,
+    env: { ...input.env, ...LOAD_ENV },
+    cleanup: async () => {},
+  });
+  input.servers.push(copy);
+  return expectRestored(
+    remoteServer(() => copy.url, input.apiKey),
+    input.ws,
+    input.acks,
+    input.startedAt,
+  );
 }

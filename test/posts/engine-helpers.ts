@@ -280,25 +280,41 @@ export function startHerald(data: SharedData, env: Record<string, string> = {}):
   return spawnHerald({ env: { ...data.env, ...env }, logs: data.dir });
 }
 
-/** JSON API calls against a child process with a key. */
-export function apiClient(baseUrl: () => string, apiKey: string) {
+/**
+ * JSON API calls against a child process with a key: status, headers and the body (parsed when it
+ * is JSON, else the text). With `deadIsStatus0` a refused connection (the child is dead) is status 0
+ * instead of an error, as the fault scripts want.
+ */
+export function apiClient(baseUrl: () => string, apiKey: string, options: { deadIsStatus0?: boolean } = {}) {
   return async (
     method: string,
     path: string,
     body?: unknown,
     headers: Record<string, string> = {},
-  ): Promise<{ status: number; body: any }> => {
-    const response = await fetch(`${baseUrl()}/v1${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${apiKey}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-        ...headers,
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+  ): Promise<{ status: number; body: any; headers: Headers }> => {
+    let response: Response;
+    try {
+      response = await fetch(`${baseUrl()}/v1${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (error) {
+      if (!options.deadIsStatus0) throw error;
+      return { status: 0, body: null, headers: new Headers() };
+    }
     const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : null };
+    let parsed: any = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = text;
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
   };
 }
 

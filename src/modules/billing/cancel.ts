@@ -6,11 +6,10 @@ import { iso } from "../../lib/clock.ts";
 import { recordAudit } from "../audit/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
 import { workspacesInSubscription } from "./quantity.ts";
-import { findBillingState, findCancellation, insertCancellation } from "./repo.ts";
+import { findCancellation, insertCancellation } from "./repo.ts";
 import { billingStateOf, getBilling, requireProcessor } from "./service.ts";
-import { stripeSecond } from "./sessions.ts";
 import { callStripe } from "./stripe.ts";
-import { isEnded, storeSubscription, subscriptionFields } from "./subscription.ts";
+import { isEnded, storeOwnChange, subscriptionFields } from "./subscription.ts";
 
 /**
  * POST /workspaces/{id}/subscription/cancel: takes one workspace out of the account's subscription.
@@ -73,9 +72,7 @@ export async function cancelWorkspaceSubscription(args: {
       canceledAt: now,
       endsAt,
     });
-    const current = (await findBillingState(tx, actor.accountId))?.row;
-    if (current?.stripeSubscriptionId === subscriptionId)
-      await storeSubscription(tx, current, updated, stripeSecond(now), now);
+    await storeOwnChange(tx, actor.accountId, updated, now);
     await recordAudit(
       tx,
       auditActorOf(actor),

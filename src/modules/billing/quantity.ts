@@ -4,14 +4,12 @@ import type { Herald } from "../../herald.ts";
 import { recordAudit } from "../audit/repo.ts";
 import {
   countWorkspaces,
-  findBillingState,
   listCancellations,
   listRunningSubscriptions,
   type SubscriptionRow,
 } from "./repo.ts";
-import { stripeSecond } from "./sessions.ts";
 import { callStripe } from "./stripe.ts";
-import { isEnded, storeSubscription, subscriptionFields } from "./subscription.ts";
+import { isEnded, storeOwnChange, subscriptionFields } from "./subscription.ts";
 
 /** The workspaces an account pays for: all of them but those cancelled out of the subscription. */
 export async function workspacesInSubscription(db: Db, accountId: string): Promise<number> {
@@ -53,11 +51,9 @@ export async function raiseWorkspaceQuantity(h: Herald, row: SubscriptionRow): P
         );
   const now = h.clock.now();
   const raised = await inTransaction(h.db, async (tx) => {
-    const current = (await findBillingState(tx, row.accountId))?.row;
-    if (current?.stripeSubscriptionId !== subscriptionId) return false;
+    const before = await storeOwnChange(tx, row.accountId, updated, now);
     // Another process may have stored this raise already: it is recorded once.
-    const raisedHere = updated !== subscription && current.workspaceQuantity < wanted;
-    await storeSubscription(tx, current, updated, stripeSecond(now), now);
+    const raisedHere = before !== null && updated !== subscription && before.workspaceQuantity < wanted;
     if (raisedHere)
       await recordAudit(
         tx,

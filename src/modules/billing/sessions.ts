@@ -6,13 +6,10 @@ import { recordAudit } from "../audit/repo.ts";
 import { countWorkspaces, ensureSubscriptionRow, findBillingState, updateSubscriptionRow } from "./repo.ts";
 import { billingStateOf, requireProcessor } from "./service.ts";
 import { callStripe } from "./stripe.ts";
-import { isEnded, storeSubscription } from "./subscription.ts";
+import { isEnded, storeOwnChange } from "./subscription.ts";
 
 /** Stripe Checkout refuses a `trial_end` less than 48 hours away. */
 const MIN_CHECKOUT_TRIAL_MS = 48 * 3_600_000;
-
-/** Stripe stamps events in whole seconds; a state Herald stores itself is stamped the same way. */
-export const stripeSecond = (ms: number) => Math.floor(ms / 1000) * 1000;
 
 async function audit(h: Herald, actor: Actor, action: string, targetType: string, targetId: string) {
   await inTransaction(h.db, (tx) =>
@@ -122,9 +119,7 @@ export async function convertTrial(args: { h: Herald; actor: Actor }) {
   );
   const now = h.clock.now();
   await inTransaction(h.db, async (tx) => {
-    const current = (await findBillingState(tx, actor.accountId))?.row;
-    if (current?.stripeSubscriptionId === subscriptionId)
-      await storeSubscription(tx, current, updated, stripeSecond(now), now);
+    await storeOwnChange(tx, actor.accountId, updated, now);
     await recordAudit(
       tx,
       auditActorOf(actor),

@@ -2,6 +2,7 @@ import type { Db } from "../../db/open.ts";
 import {
   countWorkspaces,
   deleteCancellations,
+  findBillingState,
   listCancellations,
   updateSubscriptionRow,
   type SubscriptionFields,
@@ -96,4 +97,24 @@ export async function storeSubscription(
       db,
       cancelled.slice(0, reinstate).map((c) => c.workspaceId),
     );
+}
+
+/** Stripe stamps events in whole seconds; a state Herald stores itself is stamped the same way. */
+const stripeSecond = (ms: number) => Math.floor(ms / 1000) * 1000;
+
+/**
+ * Stores Stripe's answer to a change Herald made itself (stamped with the current second), unless
+ * another subscription replaced the account's meanwhile. Returns the row as it was before, or null.
+ * Call in a write transaction.
+ */
+export async function storeOwnChange(
+  db: Db,
+  accountId: string,
+  subscription: Stripe.Subscription,
+  now: number,
+): Promise<SubscriptionRow | null> {
+  const current = (await findBillingState(db, accountId))?.row;
+  if (current?.stripeSubscriptionId !== subscription.id) return null;
+  await storeSubscription(db, current, subscription, stripeSecond(now), now);
+  return current;
 }
