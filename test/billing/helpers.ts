@@ -21,20 +21,24 @@ export interface BillingServer {
   stop(): Promise<void>;
 }
 
+/** The variables of a server billing through the Stripe fake (`processor_test`). */
+export function stripeEnv(stripe: StripeFake): Record<string, string> {
+  return {
+    HERALD_BILLING_MODE: "processor_test",
+    HERALD_STRIPE_SECRET_KEY: stripe.secretKey,
+    HERALD_STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    HERALD_STRIPE_PRICE_MONTHLY: "price_herald_monthly",
+    HERALD_STRIPE_PRICE_YEARLY: "price_herald_yearly",
+    HERALD_STRIPE_API_BASE: stripe.origin,
+  };
+}
+
 export async function startBillingServer(env: Record<string, string> = {}): Promise<BillingServer> {
   const clock = new ManualClock(START);
   const stripe = startStripeFake({ now: () => clock.now() });
   const s = await startTestServer({
     clock,
-    env: {
-      HERALD_BILLING_MODE: "processor_test",
-      HERALD_STRIPE_SECRET_KEY: stripe.secretKey,
-      HERALD_STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      HERALD_STRIPE_PRICE_MONTHLY: "price_herald_monthly",
-      HERALD_STRIPE_PRICE_YEARLY: "price_herald_yearly",
-      HERALD_STRIPE_API_BASE: stripe.origin,
-      ...env,
-    },
+    env: { ...stripeEnv(stripe), ...env },
   });
   return {
     s,

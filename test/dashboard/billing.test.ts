@@ -2,7 +2,7 @@
 // Stripe's checkout and portal reached through the API (303 to Stripe's page), roles.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { START, WEBHOOK_SECRET } from "../billing/helpers.ts";
+import { START, stripeEnv } from "../billing/helpers.ts";
 import { startStripeFake, type StripeFake } from "../fakes/stripe.ts";
 import {
   dashboardWorld,
@@ -20,14 +20,7 @@ beforeAll(async () => {
   stripe = startStripeFake({ now: () => clock.now() });
   world = await dashboardWorld({
     clock,
-    env: {
-      HERALD_BILLING_MODE: "processor_test",
-      HERALD_STRIPE_SECRET_KEY: stripe.secretKey,
-      HERALD_STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      HERALD_STRIPE_PRICE_MONTHLY: "price_herald_monthly",
-      HERALD_STRIPE_PRICE_YEARLY: "price_herald_yearly",
-      HERALD_STRIPE_API_BASE: stripe.origin,
-    },
+    env: stripeEnv(stripe),
   });
   owner = await world.signedIn();
 });
