@@ -20,7 +20,8 @@ import {
 } from "../../modules/posts/actions.ts";
 import { createPosts, validatePosts } from "../../modules/posts/create.ts";
 import { postEtag, presentPosts } from "../../modules/posts/present.ts";
-import { listQueueWindows, putQueueWindows } from "../../modules/posts/queue.ts";
+import { putQueueWindows } from "../../modules/posts/queue.ts";
+import { listQueueWindows } from "../../modules/posts/repo-queue.ts";
 import { listPosts, type PostRow } from "../../modules/posts/repo.ts";
 import { parseWhen } from "../../modules/posts/rules.ts";
 import { CreatePostsBody, ListPostsQuery, Post, PostSet, Queue } from "./posts-schemas.ts";

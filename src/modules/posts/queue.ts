@@ -1,15 +1,9 @@
-import { and, asc, eq } from "drizzle-orm";
 import { DateTime } from "luxon";
-import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { auditActorOf, type Actor } from "../../core/actor.ts";
 import { recordAudit } from "../audit/repo.ts";
-import type { Db } from "../../db/open.ts";
-import { queueWindows } from "../../db/schema.ts";
-
-/** A stored posting window. */
-export type QueueWindowRow = typeof queueWindows.$inferSelect;
+import { replaceQueueWindows, type QueueWindowRow } from "./repo-queue.ts";
 
 /** A window occurrence a post can be placed in. */
 export interface QueueSlot {
@@ -20,36 +14,6 @@ export interface QueueSlot {
 
 /** How far ahead the queue looks for a free window. */
 const HORIZON_DAYS = 366;
-
-/** The workspace's windows, by weekday then time. */
-export async function listQueueWindows(db: Db, workspaceId: string): Promise<QueueWindowRow[]> {
-  return db
-    .select()
-    .from(queueWindows)
-    .where(eq(queueWindows.workspaceId, workspaceId))
-    .orderBy(asc(queueWindows.weekday), asc(queueWindows.localTime));
-}
-
-/** Replaces the windows; a window that stays (same weekday and time) keeps its id. */
-export async function replaceQueueWindows(
-  db: Db,
-  workspaceId: string,
-  windows: { weekday: number; local_time: string }[],
-): Promise<QueueWindowRow[]> {
-  const current = await listQueueWindows(db, workspaceId);
-  const key = (w: { weekday: number; localTime: string }) => `${w.weekday}|${w.localTime}`;
-  const wanted = new Map(windows.map((w) => [key({ weekday: w.weekday, localTime: w.local_time }), w]));
-  for (const row of current)
-    if (!wanted.has(key(row))) await db.delete(queueWindows).where(eq(queueWindows.id, row.id));
-  const kept = new Set(current.map(key));
-  for (const [k, w] of wanted) {
-    if (!kept.has(k))
-      await db
-        .insert(queueWindows)
-        .values({ id: newId("qw"), workspaceId, weekday: w.weekday, localTime: w.local_time });
-  }
-  return listQueueWindows(db, workspaceId);
-}
 
 /**
  * The instant a window occurs on a local date in a zone. A time that does not exist that day
