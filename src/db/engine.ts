@@ -48,6 +48,8 @@ export const currentTransaction = new AsyncLocalStorage<Db>();
 export function followingTransactions(root: Db): Db {
   return new Proxy(root, {
     get(target, property) {
+      // The engine (and its tables) is the open transaction's too: read without looking it up.
+      if (property === ENGINE) return target[ENGINE];
       const base = activeHandle(target);
       const value = Reflect.get(base, property);
       return typeof value === "function" ? value.bind(base) : value;
