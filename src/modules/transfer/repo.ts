@@ -31,7 +31,7 @@ function byName(tables: Tables): Map<string, SQLiteTable> {
 }
 
 /** The SQLite build, for keys and foreign keys (drizzle reads a table's config by its dialect). */
-let definitions: Map<string, SQLiteTable> | undefined;
+const DEFINITIONS = byName(defineTables(sqliteBuilders));
 
 /**
  * Table names such that every table follows the tables it references; among tables whose
@@ -60,9 +60,8 @@ function foreignKeyOrder(definitions: Map<string, SQLiteTable>): string[] {
 
 /** Every table in foreign-key order, as the database `db` belongs to holds it. */
 export function catalog(db: Db): CatalogTable[] {
-  definitions ??= byName(defineTables(sqliteBuilders));
   const current = byName(tablesOf(db));
-  return foreignKeyOrder(definitions).map((name) => {
+  return foreignKeyOrder(DEFINITIONS).map((name) => {
     const table = current.get(name)!;
     const columns = Object.entries(getTableColumns(table)).map(([key, column]) => ({
       key,
@@ -70,7 +69,7 @@ export function catalog(db: Db): CatalogTable[] {
       column: column as SQLiteColumn,
     }));
     const byColumnName = new Map(columns.map((c) => [c.name, c]));
-    const config = getTableConfig(definitions!.get(name)!);
+    const config = getTableConfig(DEFINITIONS.get(name)!);
     const keyNames =
       config.primaryKeys[0]?.columns.map((c) => c.name) ??
       config.columns.filter((c) => c.primary).map((c) => c.name);
