@@ -192,3 +192,109 @@ export const ListPostsQuery = t.Object({
   limit: t.Optional(t.String()),
   after: t.Optional(t.String()),
 });
+
+/** An object that refuses properties it does not list. */
+const Closed = <P extends Parameters<typeof t.Object>[0]>(
+  properties: P,
+  options: { minProperties?: number } = {},
+) => t.Object(properties, { additionalProperties: false, ...options });
+
+export const WorkspaceParams = t.Object({ workspace_id: t.String() });
+export const PostParams = t.Object({ workspace_id: t.String(), post_id: t.String() });
+
+/** Query of GET one post. */
+export const GetPostQuery = t.Object({ include: t.Optional(t.Literal("attempts")) });
+
+/** The answer of POST /posts/validate. */
+export const PostValidation = t.Object({
+  object: t.Literal("post_validation"),
+  valid: t.Boolean(),
+  errors: t.Array(
+    t.Object({
+      pointer: t.String(),
+      code: t.String(),
+      detail: t.String(),
+      channel: t.Union([t.String(), t.Null()]),
+    }),
+  ),
+});
+
+/** Body of POST /posts/publish: the drafts (with their versions) and when they go out. */
+export const PublishDraftsBody = Closed({
+  confirmed: t.Optional(t.Boolean()),
+  when: t.String({ minLength: 1, maxLength: 64 }),
+  time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+  posts: t.Array(
+    Closed({
+      id: t.String({ minLength: 1 }),
+      version: Type.Integer({ minimum: 1 }),
+      destination_id: t.String({ minLength: 1, maxLength: 200 }),
+    }),
+    { minItems: 1, maxItems: 100 },
+  ),
+});
+
+/** Body of POST /posts/move: queued posts (as the caller last saw them) and the date to move them to. */
+export const MovePostsBody = Closed({
+  confirmed: t.Optional(t.Boolean()),
+  local_date: t.String({ minLength: 10, maxLength: 10 }),
+  posts: t.Array(
+    Closed({
+      id: t.String({ minLength: 1 }),
+      expected_scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
+    }),
+    { minItems: 1, maxItems: 100 },
+  ),
+});
+
+/** Body of PATCH one draft: its body, its assets or both. */
+export const PatchDraftBody = Closed(
+  {
+    body: t.Optional(t.Array(t.String({ maxLength: 100_000 }), { minItems: 1, maxItems: 100 })),
+    asset_items: t.Optional(
+      t.Array(
+        Closed({
+          asset_id: t.String({ minLength: 1, maxLength: 200 }),
+          item_index: Type.Integer({ minimum: 0, maximum: 99 }),
+        }),
+        { maxItems: 100 },
+      ),
+    ),
+  },
+  { minProperties: 1 },
+);
+
+/** The answer of DELETE one draft. */
+export const DeletedPost = t.Object({ id: t.String(), object: t.Literal("post"), deleted: t.Literal(true) });
+
+/** Body of cancel. */
+export const CancelPostBody = Closed({ confirmed: t.Optional(t.Boolean()) });
+
+/** Body of retry. */
+export const RetryPostBody = Closed({
+  confirmed: t.Optional(t.Boolean()),
+  acknowledge_duplicate_risk: t.Optional(t.Boolean()),
+});
+
+/** Body of reschedule. */
+export const ReschedulePostBody = Closed({
+  confirmed: t.Optional(t.Boolean()),
+  scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
+  time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+  acknowledge_duplicate_risk: t.Optional(
+    t.Boolean({
+      description: "Needed when the post's last outcome is unknown (retry_safety unsafe), as for retry.",
+    }),
+  ),
+});
+
+/** Body of PUT /queue: every posting window of the workspace. */
+export const PutQueueBody = Closed({
+  windows: t.Array(
+    Closed({
+      weekday: Type.Integer({ minimum: 1, maximum: 7 }),
+      local_time: t.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$" }),
+    }),
+    { maxItems: 500 },
+  ),
+});

@@ -10,11 +10,11 @@ import { findDestination } from "../destinations/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
 import { Findings, headlineOf } from "./create.ts";
 import { postEtag } from "./present.ts";
-import { listQueueWindows, nextFreeSlot, slotsOnDate } from "./queue.ts";
+import { findFreeQueueSlot } from "./queue.ts";
 import { inPostsTransaction } from "./constraints.ts";
-import { deletePostRow, findAssets, findPost, takenQueueSlots, updatePost, type PostRow } from "./repo.ts";
+import { deletePostRow, findAssets, findPost, updatePost, type PostRow } from "./repo.ts";
 import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
-import { availableActions, LIVE_STATES, type PostAction, type PostState } from "./states.ts";
+import { availableActions, type PostAction, type PostState } from "./states.ts";
 import { transitionPost, transitionPosts, type PostChanges, type PostMoveRequest } from "./transition.ts";
 
 async function audit(db: Db, actor: Actor, action: string, post: PostRow, now: number): Promise<void> {
@@ -439,13 +439,13 @@ export async function publishDrafts(args: {
     let slot: { windowId: string; localDate: string; at: number } | null = null;
     let scheduledAt = when!.mode === "exact" ? Math.max((when as { at: number }).at, now) : now;
     if (when!.mode === "queue") {
-      const ids = drafts.map((d) => d.destination!.id);
-      const taken = new Set(
-        (await takenQueueSlots(tx, workspace.id, ids, LIVE_STATES)).map(
-          (s) => `${s.windowId}|${s.localDate}`,
-        ),
-      );
-      slot = nextFreeSlot(await listQueueWindows(tx, workspace.id), workspace.timeZone, now, taken);
+      const destinationIds = drafts.map((d) => d.destination!.id);
+      slot = await findFreeQueueSlot(tx, {
+        workspaceId: workspace.id,
+        destinationIds,
+        timeZone: workspace.timeZone,
+        now,
+      });
       if (!slot)
         throw new ProblemError("public_unpublishable", "No free queue window.", {
           errors: [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window" }],
@@ -500,8 +500,6 @@ export async function movePostsInQueue(args: {
     throw invalid("/local_date", "must be a date YYYY-MM-DD");
   const now = h.clock.now();
   return inPostsTransaction(h.db, async (tx) => {
-    const windows = await listQueueWindows(tx, workspace.id);
-    const slots = slotsOnDate(windows, input.local_date, workspace.timeZone).filter((s) => s.at > now);
     let groupKey: string | undefined;
     const moved: PostRow[] = [];
     for (const [i, item] of input.posts.entries()) {
@@ -542,12 +540,14 @@ export async function movePostsInQueue(args: {
         );
       }
       // The post's own slot is free to it: moving to its own date may keep (or improve) its window.
-      const taken = new Set(
-        (await takenQueueSlots(tx, workspace.id, [post.destinationId!], LIVE_STATES))
-          .filter((s) => s.postId !== post.id)
-          .map((s) => `${s.windowId}|${s.localDate}`),
-      );
-      const slot = slots.find((s) => !taken.has(`${s.windowId}|${s.localDate}`));
+      const slot = await findFreeQueueSlot(tx, {
+        workspaceId: workspace.id,
+        destinationIds: [post.destinationId!],
+        timeZone: workspace.timeZone,
+        now,
+        localDate: input.local_date,
+        exceptPostId: post.id,
+      });
       if (!slot)
         throw new ProblemError(
           "public_unpublishable",

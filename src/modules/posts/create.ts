@@ -8,11 +8,10 @@ import { CHANNELS } from "../../providers/types.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { findDestination, type DestinationRow } from "../destinations/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
-import { listQueueWindows, nextFreeSlot, type QueueSlot } from "./queue.ts";
+import { findFreeQueueSlot, type QueueSlot } from "./queue.ts";
 import { inPostsTransaction } from "./constraints.ts";
-import { findAssets, findGroupDraft, takenQueueSlots, type AssetRow, type PostRow } from "./repo.ts";
+import { findAssets, findGroupDraft, type AssetRow, type PostRow } from "./repo.ts";
 import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
-import { LIVE_STATES } from "./states.ts";
 import { enterPosts } from "./transition.ts";
 import { isMetered, reserveXUsage, usageMonth } from "./x-usage.ts";
 
@@ -250,9 +249,7 @@ export async function planCreatePosts(args: {
       findings.add("public_invalid_request", [
         { pointer: "/posts", code: "custom", detail: "a queued request may name each destination once" },
       ]);
-    const slots = await takenQueueSlots(db, workspace.id, destinationIds, LIVE_STATES);
-    const taken = new Set(slots.map((s) => `${s.windowId}|${s.localDate}`));
-    slot = nextFreeSlot(await listQueueWindows(db, workspace.id), timeZone, now, taken);
+    slot = await findFreeQueueSlot(db, { workspaceId: workspace.id, destinationIds, timeZone, now });
     if (!slot)
       findings.add("public_unpublishable", [
         {
