@@ -1,11 +1,10 @@
 import { Type, type TRecord, type TString, type TUnknown } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
+import { Closed, Deleted, Nullable } from "./common-schemas.ts";
 import { NETWORK_RULES } from "../../providers/registry.ts";
 import { CHANNELS } from "../../providers/types.ts";
 import { POST_STATES } from "../../modules/posts/states.ts";
-
-const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
 
 /** A channel value. */
 export const Channel = t.Union(CHANNELS.map((c) => t.Literal(c)));
@@ -193,13 +192,6 @@ export const ListPostsQuery = t.Object({
   after: t.Optional(t.String()),
 });
 
-/** An object that refuses properties it does not list. */
-const Closed = <P extends Parameters<typeof t.Object>[0]>(
-  properties: P,
-  options: { minProperties?: number } = {},
-) => t.Object(properties, { additionalProperties: false, ...options });
-
-export const WorkspaceParams = t.Object({ workspace_id: t.String() });
 export const PostParams = t.Object({ workspace_id: t.String(), post_id: t.String() });
 
 /** Query of GET one post. */
@@ -265,7 +257,7 @@ export const PatchDraftBody = Closed(
 );
 
 /** The answer of DELETE one draft. */
-export const DeletedPost = t.Object({ id: t.String(), object: t.Literal("post"), deleted: t.Literal(true) });
+export const DeletedPost = Deleted("post");
 
 /** Body of cancel. */
 export const CancelPostBody = Closed({ confirmed: t.Optional(t.Boolean()) });

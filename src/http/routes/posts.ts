@@ -41,8 +41,8 @@ import {
   Queue,
   ReschedulePostBody,
   RetryPostBody,
-  WorkspaceParams,
 } from "./posts-schemas.ts";
+import { WorkspaceParams } from "./common-schemas.ts";
 
 type PostContext<Body = unknown, Query = unknown> = RouteContext<Body, Query, Static<typeof PostParams>>;
 

@@ -1,10 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
+import { Deleted, Nullable } from "./common-schemas.ts";
 import { WEBHOOK_EVENT_TYPES } from "../../modules/webhooks/present.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../modules/webhooks/url-rules.ts";
-
-const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
 
 const EventType = t.Union(WEBHOOK_EVENT_TYPES.map((type) => t.Literal(type)));
 const FilterMode = t.Union([t.Literal("all"), t.Literal("selected")]);
@@ -148,3 +147,13 @@ export const ListDeliveriesQuery = t.Object({
   limit: t.Optional(t.String()),
   after: t.Optional(t.String()),
 });
+
+export const EndpointParams = t.Object({ workspace_id: t.String(), endpoint_id: t.String() });
+export const DeliveryParams = t.Object({
+  workspace_id: t.String(),
+  endpoint_id: t.String(),
+  delivery_id: t.String(),
+});
+
+/** The answer of DELETE one endpoint. */
+export const DeletedEndpoint = Deleted("webhook_endpoint");
