@@ -22,7 +22,7 @@ import { closeSession, SESSION_TTL_MS, signIn } from "../../modules/sessions/ser
 import { confirmEmailPage } from "../pages/account.ts";
 import { deviceCodePage, deviceConfirmPage } from "../pages/device.ts";
 import { html } from "../pages/html.ts";
-import { messagePage, PAGE_CSS_PATH, type PageFrame } from "../pages/layout.ts";
+import { PAGE_CSS_PATH } from "../pages/layout.ts";
 import { loginPage, logoutPage } from "../pages/login.ts";
 import {
   type Browser,
@@ -39,11 +39,7 @@ import {
 } from "../pages/respond.ts";
 import { signupPage } from "../pages/signup.ts";
 import { PAGE_CSS } from "../pages/style.ts";
-
-// Pages are outside /v1 and the OpenAPI document; they answer HTML, never problem+json.
-const hidden = { detail: { hide: true } };
-// Form posts are read by the page itself (urlencoded, size-limited), not by a body parser.
-const formPost = { ...hidden, parse: "none" as const };
+import { csrfRefused, formPost, hidden, pageFrame, pageMessage } from "./page-kit.ts";
 
 /** What every page handler shares: Herald, the peer address, and the failure limiters. */
 interface Pages {
@@ -97,7 +93,7 @@ async function submitLogin(p: Pages, { request }: PageRequest) {
   const { h, loginFailures } = p;
   const browser = await browserOf(h, request);
   const form = await readForm(request);
-  if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p, browser);
+  if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p.h, browser);
   const address = p.clientAddress(request);
   try {
     loginFailures.check(address, h.clock.now());
@@ -128,7 +124,7 @@ async function submitLogout(p: Pages, { request }: PageRequest) {
   const browser = await browserOf(h, request);
   const form = await readForm(request);
   if (!browser.session) return redirect(h, browser, "/login");
-  if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p, browser);
+  if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p.h, browser);
   await closeSession(h, browser.session.id);
   return redirect(h, browser, "/login?signed_out=1", [cookie(h, SESSION_COOKIE, "", 0)]);
 }
@@ -142,7 +138,7 @@ async function submitSignup(p: Pages, { request, params }: TokenPage) {
   const { h } = p;
   const browser = await browserOf(h, request);
   const form = await readForm(request);
-  if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p, browser);
+  if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p.h, browser);
   const fields = {
     name: form.get("name") ?? "",
     password: form.get("password") ?? "",
@@ -159,7 +155,7 @@ async function submitSignup(p: Pages, { request, params }: TokenPage) {
     case "used":
       return signupLinkGone(p, browser, outcome.kind);
     case "email_taken":
-      return message(p, browser, 409, "This address already has an account", [
+      return pageMessage(p.h, browser, 409, "This address already has an account", [
         html`<a href="/login">Sign in</a> instead.`,
       ]);
     case "invalid": {
@@ -180,7 +176,9 @@ async function showDevice(p: Pages, { request, query }: PageQuery) {
   if (!browser.session)
     return toLogin(p, browser, code ? `/device?user_code=${encodeURIComponent(code)}` : "/device");
   if (code) return deviceAnswer(p, browser, code);
-  const page = deviceCodePage(frame(p, browser, "Sign in the command line"), { csrf: csrfOf(h, browser) });
+  const page = deviceCodePage(pageFrame(p.h, browser, "Sign in the command line"), {
+    csrf: csrfOf(h, browser),
+  });
   return pageResponse(h, browser, page);
 }
 
@@ -190,7 +188,7 @@ async function submitDevice(p: Pages, { request }: PageRequest) {
   const form = await readForm(request);
   const code = form.get("user_code") ?? "";
   if (!browser.session) return toLogin(p, browser, "/device");
-  if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p, browser);
+  if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p.h, browser);
   const decision = form.get("decision");
   if (decision !== "approve" && decision !== "deny") return deviceAnswer(p, browser, code);
   const session = browser.session;
@@ -211,12 +209,12 @@ async function submitDevice(p: Pages, { request }: PageRequest) {
     case "already_decided":
       return decidedAlready(p, browser, decided.row!.status);
     case "denied":
-      return message(p, browser, 200, "Request denied", [
+      return pageMessage(p.h, browser, 200, "Request denied", [
         html`The command line on <strong>${decided.row!.deviceName}</strong> gets no access; your terminal says so.`,
       ]);
     case "approved": {
       const awaiting = await userAwaitsConfirmation(h.db, session.userId);
-      return message(p, browser, 200, "Command line approved", [
+      return pageMessage(p.h, browser, 200, "Command line approved", [
         html`Return to your terminal: <code>herald login</code> on <strong>${decided.row!.deviceName}</strong>
 finishes by itself${awaiting ? html` once you confirm ${session.email} with the link we e-mailed you` : ""}.`,
       ]);
@@ -229,7 +227,7 @@ async function showConfirmEmail(p: Pages, { request, params }: TokenPage) {
   const browser = await browserOf(h, request);
   const found = await inspectConfirmation(h, params.token);
   if (found.state !== "waiting") return confirmationOutcome(p, browser, found.state);
-  const page = confirmEmailPage(frame(p, browser, "Confirm your address"), {
+  const page = confirmEmailPage(pageFrame(p.h, browser, "Confirm your address"), {
     csrf: csrfOf(h, browser),
     action: `/confirm-email/${params.token}`,
     email: found.email,
@@ -241,48 +239,28 @@ async function submitConfirmEmail(p: Pages, { request, params }: TokenPage) {
   const { h } = p;
   const browser = await browserOf(h, request);
   const form = await readForm(request);
-  if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p, browser);
+  if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p.h, browser);
   const before = await confirmEmail(h, params.token);
   if (before.state !== "waiting") return confirmationOutcome(p, browser, before.state);
-  return message(p, browser, 200, "Address confirmed", [
+  return pageMessage(p.h, browser, 200, "Address confirmed", [
     html`Thank you: <strong>${before.email}</strong> is confirmed. A terminal waiting in
 <code>herald login</code> receives its key at its next poll.`,
     html`<a href="/dashboard">Go to your account</a>`,
   ]);
 }
 
-function frame({ h }: Pages, browser: Browser, title: string): PageFrame {
-  return {
-    title,
-    signedIn: browser.session ? { email: browser.session.email, csrf: csrfOf(h, browser) } : null,
-  };
-}
-
-function message(
-  p: Pages,
-  browser: Browser,
-  status: number,
-  heading: string,
-  paragraphs: (string | ReturnType<typeof html>)[],
-  headers: Record<string, string> = {},
-) {
-  return pageResponse(p.h, browser, messagePage(frame(p, browser, heading), { heading, paragraphs }), {
-    status,
-    headers,
-  });
-}
-
-function csrfRefused(p: Pages, browser: Browser) {
-  return message(p, browser, 403, "This form cannot be used", [
-    "It has expired, or it was not sent from Herald's own page. Go back, reload the page and try again.",
-  ]);
-}
-
 function tooMany(p: Pages, browser: Browser, error: unknown) {
   const retryAfter = error instanceof ProblemError ? (error.retryAfter ?? 60) : 60;
-  return message(p, browser, 429, "Too many attempts", [`Wait ${retryAfter} seconds, then try again.`], {
-    "retry-after": String(retryAfter),
-  });
+  return pageMessage(
+    p.h,
+    browser,
+    429,
+    "Too many attempts",
+    [`Wait ${retryAfter} seconds, then try again.`],
+    {
+      "retry-after": String(retryAfter),
+    },
+  );
 }
 
 function toLogin({ h }: Pages, browser: Browser, next: string) {
@@ -306,7 +284,7 @@ async function deviceAnswer(p: Pages, browser: Browser, typed: string) {
   if (!row) {
     codeFailures.fail(session.id, h.clock.now());
     const error = "That code is not valid or has expired. Check your terminal, or run herald login again.";
-    const page = deviceCodePage(frame(p, browser, "Sign in the command line"), {
+    const page = deviceCodePage(pageFrame(p.h, browser, "Sign in the command line"), {
       csrf: csrfOf(h, browser),
       code: typed,
       error,
@@ -315,7 +293,7 @@ async function deviceAnswer(p: Pages, browser: Browser, typed: string) {
   }
   if (row.status !== "pending") return decidedAlready(p, browser, row.status);
   const awaiting = (await userAwaitsConfirmation(h.db, session.userId)) ? session.email : null;
-  const page = deviceConfirmPage(frame(p, browser, "Approve the command line"), {
+  const page = deviceConfirmPage(pageFrame(p.h, browser, "Approve the command line"), {
     csrf: csrfOf(h, browser),
     code: formatUserCode(normalizeUserCode(typed)!),
     deviceName: row.deviceName,
@@ -331,7 +309,7 @@ async function deviceAnswer(p: Pages, browser: Browser, typed: string) {
 }
 
 function decidedAlready(p: Pages, browser: Browser, status: string) {
-  return message(p, browser, 409, "This request was already answered", [
+  return pageMessage(p.h, browser, 409, "This request was already answered", [
     status === "denied"
       ? "It was denied. Run herald login again to start over."
       : "It was approved already. Return to your terminal.",
@@ -366,14 +344,14 @@ async function signupForm(
 
 function signupLinkGone(p: Pages, browser: Browser, kind: "unknown" | "expired" | "used"): Response {
   if (kind === "unknown")
-    return message(p, browser, 404, "This signup link is not valid", [
+    return pageMessage(p.h, browser, 404, "This signup link is not valid", [
       "Check that the whole link was copied, or start the signup again.",
     ]);
   if (kind === "used")
-    return message(p, browser, 410, "This signup link was already used", [
+    return pageMessage(p.h, browser, 410, "This signup link was already used", [
       html`The account exists: <a href="/login">sign in</a>.`,
     ]);
-  return message(p, browser, 410, "This signup link has expired", [
+  return pageMessage(p.h, browser, 410, "This signup link has expired", [
     "Signup links work for an hour. Start the signup again (herald login offers it).",
   ]);
 }
@@ -384,14 +362,14 @@ function confirmationOutcome(
   state: "unknown" | "expired" | "confirmed",
 ): Response {
   if (state === "unknown")
-    return message(p, browser, 404, "This confirmation link is not valid", [
+    return pageMessage(p.h, browser, 404, "This confirmation link is not valid", [
       "Check that the whole link was copied from the e-mail.",
     ]);
   if (state === "confirmed")
-    return message(p, browser, 200, "Address already confirmed", [
+    return pageMessage(p.h, browser, 200, "Address already confirmed", [
       html`<a href="/dashboard">Go to your account</a>`,
     ]);
-  return message(p, browser, 410, "This confirmation link has expired", [
+  return pageMessage(p.h, browser, 410, "This confirmation link has expired", [
     html`<a href="/dashboard">Sign in</a> and send a new link from your account page.`,
   ]);
 }
