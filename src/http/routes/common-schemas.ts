@@ -18,3 +18,9 @@ export const WorkspaceParams = t.Object({ workspace_id: t.String() });
 /** The answer of a DELETE: `{id, object, deleted: true}`. */
 export const Deleted = <O extends string>(object: O) =>
   t.Object({ id: t.String(), object: t.Literal(object), deleted: t.Literal(true) });
+
+/** Query of a paged listing: the page size and the cursor. */
+export const PageQuery = t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()) });
+
+/** A body that carries nothing: `{}` or no body at all. */
+export const EmptyBody = t.Optional(Closed({}));

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
-import { Deleted, Nullable } from "./common-schemas.ts";
+import { Deleted, Nullable, PageQuery } from "./common-schemas.ts";
 import { WEBHOOK_EVENT_TYPES } from "../../modules/webhooks/present.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../modules/webhooks/url-rules.ts";
 
@@ -139,7 +139,7 @@ export const WebhookDelivery = t.Object(
 );
 
 /** Query of the endpoint listing. */
-export const ListQuery = t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()) });
+export const ListQuery = PageQuery;
 
 /** Query of the delivery log. */
 export const ListDeliveriesQuery = t.Object({
