@@ -72,7 +72,6 @@ export const RotateSecretBody = t.Object(
 );
 
 /** The body of operations that take no fields (`{}`). */
-export const EmptyBody = t.Object({}, { additionalProperties: false });
 
 const endpointFields = {
   id: t.String(),

@@ -16,13 +16,12 @@ import {
   type EndpointRow,
 } from "../../modules/webhooks/repo.ts";
 import { workspaceOf, type RouteContext } from "./context.ts";
-import { WorkspaceParams } from "./common-schemas.ts";
+import { EmptyBody, WorkspaceParams } from "./common-schemas.ts";
 import {
   CreateEndpointBody,
   DeletedEndpoint,
   DeliveryParams,
   EndpointParams,
-  EmptyBody,
   ListDeliveriesQuery,
   ListQuery,
   PatchEndpointBody,
@@ -344,7 +343,7 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       ...doc.test,
       parse: JSON_PARSER,
       params: EndpointParams,
-      body: t.Optional(EmptyBody),
+      body: EmptyBody,
       response: { 202: WebhookDelivery },
     })
     .get("/:endpoint_id/deliveries", (c) => listDeliveryPage(h, c), {
@@ -357,7 +356,7 @@ export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       ...doc.redeliver,
       parse: JSON_PARSER,
       params: DeliveryParams,
-      body: t.Optional(EmptyBody),
+      body: EmptyBody,
       response: { 202: WebhookDelivery },
     });
 }
