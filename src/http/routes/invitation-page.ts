@@ -8,7 +8,7 @@ import {
 } from "../../modules/invitations/accept.ts";
 import { INVITATION_PAGE_PATH } from "../../modules/invitations/service.ts";
 import { closeSession, SESSION_TTL_MS } from "../../modules/sessions/service.ts";
-import { PASSWORD_MIN_LENGTH, type SignupForm } from "../../modules/signup/service.ts";
+import { PASSWORD_MIN_LENGTH } from "../../modules/signup/service.ts";
 import { html } from "../pages/html.ts";
 import { invitationPage } from "../pages/invitation.ts";
 import { requestIdOf } from "../plugin.ts";
@@ -23,7 +23,7 @@ import {
   redirect,
   SESSION_COOKIE,
 } from "../pages/respond.ts";
-import { csrfRefused, formPost, hidden, pageMessage } from "./page-kit.ts";
+import { csrfRefused, formPost, hidden, newPersonFields, pageMessage } from "./page-kit.ts";
 
 /**
  * The hosted page of an invitation's e-mailed link, `/invitations/{token}` (outside /v1, HTML, no
@@ -49,11 +49,7 @@ async function acceptInvitationForm(h: Herald, { request, params }: TokenPage) {
   const browser = await browserOf(h, request);
   const posted = await readForm(request);
   if (!formFromThisBrowser(h, browser, posted)) return csrfRefused(h, browser);
-  const fields: SignupForm = {
-    name: posted.get("name") ?? "",
-    password: posted.get("password") ?? "",
-    password_confirmation: posted.get("password_confirmation") ?? "",
-  };
+  const fields = newPersonFields(posted);
   const outcome = await acceptInvitation(h, {
     token: params.token,
     form: fields,

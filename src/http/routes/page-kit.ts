@@ -1,4 +1,5 @@
 import type { Herald } from "../../herald.ts";
+import type { SignupForm } from "../../modules/signup/service.ts";
 import type { Markup } from "../pages/html.ts";
 import { messagePage, type PageFrame } from "../pages/layout.ts";
 import { type Browser, csrfOf, pageResponse } from "../pages/respond.ts";
@@ -38,4 +39,13 @@ export function csrfRefused(h: Herald, browser: Browser): Response {
   return pageMessage(h, browser, 403, "This form cannot be used", [
     "It has expired, or it was not sent from Herald's own page. Go back, reload the page and try again.",
   ]);
+}
+
+/** The fields of a form that names a new person and sets their password (signup, invitation). */
+export function newPersonFields(form: { get(name: string): string | null }): SignupForm {
+  return {
+    name: form.get("name") ?? "",
+    password: form.get("password") ?? "",
+    password_confirmation: form.get("password_confirmation") ?? "",
+  };
 }

@@ -39,7 +39,7 @@ import {
 } from "../pages/respond.ts";
 import { signupPage } from "../pages/signup.ts";
 import { PAGE_CSS } from "../pages/style.ts";
-import { csrfRefused, formPost, hidden, pageFrame, pageMessage } from "./page-kit.ts";
+import { csrfRefused, formPost, hidden, newPersonFields, pageFrame, pageMessage } from "./page-kit.ts";
 
 /** What every page handler shares: Herald, the peer address, and the failure limiters. */
 interface Pages {
@@ -139,11 +139,7 @@ async function submitSignup(p: Pages, { request, params }: TokenPage) {
   const browser = await browserOf(h, request);
   const form = await readForm(request);
   if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p.h, browser);
-  const fields = {
-    name: form.get("name") ?? "",
-    password: form.get("password") ?? "",
-    password_confirmation: form.get("password_confirmation") ?? "",
-  };
+  const fields = newPersonFields(form);
   const outcome = await completeSignup(h, {
     token: params.token,
     form: fields,
