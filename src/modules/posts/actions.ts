@@ -545,6 +545,27 @@ async function draftMove(
   return { post, to, changes };
 }
 
+/** The optimistic check of a move: the post is still at the time the caller saw (409 otherwise). */
+function requireScheduledAt(post: PostRow, expectedScheduledAt: string, i: number): void {
+  const expected = parseWhen(expectedScheduledAt);
+  if (!expected || expected.mode !== "exact")
+    throw invalid(`/posts/${i}/expected_scheduled_at`, "must be an ISO 8601 time with a UTC offset");
+  if (expected.at === post.scheduledAt) return;
+  throw new ProblemError(
+    "public_version_conflict",
+    `Post ${post.id} is no longer scheduled at ${expectedScheduledAt}; fetch it again.`,
+    {
+      errors: [
+        {
+          pointer: `/posts/${i}/expected_scheduled_at`,
+          code: "custom",
+          detail: `the post is scheduled at ${new Date(post.scheduledAt!).toISOString()}`,
+        },
+      ],
+    },
+  );
+}
+
 /**
  * Moves queued posts to the earliest free window on `local_date` (workspace time zone). Each post's
  * `expected_scheduled_at` must still be its time (an optimistic check), else 409.
@@ -576,24 +597,7 @@ export async function movePostsInQueue(args: {
       requireAction(post, "move");
       groupKey ??= post.groupKey;
       requireOneGroup(groupKey, post, i);
-      const expected = parseWhen(item.expected_scheduled_at);
-      if (!expected || expected.mode !== "exact")
-        throw invalid(`/posts/${i}/expected_scheduled_at`, "must be an ISO 8601 time with a UTC offset");
-      if (expected.at !== post.scheduledAt) {
-        throw new ProblemError(
-          "public_version_conflict",
-          `Post ${post.id} is no longer scheduled at ${item.expected_scheduled_at}; fetch it again.`,
-          {
-            errors: [
-              {
-                pointer: `/posts/${i}/expected_scheduled_at`,
-                code: "custom",
-                detail: `the post is scheduled at ${new Date(post.scheduledAt!).toISOString()}`,
-              },
-            ],
-          },
-        );
-      }
+      requireScheduledAt(post, item.expected_scheduled_at, i);
       // The post's own slot is free to it: moving to its own date may keep (or improve) its window.
       const slot = await findFreeQueueSlot(tx, {
         workspaceId: workspace.id,
