@@ -188,38 +188,41 @@ function startedInDashboard(credentialId: string | null): boolean {
  * session).
  */
 export function oauthCallbackRoutes(h: Herald) {
-  return new Elysia().get(
-    "/oauth/callback/:provider",
-    async ({ params, query }) => {
-      const result = await completeOAuthCallback({
-        h,
-        channel: params.provider,
-        query: query as Record<string, string>,
-      });
-      // A connection started from the dashboard goes back there (the page says how it went); one started
-      // with an API key keeps this page.
-      if (result.connection && startedInDashboard(result.connection.credentialId)) {
-        const { id, workspaceId } = result.connection;
-        const notice = result.ok ? "connected" : "not_connected";
-        return new Response(null, {
-          status: 303,
-          headers: {
-            location: `/dashboard/workspaces/${workspaceId}/destinations?notice=${notice}&connection=${id}`,
-            "cache-control": "no-store",
-          },
-        });
-      }
-      const title = result.ok ? "Connected" : "Not connected";
-      return new Response(
-        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
+  return new Elysia().get("/oauth/callback/:provider", (c) => oauthCallback(h, c), {
+    detail: { hide: true },
+  });
+}
+
+async function oauthCallback(
+  h: Herald,
+  { params, query }: { params: { provider: string }; query: Record<string, string | undefined> },
+) {
+  const result = await completeOAuthCallback({
+    h,
+    channel: params.provider,
+    query: query as Record<string, string>,
+  });
+  // A connection started from the dashboard goes back there (the page says how it went); one started
+  // with an API key keeps this page.
+  if (result.connection && startedInDashboard(result.connection.credentialId)) {
+    const { id, workspaceId } = result.connection;
+    const notice = result.ok ? "connected" : "not_connected";
+    return new Response(null, {
+      status: 303,
+      headers: {
+        location: `/dashboard/workspaces/${workspaceId}/destinations?notice=${notice}&connection=${id}`,
+        "cache-control": "no-store",
+      },
+    });
+  }
+  const title = result.ok ? "Connected" : "Not connected";
+  return new Response(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>
 <body><h1>${title}</h1><p>${escapeHtml(result.message)}</p></body></html>`,
-        {
-          status: result.ok ? 200 : 400,
-          headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
-        },
-      );
+    {
+      status: result.ok ? 200 : 400,
+      headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
     },
-    { detail: { hide: true } },
   );
 }
