@@ -34,7 +34,7 @@ const PostAnalytics = t.Object(
   },
   { title: "PostAnalytics" },
 );
-const GroupAnalytics = t.Object(
+export const GroupAnalytics = t.Object(
   {
     object: t.Literal("post_group_analytics"),
     group: t.String(),
@@ -47,7 +47,7 @@ const GroupAnalytics = t.Object(
   },
   { title: "PostGroupAnalytics" },
 );
-const Series = t.Object(
+export const Series = t.Object(
   {
     object: t.Literal("analytics_series"),
     bucket: t.Union([t.Literal("day"), t.Literal("week")]),

@@ -20,7 +20,7 @@ import {
   requireAsset,
 } from "../../modules/assets/service.ts";
 
-const Asset = t.Object(
+export const Asset = t.Object(
   {
     id: t.String(),
     object: t.Literal("asset"),
@@ -44,7 +44,7 @@ const Asset = t.Object(
   { title: "Asset" },
 );
 
-const AssetUpload = t.Object(
+export const AssetUpload = t.Object(
   {
     id: t.String(),
     object: t.Literal("asset_upload"),

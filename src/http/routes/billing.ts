@@ -28,7 +28,7 @@ const Subscription = t.Object({
   cancel_at_period_end: t.Boolean(),
 });
 
-const Billing = t.Object(
+export const Billing = t.Object(
   {
     object: t.Literal("billing"),
     mode: t.Union([t.Literal("disabled"), t.Literal("processor_test"), t.Literal("processor_live")]),
@@ -55,7 +55,7 @@ const Billing = t.Object(
   { title: "Billing" },
 );
 
-const HostedSession = (object: string, title: string) =>
+export const HostedSession = (object: string, title: string) =>
   t.Object({ object: t.Literal(object), url: t.String({ format: "uri" }) }, { title });
 
 const tag = "Billing";

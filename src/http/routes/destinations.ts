@@ -18,7 +18,7 @@ import {
   startConnection,
 } from "../../modules/destinations/service.ts";
 
-const Destination = t.Object(
+export const Destination = t.Object(
   {
     id: t.String(),
     object: t.Literal("destination"),
@@ -32,7 +32,7 @@ const Destination = t.Object(
   },
   { title: "Destination" },
 );
-const Connection = t.Object(
+export const Connection = t.Object(
   {
     object: t.Literal("destination_connection"),
     id: t.String(),

@@ -16,7 +16,7 @@ import {
 
 const Role = t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]);
 
-const Invitation = t.Object(
+export const Invitation = t.Object(
   {
     id: t.String({ pattern: "^[0-9]+$" }),
     object: t.Literal("account_invitation"),

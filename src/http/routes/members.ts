@@ -10,7 +10,7 @@ import { presentMember, removeMember } from "../../modules/team/service.ts";
 
 const Role = t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]);
 
-const Member = t.Object(
+export const Member = t.Object(
   {
     id: t.String(),
     object: t.Literal("account_member"),

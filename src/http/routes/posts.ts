@@ -31,6 +31,20 @@ const PostParams = t.Object({ workspace_id: t.String(), post_id: t.String() });
 const Confirmed = t.Object({ confirmed: t.Optional(t.Boolean()) }, { additionalProperties: false });
 const tag = "Posts";
 
+/** The answer of POST /posts/validate. */
+export const PostValidation = t.Object({
+  object: t.Literal("post_validation"),
+  valid: t.Boolean(),
+  errors: t.Array(
+    t.Object({
+      pointer: t.String(),
+      code: t.String(),
+      detail: t.String(),
+      channel: t.Union([t.String(), t.Null()]),
+    }),
+  ),
+});
+
 /** A post response with its ETag. */
 async function postResponse(
   h: Herald,
@@ -203,18 +217,7 @@ export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
         params: WorkspaceParams,
         body: CreatePostsBody,
         response: {
-          200: t.Object({
-            object: t.Literal("post_validation"),
-            valid: t.Boolean(),
-            errors: t.Array(
-              t.Object({
-                pointer: t.String(),
-                code: t.String(),
-                detail: t.String(),
-                channel: t.Union([t.String(), t.Null()]),
-              }),
-            ),
-          }),
+          200: PostValidation,
         },
       },
     )

@@ -8,7 +8,7 @@ import { runIdempotent } from "../../modules/idempotency/service.ts";
 import { listWorkspaces } from "../../modules/workspaces/repo.ts";
 import { createWorkspace, patchWorkspace, presentWorkspace } from "../../modules/workspaces/service.ts";
 
-const Workspace = t.Object(
+export const Workspace = t.Object(
   {
     id: t.String(),
     object: t.Literal("workspace"),
