@@ -17,6 +17,7 @@ import {
   requireDestination,
   startConnection,
 } from "../../modules/destinations/service.ts";
+import { html } from "../pages/html.ts";
 
 export const Destination = t.Object(
   {
@@ -53,10 +54,6 @@ export const Connection = t.Object(
 const WorkspaceParams = t.Object({ workspace_id: t.String() });
 const DestinationParams = t.Object({ workspace_id: t.String(), destination_id: t.String() });
 const tag = "Destinations";
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** Destinations (connected accounts) and connection sessions. */
 export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
@@ -243,9 +240,9 @@ export function oauthCallbackRoutes(h: Herald) {
       }
       const title = result.ok ? "Connected" : "Not connected";
       return new Response(
-        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
+        html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>
-<body><h1>${title}</h1><p>${escapeHtml(result.message)}</p></body></html>`,
+<body><h1>${title}</h1><p>${result.message}</p></body></html>`.text,
         {
           status: result.ok ? 200 : 400,
           headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
