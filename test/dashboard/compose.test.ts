@@ -14,7 +14,7 @@ import {
   hiddenFields,
   TestBrowser,
 } from "./support.ts";
-import type { PageResponse } from "../signup/browser.ts";
+import type { PageResponse } from "../helpers/browser.ts";
 
 let world: DashboardWorld;
 let bluesky: BlueskyFake;

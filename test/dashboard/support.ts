@@ -6,9 +6,12 @@ import { DASHBOARD_CSP, dashboardCsp } from "../../src/http/dashboard/router.ts"
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import type { Role } from "../../src/modules/account/roles.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { hiddenFields, type PageResponse, TestBrowser } from "../signup/browser.ts";
+import { hiddenFields, type PageResponse, TestBrowser } from "../helpers/browser.ts";
 
-export { TestBrowser, csrfTokenOf, formAction, hiddenFields } from "../signup/browser.ts";
+import { screenOf } from "../helpers/screen.ts";
+
+export { TestBrowser, csrfTokenOf, formAction, hiddenFields } from "../helpers/browser.ts";
+export { attributeOf, screenOf, textOf, valueOf } from "../helpers/screen.ts";
 
 export const PASSWORD = "correct horse battery";
 
@@ -67,6 +70,12 @@ export async function dashboardWorld(
     },
     stop: () => s.stop(),
   };
+}
+
+/** The page's main heading (its one `h1`) as a person reads it. */
+export function headingOf(page: { text: string }): string {
+  const screen = screenOf(page.text);
+  return screen.nameOf(screen.getByRole("heading", { level: 1 }));
 }
 
 /**

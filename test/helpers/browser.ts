@@ -1,5 +1,5 @@
 import { expect } from "bun:test";
-import type { TestServer } from "../helpers/server.ts";
+import type { TestServer } from "./server.ts";
 
 /** What a page request returned. */
 export interface PageResponse {
