@@ -11,7 +11,7 @@ import { hiddenFields, type PageResponse, TestBrowser } from "../helpers/browser
 import { screenOf } from "../helpers/screen.ts";
 
 export { TestBrowser, csrfTokenOf, formAction, hiddenFields } from "../helpers/browser.ts";
-export { attributeOf, screenOf, textOf, valueOf } from "../helpers/screen.ts";
+export { attributeOf, formOf, screenOf, textOf, valueOf } from "../helpers/screen.ts";
 
 export const PASSWORD = "correct horse battery";
 

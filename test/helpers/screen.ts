@@ -376,6 +376,12 @@ export class Screen {
     return collapse(this.root.map(visibleText).join(""));
   }
 
+  /** A table's body rows, each as its cells' text by column header. */
+  recordsOf(table: Element): Record<string, string>[] {
+    const [head, ...rows] = this.rowsOf(table);
+    return rows.map((cells) => Object.fromEntries(cells.map((text, i) => [head?.[i] ?? String(i), text])));
+  }
+
   /** A table's rows as the text of their cells (header row included). */
   rowsOf(table: Element): string[][] {
     return DomUtils.findAll((e) => e.name === "tr", [table]).map((tr) =>
@@ -407,6 +413,11 @@ export function valueOf(el: Element): string {
     return chosen ? (attr(chosen, "value") ?? DomUtils.textContent(chosen)) : "";
   }
   return attr(el, "value") ?? "";
+}
+
+/** The form an element belongs to (its closest `<form>`), or null. */
+export function formOf(el: Element): Element | null {
+  return closest(el, (p) => p.name === "form");
 }
 
 /** An attribute of an element (decoded), or undefined. */
