@@ -283,6 +283,12 @@ export class Screen {
     return collapse(attr(el, "title") ?? "");
   }
 
+  /** The accessible description of an element: the text of what `aria-describedby` names (hint, error). */
+  descriptionOf(el: Element): string {
+    const ids = attr(el, "aria-describedby")?.split(/\s+/) ?? [];
+    return collapse(ids.map((id) => (this.byId(id) ? textOf(this.byId(id)!) : "")).join(" "));
+  }
+
   /** The `<label>` elements of a form control: `for` its id, or around it. */
   private labelsOf(el: Element): Element[] {
     const id = attr(el, "id");
