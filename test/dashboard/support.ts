@@ -8,7 +8,9 @@ import type { Role } from "../../src/modules/account/roles.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { hiddenFields, type PageResponse, TestBrowser } from "../helpers/browser.ts";
 
-import { screenOf } from "../helpers/screen.ts";
+import type { Element } from "domhandler";
+import { DomUtils } from "htmlparser2";
+import { screenOf, textOf } from "../helpers/screen.ts";
 
 export { TestBrowser, csrfTokenOf, formAction, hiddenFields } from "../helpers/browser.ts";
 export { attributeOf, formOf, screenOf, textOf, valueOf } from "../helpers/screen.ts";
@@ -70,6 +72,23 @@ export async function dashboardWorld(
     },
     stop: () => s.stop(),
   };
+}
+
+/** The badges (a state in a word, its tone in colour) inside an element, in order. */
+export function badgesIn(el: Element): { text: string; tone: string }[] {
+  return DomUtils.findAll((e) => (e.attribs.class ?? "").split(" ").includes("badge"), [el]).map((b) => ({
+    text: textOf(b),
+    tone: b.attribs
+      .class!.split(" ")
+      .filter((c) => c !== "badge")
+      .join(" "),
+  }));
+}
+
+/** The text of the page's status notices (`role="status"`), in order. */
+export function noticesOf(page: { text: string }): string[] {
+  const screen = screenOf(page.text);
+  return screen.getAllByRole("status").map((el) => textOf(el));
 }
 
 /** The page's main heading (its one `h1`) as a person reads it. */
