@@ -277,7 +277,8 @@ export class Screen {
     }
     const role = roleOf(el);
     if (role && NAMED_FROM_CONTENT.has(role)) {
-      const text = textOf(el);
+      // Its own content even when the element itself is hidden (asked for with `hidden: true`).
+      const text = collapse(el.children.map(visibleText).join(""));
       if (text) return text;
     }
     return collapse(attr(el, "title") ?? "");
