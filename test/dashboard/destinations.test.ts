@@ -15,6 +15,7 @@ import {
   dashboardWorld,
   type DashboardWorld,
   expectDashboardPage,
+  formActionsOf,
   formOf,
   headingOf,
   noticesOf,
@@ -93,10 +94,7 @@ function accountRow(screen: Screen, account: string): { cells: Record<string, st
 
 /** The forms of the page a person can send that post to `prefix` (by their buttons). */
 const formsTo = (screen: Screen, prefix: string) =>
-  screen
-    .getAllByRole("button")
-    .map((button) => attributeOf(formOf(button)!, "action") ?? "")
-    .filter((action) => action.startsWith(prefix));
+  formActionsOf(screen).filter((action) => action.startsWith(prefix));
 
 describe("the destinations page", () => {
   test("renders an empty list and one connect form per network", async () => {

@@ -6,6 +6,7 @@ import {
   dashboardWorld,
   type DashboardWorld,
   expectDashboardPage,
+  formActionsOf,
   formOf,
   headingOf,
   hiddenFields,
@@ -56,10 +57,6 @@ function keyRows(text: string): Record<string, string>[] {
 /** A control found by its label, or a group of choices by its legend's start. */
 const field = (screen: Screen, name: string) =>
   screen.queryByLabelText(name) ?? screen.getByRole("group", { name: new RegExp(`^${name}`) });
-
-/** The actions of the page's forms that a button sends. */
-const formActions = (screen: Screen) =>
-  screen.getAllByRole("button").map((b) => attributeOf(formOf(b)!, "action"));
 
 const accountKeys = () => listApiKeys(world.s.herald.db, world.owner.accountId);
 
@@ -226,7 +223,7 @@ describe("the API keys page", () => {
 
     const list = await owner.get("/dashboard/keys?notice=revoked");
     expect(noticesOf(list)[0]).toStartWith("The key is revoked");
-    expect(formActions(screenOf(list.text))).not.toContain(action);
+    expect(formActionsOf(screenOf(list.text))).not.toContain(action);
     // Revoked keys come after active ones.
     const rows = keyRows(list.text);
     expect(rows.findIndex((k) => k.Name === "Short-lived")).toBeGreaterThan(

@@ -10,7 +10,7 @@ import { hiddenFields, type PageResponse, TestBrowser } from "../helpers/browser
 
 import type { Element } from "domhandler";
 import { DomUtils } from "htmlparser2";
-import { screenOf, textOf } from "../helpers/screen.ts";
+import { attributeOf, formOf, type Screen, screenOf, textOf } from "../helpers/screen.ts";
 
 export { TestBrowser, csrfTokenOf, formAction, hiddenFields } from "../helpers/browser.ts";
 export { attributeOf, formOf, screenOf, textOf, valueOf } from "../helpers/screen.ts";
@@ -83,6 +83,15 @@ export function badgesIn(el: Element): { text: string; tone: string }[] {
       .filter((c) => c !== "badge")
       .join(" "),
   }));
+}
+
+/** Where the forms a person can send on this screen post to (each form with a button, in order). */
+export function formActionsOf(screen: Screen): string[] {
+  return screen
+    .getAllByRole("button")
+    .map((button) => formOf(button))
+    .filter((form) => form !== null)
+    .map((form) => attributeOf(form, "action") ?? "");
 }
 
 /** The text of the page's status notices (`role="status"`), in order. */
