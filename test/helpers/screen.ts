@@ -383,6 +383,22 @@ export class Screen {
     return collapse(this.root.map(visibleText).join(""));
   }
 
+  /** The terms of the description lists here, each with the text of the description that follows it. */
+  definitions(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const term of DomUtils.findAll((e) => e.name === "dt", this.root)) {
+      let next = term.next;
+      while (next && !(isTag(next) && next.name === "dd")) next = next.next;
+      if (next) out[textOf(term)] = textOf(next);
+    }
+    return out;
+  }
+
+  /** The exact text of each preformatted block here (`<pre>`), whitespace kept. */
+  preformatted(): string[] {
+    return DomUtils.findAll((e) => e.name === "pre", this.root).map((pre) => DomUtils.textContent(pre));
+  }
+
   /** A table's body rows, each as its cells' text by column header. */
   recordsOf(table: Element): Record<string, string>[] {
     const [head, ...rows] = this.rowsOf(table);
