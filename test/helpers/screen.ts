@@ -373,6 +373,11 @@ export class Screen {
     );
   }
 
+  /** Every element here with one of these tag names (all without names), in page order. */
+  elements(...names: string[]): Element[] {
+    return names.length ? this.all.filter((el) => names.includes(el.name)) : [...this.all];
+  }
+
   /** The part of the page inside `el` (its ids and labels still resolve across the whole page). */
   within(el: Element): Screen {
     return new Screen([el], this.document);
