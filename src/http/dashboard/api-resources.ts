@@ -4,7 +4,7 @@
  */
 import type { Static } from "@sinclair/typebox";
 import type { ProblemSchema } from "../docs.ts";
-import type { GroupAnalytics, Series } from "../routes/analytics.ts";
+import type { GroupAnalytics as GroupAnalyticsSchema, Series } from "../routes/analytics.ts";
 import type { Asset as AssetSchema, AssetUpload as AssetUploadSchema } from "../routes/assets.ts";
 import type { Billing as BillingSchema, HostedSession } from "../routes/billing.ts";
 import type { Connection, Destination as DestinationSchema } from "../routes/destinations.ts";
@@ -47,5 +47,5 @@ export type Invitation = Static<typeof InvitationSchema>;
 export type WebhookEndpoint = Static<typeof WebhookEndpointSchema>;
 export type WebhookEndpointWithSecret = Static<typeof WebhookEndpointWithSecretSchema>;
 export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
-export type PostAnalytics = Static<typeof GroupAnalytics>;
+export type GroupAnalytics = Static<typeof GroupAnalyticsSchema>;
 export type AnalyticsSeries = Static<typeof Series>;
