@@ -210,6 +210,19 @@ function visibleText(node: AnyNode): string {
     : inner;
 }
 
+/** A label's text as it names a control: an embedded select says its chosen option, a field its value. */
+function labelText(node: AnyNode): string {
+  if (!isTag(node)) return visibleText(node);
+  if (isHiddenSelf(node)) return "";
+  if (node.name === "select") {
+    const options = DomUtils.findAll((o) => o.name === "option", [node]);
+    const chosen = options.find((o) => attr(o, "selected") !== undefined) ?? options[0];
+    return chosen ? ` ${textOf(chosen)} ` : "";
+  }
+  if (node.name === "input" || node.name === "textarea") return ` ${valueOf(node)} `;
+  return node.children.map(labelText).join("");
+}
+
 /** The text content of a node, whitespace collapsed. */
 export function textOf(node: AnyNode): string {
   return collapse(visibleText(node));
@@ -256,7 +269,7 @@ export class Screen {
         );
       if (type === "image") return collapse(attr(el, "alt") ?? "");
       const labels = this.labelsOf(el);
-      if (labels.length) return collapse(labels.map(textOf).join(" "));
+      if (labels.length) return collapse(labels.map(labelText).join(" "));
     }
     if (el.name === "table") {
       const caption = el.children.find((c): c is Element => isTag(c) && c.name === "caption");
