@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { herald } from "./cli/helpers.ts";
 import { BUN, MAIN, ROOT, cleanEnv } from "./helpers/process.ts";
+import { freePort } from "./helpers/ports.ts";
 
 // The real CLI, run as a process the way a user runs it from a checkout.
 
@@ -12,14 +13,6 @@ function oneLine(text: string): string {
   const lines = text.trim().split("\n");
   expect(lines.length).toBe(1);
   return lines[0]!;
-}
-
-/** A TCP port nobody listens on right now (briefly bound, then released). */
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
-  const port = probe.port!;
-  await probe.stop(true);
-  return port;
 }
 
 async function waitFor<T>(

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, MAIN, ROOT, cleanEnv } from "./helpers/process.ts";
+import { freePort } from "./helpers/ports.ts";
 
 // Bun answers a bare 431 past its native request-head limit, before any JS runs; `serve` raises that
 // limit so that the app's own, lower one answers with a problem. It skips loading node:http for it
@@ -11,13 +12,6 @@ import { BUN, MAIN, ROOT, cleanEnv } from "./helpers/process.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "herald-startup-head-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
-  const port = probe.port!;
-  await probe.stop(true);
-  return port;
-}
 
 /** Starts `bun [runtimeFlags] src/main.ts serve`, sends a request with a 100 KB header, stops it. */
 async function bigHeadAnswer(runtimeFlags: string[]): Promise<{ status: number; type: string | null }> {

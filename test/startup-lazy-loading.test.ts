@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, MAIN, ROOT, cleanEnv } from "./helpers/process.ts";
+import { freePort } from "./helpers/ports.ts";
 
 // `herald serve` loads what its first requests need and nothing else: the S3 and SMTP clients only
 // when configured, the OpenAPI generator on the first request for the document, the transfer CLI
@@ -41,13 +42,6 @@ interface Probe {
   paths: number;
   atStart: string[];
   afterOpenApi: string[];
-}
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
-  const port = probe.port!;
-  await probe.stop(true);
-  return port;
 }
 
 async function probeServe(env: Record<string, string>): Promise<Probe> {

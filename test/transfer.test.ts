@@ -23,6 +23,7 @@ import { herald } from "./cli/helpers.ts";
 import { startTestServer, type TestAccount } from "./helpers/server.ts";
 import { connectMastodon, idem } from "./posts/helpers.ts";
 import { mustCreateEndpoint, runWebhooks, startReceiver } from "./webhooks/helpers.ts";
+import { freePort } from "./helpers/ports.ts";
 
 /** Runs the CLI and expects success. */
 async function mustRun(args: string[], env: Record<string, string>): Promise<string> {
@@ -180,7 +181,7 @@ describe(`export and import (${path})`, () => {
   });
 
   test("a server on the imported installation serves the same posts, asset and bytes", async () => {
-    const port = freePort();
+    const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const proc = Bun.spawn([BUN, MAIN, "serve"], {
       cwd: ROOT,
@@ -299,13 +300,6 @@ describe(`export and import (${path})`, () => {
     }
   });
 });
-
-function freePort(): number {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
-  const port = probe.port!;
-  void probe.stop(true);
-  return port;
-}
 
 async function waitForHealth(base: string): Promise<void> {
   const deadline = Date.now() + 15_000;

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { combineCrc64Nvme, createCrc64Nvme, crc64nvmeToBase64 } from "../../src/lib/crc64nvme.ts";
 import { partCountFor, partLength, partSizeFor } from "../../src/modules/assets/parts.ts";
 import { ftyp, moov } from "./samples.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 
@@ -169,13 +170,6 @@ export interface ServerProcess {
   /** Resident memory now and its peak so far, in bytes (from /proc). */
   memory(): { rss: number; peak: number };
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
-  const port = probe.port!;
-  await probe.stop(true);
-  return port;
 }
 
 /** Starts `bun src/main.ts serve` (local storage) and waits until /health answers. */

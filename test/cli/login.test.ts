@@ -9,7 +9,7 @@ import { HERALD_VERSION } from "../../src/herald.ts";
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { TestBrowser, pathOf } from "../signup/browser.ts";
+import { TestBrowser, pathOf } from "../helpers/browser.ts";
 import {
   HAS_TERMINAL,
   cells,

@@ -13,7 +13,7 @@ import {
 import { defaultRange } from "../../src/http/dashboard/analytics.ts";
 import { REFRESHES_PER_HOUR } from "../../src/modules/analytics/service.ts";
 import { idem } from "../posts/helpers.ts";
-import { expectDashboardPage } from "./support.ts";
+import { attributeOf, expectDashboardPage, formOf, headingOf, screenOf } from "./support.ts";
 import { pathIn, postsWorld, type PostsWorld } from "./posts-world.ts";
 
 describe("chart functions", () => {
@@ -53,9 +53,12 @@ describe("chart functions", () => {
       title: "Likes <per> day",
       points: [{ label: "x&y", tick: "x", value: 2 }],
     }).text;
-    expect(svg).toStartWith('<svg class="chart" role="img" aria-labelledby="c1-title"');
-    expect(svg).toContain('<title id="c1-title">Likes &#60;per&#62; day</title>');
-    expect(svg).toContain("<title>x&#38;y: 2</title>");
+    expect(svg).toStartWith("<svg ");
+    const screen = screenOf(svg);
+    const chart = screen.getByRole("img", { name: "Likes <per> day" });
+    // Each bar's tooltip names it and its value (the label escaped like the title).
+    expect(screen.within(chart).text()).toContain("x&y: 2");
+    expect(svg).not.toContain("x&y");
     expect(svg.match(/<rect /g)).toHaveLength(1);
     expect(svg).not.toMatch(/\sstyle=/);
   });
@@ -119,32 +122,42 @@ describe("the series page", () => {
     const r = await browser.get(path);
     expect(r.status).toBe(200);
     expectDashboardPage(path, r);
-    expect(r.text).toContain('<form method="get"');
-    expect(r.text).toContain('name="from" type="date" value="2026-02-02"');
-    expect(r.text).toContain('name="until" type="date" value="2026-03-02"');
-    expect(r.text).toContain('<title id="chart-posts-title">Posts published per day</title>');
-    expect(r.text).toContain('<title id="chart-reactions-title">Reactions per day</title>');
-    expect(r.text).not.toContain("chart-views-title"); // nothing measured there
+    const screen = screenOf(r.text);
+    const from = screen.getByLabelText("From (included)");
+    const until = screen.getByLabelText("Until (excluded)");
+    expect([attributeOf(from, "type"), attributeOf(from, "value")]).toEqual(["date", "2026-02-02"]);
+    expect([attributeOf(until, "type"), attributeOf(until, "value")]).toEqual(["date", "2026-03-02"]);
+    expect(attributeOf(formOf(from)!, "method")).toBe("get");
+    const charts = screen.namesOf("img");
+    expect(charts).toContain("Posts published per day");
+    expect(charts).toContain("Reactions per day");
+    expect(charts.filter((name) => name.startsWith("Views"))).toEqual([]); // nothing measured there
     // Sunday 1 March: two posts, 2 comments, 11 reactions, 3 shares, 1 save.
-    expect(r.text).toContain(
-      `<tr><td>Sun 1 Mar 2026</td>${[2, 0, 0, 2, 11, 3, 1, 0].map((n) => `<td>${n}</td>`).join("")}</tr>`,
+    const rows = screen.rowsOf(screen.getByRole("table", { name: "Posts and their numbers per day" }));
+    expect(rows).toContainEqual(["Sun 1 Mar 2026", ...[2, 0, 0, 2, 11, 3, 1, 0].map(String)]);
+    expect(rows.find((cells) => cells[0] === "Mon 2 Feb 2026")?.[1]).toBe("0");
+    expect(attributeOf(screen.getByRole("link", { name: group }), "href")).toBe(
+      pathIn(w.ws, `analytics/${group}`),
     );
-    expect(r.text).toContain("<tr><td>Mon 2 Feb 2026</td><td>0</td>");
-    expect(r.text).toContain(`href="${pathIn(w.ws, `analytics/${group}`)}"`);
   });
 
   test("by week, and an invalid range shows the API's errors next to the fields", async () => {
     const browser = await w.signedIn();
     const weekly = await browser.get(pathIn(w.ws, "analytics?from=2026-02-23&until=2026-03-09&bucket=week"));
     expect(weekly.status).toBe(200);
-    expect(weekly.text).toContain("<tr><td>Week of 23 Feb 2026</td><td>2</td>");
-    expect(weekly.text).toContain("<tr><td>Week of 2 Mar 2026</td><td>0</td>");
+    const weeks = screenOf(weekly.text);
+    const rows = weeks.rowsOf(weeks.getByRole("table", { name: "Posts and their numbers per week" }));
+    expect(rows.find((cells) => cells[0] === "Week of 23 Feb 2026")?.[1]).toBe("2");
+    expect(rows.find((cells) => cells[0] === "Week of 2 Mar 2026")?.[1]).toBe("0");
     const path = pathIn(w.ws, "analytics?from=2026-03-10&until=2026-03-01");
     const bad = await browser.get(path);
     expect(bad.status).toBe(400);
     expectDashboardPage(path, bad);
-    expect(bad.text).toContain('<p class="error" id="f-until-error">must be a later date than from</p>');
-    expect(bad.text).toContain('value="2026-03-10"'); // what was asked is kept
+    const screen = screenOf(bad.text);
+    const until = screen.getByLabelText("Until (excluded)");
+    expect(attributeOf(until, "aria-invalid")).toBe("true");
+    expect(screen.descriptionOf(until)).toBe("must be a later date than from");
+    expect(attributeOf(screen.getByLabelText("From (included)"), "value")).toBe("2026-03-10"); // what was asked is kept
   });
 });
 
@@ -155,12 +168,17 @@ describe("a group's page", () => {
     const r = await browser.get(path);
     expect(r.status).toBe(200);
     expectDashboardPage(path, r);
-    expect(r.text).toContain(`<h1>Group ${group}</h1>`);
-    expect(r.text).toContain("<tr><td>Reactions</td><td>7</td><td>1 of 1 posts read</td></tr>");
-    expect(r.text).toContain(`<a href="${pathIn(w.ws, `posts/${ids[0]}`)}">bluesky</a>`);
-    expect(r.text).toContain("<td>fresh</td>");
-    expect(r.text).toContain('aria-labelledby="chart-totals-title"');
-    expect(r.text).toContain("Refresh now");
+    const screen = screenOf(r.text);
+    expect(headingOf(r)).toBe(`Group ${group}`);
+    const totals = screen.getByRole("table", { name: /^Totals with coverage/ });
+    expect(screen.rowsOf(totals)).toContainEqual(["Reactions", "7", "1 of 1 posts read"]);
+    const posts = screen.within(screen.getByRole("table", { name: /^Each post of the group/ }));
+    expect(attributeOf(posts.getByRole("link", { name: "bluesky" }), "href")).toBe(
+      pathIn(w.ws, `posts/${ids[0]}`),
+    );
+    expect(posts.getAllByRole("cell", { name: "fresh" })).toHaveLength(1);
+    expect(screen.getByRole("img", { name: `Totals of the group ${group}` })).toBeDefined();
+    expect(screen.getByRole("button", { name: "Refresh now" })).toBeDefined();
   });
 
   test("refresh now asks the networks again; past the hourly limit it says when to try again", async () => {
@@ -174,7 +192,10 @@ describe("a group's page", () => {
       location: `${path}?notice=refreshing`,
     });
     const after = await browser.get(r.location!);
-    expect(after.text).toContain("The networks are asked for fresh numbers");
+    const notice = screenOf(after.text);
+    expect(notice.within(notice.getByRole("status")).text()).toBe(
+      "The networks are asked for fresh numbers; reload in a minute.",
+    );
     for (let i = 1; i < REFRESHES_PER_HOUR; i++) {
       const answer = await w.call(
         "POST",
@@ -186,14 +207,14 @@ describe("a group's page", () => {
     const limited = await browser.submit(path, {}, `${path}/refresh`);
     expect(limited.status).toBe(429);
     expectDashboardPage(`${path}/refresh`, limited);
-    expect(limited.text).toContain("Try again in 1 hour.");
+    expect(screenOf(limited.text).text()).toContain("Try again in 1 hour.");
   });
 
   test("a member sees it and may refresh; an unknown group and a foreign workspace are 404", async () => {
     const member = await w.signedInAs("member");
     const page = await member.get(pathIn(w.ws, `analytics/${group}`));
     expect(page.status).toBe(200);
-    expect(page.text).toContain("Refresh now");
+    expect(screenOf(page.text).getByRole("button", { name: "Refresh now" })).toBeDefined();
     const unknown = pathIn(w.ws, "analytics/never-published");
     const missing = await member.get(unknown);
     expect(missing.status).toBe(404);

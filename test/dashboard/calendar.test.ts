@@ -2,7 +2,9 @@
 // the DST change of Europe/Berlin), published posts dimmed, queue windows ahead, week navigation.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { weekStart } from "../../src/http/dashboard/calendar.ts";
-import { expectDashboardPage } from "./support.ts";
+import type { Element } from "domhandler";
+import type { Screen } from "../helpers/screen.ts";
+import { attributeOf, expectDashboardPage, screenOf, textOf } from "./support.ts";
 import { pathIn, postsWorld, type PostsWorld } from "./posts-world.ts";
 
 let w: PostsWorld;
@@ -12,12 +14,23 @@ beforeAll(async () => {
 });
 afterAll(() => w.stop());
 
-/** The markup of each day column of a calendar page, by local date. */
-function days(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const parts = text.split(/<li id="day-/).slice(1);
-  for (const part of parts) out.set(part.slice(0, 10), part.split("</ol>")[0]!);
+/** Each day column of a calendar page, by its heading as shown ("Sun 29 Mar"). */
+function days(text: string): Map<string, Screen & { item: Element }> {
+  const screen = screenOf(text);
+  const out = new Map<string, Screen & { item: Element }>();
+  for (const heading of screen.getAllByRole("heading", { level: 2 })) {
+    const item = heading.parent as Element;
+    if (item.name === "li") out.set(textOf(heading), Object.assign(screen.within(item), { item }));
+  }
   return out;
+}
+
+/** A day's entry of a post: the link to it, its time as shown and the instant it stands for. */
+function entry(day: Screen, postId: string) {
+  const links = day.getAllByRole("link").filter((a) => attributeOf(a, "href")!.endsWith(`/posts/${postId}`));
+  if (links.length !== 1) return null;
+  const time = day.within(links[0]!).getByRole("time");
+  return { link: links[0]!, shown: textOf(time), instant: attributeOf(time, "datetime") };
 }
 
 describe("weekStart", () => {
@@ -46,29 +59,37 @@ describe("the week", () => {
     expectDashboardPage(path, r);
     const week = days(r.text);
     expect([...week.keys()]).toEqual([
-      "2026-03-23",
-      "2026-03-24",
-      "2026-03-25",
-      "2026-03-26",
-      "2026-03-27",
-      "2026-03-28",
-      "2026-03-29",
+      "Mon 23 Mar",
+      "Tue 24 Mar",
+      "Wed 25 Mar",
+      "Thu 26 Mar",
+      "Fri 27 Mar",
+      "Sat 28 Mar",
+      "Sun 29 Mar",
     ]);
-    expect(week.get("2026-03-28")).toContain(`posts/${saturday.id}"`);
-    expect(week.get("2026-03-28")).toContain(">23:30</time>");
-    const sunday = week.get("2026-03-29")!;
-    expect(sunday).toContain("<h2>Sun 29 Mar</h2>");
-    expect(sunday).toContain(`posts/${sundayEarly.id}"`);
-    expect(sunday).toContain(`posts/${sundayLate.id}"`);
-    expect(sunday.indexOf(sundayEarly.id)).toBeLessThan(sunday.indexOf(sundayLate.id));
-    expect(sunday).toContain('<time datetime="2026-03-28T23:30:00.000Z">00:30</time>');
-    expect(sunday).toContain('<time datetime="2026-03-29T21:30:00.000Z">23:30</time>');
+    expect(entry(week.get("Sat 28 Mar")!, saturday.id)).toMatchObject({ shown: "23:30" });
+    const sunday = week.get("Sun 29 Mar")!;
+    expect(entry(sunday, sundayEarly.id)).toMatchObject({
+      shown: "00:30",
+      instant: "2026-03-28T23:30:00.000Z",
+    });
+    expect(entry(sunday, sundayLate.id)).toMatchObject({
+      shown: "23:30",
+      instant: "2026-03-29T21:30:00.000Z",
+    });
+    const sundayLinks = sunday.getAllByRole("link");
+    expect(sundayLinks.indexOf(entry(sunday, sundayEarly.id)!.link)).toBeLessThan(
+      sundayLinks.indexOf(entry(sunday, sundayLate.id)!.link),
+    );
+    for (const day of week.values()) expect(entry(day, mondayEarly.id)).toBeNull();
     expect(r.text).not.toContain(mondayEarly.id);
 
     const next = await browser.get(pathIn(w.ws, "calendar?week=2026-03-30"));
-    const monday = days(next.text).get("2026-03-30")!;
-    expect(monday).toContain(`posts/${mondayEarly.id}"`);
-    expect(monday).toContain('<time datetime="2026-03-29T22:30:00.000Z">00:30</time>');
+    const monday = days(next.text).get("Mon 30 Mar")!;
+    expect(entry(monday, mondayEarly.id)).toMatchObject({
+      shown: "00:30",
+      instant: "2026-03-29T22:30:00.000Z",
+    });
     expect(next.text).not.toContain(sundayLate.id);
   });
 
@@ -84,14 +105,22 @@ describe("the week", () => {
     const r = await browser.get(pathIn(w.ws, "calendar"));
     expectDashboardPage(pathIn(w.ws, "calendar"), r);
     const week = days(r.text);
-    expect(week.get("2026-03-01")).toMatch(
-      new RegExp(`<li class="cal-post published"><a href="[^"]+${published.id}"`),
+    const sunday = week.get("Sun 1 Mar")!;
+    const shown = entry(sunday, published.id)!;
+    expect(attributeOf(shown.link.parent as Element, "class")).toBe("cal-post published");
+    const current = [...week].filter(([, day]) => attributeOf(day.item, "aria-current") === "date");
+    expect(current.map(([name]) => name)).toEqual(["Sun 1 Mar"]);
+    expect(sunday.getAllByRole("listitem", { name: "18:00 queue window" })).toHaveLength(1);
+    // Past windows are not offered.
+    expect(week.get("Sat 28 Feb")!.getAllByRole("listitem", { name: /queue window/ })).toEqual([]);
+    const screen = screenOf(r.text);
+    const weeks = screen.within(screen.getByRole("navigation", { name: "Weeks" }));
+    expect(attributeOf(weeks.getByRole("link", { name: "← Previous week" }), "href")).toBe(
+      pathIn(w.ws, "calendar?week=2026-02-16"),
     );
-    expect(r.text).toContain('<li id="day-2026-03-01" aria-current="date">');
-    expect(week.get("2026-03-01")).toContain('<li class="slot">18:00 queue window</li>');
-    expect(week.get("2026-02-28")).not.toContain("queue window"); // past windows are not offered
-    expect(r.text).toContain(`href="${pathIn(w.ws, "calendar?week=2026-02-16")}">← Previous week`);
-    expect(r.text).toContain(`href="${pathIn(w.ws, "calendar?week=2026-03-02")}">Next week →`);
+    expect(attributeOf(weeks.getByRole("link", { name: "Next week →" }), "href")).toBe(
+      pathIn(w.ws, "calendar?week=2026-03-02"),
+    );
   });
 
   test("a week that is not a date falls back to this week with a notice", async () => {
@@ -100,8 +129,11 @@ describe("the week", () => {
     const r = await browser.get(path);
     expect(r.status).toBe(200);
     expectDashboardPage(path, r);
-    expect(r.text).toContain("is not a date");
-    expect(r.text).toContain('id="day-2026-02-23"');
+    const screen = screenOf(r.text);
+    expect(screen.within(screen.getByRole("status")).text()).toBe(
+      "someday is not a date (YYYY-MM-DD); this is the current week.",
+    );
+    expect([...days(r.text).keys()][0]).toBe("Mon 23 Feb");
   });
 
   test("a member sees the calendar; a foreign workspace is 404", async () => {

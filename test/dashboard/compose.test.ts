@@ -8,13 +8,20 @@ import { DASHBOARD_UPLOAD_MAX_BYTES } from "../../src/http/dashboard/uploads.ts"
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { daily, insertAsset, insertXDestination, makePng, X_APP_ENV } from "../posts/fixtures.ts";
 import {
+  attributeOf,
   dashboardWorld,
   type DashboardWorld,
   expectDashboardPage,
+  headingOf,
   hiddenFields,
+  noticesOf,
+  screenOf,
   TestBrowser,
+  valueOf,
 } from "./support.ts";
-import type { PageResponse } from "../signup/browser.ts";
+import type { PageResponse } from "../helpers/browser.ts";
+import type { Screen } from "../helpers/screen.ts";
+import type { Element } from "domhandler";
 
 let world: DashboardWorld;
 let bluesky: BlueskyFake;
@@ -93,9 +100,29 @@ function postForm(
   }));
 }
 
-/** The text of the error shown next to a field. */
-const errorOf = (text: string, id: string) =>
-  new RegExp(`<p class="error" id="${id}-error">([^<]*)</p>`).exec(text)?.[1];
+/** The items of the compose form as shown: each group's name, its text and what is attached to it. */
+function itemsOf(page: string | Screen) {
+  const screen = typeof page === "string" ? screenOf(page) : page;
+  return screen.getAllByRole("group", { name: /^Item \d+ / }).map((group) => {
+    const item = screen.within(group);
+    const attached = item.getAllByRole("list").find((list) => attributeOf(list, "class") === "attached");
+    return {
+      name: screen.nameOf(group),
+      text: valueOf(item.getByLabelText("Text")),
+      textBox: item.getByLabelText("Text"),
+      attached: attached ? screen.within(attached).namesOf("listitem") : [],
+    };
+  });
+}
+
+/** What the error summary and the field itself say about a field (found as a person finds it). */
+function problemAt(screen: Screen, field: Element) {
+  const summary = screen.within(screen.getByRole("alert", { name: "There is a problem" }));
+  const leadsThere = summary
+    .getAllByRole("link")
+    .some((a) => attributeOf(a, "href") === `#${attributeOf(field, "id")}`);
+  return { leadsThere, said: screen.descriptionOf(field) };
+}
 const postIdOf = (location: string | null) => /\/posts\/(send_[A-Za-z0-9]+)/.exec(location ?? "")?.[1];
 
 describe("the compose page", () => {
@@ -103,12 +130,16 @@ describe("the compose page", () => {
     const r = await owner.get(page);
     expect(r.status).toBe(200);
     expectDashboardPage(page, r);
-    expect(r.text).toContain(`aria-current="page">Compose</a>`);
-    expect(r.text).toContain("alice.test");
-    expect(r.text).toContain("Herald on X");
-    expect(r.text).toContain('enctype="multipart/form-data"');
-    expect(r.text).toContain("Date and time (Europe/Berlin)");
-    expect(r.text).toContain('name="item_0_text"');
+    const screen = screenOf(r.text);
+    const nav = screen.within(screen.getByRole("navigation", { name: "Dashboard" }));
+    expect(attributeOf(nav.getByRole("link", { name: "Compose" }), "aria-current")).toBe("page");
+    const destinations = screen.within(screen.getByRole("group", { name: "Destinations" }));
+    expect(destinations.namesOf("checkbox")).toEqual(expect.arrayContaining(["alice.test", "Herald on X"]));
+    expect(attributeOf(screen.getByRole("form", { name: "Compose a post" }), "enctype")).toBe(
+      "multipart/form-data",
+    );
+    expect(screen.getByLabelText("Date and time (Europe/Berlin)")).toBeDefined();
+    expect(itemsOf(r.text).map((item) => [item.name, item.text])).toEqual([["Item 1 (the post)", ""]]);
   });
 
   test("a thread of three with an uploaded image, scheduled at a local time", async () => {
@@ -125,13 +156,18 @@ describe("the compose page", () => {
     const uploaded = await postMultipart(owner, opened.text, texts, [{ name: "item_1_file", file: png }]);
     expect(uploaded.status).toBe(200);
     expectDashboardPage(page, uploaded);
-    expect(uploaded.text).toContain("chart.png is attached to item 2.");
-    const assetId = /name="item_1_media" value="(ast_[A-Za-z0-9]+)"/.exec(uploaded.text)?.[1];
-    expect(assetId).toBeDefined();
-    expect(uploaded.text).toContain("First of three</textarea>");
+    expect(noticesOf(uploaded)).toContain("chart.png is attached to item 2.");
+    const assetId = hiddenFields(uploaded.text, page).item_1_media;
+    expect(assetId).toMatch(/^ast_[A-Za-z0-9]+$/);
+    const items = itemsOf(uploaded.text);
+    expect(items.map((item) => item.text)).toEqual(["First of three", "Second, with a picture", "Third"]);
+    expect(items[1]!.attached).toEqual(["chart.png (image/png, 6x4) Detach chart.png (image/png, 6x4)"]);
     // Bluesky is chosen: its options (and an alt text field for the image) are shown.
-    expect(uploaded.text).toContain(`name="opt_bluesky_alt_${assetId}"`);
-    expect(uploaded.text).not.toContain("<legend>LinkedIn</legend>");
+    const screen = screenOf(uploaded.text);
+    const bluesky = screen.within(screen.getByRole("group", { name: "Bluesky" }));
+    const alt = bluesky.getByLabelText("Alt text for chart.png (image/png, 6x4)");
+    expect(attributeOf(alt, "name")).toBe(`opt_bluesky_alt_${assetId}`);
+    expect(screen.queryByRole("group", { name: "LinkedIn" })).toBeNull();
 
     const created = await postForm(
       owner,
@@ -183,10 +219,13 @@ describe("the compose page", () => {
       op: "add",
     });
     expect(added.status).toBe(200);
-    expect(added.text).toContain('name="item_count" value="3"');
-    expect(added.text).toContain("keep me</textarea>");
-    expect(added.text).toContain("and me</textarea>");
-    expect(added.text).toContain('name="item_2_text"');
+    expect(hiddenFields(added.text, page).item_count).toBe("3");
+    expect(itemsOf(added.text).map((item) => [item.name, item.text])).toEqual([
+      ["Item 1 (the post)", "keep me"],
+      ["Item 2 (reply)", "and me"],
+      ["Item 3 (reply)", ""],
+    ]);
+    expect(attributeOf(itemsOf(added.text)[2]!.textBox, "name")).toBe("item_2_text");
     const removed = await postForm(owner, added.text, {
       item_0_text: "keep me",
       item_1_text: "drop me",
@@ -194,9 +233,11 @@ describe("the compose page", () => {
       op: "remove:1",
     });
     expect(removed.status).toBe(200);
-    expect(removed.text).toContain('name="item_count" value="2"');
+    expect(hiddenFields(removed.text, page).item_count).toBe("2");
     expect(removed.text).not.toContain("drop me");
-    expect(removed.text).toMatch(/name="item_1_text"[^>]*>third stays<\/textarea>/);
+    const kept = itemsOf(removed.text);
+    expect(kept.map((item) => item.text)).toEqual(["keep me", "third stays"]);
+    expect(attributeOf(kept[1]!.textBox, "name")).toBe("item_1_text");
 
     const assetId = await insertAsset(world.s, ws, { label: "library.png" });
     const attached = await postForm(owner, removed.text, {
@@ -206,17 +247,17 @@ describe("the compose page", () => {
       op: "attach",
     });
     expect(attached.status).toBe(200);
-    expect(attached.text).toContain(
-      `<input type="hidden" name="item_1_media" value="${assetId}">library.png`,
-    );
+    expect(hiddenFields(attached.text, page).item_1_media).toBe(assetId);
+    expect(itemsOf(attached.text)[1]!.attached[0]).toStartWith("library.png");
     const detached = await postForm(owner, attached.text, {
       item_0_text: "keep me",
       item_1_text: "third stays",
       op: `detach:1:${assetId}`,
     });
     expect(detached.status).toBe(200);
-    expect(detached.text).not.toContain(`name="item_1_media"`);
-    expect(detached.text).toContain("third stays</textarea>");
+    expect(hiddenFields(detached.text, page).item_1_media).toBeUndefined();
+    const afterDetach = itemsOf(detached.text);
+    expect(afterDetach[1]).toMatchObject({ text: "third stays", attached: [] });
   });
 
   test.each([
@@ -228,7 +269,7 @@ describe("the compose page", () => {
       >,
       destinations: () => [xDestination],
       when: "at",
-      field: "f-body-1-text",
+      field: (screen: Screen) => itemsOf(screen)[1]!.textBox,
       expected: /^Herald on X: /,
       status: 422,
     },
@@ -237,7 +278,7 @@ describe("the compose page", () => {
       fields: { item_count: "1", item_0_text: "hello" } as Record<string, string>,
       destinations: () => [],
       when: "draft",
-      field: "f-destination_ids",
+      field: (screen: Screen) => screen.getByRole("group", { name: "Destinations" }),
       expected: /Choose at least one destination/,
       status: 400,
     },
@@ -246,7 +287,7 @@ describe("the compose page", () => {
       fields: { item_count: "1", item_0_text: "too late", at: "2026-02-01T10:00" } as Record<string, string>,
       destinations: () => [alice],
       when: "at",
-      field: "f-at",
+      field: (screen: Screen) => screen.getByLabelText("Date and time (Europe/Berlin)"),
       expected: /is in the past/,
       status: 422,
     },
@@ -266,11 +307,16 @@ describe("the compose page", () => {
     );
     expect(r.status).toBe(c.status);
     expectDashboardPage(page, { ...r, headers: r.headers });
-    expect(errorOf(r.text, c.field)).toMatch(c.expected);
-    expect(r.text).toContain(`<a href="#${c.field}">`);
+    const screen = screenOf(r.text);
+    const problem = problemAt(screen, c.field(screen));
+    expect(problem.leadsThere).toBe(true);
+    expect(problem.said.replace(/^For “Schedule at a time”, in the workspace's time zone\. /, "")).toMatch(
+      c.expected,
+    );
     // What was typed is kept.
-    expect(r.text).toContain(`${c.fields.item_0_text}</textarea>`);
-    if ("at" in c.fields) expect(r.text).toContain(`value="${c.fields.at}"`);
+    expect(itemsOf(r.text)[0]!.text).toBe(c.fields.item_0_text!);
+    if ("at" in c.fields)
+      expect(valueOf(screen.getByLabelText("Date and time (Europe/Berlin)"))).toBe(c.fields.at!);
   });
 
   test("Check shows the same errors without storing anything, or says there are none", async () => {
@@ -283,7 +329,8 @@ describe("the compose page", () => {
       [["destination_ids", xDestination]],
     );
     expect(bad.status).toBe(422);
-    expect(errorOf(bad.text, "f-body-0-text")).toStartWith("Herald on X: ");
+    const badScreen = screenOf(bad.text);
+    expect(problemAt(badScreen, itemsOf(bad.text)[0]!.textBox).said).toStartWith("Herald on X: ");
     const good = await postForm(
       owner,
       opened.text,
@@ -291,7 +338,7 @@ describe("the compose page", () => {
       [["destination_ids", xDestination]],
     );
     expect(good.status).toBe(200);
-    expect(good.text).toContain("No problems found.");
+    expect(noticesOf(good)).toContain("No problems found.");
     expect((await v1("GET", "/posts?limit=100")).body.data.length).toBe(before);
   });
 
@@ -348,7 +395,7 @@ describe("the compose page", () => {
       },
     );
     expect(multipart.status).toBe(403);
-    expect(multipart.text).toContain("This form cannot be used");
+    expect(headingOf(multipart)).toBe("This form cannot be used");
   });
 
   test("a member can compose (posts:write)", async () => {
@@ -404,7 +451,7 @@ describe("the upload routes", () => {
       [{ name: "item_0_file", file: big }],
     );
     expect(r.status).toBe(413);
-    expect(r.text).toContain("larger than 32 MiB");
+    expect(screenOf(r.text).text()).toContain("larger than 32 MiB");
   });
 
   test("the script's file route: no CSRF header or oversize is refused, a PNG is stored", async () => {

@@ -7,13 +7,23 @@ import { destinations } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { startXFake, type XFake } from "../fakes/x.ts";
+import type { Element } from "domhandler";
 import {
+  attributeOf,
+  badgesIn,
   csrfTokenOf,
   dashboardWorld,
   type DashboardWorld,
   expectDashboardPage,
+  formActionsOf,
+  formOf,
+  headingOf,
+  noticesOf,
+  screenOf,
   type TestBrowser,
+  valueOf,
 } from "./support.ts";
+import type { Screen } from "../helpers/screen.ts";
 
 let world: DashboardWorld;
 let bluesky: BlueskyFake;
@@ -70,12 +80,30 @@ async function destinationId(displayName: string): Promise<string> {
   return r.body.data.find((d: { display_name: string }) => d.display_name === displayName).id;
 }
 
+/** The row of the connected accounts table that names `account`, as cells by column and the row itself. */
+function accountRow(screen: Screen, account: string): { cells: Record<string, string>; row: Element } | null {
+  const table = screen.queryByRole("table", { name: "Connected accounts" });
+  if (!table) return null;
+  const index = screen.recordsOf(table).findIndex((cells) => cells.Account === account);
+  if (index < 0) return null;
+  return {
+    cells: screen.recordsOf(table)[index]!,
+    row: screen.within(table).getAllByRole("row")[index + 1]!,
+  };
+}
+
+/** The forms of the page a person can send that post to `prefix` (by their buttons). */
+const formsTo = (screen: Screen, prefix: string) =>
+  formActionsOf(screen).filter((action) => action.startsWith(prefix));
+
 describe("the destinations page", () => {
   test("renders an empty list and one connect form per network", async () => {
     const r = await owner.get(page);
     expect(r.status).toBe(200);
     expectDashboardPage(page, r, { formActions });
-    expect(r.text).toContain("No account is connected yet.");
+    const screen = screenOf(r.text);
+    expect(screen.text()).toContain("No account is connected yet.");
+    expect(screen.queryByRole("table", { name: "Connected accounts" })).toBeNull();
     for (const name of [
       "Bluesky",
       "Facebook",
@@ -87,8 +115,11 @@ describe("the destinations page", () => {
       "TikTok",
       "YouTube",
     ])
-      expect(r.text).toContain(`<button type="submit">Connect ${name}</button>`);
-    expect(r.text).toContain('aria-current="page">Destinations</a>');
+      expect(
+        attributeOf(formOf(screen.getByRole("button", { name: `Connect ${name}` }))!, "action"),
+      ).toStartWith(`${page}/connect/`);
+    const nav = screen.within(screen.getByRole("navigation", { name: "Dashboard" }));
+    expect(attributeOf(nav.getByRole("link", { name: "Destinations" }), "aria-current")).toBe("page");
   });
 
   test("Bluesky connects through its form at once, and the page names the account", async () => {
@@ -96,28 +127,39 @@ describe("the destinations page", () => {
     expect(r.status).toBe(303);
     expect(r.location).toMatch(/\?notice=connected&connection=conn_/);
     const back = await follow(r.location);
-    expect(back.text).toContain("Connected Bluesky: alice.test.");
-    expect(back.text).toMatch(/<td>Bluesky<\/td><td>alice\.test<\/td><td><span class="badge ok">Ready/);
+    expect(noticesOf(back)).toContain("Connected Bluesky: alice.test.");
+    const alice = accountRow(screenOf(back.text), "alice.test")!;
+    expect(alice.cells).toMatchObject({ Network: "Bluesky", Status: "Ready" });
+    expect(badgesIn(alice.row)[0]).toEqual({ text: "Ready", tone: "ok" });
   });
 
   test("a refused connection comes back with the problem next to its field, the values kept", async () => {
     const r = await connectBluesky({ handle: "bob.test", app_password: "wrong" });
     expect([400, 422]).toContain(r.status);
     expectDashboardPage(page, r, { formActions });
-    expect(r.text).toContain('<div class="errors" role="alert"');
-    expect(r.text).toMatch(/<p class="error" id="f-bluesky-app_password-error">[^<]+<\/p>/);
-    expect(r.text).toContain('href="#f-bluesky-app_password"');
-    expect(r.text).toContain('value="bob.test"');
-    expect(r.text).not.toContain('value="wrong"');
+    const screen = screenOf(r.text);
+    const password = screen.getByLabelText("App password");
+    expect(attributeOf(password, "aria-invalid")).toBe("true");
+    const hint = "Create one in Bluesky under Settings, Privacy and security, App passwords.";
+    expect(screen.descriptionOf(password)).toStartWith(`${hint} `);
+    expect(screen.descriptionOf(password).length).toBeGreaterThan(hint.length + 1);
+    // The summary leads to the field.
+    const summary = screen.within(screen.getByRole("alert", { name: "There is a problem" }));
+    const links = summary.getAllByRole("link").map((a) => attributeOf(a, "href"));
+    expect(links).toContain(`#${attributeOf(password, "id")}`);
+    expect(valueOf(screen.getByLabelText("Handle"))).toBe("bob.test");
+    expect(valueOf(password)).toBe("");
+    expect(r.text).not.toContain("wrong"); // the password is never sent back
   });
 
   test("a network whose app is not configured says what the operator must set, at its form", async () => {
     const r = await owner.submit(page, {}, `${page}/connect/threads`);
     expect(r.status).toBe(422);
     expectDashboardPage(page, r, { formActions });
-    expect(r.text).toMatch(
-      /<p class="error" id="f-threads-provider">[^<]*HERALD_THREADS_CLIENT_ID and HERALD_THREADS_CLIENT_SE/,
-    );
+    const screen = screenOf(r.text);
+    const threads = screen.within(screen.getByRole("region", { name: "Threads" }));
+    expect(threads.text()).toContain("HERALD_THREADS_CLIENT_ID and HERALD_THREADS_CLIENT_SECRET");
+    expect(screen.within(screen.getByRole("region", { name: "X" })).text()).not.toContain("HERALD_");
   });
 
   test("X connects through OAuth: to X's authorize page, and the callback lands back here", async () => {
@@ -130,7 +172,7 @@ describe("the destinations page", () => {
     expect(callback.status).toBe(303);
     const back = await follow(callback.location);
     expect(callback.location).toContain("notice=connected");
-    expect(back.text).toContain("Connected X: Herald Dev.");
+    expect(noticesOf(back)).toContain("Connected X: Herald Dev.");
   });
 
   test("an authorization the person refused lands back here saying why", async () => {
@@ -140,7 +182,7 @@ describe("the destinations page", () => {
     expect(callback.status).toBe(303);
     expect(callback.location).toContain("notice=not_connected");
     const back = await follow(callback.location);
-    expect(back.text).toContain("X was not connected: access_denied.");
+    expect(noticesOf(back)).toContain("X was not connected: access_denied. Connect it again below.");
   });
 
   test("a connection started with an API key keeps the callback's own page", async () => {
@@ -152,15 +194,15 @@ describe("the destinations page", () => {
     const consent = await fetch(started.body.authorization_url, { redirect: "manual" });
     const callback = await fetch(consent.headers.get("location")!, { redirect: "manual" });
     expect(callback.status).toBe(200);
-    expect(await callback.text()).toContain("<h1>Connected</h1>");
+    expect(headingOf({ text: await callback.text() })).toBe("Connected");
   });
 
   test("disable, enable, make default and disconnect, each back to the list with a notice", async () => {
     const id = await destinationId("alice.test");
     const steps = [
-      ["disable", "is disabled", '<span class="badge neutral">Disabled'],
-      ["enable", "is enabled", '<span class="badge ok">Ready'],
-      ["default", "now the default", '<span class="badge ok">Default'],
+      ["disable", "is disabled", { text: "Disabled", tone: "neutral" }],
+      ["enable", "is enabled", { text: "Ready", tone: "ok" }],
+      ["default", "now the default", { text: "Default", tone: "ok" }],
     ] as const;
     for (const [action, text, badge] of steps) {
       const r = await owner.submit(page, {}, `${page}/${id}/${action}`);
@@ -170,15 +212,19 @@ describe("the destinations page", () => {
         location: `${page}?notice=${action === "default" ? "default" : `${action}d`}`,
       });
       const back = await follow(r.location);
-      expect(back.text).toContain(text);
-      expect(back.text).toContain(badge);
+      expect(noticesOf(back).join(" ")).toContain(text);
+      expect(badgesIn(accountRow(screenOf(back.text), "alice.test")!.row)).toContainEqual(badge);
     }
-    const list = await owner.get(page);
-    expect(list.text).toMatch(new RegExp(`action="${page}/${id}/disconnect" class="inline" data-confirm="`));
+    const list = screenOf((await owner.get(page)).text);
+    const disconnect = formOf(list.getByRole("button", { name: "Disconnect Bluesky alice.test" }))!;
+    expect(attributeOf(disconnect, "action")).toBe(`${page}/${id}/disconnect`);
+    expect(attributeOf(disconnect, "data-confirm")).toStartWith("Disconnect Bluesky alice.test?");
     const r = await owner.submit(page, {}, `${page}/${id}/disconnect`);
     expect(r.location).toBe(`${page}?notice=disconnected`);
     const back = await follow(r.location);
-    expect(back.text).not.toContain(`${page}/${id}/`);
+    const after = screenOf(back.text);
+    expect(accountRow(after, "alice.test")).toBeNull();
+    expect(formsTo(after, `${page}/${id}/`)).toEqual([]);
   });
 
   test("a destination needing reauthorization says so and offers to reauthorize", async () => {
@@ -191,8 +237,12 @@ describe("the destinations page", () => {
     );
     const r = await owner.get(page);
     expectDashboardPage(page, r, { formActions });
-    expect(r.text).toContain("X no longer accepts Herald&#39;s access: reauthorize the account.");
-    expect(r.text).toContain(`<button type="submit">Reauthorize X Herald Dev</button>`);
+    const screen = screenOf(r.text);
+    expect(accountRow(screen, "Herald Dev")!.cells.Status).toBe(
+      "Unavailable X no longer accepts Herald's access: reauthorize the account.",
+    );
+    const reauthorize = formOf(screen.getByRole("button", { name: "Reauthorize X Herald Dev" }))!;
+    expect(attributeOf(reauthorize, "action")).toBe(`${page}/connect/x`);
     const again = await owner.submit(page, {}, `${page}/connect/x`);
     expect(again.location).toStartWith(`${x.origin}/i/oauth2/authorize?`);
   });
@@ -204,8 +254,10 @@ describe("who may use the page", () => {
     const r = await member.get(page);
     expect(r.status).toBe(200);
     expectDashboardPage(page, r);
-    expect(r.text).toContain("Herald Dev");
-    expect(r.text).not.toContain(`action="${page}/`);
+    const screen = screenOf(r.text);
+    expect(accountRow(screen, "Herald Dev")).not.toBeNull();
+    expect(formsTo(screen, `${page}/`)).toEqual([]);
+    expect(screen.getAllByRole("button").length).toBeGreaterThan(0); // the header's sign-out
     const csrf_token = csrfTokenOf(r.text);
     const id = await destinationId("Herald Dev");
     for (const action of ["connect/x", `${id}/disable`, `${id}/disconnect`]) {
@@ -229,7 +281,7 @@ describe("who may use the page", () => {
     for (const action of ["connect/x", `${id}/disable`]) {
       const r = await owner.post(`${page}/${action}`, { csrf_token: "forged" });
       expect({ action, status: r.status }).toEqual({ action, status: 403 });
-      expect(r.text).toContain("This form cannot be used");
+      expect(headingOf(r)).toBe("This form cannot be used");
     }
   });
 });

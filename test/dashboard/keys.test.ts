@@ -1,13 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { listApiKeys } from "../../src/modules/keys/repo.ts";
+import type { Screen } from "../helpers/screen.ts";
 import {
+  attributeOf,
   dashboardWorld,
   type DashboardWorld,
   expectDashboardPage,
+  formActionsOf,
+  formOf,
+  headingOf,
   hiddenFields,
+  noticesOf,
   postPairs,
+  screenOf,
   submitPairs,
   type TestBrowser,
+  textOf,
+  valueOf,
 } from "./support.ts";
 
 let world: DashboardWorld;
@@ -38,6 +47,17 @@ const bearer = (key: string, method: string, path: string, body?: unknown) =>
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 
+/** The keys table as shown: a record per key, by column. */
+function keyRows(text: string): Record<string, string>[] {
+  const screen = screenOf(text);
+  const table = screen.queryByRole("table", { name: /API keys$/ });
+  return table ? screen.recordsOf(table) : [];
+}
+
+/** A control found by its label, or a group of choices by its legend's start. */
+const field = (screen: Screen, name: string) =>
+  screen.queryByLabelText(name) ?? screen.getByRole("group", { name: new RegExp(`^${name}`) });
+
 const accountKeys = () => listApiKeys(world.s.herald.db, world.owner.accountId);
 
 describe("the API keys page", () => {
@@ -45,15 +65,21 @@ describe("the API keys page", () => {
     const r = await owner.get("/dashboard/keys");
     expect(r.status).toBe(200);
     expectDashboardPage("/dashboard/keys", r);
-    expect(r.text).toContain(`<a href="/dashboard/keys" aria-current="page">API keys</a>`);
-    expect(r.text).toContain(`<code>${world.owner.apiKey.slice(0, 12)}…</code>`);
+    const screen = screenOf(r.text);
+    const nav = screen.within(screen.getByRole("navigation", { name: "Dashboard" }));
+    expect(attributeOf(nav.getByRole("link", { name: "API keys" }), "aria-current")).toBe("page");
+    expect(keyRows(r.text).map((k) => k.Prefix)).toContain(`${world.owner.apiKey.slice(0, 12)}…`);
     expect(r.text).not.toContain(world.owner.apiKey);
-    expect(r.text).toContain('<form method="post" action="/dashboard/keys" aria-label="Create a key">');
-    expect(r.text).toMatch(
-      /action="\/dashboard\/keys\/key_[^"]+\/revoke" class="inline" data-confirm="Revoke/,
-    );
+    const form = screen.getByRole("form", { name: "Create a key" });
+    expect([attributeOf(form, "method"), attributeOf(form, "action")]).toEqual(["post", "/dashboard/keys"]);
+    const revokes = screen.getAllByRole("button", { name: /^Revoke / }).map((b) => formOf(b)!);
+    expect(revokes.length).toBeGreaterThan(0);
+    for (const revoke of revokes) {
+      expect(attributeOf(revoke, "action")).toMatch(/^\/dashboard\/keys\/key_[^/]+\/revoke$/);
+      expect(attributeOf(revoke, "data-confirm")).toStartWith("Revoke");
+    }
     // The owner may grant every scope, billing included.
-    expect(r.text).toContain('value="billing:write"');
+    expect(screen.getByRole("checkbox", { name: "billing:write" })).toBeDefined();
   });
 
   test("a key made here is shown once, works within its workspaces and scopes, and never again", async () => {
@@ -74,10 +100,14 @@ describe("the API keys page", () => {
     expectDashboardPage("POST /dashboard/keys", r);
     const secret = NEW_KEY.exec(r.text)?.[0];
     expect(secret).toBeDefined();
-    expect(r.text).toContain(`<code id="new-api-key">${secret}</code>`);
-    expect(r.text).toContain('<button type="button" data-copy="new-api-key" hidden>Copy</button>');
-    expect(r.text).toContain('<span id="new-api-key-status" role="status"></span>');
-    expect(r.text).toContain("it will not be shown again");
+    const shown = screenOf(r.text);
+    // A copy button (revealed by the script) copies the key and says so in a live region.
+    const copy = shown.getByRole("button", { name: "Copy", hidden: true });
+    expect(textOf(shown.byId(attributeOf(copy, "data-copy")!)!)).toBe(secret!);
+    expect(shown.getAllByRole("status").map((s) => attributeOf(s, "id"))).toContain(
+      `${attributeOf(copy, "data-copy")}-status`,
+    );
+    expect(shown.text()).toContain("Copy the key now: it will not be shown again.");
 
     // The key: its selected workspace, not the other one (404), and only its scopes (403).
     expect((await bearer(secret!, "GET", `/workspaces/${world.owner.workspaceId}`)).status).toBe(200);
@@ -94,51 +124,48 @@ describe("the API keys page", () => {
     const again = await postPairs(world.s, owner, "/dashboard/keys", pairs);
     expect(again.status).toBe(200);
     expectDashboardPage("POST /dashboard/keys again", again);
-    expect(again.text).toContain("This key was already created");
+    expect(headingOf(again)).toBe("This key was already created");
     expect(again.text).not.toMatch(NEW_KEY);
     expect((await accountKeys()).filter((k) => k.name === "Reporting")).toHaveLength(1);
 
     const list = await owner.get("/dashboard/keys");
     expect(list.text).not.toContain(secret!);
-    expect(list.text).toContain(`<code>${secret!.slice(0, 12)}…</code>`);
-    expect(list.text).toContain("workspaces: read; posts: read");
+    expect(keyRows(list.text).find((k) => k.Name === "Reporting")).toMatchObject({
+      Prefix: `${secret!.slice(0, 12)}…`,
+      Scopes: "workspaces: read; posts: read",
+    });
   });
 
   // Each case changes the valid defaults (null drops a field) and names the error's element.
   test.each([
-    ["a missing name", { name: " " }, "f-name-error", "is required"],
-    ["a name too long", { name: "x".repeat(101) }, "f-name-error", "at most 100"],
-    ["no scope", { scopes: null }, "f-scopes-error", "choose at least one scope"],
-    ["an unknown scope", { scopes: "everything:write" }, "f-scopes-error", "not a scope"],
+    ["a missing name", { name: " " }, "Name", "is required"],
+    ["a name too long", { name: "x".repeat(101) }, "Name", "at most 100"],
+    ["no scope", { scopes: null }, "Scopes", "choose at least one scope"],
+    ["an unknown scope", { scopes: "everything:write" }, "Scopes", "not a scope"],
     [
       "selected access without a workspace",
       { workspace_access: "selected" },
-      "f-workspace_ids-error",
+      "Selected workspaces",
       "at least one",
     ],
     [
       "another account's workspace",
       { workspace_access: "selected", workspace_ids: "FOREIGN" },
-      "f-workspace_ids-error",
+      "Selected workspaces",
       "not yours",
     ],
     [
       "an expiry date in the past",
       { expiry: "date", expires_on: "2020-01-01" },
-      "f-expires_on-error",
+      "Expiry date",
       "today or later",
     ],
-    [
-      "a malformed expiry date",
-      { expiry: "date", expires_on: "tomorrow" },
-      "f-expires_on-error",
-      "YYYY-MM-DD",
-    ],
-    ["an unknown expiry", { expiry: "forever" }, "f-expiry-error", "must be never"],
-    ["an unknown environment", { environment: "staging" }, "f-environment-error", "live or test"],
+    ["a malformed expiry date", { expiry: "date", expires_on: "tomorrow" }, "Expiry date", "YYYY-MM-DD"],
+    ["an unknown expiry", { expiry: "forever" }, "Expiry", "must be never"],
+    ["an unknown environment", { environment: "staging" }, "Environment", "live or test"],
   ] as [string, Record<string, string | null>, string, string][])(
     "%s is shown next to its field, with the values kept",
-    async (_, changes, errorId, detail) => {
+    async (_, changes, fieldName, detail) => {
       const fields: Record<string, string | null> = {
         name: "Kept name",
         environment: "live",
@@ -154,9 +181,10 @@ describe("the API keys page", () => {
       const r = await create(owner, pairs);
       expect(r.status).toBe(400);
       expectDashboardPage("POST /dashboard/keys (invalid)", r);
-      expect(r.text).toContain('<div class="errors" role="alert"');
-      expect(r.text).toMatch(new RegExp(`<p class="error" id="${errorId}">[^<]*${detail}`));
-      if (!("name" in changes)) expect(r.text).toContain('value="Kept name"');
+      const screen = screenOf(r.text);
+      expect(screen.getByRole("alert", { name: "There is a problem" })).toBeDefined();
+      expect(screen.descriptionOf(field(screen, fieldName))).toContain(detail);
+      if (!("name" in changes)) expect(valueOf(screen.getByLabelText("Name"))).toBe("Kept name");
       expect(r.text).not.toMatch(NEW_KEY);
       expect((await accountKeys()).length).toBe(before);
     },
@@ -194,12 +222,14 @@ describe("the API keys page", () => {
     expect((await bearer(secret, "GET", "/workspaces")).status).toBe(401);
 
     const list = await owner.get("/dashboard/keys?notice=revoked");
-    expect(list.text).toContain("The key is revoked");
-    expect(list.text).not.toContain(action);
+    expect(noticesOf(list)[0]).toStartWith("The key is revoked");
+    expect(formActionsOf(screenOf(list.text))).not.toContain(action);
     // Revoked keys come after active ones.
-    expect(list.text.indexOf("Short-lived")).toBeGreaterThan(
-      list.text.indexOf(world.owner.apiKey.slice(0, 12)),
+    const rows = keyRows(list.text);
+    expect(rows.findIndex((k) => k.Name === "Short-lived")).toBeGreaterThan(
+      rows.findIndex((k) => k.Prefix === `${world.owner.apiKey.slice(0, 12)}…`),
     );
+    expect(rows.find((k) => k.Name === "Short-lived")?.Status).toBe("revoked");
 
     const fields = hiddenFields(list.text, "/dashboard/keys");
     const again = await postPairs(world.s, owner, action, Object.entries(fields));
@@ -234,9 +264,10 @@ describe("a member", () => {
     expect(r.status).toBe(200);
     expectDashboardPage("/dashboard/keys (member)", r);
     expect(r.text).not.toContain(world.owner.apiKey.slice(0, 12));
-    expect(r.text).toContain('value="posts:write"');
-    expect(r.text).not.toContain('value="workspaces:write"');
-    expect(r.text).not.toContain('value="billing:read"');
+    const screen = screenOf(r.text);
+    expect(screen.getByRole("checkbox", { name: "posts:write" })).toBeDefined();
+    expect(screen.queryByRole("checkbox", { name: "workspaces:write" })).toBeNull();
+    expect(screen.queryByRole("checkbox", { name: "billing:read" })).toBeNull();
 
     const refused = await create(member, [
       ["name", "Too much"],
@@ -247,8 +278,9 @@ describe("a member", () => {
       ["expiry", "never"],
     ]);
     expect(refused.status).toBe(400);
-    expect(refused.text).toMatch(
-      /<p class="error" id="f-scopes-error">your role \(member\) cannot grant workspaces:write/,
+    const problems = screenOf(refused.text);
+    expect(problems.descriptionOf(field(problems, "Scopes"))).toContain(
+      "your role (member) cannot grant workspaces:write",
     );
     expect((await accountKeys()).some((k) => k.name === "Too much")).toBe(false);
   });
@@ -273,7 +305,7 @@ describe("a member", () => {
     ]);
     expect(r.status).toBe(409);
     expectDashboardPage("reused form key", r);
-    expect(r.text).not.toContain("Owner&#39;s CI");
+    expect(screenOf(r.text).text()).not.toContain("Owner's CI");
     expect((await accountKeys()).filter((k) => k.name === "Owner's CI")).toHaveLength(1);
   });
 
@@ -291,10 +323,10 @@ describe("a member", () => {
     expect((await bearer(secret, "GET", `/workspaces/${secondWorkspaceId}/queue`)).status).toBe(403);
 
     const list = await member.get("/dashboard/keys");
-    expect(list.text).toContain("Member bot");
-    expect(list.text).not.toContain("Reporting");
+    expect(keyRows(list.text).map((k) => k.Name)).toEqual(["Member bot"]);
+    expect(screenOf(list.text).text()).not.toContain("Reporting");
     const ownerList = await owner.get("/dashboard/keys");
-    expect(ownerList.text).toContain("Member bot");
+    expect(keyRows(ownerList.text).map((k) => k.Name)).toContain("Member bot");
 
     const fields = Object.entries(hiddenFields(list.text, "/dashboard/keys"));
     const ownersKeyId = (await accountKeys()).find((k) => k.createdByUserId === null)!.id;

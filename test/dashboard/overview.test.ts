@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { dashboardWorld, type DashboardWorld, expectDashboardPage, TestBrowser } from "./support.ts";
+import {
+  attributeOf,
+  dashboardWorld,
+  type DashboardWorld,
+  expectDashboardPage,
+  headingOf,
+  screenOf,
+  TestBrowser,
+} from "./support.ts";
 
 let world: DashboardWorld;
 beforeAll(async () => {
@@ -19,8 +27,14 @@ describe("the dashboard's frame", () => {
     const r = await browser.get("/dashboard");
     expect(r.status).toBe(200);
     expectDashboardPage("/dashboard", r);
-    expect(r.text).toContain(`<a href="/dashboard" aria-current="page">Overview</a>`);
-    expect(r.text).toContain(`/dashboard/workspaces/${world.owner.workspaceId}/posts`);
+    const screen = screenOf(r.text);
+    const nav = screen.within(screen.getByRole("navigation", { name: "Dashboard" }));
+    expect(attributeOf(nav.getByRole("link", { name: "Overview" }), "aria-current")).toBe("page");
+    const main = screen.within(screen.getByRole("main"));
+    const acme = main.getByRole("link", { name: "Acme" });
+    expect(attributeOf(acme, "href")).toBe(`/dashboard/workspaces/${world.owner.workspaceId}/posts`);
+    expect(main.queryByRole("link", { name: "Elsewhere" })).toBeNull();
+    // Nowhere on the page, not even in a link or an attribute.
     expect(r.text).not.toContain(world.foreignWorkspaceId);
   });
 
@@ -28,7 +42,7 @@ describe("the dashboard's frame", () => {
     const browser = await world.signedIn();
     const r = await browser.post("/dashboard/resend-confirmation", { csrf_token: "forged" });
     expect(r.status).toBe(403);
-    expect(r.text).toContain("This form cannot be used");
+    expect(headingOf(r)).toBe("This form cannot be used");
   });
 
   test("the stylesheet and the script are served with their types", async () => {
@@ -44,8 +58,10 @@ describe("the dashboard's frame", () => {
     const phone = await world.signedIn();
     const colleague = await world.signedInAs("admin");
     const page = await laptop.get("/dashboard");
-    expect(page.text).toContain("This browser");
-    expect(page.text.match(/<tr><td><time/g)?.length).toBeGreaterThanOrEqual(2);
+    const screen = screenOf(page.text);
+    const sessions = screen.rowsOf(screen.getByRole("table", { name: "Your sessions" })).slice(1);
+    expect(sessions.length).toBeGreaterThanOrEqual(2);
+    expect(sessions.filter((cells) => cells[2] === "This browser")).toHaveLength(1);
     const r = await laptop.submit("/dashboard", {}, "/dashboard/sessions/close-all");
     expect(r.status).toBe(303);
     expect(r.location).toBe("/login?signed_out=1");

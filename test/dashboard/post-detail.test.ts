@@ -2,7 +2,17 @@
 // with the duplicate-risk acknowledgement, reschedule in the workspace's time zone, publish or schedule
 // a draft, delete a draft), each working without JavaScript and refused without the CSRF token.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { expectDashboardPage, hiddenFields } from "./support.ts";
+import type { Screen } from "../helpers/screen.ts";
+import {
+  attributeOf,
+  badgesIn,
+  expectDashboardPage,
+  headingOf,
+  hiddenFields,
+  noticesOf,
+  screenOf,
+  valueOf,
+} from "./support.ts";
 import { pathIn, postsWorld, type PostsWorld } from "./posts-world.ts";
 
 let w: PostsWorld;
@@ -13,6 +23,14 @@ beforeAll(async () => {
 afterAll(() => w.stop());
 
 const detail = (id: string) => pathIn(w.ws, `posts/${id}`);
+
+/** A table of the page by its caption, as records by column (none when it is not shown). */
+function recordsIn(screen: Screen, caption: string): Record<string, string>[] {
+  const table = screen.queryByRole("table", { name: caption });
+  return table ? screen.recordsOf(table) : [];
+}
+
+const ACKNOWLEDGE = "I checked the network: send it even if that makes a duplicate.";
 
 /** A post whose last attempt reached Bluesky but never got an answer (outcome unknown). */
 async function needingAttention(text: string): Promise<any> {
@@ -38,19 +56,28 @@ describe("a post's page", () => {
     const r = await browser.get(path);
     expect(r.status).toBe(200);
     expectDashboardPage(path, r);
-    expect(r.text).toContain("<h1>hello from the dashboard</h1>");
-    expect(r.text).toContain("and a reply");
-    expect(r.text).toContain('<span class="badge ok">published</span>');
-    expect(r.text).toContain('<caption class="visually-hidden">Publishing attempts</caption>');
-    expect(r.text).toMatch(/<td>1<\/td><td>initial<\/td><td>succeeded<\/td>/);
-    expect(r.text).toContain('<caption class="visually-hidden">Published items</caption>');
-    expect(r.text).toContain("<code>https://bsky.app/profile/alice.test/post/");
-    expect(r.text).toContain("<h2>Other posts of the group</h2>");
-    expect(r.text).toContain(`href="${detail(sibling.id)}"`);
-    expect(r.text).toContain(`href="${pathIn(w.ws, `analytics/${post.group}`)}"`);
-    expect(r.text).toContain("Times shown in</dt><dd>Europe/Berlin");
+    const screen = screenOf(r.text);
+    expect(headingOf(r)).toBe("hello from the dashboard");
+    expect(screen.namesOf("listitem")).toEqual(
+      expect.arrayContaining(["hello from the dashboard", "and a reply"]),
+    );
+    expect(badgesIn(screen.getByRole("main"))[0]).toEqual({ text: "published", tone: "ok" });
+    expect(recordsIn(screen, "Publishing attempts")[0]).toMatchObject({
+      "#": "1",
+      Trigger: "initial",
+      Outcome: "succeeded",
+    });
+    const items = recordsIn(screen, "Published items");
+    expect(items.length).toBe(2);
+    for (const item of items) expect(item.Address).toStartWith("https://bsky.app/profile/alice.test/post/");
+    expect(screen.getByRole("heading", { level: 2, name: "Other posts of the group" })).toBeDefined();
+    expect(screen.getAllByRole("link").map((a) => attributeOf(a, "href"))).toContain(detail(sibling.id));
+    const analytics = screen.getByRole("link", { name: `Analytics of the group ${post.group}` });
+    expect(attributeOf(analytics, "href")).toBe(pathIn(w.ws, `analytics/${post.group}`));
+    expect(screen.definitions()["Times shown in"]).toBe("Europe/Berlin");
     // A published post has no actions.
-    expect(r.text).not.toContain("<h2>Actions</h2>");
+    expect(screen.queryByRole("heading", { name: "Actions" })).toBeNull();
+    expect(screen.getAllByRole("button").map((b) => screen.nameOf(b))).toEqual(["Sign out"]);
   });
 
   test("an unknown post and a foreign workspace are 404", async () => {
@@ -79,7 +106,7 @@ describe("actions", () => {
     expect((await w.post(post.id)).state).toBe("cancelled");
     const after = await browser.get(r.location!);
     expectDashboardPage(r.location!, after);
-    expect(after.text).toContain("The post was cancelled.");
+    expect(noticesOf(after)).toContain("The post was cancelled.");
   });
 
   test("every action form is refused without this browser's CSRF token and changes nothing", async () => {
@@ -109,19 +136,22 @@ describe("actions", () => {
     const path = detail(post.id);
     const page = await browser.get(path);
     expectDashboardPage(path, page);
-    expect(page.text).toContain("may already be on the network");
-    expect(page.text).toContain('id="f-acknowledge_duplicate_risk" type="checkbox"');
+    const screen = screenOf(page.text);
+    expect(screen.text()).toContain("may already be on the network");
+    const retry = screen.within(screen.getByRole("region", { name: "Send again" }));
+    expect(retry.getByRole("checkbox", { name: ACKNOWLEDGE, checked: false })).toBeDefined();
 
     const refused = await browser.submit(path, {}, `${path}/retry`);
     expect(refused.status).toBe(409);
     expectDashboardPage(`${path}/retry`, refused);
-    expect(refused.text).toMatch(
-      new RegExp(
-        '<p class="error" id="f-acknowledge_duplicate_risk-error">must be true[^<]*</p>\\s*' +
-          '<div class="choice"><input id="f-acknowledge_duplicate_risk"[^>]*aria-invalid="true"',
-      ),
-    );
-    expect(refused.text).toContain('<a href="#f-acknowledge_duplicate_risk">Duplicate risk: must be true');
+    const problems = screenOf(refused.text);
+    const retrySection = problems.within(problems.getByRole("region", { name: "Send again" }));
+    const box = retrySection.getByRole("checkbox", { name: ACKNOWLEDGE });
+    expect(attributeOf(box, "aria-invalid")).toBe("true");
+    expect(problems.descriptionOf(box)).toStartWith("must be true");
+    const summary = problems.within(problems.getByRole("alert", { name: "There is a problem" }));
+    const link = summary.getByRole("link", { name: /^Duplicate risk: must be true/ });
+    expect(attributeOf(link, "href")).toBe(`#${attributeOf(box, "id")}`);
     expect((await w.post(post.id)).state).toBe("needs-attention");
 
     const sent = await browser.submit(path, { acknowledge_duplicate_risk: "yes" }, `${path}/retry`);
@@ -132,7 +162,9 @@ describe("actions", () => {
     expect((await w.post(post.id)).state).toBe("ready");
     await w.run();
     const again = await browser.get(path);
-    expect(again.text).toMatch(/<td>2<\/td><td>manual retry<\/td>/);
+    expect(recordsIn(screenOf(again.text), "Publishing attempts")).toContainEqual(
+      expect.objectContaining({ "#": "2", Trigger: "manual retry" }),
+    );
   });
 
   test("retry of a failed post (a known outcome) needs no acknowledgement", async () => {
@@ -145,9 +177,11 @@ describe("actions", () => {
     await w.run();
     const browser = await w.signedIn();
     const page = await browser.get(detail(post.id));
-    expect(page.text).toContain('<span class="badge danger">failed</span>');
-    expect(page.text).toContain("nope");
-    expect(page.text).not.toContain('type="checkbox"');
+    const screen = screenOf(page.text);
+    expect(badgesIn(screen.getByRole("main"))[0]).toEqual({ text: "failed", tone: "danger" });
+    expect(screen.definitions()["Last error"]).toContain("nope");
+    expect(screen.getAllByRole("checkbox")).toEqual([]);
+    expect(screen.getByRole("button", { name: "Send again now" })).toBeDefined();
     const r = await browser.submit(detail(post.id), {}, `${detail(post.id)}/retry`);
     expect(r.status).toBe(303);
     await w.run();
@@ -160,7 +194,8 @@ describe("actions", () => {
     const path = detail(post.id);
     const page = await browser.get(path);
     // 10:00Z is 11:00 in Berlin (CET) on 20 March.
-    expect(page.text).toContain('name="scheduled_at" type="datetime-local" value="2026-03-20T11:00"');
+    const newTime = screenOf(page.text).getByLabelText("New time (Europe/Berlin)");
+    expect([attributeOf(newTime, "type"), valueOf(newTime)]).toEqual(["datetime-local", "2026-03-20T11:00"]);
 
     // After the DST change: 30 March 09:15 in Berlin (CEST) is 07:15Z.
     const moved = await browser.submit(path, { scheduled_at: "2026-03-30T09:15" }, `${path}/reschedule`);
@@ -173,12 +208,17 @@ describe("actions", () => {
     const past = await browser.submit(path, { scheduled_at: "2026-02-01T09:00" }, `${path}/reschedule`);
     expect(past.status).toBe(422);
     expectDashboardPage(`${path}/reschedule`, past);
-    expect(past.text).toContain('<p class="error" id="f-scheduled_at-error">is in the past</p>');
-    expect(past.text).toContain('value="2026-02-01T09:00"'); // the value entered is kept
+    const pastScreen = screenOf(past.text);
+    const pastTime = pastScreen.getByLabelText("New time (Europe/Berlin)");
+    expect(pastScreen.descriptionOf(pastTime)).toBe("is in the past");
+    expect(valueOf(pastTime)).toBe("2026-02-01T09:00"); // the value entered is kept
 
     const empty = await browser.submit(path, { scheduled_at: "" }, `${path}/reschedule`);
     expect(empty.status).toBe(400);
-    expect(empty.text).toContain('<p class="error" id="f-scheduled_at-error">Enter a date and time.</p>');
+    const emptyScreen = screenOf(empty.text);
+    expect(emptyScreen.descriptionOf(emptyScreen.getByLabelText("New time (Europe/Berlin)"))).toBe(
+      "Enter a date and time.",
+    );
     expect((await w.post(post.id)).scheduled_at).toBe("2026-03-30T07:15:00.000Z");
   });
 
@@ -188,7 +228,7 @@ describe("actions", () => {
     const path = detail(now.id);
     const page = await browser.get(path);
     expectDashboardPage(path, page);
-    expect(page.text).toContain(`<option value="${w.destinationId}" selected>`);
+    expect(valueOf(screenOf(page.text).getByLabelText("Destination"))).toBe(w.destinationId);
     const r = await browser.submit(
       path,
       { destination_id: w.destinationId, when_mode: "now" },
@@ -205,14 +245,20 @@ describe("actions", () => {
     const laterPath = detail(later.id);
     const missing = await browser.submit(laterPath, { when_mode: "at", when_at: "" }, `${laterPath}/publish`);
     expect(missing.status).toBe(400);
-    expect(missing.text).toContain('<p class="error" id="f-when-error">Enter a date and time.</p>');
+    const missingScreen = screenOf(missing.text);
+    expect(missingScreen.descriptionOf(missingScreen.getByLabelText("Time (Europe/Berlin)"))).toBe(
+      "Only when you choose At a time. Enter a date and time.",
+    );
     const past = await browser.submit(
       laterPath,
       { destination_id: w.destinationId, when_mode: "at", when_at: "2026-01-01T08:00" },
       `${laterPath}/publish`,
     );
     expect(past.status).toBe(422);
-    expect(past.text).toContain('<p class="error" id="f-when-error">is in the past</p>');
+    const pastScreen = screenOf(past.text);
+    expect(pastScreen.descriptionOf(pastScreen.getByLabelText("Time (Europe/Berlin)"))).toBe(
+      "Only when you choose At a time. is in the past",
+    );
     const scheduled = await browser.submit(
       laterPath,
       { destination_id: w.destinationId, when_mode: "at", when_at: "2026-03-15T08:30" },
@@ -244,7 +290,7 @@ describe("actions", () => {
     expect(patched.status).toBe(200);
     const refused = await browser.post(`${path}/delete`, hiddenFields(stale.text, `${path}/delete`));
     expect(refused.status).toBe(412);
-    expect(refused.text).toContain("The post changed since this page was opened.");
+    expect(screenOf(refused.text).text()).toContain("The post changed since this page was opened.");
     const r = await browser.submit(path, {}, `${path}/delete`);
     expect({ status: r.status, location: r.location }).toEqual({
       status: 303,
@@ -257,7 +303,7 @@ describe("actions", () => {
     const member = await w.signedInAs("member");
     const post = await w.create("2026-03-22T10:00:00Z", "member cancels");
     const page = await member.get(detail(post.id));
-    expect(page.text).toContain("Cancel the post");
+    expect(screenOf(page.text).getByRole("button", { name: "Cancel the post" })).toBeDefined();
     const r = await member.submit(detail(post.id), {}, `${detail(post.id)}/cancel`);
     expect(r.status).toBe(303);
     expect((await w.post(post.id)).state).toBe("cancelled");

@@ -6,9 +6,14 @@ import { DASHBOARD_CSP, dashboardCsp } from "../../src/http/dashboard/router.ts"
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import type { Role } from "../../src/modules/account/roles.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { hiddenFields, type PageResponse, TestBrowser } from "../signup/browser.ts";
+import { hiddenFields, type PageResponse, TestBrowser } from "../helpers/browser.ts";
 
-export { TestBrowser, csrfTokenOf, formAction, hiddenFields } from "../signup/browser.ts";
+import type { Element } from "domhandler";
+import { DomUtils } from "htmlparser2";
+import { attributeOf, formOf, type Screen, screenOf, textOf } from "../helpers/screen.ts";
+
+export { TestBrowser, csrfTokenOf, formAction, hiddenFields } from "../helpers/browser.ts";
+export { attributeOf, formOf, screenOf, textOf, valueOf } from "../helpers/screen.ts";
 
 export const PASSWORD = "correct horse battery";
 
@@ -69,9 +74,42 @@ export async function dashboardWorld(
   };
 }
 
+/** The badges (a state in a word, its tone in colour) inside an element, in order. */
+export function badgesIn(el: Element): { text: string; tone: string }[] {
+  return DomUtils.findAll((e) => (e.attribs.class ?? "").split(" ").includes("badge"), [el]).map((b) => ({
+    text: textOf(b),
+    tone: b.attribs
+      .class!.split(" ")
+      .filter((c) => c !== "badge")
+      .join(" "),
+  }));
+}
+
+/** Where the forms a person can send on this screen post to (each form with a button, in order). */
+export function formActionsOf(screen: Screen): string[] {
+  return screen
+    .getAllByRole("button")
+    .map((button) => formOf(button))
+    .filter((form) => form !== null)
+    .map((form) => attributeOf(form, "action") ?? "");
+}
+
+/** The text of the page's status notices (`role="status"`), in order. */
+export function noticesOf(page: { text: string }): string[] {
+  const screen = screenOf(page.text);
+  return screen.getAllByRole("status").map((el) => textOf(el));
+}
+
+/** The page's main heading (its one `h1`) as a person reads it. */
+export function headingOf(page: { text: string }): string {
+  const screen = screenOf(page.text);
+  return screen.nameOf(screen.getByRole("heading", { level: 1 }));
+}
+
 /**
- * What every dashboard page must be: HTML with the dashboard's headers, only local assets, labelled
- * controls, and a POST with a CSRF token on every form.
+ * What every dashboard page must be: HTML with the dashboard's headers, a title and a main heading, only
+ * local assets and no inline script or style, every control named for assistive technology, and a POST
+ * with a CSRF token on every form that changes something.
  */
 export function expectDashboardPage(
   path: string,
@@ -88,38 +126,48 @@ export function expectDashboardPage(
   expect(r.headers.get("cache-control")).toBe("no-store");
   expect(r.headers.get("x-frame-options")).toBe("DENY");
   expect(r.text).toStartWith("<!doctype html>");
-  expect(r.text).toMatch(/<title>[^<]+ · Herald<\/title>/);
-  expect({ ...where, h1: /<h1[\s>]/.test(r.text) }).toEqual({ ...where, h1: true });
+  const screen = screenOf(r.text);
+  // The document's title (an SVG chart's titles name the chart, not the page).
+  const titles = screen
+    .elements("title")
+    .filter((t) => (t.parent as Element | null)?.name === "head")
+    .map((t) => textOf(t));
+  expect({ ...where, titles }).toEqual({ ...where, titles: [expect.stringMatching(/^.+ · Herald$/)] });
+  expect({ ...where, h1: screen.namesOf("heading", { level: 1 }).length }).toEqual({ ...where, h1: 1 });
   // Scripts: only the dashboard's own file; no inline style attributes or handlers.
   expect(r.text).not.toMatch(/<script(?! src="\/pages\/dashboard\.js" defer><\/script>)/i);
   expect(r.text).not.toMatch(/\s(style|on[a-z]+)=/i);
   for (const [, url] of r.text.matchAll(/\b(?:src|href|action)="([^"]*)"/g))
     expect({ ...where, url }).toEqual({ ...where, url: expect.stringMatching(/^(\/(?!\/)|#)/) });
-  for (const [, id] of r.text.matchAll(/<(?:input|select|textarea) [^>]*?id="([^"]+)"/g))
-    expect({ ...where, id, labelled: r.text.includes(`<label for="${id}">`) }).toEqual({
+  // Every control a person fills in has a name (its label), so a screen reader can say what it is for.
+  for (const control of screen.elements("input", "select", "textarea")) {
+    if (attributeOf(control, "type") === "hidden") continue;
+    const name = attributeOf(control, "name");
+    expect({ ...where, control: name, label: screen.nameOf(control) }).toEqual({
       ...where,
-      id,
-      labelled: true,
-    });
-  for (const control of r.text.matchAll(/<(?:input|select|textarea) [^>]*>/g)) {
-    if (control[0].includes('type="hidden"')) continue;
-    expect({ ...where, control: control[0], hasId: /\sid="/.test(control[0]) }).toMatchObject({
-      hasId: true,
+      control: name,
+      label: expect.stringMatching(/\S/),
     });
   }
-  for (const [form] of r.text.matchAll(/<form[\s\S]*?<\/form>/g)) {
+  for (const form of screen.elements("form")) {
+    const action = attributeOf(form, "action");
+    const csrf = screen
+      .within(form)
+      .elements("input")
+      .some((input) => attributeOf(input, "name") === "csrf_token");
     // A GET form (filters, a date range) changes nothing: no token, and none leaks into its URL.
-    if (form.startsWith('<form method="get"')) {
-      expect({ ...where, getFormCsrf: form.includes('name="csrf_token"') }).toEqual({
-        ...where,
-        getFormCsrf: false,
-      });
+    if (attributeOf(form, "method") === "get") {
+      expect({ ...where, action, getFormCsrf: csrf }).toEqual({ ...where, action, getFormCsrf: false });
       continue;
     }
-    expect({ ...where, post: form.startsWith('<form method="post"') }).toEqual({ ...where, post: true });
-    expect({ ...where, csrf: form.includes('name="csrf_token"') }).toEqual({ ...where, csrf: true });
+    expect({ ...where, action, method: attributeOf(form, "method") }).toEqual({
+      ...where,
+      action,
+      method: "post",
+    });
+    expect({ ...where, action, csrf }).toEqual({ ...where, action, csrf: true });
   }
-  const ids = [...r.text.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]);
+  const ids = screen.elements().flatMap((el) => attributeOf(el, "id") ?? []);
   expect({ ...where, duplicateIds: ids.filter((id, i) => ids.indexOf(id) !== i) }).toEqual({
     ...where,
     duplicateIds: [],

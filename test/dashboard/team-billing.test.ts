@@ -3,14 +3,22 @@ import { xUsage } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { usageMonth } from "../../src/modules/posts/x-usage.ts";
 import { listInvitations } from "../../src/modules/invitations/repo.ts";
+import type { Screen } from "../helpers/screen.ts";
 import {
+  attributeOf,
+  badgesIn,
   dashboardWorld,
   type DashboardWorld,
   expectDashboardPage,
+  formActionsOf,
+  formOf,
   hiddenFields,
+  noticesOf,
   postPairs,
+  screenOf,
   submitPairs,
   type TestBrowser,
+  valueOf,
 } from "./support.ts";
 
 let world: DashboardWorld;
@@ -27,16 +35,38 @@ const invitations = () => listInvitations(world.s.herald.db, world.owner.account
 const invite = (browser: TestBrowser, email: string) =>
   submitPairs(world.s, browser, "/dashboard/team", "/dashboard/team/invitations", [["email", email]]);
 
+/** A table of the page by its caption, as records by column, with each record's row element. */
+function tableOf(screen: Screen, caption: string) {
+  const table = screen.queryByRole("table", { name: caption });
+  if (!table) return [];
+  const rows = screen.within(table).getAllByRole("row").slice(1);
+  return screen.recordsOf(table).map((cells, i) => ({ cells, row: rows[i]! }));
+}
+
+/** The navigation entry marked as the current page. */
+function currentSection(screen: Screen): string[] {
+  const nav = screen.within(screen.getByRole("navigation", { name: "Dashboard" }));
+  return nav
+    .getAllByRole("link")
+    .filter((a) => attributeOf(a, "aria-current") === "page")
+    .map((a) => screen.nameOf(a));
+}
+
 describe("the team page", () => {
   test("lists the account's people with their roles", async () => {
     const r = await owner.get("/dashboard/team");
     expect(r.status).toBe(200);
     expectDashboardPage("/dashboard/team", r);
-    expect(r.text).toContain('aria-current="page">Team</a>');
-    expect(r.text).toContain(`<td>${world.owner.email} <span class="muted">(you)</span></td><td>owner</td>`);
-    expect(r.text).toContain("<td>team-member@example.com</td><td>member</td>");
-    expect(r.text).toContain("No invitations.");
-    expect(r.text).toContain('action="/dashboard/team/invitations"');
+    const screen = screenOf(r.text);
+    expect(currentSection(screen)).toEqual(["Team"]);
+    const people = tableOf(screen, "People").map(({ cells }) => [cells["E-mail"], cells.Role]);
+    expect(people).toContainEqual([`${world.owner.email} (you)`, "owner"]);
+    expect(people).toContainEqual(["team-member@example.com", "member"]);
+    expect(screen.text()).toContain("No invitations.");
+    expect(tableOf(screen, "Invitations")).toEqual([]);
+    const form = screen.getByRole("form", { name: "Invite someone" });
+    expect(attributeOf(form, "action")).toBe("/dashboard/team/invitations");
+    expect(screen.getByLabelText("E-mail address")).toBeDefined();
   });
 
   test("an invitation is sent once per form, then listed as pending", async () => {
@@ -55,10 +85,12 @@ describe("the team page", () => {
 
     const page = await owner.get(r.location!);
     expectDashboardPage(r.location!, page);
-    expect(page.text).toContain("The invitation is stored");
-    expect(page.text).toMatch(
-      /<td>new\.person@example\.com<\/td><td>member<\/td><td><span class="badge ok">pending<\/span>/,
-    );
+    expect(noticesOf(page)[0]).toStartWith("The invitation is stored");
+    const listed = tableOf(screenOf(page.text), "Invitations").find(
+      ({ cells }) => cells["E-mail"] === "new.person@example.com",
+    )!;
+    expect(listed.cells).toMatchObject({ Role: "member", Status: "pending" });
+    expect(badgesIn(listed.row)).toEqual([{ text: "pending", tone: "ok" }]);
   });
 
   test.each([
@@ -69,9 +101,11 @@ describe("the team page", () => {
     const r = await invite(owner, email);
     expect(r.status).toBe(status);
     expectDashboardPage("invalid invitation", r);
-    expect(r.text).toContain('<div class="errors" role="alert"');
-    expect(r.text).toMatch(new RegExp(`<p class="error" id="f-email-error">${detail}`));
-    expect(r.text).toContain(`value="${email}"`);
+    const screen = screenOf(r.text);
+    expect(screen.getByRole("alert", { name: "There is a problem" })).toBeDefined();
+    const field = screen.getByLabelText("E-mail address");
+    expect(screen.descriptionOf(field)).toContain(detail);
+    expect(valueOf(field)).toBe(email);
     expect((await invitations()).length).toBe(before);
   });
 
@@ -79,8 +113,11 @@ describe("the team page", () => {
     const r = await member.get("/dashboard/team");
     expect(r.status).toBe(200);
     expectDashboardPage("/dashboard/team (member)", r);
-    expect(r.text).toContain("new.person@example.com");
-    expect(r.text).not.toContain('action="/dashboard/team/invitations"');
+    const screen = screenOf(r.text);
+    const listed = tableOf(screen, "Invitations").map(({ cells }) => cells["E-mail"]);
+    expect(listed).toContain("new.person@example.com");
+    expect(screen.queryByRole("form", { name: "Invite someone" })).toBeNull();
+    expect(formActionsOf(screen)).toEqual(["/logout"]);
     const csrf = hiddenFields(r.text, "/logout").csrf_token!;
     const refused = await postPairs(world.s, member, "/dashboard/team/invitations", [
       ["csrf_token", csrf],
@@ -112,7 +149,9 @@ describe("managing the team", () => {
     const at = `/dashboard/team/invitations/${made.id}`;
     const resent = await submitPairs(world.s, owner, "/dashboard/team", `${at}/resend`, []);
     expect(resent.location).toBe("/dashboard/team?notice=resent");
-    expect((await owner.get(resent.location!)).text).toContain("A new invitation e-mail is on its way");
+    expect(noticesOf(await owner.get(resent.location!))[0]).toStartWith(
+      "A new invitation e-mail is on its way",
+    );
     const revoked = await submitPairs(world.s, owner, "/dashboard/team", `${at}/revoke`, []);
     expect(revoked.location).toBe("/dashboard/team?notice=revoked");
     expect((await invitations()).some((i) => i.id === made.id && i.revokedAt === null)).toBe(false);
@@ -129,31 +168,43 @@ describe("managing the team", () => {
   test("removing a person needs their address typed; then their sessions end", async () => {
     const leaving = await world.signedInAs("member", "leaving@example.com");
     const page = await owner.get("/dashboard/team");
-    const id = /<label for="remove-([^"]+)">Type leaving@example\.com to remove them/.exec(page.text)?.[1];
-    expect(id).toBeDefined();
-    const action = `/dashboard/team/members/${id}/remove`;
+    const screen = screenOf(page.text);
+    const typed = screen.getByLabelText("Type leaving@example.com to remove them");
+    const form = formOf(typed)!;
+    expect(screen.within(form).getByRole("button", { name: "Remove leaving@example.com" })).toBeDefined();
+    const action = attributeOf(form, "action")!;
+    expect(action).toMatch(/^\/dashboard\/team\/members\/[^/]+\/remove$/);
     const wrong = await submitPairs(world.s, owner, "/dashboard/team", action, [
       ["confirmation", "x@example.com"],
     ]);
     expect(wrong.status).toBe(400);
-    expect(wrong.text).toContain("Not removed:");
+    const refusedRemoval = screenOf(wrong.text);
+    const alert = refusedRemoval.getAllByRole("alert")[0]!;
+    expect(refusedRemoval.within(alert).text()).toStartWith(
+      "Not removed: must be the member's e-mail address",
+    );
     expect((await leaving.get("/dashboard")).status).toBe(200);
     const right = await submitPairs(world.s, owner, "/dashboard/team", action, [
       ["confirmation", "leaving@example.com"],
     ]);
-    expect({
-      status: right.status,
-      text: right.text.match(/<div class="errors"[\s\S]*?<\/div>/)?.[0],
-    }).toEqual({ status: 303, text: undefined });
+    expect({ status: right.status, alerts: screenOf(right.text).namesOf("alert") }).toEqual({
+      status: 303,
+      alerts: [],
+    });
     expect(right.location).toBe("/dashboard/team?notice=removed");
     expect((await leaving.get("/dashboard")).status).toBe(303);
-    expect((await owner.get("/dashboard/team")).text).not.toContain("leaving@example.com");
+    const after = screenOf((await owner.get("/dashboard/team")).text);
+    expect(tableOf(after, "People").map(({ cells }) => cells["E-mail"])).not.toContain("leaving@example.com");
+    expect(after.text()).not.toContain("leaving@example.com");
   });
 
   test("a member has no remove, resend or revoke controls, and a forged removal is refused", async () => {
     const r = await member.get("/dashboard/team");
-    expect(r.text).not.toContain('/remove"');
-    expect(r.text).not.toContain('/resend"');
+    const screen = screenOf(r.text);
+    expect(tableOf(screen, "People").length).toBeGreaterThan(1);
+    expect(tableOf(screen, "Invitations").length).toBeGreaterThan(0);
+    expect(formActionsOf(screen)).toEqual(["/logout"]);
+    expect(screen.queryByRole("button", { name: /^(Remove|Resend|Revoke)/ })).toBeNull();
     const forged = await postPairs(world.s, member, `/dashboard/team/members/anyone/remove`, [
       ["csrf_token", hiddenFields(r.text, "/logout").csrf_token!],
       ["confirmation", world.owner.email],
@@ -171,10 +222,11 @@ describe("the billing page", () => {
     const r = await owner.get("/dashboard/billing");
     expect(r.status).toBe(200);
     expectDashboardPage("/dashboard/billing", r);
-    expect(r.text).toContain('aria-current="page">Billing</a>');
-    expect(r.text).toContain("Billing is disabled on this server");
-    expect(r.text).toContain(`<caption>X usage in ${month} (UTC)</caption>`);
-    expect(r.text).toContain("<td>Acme</td><td>3</td><td>2</td><td>5 of 50</td>");
+    const screen = screenOf(r.text);
+    expect(currentSection(screen)).toEqual(["Billing"]);
+    expect(screen.text()).toContain("Billing is disabled on this server");
+    const usage = tableOf(screen, `X usage in ${month} (UTC)`).map(({ cells }) => Object.values(cells));
+    expect(usage).toContainEqual(["Acme", "3", "2", "5 of 50"]);
     expect(r.text).not.toContain(world.foreignWorkspaceId);
   });
 
@@ -184,7 +236,7 @@ describe("the billing page", () => {
     const r = await member.get("/dashboard/billing");
     expect(r.status).toBe(403);
     expectDashboardPage("/dashboard/billing (member)", r);
-    expect(r.text).toContain("cannot see billing");
+    expect(screenOf(r.text).text()).toContain("cannot see billing");
   });
 });
 
@@ -193,8 +245,10 @@ describe("invitations over time", () => {
     world.s.clock.advance(8 * 24 * 60 * 60 * 1000);
     // Sessions end sooner than invitations: sign in again.
     const r = await (await world.signedIn()).get("/dashboard/team");
-    expect(r.text).toMatch(
-      /<td>new\.person@example\.com<\/td><td>member<\/td><td><span class="badge neutral">expired<\/span>/,
-    );
+    const listed = tableOf(screenOf(r.text), "Invitations").find(
+      ({ cells }) => cells["E-mail"] === "new.person@example.com",
+    )!;
+    expect(listed.cells).toMatchObject({ Role: "member", Status: "expired" });
+    expect(badgesIn(listed.row)).toEqual([{ text: "expired", tone: "neutral" }]);
   });
 });

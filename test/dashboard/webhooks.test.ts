@@ -3,14 +3,24 @@
 // secret, disabling and deleting; a member's read-only view, another account's workspace, CSRF.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startReceiver, runWebhooks, type Receiver } from "../webhooks/helpers.ts";
+import type { Screen } from "../helpers/screen.ts";
 import {
+  attributeOf,
+  badgesIn,
   csrfTokenOf,
   dashboardWorld,
   type DashboardWorld,
   expectDashboardPage,
+  formActionsOf,
+  formOf,
+  headingOf,
   hiddenFields,
+  noticesOf,
+  screenOf,
   submitPairs,
   type TestBrowser,
+  textOf,
+  valueOf,
 } from "./support.ts";
 
 let world: DashboardWorld;
@@ -35,7 +45,33 @@ afterAll(async () => {
 const submitAll = (browser: TestBrowser, pagePath: string, action: string, fields: [string, string][]) =>
   submitPairs(world.s, browser, pagePath, action, fields);
 
-const secretIn = (text: string) => /<code id="signing-secret">([^<]+)<\/code>/.exec(text)?.[1];
+/** The signing secret a page shows once: the text its copy button copies (the button says so aloud). */
+function secretIn(text: string): string | undefined {
+  const screen = screenOf(text);
+  const copy = screen.queryByRole("button", { name: "Copy", hidden: true });
+  if (!copy) return undefined;
+  const target = attributeOf(copy, "data-copy")!;
+  expect(screen.getAllByRole("status").map((s) => attributeOf(s, "id"))).toContain(`${target}-status`);
+  return textOf(screen.byId(target)!);
+}
+
+/** The deliveries of an endpoint's log, each opening from its summary line. */
+function deliveriesOf(text: string) {
+  const screen = screenOf(text);
+  return screen.getAllByRole("group").flatMap((group) => {
+    if (attributeOf(group, "class") !== "delivery") return [];
+    const part = screen.within(group);
+    return [{ summary: screen.nameOf(group), group, part, facts: part.definitions() }];
+  });
+}
+
+/** The endpoints table of the list as records by column, with each record's row. */
+function endpointsOf(screen: Screen) {
+  const table = screen.queryByRole("table", { name: "Endpoints" });
+  if (!table) return [];
+  const rows = screen.within(table).getAllByRole("row").slice(1);
+  return screen.recordsOf(table).map((cells, i) => ({ cells, row: rows[i]! }));
+}
 
 async function openPage(path: string, browser = owner) {
   const r = await browser.get(path);
@@ -47,10 +83,18 @@ async function openPage(path: string, browser = owner) {
 describe("the webhooks list", () => {
   test("renders without endpoints, with the add form and the contract's four event types", async () => {
     const r = await openPage(list);
-    expect(r.text).toContain("No endpoint yet.");
-    expect(r.text).toContain('aria-current="page">Webhooks</a>');
-    for (const type of ["post.published", "post.failed", "post.awaiting-provider", "post.needs-attention"])
-      expect(r.text).toContain(`name="event_types" value="${type}" checked>`);
+    const screen = screenOf(r.text);
+    expect(screen.text()).toContain("No endpoint yet.");
+    expect(endpointsOf(screen)).toEqual([]);
+    const nav = screen.within(screen.getByRole("navigation", { name: "Dashboard" }));
+    expect(attributeOf(nav.getByRole("link", { name: "Webhooks" }), "aria-current")).toBe("page");
+    const events = screen.within(screen.getByRole("group", { name: "Events" }));
+    expect(events.namesOf("checkbox", { checked: true })).toEqual([
+      "post.published",
+      "post.failed",
+      "post.awaiting-provider",
+      "post.needs-attention",
+    ]);
   });
 
   test.each([
@@ -73,11 +117,17 @@ describe("the webhooks list", () => {
       ]);
       expect(r.status).toBe(400);
       expectDashboardPage(list, r);
-      expect(r.text).toContain('<div class="errors" role="alert"');
-      expect(r.text).toContain(`href="#f-${field}"`);
-      expect(r.text).toMatch(new RegExp(`<p class="error" id="f-${field}-error">[^<]+</p>`));
-      expect(r.text).toContain('value="Broken"');
-      expect(r.text).toContain(`value="${fields[0]![1]}"`);
+      const screen = screenOf(r.text);
+      const control =
+        field === "url" ? screen.getByLabelText("URL") : screen.getByRole("group", { name: "Events" });
+      const summary = screen.within(screen.getByRole("alert", { name: "There is a problem" }));
+      expect(summary.getAllByRole("link").map((a) => attributeOf(a, "href"))).toContain(
+        `#${attributeOf(control, "id")}`,
+      );
+      const errorText = screen.descriptionOf(control);
+      expect(errorText.length).toBeGreaterThan(0);
+      expect(valueOf(screen.getByLabelText("Name"))).toBe("Broken");
+      expect(valueOf(screen.getByLabelText("URL"))).toBe(fields[0]![1]);
     },
   );
 
@@ -96,18 +146,19 @@ describe("the webhooks list", () => {
     expectDashboardPage(list, r);
     firstSecret = secretIn(r.text)!;
     expect(firstSecret.length).toBeGreaterThan(20);
-    expect(r.text).toContain('<button type="button" data-copy="signing-secret" hidden>Copy</button>');
-    expect(r.text).toContain('<span id="signing-secret-status" role="status">');
-    endpointPage = /href="(\/dashboard\/workspaces\/[^"]+\/webhooks\/wh_[^"]+)"/.exec(r.text)![1]!;
+    endpointPage = attributeOf(screenOf(r.text).getByRole("link", { name: "Open the endpoint" }), "href")!;
+    expect(endpointPage).toMatch(/^\/dashboard\/workspaces\/[^/]+\/webhooks\/wh_[^/]+$/);
     // The same form sent again (a reload, a double click) acts once and does not show the secret.
     const again = await owner.post(list, fields);
     expect(again.status).toBe(200);
-    expect(again.text).toContain("already added");
+    expect(headingOf(again)).toBe("This endpoint was already added");
+    expect(secretIn(again.text)).toBeUndefined();
     expect(again.text).not.toContain(firstSecret);
     for (const path of [list, endpointPage]) expect((await openPage(path)).text).not.toContain(firstSecret);
     const listed = await openPage(list);
-    expect(listed.text).toContain(`<code>${receiver.url}</code>`);
-    expect(listed.text).toContain("None yet");
+    expect(endpointsOf(screenOf(listed.text)).map(({ cells }) => cells)).toEqual([
+      expect.objectContaining({ Name: "Receiver", URL: receiver.url, "Last delivery": "None yet" }),
+    ]);
   });
 });
 
@@ -119,18 +170,19 @@ describe("an endpoint's page", () => {
     expect(receiver.received.length).toBe(1);
     const sent = receiver.received[0]!;
     const page = await openPage(r.location!);
-    expect(page.text).toContain("A test event is on its way");
-    expect(page.text).toMatch(
-      /<details class="delivery">\s*<summary>webhook\.test <span class="badge ok">succeeded/,
-    );
-    expect(page.text).toContain("HTTP 200");
-    expect(page.text).toContain(`Service-Delivery-Id: ${sent.headers["service-delivery-id"]}`);
-    expect(page.text).toContain(`POST ${receiver.url}`);
-    // The body as the receiver got it, byte for byte (escaped for HTML).
-    expect(page.text).toContain(sent.raw.replaceAll('"', "&#34;"));
-    expect((await openPage(list)).text).toMatch(
-      /webhook\.test <span class="badge ok">succeeded<\/span> HTTP 200/,
-    );
+    expect(noticesOf(page)[0]).toStartWith("A test event is on its way");
+    const [delivery, ...older] = deliveriesOf(page.text);
+    expect(older).toEqual([]);
+    expect(delivery!.summary).toStartWith("webhook.test succeeded HTTP 200 · 1 attempt");
+    expect(badgesIn(delivery!.group)[0]).toEqual({ text: "succeeded", tone: "ok" });
+    const [request, body] = delivery!.part.preformatted();
+    expect(request).toStartWith(`POST ${receiver.url}\n`);
+    expect(request).toContain(`Service-Delivery-Id: ${sent.headers["service-delivery-id"]}\n`);
+    // The body as the receiver got it, byte for byte.
+    expect(body).toBe(sent.raw);
+    const [endpoint] = endpointsOf(screenOf((await openPage(list)).text));
+    expect(endpoint!.cells["Last delivery"]).toStartWith("webhook.test succeeded HTTP 200");
+    expect(badgesIn(endpoint!.row)).toContainEqual({ text: "succeeded", tone: "ok" });
   });
 
   test("a failed attempt shows its status and the next retry; the delivery can be sent again", async () => {
@@ -138,14 +190,20 @@ describe("an endpoint's page", () => {
     await owner.submit(endpointPage, {}, `${endpointPage}/test`);
     await runWebhooks(world.s.server);
     const page = await openPage(endpointPage);
-    expect(page.text).toMatch(/<summary>webhook\.test <span class="badge warn">pending<\/span> HTTP 500/);
-    expect(page.text).toContain("<dt>Next retry</dt>");
-    const deliveryId = /\/deliveries\/(dlv_[^/]+)\/redeliver/.exec(page.text)![1]!;
+    const [failed] = deliveriesOf(page.text);
+    expect(failed!.summary).toStartWith("webhook.test pending HTTP 500");
+    expect(badgesIn(failed!.group)[0]).toEqual({ text: "pending", tone: "warn" });
+    expect(Object.keys(failed!.facts)).toContain("Next retry");
+    const again = formOf(failed!.part.getByRole("button", { name: "Send again" }))!;
+    const deliveryId = /\/deliveries\/(dlv_[^/]+)\/redeliver$/.exec(attributeOf(again, "action")!)![1]!;
+    expect(failed!.facts.Delivery).toBe(deliveryId);
     const r = await owner.submit(endpointPage, {}, `${endpointPage}/deliveries/${deliveryId}/redeliver`);
     expect(r.location).toBe(`${endpointPage}?notice=redelivered`);
     await runWebhooks(world.s.server);
     const after = await openPage(endpointPage);
-    expect(after.text).toContain(`(sent again from <code>${deliveryId}</code>)`);
+    expect(deliveriesOf(after.text)[0]!.facts.Delivery).toMatch(
+      new RegExp(`^dlv_\\S+ \\(sent again from ${deliveryId}\\)$`),
+    );
     expect(receiver.received.at(-1)!.headers["service-event-id"]).toBe(
       receiver.received.at(-2)!.headers["service-event-id"],
     );
@@ -166,8 +224,11 @@ describe("an endpoint's page", () => {
     ]);
     expect(bad.status).toBe(400);
     expectDashboardPage(endpointPage, bad);
-    expect(bad.text).toMatch(/<p class="error" id="f-url-error">[^<]+<\/p>/);
-    expect(bad.text).toContain('value="Renamed"');
+    const badScreen = screenOf(bad.text);
+    const url = badScreen.getByLabelText("URL");
+    expect(attributeOf(url, "aria-invalid")).toBe("true");
+    expect(badScreen.descriptionOf(url).length).toBeGreaterThan(0);
+    expect(valueOf(badScreen.getByLabelText("Name"))).toBe("Renamed");
     const r = await submitAll(owner, endpointPage, action, [
       ["name", "Renamed"],
       ["url", receiver.url],
@@ -175,10 +236,11 @@ describe("an endpoint's page", () => {
     ]);
     expect(r.location).toBe(`${endpointPage}?notice=saved`);
     const page = await openPage(endpointPage);
-    expect(page.text).toContain("<h1>Renamed</h1>");
-    expect(page.text).toContain("Full (with the post&#39;s headline and body)");
-    expect(page.text).toContain('value="post.failed" checked>');
-    expect(page.text).not.toContain('value="post.needs-attention" checked>');
+    expect(headingOf(page)).toBe("Renamed");
+    const screen = screenOf(page.text);
+    expect(screen.definitions().Content).toBe("Full (with the post's headline and body)");
+    const events = screen.within(screen.getByRole("group", { name: "Events" }));
+    expect(events.namesOf("checkbox", { checked: true })).toEqual(["post.published", "post.failed"]);
   });
 
   test("saving over a change made meanwhile is refused, keeping what was typed", async () => {
@@ -191,8 +253,11 @@ describe("an endpoint's page", () => {
       ["etag", 'W/"outdated"'],
     ]);
     expect(r.status).toBe(412);
-    expect(r.text).toContain("The endpoint changed since this page was opened");
-    expect(r.text).toContain('value="Stale"');
+    const screen = screenOf(r.text);
+    expect(screen.within(screen.getByRole("alert")).text()).toContain(
+      "The endpoint changed since this page was opened",
+    );
+    expect(valueOf(screen.getByLabelText("Name"))).toBe("Stale");
   });
 
   test("rotating the secret shows the new one once; the old one keeps signing for a while", async () => {
@@ -204,23 +269,28 @@ describe("an endpoint's page", () => {
     expect(secret).not.toBe(firstSecret);
     const page = await openPage(endpointPage);
     expect(page.text).not.toContain(secret);
-    expect(page.text).toContain("the previous one signs too until");
-    expect(page.text).toContain(`Ends in <code>${secret.slice(-4)}</code>`);
+    const signing = screenOf(page.text).definitions()["Signing secret"]!;
+    expect(signing).toStartWith(`Ends in ${secret.slice(-4)}; the previous one signs too until `);
   });
 
   test("disabling stops test events and enabling brings them back", async () => {
     let r = await owner.submit(endpointPage, {}, `${endpointPage}/disable`);
     expect(r.location).toBe(`${endpointPage}?notice=disabled`);
     const page = await openPage(endpointPage);
-    expect(page.text).toContain('<span class="badge neutral">Disabled</span>');
-    expect(page.text).not.toContain(`${endpointPage}/test"`);
+    const screen = screenOf(page.text);
+    expect(screen.definitions().Status).toBe("Disabled");
+    expect(badgesIn(screen.getByRole("main"))[0]).toEqual({ text: "Disabled", tone: "neutral" });
+    expect(screen.queryByRole("button", { name: "Send a test event" })).toBeNull();
+    expect(formActionsOf(screen)).not.toContain(`${endpointPage}/test`);
     const csrf_token = csrfTokenOf(page.text);
     r = await owner.post(`${endpointPage}/test`, { csrf_token, idempotency_key: "test-while-disabled" });
     expect(r.status).toBe(409);
     expectDashboardPage(endpointPage, r);
     r = await owner.submit(endpointPage, {}, `${endpointPage}/enable`);
     expect(r.location).toBe(`${endpointPage}?notice=enabled`);
-    expect((await openPage(endpointPage)).text).toContain('<span class="badge ok">Enabled</span>');
+    const enabled = screenOf((await openPage(endpointPage)).text);
+    expect(enabled.definitions().Status).toBe("Enabled");
+    expect(badgesIn(enabled.getByRole("main"))[0]).toEqual({ text: "Enabled", tone: "ok" });
   });
 });
 
@@ -229,10 +299,13 @@ describe("who may use the pages", () => {
     const member = await world.signedInAs("member");
     for (const path of [list, endpointPage]) {
       const r = await openPage(path, member);
-      expect(r.text).not.toMatch(/<form method="post" action="\/dashboard\/workspaces/);
-      expect(r.text).not.toContain("data-copy");
+      const screen = screenOf(r.text);
+      expect(formActionsOf(screen)).toEqual(["/logout"]);
+      expect(screen.queryByRole("button", { name: "Copy", hidden: true })).toBeNull();
     }
-    expect((await member.get(endpointPage)).text).toContain("Delivery log");
+    const logPage = screenOf((await member.get(endpointPage)).text);
+    expect(logPage.getByRole("heading", { name: "Delivery log" })).toBeDefined();
+    expect(deliveriesOf((await member.get(endpointPage)).text).length).toBeGreaterThan(0);
     const csrf_token = csrfTokenOf((await member.get(list)).text);
     for (const action of [
       list,
@@ -264,7 +337,7 @@ describe("who may use the pages", () => {
     for (const action of [list, `${endpointPage}/delete`, `${endpointPage}/rotate-secret`]) {
       const r = await owner.post(action, { csrf_token: "forged" });
       expect({ action, status: r.status }).toEqual({ action, status: 403 });
-      expect(r.text).toContain("This form cannot be used");
+      expect(headingOf(r)).toBe("This form cannot be used");
     }
     expect((await owner.get(endpointPage)).status).toBe(200);
   });
@@ -272,7 +345,9 @@ describe("who may use the pages", () => {
   test("deleting the endpoint ends at the list; its page is gone", async () => {
     const r = await owner.submit(endpointPage, {}, `${endpointPage}/delete`);
     expect(r.location).toBe(`${list}?notice=deleted`);
-    expect((await openPage(r.location!)).text).toContain("The endpoint is deleted");
+    const after = await openPage(r.location!);
+    expect(noticesOf(after)[0]).toStartWith("The endpoint is deleted");
+    expect(endpointsOf(screenOf(after.text))).toEqual([]);
     const gone = await owner.get(endpointPage);
     expect(gone.status).toBe(404);
     expectDashboardPage(endpointPage, gone);

@@ -1,11 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Screen } from "../helpers/screen.ts";
 import {
+  attributeOf,
   dashboardWorld,
   type DashboardWorld,
   expectDashboardPage,
+  formActionsOf,
   hiddenFields,
+  noticesOf,
   postPairs,
+  screenOf,
   submitPairs,
+  valueOf,
   type TestBrowser,
 } from "./support.ts";
 
@@ -23,15 +29,28 @@ const settingsOf = (id: string) => `/dashboard/workspaces/${id}/settings`;
 const api = (method: string, path: string, body?: unknown) =>
   world.s.request(method, `/v1${path}`, { key: world.owner.apiKey, body });
 
+/** A table by its caption as records by column (none when the table is not there). */
+function recordsIn(screen: Screen, caption: string): Record<string, string>[] {
+  const table = screen.queryByRole("table", { name: caption });
+  return table ? screen.recordsOf(table) : [];
+}
+
 describe("the workspaces page", () => {
   test("lists the account's workspaces with links to their posts and settings", async () => {
     const r = await owner.get("/dashboard/workspaces");
     expect(r.status).toBe(200);
     expectDashboardPage("/dashboard/workspaces", r);
-    expect(r.text).toContain(`<a href="/dashboard/workspaces/${world.owner.workspaceId}/posts">Acme</a>`);
-    expect(r.text).toContain(`href="${settingsOf(world.owner.workspaceId)}"`);
-    expect(r.text).toContain('<option value="Europe/Berlin">Europe/Berlin</option>');
-    expect(r.text).toContain('<option value="UTC" selected>UTC</option>');
+    const screen = screenOf(r.text);
+    const table = screen.within(screen.getByRole("table", { name: "The account's workspaces" }));
+    expect(attributeOf(table.getByRole("link", { name: "Acme" }), "href")).toBe(
+      `/dashboard/workspaces/${world.owner.workspaceId}/posts`,
+    );
+    expect(attributeOf(table.getByRole("link", { name: "Settings of Acme" }), "href")).toBe(
+      settingsOf(world.owner.workspaceId),
+    );
+    const zone = screen.getByLabelText("Time zone");
+    expect(screen.within(zone).getByRole("option", { name: "Europe/Berlin" })).toBeDefined();
+    expect(valueOf(zone)).toBe("UTC");
     expect(r.text).not.toContain(world.foreignWorkspaceId);
   });
 
@@ -47,31 +66,38 @@ describe("the workspaces page", () => {
     expect(made.body).toMatchObject({ name: "Launch", time_zone: "America/New_York" });
     const page = await owner.get(r.location!);
     expectDashboardPage(r.location!, page);
-    expect(page.text).toContain("The workspace is created.");
+    expect(noticesOf(page)[0]).toStartWith("The workspace is created.");
   });
 
   test.each([
-    ["a blank name", [["name", "   "]], "f-name-error"],
-    ["an unknown time zone", [["time_zone", "Mars/Olympus"]], "f-time_zone-error"],
+    ["a blank name", [["name", "   "]], "Name"],
+    ["an unknown time zone", [["time_zone", "Mars/Olympus"]], "Time zone"],
   ] as [string, [string, string][], string][])(
     "%s is shown next to its field",
-    async (_, changes, errorId) => {
+    async (_, changes, fieldName) => {
       const fields = new Map<string, string>([["name", "Kept"], ["time_zone", "UTC"], ...changes]);
       const r = await submitPairs(world.s, owner, "/dashboard/workspaces", "/dashboard/workspaces", [
         ...fields,
       ]);
       expect(r.status).toBe(400);
       expectDashboardPage("POST /dashboard/workspaces (invalid)", r);
-      expect(r.text).toContain('<div class="errors" role="alert"');
-      expect(r.text).toContain(`<p class="error" id="${errorId}">`);
+      const screen = screenOf(r.text);
+      expect(screen.getByRole("alert", { name: "There is a problem" })).toBeDefined();
+      const field = screen.getByLabelText(fieldName);
+      expect(attributeOf(field, "aria-invalid")).toBe("true");
+      expect(screen.descriptionOf(field)).not.toBe("");
+      for (const other of ["Name", "Time zone"].filter((name) => name !== fieldName))
+        expect(attributeOf(screen.getByLabelText(other), "aria-invalid")).toBeUndefined();
     },
   );
 
   test("a member sees the list without the form, and the API refuses the POST", async () => {
     const r = await member.get("/dashboard/workspaces");
     expectDashboardPage("/dashboard/workspaces (member)", r);
-    expect(r.text).not.toContain('action="/dashboard/workspaces"');
-    expect(r.text).toContain("cannot create workspaces");
+    const screen = screenOf(r.text);
+    expect(screen.queryByRole("form", { name: "Create a workspace" })).toBeNull();
+    expect(formActionsOf(screen)).not.toContain("/dashboard/workspaces");
+    expect(screen.text()).toContain("cannot create workspaces");
     const fields = hiddenFields(r.text, "/logout");
     const refused = await postPairs(world.s, member, "/dashboard/workspaces", [
       ["csrf_token", fields.csrf_token!],
@@ -95,12 +121,19 @@ describe("a workspace's settings", () => {
     const r = await owner.get(page());
     expect(r.status).toBe(200);
     expectDashboardPage(page(), r);
-    expect(r.text).toContain('aria-current="page">Settings</a>');
-    expect(r.text).toContain('value="Acme"');
-    expect(r.text).toContain("<caption>Posting times (UTC)</caption>");
-    expect(r.text).toContain(world.owner.email);
-    expect(r.text).toContain(`<code>${world.owner.apiKey.slice(0, 12)}…</code>`);
-    expect(r.text).toContain("every person of the account can use every workspace");
+    const screen = screenOf(r.text);
+    const nav = screen.within(screen.getByRole("navigation", { name: "Dashboard" }));
+    expect(attributeOf(nav.getByRole("link", { name: "Settings" }), "aria-current")).toBe("page");
+    expect(valueOf(screen.getByLabelText("Name"))).toBe("Acme");
+    expect(screen.getByRole("table", { name: "Posting times (UTC)" })).toBeDefined();
+    expect(recordsIn(screen, "People who can use this workspace")).toContainEqual({
+      "E-mail": world.owner.email,
+      Role: "owner",
+    });
+    expect(recordsIn(screen, "API keys that can use this workspace").map((k) => k.Prefix)).toContain(
+      `${world.owner.apiKey.slice(0, 12)}…`,
+    );
+    expect(screen.text()).toContain("every person of the account can use every workspace");
   });
 
   test("another account's workspace is not found, for the page and its forms", async () => {
@@ -143,7 +176,8 @@ describe("a workspace's settings", () => {
     ]);
     expect(stale.status).toBe(412);
     expectDashboardPage("stale rename", stale);
-    expect(stale.text).toContain("changed meanwhile");
+    const staleScreen = screenOf(stale.text);
+    expect(staleScreen.within(staleScreen.getByRole("alert")).text()).toContain("changed meanwhile");
     expect((await api("GET", `/workspaces/${world.owner.workspaceId}`)).body.name).toBe("Acme Corp");
 
     const blank = await submitPairs(world.s, owner, page(), page(), [
@@ -151,7 +185,8 @@ describe("a workspace's settings", () => {
       ["time_zone", "UTC"],
     ]);
     expect(blank.status).toBe(400);
-    expect(blank.text).toContain('<p class="error" id="f-name-error">');
+    const blankScreen = screenOf(blank.text);
+    expect(attributeOf(blankScreen.getByLabelText("Name"), "aria-invalid")).toBe("true");
   });
 
   test("posting times are edited as a weekday grid: add, change, remove", async () => {
@@ -181,9 +216,16 @@ describe("a workspace's settings", () => {
 
     const shown = await owner.get(page());
     expectDashboardPage("settings with windows", shown);
-    expect(shown.text).toContain('id="f-queue-0" name="time_0" type="time" value="09:00"');
-    expect(shown.text).toContain('id="q-0-3" type="checkbox" name="day_0" value="3" checked');
-    expect(shown.text).toContain('<input type="hidden" name="row_count" value="3">');
+    const grid = screenOf(shown.text);
+    expect(valueOf(grid.getByLabelText("Posting time 1"))).toBe("09:00");
+    expect(grid.namesOf("checkbox", { checked: true })).toEqual([
+      "Monday at 09:00",
+      "Wednesday at 09:00",
+      "Friday at 17:30",
+    ]);
+    expect(valueOf(grid.getByLabelText("New posting time"))).toBe("");
+    // Two stored rows and the empty new one.
+    expect(hiddenFields(shown.text, queuePath).row_count).toBe("3");
 
     const removed = await submitPairs(world.s, owner, page(), queuePath, [
       ["row_count", "3"],
@@ -206,7 +248,7 @@ describe("a workspace's settings", () => {
         ["time_1", ""],
         ["day_1", "2"],
       ],
-      "f-queue-1-error",
+      "Posting time 2",
       "choose a time",
     ],
     [
@@ -215,7 +257,7 @@ describe("a workspace's settings", () => {
         ["time_1", "25:00"],
         ["day_1", "2"],
       ],
-      "f-queue-1-error",
+      "Posting time 2",
       "is not a time of day",
     ],
     [
@@ -224,12 +266,12 @@ describe("a workspace's settings", () => {
         ["time_1", "17:30"],
         ["day_1", "5"],
       ],
-      "f-queue-1-error",
+      "Posting time 2",
       "repeats another window",
     ],
   ] as [string, [string, string][], string, string][])(
     "%s is shown on its row, and nothing is saved",
-    async (_, row, errorId, detail) => {
+    async (_, row, fieldName, detail) => {
       const before = (await api("GET", `/workspaces/${world.owner.workspaceId}/queue`)).body.windows;
       const r = await submitPairs(world.s, owner, page(), `${page()}/queue`, [
         ["row_count", "2"],
@@ -239,8 +281,10 @@ describe("a workspace's settings", () => {
       ]);
       expect(r.status).toBe(400);
       expectDashboardPage("invalid queue", r);
-      expect(r.text).toMatch(new RegExp(`<p class="error" id="${errorId}">[^<]*${detail}`));
-      expect(r.text).toContain('aria-describedby="f-queue-1-error"');
+      const screen = screenOf(r.text);
+      const time = screen.getByLabelText(fieldName);
+      expect(attributeOf(time, "aria-invalid")).toBe("true");
+      expect(screen.descriptionOf(time)).toContain(detail);
       expect((await api("GET", `/workspaces/${world.owner.workspaceId}/queue`)).body.windows).toEqual(before);
     },
   );
@@ -249,8 +293,12 @@ describe("a workspace's settings", () => {
     const r = await member.get(page());
     expect(r.status).toBe(200);
     expectDashboardPage("settings (member)", r);
-    expect(r.text).not.toContain(`action="${page()}"`);
-    expect(r.text).toContain(`action="${page()}/queue"`);
+    const screen = screenOf(r.text);
+    expect(screen.queryByRole("form", { name: "Name and time zone" })).toBeNull();
+    expect(attributeOf(screen.getByRole("form", { name: "Queue posting times" }), "action")).toBe(
+      `${page()}/queue`,
+    );
+    expect(formActionsOf(screen)).not.toContain(page());
     const csrf = hiddenFields(r.text, `${page()}/queue`).csrf_token!;
     const refused = await postPairs(world.s, member, page(), [
       ["csrf_token", csrf],

@@ -3,7 +3,7 @@
 // send a NUL from a form, so such a form is refused as a whole, like any other malformed form.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { dashboardWorld, PASSWORD, submitPairs, type DashboardWorld } from "../dashboard/support.ts";
-import { TestBrowser } from "../signup/browser.ts";
+import { TestBrowser } from "../helpers/browser.ts";
 
 let world: DashboardWorld;
 beforeAll(async () => {

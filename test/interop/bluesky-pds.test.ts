@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, type ChildProcess } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { systemClock } from "../../src/lib/clock.ts";
 import { createBlueskyAdapter } from "../../src/providers/bluesky.ts";
 import type { DestinationRef, PublishedItem } from "../../src/providers/types.ts";
 import { expectProviderError, makePng, mediaItem } from "../providers/support.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const PDS_DIR = join(ROOT, ".cache/pds");
@@ -28,15 +28,6 @@ interface PdsInfo {
 
 let child: ChildProcess | null = null;
 let info: PdsInfo;
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await new Promise((r) => server.once("listening", r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** Starts serve.mjs with Node 22 and waits for its one JSON line. */
 async function startPds(): Promise<PdsInfo> {

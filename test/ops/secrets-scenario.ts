@@ -7,7 +7,7 @@ import { png } from "../assets/samples.ts";
 import type { BlueskyFake } from "../fakes/bluesky.ts";
 import type { MastodonFake } from "../fakes/mastodon.ts";
 import type { TestServer } from "../helpers/server.ts";
-import { TestBrowser, hiddenFields, pathOf } from "../signup/browser.ts";
+import { TestBrowser, hiddenFields, pathOf } from "../helpers/browser.ts";
 import { herald, remoteServer } from "./helpers.ts";
 
 /** What the scenario needs from the server it runs against. */

@@ -13,6 +13,7 @@ import { freshDatabase } from "../helpers/database.ts";
 import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { connectMastodon, idem, type PostsWorld } from "./helpers.ts";
+import { freePort } from "../helpers/ports.ts";
 
 /** A posts world with a Bluesky destination too. */
 export interface EngineWorld extends PostsWorld {
@@ -135,14 +136,6 @@ export async function waitFor<T>(
 }
 
 // ---- real `herald serve` processes ----
-
-/** A TCP port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
-  const port = probe.port!;
-  await probe.stop(true);
-  return port;
-}
 
 /**
  * Storage shared by child processes: a data directory and, on PostgreSQL, one fresh database

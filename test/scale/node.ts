@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
+import { freePort } from "../helpers/ports.ts";
 
 /** A running (or killed) `herald serve` process. */
 export interface HeraldNode {
@@ -21,14 +22,6 @@ const live = new Set<ReturnType<typeof Bun.spawn>>();
 process.on("exit", () => {
   for (const proc of live) proc.kill("SIGKILL");
 });
-
-/** A TCP port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
-  const port = probe.port!;
-  await probe.stop(true);
-  return port;
-}
 
 async function healthy(url: string): Promise<boolean> {
   try {

@@ -6,7 +6,7 @@ import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import { CLI_KEY_SCOPES } from "../../src/modules/cli-auth/service.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { TestBrowser, pathOf } from "./browser.ts";
+import { TestBrowser, pathOf } from "../helpers/browser.ts";
 
 const MINUTE_MS = 60 * 1000;
 const PASSWORD = "correct horse battery";

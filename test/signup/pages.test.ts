@@ -5,7 +5,7 @@ import { sha256Hex } from "../../src/lib/crypto.ts";
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import { DASHBOARD_CSP } from "../../src/http/dashboard/router.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { csrfTokenOf, TestBrowser, pathOf } from "./browser.ts";
+import { csrfTokenOf, TestBrowser, pathOf } from "../helpers/browser.ts";
 
 const PASSWORD = "correct horse battery";
 

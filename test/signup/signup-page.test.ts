@@ -4,7 +4,7 @@ import { accounts, emailConfirmations, mailOutbox, users, workspaces } from "../
 import type { MailMessage } from "../../src/modules/mail/transport.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { TestBrowser, pathOf } from "./browser.ts";
+import { TestBrowser, pathOf } from "../helpers/browser.ts";
 
 const PASSWORD = "a long enough password";
 const DAY_MS = 24 * 60 * 60 * 1000;

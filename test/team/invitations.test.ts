@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { mailOutbox, users } from "../helpers/tables.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import type { TestServer } from "../helpers/server.ts";
-import { TestBrowser } from "../signup/browser.ts";
+import { TestBrowser } from "../helpers/browser.ts";
 import type { SmtpSink } from "../feedback/smtp-sink.ts";
 import { invitationLink, invite, startTeamServer } from "./helpers.ts";
 

@@ -5,7 +5,7 @@ import { inTransaction } from "../../src/db/transaction.ts";
 import { createApiKey } from "../../src/modules/keys/service.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import type { TestServer } from "../helpers/server.ts";
-import { TestBrowser } from "../signup/browser.ts";
+import { TestBrowser } from "../helpers/browser.ts";
 import type { SmtpSink } from "../feedback/smtp-sink.ts";
 import { invitationLink, invite, startTeamServer } from "./helpers.ts";
 

@@ -4,6 +4,7 @@ import { barChart } from "./charts.ts";
 import { postPath } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { localTime, notice, postForm, table } from "./ui.ts";
+import type { GroupAnalytics } from "./api-resources.ts";
 
 /** The seven metrics of the contract, in its order, with their words. */
 export const METRIC_LABELS: [string, string][] = [
@@ -27,24 +28,6 @@ const TICKS: Record<string, string> = {
   saves: "saves",
   link_clicks: "clicks",
 };
-
-interface GroupAnalytics {
-  group: string;
-  totals: Record<
-    string,
-    { value: number; coverage: { total_posts: number; fetched_posts: number; failed_posts: number } }
-  >;
-  posts: {
-    post: string;
-    channel: string;
-    published_at: string;
-    state: string;
-    metrics: Record<string, number>;
-    fetched_at: string | null;
-    next_automatic_refresh_at: string | null;
-    last_error: { code: string; message: string; at: string } | null;
-  }[];
-}
 
 /** A wait in words: 45 → "45 seconds", 600 → "10 minutes", 3900 → "1 hour 5 minutes". */
 export function waitInWords(seconds: number): string {
@@ -88,7 +71,9 @@ export function analyticsGroupPages(routes: DashboardRoutes): void {
 async function groupPage(r: DashboardRequest, refused: { status: number; text: string } | null) {
   const ws = r.workspace!;
   const group = r.params.group!;
-  const answer = await r.api.get(`/workspaces/${ws.id}/analytics/post-groups/${encodeURIComponent(group)}`);
+  const answer = await r.api.get<GroupAnalytics>(
+    `/workspaces/${ws.id}/analytics/post-groups/${encodeURIComponent(group)}`,
+  );
   if (answer.status === 404)
     return r.message(404, "No published posts in this group", [
       "A group has analytics once one of its posts is published.",
@@ -98,7 +83,7 @@ async function groupPage(r: DashboardRequest, refused: { status: number; text: s
     return r.message(answer.status, "The numbers cannot be shown", [
       answer.body?.detail ?? "Try again later.",
     ]);
-  const data: GroupAnalytics = answer.body;
+  const data = answer.body;
   const zone = ws.timeZone;
   const content = html`<p><a href="/dashboard/workspaces/${ws.id}/analytics">← Analytics</a></p>
 <h1>Group ${data.group}</h1>

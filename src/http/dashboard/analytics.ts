@@ -3,7 +3,7 @@ import { html, type Markup } from "../pages/html.ts";
 import { fieldErrorsOf } from "./api.ts";
 import { barChart } from "./charts.ts";
 import { analyticsGroupPages, METRIC_LABELS } from "./analytics-group.ts";
-import type { PostResource } from "./post-view.ts";
+import type { AnalyticsSeries, Listing, Post } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { errorSummary, input, select, table } from "./ui.ts";
 
@@ -21,11 +21,7 @@ export function defaultRange(zone: string, now: number): { from: string; until: 
 
 const LABELS = { "/from": "From", "/until": "Until", "/bucket": "Per" };
 
-interface Bucket {
-  start: string;
-  posts: number;
-  metrics: Record<string, number>;
-}
+type Bucket = AnalyticsSeries["series"][number];
 
 async function series(r: DashboardRequest): Promise<Response> {
   const ws = r.workspace!;
@@ -35,8 +31,8 @@ async function series(r: DashboardRequest): Promise<Response> {
   const bucket = r.query.get("bucket") === "week" ? "week" : "day";
   const query = new URLSearchParams({ from, until, bucket });
   const [answer, published] = await Promise.all([
-    r.api.get(`/workspaces/${ws.id}/analytics/posts?${query}`),
-    r.api.get(`/workspaces/${ws.id}/posts?view=published&limit=20`),
+    r.api.get<AnalyticsSeries>(`/workspaces/${ws.id}/analytics/posts?${query}`),
+    r.api.get<Listing<Post>>(`/workspaces/${ws.id}/posts?view=published&limit=20`),
   ]);
   const errors = fieldErrorsOf(answer);
   const buckets: Bucket[] = answer.ok ? answer.body.series : [];
@@ -106,7 +102,7 @@ ${table({
 }
 
 /** The groups of the latest published posts, each linking to its own numbers. */
-function recentGroups(r: DashboardRequest, posts: PostResource[]): Markup {
+function recentGroups(r: DashboardRequest, posts: Post[]): Markup {
   const groups = [...new Set(posts.map((p) => p.group))];
   const base = `/dashboard/workspaces/${r.workspace!.id}/analytics`;
   return html`<h2>Recently published groups</h2>

@@ -1,10 +1,14 @@
 import { roleAllows } from "../../modules/account/roles.ts";
 import { usageMonth } from "../../modules/posts/x-usage.ts";
 import { html, type Markup } from "../pages/html.ts";
+import { problemOf } from "./api.ts";
+import type { Billing, BillingSession } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { badge, buttonForm, choices, localTime, notice, postForm, table } from "./ui.ts";
 
 const NOTICES = { converted: "The trial has ended: the subscription is active from now on." };
+
+type Subscription = NonNullable<Billing["subscription"]>;
 
 const ENTITLEMENT: Record<string, { tone: "ok" | "warn" | "danger"; text: string }> = {
   active: { tone: "ok", text: "Everything works." },
@@ -32,7 +36,7 @@ const STRIPE_PAGES = ["https://checkout.stripe.com", "https://billing.stripe.com
 export function billingPages(routes: DashboardRoutes): void {
   routes
     .page("/dashboard/billing", async (r) => {
-      const answer = await r.api.get("/billing");
+      const answer = await r.api.get<Billing>("/billing");
       if (answer.status === 403)
         return r.message(403, "Not allowed", [
           `Your role (${r.session.role}) cannot see billing; the account's owners and admins can.`,
@@ -62,17 +66,18 @@ export function billingPages(routes: DashboardRoutes): void {
 
 /** Starts a Stripe-hosted session through the API and sends the browser there. */
 async function toStripe(r: DashboardRequest, path: string, body: Record<string, unknown>) {
-  const answer = await r.api.call("POST", path, { body });
-  if (answer.ok && typeof answer.body?.url === "string" && /^https?:\/\//.test(answer.body.url))
+  const answer = await r.api.call<BillingSession>("POST", path, { body });
+  if (answer.ok && /^https?:\/\//.test(answer.body.url))
     return new Response(null, {
       status: 303,
       headers: { location: answer.body.url, "cache-control": "no-store" },
     });
-  const detail = answer.body?.errors?.[0]?.detail ?? answer.body?.detail ?? "Stripe did not answer.";
+  const problem = problemOf(answer);
+  const detail = problem?.errors?.[0]?.detail ?? problem?.detail ?? "Stripe did not answer.";
   return r.message(answer.status, "Billing could not be opened", [detail]);
 }
 
-function billingContent(r: DashboardRequest, billing: any): Markup {
+function billingContent(r: DashboardRequest, billing: Billing): Markup {
   const names = new Map(r.workspaces.map((w) => [w.id, w.name]));
   const entitlement = ENTITLEMENT[billing.entitlement] ?? { tone: "warn", text: billing.entitlement };
   const sub = billing.subscription;
@@ -94,19 +99,17 @@ used; scheduled ones are reserved until they are published or cancelled.</p>
 ${table({
   caption: `X usage in ${usageMonth(r.h.clock.now())} (UTC)`,
   head: ["Workspace", "Used", "Reserved", "Total"],
-  rows: (billing.x_usage as { workspace_id: string; used: number; reserved: number; limit: number }[]).map(
-    (u) => [
-      names.get(u.workspace_id) ?? u.workspace_id,
-      String(u.used),
-      String(u.reserved),
-      `${u.used + u.reserved} of ${u.limit}`,
-    ],
-  ),
+  rows: billing.x_usage.map((u) => [
+    names.get(u.workspace_id) ?? u.workspace_id,
+    String(u.used),
+    String(u.reserved),
+    `${u.used + u.reserved} of ${u.limit}`,
+  ]),
   empty: "No workspaces.",
 })}`;
 }
 
-function subscriptionFacts(sub: any): Markup {
+function subscriptionFacts(sub: Subscription): Markup {
   return html`<h2>Subscription</h2>
 <dl>
 <dt>Status</dt><dd>${sub.status.replaceAll("_", " ")}</dd>
@@ -119,7 +122,7 @@ function subscriptionFacts(sub: any): Markup {
 }
 
 /** Subscribe (checkout), manage (portal), end the trial now (conversion). */
-function actions(r: DashboardRequest, sub: any): Markup {
+function actions(r: DashboardRequest, sub: Subscription | null): Markup {
   const subscribed = sub && sub.status !== "pending_checkout" && sub.status !== "canceled";
   const checkout = postForm(
     { action: "/dashboard/billing/checkout", csrf: r.csrf, label: "Subscribe" },

@@ -1,7 +1,8 @@
 import { DateTime } from "luxon";
 import { POST_STATES } from "../../modules/posts/states.ts";
 import { html, type Markup } from "../pages/html.ts";
-import { excerpt, postPath, type PostResource, stateBadge } from "./post-view.ts";
+import type { Listing, Post, Queue } from "./api-resources.ts";
+import { excerpt, postPath, stateBadge } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 
 /** States the calendar shows: all but drafts (no time yet) and cancelled posts (they will not go out). */
@@ -27,15 +28,15 @@ async function postsOfWeek(
   r: DashboardRequest,
   start: DateTime,
   end: DateTime,
-): Promise<{ posts: PostResource[]; complete: boolean; failed: string | null }> {
-  const found: PostResource[] = [];
+): Promise<{ posts: Post[]; complete: boolean; failed: string | null }> {
+  const found: Post[] = [];
   let after: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
     const query = new URLSearchParams({ scheduled_before: end.toUTC().toISO()!, limit: "100" });
     if (after) query.set("after", after);
-    const answer = await r.api.get(`/workspaces/${r.workspace!.id}/posts?${query}`);
+    const answer = await r.api.get<Listing<Post>>(`/workspaces/${r.workspace!.id}/posts?${query}`);
     if (!answer.ok) return { posts: found, complete: false, failed: answer.body?.detail ?? "Try again." };
-    for (const post of answer.body.data as PostResource[]) {
+    for (const post of answer.body.data) {
       const at = Date.parse(post.published_at ?? post.scheduled_at ?? "");
       if (SHOWN_STATES.has(post.state) && at >= start.toMillis() && at < end.toMillis()) found.push(post);
     }
@@ -55,15 +56,15 @@ async function calendar(r: DashboardRequest): Promise<Response> {
   const askedInvalid = asked !== null && weekStart(asked, zone, now) === null;
   const [week, queue] = await Promise.all([
     postsOfWeek(r, start, end),
-    r.api.get(`/workspaces/${ws.id}/queue`),
+    r.api.get<Queue>(`/workspaces/${ws.id}/queue`),
   ]);
-  const windows: { weekday: number; local_time: string }[] = queue.ok ? queue.body.windows : [];
+  const windows = queue.ok ? queue.body.windows : [];
   const today = DateTime.fromMillis(now, { zone }).toISODate();
   const base = `/dashboard/workspaces/${ws.id}/calendar`;
   const weekLink = (d: DateTime, label: string) => html`<a href="${base}?week=${d.toISODate()}">${label}</a>`;
   // Local days, not 24-hour steps: the week of a DST change is an hour shorter or longer.
   const days = [0, 1, 2, 3, 4, 5, 6].map((i) => start.plus({ days: i }));
-  const byDay = new Map<string, PostResource[]>();
+  const byDay = new Map<string, Post[]>();
   for (const post of week.posts) {
     const local = DateTime.fromISO(post.published_at ?? post.scheduled_at!, { zone: "utc" }).setZone(zone);
     const key = local.toISODate()!;
@@ -90,13 +91,13 @@ ${week.complete || week.failed ? "" : warning("This week has more posts than the
 function dayColumn(
   r: DashboardRequest,
   day: DateTime,
-  posts: PostResource[],
+  posts: Post[],
   windows: { weekday: number; local_time: string }[],
   now: number,
   today: string | null,
 ): Markup {
   const zone = r.workspace!.timeZone;
-  const timeOf = (p: PostResource) => DateTime.fromISO(p.published_at ?? p.scheduled_at!, { zone: "utc" });
+  const timeOf = (p: Post) => DateTime.fromISO(p.published_at ?? p.scheduled_at!, { zone: "utc" });
   const sorted = [...posts].sort((a, b) => timeOf(a).toMillis() - timeOf(b).toMillis());
   const taken = new Set(sorted.map((p) => timeOf(p).setZone(zone).toFormat("HH:mm")));
   const open = windows

@@ -11,6 +11,7 @@ import {
   type ComposeState,
 } from "./compose-read.ts";
 import type { FieldErrors } from "./api.ts";
+import type { Asset, Destination, Listing, PostSet, PostValidation } from "./api-resources.ts";
 import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from "./multipart.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES, storeAsset, tooLargeText, uploadRoutes } from "./uploads.ts";
@@ -75,22 +76,22 @@ interface Lists {
 async function loadLists(r: DashboardRequest): Promise<Lists> {
   const ws = r.workspace!.id;
   const [destinations, assets] = await Promise.all([
-    r.api.get(`/workspaces/${ws}/destinations`),
-    r.api.get(`/workspaces/${ws}/assets?limit=100`),
+    r.api.get<Listing<Destination>>(`/workspaces/${ws}/destinations`),
+    r.api.get<Listing<Asset>>(`/workspaces/${ws}/assets?limit=100`),
   ]);
   return {
-    destinations: (destinations.body?.data ?? [])
-      .filter((d: { status: string }) => d.status !== "disabled")
-      .map((d: any) => ({
+    destinations: (destinations.ok ? destinations.body.data : [])
+      .filter((d) => d.status !== "disabled")
+      .map((d) => ({
         id: d.id,
         channel: d.channel,
         name: d.display_name,
         status: d.status,
         isDefault: d.is_default,
       })),
-    library: (assets.body?.data ?? [])
-      .filter((a: { status: string }) => a.status === "ready")
-      .map((a: any) => ({
+    library: (assets.ok ? assets.body.data : [])
+      .filter((a) => a.status === "ready")
+      .map((a) => ({
         id: a.id,
         label: a.label,
         type: a.type,
@@ -145,9 +146,9 @@ async function act(r: DashboardRequest, form: ReceivedForm): Promise<Response> {
       });
       uploaded.push(`${file.fileName} is attached to item ${n + 1}.`);
     } else {
-      if (stored.answer.status === 403) return forbidden(r);
-      const details = (stored.answer.body?.errors ?? []).map((e: { detail: string }) => e.detail);
-      errors.set(`/body/${n}/file`, [stored.answer.body?.detail, ...details].filter(Boolean).join(" "));
+      if (stored.status === 403) return forbidden(r);
+      const details = (stored.problem.errors ?? []).map((e) => e.detail);
+      errors.set(`/body/${n}/file`, [stored.problem.detail, ...details].filter(Boolean).join(" "));
     }
   }
   if (errors.size) return show(r, lists, state, { errors, problems: [], status: null }, 422);
@@ -185,11 +186,9 @@ async function submit(
   const body = createBody(state, chosen, r.workspace!.timeZone);
   const base = `/workspaces/${r.workspace!.id}/posts`;
   if (verb === "check") {
-    const answer = await r.api.call("POST", `${base}/validate`, { body });
+    const answer = await r.api.call<PostValidation>("POST", `${base}/validate`, { body });
     if (answer.status === 403) return forbidden(r);
-    const found = answer.ok
-      ? (answer.body.errors ?? [])
-      : (answer.body?.errors ?? [{ detail: answer.body?.detail }]);
+    const found = answer.ok ? answer.body.errors : (answer.body?.errors ?? [{ detail: answer.body?.detail }]);
     const mapped = formErrors(found, { state, chosen, fields });
     if (answer.ok && found.length === 0)
       return show(r, lists, state, { errors: new Map(), problems: [], status: "No problems found." }, 200);
@@ -201,10 +200,10 @@ async function submit(
       answer.ok ? 422 : answer.status,
     );
   }
-  const answer = await r.api.call("POST", base, { body, idempotencyKey: key || undefined });
+  const answer = await r.api.call<PostSet>("POST", base, { body, idempotencyKey: key || undefined });
   if (answer.ok)
     return r.redirect(
-      `/dashboard/workspaces/${r.workspace!.id}/posts/${answer.body.posts[0].id}?notice=created`,
+      `/dashboard/workspaces/${r.workspace!.id}/posts/${answer.body.posts[0]!.id}?notice=created`,
     );
   if (answer.status === 403) return forbidden(r);
   if (answer.status >= 500 || answer.status === 401)

@@ -1,5 +1,6 @@
 import { html, type Markup } from "../pages/html.ts";
-import type { ApiAnswer } from "./api.ts";
+import { type ApiAnswer, problemOf } from "./api.ts";
+import type { Destination, Listing } from "./api-resources.ts";
 import {
   type ConnectFailure,
   connectAccount,
@@ -15,15 +16,6 @@ import { badge, buttonForm, errorSummary, notice, table } from "./ui.ts";
 import { webhookPages } from "./webhooks.ts";
 
 /** A destination as the API lists it. */
-interface Destination {
-  id: string;
-  channel: string;
-  display_name: string;
-  status: "ready" | "unavailable" | "disabled";
-  unavailable_reason?: string;
-  is_default: boolean;
-}
-
 const NOTICES = {
   enabled: "The destination is enabled: posts can go to it again.",
   disabled: "The destination is disabled: no post goes to it until it is enabled again.",
@@ -70,14 +62,14 @@ async function change(
 }
 
 /** A refused change as a page of its own, with the API's words. */
-function refusal(r: DashboardRequest, answer: ApiAnswer): Response {
+function refusal(r: DashboardRequest, answer: ApiAnswer<unknown>): Response {
   const headings: Record<number, string> = {
     403: "You cannot change destinations",
     404: "Destination not found",
     409: "The destination cannot be disconnected yet",
   };
   return r.message(answer.status, headings[answer.status] ?? "The change did not go through", [
-    answer.body?.detail ?? "Try again.",
+    problemOf(answer)?.detail ?? "Try again.",
     html`<a href="${pathOf(r)}">Back to the destinations</a>`,
   ]);
 }
@@ -129,9 +121,9 @@ ${button("disconnect", `Disconnect ${label}`, {
 
 /** The list, the connect forms, and a connect form that came back with its problems. */
 async function destinationsPage(r: DashboardRequest, failure: ConnectFailure | null): Promise<Response> {
-  const answer = await r.api.get(`/workspaces/${r.workspace!.id}/destinations`);
+  const answer = await r.api.get<Listing<Destination>>(`/workspaces/${r.workspace!.id}/destinations`);
   if (!answer.ok) return refusal(r, answer);
-  const destinations = (answer.body.data as Destination[]).toSorted(
+  const destinations = answer.body.data.toSorted(
     (a, b) => a.channel.localeCompare(b.channel) || a.display_name.localeCompare(b.display_name),
   );
   const canWrite = r.actor.scopes.includes("destinations:write");

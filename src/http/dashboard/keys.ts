@@ -3,12 +3,11 @@ import {
   createKeyFromForm,
   FormKeyReusedError,
   type KeyManager,
-  keyStatus,
-  keyVisibleTo,
+  keysSeenBy,
   revokeKeyFromDashboard,
   ScopesBeyondRoleError,
 } from "../../modules/keys/dashboard.ts";
-import { type ApiKeyRow, listApiKeys } from "../../modules/keys/repo.ts";
+import type { ApiKeyRow } from "../../modules/keys/repo.ts";
 import { UnknownWorkspacesError } from "../../modules/keys/service.ts";
 import { html } from "../pages/html.ts";
 import type { FieldErrors } from "./api.ts";
@@ -99,10 +98,7 @@ its hash; later pages show the prefix <code>${prefix}…</code> only.</p></div>
 
 /** The list and the create form (with the values and errors of a form that came back). */
 async function keysPage(r: DashboardRequest, values: KeyFormValues, errors: FieldErrors, status = 200) {
-  const now = r.h.clock.now();
-  const keys = (await listApiKeys(r.h.db, r.session.accountId))
-    .filter((k) => keyVisibleTo(k, r.session))
-    .map((k) => ({ ...k, status: keyStatus(k, now) }))
+  const keys = (await keysSeenBy(r.h, r.session))
     // Active first, then expired, then revoked; newest first within each (the list's order).
     .sort((a, b) => STATUS_ORDER[a.status] - STATUS_ORDER[b.status]);
   const member = r.session.role === "member";

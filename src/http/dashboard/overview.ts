@@ -1,7 +1,6 @@
 import { userAwaitsConfirmation, resendEmailConfirmation } from "../../modules/signup/confirmation.ts";
 import { html } from "../pages/html.ts";
-import { listLiveSessions } from "../../modules/sessions/repo.ts";
-import { closeUserSessions } from "../../modules/sessions/service.ts";
+import { closeUserSessions, liveSessionsOf } from "../../modules/sessions/service.ts";
 import { cookie, redirect as redirectWith, SESSION_COOKIE } from "../pages/respond.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { buttonForm, localTime, table } from "./ui.ts";
@@ -68,7 +67,7 @@ ${await sessionsSection(r)}`,
 
 /** The person's live sessions (browsers signed in) and the button that ends them all. */
 async function sessionsSection(r: DashboardRequest) {
-  const live = await listLiveSessions(r.h.db, r.session.userId, r.h.clock.now());
+  const live = await liveSessionsOf(r.h, r.session.userId);
   return html`<h2>Where you are signed in</h2>
 ${table({
   caption: "Your sessions",

@@ -2,7 +2,8 @@ import { roleAllows } from "../../modules/account/roles.ts";
 import { html, type Markup } from "../pages/html.ts";
 import type { FieldErrors } from "./api.ts";
 import type { ActionOutcome } from "./post-detail.ts";
-import { postPath, type PostResource, toLocalInput } from "./post-view.ts";
+import type { Post } from "./api-resources.ts";
+import { postPath, toLocalInput } from "./post-view.ts";
 import type { DashboardRequest } from "./router.ts";
 import { buttonForm, choices, fieldId, input, postForm, select } from "./ui.ts";
 
@@ -33,7 +34,7 @@ const RESENDING_STATES = ["failed", "needs-attention", "missed"];
 /** The forms of the actions the post's state allows, for a person whose role may change posts. */
 export function actionForms(
   r: DashboardRequest,
-  post: PostResource,
+  post: Post,
   etag: string,
   destinations: { id: string; channel: string; display_name: string }[],
   outcome?: ActionOutcome,
@@ -112,7 +113,7 @@ ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ""}
 /** Publish a draft now or at a time, to a destination of its network. */
 function publishForm(
   r: DashboardRequest,
-  post: PostResource,
+  post: Post,
   destinations: { id: string; channel: string; display_name: string }[],
   errorsOf: (form: string) => FieldErrors,
   valuesOf: (form: string) => Record<string, string>,

@@ -1,7 +1,8 @@
 import { html, type Markup } from "../pages/html.ts";
 import type { FieldErrors } from "./api.ts";
 import { actionForms, ACTION_LABELS } from "./post-action-forms.ts";
-import { excerpt, postPath, type PostResource, stateBadge, stateHint, whereTo } from "./post-view.ts";
+import type { Destination, Listing, Post } from "./api-resources.ts";
+import { excerpt, postPath, stateBadge, stateHint, whereTo } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { errorSummary, localTime, notice, table } from "./ui.ts";
 
@@ -34,7 +35,7 @@ export function postDetailPages(routes: DashboardRoutes): void {
 export async function renderPostDetail(r: DashboardRequest, outcome?: ActionOutcome): Promise<Response> {
   const ws = r.workspace!;
   const path = `/workspaces/${ws.id}/posts/${encodeURIComponent(r.params.post_id!)}`;
-  const answer = await r.api.get(`${path}?include=attempts`);
+  const answer = await r.api.get<Post>(`${path}?include=attempts`);
   if (answer.status === 404)
     return r.message(404, "Post not found", [
       "It does not exist in this workspace, or it was a draft that was deleted.",
@@ -42,15 +43,15 @@ export async function renderPostDetail(r: DashboardRequest, outcome?: ActionOutc
     ]);
   if (!answer.ok)
     return r.message(answer.status, "This post cannot be shown", [answer.body?.detail ?? "Try again later."]);
-  const post: PostResource = answer.body;
+  const post = answer.body;
   const etag = answer.headers.get("etag") ?? "";
   const [siblings, destinations] = await Promise.all([
-    r.api.get(`/workspaces/${ws.id}/posts?${new URLSearchParams({ group: post.group, limit: "100" })}`),
-    post.state === "draft" ? r.api.get(`/workspaces/${ws.id}/destinations`) : null,
+    r.api.get<Listing<Post>>(
+      `/workspaces/${ws.id}/posts?${new URLSearchParams({ group: post.group, limit: "100" })}`,
+    ),
+    post.state === "draft" ? r.api.get<Listing<Destination>>(`/workspaces/${ws.id}/destinations`) : null,
   ]);
-  const others: PostResource[] = siblings.ok
-    ? siblings.body.data.filter((p: PostResource) => p.id !== post.id)
-    : [];
+  const others = siblings.ok ? siblings.body.data.filter((p) => p.id !== post.id) : [];
   const zone = ws.timeZone;
   const analyticsPath = `/dashboard/workspaces/${ws.id}/analytics/${encodeURIComponent(post.group)}`;
   const content = html`<p><a href="/dashboard/workspaces/${ws.id}/posts">← Posts</a></p>
@@ -86,7 +87,7 @@ ${actionForms(r, post, etag, destinations?.ok ? destinations.body.data : [], out
 }
 
 /** The post's facts as a description list; times in the workspace's time zone. */
-function facts(r: DashboardRequest, post: PostResource): Markup {
+function facts(r: DashboardRequest, post: Post): Markup {
   const ws = r.workspace!;
   const zone = ws.timeZone;
   const row = (term: string, value: unknown) =>
@@ -118,7 +119,7 @@ ${row("Times shown in", zone)}
 }
 
 /** The body items in order (a thread when more than one), each with the media attached to it. */
-function body(post: PostResource): Markup {
+function body(post: Post): Markup {
   const items = post.payload.body.length ? post.payload.body : [""];
   return html`<ol class="post-items">${items.map((text, i) => {
     const media = post.assets.filter((a) => a.item_index === i);
@@ -133,7 +134,7 @@ function body(post: PostResource): Markup {
 }
 
 /** What the network answered for each published item (its address is shown, not linked: off-site). */
-function receipts(post: PostResource, zone: string): Markup {
+function receipts(post: Post, zone: string): Markup {
   if (post.receipts.length === 0) return html``;
   return html`<h2>On the network</h2>
 ${table({
@@ -151,7 +152,7 @@ ${table({
 }
 
 /** Every publishing attempt: when, how it ended, what the network said. */
-function attempts(post: PostResource, zone: string): Markup {
+function attempts(post: Post, zone: string): Markup {
   return table({
     caption: "Publishing attempts",
     hideCaption: true,

@@ -1,43 +1,7 @@
 import { DateTime } from "luxon";
 import { html, type Markup } from "../pages/html.ts";
+import type { Post } from "./api-resources.ts";
 import { badge } from "./ui.ts";
-
-/** The fields of the API's post resource the dashboard reads. */
-export interface PostResource {
-  id: string;
-  group: string;
-  channel: string;
-  state: string;
-  version: number;
-  retry_safety: string;
-  available_actions: string[];
-  payload: { headline: string; body: string[] };
-  destination_id: string | null;
-  destination: { display_name: string; external_id: string } | null;
-  scheduled_at: string | null;
-  published_at: string | null;
-  cancelled_at: string | null;
-  missed_at: string | null;
-  created_at: string;
-  updated_at: string;
-  time_zone: string;
-  schedule_mode: string;
-  attempt_count: number;
-  deferred: { reason: string; until: string } | null;
-  last_error: { code: string; message: string; user_action: string } | null;
-  receipts: { id: string; item_index: number; url: string; state: string; published_at: string }[];
-  assets: { id: string; type: string; label: string; content_type: string; item_index: number }[];
-  attempts?: {
-    id: string;
-    number: number;
-    trigger: string;
-    status: string;
-    started_at: string;
-    finished_at: string | null;
-    error: { code: string; message: string } | null;
-    provider: { status_code: number | null } | null;
-  }[];
-}
 
 /** The contract's listing views, with the words of their tabs and empty states. */
 export const POST_VIEWS: { id: string; label: string; empty: string }[] = [
@@ -67,7 +31,7 @@ export function stateBadge(state: string): Markup {
 }
 
 /** The first text of a post, cut to `length` characters at a word where it can be. */
-export function excerpt(post: Pick<PostResource, "payload">, length = 80): string {
+export function excerpt(post: Pick<Post, "payload">, length = 80): string {
   const text = (post.payload.body[0] ?? post.payload.headline ?? "").replace(/\s+/g, " ").trim();
   if (!text) return "(no text)";
   if (text.length <= length) return text;
@@ -77,12 +41,12 @@ export function excerpt(post: Pick<PostResource, "payload">, length = 80): strin
 }
 
 /** Where a post goes: its network and, once it has one, the destination's name. */
-export function whereTo(post: Pick<PostResource, "channel" | "destination">): string {
+export function whereTo(post: Pick<Post, "channel" | "destination">): string {
   return post.destination ? `${post.channel} · ${post.destination.display_name}` : post.channel;
 }
 
 /** The time that matters for a post in a list: when it went out, else when it is due. */
-export function postTime(post: Pick<PostResource, "published_at" | "scheduled_at">): string | null {
+export function postTime(post: Pick<Post, "published_at" | "scheduled_at">): string | null {
   return post.published_at ?? post.scheduled_at;
 }
 
@@ -108,7 +72,7 @@ export function fromLocalInput(value: string, zone: string): string | null {
 }
 
 /** A short "what you can do" line per state, shown on a post's page. */
-export function stateHint(post: Pick<PostResource, "state" | "retry_safety">): Markup | string {
+export function stateHint(post: Pick<Post, "state" | "retry_safety">): Markup | string {
   switch (post.state) {
     case "needs-attention":
     case "missed":

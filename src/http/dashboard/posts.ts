@@ -4,15 +4,8 @@ import { type FieldErrors, fieldErrorsOf } from "./api.ts";
 import { calendarPages } from "./calendar.ts";
 import { postActionForms } from "./post-actions.ts";
 import { postDetailPages } from "./post-detail.ts";
-import {
-  excerpt,
-  POST_VIEWS,
-  postPath,
-  postTime,
-  type PostResource,
-  stateBadge,
-  whereTo,
-} from "./post-view.ts";
+import { excerpt, POST_VIEWS, postPath, postTime, stateBadge, whereTo } from "./post-view.ts";
+import type { Destination, Listing, Post } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { errorSummary, input, localTime, notice, pager, select, table } from "./ui.ts";
 
@@ -51,10 +44,10 @@ async function postList(r: DashboardRequest): Promise<Response> {
   const view = POST_VIEWS.find((v) => v.id === requested) ?? POST_VIEWS[0]!;
   const query = listingQuery(r.query, view.id);
   const [listed, destinations] = await Promise.all([
-    r.api.get(`/workspaces/${ws.id}/posts?${query}`),
-    r.api.get(`/workspaces/${ws.id}/destinations`),
+    r.api.get<Listing<Post>>(`/workspaces/${ws.id}/posts?${query}`),
+    r.api.get<Listing<Destination>>(`/workspaces/${ws.id}/destinations`),
   ]);
-  const posts: PostResource[] = listed.ok ? listed.body.data : [];
+  const posts: Post[] = listed.ok ? listed.body.data : [];
   const tabQuery = (id: string) => {
     const q = listingQuery(r.query, id);
     q.delete("after");

@@ -14,6 +14,7 @@ import {
   redirect,
 } from "../pages/respond.ts";
 import { DashboardApi } from "./api.ts";
+import type { Listing, Workspace } from "./api-resources.ts";
 import { dashboardLayout, type DashboardFrame, type WorkspaceRef } from "./layout.ts";
 import { html, type Markup } from "../pages/html.ts";
 
@@ -115,14 +116,12 @@ export function dashboardRouter(
     const actor = sessionActor(session, requestIdOf(request));
     const api = new DashboardApi(handle, actor);
     const csrf = csrfOf(h, browser);
-    const listed = await api.get("/workspaces?limit=100");
-    const workspaces: WorkspaceRef[] = (listed.body?.data ?? []).map(
-      (w: { id: string; name: string; time_zone: string }) => ({
-        id: w.id,
-        name: w.name,
-        timeZone: w.time_zone,
-      }),
-    );
+    const listed = await api.get<Listing<Workspace>>("/workspaces?limit=100");
+    const workspaces: WorkspaceRef[] = (listed.ok ? listed.body.data : []).map((w) => ({
+      id: w.id,
+      name: w.name,
+      timeZone: w.time_zone,
+    }));
     const r: DashboardRequest = {
       h,
       request,
@@ -162,7 +161,7 @@ export function dashboardRouter(
       r.workspace = workspaces.find((w) => w.id === workspaceId) ?? null;
       if (!r.workspace && /^[A-Za-z0-9_-]{1,64}$/.test(workspaceId)) {
         // The navigation lists the first hundred; a later one is looked up on its own.
-        const one = await api.get(`/workspaces/${workspaceId}`);
+        const one = await api.get<Workspace>(`/workspaces/${workspaceId}`);
         if (one.ok) r.workspace = { id: one.body.id, name: one.body.name, timeZone: one.body.time_zone };
       }
       if (!r.workspace)

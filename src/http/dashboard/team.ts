@@ -1,10 +1,7 @@
-import { iso } from "../../lib/clock.ts";
-import { listAccountUsers } from "../../modules/account/repo.ts";
 import { roleAllows } from "../../modules/account/roles.ts";
-import { listInvitations } from "../../modules/invitations/repo.ts";
-import { presentInvitation } from "../../modules/invitations/service.ts";
 import { html, type Markup } from "../pages/html.ts";
 import { fieldErrorsOf, type FieldErrors } from "./api.ts";
+import type { Invitation, Member } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { badge, buttonForm, errorSummary, input, localTime, notice, postForm, select, table } from "./ui.ts";
 import { refusal } from "./workspaces.ts";
@@ -21,6 +18,13 @@ const ROLES: [string, string][] = [
   ["owner", "Owner: everything"],
 ];
 const DELIVERY = { pending: "waiting to be sent", sent: "sent", failed: "could not be sent" } as const;
+
+/** The account's people as the API lists them, oldest first (empty when the role may not read them). */
+export async function accountMembers(r: DashboardRequest): Promise<Member[]> {
+  const listed = await r.api.all<Member>("/account/members");
+  if (!listed.ok) return [];
+  return listed.body.toSorted((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+}
 
 /** `/dashboard/team`: the account's people and invitations, and (with team:write) the invite form. */
 export function teamPages(routes: DashboardRoutes): void {
@@ -77,12 +81,11 @@ async function teamPage(
   status = 200,
   problem: string | null = null,
 ): Promise<Response> {
-  const now = r.h.clock.now();
   const manage = roleAllows(r.session.role, "team:write");
-  const people = await listAccountUsers(r.h.db, r.session.accountId);
-  const invitations = (await listInvitations(r.h.db, r.session.accountId)).map((i) =>
-    presentInvitation(i, now),
-  );
+  const [people, invitations] = await Promise.all([
+    accountMembers(r),
+    r.api.all<Invitation>("/account/invitations"),
+  ]);
   return r.render(
     "Team",
     html`<h1>Team</h1>
@@ -96,7 +99,7 @@ ${table({
   rows: people.map((p) => [
     p.id === r.session.userId ? html`${p.email} <span class="muted">(you)</span>` : p.email,
     p.role,
-    localTime(iso(p.createdAt)),
+    localTime(p.created_at),
     ...(manage ? [removeForm(r, p)] : []),
   ]),
   empty: "Nobody yet.",
@@ -106,7 +109,7 @@ ${table({
   caption: "Invitations",
   hideCaption: true,
   head: ["E-mail", "Role", "Status", "Sent", "E-mail delivery", "Expires", ...(manage ? ["Actions"] : [])],
-  rows: invitations.map((i) => [
+  rows: (invitations.ok ? invitations.body : []).map((i) => [
     i.email,
     i.role,
     i.status === "pending" ? badge("pending", "ok") : badge("expired", "neutral"),

@@ -1,7 +1,8 @@
 import { ProblemError } from "../../core/problem.ts";
 import { readJsonBody } from "../body-limit.ts";
 import { receivePart } from "../../modules/assets/service.ts";
-import type { ApiAnswer } from "./api.ts";
+import { type ApiAnswer, problemOf } from "./api.ts";
+import type { Asset, AssetUpload, Problem } from "./api-resources.ts";
 import { BodyTooLarge, readRawFile, type ReceivedFile } from "./multipart.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 
@@ -13,16 +14,22 @@ import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 export const DASHBOARD_UPLOAD_MAX_BYTES = 32 * 1024 * 1024;
 
 /** What storing a file as an asset gave: the asset, or the API's refusal. */
-export type StoredAsset = { ok: true; asset: any } | { ok: false; answer: ApiAnswer };
+export type StoredAsset =
+  | { ok: true; asset: Asset }
+  | { ok: false; status: number; problem: Partial<Problem> };
 
 /** The API's asset kind for a media type. */
 export function kindOf(contentType: string): "video" | "card" {
   return contentType.toLowerCase().startsWith("video/") ? "video" : "card";
 }
 
-const failure = (status: number, detail: string): StoredAsset => ({
+const failure = (status: number, detail: string): StoredAsset => ({ ok: false, status, problem: { detail } });
+
+/** The API's refusal of a step of the upload. */
+const refusedBy = (answer: ApiAnswer<unknown>): StoredAsset => ({
   ok: false,
-  answer: { status, ok: false, headers: new Headers(), body: { detail } },
+  status: answer.status,
+  problem: problemOf(answer) ?? {},
 });
 
 /**
@@ -73,7 +80,7 @@ export async function storeAsset(
   idempotencyKey: string,
 ): Promise<StoredAsset> {
   const base = `/workspaces/${r.workspace!.id}/asset-uploads`;
-  const started = await r.api.call("POST", base, {
+  const started = await r.api.call<AssetUpload>("POST", base, {
     idempotencyKey: `${idempotencyKey}-start`,
     body: {
       kind: kindOf(file.contentType),
@@ -83,8 +90,8 @@ export async function storeAsset(
       parts: file.partChecksums.map((checksum_crc64nvme, i) => ({ part_number: i + 1, checksum_crc64nvme })),
     },
   });
-  if (!started.ok) return { ok: false, answer: started };
-  const partSize: number = started.body.part_size;
+  if (!started.ok) return refusedBy(started);
+  const partSize = started.body.part_size;
   const sent: { part_number: number; etag: string; checksum_crc64nvme: string }[] = [];
   for (const part of started.body.parts) {
     const start = (part.part_number - 1) * partSize;
@@ -94,11 +101,11 @@ export async function storeAsset(
     const checksum_crc64nvme = file.partChecksums[part.part_number - 1]!;
     sent.push({ part_number: part.part_number, etag: answer.etag, checksum_crc64nvme });
   }
-  const completed = await r.api.call("POST", `${base}/${started.body.id}/complete`, {
+  const completed = await r.api.call<Asset>("POST", `${base}/${started.body.id}/complete`, {
     idempotencyKey: `${idempotencyKey}-complete`,
     body: { byte_size: file.byteSize, checksum_crc64nvme: file.checksum, parts: sent },
   });
-  return completed.ok ? { ok: true, asset: completed.body } : { ok: false, answer: completed };
+  return completed.ok ? { ok: true, asset: completed.body } : refusedBy(completed);
 }
 
 /** A JSON answer of the script's routes. */
@@ -110,7 +117,7 @@ function json(status: number, body: unknown): Response {
 }
 
 /** The API's answer, passed on to the script. */
-const passOn = (answer: ApiAnswer) => json(answer.status, answer.body ?? {});
+const passOn = (answer: ApiAnswer<unknown>) => json(answer.status, answer.body ?? {});
 
 /** A JSON body of the script (with its one-time idempotency key), or null when it is not readable. */
 async function scriptBody(
@@ -167,7 +174,7 @@ export function uploadRoutes(routes: DashboardRoutes): void {
         const file = received.files[0];
         if (!file) return json(400, { detail: "The file is empty." });
         const stored = await storeAsset(r, file, key);
-        return stored.ok ? json(200, stored.asset) : passOn(stored.answer);
+        return stored.ok ? json(200, stored.asset) : json(stored.status, stored.problem);
       } finally {
         await received.cleanup();
       }

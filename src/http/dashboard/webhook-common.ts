@@ -1,51 +1,10 @@
 import { html, type Markup } from "../pages/html.ts";
-import type { ApiAnswer } from "./api.ts";
+import { type ApiAnswer, problemOf } from "./api.ts";
+import type { Destination, Listing, WebhookDelivery, WebhookEndpoint } from "./api-resources.ts";
 import type { DashboardRequest } from "./router.ts";
 import { badge } from "./ui.ts";
 
-// What the webhooks list and the endpoint page share: the API's shapes and how they read.
-
-/** A webhook endpoint as the API shows it. */
-export interface Endpoint {
-  id: string;
-  name: string;
-  url: string;
-  enabled: boolean;
-  event_types: string[];
-  destination_filter_mode: string;
-  destination_ids: string[];
-  content_mode: string;
-  secret_last_four: string;
-  previous_secret_expires_at: string | null;
-  disabled_reason: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-/** A delivery of the delivery log as the API shows it. */
-export interface Delivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  status: "pending" | "succeeded" | "failed";
-  attempt_count: number;
-  next_attempt_at: string | null;
-  last_attempt_at: string | null;
-  last_response_status: number | null;
-  last_error: string | null;
-  last_duration_ms: number | null;
-  delivered_at: string | null;
-  failed_at: string | null;
-  redelivery_of: string | null;
-  created_at: string;
-  attempts: {
-    number: number;
-    started_at: string;
-    duration_ms: number;
-    response_status: number | null;
-    error: string | null;
-  }[];
-}
+// What the webhooks list and the endpoint page share: how the API's endpoints and deliveries read.
 
 /** The workspace's webhooks page path. */
 export const webhooksPath = (r: DashboardRequest) => `/dashboard/workspaces/${r.workspace!.id}/webhooks`;
@@ -63,20 +22,20 @@ Herald keeps it sealed; later pages show its last four characters only.</p></div
 }
 
 /** A refusal of the API (no scope, not found, a conflict) as a page of its own. */
-export function refused(r: DashboardRequest, answer: ApiAnswer, back = webhooksPath(r)): Response {
+export function refused(r: DashboardRequest, answer: ApiAnswer<unknown>, back = webhooksPath(r)): Response {
   const headings: Record<number, string> = {
     403: "You cannot change webhooks",
     404: "Webhook endpoint not found",
     409: "This cannot be done now",
   };
   return r.message(answer.status, headings[answer.status] ?? "That did not go through", [
-    answer.body?.detail ?? "Try again.",
+    problemOf(answer)?.detail ?? "Try again.",
     html`<a href="${back}">Back</a>`,
   ]);
 }
 
 /** An endpoint's state in words: enabled, disabled, or disabled by Herald with the reason. */
-export function endpointStatus(e: Endpoint): Markup {
+export function endpointStatus(e: WebhookEndpoint): Markup {
   if (e.enabled) return badge("Enabled", "ok");
   if (e.disabled_reason === "delivery_failures")
     return html`${badge("Disabled by Herald", "danger")}<p class="hint">After three days of failed deliveries.
@@ -85,7 +44,7 @@ Fix the receiver, then enable it again.</p>`;
 }
 
 /** The outcome of a delivery in a few words: the response status, else the error. */
-export function deliveryOutcome(d: Delivery): string {
+export function deliveryOutcome(d: WebhookDelivery): string {
   if (d.last_response_status !== null) return `HTTP ${d.last_response_status}`;
   return d.last_error ?? (d.status === "pending" ? "not sent yet" : "no response");
 }
@@ -94,6 +53,6 @@ export const DELIVERY_TONE = { pending: "warn", succeeded: "ok", failed: "danger
 
 /** The destinations the form offers to filter on (none when the person may not read them). */
 export async function destinationChoices(r: DashboardRequest) {
-  const answer = await r.api.get(`/workspaces/${r.workspace!.id}/destinations`);
-  return answer.ok ? (answer.body.data as { id: string; channel: string; display_name: string }[]) : [];
+  const answer = await r.api.get<Listing<Destination>>(`/workspaces/${r.workspace!.id}/destinations`);
+  return answer.ok ? answer.body.data : [];
 }

@@ -1,24 +1,20 @@
-import { renderEventBody } from "../../modules/webhooks/present.ts";
-import { findDelivery } from "../../modules/webhooks/repo.ts";
+import { deliveryBodyOf } from "../../modules/webhooks/present.ts";
 import { html, type Markup } from "../pages/html.ts";
+import type { Listing, WebhookDelivery, WebhookEndpoint } from "./api-resources.ts";
 import type { DashboardRequest } from "./router.ts";
-import {
-  DELIVERY_TONE,
-  type Delivery,
-  deliveryOutcome,
-  type Endpoint,
-  endpointsApi,
-  webhooksPath,
-} from "./webhook-common.ts";
+import { DELIVERY_TONE, deliveryOutcome, endpointsApi, webhooksPath } from "./webhook-common.ts";
 import { badge, buttonForm, localTime, pager, table } from "./ui.ts";
 
 /**
  * The body a delivery sends, byte for byte. The API's delivery log has no bodies, so it is rendered the
  * way the sender does, from the stored event, for a delivery the API has just listed for this person.
  */
-async function bodyOf(r: DashboardRequest, endpoint: Endpoint, deliveryId: string): Promise<string | null> {
-  const row = await findDelivery(r.h.db, endpoint.id, deliveryId);
-  return row ? renderEventBody(row, endpoint.content_mode as "metadata" | "full") : null;
+async function bodyOf(
+  r: DashboardRequest,
+  endpoint: WebhookEndpoint,
+  deliveryId: string,
+): Promise<string | null> {
+  return deliveryBodyOf(r.h.db, endpoint.id, deliveryId, endpoint.content_mode);
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -26,8 +22,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 /** One delivery: a summary line that opens onto its timing, attempts, request and response. */
 function deliveryDetails(
   r: DashboardRequest,
-  endpoint: Endpoint,
-  d: Delivery,
+  endpoint: WebhookEndpoint,
+  d: WebhookDelivery,
   body: string | null,
   canWrite: boolean,
 ): Markup {
@@ -90,16 +86,18 @@ ${redeliver}
 /** The endpoint's delivery log, newest first, a page at a time. */
 export async function deliveryLog(
   r: DashboardRequest,
-  endpoint: Endpoint,
+  endpoint: WebhookEndpoint,
   canWrite: boolean,
 ): Promise<Markup> {
   const after = r.query.get("after");
   const page = after ? `&after=${encodeURIComponent(after)}` : "";
-  const listed = await r.api.get(`${endpointsApi(r)}/${endpoint.id}/deliveries?limit=25${page}`);
+  const listed = await r.api.get<Listing<WebhookDelivery>>(
+    `${endpointsApi(r)}/${endpoint.id}/deliveries?limit=25${page}`,
+  );
   const heading = html`<h2 id="deliveries">Delivery log</h2>`;
   if (!listed.ok)
     return html`${heading}<p class="error">${listed.body?.detail ?? "The log cannot be read."}</p>`;
-  const deliveries = listed.body.data as Delivery[];
+  const deliveries = listed.body.data;
   if (deliveries.length === 0)
     return html`${heading}<p class="muted">Nothing was sent to this endpoint yet.</p>`;
   const bodies = await Promise.all(deliveries.map((d) => bodyOf(r, endpoint, d.id)));

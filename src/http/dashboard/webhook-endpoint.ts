@@ -1,10 +1,10 @@
 import { html } from "../pages/html.ts";
-import { type ApiAnswer, type FieldErrors, fieldErrorsOf } from "./api.ts";
+import { type ApiAnswer, type FieldErrors, fieldErrorsOf, problemOf } from "./api.ts";
+import type { WebhookEndpoint, WebhookEndpointWithSecret } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { deliveryLog } from "./webhook-deliveries.ts";
 import {
   destinationChoices,
-  type Endpoint,
   endpointStatus,
   endpointsApi,
   refused,
@@ -36,7 +36,7 @@ const BASE = "/dashboard/workspaces/:workspace_id/webhooks/:endpoint_id";
 interface SettingsFailure {
   values: WebhookFormValues;
   errors: FieldErrors;
-  answer: ApiAnswer;
+  answer: ApiAnswer<unknown>;
 }
 
 const pagePath = (r: DashboardRequest) => `${webhooksPath(r)}/${encodeURIComponent(r.params.endpoint_id!)}`;
@@ -73,7 +73,7 @@ export function webhookEndpointPages(routes: DashboardRoutes): void {
       return r.redirect(`${webhooksPath(r)}?notice=deleted`);
     })
     .form(`${BASE}/rotate-secret`, async (r, form) => {
-      const answer = await r.api.call("POST", `${apiPath(r)}/rotate-secret`, {
+      const answer = await r.api.call<WebhookEndpointWithSecret>("POST", `${apiPath(r)}/rotate-secret`, {
         body: {},
         idempotencyKey: key(form),
       });
@@ -83,7 +83,7 @@ export function webhookEndpointPages(routes: DashboardRoutes): void {
           "This form was sent before; the new secret was shown then and is not shown again.",
           html`<a href="${pagePath(r)}">Back to the endpoint</a>`,
         ]);
-      const endpoint = answer.body as Endpoint & { secret: string };
+      const endpoint = answer.body;
       return r.render(
         "New signing secret",
         html`<h1>New signing secret</h1>
@@ -112,9 +112,9 @@ async function act(
 
 /** The endpoint's page; a settings form that came back is shown with its values and problems. */
 async function endpointPage(r: DashboardRequest, failure: SettingsFailure | null): Promise<Response> {
-  const got = await r.api.get(apiPath(r));
+  const got = await r.api.get<WebhookEndpoint>(apiPath(r));
   if (!got.ok) return refused(r, got);
-  const e = got.body as Endpoint;
+  const e = got.body;
   const tz = r.workspace!.timeZone;
   const canWrite = r.actor.scopes.includes("webhooks:write");
   const at = pagePath(r);
@@ -130,7 +130,7 @@ async function endpointPage(r: DashboardRequest, failure: SettingsFailure | null
           ? "The endpoint changed since this page was opened: check the settings below and save again."
           : failure.errors.size
             ? null
-            : failure.answer.body?.detail,
+            : problemOf(failure.answer)?.detail,
         WEBHOOK_FIELD_LABELS,
       )
     : "";

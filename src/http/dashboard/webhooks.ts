@@ -1,17 +1,21 @@
 import { html, type Markup } from "../pages/html.ts";
-import { type ApiAnswer, type FieldErrors, fieldErrorsOf } from "./api.ts";
+import { type ApiAnswer, type FieldErrors, fieldErrorsOf, problemOf } from "./api.ts";
 import {
   DELIVERY_TONE,
-  type Delivery,
   deliveryOutcome,
   destinationChoices,
-  type Endpoint,
   endpointStatus,
   endpointsApi,
   refused,
   secretOnce,
   webhooksPath,
 } from "./webhook-common.ts";
+import type {
+  Listing,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { webhookEndpointPages } from "./webhook-endpoint.ts";
 import {
@@ -33,13 +37,13 @@ export function webhookPages(routes: DashboardRoutes): void {
     .page(BASE, (r) => webhooksPage(r, EMPTY_WEBHOOK_FORM, new Map()))
     .form(BASE, async (r, form) => {
       const values = webhookFormValues(form);
-      const answer = await r.api.call("POST", endpointsApi(r), {
+      const answer = await r.api.call<WebhookEndpointWithSecret>("POST", endpointsApi(r), {
         body: webhookBody(values),
         idempotencyKey: form.get("idempotency_key") ?? undefined,
       });
       if (answer.status === 403) return refused(r, answer);
       if (!answer.ok) return webhooksPage(r, values, fieldErrorsOf(answer), answer);
-      const endpoint = answer.body as Endpoint & { secret: string };
+      const endpoint = answer.body;
       const endpointPath = `${webhooksPath(r)}/${endpoint.id}`;
       // The same form sent again replays the API's answer: the secret was shown the first time only.
       if (answer.headers.get("idempotent-replayed") === "true")
@@ -60,9 +64,9 @@ header). Store it where your receiver checks signatures.</p>
   webhookEndpointPages(routes);
 }
 
-async function lastDelivery(r: DashboardRequest, e: Endpoint): Promise<Markup | string> {
-  const answer = await r.api.get(`${endpointsApi(r)}/${e.id}/deliveries?limit=1`);
-  const d = answer.ok ? (answer.body.data[0] as Delivery | undefined) : undefined;
+async function lastDelivery(r: DashboardRequest, e: WebhookEndpoint): Promise<Markup | string> {
+  const answer = await r.api.get<Listing<WebhookDelivery>>(`${endpointsApi(r)}/${e.id}/deliveries?limit=1`);
+  const d = answer.ok ? answer.body.data[0] : undefined;
   if (!d) return "None yet";
   const when = localTime(d.created_at, r.workspace!.timeZone);
   return html`${d.event_type} ${badge(d.status, DELIVERY_TONE[d.status])} ${deliveryOutcome(d)}<br>${when}`;
@@ -73,14 +77,14 @@ async function webhooksPage(
   r: DashboardRequest,
   values: WebhookFormValues,
   errors: FieldErrors,
-  failed?: ApiAnswer,
+  failed?: ApiAnswer<unknown>,
 ): Promise<Response> {
   const after = r.query.get("after");
-  const listed = await r.api.get(
+  const listed = await r.api.get<Listing<WebhookEndpoint>>(
     `${endpointsApi(r)}?limit=25${after ? `&after=${encodeURIComponent(after)}` : ""}`,
   );
   if (!listed.ok) return refused(r, listed, `/dashboard/workspaces/${r.workspace!.id}/posts`);
-  const endpoints = listed.body.data as Endpoint[];
+  const endpoints = listed.body.data;
   const canWrite = r.actor.scopes.includes("webhooks:write");
   const rows = await Promise.all(
     endpoints.map(async (e) => [
@@ -103,7 +107,7 @@ changes them.</p>`;
   return r.render(
     "Webhooks",
     html`<h1>Webhooks</h1>
-${failed ? errorSummary(errors, errors.size ? null : failed.body?.detail, WEBHOOK_FIELD_LABELS) : ""}
+${failed ? errorSummary(errors, errors.size ? null : problemOf(failed)?.detail, WEBHOOK_FIELD_LABELS) : ""}
 ${notice(r.query, NOTICES)}
 <p>Herald sends signed events about this workspace's posts to these endpoints.</p>
 ${table({

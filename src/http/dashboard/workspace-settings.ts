@@ -1,9 +1,8 @@
 import { roleAllows } from "../../modules/account/roles.ts";
-import { listAccountUsers } from "../../modules/account/repo.ts";
-import { keyStatus, keyVisibleTo } from "../../modules/keys/dashboard.ts";
-import { listApiKeys } from "../../modules/keys/repo.ts";
+import { keysSeenBy } from "../../modules/keys/dashboard.ts";
 import { html, type Markup } from "../pages/html.ts";
 import { fieldErrorsOf, type FieldErrors } from "./api.ts";
+import type { Queue, Workspace } from "./api-resources.ts";
 import { compactScopes } from "./keys-form.ts";
 import {
   queueEditor,
@@ -14,6 +13,7 @@ import {
   windowsOfRows,
 } from "./queue-editor.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
+import { accountMembers } from "./team.ts";
 import { errorSummary, input, notice, postForm, select, table } from "./ui.ts";
 import { refusal, timeZoneOptions } from "./workspaces.ts";
 
@@ -85,19 +85,21 @@ export function workspaceSettingsPages(routes: DashboardRoutes): void {
 
 async function settingsPage(r: DashboardRequest, state: PageState): Promise<Response> {
   const ws = r.workspace!;
-  const current = await r.api.get(`/workspaces/${ws.id}`);
-  const queue = await r.api.get(`/workspaces/${ws.id}/queue`);
+  const current = await r.api.get<Workspace>(`/workspaces/${ws.id}`);
+  const queue = await r.api.get<Queue>(`/workspaces/${ws.id}/queue`);
+  // The router found the workspace a moment ago; its reference stands in if this read fails.
+  const workspace = current.ok ? current.body : { name: ws.name, time_zone: ws.timeZone };
   const role = r.session.role;
   const general: Returned<GeneralValues> = state.general ?? {
     values: {
-      name: current.body.name,
-      time_zone: current.body.time_zone,
+      name: workspace.name,
+      time_zone: workspace.time_zone,
       etag: current.headers.get("etag") ?? "",
     },
     errors: new Map(),
     problem: null,
   };
-  const queueRows = state.queue?.values ?? queueRowsOf(queue.body?.windows ?? []);
+  const queueRows = state.queue?.values ?? queueRowsOf(queue.ok ? queue.body.windows : []);
   return r.render(
     `Settings of ${ws.name}`,
     html`<h1>Settings of ${ws.name}</h1>
@@ -107,7 +109,7 @@ ${notice(r.query, NOTICES)}
 ${
   roleAllows(role, "workspaces:write")
     ? generalForm(r, general)
-    : html`<p>${current.body.name}, time zone ${current.body.time_zone}.</p>
+    : html`<p>${workspace.name}, time zone ${workspace.time_zone}.</p>
 <p class="muted">Your role (${role}) cannot change them.</p>`
 }
 <h2>Queue posting times</h2>
@@ -117,7 +119,7 @@ ${
     ? queueEditor({
         action: `/dashboard/workspaces/${ws.id}/settings/queue`,
         csrf: r.csrf,
-        timeZone: current.body.time_zone,
+        timeZone: workspace.time_zone,
         rows: queueRows,
         errors: state.queue?.errors ?? new Map(),
         problem: state.queue?.problem ?? null,
@@ -160,13 +162,9 @@ ${select({
 /** Who can use the workspace: every person of the account, and the live keys that reach it. */
 async function accessSection(r: DashboardRequest): Promise<Markup> {
   const ws = r.workspace!;
-  const now = r.h.clock.now();
-  const people = await listAccountUsers(r.h.db, r.session.accountId);
-  const keys = (await listApiKeys(r.h.db, r.session.accountId)).filter(
-    (k) =>
-      keyVisibleTo(k, r.session) &&
-      keyStatus(k, now) === "active" &&
-      (k.workspaceAccessMode === "all" || k.workspaceIds.includes(ws.id)),
+  const people = await accountMembers(r);
+  const keys = (await keysSeenBy(r.h, r.session)).filter(
+    (k) => k.status === "active" && (k.workspaceAccessMode === "all" || k.workspaceIds.includes(ws.id)),
   );
   return html`<h2>Members' access</h2>
 <p>In this version every person of the account can use every workspace; their role decides what they may

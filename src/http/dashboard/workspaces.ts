@@ -1,6 +1,7 @@
 import { roleAllows } from "../../modules/account/roles.ts";
 import { html, type Markup } from "../pages/html.ts";
 import { fieldErrorsOf, type FieldErrors } from "./api.ts";
+import type { Listing, Workspace } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { errorSummary, input, pager, postForm, select, table } from "./ui.ts";
 
@@ -29,7 +30,7 @@ export function workspacePages(routes: DashboardRoutes): void {
     .page("/dashboard/workspaces", (r) => workspacesPage(r, { name: "", time_zone: "UTC" }, new Map()))
     .form("/dashboard/workspaces", async (r, form) => {
       const values = { name: form.get("name") ?? "", time_zone: form.get("time_zone") ?? "" };
-      const answer = await r.api.call("POST", "/workspaces", {
+      const answer = await r.api.call<Workspace>("POST", "/workspaces", {
         body: { name: values.name.trim(), time_zone: values.time_zone },
         idempotencyKey: form.get("idempotency_key") ?? undefined,
       });
@@ -49,10 +50,10 @@ async function workspacesPage(
   problem: string | null = null,
 ): Promise<Response> {
   const after = r.query.get("after");
-  const listed = await r.api.get(
+  const listed = await r.api.get<Listing<Workspace>>(
     `/workspaces?limit=${PAGE_SIZE}${after ? `&after=${encodeURIComponent(after)}` : ""}`,
   );
-  const rows = ((listed.body?.data ?? []) as { id: string; name: string; time_zone: string }[]).map((w) => [
+  const rows = (listed.ok ? listed.body.data : []).map((w) => [
     html`<a href="/dashboard/workspaces/${w.id}/posts">${w.name}</a>`,
     w.time_zone.replaceAll("_", " "),
     html`<code>${w.id}</code>`,
@@ -72,7 +73,7 @@ ${table({
   rows,
   empty: "No workspaces yet.",
 })}
-${pager("/dashboard/workspaces", r.query, listed.body ?? {})}
+${pager("/dashboard/workspaces", r.query, listed.ok ? listed.body : {})}
 ${
   mayCreate
     ? createForm(r, values, errors, problem)

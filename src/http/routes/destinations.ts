@@ -17,6 +17,7 @@ import {
   requireDestination,
   startConnection,
 } from "../../modules/destinations/service.ts";
+import { html } from "../pages/html.ts";
 import { WorkspaceParams } from "./common-schemas.ts";
 import type { RouteContext } from "./context.ts";
 import {
@@ -29,10 +30,6 @@ import {
   PatchDestinationBody,
   StartConnectionBody,
 } from "./destinations-schemas.ts";
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 type DestinationContext<Body = unknown> = RouteContext<Body, unknown, Static<typeof DestinationParams>>;
 
@@ -217,9 +214,9 @@ async function oauthCallback(
   }
   const title = result.ok ? "Connected" : "Not connected";
   return new Response(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
+    html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>
-<body><h1>${title}</h1><p>${escapeHtml(result.message)}</p></body></html>`,
+<body><h1>${title}</h1><p>${result.message}</p></body></html>`.text,
     {
       status: result.ok ? 200 : 400,
       headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },

@@ -14,10 +14,7 @@ import type { PublishingEngine } from "../../modules/publishing/engine.ts";
 import { healthReport } from "../../modules/health/health.ts";
 import { scrape } from "../../modules/metrics/scrape.ts";
 import { safeEqual } from "../../lib/crypto.ts";
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+import { html } from "../pages/html.ts";
 
 /** Adds the parts toOpenAPISchema cannot know: info, servers, the bearer scheme, the Problem schema. */
 function completeDocument(
@@ -126,11 +123,11 @@ async function metrics(h: Herald, parts: SystemParts, { request }: { request: Re
 /** The offline docs UI: Scalar's bundle, served from here, reading /v1/openapi.json. */
 function docsPage() {
   return new Response(
-    `<!doctype html>
+    html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Herald API reference</title></head>
-<body><script id="api-reference" data-url="/v1/openapi.json" data-configuration="${escapeHtml(JSON.stringify(DOCS_UI_CONFIG))}"></script>
-<script src="/v1/docs/assets/api-reference.js"></script></body></html>`,
+<body><script id="api-reference" data-url="/v1/openapi.json" data-configuration="${JSON.stringify(DOCS_UI_CONFIG)}"></script>
+<script src="/v1/docs/assets/api-reference.js"></script></body></html>`.text,
     { headers: { "content-type": "text/html; charset=utf-8" } },
   );
 }
@@ -146,18 +143,16 @@ function docsBundle() {
 
 /** Every problem code of the catalog, one row each (problem `type`s link to their row). */
 function errorReference(h: Herald) {
-  const rows = Object.entries(problemCatalog)
-    .map(
-      ([code, e]) =>
-        `<tr id="${code}"><td><code>${code}</code></td><td>${e.status}</td><td>${escapeHtml(e.title)}</td><td>${e.category ?? "—"}</td><td>${e.userAction ?? "—"}</td></tr>`,
-    )
-    .join("\n");
+  const rows = Object.entries(problemCatalog).map(
+    ([code, e], i) =>
+      html`${i > 0 ? "\n" : ""}<tr id="${code}"><td><code>${code}</code></td><td>${e.status}</td><td>${e.title}</td><td>${e.category ?? "—"}</td><td>${e.userAction ?? "—"}</td></tr>`,
+  );
   return new Response(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald error codes</title>
+    html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald error codes</title>
 <style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto}td,th{padding:.3rem .6rem;border-bottom:1px solid #ddd;text-align:left}:target{background:#ffd}</style></head>
-<body><h1>Error codes</h1><p>Every error is <code>application/problem+json</code>; <code>type</code> links here. API reference: <a href="${escapeHtml(docsUrl(h))}">${escapeHtml(docsUrl(h))}</a>.</p>
+<body><h1>Error codes</h1><p>Every error is <code>application/problem+json</code>; <code>type</code> links here. API reference: <a href="${docsUrl(h)}">${docsUrl(h)}</a>.</p>
 <table><tr><th>code</th><th>status</th><th>title</th><th>category</th><th>user_action</th></tr>
-${rows}</table></body></html>`,
+${rows}</table></body></html>`.text,
     { headers: { "content-type": "text/html; charset=utf-8" } },
   );
 }

@@ -3,7 +3,13 @@ import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { type Role, roleAllows } from "../account/roles.ts";
 import { recordAudit } from "../audit/repo.ts";
-import { type ApiKeyRow, findAccountApiKey, findApiKeyByCreationFormKey, markApiKeyRevoked } from "./repo.ts";
+import {
+  type ApiKeyRow,
+  findAccountApiKey,
+  findApiKeyByCreationFormKey,
+  listApiKeys,
+  markApiKeyRevoked,
+} from "./repo.ts";
 import { createApiKey, type NewKeyInput } from "./service.ts";
 
 /** The person managing keys in the dashboard. */
@@ -29,6 +35,20 @@ export function keyStatus(key: ApiKeyRow, now: number): KeyStatus {
  */
 export function keyVisibleTo(key: ApiKeyRow, who: { userId: string; role: Role }): boolean {
   return who.role !== "member" || key.createdByUserId === who.userId;
+}
+
+/**
+ * The account's keys this person sees, each with where it stands, newest first. The contract has no
+ * key listing (a key reads only itself, at /me), so the dashboard's key pages read them here.
+ */
+export async function keysSeenBy(
+  h: Herald,
+  who: { accountId: string; userId: string; role: Role },
+): Promise<(ApiKeyRow & { workspaceIds: string[]; status: KeyStatus })[]> {
+  const now = h.clock.now();
+  return (await listApiKeys(h.db, who.accountId))
+    .filter((k) => keyVisibleTo(k, who))
+    .map((k) => ({ ...k, status: keyStatus(k, now) }));
 }
 
 /** Thrown when a key would hold a scope the creating person's role does not have. */

@@ -7,8 +7,10 @@ import {
   deleteEndedSessions,
   findLiveSession,
   insertSession,
+  listLiveSessions,
   markSessionRevoked,
   revokeUserSessions,
+  type SessionRow,
 } from "./repo.ts";
 import { hashToken, newSecretToken } from "./tokens.ts";
 
@@ -66,6 +68,14 @@ export async function currentSession(h: Herald, token: string | null): Promise<P
     accountName: found.accountName,
     expiresAt: session.expiresAt,
   };
+}
+
+/**
+ * The person's live sessions (where they are signed in), oldest first. The API has no session
+ * resource: sessions are the dashboard's own, so its overview reads them here.
+ */
+export async function liveSessionsOf(h: Herald, userId: string): Promise<SessionRow[]> {
+  return listLiveSessions(h.db, userId, h.clock.now());
 }
 
 /** Ends every session of a person (sign out everywhere, e.g. after a lost laptop); returns how many. */

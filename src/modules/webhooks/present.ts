@@ -1,5 +1,6 @@
 import { iso } from "../../lib/clock.ts";
-import type { DeliveryAttemptRow, DeliveryRow, EndpointRow } from "./repo.ts";
+import type { Db } from "../../db/open.ts";
+import { type DeliveryAttemptRow, type DeliveryRow, type EndpointRow, findDelivery } from "./repo.ts";
 
 /** The contract's four event types, the values `event_types` takes. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -88,4 +89,18 @@ export function renderEventBody(row: DeliveryRow, contentMode: EndpointRow["cont
     created_at: iso(row.eventCreatedAt),
     data: { object },
   });
+}
+
+/**
+ * The body one delivery of an endpoint sends, byte for byte, or null when the endpoint has no such
+ * delivery. The contract's delivery log carries no bodies; the dashboard shows them from here.
+ */
+export async function deliveryBodyOf(
+  db: Db,
+  endpointId: string,
+  deliveryId: string,
+  contentMode: EndpointRow["contentMode"],
+): Promise<string | null> {
+  const row = await findDelivery(db, endpointId, deliveryId);
+  return row ? renderEventBody(row, contentMode) : null;
 }

@@ -1,5 +1,6 @@
 import { expect } from "bun:test";
-import type { TestServer } from "../helpers/server.ts";
+import { attributeOf, Screen, screenOf } from "./screen.ts";
+import type { TestServer } from "./server.ts";
 
 /** What a page request returned. */
 export interface PageResponse {
@@ -85,16 +86,25 @@ export class TestBrowser {
 
 /** The CSRF token of the first form on a page that has one. */
 export function csrfTokenOf(html: string): string {
-  const token = /name="csrf_token" value="([^"]+)"/.exec(html)?.[1];
+  const input = screenOf(html)
+    .elements("input")
+    .find((i) => attributeOf(i, "name") === "csrf_token");
+  const token = input && attributeOf(input, "value");
   expect(token).toBeDefined();
   return token!;
 }
 
+/** The POST forms of a page, in order. */
+const postForms = (html: string) =>
+  screenOf(html)
+    .elements("form")
+    .filter((form) => attributeOf(form, "method") === "post");
+
 /** The action of the page's main form (the last form, after the header's sign-out form). */
 export function formAction(html: string): string {
-  const actions = [...html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1]!);
+  const actions = postForms(html).map((form) => attributeOf(form, "action")!);
   expect(actions.length).toBeGreaterThan(0);
-  return unescape(actions.at(-1)!);
+  return actions.at(-1)!;
 }
 
 /** The path and query of an absolute URL the API returned (signup_url, verification_uri_complete). */
@@ -103,16 +113,13 @@ export function pathOf(url: string): string {
   return parsed.pathname + parsed.search;
 }
 
-const unescape = (text: string) => text.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
-
 /** The hidden inputs of the last form on the page that posts to `action`. */
 export function hiddenFields(html: string, action: string): Record<string, string> {
-  const forms = [...html.matchAll(/<form method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)].filter(
-    (m) => unescape(m[1]!) === action,
-  );
+  const forms = postForms(html).filter((form) => attributeOf(form, "action") === action);
   expect(forms.length).toBeGreaterThan(0);
   const fields: Record<string, string> = {};
-  for (const m of forms.at(-1)![2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
-    fields[m[1]!] = unescape(m[2]!);
+  for (const input of new Screen([forms.at(-1)!]).elements("input"))
+    if (attributeOf(input, "type") === "hidden")
+      fields[attributeOf(input, "name")!] = attributeOf(input, "value") ?? "";
   return fields;
 }
