@@ -6,7 +6,12 @@ import { auditActorOf, type Actor } from "../../core/actor.ts";
 import { invalid, notFound, ProblemError } from "../../core/problem.ts";
 import { originCheckProblem } from "../../core/origin-problem.ts";
 import { checkPublicOrigin } from "../../lib/network-guard.ts";
-import type { ConnectedAccount, OAuthAdapter, PasswordAdapter } from "../../providers/types.ts";
+import type {
+  ConnectedAccount,
+  OAuthAdapter,
+  PasswordAdapter,
+  ProviderAdapter,
+} from "../../providers/types.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { countLivePostsOnDestination } from "../posts/repo.ts";
 import { LIVE_STATES } from "../posts/states.ts";
@@ -57,87 +62,134 @@ export async function startConnection(args: {
   workspaceId: string;
   input: ConnectionInput;
 }): Promise<ConnectionRow> {
-  const { h, actor, workspaceId, input } = args;
-  const adapter = h.providers.adapter(input.provider);
-  if (!adapter) {
-    const names = h.providers.adapters.map((a) => a.displayName);
-    const available = new Intl.ListFormat("en", { type: "conjunction" }).format(names);
-    throw new ProblemError(
-      "public_unpublishable",
-      `Connecting ${input.provider} is not available yet; Herald connects ${available}.`,
-      {
-        errors: [{ pointer: "/provider", code: "custom", detail: "is not supported yet" }],
-      },
-    );
-  }
+  const adapter = requireConnectableAdapter(args.h, args.input.provider);
   const flow = adapter.connection;
-  if (flow.kind === "password") {
-    if (!input.handle) throw invalid("/handle", `is required for ${adapter.channel}`);
-    if (!input.app_password)
-      throw invalid(
-        "/app_password",
-        `is required for ${adapter.channel} (create an app password in its settings)`,
-      );
-    // Without instance_origin: the operator's HERALD_<CH>_API_BASE, else the network's own host.
-    const origin =
-      input.instance_origin === undefined
-        ? new URL(h.config.networks[adapter.channel]?.apiBase ?? flow.defaultOrigin).origin
-        : await checkedOrigin(h, input.instance_origin, null, "/instance_origin");
-    let account: ConnectedAccount;
-    try {
-      account = await (adapter as PasswordAdapter).connectWithPassword({
-        origin,
-        identifier: input.handle,
-        password: input.app_password,
-      });
-    } catch (error) {
-      throw connectionProblem(error, "/app_password");
-    }
-    const now = h.clock.now();
-    // The destination and its completed connection are written together.
-    return inTransaction(h.db, async (tx) => {
-      const channel = adapter.channel;
-      const [destination] = await saveDestinations({
-        h,
-        tx,
-        actor: auditActorOf(actor),
-        workspaceId,
-        channel,
-        origin,
-        accounts: [account],
-      });
-      const row: ConnectionRow = {
-        id: newId("conn"),
-        workspaceId,
-        provider: channel,
-        credentialId: actor.credentialId,
-        requestId: actor.requestId,
-        createdAt: now,
-        error: null,
-        status: "completed",
-        origin,
-        state: null,
-        secretsSealed: null,
-        authorizationUrl: null,
-        destinationId: destination!.id,
-        expiresAt: now,
-      };
-      await insertConnection(tx, row);
-      return row;
+  if (flow.kind === "password")
+    return connectWithPassword({
+      ...args,
+      adapter: adapter as PasswordAdapter,
+      defaultOrigin: flow.defaultOrigin,
     });
+  return startOAuth({ ...args, adapter: adapter as OAuthAdapter, registration: flow.registration });
+}
+
+/** The adapter of `provider`, or a problem that names the networks Herald does connect. */
+function requireConnectableAdapter(h: Herald, provider: string): ProviderAdapter {
+  const adapter = h.providers.adapter(provider);
+  if (adapter) return adapter;
+  const names = h.providers.adapters.map((a) => a.displayName);
+  const available = new Intl.ListFormat("en", { type: "conjunction" }).format(names);
+  throw new ProblemError(
+    "public_unpublishable",
+    `Connecting ${provider} is not available yet; Herald connects ${available}.`,
+    {
+      errors: [{ pointer: "/provider", code: "custom", detail: "is not supported yet" }],
+    },
+  );
+}
+
+/** Handle + app password: the network checks them now, and the destination is saved at once. */
+async function connectWithPassword(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  input: ConnectionInput;
+  adapter: PasswordAdapter;
+  defaultOrigin: string;
+}): Promise<ConnectionRow> {
+  const { h, input, adapter } = args;
+  if (!input.handle) throw invalid("/handle", `is required for ${adapter.channel}`);
+  if (!input.app_password)
+    throw invalid(
+      "/app_password",
+      `is required for ${adapter.channel} (create an app password in its settings)`,
+    );
+  // Without instance_origin: the operator's HERALD_<CH>_API_BASE, else the network's own host.
+  const origin =
+    input.instance_origin === undefined
+      ? new URL(h.config.networks[adapter.channel]?.apiBase ?? args.defaultOrigin).origin
+      : await checkedOrigin(h, input.instance_origin, null, "/instance_origin");
+  let account: ConnectedAccount;
+  try {
+    account = await adapter.connectWithPassword({
+      origin,
+      identifier: input.handle,
+      password: input.app_password,
+    });
+  } catch (error) {
+    throw connectionProblem(error, "/app_password");
   }
+  return saveCompletedConnection({ ...args, origin, account });
+}
+
+/** The destination and its completed connection, written together in one transaction. */
+function saveCompletedConnection(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  adapter: ProviderAdapter;
+  origin: string;
+  account: ConnectedAccount;
+}): Promise<ConnectionRow> {
+  const { h, actor, workspaceId, adapter, origin, account } = args;
+  const now = h.clock.now();
+  return inTransaction(h.db, async (tx) => {
+    const channel = adapter.channel;
+    const [destination] = await saveDestinations({
+      h,
+      tx,
+      actor: auditActorOf(actor),
+      workspaceId,
+      channel,
+      origin,
+      accounts: [account],
+    });
+    const row: ConnectionRow = {
+      id: newId("conn"),
+      workspaceId,
+      provider: channel,
+      credentialId: actor.credentialId,
+      requestId: actor.requestId,
+      createdAt: now,
+      error: null,
+      status: "completed",
+      origin,
+      state: null,
+      secretsSealed: null,
+      authorizationUrl: null,
+      destinationId: destination!.id,
+      expiresAt: now,
+    };
+    await insertConnection(tx, row);
+    return row;
+  });
+}
+
+/**
+ * OAuth: refuses the password fields and an instance origin the network's app does not use, then
+ * opens the pending session (per-instance networks at the checked instance, fixed apps at their API).
+ */
+async function startOAuth(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  input: ConnectionInput;
+  adapter: OAuthAdapter;
+  registration: "per-instance" | "fixed-app";
+}): Promise<ConnectionRow> {
+  const { h, actor, workspaceId, input, adapter, registration } = args;
   for (const field of ["handle", "app_password"] as const) {
     if (input[field] !== undefined)
       throw invalid(`/${field}`, "is only for networks connected with an app password (bluesky)");
   }
   const origin =
-    flow.registration === "per-instance"
+    registration === "per-instance"
       ? await checkedOrigin(h, input.instance_origin, null, "/instance_origin")
       : h.config.networks[adapter.channel]!.apiBase;
-  if (flow.registration === "fixed-app" && input.instance_origin !== undefined) {
+  if (registration === "fixed-app" && input.instance_origin !== undefined) {
     throw invalid("/instance_origin", `is not used for ${adapter.channel}`);
   }
-  return startOAuthConnection({ h, actor, workspaceId, adapter: adapter as OAuthAdapter, origin });
+  return startOAuthConnection({ h, actor, workspaceId, adapter, origin });
 }
 
 /** A connection session of the workspace, or 404. */
