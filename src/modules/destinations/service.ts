@@ -51,17 +51,20 @@ export interface ConnectionInput {
   app_password?: string;
 }
 
+/** Who asks to connect an account, to which workspace, with what. */
+interface ConnectionRequest {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  input: ConnectionInput;
+}
+
 /**
  * Starts connecting an account the way its network connects: handle + app password completes at
  * once (Bluesky); OAuth answers a pending session with the URL to authorize at (per-instance apps
  * like Mastodon register Herald on the instance first).
  */
-export async function startConnection(args: {
-  h: Herald;
-  actor: Actor;
-  workspaceId: string;
-  input: ConnectionInput;
-}): Promise<ConnectionRow> {
+export async function startConnection(args: ConnectionRequest): Promise<ConnectionRow> {
   const adapter = requireConnectableAdapter(args.h, args.input.provider);
   const flow = adapter.connection;
   if (flow.kind === "password")
@@ -89,14 +92,9 @@ function requireConnectableAdapter(h: Herald, provider: string): ProviderAdapter
 }
 
 /** Handle + app password: the network checks them now, and the destination is saved at once. */
-async function connectWithPassword(args: {
-  h: Herald;
-  actor: Actor;
-  workspaceId: string;
-  input: ConnectionInput;
-  adapter: PasswordAdapter;
-  defaultOrigin: string;
-}): Promise<ConnectionRow> {
+async function connectWithPassword(
+  args: ConnectionRequest & { adapter: PasswordAdapter; defaultOrigin: string },
+): Promise<ConnectionRow> {
   const { h, input, adapter } = args;
   if (!input.handle) throw invalid("/handle", `is required for ${adapter.channel}`);
   if (!input.app_password)
@@ -169,14 +167,9 @@ function saveCompletedConnection(args: {
  * OAuth: refuses the password fields and an instance origin the network's app does not use, then
  * opens the pending session (per-instance networks at the checked instance, fixed apps at their API).
  */
-async function startOAuth(args: {
-  h: Herald;
-  actor: Actor;
-  workspaceId: string;
-  input: ConnectionInput;
-  adapter: OAuthAdapter;
-  registration: "per-instance" | "fixed-app";
-}): Promise<ConnectionRow> {
+async function startOAuth(
+  args: ConnectionRequest & { adapter: OAuthAdapter; registration: "per-instance" | "fixed-app" },
+): Promise<ConnectionRow> {
   const { h, actor, workspaceId, input, adapter, registration } = args;
   for (const field of ["handle", "app_password"] as const) {
     if (input[field] !== undefined)
