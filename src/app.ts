@@ -78,6 +78,9 @@ export interface AppOptions {
   clientAddress?: ClientAddress;
 }
 
+/** An Elysia app of any shape (the routes' types are not followed across the build steps). */
+type AnyApp = Elysia<any, any, any, any, any, any, any>;
+
 /** Builds the whole HTTP application (routes under /v1, /health, docs) around one Herald value. */
 export function buildApp(h: Herald, options: AppOptions = {}) {
   const clientAddress = options.clientAddress ?? (() => "unknown");
@@ -91,53 +94,81 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
   const allowed = new AllowedMethods(() => app.routes);
   // The path starts after `http://` (Bun serves plain HTTP; server.ts makes every URL absolute). The
   // default looks from index 11, which skips the start of the path when the Host is 3 characters or less.
-  const app: Elysia<any, any, any, any, any, any, any> = new Elysia({
+  const app: AnyApp = new Elysia({
     normalize: false,
     handler: { standardHostname: false },
   })
-    .onRequest(({ request, set }) => {
-      const id = requestIdFor(request.headers.get("service-request-id"));
-      setRequestId(request, id);
-      set.headers["service-request-id"] = id;
-      checkRequestHead(request);
-      checkQueryRepeats(request.url);
-      checkNoNul(request.url);
-    })
+    .onRequest(({ request, set }) => startRequest(request, set.headers))
     .onTransform({ as: "global" }, ({ request, route }) => setRoute(request, route))
-    .onError({ as: "global" }, ({ code, error, request, route, path }) => {
-      const requestId = requestIdOf(request);
-      if (route) setRoute(request, route);
-      const wrongMethod = code === "NOT_FOUND" ? methodNotAllowed(allowed, request.method, path) : null;
-      const problem = wrongMethod ?? toProblem(code, error);
-      if (problem) return problemResponse(problem, requestId, docsUrl(h));
-      // A full or read-only disk, or a database away: 503 naming the cause, and one clear log line.
-      const unavailable = storageProblem(error, h.config.dataDir);
-      if (unavailable) {
-        h.logger.error("storage unavailable", {
-          request_id: requestId,
-          route: route || "(no route)",
-          fault: storageFault(error, h.config.dataDir),
-          error: error instanceof Error ? error.message : String(error),
-        });
-        return problemResponse(unavailable, requestId, docsUrl(h));
-      }
-      h.logger.error("unhandled error", {
-        request_id: requestId,
-        method: request.method,
-        // The route pattern, not the path: page paths carry one-time tokens (/signup/{token}).
-        route: route || "(no route)",
-        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      });
-      return problemResponse(
-        new ProblemError(
-          "public_internal_error",
-          "Something went wrong on our side. Quote the request id when reporting it.",
-        ),
-        requestId,
-        docsUrl(h),
-      );
-    })
-    .parser(JSON_PARSER, ({ request }) => readJsonBody(request))
+    .onError({ as: "global" }, (failure) => errorResponse(h, allowed, failure))
+    .parser(JSON_PARSER, ({ request }) => readJsonBody(request));
+  return mountRoutes(app, h, rails, options, clientAddress);
+}
+
+/** Every request: its id (answered in `service-request-id`), then the checks of its head and URL. */
+function startRequest(request: Request, headers: Record<string, unknown>): void {
+  const id = requestIdFor(request.headers.get("service-request-id"));
+  setRequestId(request, id);
+  headers["service-request-id"] = id;
+  checkRequestHead(request);
+  checkQueryRepeats(request.url);
+  checkNoNul(request.url);
+}
+
+/** What failed in a request, as Elysia hands it to `onError`. */
+interface RequestFailure {
+  code: string | number;
+  error: unknown;
+  request: Request;
+  route: string;
+  path: string;
+}
+
+/** The problem document answering any error of a request (405, 4xx problems, 503, else 500). */
+function errorResponse(h: Herald, allowed: AllowedMethods, failure: RequestFailure): Response {
+  const { code, error, request, route, path } = failure;
+  const requestId = requestIdOf(request);
+  if (route) setRoute(request, route);
+  const wrongMethod = code === "NOT_FOUND" ? methodNotAllowed(allowed, request.method, path) : null;
+  const problem = wrongMethod ?? toProblem(code, error);
+  if (problem) return problemResponse(problem, requestId, docsUrl(h));
+  // A full or read-only disk, or a database away: 503 naming the cause, and one clear log line.
+  const unavailable = storageProblem(error, h.config.dataDir);
+  if (unavailable) {
+    h.logger.error("storage unavailable", {
+      request_id: requestId,
+      route: route || "(no route)",
+      fault: storageFault(error, h.config.dataDir),
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return problemResponse(unavailable, requestId, docsUrl(h));
+  }
+  h.logger.error("unhandled error", {
+    request_id: requestId,
+    method: request.method,
+    // The route pattern, not the path: page paths carry one-time tokens (/signup/{token}).
+    route: route || "(no route)",
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
+  return problemResponse(
+    new ProblemError(
+      "public_internal_error",
+      "Something went wrong on our side. Quote the request id when reporting it.",
+    ),
+    requestId,
+    docsUrl(h),
+  );
+}
+
+/** Every route file, in the order they are matched: pages and the dashboard first, then the API under /v1. */
+function mountRoutes(
+  app: AnyApp,
+  h: Herald,
+  rails: ReturnType<typeof heraldPlugin>,
+  options: AppOptions,
+  clientAddress: ClientAddress,
+): AnyApp {
+  return app
     .use(
       systemRoutes(
         h,
@@ -164,5 +195,4 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
         .use(webhookRoutes(h, rails))
         .use(analyticsRoutes(h, rails)),
     );
-  return app;
 }

@@ -139,6 +139,129 @@ interface PartSource {
   record: string;
 }
 
+/** A stored part placed in the object being completed: its bytes go at `at`. */
+type PlacedPart = PartSource & { at: number };
+
+/** Marks a completion started: parts that start after this go to files of their own, never into `data`. */
+async function sealUpload(dir: string, uploadId: string): Promise<void> {
+  await writeFile(join(dir, SEALED), "").catch((error) => {
+    if (isMissing(error)) throw new BlobError("not_found", `no multipart upload ${uploadId}`);
+    throw error;
+  });
+}
+
+/** The parts a completion names, each at its offset in the object; one not stored as named is not_found. */
+function placeParts(
+  requested: { partNumber: number; etag: string }[],
+  stored: Map<number, PartSource>,
+): { sources: PlacedPart[]; total: number } {
+  let offset = 0;
+  const sources = requested.map((p) => {
+    const found = stored.get(p.partNumber);
+    if (!found || found.etag !== p.etag)
+      throw new BlobError("not_found", `part ${p.partNumber} with ETag ${p.etag} is not stored`);
+    const source = { ...found, at: offset };
+    offset += found.size;
+    return source;
+  });
+  return { sources, total: offset };
+}
+
+/**
+ * `data` is gone though parts were written into it: an earlier completion renamed it into place and
+ * died before removing the folder. The caller reads the object back against every part's checksum.
+ */
+async function finishInterruptedCompletion(
+  uploadId: string,
+  dir: string,
+  target: string,
+  total: number,
+): Promise<{ verified: false }> {
+  if ((await stat(target).catch(() => null))?.size === total) {
+    await rm(dir, { recursive: true, force: true });
+    return { verified: false };
+  }
+  throw new Error(`multipart upload ${uploadId} lost its data file`);
+}
+
+/**
+ * Reads parts for a completion. A part written before this boot (with a minute's margin) is read back
+ * against its CRC64NVME, since a crash may have damaged it on disk; one of this boot was checked as it
+ * arrived.
+ */
+async function partReader() {
+  const bootedAt = Date.now() - uptime() * 1000 + 60_000;
+  const crc = await createCrc64Nvme();
+  const predatesBoot = (source: PartSource) => source.modifiedAt < bootedAt;
+  const checked = async function* (source: PlacedPart, file: FileHandle) {
+    const verify = predatesBoot(source);
+    crc.reset();
+    for await (const chunk of readRange(file, source.offset ?? 0, source.size)) {
+      if (verify) crc.update(chunk);
+      yield chunk;
+    }
+    if (verify && crc.digest() !== BigInt(`0x${source.etag.slice(1, -1)}`)) {
+      await unlink(source.record).catch(() => {}); // forget the damaged copy: the client sends it again
+      throw new BlobError(
+        "checksum_mismatch",
+        `part ${source.partNumber} was damaged on disk since it was received; send it again`,
+      );
+    }
+  };
+  return { predatesBoot, checked };
+}
+
+type PartReader = Awaited<ReturnType<typeof partReader>>;
+
+/**
+ * The usual case: copy in only the parts that went to files of their own, check the old ones in
+ * place, then sync `data` and rename it to the object.
+ */
+async function completeInPlace(
+  dataPath: string,
+  target: string,
+  sources: PlacedPart[],
+  total: number,
+  reader: PartReader,
+): Promise<void> {
+  const data = await open(dataPath, "r+");
+  try {
+    for (const source of sources) {
+      if (source.offset === null) {
+        const file = await open(source.path, "r");
+        const writer = new GatheringWriter(data, source.at);
+        try {
+          for await (const chunk of reader.checked(source, file)) await writer.write(chunk);
+          await writer.flush();
+        } finally {
+          await writer.settle();
+          await file.close();
+        }
+      } else if (reader.predatesBoot(source)) {
+        for await (const chunk of reader.checked(source, data)) void chunk;
+      }
+    }
+    await data.truncate(total);
+    await data.datasync();
+  } finally {
+    await data.close();
+  }
+  await mkdir(dirname(target), { recursive: true });
+  await rename(dataPath, target);
+}
+
+/** Every part's bytes in order, each read from the file holding it (and checked if old). */
+async function* concatenatedParts(sources: PlacedPart[], reader: PartReader): AsyncIterable<Uint8Array> {
+  for (const source of sources) {
+    const file = await open(source.path, "r");
+    try {
+      yield* reader.checked(source, file);
+    } finally {
+      await file.close();
+    }
+  }
+}
+
 /** Files under `<dataDir>/blobs`. */
 export class LocalBlobStore implements BlobStore {
   readonly kind = "local" as const;
@@ -469,106 +592,36 @@ export class LocalBlobStore implements BlobStore {
     const dir = this.multipartDir(uploadId);
     const target = this.path(key);
     const dataPath = join(dir, DATA);
-    // Parts that start after this are written to files of their own, never into `data`.
-    await writeFile(join(dir, SEALED), "").catch((error) => {
-      if (isMissing(error)) throw new BlobError("not_found", `no multipart upload ${uploadId}`);
-      throw error;
-    });
+    await sealUpload(dir, uploadId);
     const { parts: stored, openClaims } = await this.storedParts(uploadId);
-    let offset = 0;
-    const sources = parts.map((p) => {
-      const found = stored.get(p.partNumber);
-      if (!found || found.etag !== p.etag)
-        throw new BlobError("not_found", `part ${p.partNumber} with ETag ${p.etag} is not stored`);
-      const source = { ...found, at: offset };
-      offset += found.size;
-      return source;
-    });
-    const total = offset;
+    const { sources, total } = placeParts(parts, stored);
     const hasData = await stat(dataPath).then(
       () => true,
       () => false,
     );
-    if (!hasData && sources.some((s) => s.offset !== null)) {
-      // An earlier completion renamed `data` into place and died before removing the folder: the
-      // caller reads the object back against every part's checksum.
-      if ((await stat(target).catch(() => null))?.size === total) {
-        await rm(dir, { recursive: true, force: true });
-        return { verified: false };
-      }
-      throw new Error(`multipart upload ${uploadId} lost its data file`);
-    }
-    const background = this.dataSyncs.get(dataPath);
-    await background?.running;
-    if (background?.failure)
-      throw new Error(`writing the upload to disk failed: ${background.failure.message}`);
-
-    // A part written before this boot (with a minute's margin) is read back against its CRC64NVME.
-    const bootedAt = Date.now() - uptime() * 1000 + 60_000;
-    const crc = await createCrc64Nvme();
-    const checked = async function* (source: PartSource & { at: number }, file: FileHandle) {
-      const verify = source.modifiedAt < bootedAt;
-      crc.reset();
-      for await (const chunk of readRange(file, source.offset ?? 0, source.size)) {
-        if (verify) crc.update(chunk);
-        yield chunk;
-      }
-      if (verify && crc.digest() !== BigInt(`0x${source.etag.slice(1, -1)}`)) {
-        await unlink(source.record).catch(() => {}); // forget the damaged copy: the client sends it again
-        throw new BlobError(
-          "checksum_mismatch",
-          `part ${source.partNumber} was damaged on disk since it was received; send it again`,
-        );
-      }
-    };
-    const openFile = (path: string) => open(path, "r");
-
+    if (!hasData && sources.some((s) => s.offset !== null))
+      return finishInterruptedCompletion(uploadId, dir, target, total);
+    await this.settleBackgroundSync(dataPath);
+    const reader = await partReader();
     if (hasData && openClaims.length === 0 && sources.every((s) => s.offset === null || s.offset === s.at)) {
-      // The usual case: copy in only the parts that went to files of their own, check the old ones,
-      // then sync and rename `data`.
-      const data = await open(dataPath, "r+");
-      try {
-        for (const source of sources) {
-          if (source.offset === null) {
-            const file = await openFile(source.path);
-            const writer = new GatheringWriter(data, source.at);
-            try {
-              for await (const chunk of checked(source, file)) await writer.write(chunk);
-              await writer.flush();
-            } finally {
-              await writer.settle();
-              await file.close();
-            }
-          } else if (source.modifiedAt < bootedAt) {
-            for await (const chunk of checked(source, data)) void chunk;
-          }
-        }
-        await data.truncate(total);
-        await data.datasync();
-      } finally {
-        await data.close();
-      }
-      await mkdir(dirname(target), { recursive: true });
-      await rename(dataPath, target);
+      await completeInPlace(dataPath, target, sources, total, reader);
     } else {
       // A region is claimed by a write still running (or cut by a crash): `data` may still change,
       // so the parts are copied into a new file.
-      const concatenated = async function* () {
-        for (const source of sources) {
-          const file = await openFile(source.path);
-          try {
-            yield* checked(source, file);
-          } finally {
-            await file.close();
-          }
-        }
-      };
-      await this.writeAtomically(target, concatenated());
+      await this.writeAtomically(target, concatenatedParts(sources, reader));
     }
     this.dataSyncs.delete(dataPath);
     await rm(dir, { recursive: true, force: true });
     // Every part was checked against its CRC64NVME on arrival (again above if older than this boot).
     return { verified: true };
+  }
+
+  /** Waits for the background sync of `data` (completion's own sync is then short); fails if it did. */
+  private async settleBackgroundSync(dataPath: string): Promise<void> {
+    const background = this.dataSyncs.get(dataPath);
+    await background?.running;
+    if (background?.failure)
+      throw new Error(`writing the upload to disk failed: ${background.failure.message}`);
   }
 
   async abortMultipart(_key: string, uploadId: string): Promise<void> {

@@ -12,6 +12,7 @@ import { listApiKeys } from "../modules/keys/repo.ts";
 import {
   createApiKey,
   KeyReferenceError,
+  type NewKeyInput,
   revokeApiKey,
   UnknownWorkspacesError,
 } from "../modules/keys/service.ts";
@@ -73,139 +74,164 @@ function required(values: Record<string, unknown>, name: string): string {
   return value;
 }
 
+/** The admin commands by name; each parses its own options and returns the text to print. */
+const ADMIN_COMMANDS: Record<string, (args: string[]) => Promise<string>> = {
+  bootstrap: bootstrapCommand,
+  "create-key": createKeyCommand,
+  "list-keys": listKeysCommand,
+  "revoke-key": revokeKeyCommand,
+};
+
 /** Runs `herald admin …`; returns the text to print on stdout. */
 export async function runAdmin(args: string[]): Promise<string> {
   const [command, ...rest] = args;
   if (!command || command === "--help" || command === "-h" || command === "help") return ADMIN_HELP;
-  if (command === "bootstrap") {
-    const v = parse(rest, {
-      email: { type: "string" },
-      "workspace-name": { type: "string" },
-      password: { type: "string" },
+  const run = Object.hasOwn(ADMIN_COMMANDS, command) ? ADMIN_COMMANDS[command] : undefined;
+  if (!run) throw new UsageError(`unknown admin command "${command}" (see herald admin --help)`);
+  return run(rest);
+}
+
+/** `herald admin bootstrap`: the account, its owner, a first workspace and a live key. */
+async function bootstrapCommand(args: string[]): Promise<string> {
+  const v = parse(args, {
+    email: { type: "string" },
+    "workspace-name": { type: "string" },
+    password: { type: "string" },
+  });
+  if (v.help) return ADMIN_HELP;
+  const email = required(v, "email");
+  const workspaceName = required(v, "workspace-name");
+  return withHerald(async (h) => {
+    const out = await bootstrapAccount(h, {
+      email,
+      workspaceName,
+      password: typeof v.password === "string" ? v.password : undefined,
     });
-    if (v.help) return ADMIN_HELP;
-    const email = required(v, "email");
-    const workspaceName = required(v, "workspace-name");
-    return withHerald(async (h) => {
-      const out = await bootstrapAccount(h, {
-        email,
-        workspaceName,
-        password: typeof v.password === "string" ? v.password : undefined,
-      });
-      const json = { account_id: out.account_id, workspace_id: out.workspace_id, api_key: out.api_key };
-      return v.json
-        ? JSON.stringify(json)
-        : `Created account ${out.account_id} with workspace ${out.workspace_id}.\nAPI key (shown once, ` +
-            `store it now):\n  ${out.api_key}\nTry it: curl -H "Authorization: Bearer ${out.api_key}" ` +
-            `${h.config.baseUrl}/v1/account`;
-    });
+    const json = { account_id: out.account_id, workspace_id: out.workspace_id, api_key: out.api_key };
+    return v.json
+      ? JSON.stringify(json)
+      : `Created account ${out.account_id} with workspace ${out.workspace_id}.\nAPI key (shown once, ` +
+          `store it now):\n  ${out.api_key}\nTry it: curl -H "Authorization: Bearer ${out.api_key}" ` +
+          `${h.config.baseUrl}/v1/account`;
+  });
+}
+
+/** `create-key`'s options as the key to create, checked before the database is opened (a wrong value is
+ * a usage error naming the option). */
+function newKeyRequest(v: Record<string, string | boolean | undefined>): NewKeyInput {
+  const accountId = required(v, "account");
+  const name = required(v, "name");
+  if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
+  const environment = (v.env ?? "live") as string;
+  if (environment !== "live" && environment !== "test") throw new UsageError("--env must be live or test");
+  const scopesArg = (v.scopes ?? "all") as string;
+  const scopes = scopesArg === "all" ? [...ALL_SCOPES] : scopesArg.split(",").map((s) => s.trim());
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(", ")}`);
+  const workspacesArg = (v.workspaces ?? "all") as string;
+  const workspaceIds =
+    workspacesArg === "all"
+      ? []
+      : workspacesArg
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean);
+  return {
+    accountId,
+    name,
+    environment,
+    scopes: scopes as Scope[],
+    workspaceAccessMode: workspacesArg === "all" ? "all" : "selected",
+    workspaceIds,
+    expiresAt: expiryOf(v["expires-at"]),
+  };
+}
+
+/** `--expires-at`: an ISO 8601 time with an explicit offset (no guessing the zone), in the future. */
+function expiryOf(value: string | boolean | undefined): number | null {
+  if (typeof value !== "string") return null;
+  if (!/(Z|[+-]\d\d:\d\d)$/.test(value) || Number.isNaN(Date.parse(value)))
+    throw new UsageError(
+      "--expires-at must be an ISO 8601 time with a UTC offset, e.g. 2027-01-01T00:00:00Z",
+    );
+  const expiresAt = Date.parse(value);
+  if (expiresAt <= Date.now()) {
+    throw new UsageError(`--expires-at must be in the future (got ${value})`);
   }
-  if (command === "create-key") {
-    const v = parse(rest, {
-      account: { type: "string" },
-      name: { type: "string" },
-      env: { type: "string" },
-      scopes: { type: "string" },
-      workspaces: { type: "string" },
-      "expires-at": { type: "string" },
+  return expiresAt;
+}
+
+/** `herald admin create-key`: another key for an account, audited like one made through the API. */
+async function createKeyCommand(args: string[]): Promise<string> {
+  const v = parse(args, {
+    account: { type: "string" },
+    name: { type: "string" },
+    env: { type: "string" },
+    scopes: { type: "string" },
+    workspaces: { type: "string" },
+    "expires-at": { type: "string" },
+  });
+  if (v.help) return ADMIN_HELP;
+  const request = newKeyRequest(v);
+  const { accountId } = request;
+  return withHerald(async (h) => {
+    const now = h.clock.now();
+    const out = await inTransaction(h.db, async (tx) => {
+      if (!(await findAccount(tx, accountId))) throw new UsageError(`no account ${accountId}`);
+      const key = await createApiKey(tx, request, now);
+      await recordAudit(
+        tx,
+        { accountId, credentialId: null, requestId: null },
+        { action: "api_key.created", targetType: "api_key", targetId: key.credentialId },
+        now,
+      );
+      return key;
     });
-    if (v.help) return ADMIN_HELP;
-    const accountId = required(v, "account");
-    const name = required(v, "name");
-    if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
-    const environment = (v.env ?? "live") as string;
-    if (environment !== "live" && environment !== "test") throw new UsageError("--env must be live or test");
-    const scopesArg = (v.scopes ?? "all") as string;
-    const scopes = scopesArg === "all" ? [...ALL_SCOPES] : scopesArg.split(",").map((s) => s.trim());
-    const unknown = scopes.filter((s) => !isScope(s));
-    if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(", ")}`);
-    const workspacesArg = (v.workspaces ?? "all") as string;
-    const workspaceIds =
-      workspacesArg === "all"
-        ? []
-        : workspacesArg
-            .split(",")
-            .map((s) => s.trim())
-            .filter(Boolean);
-    let expiresAt: number | null = null;
-    if (typeof v["expires-at"] === "string") {
-      if (!/(Z|[+-]\d\d:\d\d)$/.test(v["expires-at"]) || Number.isNaN(Date.parse(v["expires-at"])))
-        throw new UsageError(
-          "--expires-at must be an ISO 8601 time with a UTC offset, e.g. 2027-01-01T00:00:00Z",
-        );
-      expiresAt = Date.parse(v["expires-at"]);
-      if (expiresAt <= Date.now()) {
-        throw new UsageError(`--expires-at must be in the future (got ${v["expires-at"]})`);
+    const json = { credential_id: out.credentialId, api_key: out.apiKey };
+    return v.json
+      ? JSON.stringify(json)
+      : `Created API key ${out.credentialId} (shown once, store it now):\n  ${out.apiKey}`;
+  }).catch((error: unknown) => {
+    if (error instanceof UnknownWorkspacesError) throw new UsageError(error.message);
+    throw error;
+  });
+}
+
+/** `herald admin list-keys`: every key of an account, as a table or JSON. */
+async function listKeysCommand(args: string[]): Promise<string> {
+  const v = parse(args, { account: { type: "string" } });
+  if (v.help) return ADMIN_HELP;
+  const accountId = required(v, "account");
+  return withHerald(async (h) => {
+    if (!(await findAccount(h.db, accountId))) throw new UsageError(`no account ${accountId}`);
+    const keys = (await listApiKeys(h.db, accountId)).map(presentKey);
+    return v.json ? JSON.stringify(keys) : keyTable(accountId, keys);
+  });
+}
+
+/** `herald admin revoke-key`: revokes a key by id or prefix; audited only when it changed something. */
+async function revokeKeyCommand(args: string[]): Promise<string> {
+  const v = parse(args, { key: { type: "string" } });
+  if (v.help) return ADMIN_HELP;
+  const ref = required(v, "key");
+  return withHerald(async (h) => {
+    const now = h.clock.now();
+    const { key, alreadyRevoked } = await inTransaction(h.db, async (tx) => {
+      const out = await revokeKeyOrExplain(tx, ref, now);
+      if (!out.alreadyRevoked) {
+        const actor = { accountId: out.key.accountId, credentialId: null, requestId: null };
+        const entry = { action: "api_key.revoked", targetType: "api_key", targetId: out.key.id };
+        await recordAudit(tx, actor, entry, now);
       }
-    }
-    return withHerald(async (h) => {
-      const now = h.clock.now();
-      const out = await inTransaction(h.db, async (tx) => {
-        if (!(await findAccount(tx, accountId))) throw new UsageError(`no account ${accountId}`);
-        const key = await createApiKey(
-          tx,
-          {
-            accountId,
-            name,
-            environment,
-            scopes: scopes as Scope[],
-            workspaceAccessMode: workspacesArg === "all" ? "all" : "selected",
-            workspaceIds,
-            expiresAt,
-          },
-          now,
-        );
-        await recordAudit(
-          tx,
-          { accountId, credentialId: null, requestId: null },
-          { action: "api_key.created", targetType: "api_key", targetId: key.credentialId },
-          now,
-        );
-        return key;
-      });
-      const json = { credential_id: out.credentialId, api_key: out.apiKey };
-      return v.json
-        ? JSON.stringify(json)
-        : `Created API key ${out.credentialId} (shown once, store it now):\n  ${out.apiKey}`;
-    }).catch((error: unknown) => {
-      if (error instanceof UnknownWorkspacesError) throw new UsageError(error.message);
-      throw error;
+      return out;
     });
-  }
-  if (command === "list-keys") {
-    const v = parse(rest, { account: { type: "string" } });
-    if (v.help) return ADMIN_HELP;
-    const accountId = required(v, "account");
-    return withHerald(async (h) => {
-      if (!(await findAccount(h.db, accountId))) throw new UsageError(`no account ${accountId}`);
-      const keys = (await listApiKeys(h.db, accountId)).map(presentKey);
-      return v.json ? JSON.stringify(keys) : keyTable(accountId, keys);
-    });
-  }
-  if (command === "revoke-key") {
-    const v = parse(rest, { key: { type: "string" } });
-    if (v.help) return ADMIN_HELP;
-    const ref = required(v, "key");
-    return withHerald(async (h) => {
-      const now = h.clock.now();
-      const { key, alreadyRevoked } = await inTransaction(h.db, async (tx) => {
-        const out = await revokeKeyOrExplain(tx, ref, now);
-        if (!out.alreadyRevoked) {
-          const actor = { accountId: out.key.accountId, credentialId: null, requestId: null };
-          const entry = { action: "api_key.revoked", targetType: "api_key", targetId: out.key.id };
-          await recordAudit(tx, actor, entry, now);
-        }
-        return out;
-      });
-      const revokedAt = iso(key.revokedAt!);
-      const json = { credential_id: key.id, revoked_at: revokedAt, already_revoked: alreadyRevoked };
-      if (v.json) return JSON.stringify(json);
-      return alreadyRevoked
-        ? `API key ${key.id} (${key.prefix}) was already revoked at ${revokedAt}; nothing changed.`
-        : `Revoked API key ${key.id} (${key.prefix}, "${key.name}"); the API refuses it from now on.`;
-    });
-  }
-  throw new UsageError(`unknown admin command "${command}" (see herald admin --help)`);
+    const revokedAt = iso(key.revokedAt!);
+    const json = { credential_id: key.id, revoked_at: revokedAt, already_revoked: alreadyRevoked };
+    if (v.json) return JSON.stringify(json);
+    return alreadyRevoked
+      ? `API key ${key.id} (${key.prefix}) was already revoked at ${revokedAt}; nothing changed.`
+      : `Revoked API key ${key.id} (${key.prefix}, "${key.name}"); the API refuses it from now on.`;
+  });
 }
 
 /** Opens the database quietly, runs `work` and closes it again. */

@@ -1,5 +1,4 @@
 import { Elysia } from "elysia";
-import { iso } from "../../lib/clock.ts";
 import type { Herald } from "../../herald.ts";
 import type { Actor } from "../../core/actor.ts";
 import { operation } from "../docs.ts";
@@ -7,33 +6,15 @@ import { resourceResponse } from "../etag.ts";
 import { notFound } from "../../core/problem.ts";
 import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
 import { findAccount } from "../../modules/account/repo.ts";
+import { presentAccount } from "../../modules/account/present.ts";
 import { revokeCallingKey } from "../../modules/cli-auth/revoke.ts";
 import { Account, RevokedKey } from "./account-schemas.ts";
 import { EmptyBody } from "./common-schemas.ts";
 
-async function presentAccount(h: Herald, actor: Actor) {
+async function getAccount(h: Herald, { actor }: { actor: Actor }) {
   const account = await findAccount(h.db, actor.accountId);
   if (!account) throw notFound("account");
-  return {
-    id: account.id,
-    object: "account" as const,
-    name: account.name,
-    authentication: {
-      credential_id: actor.credentialId,
-      prefix: actor.prefix,
-      name: actor.name,
-      environment: actor.environment,
-      workspace_access_mode: actor.workspaceAccessMode,
-      scopes: actor.scopes,
-      expires_at: iso(actor.expiresAt),
-    },
-    created_at: iso(account.createdAt),
-    updated_at: iso(account.updatedAt),
-  };
-}
-
-async function getAccount(h: Herald, { actor }: { actor: Actor }) {
-  return resourceResponse(await presentAccount(h, actor));
+  return resourceResponse(presentAccount(account, actor));
 }
 
 async function revokeKey(h: Herald, { actor }: { actor: Actor }) {

@@ -125,6 +125,90 @@ async function snapshotWithBlobs(
   }
 }
 
+/** The archive being written and each entry's SHA-256, for the SUMS entry that closes it. */
+class SummedArchive {
+  private readonly sums: string[] = [];
+  constructor(private readonly tar: TarWriter) {}
+
+  async add(path: string, size: number, chunks: AsyncIterable<Uint8Array> | Uint8Array[]): Promise<void> {
+    const hash = createHash("sha256");
+    await this.tar.add(path, size, chunks, (chunk) => hash.update(chunk));
+    this.sums.push(`${hash.digest("hex")}  ${path}`);
+  }
+
+  /** A small entry of text, written whole. */
+  async addText(path: string, text: string): Promise<void> {
+    const bytes = new TextEncoder().encode(text);
+    await this.add(path, bytes.length, [bytes]);
+  }
+
+  /** SUMS (the one entry not summed) and the end of the archive. */
+  async finish(): Promise<void> {
+    const sumsBytes = new TextEncoder().encode(this.sums.join("\n") + "\n");
+    await this.tar.add(SUMS, sumsBytes.length, [sumsBytes]);
+    await this.tar.finish();
+  }
+}
+
+/** What restore reads first: the format, where the backup came from and what it holds. */
+function backupManifest(
+  config: Config,
+  dialect: "sqlite" | "postgresql",
+  secret: string | null,
+  withSecretKey: boolean,
+  facts: SnapshotFacts,
+): Manifest {
+  return {
+    format: BACKUP_FORMAT,
+    version: BACKUP_VERSION,
+    herald: HERALD_VERSION,
+    created_at: new Date().toISOString(),
+    dialect,
+    storage: config.storage,
+    secret_check: secret ? secretCheckOf(secret) : null,
+    secret_key_included: withSecretKey,
+    migration: facts.migration,
+    required_blobs: config.storage === "local" ? facts.required.length : 0,
+  };
+}
+
+/** Copies the database snapshot into the archive and removes it; returns its size in bytes. */
+async function addSnapshot(
+  archive: SummedArchive,
+  dialect: "sqlite" | "postgresql",
+  snapshot: string,
+): Promise<number> {
+  const databaseBytes = (await stat(snapshot)).size;
+  const databaseEntry = dialect === "sqlite" ? SQLITE_ENTRY : PG_ENTRY;
+  await archive.add(databaseEntry, databaseBytes, createReadStream(snapshot, { highWaterMark: 1024 * 1024 }));
+  await rm(snapshot, { force: true });
+  return databaseBytes;
+}
+
+/** Copies the pinned blobs into the archive; returns how many went in and their bytes. */
+async function addBlobs(
+  archive: SummedArchive,
+  pins: BlobPins,
+  keys: string[],
+  requiredKeys: string[],
+): Promise<{ blobs: number; blobBytes: number }> {
+  const required = new Set(requiredKeys);
+  let blobs = 0;
+  let blobBytes = 0;
+  for (const key of keys) {
+    const blob = await pins.open(key);
+    if (!blob) {
+      // Gone since the listing: only a deleted asset's bytes may go (its cleanup ran meanwhile).
+      if (required.has(key)) throw new BackupError(`the blob ${key} of a live asset disappeared`);
+      continue;
+    }
+    await archive.add(BLOB_PREFIX + key, blob.size, blob.chunks);
+    blobs += 1;
+    blobBytes += blob.size;
+  }
+  return { blobs, blobBytes };
+}
+
 /** Writes a backup of the installation `config` describes to `out` (which must not exist). */
 export async function takeBackup(
   config: Config,
@@ -134,66 +218,26 @@ export async function takeBackup(
   const started = performance.now();
   if (existsSync(out)) throw new BackupError(`${out} exists; choose a new file name`);
   const secret = existingSecretKey(config);
-  if (options.withSecretKey && !secret) throw new BackupError("there is no secret key to include");
+  const withSecretKey = options.withSecretKey === true;
+  if (withSecretKey && !secret) throw new BackupError("there is no secret key to include");
   const dialect = config.databaseUrl ? "postgresql" : "sqlite";
+  // Written under a temporary name and renamed when complete: `out` is never a partial backup.
   const partial = `${out}.partial-${process.pid}`;
   const snapshot = `${partial}.${dialect === "sqlite" ? "db" : "pgdump"}`;
   const file = await open(partial, "wx", 0o600);
   const local = config.storage === "local";
-  const blobRoot = join(config.dataDir, "blobs");
-  const pins = new BlobPins(blobRoot);
+  const pins = new BlobPins(join(config.dataDir, "blobs"));
   let done = false;
   try {
     if (local) await pins.sweepStale();
     const { facts, keys } = await snapshotWithBlobs(config, dialect, snapshot, pins);
-
-    const tar = new TarWriter(file);
-    const sums: string[] = [];
-    const add = async (path: string, size: number, chunks: AsyncIterable<Uint8Array> | Uint8Array[]) => {
-      const hash = createHash("sha256");
-      await tar.add(path, size, chunks, (chunk) => hash.update(chunk));
-      sums.push(`${hash.digest("hex")}  ${path}`);
-    };
-    const manifest: Manifest = {
-      format: BACKUP_FORMAT,
-      version: BACKUP_VERSION,
-      herald: HERALD_VERSION,
-      created_at: new Date().toISOString(),
-      dialect,
-      storage: config.storage,
-      secret_check: secret ? secretCheckOf(secret) : null,
-      secret_key_included: options.withSecretKey === true,
-      migration: facts.migration,
-      required_blobs: local ? facts.required.length : 0,
-    };
-    const manifestBytes = new TextEncoder().encode(JSON.stringify(manifest, null, 2) + "\n");
-    await add(MANIFEST, manifestBytes.length, [manifestBytes]);
-    const databaseBytes = (await stat(snapshot)).size;
-    const databaseEntry = dialect === "sqlite" ? SQLITE_ENTRY : PG_ENTRY;
-    await add(databaseEntry, databaseBytes, createReadStream(snapshot, { highWaterMark: 1024 * 1024 }));
-    await rm(snapshot, { force: true });
-
-    const required = new Set(facts.required);
-    let blobs = 0;
-    let blobBytes = 0;
-    for (const key of keys) {
-      const blob = await pins.open(key);
-      if (!blob) {
-        // Gone since the listing: only a deleted asset's bytes may go (its cleanup ran meanwhile).
-        if (required.has(key)) throw new BackupError(`the blob ${key} of a live asset disappeared`);
-        continue;
-      }
-      await add(BLOB_PREFIX + key, blob.size, blob.chunks);
-      blobs += 1;
-      blobBytes += blob.size;
-    }
-    if (options.withSecretKey) {
-      const bytes = new TextEncoder().encode(secret + "\n");
-      await add(SECRET_ENTRY, bytes.length, [bytes]);
-    }
-    const sumsBytes = new TextEncoder().encode(sums.join("\n") + "\n");
-    await tar.add(SUMS, sumsBytes.length, [sumsBytes]);
-    await tar.finish();
+    const archive = new SummedArchive(new TarWriter(file));
+    const manifest = backupManifest(config, dialect, secret, withSecretKey, facts);
+    await archive.addText(MANIFEST, JSON.stringify(manifest, null, 2) + "\n");
+    const databaseBytes = await addSnapshot(archive, dialect, snapshot);
+    const { blobs, blobBytes } = await addBlobs(archive, pins, keys, facts.required);
+    if (withSecretKey) await archive.addText(SECRET_ENTRY, secret + "\n");
+    await archive.finish();
     await file.sync();
     await file.close();
     await rename(partial, out);
@@ -205,7 +249,7 @@ export async function takeBackup(
       blobs,
       blob_bytes: blobBytes,
       blobs_in_file: local,
-      secret_key_included: options.withSecretKey === true,
+      secret_key_included: withSecretKey,
       seconds: Math.round(performance.now() - started) / 1000,
     };
   } finally {

@@ -6,7 +6,12 @@ import { auditActorOf, type Actor } from "../../core/actor.ts";
 import { invalid, notFound, ProblemError } from "../../core/problem.ts";
 import { originCheckProblem } from "../../core/origin-problem.ts";
 import { checkPublicOrigin } from "../../lib/network-guard.ts";
-import type { ConnectedAccount, OAuthAdapter, PasswordAdapter } from "../../providers/types.ts";
+import type {
+  ConnectedAccount,
+  OAuthAdapter,
+  PasswordAdapter,
+  ProviderAdapter,
+} from "../../providers/types.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { countLivePostsOnDestination } from "../posts/repo.ts";
 import { LIVE_STATES } from "../posts/states.ts";
@@ -46,98 +51,138 @@ export interface ConnectionInput {
   app_password?: string;
 }
 
+/** Who asks to connect an account, to which workspace, with what. */
+interface ConnectionRequest {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  input: ConnectionInput;
+}
+
 /**
  * Starts connecting an account the way its network connects: handle + app password completes at
  * once (Bluesky); OAuth answers a pending session with the URL to authorize at (per-instance apps
  * like Mastodon register Herald on the instance first).
  */
-export async function startConnection(args: {
+export async function startConnection(args: ConnectionRequest): Promise<ConnectionRow> {
+  const adapter = requireConnectableAdapter(args.h, args.input.provider);
+  const flow = adapter.connection;
+  if (flow.kind === "password")
+    return connectWithPassword({
+      ...args,
+      adapter: adapter as PasswordAdapter,
+      defaultOrigin: flow.defaultOrigin,
+    });
+  return startOAuth({ ...args, adapter: adapter as OAuthAdapter, registration: flow.registration });
+}
+
+/** The adapter of `provider`, or a problem that names the networks Herald does connect. */
+function requireConnectableAdapter(h: Herald, provider: string): ProviderAdapter {
+  const adapter = h.providers.adapter(provider);
+  if (adapter) return adapter;
+  const names = h.providers.adapters.map((a) => a.displayName);
+  const available = new Intl.ListFormat("en", { type: "conjunction" }).format(names);
+  throw new ProblemError(
+    "public_unpublishable",
+    `Connecting ${provider} is not available yet; Herald connects ${available}.`,
+    {
+      errors: [{ pointer: "/provider", code: "custom", detail: "is not supported yet" }],
+    },
+  );
+}
+
+/** Handle + app password: the network checks them now, and the destination is saved at once. */
+async function connectWithPassword(
+  args: ConnectionRequest & { adapter: PasswordAdapter; defaultOrigin: string },
+): Promise<ConnectionRow> {
+  const { h, input, adapter } = args;
+  if (!input.handle) throw invalid("/handle", `is required for ${adapter.channel}`);
+  if (!input.app_password)
+    throw invalid(
+      "/app_password",
+      `is required for ${adapter.channel} (create an app password in its settings)`,
+    );
+  // Without instance_origin: the operator's HERALD_<CH>_API_BASE, else the network's own host.
+  const origin =
+    input.instance_origin === undefined
+      ? new URL(h.config.networks[adapter.channel]?.apiBase ?? args.defaultOrigin).origin
+      : await checkedOrigin(h, input.instance_origin, null, "/instance_origin");
+  let account: ConnectedAccount;
+  try {
+    account = await adapter.connectWithPassword({
+      origin,
+      identifier: input.handle,
+      password: input.app_password,
+    });
+  } catch (error) {
+    throw connectionProblem(error, "/app_password");
+  }
+  return saveCompletedConnection({ ...args, origin, account });
+}
+
+/** The destination and its completed connection, written together in one transaction. */
+function saveCompletedConnection(args: {
   h: Herald;
   actor: Actor;
   workspaceId: string;
-  input: ConnectionInput;
+  adapter: ProviderAdapter;
+  origin: string;
+  account: ConnectedAccount;
 }): Promise<ConnectionRow> {
-  const { h, actor, workspaceId, input } = args;
-  const adapter = h.providers.adapter(input.provider);
-  if (!adapter) {
-    const names = h.providers.adapters.map((a) => a.displayName);
-    const available = new Intl.ListFormat("en", { type: "conjunction" }).format(names);
-    throw new ProblemError(
-      "public_unpublishable",
-      `Connecting ${input.provider} is not available yet; Herald connects ${available}.`,
-      {
-        errors: [{ pointer: "/provider", code: "custom", detail: "is not supported yet" }],
-      },
-    );
-  }
-  const flow = adapter.connection;
-  if (flow.kind === "password") {
-    if (!input.handle) throw invalid("/handle", `is required for ${adapter.channel}`);
-    if (!input.app_password)
-      throw invalid(
-        "/app_password",
-        `is required for ${adapter.channel} (create an app password in its settings)`,
-      );
-    // Without instance_origin: the operator's HERALD_<CH>_API_BASE, else the network's own host.
-    const origin =
-      input.instance_origin === undefined
-        ? new URL(h.config.networks[adapter.channel]?.apiBase ?? flow.defaultOrigin).origin
-        : await checkedOrigin(h, input.instance_origin, null, "/instance_origin");
-    let account: ConnectedAccount;
-    try {
-      account = await (adapter as PasswordAdapter).connectWithPassword({
-        origin,
-        identifier: input.handle,
-        password: input.app_password,
-      });
-    } catch (error) {
-      throw connectionProblem(error, "/app_password");
-    }
-    const now = h.clock.now();
-    // The destination and its completed connection are written together.
-    return inTransaction(h.db, async (tx) => {
-      const channel = adapter.channel;
-      const [destination] = await saveDestinations({
-        h,
-        tx,
-        actor: auditActorOf(actor),
-        workspaceId,
-        channel,
-        origin,
-        accounts: [account],
-      });
-      const row: ConnectionRow = {
-        id: newId("conn"),
-        workspaceId,
-        provider: channel,
-        credentialId: actor.credentialId,
-        requestId: actor.requestId,
-        createdAt: now,
-        error: null,
-        status: "completed",
-        origin,
-        state: null,
-        secretsSealed: null,
-        authorizationUrl: null,
-        destinationId: destination!.id,
-        expiresAt: now,
-      };
-      await insertConnection(tx, row);
-      return row;
+  const { h, actor, workspaceId, adapter, origin, account } = args;
+  const now = h.clock.now();
+  return inTransaction(h.db, async (tx) => {
+    const channel = adapter.channel;
+    const [destination] = await saveDestinations({
+      h,
+      tx,
+      actor: auditActorOf(actor),
+      workspaceId,
+      channel,
+      origin,
+      accounts: [account],
     });
-  }
+    const row: ConnectionRow = {
+      id: newId("conn"),
+      workspaceId,
+      provider: channel,
+      credentialId: actor.credentialId,
+      requestId: actor.requestId,
+      createdAt: now,
+      error: null,
+      status: "completed",
+      origin,
+      state: null,
+      secretsSealed: null,
+      authorizationUrl: null,
+      destinationId: destination!.id,
+      expiresAt: now,
+    };
+    await insertConnection(tx, row);
+    return row;
+  });
+}
+
+/**
+ * OAuth: refuses the password fields and an instance origin the network's app does not use, then
+ * opens the pending session (per-instance networks at the checked instance, fixed apps at their API).
+ */
+async function startOAuth(
+  args: ConnectionRequest & { adapter: OAuthAdapter; registration: "per-instance" | "fixed-app" },
+): Promise<ConnectionRow> {
+  const { h, actor, workspaceId, input, adapter, registration } = args;
   for (const field of ["handle", "app_password"] as const) {
     if (input[field] !== undefined)
       throw invalid(`/${field}`, "is only for networks connected with an app password (bluesky)");
   }
   const origin =
-    flow.registration === "per-instance"
+    registration === "per-instance"
       ? await checkedOrigin(h, input.instance_origin, null, "/instance_origin")
       : h.config.networks[adapter.channel]!.apiBase;
-  if (flow.registration === "fixed-app" && input.instance_origin !== undefined) {
+  if (registration === "fixed-app" && input.instance_origin !== undefined) {
     throw invalid("/instance_origin", `is not used for ${adapter.channel}`);
   }
-  return startOAuthConnection({ h, actor, workspaceId, adapter: adapter as OAuthAdapter, origin });
+  return startOAuthConnection({ h, actor, workspaceId, adapter, origin });
 }
 
 /** A connection session of the workspace, or 404. */
