@@ -1,12 +1,12 @@
-import { BLUESKY_NETWORK } from "./bluesky.ts";
-import { FACEBOOK_NETWORK } from "./facebook.ts";
-import { INSTAGRAM_NETWORK } from "./instagram.ts";
-import { LINKEDIN_NETWORK } from "./linkedin.ts";
-import { MASTODON_NETWORK, type MastodonDeps } from "./mastodon.ts";
-import { THREADS_NETWORK } from "./threads.ts";
-import { TIKTOK_NETWORK } from "./tiktok.ts";
-import { X_NETWORK } from "./x.ts";
-import { YOUTUBE_NETWORK } from "./youtube.ts";
+import { BLUESKY_NETWORK } from "./bluesky/adapter.ts";
+import { FACEBOOK_NETWORK } from "./facebook/adapter.ts";
+import { INSTAGRAM_NETWORK } from "./instagram/adapter.ts";
+import { LINKEDIN_NETWORK } from "./linkedin/adapter.ts";
+import { MASTODON_NETWORK, type MastodonDeps } from "./mastodon/adapter.ts";
+import { THREADS_NETWORK } from "./threads/adapter.ts";
+import { TIKTOK_NETWORK } from "./tiktok/adapter.ts";
+import { X_NETWORK } from "./x/adapter.ts";
+import { YOUTUBE_NETWORK } from "./youtube/adapter.ts";
 import {
   CHANNELS,
   type AdapterDeps,

@@ -6,7 +6,7 @@ import { copyFileSync, existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { systemClock } from "../../src/lib/clock.ts";
-import { createBlueskyAdapter } from "../../src/providers/bluesky.ts";
+import { createBlueskyAdapter } from "../../src/providers/bluesky/adapter.ts";
 import type { DestinationRef, PublishedItem } from "../../src/providers/types.ts";
 import { expectProviderError, makePng, mediaItem } from "../providers/support.ts";
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { createProviderRegistry, type ProviderRegistry } from "../../src/providers/registry.ts";
-import { YOUTUBE_RECHECK_MS } from "../../src/providers/youtube.ts";
+import { YOUTUBE_RECHECK_MS } from "../../src/providers/youtube/adapter.ts";
 import { uploadAsset } from "../assets/helpers.ts";
 import { mp4, png } from "../assets/samples.ts";
 import { startYouTubeFake, type YouTubeFake } from "../fakes/youtube.ts";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { BLUESKY_LIMITS, createBlueskyAdapter } from "../../src/providers/bluesky.ts";
+import { BLUESKY_LIMITS, createBlueskyAdapter } from "../../src/providers/bluesky/adapter.ts";
 import type { DestinationRef, PublishedItem, PublishItemInput } from "../../src/providers/types.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { adapterScenarios } from "./scenarios.ts";

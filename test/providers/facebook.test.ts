@@ -15,9 +15,9 @@ import {
   FACEBOOK_RULES,
   FACEBOOK_SCOPES,
   type FacebookAdapter,
-} from "../../src/providers/facebook.ts";
-import { FACEBOOK_METRICS_BATCH_SIZE, FACEBOOK_POST_INSIGHTS } from "../../src/providers/facebook-metrics.ts";
-import { FACEBOOK_REEL_CHECK_MS, FACEBOOK_REEL_MAX_WAIT_MS } from "../../src/providers/facebook-publish.ts";
+} from "../../src/providers/facebook/adapter.ts";
+import { FACEBOOK_METRICS_BATCH_SIZE, FACEBOOK_POST_INSIGHTS } from "../../src/providers/facebook/metrics.ts";
+import { FACEBOOK_REEL_CHECK_MS, FACEBOOK_REEL_MAX_WAIT_MS } from "../../src/providers/facebook/publish.ts";
 import {
   isPending,
   type DestinationRef,

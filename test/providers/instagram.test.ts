@@ -14,12 +14,12 @@ import {
   INSTAGRAM_RULES,
   INSTAGRAM_SCOPES,
   type InstagramAdapter,
-} from "../../src/providers/instagram.ts";
+} from "../../src/providers/instagram/adapter.ts";
 import {
   INSTAGRAM_INSIGHT_METRICS,
   INSTAGRAM_METRICS_BATCH_SIZE,
-} from "../../src/providers/instagram-metrics.ts";
-import { INSTAGRAM_PENDING_CHECK_MS } from "../../src/providers/instagram-publish.ts";
+} from "../../src/providers/instagram/metrics.ts";
+import { INSTAGRAM_PENDING_CHECK_MS } from "../../src/providers/instagram/publish.ts";
 import {
   isPending,
   type DestinationRef,

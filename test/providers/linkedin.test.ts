@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { escapeLittleText, LINKEDIN_VERSION } from "../../src/providers/linkedin-api.ts";
+import { escapeLittleText, LINKEDIN_VERSION } from "../../src/providers/linkedin/api.ts";
 import {
   createLinkedInAdapter,
   LINKEDIN_DEFAULT_SCOPES,
   LINKEDIN_MAX_PROCESSING_MS,
   LINKEDIN_RECHECK_MS,
-} from "../../src/providers/linkedin.ts";
-import { LINKEDIN_LIMITS } from "../../src/providers/linkedin-rules.ts";
+} from "../../src/providers/linkedin/adapter.ts";
+import { LINKEDIN_LIMITS } from "../../src/providers/linkedin/rules.ts";
 import {
   isPending,
   type AdapterDeps,

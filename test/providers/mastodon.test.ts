@@ -4,7 +4,7 @@ import {
   createMastodonAdapter,
   MASTODON_DEFAULT_LIMITS,
   mastodonRetryAt,
-} from "../../src/providers/mastodon.ts";
+} from "../../src/providers/mastodon/adapter.ts";
 import { createPkcePair } from "../../src/providers/pkce.ts";
 import type { DestinationRef, PublishedItem, PublishItemInput } from "../../src/providers/types.ts";
 import { startMastodonFake, type MastodonFake, type MastodonFakeOptions } from "../fakes/mastodon.ts";

@@ -10,9 +10,9 @@ import {
   THREADS_RULES,
   THREADS_SCOPES,
   type ThreadsAdapter,
-} from "../../src/providers/threads.ts";
-import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads-publish.ts";
-import { threadsLength } from "../../src/providers/threads-rules.ts";
+} from "../../src/providers/threads/adapter.ts";
+import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads/publish.ts";
+import { threadsLength } from "../../src/providers/threads/rules.ts";
 import {
   isPending,
   type DestinationRef,

@@ -6,16 +6,16 @@ import {
   TIKTOK_RENEW_BEFORE_REFRESH_EXPIRY_MS,
   TIKTOK_SCOPES,
   type TikTokCredentials,
-} from "../../src/providers/tiktok.ts";
-import { publicPostIds, TIKTOK_DAILY_CAP_RETRY_MS } from "../../src/providers/tiktok-api.ts";
+} from "../../src/providers/tiktok/adapter.ts";
+import { publicPostIds, TIKTOK_DAILY_CAP_RETRY_MS } from "../../src/providers/tiktok/api.ts";
 import {
   TIKTOK_FIRST_RECHECK_MS,
   TIKTOK_MAX_PROCESSING_MS,
   TIKTOK_POST_ID_WAIT_MS,
   type TikTokDeps,
-} from "../../src/providers/tiktok-publish.ts";
-import { checkTikTokItem, TIKTOK_LIMITS, TIKTOK_RULES } from "../../src/providers/tiktok-rules.ts";
-import { chunkPlan } from "../../src/providers/tiktok-upload.ts";
+} from "../../src/providers/tiktok/publish.ts";
+import { checkTikTokItem, TIKTOK_LIMITS, TIKTOK_RULES } from "../../src/providers/tiktok/rules.ts";
+import { chunkPlan } from "../../src/providers/tiktok/upload.ts";
 import {
   isPending,
   type DestinationRef,

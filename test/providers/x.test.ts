@@ -16,10 +16,10 @@ import {
   type PendingItem,
   type PublishedItem,
 } from "../../src/providers/types.ts";
-import { createXAdapter, X_SCOPES, type XAdapter, type XDeps } from "../../src/providers/x.ts";
-import { xRetryAt } from "../../src/providers/x-http.ts";
-import { X_LIMITS, X_RULES } from "../../src/providers/x-rules.ts";
-import { xWeightedLength } from "../../src/providers/x-text.ts";
+import { createXAdapter, X_SCOPES, type XAdapter, type XDeps } from "../../src/providers/x/adapter.ts";
+import { xRetryAt } from "../../src/providers/x/http.ts";
+import { X_LIMITS, X_RULES } from "../../src/providers/x/rules.ts";
+import { xWeightedLength } from "../../src/providers/x/text.ts";
 import { gif, mp4, png } from "../assets/samples.ts";
 import { startXFake, type FakeTweet, type XFake, type XFakeOptions } from "../fakes/x.ts";
 import { adapterScenarios } from "./scenarios.ts";

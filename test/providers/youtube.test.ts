@@ -18,7 +18,7 @@ import {
   type PendingStatus,
   type PublishItemInput,
 } from "../../src/providers/types.ts";
-import { nextPacificMidnight } from "../../src/providers/youtube-api.ts";
+import { nextPacificMidnight } from "../../src/providers/youtube/api.ts";
 import {
   checkYouTubeItem,
   checkYouTubeOptions,
@@ -26,14 +26,14 @@ import {
   titleOf,
   YOUTUBE_LIMITS,
   YOUTUBE_RULES,
-} from "../../src/providers/youtube-rules.ts";
+} from "../../src/providers/youtube/rules.ts";
 import {
   createYouTubeAdapter,
   YOUTUBE_MAX_PROCESSING_MS,
   YOUTUBE_SCOPES,
   type YouTubeAdapter,
   type YouTubeDeps,
-} from "../../src/providers/youtube.ts";
+} from "../../src/providers/youtube/adapter.ts";
 import {
   startYouTubeFake,
   googleErrorBody,

@@ -1,5 +1,5 @@
-import { THREADS_REPLY_CONTROLS } from "../../providers/threads-rules.ts";
-import { TIKTOK_PRIVACY_LEVELS } from "../../providers/tiktok-rules.ts";
+import { THREADS_REPLY_CONTROLS } from "../../providers/threads/rules.ts";
+import { TIKTOK_PRIVACY_LEVELS } from "../../providers/tiktok/rules.ts";
 
 // The per-network fields of the compose form: what each adapter accepts in `destination_options`
 // (read from its `optionsSchema`), with labels. Only the networks of the chosen destinations are shown.

@@ -1,0 +1,475 @@
+import { Type } from "@sinclair/typebox";
+import { buildFacets } from "./facets.ts";
+import { expectJson, providerFetch, readJson, responseDetails } from "../http.ts";
+import { countGraphemes, stringList, unattachedAltTextProblems, utf8Length } from "../text.ts";
+import {
+  ProviderError,
+  type ChannelLimits,
+  type ConnectedAccount,
+  type Credentials,
+  type DestinationRef,
+  type Immediate,
+  type ItemProblem,
+  type MediaFacts,
+  type MediaItem,
+  type MetricsResult,
+  type NetworkRules,
+  type PasswordAdapter,
+  type ProviderDeps,
+  type PublishedItem,
+  type PublishItemInput,
+} from "../types.ts";
+
+/** Bluesky's limits; images are held to 1,000,000 bytes by Herald (the PDS does not check blob size). */
+export const BLUESKY_LIMITS: ChannelLimits = {
+  maxCharacters: 300,
+  maxImages: 4,
+  maxVideos: 1,
+  maxImageBytes: 1_000_000,
+};
+
+/** Longest post text in UTF-8 bytes (the lexicon's `maxLength`, beside 300 graphemes). */
+export const BLUESKY_MAX_TEXT_BYTES = 3000;
+
+/**
+ * What a Bluesky destination stores: the session pair and the app password that can recover a dead session.
+ */
+export interface BlueskyCredentials extends Credentials {
+  accessJwt: string;
+  refreshJwt: string;
+  did: string;
+  handle: string;
+  appPassword: string;
+}
+
+/** Self-labels Bluesky defines for adult content. */
+const BLUESKY_LABELS = ["sexual", "nudity", "porn", "graphic-media"];
+
+/** Bluesky's rules: `destination_options.bluesky`, text and media limits, caps. */
+export const BLUESKY_RULES: NetworkRules = {
+  channel: "bluesky",
+  displayName: "Bluesky",
+  optionsSchema: Type.Object(
+    {
+      languages: Type.Optional(
+        Type.Array(
+          Type.String({ minLength: 2, maxLength: 35, pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$" }),
+          {
+            maxItems: 3,
+          },
+        ),
+      ),
+      content_labels: Type.Optional(Type.Array(Type.String(), { maxItems: 4 })),
+      alt_text_by_asset_id: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 2000 }))),
+    },
+    { additionalProperties: false },
+  ),
+  checkOptions: ({ options, assetIds }) => {
+    const labels = (options.content_labels as string[] | undefined) ?? [];
+    const problems = labels.flatMap((label, i) =>
+      BLUESKY_LABELS.includes(label)
+        ? []
+        : [{ pointer: `/content_labels/${i}`, detail: `must be one of ${BLUESKY_LABELS.join(", ")}` }],
+    );
+    return [...problems, ...unattachedAltTextProblems(options, assetIds)];
+  },
+  checkItem: (input) => checkBlueskyItem(input),
+  supportsThreads: true,
+  // 35,000 write points a day at 3 per record.
+  dailyCap: 11_666,
+  monthlyPostLimit: null,
+};
+
+/**
+ * The Bluesky adapter: app-password sessions (refreshed, never a login per post), createRecord with facets,
+ * images and replies.
+ */
+export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdapter> {
+  const xrpc = async (input: {
+    origin: string;
+    nsid: string;
+    init?: RequestInit;
+    query?: Record<string, string>;
+    idempotent: boolean;
+  }): Promise<Record<string, any>> => {
+    const query = input.query ? `?${new URLSearchParams(input.query)}` : "";
+    const operation = input.nsid;
+    const response = await providerFetch({
+      deps,
+      operation,
+      url: `${base(input.origin)}/xrpc/${input.nsid}${query}`,
+      init: input.init,
+      idempotent: input.idempotent,
+      retryAt: blueskyRetryAt,
+    });
+    if (!response.ok) throw await xrpcError({ operation, response });
+    return expectJson({ operation, response });
+  };
+
+  /** createSession; a 401 (wrong or revoked app password, 2FA required) means the grant is gone. */
+  async function createSession(input: {
+    origin: string;
+    identifier: string;
+    password: string;
+  }): Promise<Record<string, any>> {
+    try {
+      return await xrpc({
+        origin: input.origin,
+        nsid: "com.atproto.server.createSession",
+        init: {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ identifier: input.identifier, password: input.password }),
+        },
+        idempotent: true, // a second session is harmless
+      });
+    } catch (error) {
+      if (error instanceof ProviderError && (error.kind === "auth_expired" || error.statusCode === 401)) {
+        const { operation, statusCode, errorCode, requestId } = error;
+        throw new ProviderError("auth_revoked", error.message, {
+          operation,
+          statusCode,
+          errorCode,
+          requestId,
+        });
+      }
+      throw error;
+    }
+  }
+
+  async function uploadBlob(input: {
+    destination: DestinationRef;
+    media: MediaItem;
+  }): Promise<Record<string, unknown>> {
+    const body = await xrpc({
+      origin: input.destination.origin,
+      nsid: "com.atproto.repo.uploadBlob",
+      init: {
+        method: "POST",
+        headers: { ...bearer(input.destination), "content-type": input.media.contentType },
+        body: await input.media.read(),
+      },
+      idempotent: true, // an unreferenced blob is garbage-collected
+    });
+    return body.blob;
+  }
+
+  async function resolveHandle(input: { origin: string; handle: string }): Promise<string | null> {
+    const operation = "com.atproto.identity.resolveHandle";
+    const url = `${base(input.origin)}/xrpc/${operation}?${new URLSearchParams({ handle: input.handle })}`;
+    const response = await providerFetch({ deps, operation, url, idempotent: true, retryAt: blueskyRetryAt });
+    if (!response.ok) return null; // unknown handle: the mention stays plain text
+    const did = (await readJson(response))?.did;
+    return typeof did === "string" && did.startsWith("did:") ? did : null;
+  }
+
+  async function buildEmbed(input: PublishItemInput): Promise<Record<string, unknown> | undefined> {
+    const altById = (input.options.alt_text_by_asset_id ?? {}) as Record<string, unknown>;
+    const alt = (m: MediaItem) =>
+      m.altText ?? (typeof altById[m.assetId] === "string" ? (altById[m.assetId] as string) : "");
+    const videos = input.media.filter((m) => m.contentType.startsWith("video/"));
+    if (videos.length > 0) {
+      if (input.media.length > 1)
+        throw new ProviderError("rejected", "a Bluesky post takes one video and nothing else", {
+          operation: "app.bsky.embed.video",
+        });
+      const video = videos[0]!;
+      return {
+        $type: "app.bsky.embed.video",
+        video: await uploadBlob({ destination: input.destination, media: video }),
+        ...(alt(video) ? { alt: alt(video) } : {}),
+        ...aspectRatio(video),
+      };
+    }
+    if (input.media.length === 0) return undefined;
+    const images = [];
+    for (const media of input.media)
+      images.push({
+        image: await uploadBlob({ destination: input.destination, media }),
+        alt: alt(media),
+        ...aspectRatio(media),
+      });
+    return { $type: "app.bsky.embed.images", images };
+  }
+
+  return {
+    ...BLUESKY_RULES,
+    checkItem: checkBlueskyItem,
+    connection: { kind: "password", defaultOrigin: "https://bsky.social" },
+    idempotentCreate: false,
+    pendingChecksRepeatable: false,
+    refreshAheadMs: null,
+
+    metricsBatchSize: 25,
+
+    /** app.bsky.feed.getPosts (≤ 25 uris; the PDS proxies it to the AppView): counts of each post. */
+    async fetchMetrics({ destination, targets }): Promise<MetricsResult[]> {
+      const operation = "app.bsky.feed.getPosts";
+      const query = new URLSearchParams();
+      for (const target of targets) query.append("uris", target.providerObjectId);
+      const response = await providerFetch({
+        deps,
+        operation,
+        url: `${base(destination.origin)}/xrpc/${operation}?${query}`,
+        init: { headers: { authorization: `Bearer ${String(destination.credentials.accessJwt ?? "")}` } },
+        idempotent: true,
+        retryAt: blueskyRetryAt,
+      });
+      if (!response.ok) throw await xrpcError({ operation, response });
+      const body = await expectJson({ operation, response });
+      const posts: Record<string, any>[] = Array.isArray(body.posts) ? body.posts : [];
+      const count = (value: unknown) => (typeof value === "number" && value >= 0 ? value : 0);
+      return targets.map(({ providerObjectId }): MetricsResult => {
+        const post = posts.find((p) => p.uri === providerObjectId);
+        if (!post)
+          return { providerObjectId, kind: "missing", reason: "Bluesky did not return the post (deleted?)" };
+        const values: MetricsResult & { kind: "metrics" } = {
+          providerObjectId,
+          kind: "metrics",
+          values: {
+            comments: count(post.replyCount),
+            reactions: count(post.likeCount),
+            shares: count(post.repostCount) + count(post.quoteCount),
+          },
+          providerAsOf: null,
+        };
+        // Bookmarks are counted by newer AppViews only.
+        if (typeof post.bookmarkCount === "number") values.values.saves = count(post.bookmarkCount);
+        return values;
+      });
+    },
+
+    async connectWithPassword({ origin, identifier, password }): Promise<ConnectedAccount> {
+      const session = await createSession({ origin, identifier, password });
+      const credentials: BlueskyCredentials = {
+        accessJwt: session.accessJwt,
+        refreshJwt: session.refreshJwt,
+        did: session.did,
+        handle: session.handle,
+        appPassword: password,
+      };
+      return {
+        externalId: session.did,
+        handle: session.handle,
+        displayName: session.handle,
+        profileImageUrl: null,
+        credentials,
+        limits: { ...BLUESKY_LIMITS },
+      };
+    },
+
+    async publishItem(input: PublishItemInput): Promise<PublishedItem> {
+      const { destination } = input;
+      const credentials = destination.credentials as Partial<BlueskyCredentials>;
+      const did = credentials.did ?? destination.externalId;
+      const embed = await buildEmbed(input);
+      const facets = await buildFacets({
+        text: input.text,
+        resolveHandle: (handle) => resolveHandle({ origin: destination.origin, handle }),
+      });
+      const langs = stringList(input.options.languages);
+      const labels = stringList(input.options.content_labels);
+      const root = input.root ?? input.parent;
+      const record = {
+        $type: "app.bsky.feed.post",
+        text: input.text,
+        createdAt: new Date(deps.clock.now()).toISOString(),
+        ...(facets.length > 0 ? { facets } : {}),
+        ...(langs.length > 0 ? { langs } : {}),
+        ...(labels.length > 0
+          ? { labels: { $type: "com.atproto.label.defs#selfLabels", values: labels.map((val) => ({ val })) } }
+          : {}),
+        ...(input.parent && root
+          ? { reply: { root: strongRef(root), parent: strongRef(input.parent) } }
+          : {}),
+        ...(embed ? { embed } : {}),
+      };
+      const operation = "com.atproto.repo.createRecord";
+      const response = await providerFetch({
+        deps,
+        operation,
+        url: `${base(destination.origin)}/xrpc/${operation}`,
+        init: {
+          method: "POST",
+          headers: { ...bearer(destination), "content-type": "application/json" },
+          body: JSON.stringify({ repo: did, collection: "app.bsky.feed.post", record }),
+        },
+        idempotent: false, // no idempotency key: an unanswered create may have posted
+        retryAt: blueskyRetryAt,
+      });
+      if (!response.ok) throw await xrpcError({ operation, response });
+      const created = await expectJson({ operation, response });
+      const uri = String(created.uri);
+      const rkey = uri.split("/").pop() ?? "";
+      return {
+        providerObjectId: uri,
+        url: `https://bsky.app/profile/${destination.handle || credentials.handle || did}/post/${rkey}`,
+        extra: { uri, cid: created.cid },
+        provider: {
+          operation,
+          requestId: responseDetails({ operation, response }).requestId,
+          statusCode: response.status,
+        },
+      };
+    },
+
+    /**
+     * refreshSession with the refresh token (it rotates: store the returned pair); when the refresh token
+     * is dead, one createSession with the stored app password; when that is refused, `auth_revoked`.
+     */
+    async refreshCredentials({ destination }): Promise<Credentials> {
+      const credentials = destination.credentials as Partial<BlueskyCredentials>;
+      try {
+        const session = await xrpc({
+          origin: destination.origin,
+          nsid: "com.atproto.server.refreshSession",
+          init: { method: "POST", headers: { authorization: `Bearer ${credentials.refreshJwt ?? ""}` } },
+          idempotent: true, // the PDS answers a repeated refresh within its grace period
+        });
+        return {
+          ...credentials,
+          accessJwt: session.accessJwt,
+          refreshJwt: session.refreshJwt,
+          did: session.did ?? credentials.did,
+          handle: session.handle ?? credentials.handle,
+        };
+      } catch (error) {
+        if (!(error instanceof ProviderError) || (error.kind !== "auth_expired" && error.kind !== "rejected"))
+          throw error;
+      }
+      if (!credentials.appPassword)
+        throw new ProviderError("auth_revoked", "the Bluesky session ended and no app password is stored", {
+          operation: "refreshCredentials",
+        });
+      const session = await createSession({
+        origin: destination.origin,
+        identifier: credentials.did ?? destination.externalId,
+        password: credentials.appPassword,
+      });
+      return {
+        ...credentials,
+        accessJwt: session.accessJwt,
+        refreshJwt: session.refreshJwt,
+        did: session.did,
+        handle: session.handle,
+      };
+    },
+  };
+}
+
+/**
+ * Bluesky's rules for one post: ≤300 graphemes and ≤3000 UTF-8 bytes; up to four images or exactly one
+ * MP4 video, never both; every image has alt text and fits `limits.maxImageBytes`.
+ */
+export function checkBlueskyItem(input: {
+  text: string;
+  media: MediaFacts[];
+  options: Record<string, unknown>;
+  limits: ChannelLimits;
+}): ItemProblem[] {
+  const { text, media, limits } = input;
+  const problems: ItemProblem[] = [];
+  const graphemes = countGraphemes(text);
+  if (graphemes > limits.maxCharacters)
+    problems.push({
+      pointer: "",
+      detail: `text is ${graphemes} characters; Bluesky allows ${limits.maxCharacters}`,
+    });
+  const bytes = utf8Length(text);
+  if (bytes > BLUESKY_MAX_TEXT_BYTES)
+    problems.push({
+      pointer: "",
+      detail: `text is ${bytes} bytes in UTF-8; Bluesky allows ${BLUESKY_MAX_TEXT_BYTES}`,
+    });
+  const altById = (input.options.alt_text_by_asset_id ?? {}) as Record<string, unknown>;
+  const videos = media.filter((m) => m.contentType.startsWith("video/")).length;
+  const images = media.length - videos;
+  if (videos > 0 && images > 0)
+    problems.push({
+      pointer: "/media",
+      detail: "a Bluesky post takes up to four images or one video, not both",
+    });
+  if (videos > limits.maxVideos)
+    problems.push({ pointer: "/media", detail: `a Bluesky post takes at most ${limits.maxVideos} video` });
+  let imageIndex = 0;
+  media.forEach((m, i) => {
+    const pointer = `/media/${i}`;
+    if (m.contentType.startsWith("video/")) {
+      if (m.contentType !== "video/mp4")
+        problems.push({ pointer, detail: `videos must be MP4 (video/mp4), not ${m.contentType}` });
+      return;
+    }
+    if (!m.contentType.startsWith("image/"))
+      return void problems.push({ pointer, detail: `${m.contentType} cannot be attached on Bluesky` });
+    if (imageIndex++ === limits.maxImages)
+      problems.push({ pointer, detail: `a Bluesky post takes at most ${limits.maxImages} images` });
+    const alt = m.altText ?? altById[m.assetId];
+    if (typeof alt !== "string" || alt.trim() === "")
+      problems.push({
+        pointer,
+        detail: "every image needs alt text on Bluesky (destination_options.bluesky.alt_text_by_asset_id)",
+      });
+    if (m.byteSize > limits.maxImageBytes)
+      problems.push({
+        pointer,
+        detail: `image is ${m.byteSize} bytes; Bluesky images may be at most ${limits.maxImageBytes}`,
+      });
+  });
+  return problems;
+}
+
+/** RateLimit-Reset is unix seconds. */
+export function blueskyRetryAt(headers: Headers): number | null {
+  const raw = headers.get("ratelimit-reset");
+  return raw && /^\d+$/.test(raw) ? Number(raw) * 1000 : null;
+}
+
+/**
+ * Maps an XRPC 4xx: 401 and 400 ExpiredToken/InvalidToken mean "refresh, then retry"; a takedown is
+ * revoked; the rest is refused content.
+ */
+async function xrpcError(input: { operation: string; response: Response }): Promise<ProviderError> {
+  const { operation, response } = input;
+  const body = await readJson(response);
+  const code = typeof body?.error === "string" ? body.error : null;
+  const message =
+    (typeof body?.message === "string" && body.message) ||
+    code ||
+    `${operation} failed with HTTP ${response.status}`;
+  const details = responseDetails({ operation, response, errorCode: code });
+  if (code === "AccountTakedown" || code === "AccountDeactivated")
+    return new ProviderError("auth_revoked", message, details);
+  if (
+    response.status === 401 ||
+    (response.status === 400 && (code === "ExpiredToken" || code === "InvalidToken"))
+  )
+    return new ProviderError("auth_expired", message, details);
+  return new ProviderError("rejected", message, details);
+}
+
+function strongRef(item: PublishedItem): { uri: string; cid: string } {
+  const { uri, cid } = item.extra as { uri?: unknown; cid?: unknown };
+  if (typeof uri !== "string" || typeof cid !== "string")
+    throw new ProviderError("rejected", "the item replied to has no Bluesky uri and cid", {
+      operation: "com.atproto.repo.createRecord",
+    });
+  return { uri, cid };
+}
+
+function aspectRatio(media: MediaItem): { aspectRatio?: { width: number; height: number } } {
+  const ok = (n: number | null): n is number => n !== null && Number.isInteger(n) && n > 0;
+  return ok(media.width) && ok(media.height)
+    ? { aspectRatio: { width: media.width, height: media.height } }
+    : {};
+}
+
+function bearer(destination: DestinationRef): Record<string, string> {
+  return { authorization: `Bearer ${String(destination.credentials.accessJwt ?? "")}` };
+}
+
+function base(origin: string): string {
+  return origin.replace(/\/+$/, "");
+}
+
+/** Bluesky as the registry lists it. */
+export const BLUESKY_NETWORK = { rules: BLUESKY_RULES, create: createBlueskyAdapter };

@@ -1,0 +1,299 @@
+// The X (API v2) adapter: OAuth 2.0 authorization code + PKCE for Herald's confidential app,
+// two-hour access tokens renewed with rotating single-use refresh tokens, POST /2/tweets with
+// replies for threads, media through x-media.ts (a video still processing becomes a pending item).
+import { readJson, responseDetails } from "../http.ts";
+import { createXMedia, type XMediaDeps } from "./media.ts";
+import { fetchXMetrics, X_METRICS_BATCH_SIZE } from "./metrics.ts";
+import { X_OPERATIONS, xBase, xBearer, xCall, xJson } from "./http.ts";
+import { checkXItem, X_LIMITS, X_RULES } from "./rules.ts";
+import {
+  ProviderError,
+  type ConnectedAccount,
+  type Credentials,
+  type OAuthAdapter,
+  type PendingItem,
+  type PendingStatus,
+  type ProviderAdapter,
+  type PublishedItem,
+  type PublishItemInput,
+} from "../types.ts";
+
+/** What the X adapter is built with (the registry's deps; `xChunkBytes` for tests). */
+export type XDeps = XMediaDeps;
+
+/** The scopes Herald asks for: posting, reading the account, media upload, and a refresh token. */
+export const X_SCOPES = "tweet.read tweet.write users.read offline.access media.write";
+
+/** Where users sign in when HERALD_X_AUTH_BASE is not set. */
+const DEFAULT_AUTH_BASE = "https://x.com";
+
+/** What an X destination stores. The refresh token is single-use: every refresh returns the next one. */
+export interface XCredentials extends Credentials {
+  accessToken: string;
+  refreshToken: string;
+  /** When the access token expires, epoch ms (two hours after issue). */
+  expiresAt: number;
+  scope: string;
+}
+
+/**
+ * What a post waiting for X's media processing keeps (nothing secret): media ids, in order, and when they
+ * expire.
+ */
+interface XPendingData {
+  media_ids: string[];
+  processing: string[];
+  expires_at: number;
+}
+
+/** The X adapter: an OAuth adapter that may hand back pending items (videos still processing). */
+export type XAdapter = OAuthAdapter & Required<Pick<ProviderAdapter, "checkPending">>;
+
+/** Builds the X adapter; app credentials and origins come from `deps.apps.x` (HERALD_X_*). */
+export function createXAdapter(deps: XDeps): XAdapter {
+  const media = createXMedia(deps);
+
+  /** The token endpoint with HTTP Basic client authentication (X's confidential clients). */
+  async function token(input: {
+    tokenBase: string;
+    clientId: string;
+    clientSecret: string;
+    params: Record<string, string>;
+    idempotent: boolean;
+  }): Promise<Record<string, any>> {
+    const basic = Buffer.from(`${input.clientId}:${input.clientSecret}`).toString("base64");
+    return xJson({
+      deps,
+      operation: X_OPERATIONS.token,
+      url: `${xBase(input.tokenBase)}/2/oauth2/token`,
+      init: {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${basic}` },
+        body: new URLSearchParams({ ...input.params, client_id: input.clientId }),
+      },
+      idempotent: input.idempotent,
+    });
+  }
+
+  /** Credentials from a token answer; a refresh token X left out keeps the one given. */
+  function credentialsOf(answer: Record<string, any>, previousRefresh: string | null): XCredentials {
+    const expiresIn = Number(answer.expires_in) > 0 ? Number(answer.expires_in) : 7200;
+    const refreshToken = typeof answer.refresh_token === "string" ? answer.refresh_token : previousRefresh;
+    if (typeof answer.access_token !== "string" || !refreshToken)
+      throw new ProviderError(
+        "auth_revoked",
+        "X granted no refresh token: the app must be allowed the offline.access scope",
+        { operation: X_OPERATIONS.token },
+      );
+    return {
+      accessToken: answer.access_token,
+      refreshToken,
+      expiresAt: deps.clock.now() + expiresIn * 1000,
+      scope: typeof answer.scope === "string" ? answer.scope : scopes(),
+    };
+  }
+
+  function scopes(): string {
+    return deps.apps.x?.scopes ?? X_SCOPES;
+  }
+
+  /** POST /2/tweets; once X answered 201, nothing here throws except for an answer without an id. */
+  async function createTweet(input: PublishItemInput, mediaIds: string[]): Promise<PublishedItem> {
+    const { destination } = input;
+    const operation = X_OPERATIONS.tweet;
+    const response = await xCall({
+      deps,
+      operation,
+      url: `${xBase(destination.origin)}/2/tweets`,
+      init: {
+        method: "POST",
+        headers: { ...xBearer(destination), "content-type": "application/json" },
+        body: JSON.stringify({
+          ...(input.text !== "" ? { text: input.text } : {}),
+          ...(mediaIds.length > 0 ? { media: { media_ids: mediaIds } } : {}),
+          ...(input.parent ? { reply: { in_reply_to_tweet_id: input.parent.providerObjectId } } : {}),
+        }),
+      },
+      idempotent: false, // X has no idempotency key: an unanswered create may have posted
+    });
+    const id = (await readJson(response))?.data?.id;
+    if (typeof id !== "string" && typeof id !== "number")
+      throw new ProviderError(
+        "outcome_unknown",
+        `${operation}: X accepted the post (${response.status}) but its answer has no id`,
+        responseDetails({ operation, response }),
+      );
+    const handle = destination.handle || null;
+    return {
+      providerObjectId: String(id),
+      url: handle ? `https://x.com/${handle}/status/${id}` : `https://x.com/i/web/status/${id}`,
+      extra: { id: String(id) },
+      provider: {
+        operation,
+        requestId: responseDetails({ operation, response }).requestId,
+        statusCode: response.status,
+      },
+    };
+  }
+
+  function pendingItem(data: XPendingData, checkAfterMs: number): PendingItem {
+    return {
+      pending: true,
+      data: { ...data },
+      checkAgainAt: deps.clock.now() + Math.max(checkAfterMs, deps.pollIntervalMs ?? 1000),
+      provider: { operation: X_OPERATIONS.status, requestId: null, statusCode: null },
+    };
+  }
+
+  return {
+    ...X_RULES,
+    checkItem: checkXItem,
+    connection: { kind: "oauth", registration: "fixed-app" },
+    idempotentCreate: false,
+    // Two-hour tokens: renewing at publish time (or after a 401) is enough.
+    // The post is created inside the check: one cut short may have created it.
+    pendingChecksRepeatable: false,
+    refreshAheadMs: null,
+
+    metricsBatchSize: X_METRICS_BATCH_SIZE,
+
+    /** GET /2/tweets?ids= (x-metrics.ts): public numbers, and non-public ones under 30 days. */
+    fetchMetrics: (input) => fetchXMetrics(deps, input),
+
+    authorizationUrl({ clientId, redirectUri, state, codeChallenge }) {
+      const query = new URLSearchParams({
+        response_type: "code",
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        scope: scopes(),
+        state,
+        code_challenge: codeChallenge,
+        code_challenge_method: "S256",
+      });
+      return `${xBase(deps.apps.x?.authBase ?? DEFAULT_AUTH_BASE)}/i/oauth2/authorize?${query}`;
+    },
+
+    async completeAuthorization({ origin, clientId, clientSecret, redirectUri, code, codeVerifier }) {
+      const answer = await token({
+        tokenBase: deps.apps.x?.tokenBase ?? origin,
+        clientId,
+        clientSecret,
+        params: {
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: redirectUri,
+          code_verifier: codeVerifier,
+        },
+        idempotent: false, // the code is single-use
+      });
+      const credentials = credentialsOf(answer, null);
+      const me = await xJson({
+        deps,
+        operation: X_OPERATIONS.me,
+        url: `${xBase(origin)}/2/users/me?${new URLSearchParams({ "user.fields": "profile_image_url" })}`,
+        init: { headers: { authorization: `Bearer ${credentials.accessToken}` } },
+        idempotent: true,
+      });
+      const user = me.data ?? {};
+      if (typeof user.id !== "string" || typeof user.username !== "string")
+        throw new ProviderError("transient", `${X_OPERATIONS.me}: X's answer has no user`, {
+          operation: X_OPERATIONS.me,
+        });
+      const account: ConnectedAccount = {
+        externalId: user.id,
+        handle: user.username,
+        displayName: typeof user.name === "string" && user.name !== "" ? user.name : user.username,
+        profileImageUrl: typeof user.profile_image_url === "string" ? user.profile_image_url : null,
+        credentials,
+        limits: { ...X_LIMITS },
+      };
+      return [account];
+    },
+
+    /**
+     * The refresh grant; the answer's refresh token replaces the used one (X's refresh tokens are
+     * single-use).
+     */
+    async refreshCredentials({ destination }): Promise<Credentials> {
+      const app = deps.apps.x;
+      if (!app?.clientId || !app.clientSecret)
+        throw new ProviderError(
+          "not_sent",
+          "X tokens cannot be renewed: HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET are not set",
+          { operation: X_OPERATIONS.token },
+        );
+      const refreshToken = destination.credentials.refreshToken;
+      if (typeof refreshToken !== "string" || refreshToken === "")
+        throw new ProviderError("auth_revoked", "the X destination has no refresh token", {
+          operation: X_OPERATIONS.token,
+        });
+      const answer = await token({
+        tokenBase: app.tokenBase,
+        clientId: app.clientId,
+        clientSecret: app.clientSecret,
+        params: { grant_type: "refresh_token", refresh_token: refreshToken },
+        // Repeating a refresh creates nothing: at worst the used token is refused (auth_revoked).
+        idempotent: true,
+      });
+      return credentialsOf(answer, refreshToken);
+    },
+
+    async publishItem(input) {
+      const { destination } = input;
+      const uploads = await media.uploadAll({ destination, media: input.media, options: input.options });
+      if (uploads.processing.length > 0) {
+        const left = await media.waitBriefly({ destination, processing: uploads.processing });
+        if (left.processing.length > 0) {
+          const data = {
+            media_ids: uploads.mediaIds,
+            processing: left.processing,
+            expires_at: uploads.expiresAt,
+          };
+          return pendingItem(data, left.checkAfterMs);
+        }
+      }
+      return createTweet(input, uploads.mediaIds);
+    },
+
+    /**
+     * One STATUS round over the media still processing: still processing → pending; processing failed →
+     * `rejected`; media X no longer knows (expired, 400/404) → `gone` (uploaded again); all ready → the post.
+     */
+    async checkPending({ destination, item, data }): Promise<PendingStatus> {
+      const pending = pendingDataOf(data);
+      if (!pending) return { state: "gone", reason: "the pending X media could not be read" };
+      if (deps.clock.now() >= pending.expires_at)
+        return { state: "gone", reason: "X's media ids expired before processing finished" };
+      let left: { processing: string[]; checkAfterMs: number };
+      try {
+        left = await media.checkOnce({ destination, processing: pending.processing });
+      } catch (error) {
+        const forgotten =
+          error instanceof ProviderError &&
+          error.kind === "rejected" &&
+          (error.statusCode === 400 || error.statusCode === 404);
+        if (forgotten) return { state: "gone", reason: `X no longer knows the media: ${error.message}` };
+        throw error;
+      }
+      if (left.processing.length > 0) {
+        const next = pendingItem({ ...pending, processing: left.processing }, left.checkAfterMs);
+        return { state: "pending", checkAgainAt: next.checkAgainAt, data: next.data };
+      }
+      return { state: "published", item: await createTweet({ ...item, destination }, pending.media_ids) };
+    },
+  };
+}
+
+function pendingDataOf(data: Record<string, unknown>): XPendingData | null {
+  const strings = (v: unknown) => Array.isArray(v) && v.every((s) => typeof s === "string");
+  if (!strings(data.media_ids) || !strings(data.processing)) return null;
+  const expiresAt = typeof data.expires_at === "number" ? data.expires_at : Number.POSITIVE_INFINITY;
+  return {
+    media_ids: data.media_ids as string[],
+    processing: data.processing as string[],
+    expires_at: expiresAt,
+  };
+}
+
+/** X as the registry lists it. */
+export const X_NETWORK = { rules: X_RULES, create: createXAdapter };
