@@ -106,7 +106,7 @@ export async function openHerald(
         createGuardedFetch({ allowPrivateNetwork: config.devAllowPrivateNetwork })) as typeof fetch,
       clock,
       timeoutMs: config.engine.providerTimeoutMs,
-      apps: config.networks,
+      settings: config.networks,
       pollIntervalMs: overrides.providerPollIntervalMs,
       mediaPollIntervalMs: overrides.providerPollIntervalMs,
     }),

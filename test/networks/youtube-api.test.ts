@@ -79,7 +79,7 @@ beforeAll(async () => {
     fetch,
     clock: s.clock,
     timeoutMs: 2000,
-    apps: s.herald.config.networks,
+    settings: s.herald.config.networks,
     pollIntervalMs: 1,
     maxPolls: 2,
     youtubeChunkBytes: KIB256,

@@ -4,7 +4,7 @@ import { createProviderRegistry, NETWORK_RULES } from "../../src/providers/regis
 import { CHANNELS } from "../../src/providers/types.ts";
 
 test("the registry has an adapter for every channel of the contract, in its order", () => {
-  const registry = createProviderRegistry({ fetch, clock: systemClock, timeoutMs: 1000, apps: {} });
+  const registry = createProviderRegistry({ fetch, clock: systemClock, timeoutMs: 1000, settings: {} });
   expect(registry.adapters.map((a) => a.channel)).toEqual([...CHANNELS]);
   const facts = registry.adapters.map((a) => [
     a.channel,
@@ -28,7 +28,7 @@ test("the registry has an adapter for every channel of the contract, in its orde
 
 test("every channel of the contract has rules, once, in the contract's order", () => {
   expect(NETWORK_RULES.map((n) => n.channel)).toEqual([...CHANNELS]);
-  const registry = createProviderRegistry({ fetch, clock: systemClock, timeoutMs: 1000, apps: {} });
+  const registry = createProviderRegistry({ fetch, clock: systemClock, timeoutMs: 1000, settings: {} });
   // An adapter carries the same rules the static list has (schemas and caps derive from the list).
   for (const adapter of registry.adapters) {
     const rules = NETWORK_RULES.find((n) => n.channel === adapter.channel)!;

@@ -7,7 +7,7 @@ import { TwitterApi } from "twitter-api-v2";
 import { systemClock } from "../../src/lib/clock.ts";
 import { createPkcePair } from "../../src/providers/pkce.ts";
 import { NETWORK_RULES } from "../../src/providers/registry.ts";
-import type { NetworkApp } from "../../src/config.ts";
+import type { NetworkApp } from "../../src/providers/types.ts";
 import {
   isPending,
   type DestinationRef,

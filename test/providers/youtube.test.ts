@@ -5,7 +5,7 @@
 // quota errors deferred to midnight Pacific, every failure path, and the rules checked before sending.
 // The shared scenarios are run here as they apply to a network that publishes only videos.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import type { NetworkApp } from "../../src/config.ts";
+import type { NetworkApp } from "../../src/providers/types.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { runTyped } from "../../src/providers/http.ts";
 import { NETWORK_RULES } from "../../src/providers/registry.ts";

@@ -81,7 +81,7 @@ export async function startConnection(args: {
     // Without instance_origin: the operator's HERALD_<CH>_API_BASE, else the network's own host.
     const origin =
       input.instance_origin === undefined
-        ? new URL(h.config.networks[adapter.channel]?.apiBase ?? flow.defaultOrigin).origin
+        ? new URL(h.providers.app(adapter.channel)?.apiBase ?? flow.defaultOrigin).origin
         : await checkedOrigin(h, input.instance_origin, null, "/instance_origin");
     let account: ConnectedAccount;
     try {
@@ -133,7 +133,7 @@ export async function startConnection(args: {
   const origin =
     flow.registration === "per-instance"
       ? await checkedOrigin(h, input.instance_origin, null, "/instance_origin")
-      : h.config.networks[adapter.channel]!.apiBase;
+      : h.providers.app(adapter.channel)!.apiBase;
   if (flow.registration === "fixed-app" && input.instance_origin !== undefined) {
     throw invalid("/instance_origin", `is not used for ${adapter.channel}`);
   }

@@ -1,3 +1,4 @@
+import type { NetworkDefinition } from "../registry.ts";
 import { Type } from "@sinclair/typebox";
 import { buildFacets } from "./facets.ts";
 import { expectJson, providerFetch, readJson, responseDetails } from "../http.ts";
@@ -472,4 +473,10 @@ function base(origin: string): string {
 }
 
 /** Bluesky as the registry lists it. */
-export const BLUESKY_NETWORK = { rules: BLUESKY_RULES, create: createBlueskyAdapter };
+export const BLUESKY_NETWORK: NetworkDefinition = {
+  rules: BLUESKY_RULES,
+  // DESIGN.md "Network apps, API origins and storage engines": the documented origins.
+  // PDSes are chosen per connection; this is only the default.
+  origins: { api: "https://bsky.social", auth: "https://bsky.social" },
+  create: createBlueskyAdapter,
+};

@@ -1,3 +1,4 @@
+import type { NetworkDefinition } from "../registry.ts";
 // The Facebook Pages adapter (providers.md §6): Facebook Login (meta-login.ts) connects every Page the
 // person manages as its own destination, holding the Page's token (which does not expire); posts,
 // photos and reels go out through facebook-publish.ts with the rules of facebook-rules.ts.
@@ -116,4 +117,9 @@ export function createFacebookAdapter(deps: AdapterDeps): FacebookAdapter {
 }
 
 /** Facebook as the registry lists it. */
-export const FACEBOOK_NETWORK = { rules: FACEBOOK_RULES, create: createFacebookAdapter };
+export const FACEBOOK_NETWORK: NetworkDefinition = {
+  rules: FACEBOOK_RULES,
+  // DESIGN.md "Network apps, API origins and storage engines": the documented origins.
+  origins: { api: "https://graph.facebook.com", auth: "https://www.facebook.com" },
+  create: createFacebookAdapter,
+};

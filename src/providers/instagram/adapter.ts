@@ -1,3 +1,4 @@
+import type { NetworkDefinition } from "../registry.ts";
 // The Instagram adapter (providers.md §5) in its Facebook Login flavour: the person signs in with
 // Facebook, and every Instagram professional account linked to a Page they manage becomes a
 // destination holding that Page's token (which does not expire). Posts go out through containers
@@ -146,4 +147,9 @@ export function createInstagramAdapter(deps: AdapterDeps): InstagramAdapter {
 }
 
 /** Instagram as the registry lists it. */
-export const INSTAGRAM_NETWORK = { rules: INSTAGRAM_RULES, create: createInstagramAdapter };
+export const INSTAGRAM_NETWORK: NetworkDefinition = {
+  rules: INSTAGRAM_RULES,
+  // DESIGN.md "Network apps, API origins and storage engines": the documented origins.
+  origins: { api: "https://graph.facebook.com", auth: "https://www.facebook.com" },
+  create: createInstagramAdapter,
+};

@@ -1,3 +1,4 @@
+import type { NetworkDefinition } from "../registry.ts";
 // LinkedIn: a member and the pages they administer, connected through one OAuth grant; posts through
 // the versioned Posts API with images and videos uploaded first (linkedin-media.ts).
 import { expectJson } from "../http.ts";
@@ -409,4 +410,14 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** LinkedIn as the registry lists it. */
-export const LINKEDIN_NETWORK = { rules: LINKEDIN_RULES, create: createLinkedInAdapter };
+export const LINKEDIN_NETWORK: NetworkDefinition = {
+  rules: LINKEDIN_RULES,
+  // DESIGN.md "Network apps, API origins and storage engines": the documented origins.
+  // LinkedIn's token endpoint is on the sign-in host (www.linkedin.com/oauth/v2/accessToken).
+  origins: {
+    api: "https://api.linkedin.com",
+    auth: "https://www.linkedin.com",
+    token: "https://www.linkedin.com",
+  },
+  create: createLinkedInAdapter,
+};

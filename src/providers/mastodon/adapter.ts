@@ -1,3 +1,4 @@
+import type { NetworkDefinition } from "../registry.ts";
 import { expectJson, providerFetch, readJson, responseDetails } from "../http.ts";
 import { countGraphemes, stringList } from "../text.ts";
 import {
@@ -466,4 +467,10 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Mastodon as the registry lists it. */
-export const MASTODON_NETWORK = { rules: MASTODON_RULES, create: createMastodonAdapter };
+export const MASTODON_NETWORK: NetworkDefinition = {
+  rules: MASTODON_RULES,
+  // DESIGN.md "Network apps, API origins and storage engines": the documented origins.
+  // Instances are chosen per connection; this is only the default.
+  origins: { api: "https://mastodon.social", auth: "https://mastodon.social" },
+  create: createMastodonAdapter,
+};

@@ -2,7 +2,7 @@
 // code → short-lived user token → long-lived user token (fb_exchange_token), and the Pages the person
 // manages (/me/accounts) with their Page tokens. Page tokens read with a long-lived user token do not
 // expire, which is why the exchange matters even though Herald keeps only the Page tokens.
-import type { NetworkApp } from "../../config.ts";
+import type { NetworkApp } from "../types.ts";
 import { baseOf, graphCall, META_GRAPH_VERSION } from "../facebook/graph.ts";
 import { metaGraphCall } from "./graph.ts";
 import { ProviderError, type ProviderDeps } from "../types.ts";

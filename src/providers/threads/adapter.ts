@@ -1,7 +1,8 @@
+import type { NetworkDefinition } from "../registry.ts";
 // The Threads adapter (Meta Threads API, providers.md §4): OAuth without PKCE, the short-lived token
 // exchanged for a 60-day one and renewed before it dies, and publishing through containers
 // (threads-publish.ts) with the rules of threads-rules.ts.
-import type { NetworkApp } from "../../config.ts";
+import type { NetworkApp } from "../types.ts";
 import { metaGraphCall } from "../meta/graph.ts";
 import { fetchThreadsMetrics, THREADS_METRICS_BATCH_SIZE } from "./metrics.ts";
 import { createThreadsPublisher, THREADS_API_VERSION } from "./publish.ts";
@@ -193,4 +194,9 @@ function base(origin: string): string {
 }
 
 /** Threads as the registry lists it. */
-export const THREADS_NETWORK = { rules: THREADS_RULES, create: createThreadsAdapter };
+export const THREADS_NETWORK: NetworkDefinition = {
+  rules: THREADS_RULES,
+  // DESIGN.md "Network apps, API origins and storage engines": the documented origins.
+  origins: { api: "https://graph.threads.net", auth: "https://threads.net" },
+  create: createThreadsAdapter,
+};

@@ -1,3 +1,4 @@
+import type { NetworkDefinition } from "../registry.ts";
 // The TikTok adapter (Content Posting API v2, providers.md §8): Login Kit OAuth v2 for Herald's web
 // app (`client_key`, no PKCE), short-lived access tokens renewed with rotating refresh tokens, and
 // direct posts of one video (chunked FILE_UPLOAD) or photos (PULL_FROM_URL) through
@@ -230,4 +231,9 @@ export function createTikTokAdapter(deps: TikTokDeps): TikTokAdapter {
 }
 
 /** TikTok as the registry lists it. */
-export const TIKTOK_NETWORK = { rules: TIKTOK_RULES, create: createTikTokAdapter };
+export const TIKTOK_NETWORK: NetworkDefinition = {
+  rules: TIKTOK_RULES,
+  // DESIGN.md "Network apps, API origins and storage engines": the documented origins.
+  origins: { api: "https://open.tiktokapis.com", auth: "https://www.tiktok.com" },
+  create: createTikTokAdapter,
+};

@@ -1,3 +1,4 @@
+import type { NetworkDefinition } from "../registry.ts";
 // The X (API v2) adapter: OAuth 2.0 authorization code + PKCE for Herald's confidential app,
 // two-hour access tokens renewed with rotating single-use refresh tokens, POST /2/tweets with
 // replies for threads, media through x-media.ts (a video still processing becomes a pending item).
@@ -296,4 +297,9 @@ function pendingDataOf(data: Record<string, unknown>): XPendingData | null {
 }
 
 /** X as the registry lists it. */
-export const X_NETWORK = { rules: X_RULES, create: createXAdapter };
+export const X_NETWORK: NetworkDefinition = {
+  rules: X_RULES,
+  // DESIGN.md "Network apps, API origins and storage engines": the documented origins.
+  origins: { api: "https://api.x.com", auth: "https://x.com" },
+  create: createXAdapter,
+};

@@ -1,3 +1,4 @@
+import type { NetworkDefinition } from "../registry.ts";
 // The YouTube adapter (Data API v3, providers.md §9): Google OAuth 2.0 with PKCE and offline access
 // (one-hour access tokens, a refresh token Google usually does not re-issue), one destination per
 // channel, and videos published through the resumable upload (youtube-publish.ts, youtube-upload.ts):
@@ -227,4 +228,14 @@ export function createYouTubeAdapter(deps: YouTubeDeps): YouTubeAdapter {
 }
 
 /** YouTube as the registry lists it. */
-export const YOUTUBE_NETWORK = { rules: YOUTUBE_RULES, create: createYouTubeAdapter };
+export const YOUTUBE_NETWORK: NetworkDefinition = {
+  rules: YOUTUBE_RULES,
+  // DESIGN.md "Network apps, API origins and storage engines": the documented origins.
+  // Google's token endpoint has its own host (oauth2.googleapis.com/token).
+  origins: {
+    api: "https://www.googleapis.com",
+    auth: "https://accounts.google.com",
+    token: "https://oauth2.googleapis.com",
+  },
+  create: createYouTubeAdapter,
+};
