@@ -333,10 +333,28 @@ export interface CheckItemInput {
   externalId: string;
 }
 
-/** How a network is connected: handle + app password, or OAuth (per-instance app or fixed app). */
+/**
+ * How a person names the server an account lives on, in the connect form: the field's label
+ * ("Instance"), the same words inside a sentence ("instance"), and help.
+ */
+export interface OriginField {
+  label: string;
+  inSentence: string;
+  hint: string;
+}
+
+/**
+ * How a network is connected: handle + app password (with help for the form's handle and password
+ * fields, and an optional origin for an account hosted elsewhere), or OAuth: a per-instance app (the
+ * form asks for the instance) or a fixed app (one button).
+ */
 export type ConnectionFlow =
-  | { kind: "password"; defaultOrigin: string }
-  | { kind: "oauth"; registration: "per-instance" }
+  | {
+      kind: "password";
+      defaultOrigin: string;
+      form: { handleHint: string; passwordHint: string; origin: OriginField };
+    }
+  | { kind: "oauth"; registration: "per-instance"; form: { origin: OriginField } }
   | { kind: "oauth"; registration: "fixed-app" };
 
 /**

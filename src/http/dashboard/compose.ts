@@ -11,6 +11,7 @@ import {
   type ComposeState,
 } from "./compose-read.ts";
 import type { FieldErrors } from "./api.ts";
+import { composeOptions } from "./compose-networks.ts";
 import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from "./multipart.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES, storeAsset, tooLargeText, uploadRoutes } from "./uploads.ts";
@@ -87,6 +88,7 @@ async function loadLists(r: DashboardRequest): Promise<Lists> {
         name: d.display_name,
         status: d.status,
         isDefault: d.is_default,
+        network: composeOptions(r.h, d.channel),
       })),
     library: (assets.body?.data ?? [])
       .filter((a: { status: string }) => a.status === "ready")

@@ -55,15 +55,16 @@ export const BLUESKY_RULES: NetworkRules = {
       languages: Type.Optional(
         Type.Array(
           Type.String({ minLength: 2, maxLength: 35, pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$" }),
-          {
-            maxItems: 3,
-          },
+          { maxItems: 3, title: "Languages", description: "Up to three codes, comma-separated (en, pt-BR)." },
         ),
       ),
-      content_labels: Type.Optional(Type.Array(Type.String(), { maxItems: 4 })),
+      // The labels are checked by checkOptions (its message names them), so the schema only lists them.
+      content_labels: Type.Optional(
+        Type.Array(Type.String({ examples: BLUESKY_LABELS }), { maxItems: 4, title: "Content labels" }),
+      ),
       alt_text_by_asset_id: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 2000 }))),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, description: "Bluesky requires alt text for every image." },
   ),
   checkOptions: ({ options, assetIds }) => {
     const labels = (options.content_labels as string[] | undefined) ?? [];
@@ -196,7 +197,19 @@ export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdap
   return {
     ...BLUESKY_RULES,
     checkItem: checkBlueskyItem,
-    connection: { kind: "password", defaultOrigin: "https://bsky.social" },
+    connection: {
+      kind: "password",
+      defaultOrigin: "https://bsky.social",
+      form: {
+        handleHint: "Like alice.bsky.social.",
+        passwordHint: "Create one in Bluesky under Settings, Privacy and security, App passwords.",
+        origin: {
+          label: "PDS origin",
+          inSentence: "PDS origin",
+          hint: "Only for an account hosted elsewhere than bsky.social, like https://pds.example.com.",
+        },
+      },
+    },
     idempotentCreate: false,
     pendingChecksRepeatable: false,
     refreshAheadMs: null,

@@ -29,7 +29,14 @@ export const FACEBOOK_RULES: NetworkRules = {
   displayName: "Facebook",
   optionsSchema: Type.Object(
     {
-      link: Type.Optional(Type.String({ pattern: "^https?://\\S+$", maxLength: 2048 })),
+      link: Type.Optional(
+        Type.String({
+          pattern: "^https?://\\S+$",
+          maxLength: 2048,
+          title: "Link to share",
+          description: "An http(s) address.",
+        }),
+      ),
     },
     { additionalProperties: false },
   ),

@@ -31,8 +31,16 @@ export const LINKEDIN_RULES: NetworkRules = {
   displayName: "LinkedIn",
   optionsSchema: Type.Object(
     {
-      visibility: Type.Optional(Type.Union([Type.Literal("public"), Type.Literal("connections")])),
-      allow_resharing: Type.Optional(Type.Boolean()),
+      visibility: Type.Optional(
+        Type.Union(
+          [
+            Type.Literal("public", { title: "Anyone" }),
+            Type.Literal("connections", { title: "Connections only" }),
+          ],
+          { title: "Visibility" },
+        ),
+      ),
+      allow_resharing: Type.Optional(Type.Boolean({ title: "Allow resharing" })),
     },
     { additionalProperties: false },
   ),

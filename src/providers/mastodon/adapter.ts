@@ -111,7 +111,17 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
   return {
     ...MASTODON_RULES,
     checkItem: checkMastodonItem,
-    connection: { kind: "oauth", registration: "per-instance" },
+    connection: {
+      kind: "oauth",
+      registration: "per-instance",
+      form: {
+        origin: {
+          label: "Instance",
+          inSentence: "instance",
+          hint: "Its address, like https://mastodon.social. You approve Herald there, then come back here.",
+        },
+      },
+    },
     idempotentCreate: true,
     pendingChecksRepeatable: false,
     refreshAheadMs: null,

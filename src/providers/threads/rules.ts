@@ -41,7 +41,12 @@ export const THREADS_RULES: NetworkRules = {
       alt_text_by_asset_id: Type.Optional(
         Type.Record(Type.String(), Type.String({ maxLength: THREADS_ALT_TEXT_MAX })),
       ),
-      reply_control: Type.Optional(Type.Union(THREADS_REPLY_CONTROLS.map((value) => Type.Literal(value)))),
+      reply_control: Type.Optional(
+        Type.Union(
+          THREADS_REPLY_CONTROLS.map((value) => Type.Literal(value)),
+          { title: "Who can reply" },
+        ),
+      ),
     },
     { additionalProperties: false },
   ),

@@ -81,16 +81,25 @@ export const TIKTOK_RULES: NetworkRules = {
   displayName: "TikTok",
   optionsSchema: Type.Object(
     {
-      privacy_level: Type.Optional(Type.Union(TIKTOK_PRIVACY_LEVELS.map((level) => Type.Literal(level)))),
-      disable_comment: Type.Optional(Type.Boolean()),
-      disable_duet: Type.Optional(Type.Boolean()),
-      disable_stitch: Type.Optional(Type.Boolean()),
-      brand_content_toggle: Type.Optional(Type.Boolean()),
-      brand_organic_toggle: Type.Optional(Type.Boolean()),
-      is_aigc: Type.Optional(Type.Boolean()),
-      video_cover_timestamp_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+      privacy_level: Type.Optional(
+        Type.Union(
+          TIKTOK_PRIVACY_LEVELS.map((level) => Type.Literal(level)),
+          { title: "Who can see it" },
+        ),
+      ),
+      disable_comment: Type.Optional(Type.Boolean({ title: "Turn off comments", default: false })),
+      disable_duet: Type.Optional(Type.Boolean({ title: "Turn off duets", default: false })),
+      disable_stitch: Type.Optional(Type.Boolean({ title: "Turn off stitches", default: false })),
+      brand_content_toggle: Type.Optional(
+        Type.Boolean({ title: "Branded content (paid partnership)", default: false }),
+      ),
+      brand_organic_toggle: Type.Optional(Type.Boolean({ title: "Promotes your own brand", default: false })),
+      is_aigc: Type.Optional(Type.Boolean({ title: "Made with AI", default: false })),
+      video_cover_timestamp_ms: Type.Optional(
+        Type.Integer({ minimum: 0, title: "Cover frame (milliseconds into the video)" }),
+      ),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, description: "TikTok requires choosing who can see the post." },
   ),
   checkOptions: ({ options }) => checkTikTokOptions(options),
   checkItem: (input) => checkTikTokItem(input),

@@ -37,14 +37,36 @@ export const YOUTUBE_RULES: NetworkRules = {
   optionsSchema: Type.Object(
     {
       privacy_status: Type.Optional(
-        Type.Union([Type.Literal("public"), Type.Literal("unlisted"), Type.Literal("private")]),
+        Type.Union(
+          [
+            Type.Literal("public", { title: "Public" }),
+            Type.Literal("unlisted", { title: "Unlisted" }),
+            Type.Literal("private", { title: "Private" }),
+          ],
+          { title: "Privacy" },
+        ),
       ),
-      made_for_kids: Type.Optional(Type.Boolean()),
-      category_id: Type.Optional(Type.String({ pattern: "^[0-9]{1,4}$" })),
-      tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 500 })),
-      notify_subscribers: Type.Optional(Type.Boolean()),
+      made_for_kids: Type.Optional(Type.Boolean({ title: "Made for kids" })),
+      category_id: Type.Optional(
+        Type.String({
+          pattern: "^[0-9]{1,4}$",
+          title: "Category id",
+          description: "A number, such as 22 (People & Blogs).",
+        }),
+      ),
+      tags: Type.Optional(
+        Type.Array(Type.String({ minLength: 1, maxLength: 500 }), {
+          maxItems: 500,
+          title: "Tags",
+          description: "Comma-separated.",
+        }),
+      ),
+      notify_subscribers: Type.Optional(Type.Boolean({ title: "Notify subscribers" })),
     },
-    { additionalProperties: false },
+    {
+      additionalProperties: false,
+      description: "The video's title is the first line of item 1; the whole text is its description.",
+    },
   ),
   checkOptions: ({ options }) => checkYouTubeOptions(options),
   checkItem: (input) => checkYouTubeItem(input),
