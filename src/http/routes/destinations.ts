@@ -7,7 +7,6 @@ import { wholeListing } from "../pagination.ts";
 import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
 import { runIdempotent } from "../../modules/idempotency/service.ts";
 import { presentConnection, presentDestination } from "../../modules/destinations/present.ts";
-import { Channel } from "./posts-schemas.ts";
 import { listDestinations } from "../../modules/destinations/repo.ts";
 import { completeOAuthCallback } from "../../modules/destinations/oauth.ts";
 import {
@@ -183,7 +182,8 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
         params: WorkspaceParams,
         body: t.Object(
           {
-            provider: Channel,
+            // The networks of the registry Herald was built with: the contract's nine, in its order.
+            provider: t.Union(h.providers.adapters.map((a) => t.Literal(a.channel))),
             instance_origin: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
             handle: t.Optional(t.String({ minLength: 1, maxLength: 253 })),
             app_password: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
