@@ -60,6 +60,14 @@ function checkExampleItem({ text, media, limits }: CheckItemInput): ItemProblem[
   return problems;
 }
 
+/** Example Social says when a throttled client may call again in seconds (Retry-After). */
+const retryAfter =
+  (deps: ProviderDeps) =>
+  (headers: Headers): number | null => {
+    const seconds = Number(headers.get("retry-after"));
+    return Number.isFinite(seconds) && seconds > 0 ? deps.clock.now() + seconds * 1000 : null;
+  };
+
 /** One call to Example Social: 401 means the app password was revoked, another 4xx a refusal. */
 async function call(
   deps: ProviderDeps,
@@ -68,7 +76,7 @@ async function call(
   init: RequestInit,
   idempotent: boolean,
 ): Promise<Record<string, any>> {
-  const response = await providerFetch({ deps, operation, url, init, idempotent });
+  const response = await providerFetch({ deps, operation, url, init, idempotent, retryAt: retryAfter(deps) });
   if (response.status === 401)
     throw new ProviderError(
       "auth_revoked",

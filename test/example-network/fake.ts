@@ -40,7 +40,10 @@ export async function startExampleFake(): Promise<ExampleFake> {
   const served = serveFake({
     controls: fake,
     failures,
-    defaultFailure: (status) => ({ body: { error: `failure ${status}` } }),
+    defaultFailure: (status) => ({
+      body: { error: `failure ${status}` },
+      headers: status === 429 ? { "retry-after": "60" } : ({} as Record<string, string>),
+    }),
     route: async (request, url) => {
       if (request.method === "POST" && url.pathname === "/v1/session") {
         const body = (await request.json()) as { handle?: string; password?: string };

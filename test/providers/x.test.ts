@@ -22,31 +22,26 @@ import { X_LIMITS, X_RULES } from "../../src/providers/x/rules.ts";
 import { xWeightedLength } from "../../src/providers/x/text.ts";
 import { gif, mp4, png } from "../assets/samples.ts";
 import { startXFake, type FakeTweet, type XFake, type XFakeOptions } from "../fakes/x.ts";
-import { adapterScenarios } from "./scenarios.ts";
-import { closedOrigin, expectProviderError, mediaItem, publishFully, publishInput } from "./support.ts";
+import { adapterScenarios, registeredAs } from "./scenarios.ts";
+import {
+  closedOrigin,
+  expectProviderError,
+  mediaItem,
+  publishFully,
+  publishInput,
+  fakeApp,
+} from "./support.ts";
 
 const REDIRECT = "https://herald.example/oauth/callback/x";
 let fake: XFake;
 afterEach(async () => fake?.stop());
-
-function appOf(f: XFake, over: Partial<NetworkApp> = {}): NetworkApp {
-  return {
-    clientId: f.clientId,
-    clientSecret: f.clientSecret,
-    apiBase: f.origin,
-    authBase: f.origin,
-    tokenBase: f.origin,
-    scopes: null,
-    ...over,
-  };
-}
 
 function adapterFor(f: XFake, over: Partial<XDeps> = {}, app: Partial<NetworkApp> = {}): XAdapter {
   return createXAdapter({
     fetch,
     clock: systemClock,
     timeoutMs: 1000,
-    apps: { x: appOf(f, app) },
+    apps: { x: fakeApp(f, app) },
     pollIntervalMs: 5,
     maxPolls: 3,
     ...over,
@@ -1096,4 +1091,10 @@ adapterScenarios("x", async () => {
     stored: () => own.tweets.map((t) => ({ id: t.id, text: t.text, replyTo: t.replyTo })),
     stop: () => own.stop(),
   };
+});
+
+registeredAs("x", {
+  connection: "fixed-app",
+  idempotentCreate: false,
+  pendingChecksRepeatable: false,
 });

@@ -41,7 +41,15 @@ import {
   type YouTubeFake,
   type YouTubeFakeOptions,
 } from "../fakes/youtube.ts";
-import { closedOrigin, expectProviderError, mediaItem, publishFully, publishInput } from "./support.ts";
+import {
+  closedOrigin,
+  expectProviderError,
+  mediaItem,
+  publishFully,
+  publishInput,
+  fakeApp,
+} from "./support.ts";
+import { registeredAs } from "./scenarios.ts";
 
 const REDIRECT = "https://herald.example/oauth/callback/youtube";
 const KIB256 = 256 * 1024;
@@ -49,18 +57,6 @@ const clock = new ManualClock();
 beforeEach(() => clock.set("2026-03-01T12:00:00.000Z"));
 let fake: YouTubeFake;
 afterEach(async () => fake?.stop());
-
-function appOf(f: YouTubeFake, over: Partial<NetworkApp> = {}): NetworkApp {
-  return {
-    clientId: f.clientId,
-    clientSecret: f.clientSecret,
-    apiBase: f.origin,
-    authBase: f.origin,
-    tokenBase: f.origin,
-    scopes: null,
-    ...over,
-  };
-}
 
 function adapterFor(f: YouTubeFake, deps: Partial<YouTubeDeps> = {}, app: Partial<NetworkApp> = {}) {
   return createYouTubeAdapter({
@@ -70,7 +66,7 @@ function adapterFor(f: YouTubeFake, deps: Partial<YouTubeDeps> = {}, app: Partia
     pollIntervalMs: 1,
     maxPolls: 2,
     youtubeChunkBytes: KIB256,
-    apps: { youtube: appOf(f, app) },
+    apps: { youtube: fakeApp(f, app) },
     ...deps,
   });
 }
@@ -991,4 +987,10 @@ describe("rules checked before sending", () => {
     await expectProviderError(adapter.publishItem(item(destination, over)), "rejected");
     expect(fake.requests).toEqual([]);
   });
+});
+
+registeredAs("youtube", {
+  connection: "fixed-app",
+  idempotentCreate: false,
+  pendingChecksRepeatable: true,
 });
