@@ -1,7 +1,7 @@
-import type { NetworkDefinition } from "../registry.ts";
 // The Facebook Pages adapter (providers.md §6): Facebook Login (meta-login.ts) connects every Page the
 // person manages as its own destination, holding the Page's token (which does not expire); posts,
 // photos and reels go out through facebook-publish.ts with the rules of facebook-rules.ts.
+import type { NetworkDefinition } from "../registry.ts";
 import { FACEBOOK_METRICS_BATCH_SIZE, fetchFacebookMetrics } from "./metrics.ts";
 import { createFacebookPublisher } from "./publish.ts";
 import { FACEBOOK_LIMITS, FACEBOOK_RULES, checkFacebookItem } from "./rules.ts";

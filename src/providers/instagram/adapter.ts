@@ -1,8 +1,8 @@
-import type { NetworkDefinition } from "../registry.ts";
 // The Instagram adapter (providers.md §5) in its Facebook Login flavour: the person signs in with
 // Facebook, and every Instagram professional account linked to a Page they manage becomes a
 // destination holding that Page's token (which does not expire). Posts go out through containers
 // (instagram-publish.ts) with the rules of instagram-rules.ts. Instagram Login is not offered.
+import type { NetworkDefinition } from "../registry.ts";
 import { graphCall } from "../facebook/graph.ts";
 import { fetchInstagramMetrics, INSTAGRAM_METRICS_BATCH_SIZE } from "./metrics.ts";
 import { createInstagramPublisher } from "./publish.ts";

@@ -1,6 +1,6 @@
-import type { NetworkDefinition } from "../registry.ts";
 // LinkedIn: a member and the pages they administer, connected through one OAuth grant; posts through
 // the versioned Posts API with images and videos uploaded first (linkedin-media.ts).
+import type { NetworkDefinition } from "../registry.ts";
 import { expectJson } from "../http.ts";
 import { accessTokenOf, escapeLittleText, linkedinCall, restHeaders, TOKEN_OPERATION } from "./api.ts";
 import { isVideo, mediaRound, uploadMedia, type UploadedMedia } from "./media.ts";

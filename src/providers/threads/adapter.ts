@@ -1,7 +1,7 @@
-import type { NetworkDefinition } from "../registry.ts";
 // The Threads adapter (Meta Threads API, providers.md §4): OAuth without PKCE, the short-lived token
 // exchanged for a 60-day one and renewed before it dies, and publishing through containers
 // (threads-publish.ts) with the rules of threads-rules.ts.
+import type { NetworkDefinition } from "../registry.ts";
 import type { NetworkApp } from "../types.ts";
 import { metaGraphCall } from "../meta/graph.ts";
 import { fetchThreadsMetrics, THREADS_METRICS_BATCH_SIZE } from "./metrics.ts";

@@ -1,22 +1,18 @@
-import type { NetworkDefinition } from "../registry.ts";
 // The X (API v2) adapter: OAuth 2.0 authorization code + PKCE for Herald's confidential app,
 // two-hour access tokens renewed with rotating single-use refresh tokens, POST /2/tweets with
-// replies for threads, media through x-media.ts (a video still processing becomes a pending item).
-import { readJson, responseDetails } from "../http.ts";
-import { createXMedia, type XMediaDeps } from "./media.ts";
+// replies for threads, publishing in publish.ts (media through media.ts; a video still processing becomes a pending item).
+import type { NetworkDefinition } from "../registry.ts";
+import type { XMediaDeps } from "./media.ts";
+import { createXPublisher } from "./publish.ts";
 import { fetchXMetrics, X_METRICS_BATCH_SIZE } from "./metrics.ts";
-import { X_OPERATIONS, xBase, xBearer, xCall, xJson } from "./http.ts";
+import { X_OPERATIONS, xBase, xJson } from "./http.ts";
 import { checkXItem, X_LIMITS, X_RULES } from "./rules.ts";
 import {
   ProviderError,
   type ConnectedAccount,
   type Credentials,
   type OAuthAdapter,
-  type PendingItem,
-  type PendingStatus,
   type ProviderAdapter,
-  type PublishedItem,
-  type PublishItemInput,
 } from "../types.ts";
 
 /** What the X adapter is built with (the registry's deps; `xChunkBytes` for tests). */
@@ -37,23 +33,11 @@ export interface XCredentials extends Credentials {
   scope: string;
 }
 
-/**
- * What a post waiting for X's media processing keeps (nothing secret): media ids, in order, and when they
- * expire.
- */
-interface XPendingData {
-  media_ids: string[];
-  processing: string[];
-  expires_at: number;
-}
-
 /** The X adapter: an OAuth adapter that may hand back pending items (videos still processing). */
 export type XAdapter = OAuthAdapter & Required<Pick<ProviderAdapter, "checkPending">>;
 
 /** Builds the X adapter; app credentials and origins come from `deps.apps.x` (HERALD_X_*). */
 export function createXAdapter(deps: XDeps): XAdapter {
-  const media = createXMedia(deps);
-
   /** The token endpoint with HTTP Basic client authentication (X's confidential clients). */
   async function token(input: {
     tokenBase: string;
@@ -98,54 +82,6 @@ export function createXAdapter(deps: XDeps): XAdapter {
     return deps.apps.x?.scopes ?? X_SCOPES;
   }
 
-  /** POST /2/tweets; once X answered 201, nothing here throws except for an answer without an id. */
-  async function createTweet(input: PublishItemInput, mediaIds: string[]): Promise<PublishedItem> {
-    const { destination } = input;
-    const operation = X_OPERATIONS.tweet;
-    const response = await xCall({
-      deps,
-      operation,
-      url: `${xBase(destination.origin)}/2/tweets`,
-      init: {
-        method: "POST",
-        headers: { ...xBearer(destination), "content-type": "application/json" },
-        body: JSON.stringify({
-          ...(input.text !== "" ? { text: input.text } : {}),
-          ...(mediaIds.length > 0 ? { media: { media_ids: mediaIds } } : {}),
-          ...(input.parent ? { reply: { in_reply_to_tweet_id: input.parent.providerObjectId } } : {}),
-        }),
-      },
-      idempotent: false, // X has no idempotency key: an unanswered create may have posted
-    });
-    const id = (await readJson(response))?.data?.id;
-    if (typeof id !== "string" && typeof id !== "number")
-      throw new ProviderError(
-        "outcome_unknown",
-        `${operation}: X accepted the post (${response.status}) but its answer has no id`,
-        responseDetails({ operation, response }),
-      );
-    const handle = destination.handle || null;
-    return {
-      providerObjectId: String(id),
-      url: handle ? `https://x.com/${handle}/status/${id}` : `https://x.com/i/web/status/${id}`,
-      extra: { id: String(id) },
-      provider: {
-        operation,
-        requestId: responseDetails({ operation, response }).requestId,
-        statusCode: response.status,
-      },
-    };
-  }
-
-  function pendingItem(data: XPendingData, checkAfterMs: number): PendingItem {
-    return {
-      pending: true,
-      data: { ...data },
-      checkAgainAt: deps.clock.now() + Math.max(checkAfterMs, deps.pollIntervalMs ?? 1000),
-      provider: { operation: X_OPERATIONS.status, requestId: null, statusCode: null },
-    };
-  }
-
   return {
     ...X_RULES,
     checkItem: checkXItem,
@@ -157,6 +93,7 @@ export function createXAdapter(deps: XDeps): XAdapter {
     refreshAheadMs: null,
 
     metricsBatchSize: X_METRICS_BATCH_SIZE,
+    ...createXPublisher(deps),
 
     /** GET /2/tweets?ids= (x-metrics.ts): public numbers, and non-public ones under 30 days. */
     fetchMetrics: (input) => fetchXMetrics(deps, input),
@@ -238,61 +175,6 @@ export function createXAdapter(deps: XDeps): XAdapter {
       });
       return credentialsOf(answer, refreshToken);
     },
-
-    async publishItem(input) {
-      const { destination } = input;
-      const uploads = await media.uploadAll({ destination, media: input.media, options: input.options });
-      if (uploads.processing.length > 0) {
-        const left = await media.waitBriefly({ destination, processing: uploads.processing });
-        if (left.processing.length > 0) {
-          const data = {
-            media_ids: uploads.mediaIds,
-            processing: left.processing,
-            expires_at: uploads.expiresAt,
-          };
-          return pendingItem(data, left.checkAfterMs);
-        }
-      }
-      return createTweet(input, uploads.mediaIds);
-    },
-
-    /**
-     * One STATUS round over the media still processing: still processing → pending; processing failed →
-     * `rejected`; media X no longer knows (expired, 400/404) → `gone` (uploaded again); all ready → the post.
-     */
-    async checkPending({ destination, item, data }): Promise<PendingStatus> {
-      const pending = pendingDataOf(data);
-      if (!pending) return { state: "gone", reason: "the pending X media could not be read" };
-      if (deps.clock.now() >= pending.expires_at)
-        return { state: "gone", reason: "X's media ids expired before processing finished" };
-      let left: { processing: string[]; checkAfterMs: number };
-      try {
-        left = await media.checkOnce({ destination, processing: pending.processing });
-      } catch (error) {
-        const forgotten =
-          error instanceof ProviderError &&
-          error.kind === "rejected" &&
-          (error.statusCode === 400 || error.statusCode === 404);
-        if (forgotten) return { state: "gone", reason: `X no longer knows the media: ${error.message}` };
-        throw error;
-      }
-      if (left.processing.length > 0) {
-        const next = pendingItem({ ...pending, processing: left.processing }, left.checkAfterMs);
-        return { state: "pending", checkAgainAt: next.checkAgainAt, data: next.data };
-      }
-      return { state: "published", item: await createTweet({ ...item, destination }, pending.media_ids) };
-    },
-  };
-}
-
-function pendingDataOf(data: Record<string, unknown>): XPendingData | null {
-  const strings = (v: unknown) => Array.isArray(v) && v.every((s) => typeof s === "string");
-  if (!strings(data.media_ids) || !strings(data.processing)) return null;
-  const expiresAt = typeof data.expires_at === "number" ? data.expires_at : Number.POSITIVE_INFINITY;
-  return {
-    media_ids: data.media_ids as string[],
-    processing: data.processing as string[],
-    expires_at: expiresAt,
   };
 }
 

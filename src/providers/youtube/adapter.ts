@@ -1,4 +1,3 @@
-import type { NetworkDefinition } from "../registry.ts";
 // The YouTube adapter (Data API v3, providers.md §9): Google OAuth 2.0 with PKCE and offline access
 // (one-hour access tokens, a refresh token Google usually does not re-issue), one destination per
 // channel, and videos published through the resumable upload (youtube-publish.ts, youtube-upload.ts):
@@ -6,6 +5,7 @@ import type { NetworkDefinition } from "../registry.ts";
 // status checks, which can run again at any point (the session says what it holds), then the checks
 // wait for YouTube's processing. The post is published when YouTube has processed the video. Its
 // numbers are read through youtube-metrics.ts.
+import type { NetworkDefinition } from "../registry.ts";
 import { checkYouTubeItem, YOUTUBE_LIMITS, YOUTUBE_RULES } from "./rules.ts";
 import { YOUTUBE_OPERATIONS, bearer, youtubeBase, youtubeJson } from "./api.ts";
 import { fetchYouTubeMetrics, YOUTUBE_METRICS_BATCH_SIZE } from "./metrics.ts";
