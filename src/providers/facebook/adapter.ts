@@ -1,6 +1,6 @@
-// The Facebook Pages adapter (providers.md §6): Facebook Login (meta-login.ts) connects every Page the
+// The Facebook Pages adapter (providers.md §6): Facebook Login (meta/login.ts) connects every Page the
 // person manages as its own destination, holding the Page's token (which does not expire); posts,
-// photos and reels go out through facebook-publish.ts with the rules of facebook-rules.ts.
+// photos and reels go out through publish.ts with the rules of rules.ts.
 import type { NetworkDefinition } from "../registry.ts";
 import { FACEBOOK_METRICS_BATCH_SIZE, fetchFacebookMetrics } from "./metrics.ts";
 import { createFacebookPublisher } from "./publish.ts";
@@ -58,7 +58,7 @@ export function createFacebookAdapter(deps: AdapterDeps): FacebookAdapter {
 
     metricsBatchSize: FACEBOOK_METRICS_BATCH_SIZE,
 
-    /** Counts in one multi-id read, then each post's insights (facebook-metrics.ts). */
+    /** Counts in one multi-id read, then each post's insights (metrics.ts). */
     fetchMetrics: (input) => fetchFacebookMetrics(deps, input),
 
     /** Facebook Login has no PKCE: the challenge is not sent (the app secret guards the code exchange). */

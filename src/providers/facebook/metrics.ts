@@ -85,7 +85,7 @@ export async function fetchFacebookMetrics(
   return results;
 }
 
-/** A reel's receipt is its video id (facebook-publish.ts), read as a video node. */
+/** A reel's receipt is its video id (publish.ts), read as a video node. */
 function isReel(target: MetricsTarget): boolean {
   return target.extra.reel === true;
 }

@@ -1,7 +1,7 @@
 // The Instagram adapter (providers.md §5) in its Facebook Login flavour: the person signs in with
 // Facebook, and every Instagram professional account linked to a Page they manage becomes a
 // destination holding that Page's token (which does not expire). Posts go out through containers
-// (instagram-publish.ts) with the rules of instagram-rules.ts. Instagram Login is not offered.
+// (publish.ts) with the rules of rules.ts. Instagram Login is not offered.
 import type { NetworkDefinition } from "../registry.ts";
 import { graphCall } from "../facebook/graph.ts";
 import { fetchInstagramMetrics, INSTAGRAM_METRICS_BATCH_SIZE } from "./metrics.ts";
@@ -66,7 +66,7 @@ export function createInstagramAdapter(deps: AdapterDeps): InstagramAdapter {
 
     metricsBatchSize: INSTAGRAM_METRICS_BATCH_SIZE,
 
-    /** Each media's insights, or its like and comment counts when they have nothing (instagram-metrics.ts). */
+    /** Each media's insights, or its like and comment counts when they have nothing (metrics.ts). */
     fetchMetrics: (input) => fetchInstagramMetrics(deps, input),
 
     /** Facebook Login's dialog (no PKCE: the app secret guards the code exchange). */

@@ -1,5 +1,5 @@
 // LinkedIn: a member and the pages they administer, connected through one OAuth grant; posts through
-// the versioned Posts API with images and videos uploaded first (linkedin-media.ts).
+// the versioned Posts API with images and videos uploaded first (media.ts).
 import type { NetworkDefinition } from "../registry.ts";
 import { expectJson } from "../http.ts";
 import { accessTokenOf, escapeLittleText, linkedinCall, restHeaders, TOKEN_OPERATION } from "./api.ts";
@@ -198,7 +198,7 @@ export function createLinkedInAdapter(deps: AdapterDeps): OAuthAdapter {
 
     metricsBatchSize: LINKEDIN_METRICS_BATCH_SIZE,
 
-    /** A page's posts through its share statistics; a member's are unsupported (linkedin-metrics.ts). */
+    /** A page's posts through its share statistics; a member's are unsupported (metrics.ts). */
     fetchMetrics: (input) => fetchLinkedInMetrics(deps, input),
 
     /** LinkedIn's web flow takes no PKCE: the code is bound to the client secret and redirect URI. */

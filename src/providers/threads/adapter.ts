@@ -1,6 +1,6 @@
 // The Threads adapter (Meta Threads API, providers.md §4): OAuth without PKCE, the short-lived token
 // exchanged for a 60-day one and renewed before it dies, and publishing through containers
-// (threads-publish.ts) with the rules of threads-rules.ts.
+// (publish.ts) with the rules of rules.ts.
 import type { NetworkDefinition } from "../registry.ts";
 import type { NetworkApp } from "../types.ts";
 import { metaGraphCall } from "../meta/graph.ts";
@@ -91,7 +91,7 @@ export function createThreadsAdapter(deps: AdapterDeps): ThreadsAdapter {
 
     metricsBatchSize: THREADS_METRICS_BATCH_SIZE,
 
-    /** GET /{media-id}/insights for each post (threads-metrics.ts). */
+    /** GET /{media-id}/insights for each post (metrics.ts). */
     fetchMetrics: (input) => fetchThreadsMetrics(deps, input),
 
     /** Threads does not use PKCE: the challenge is not sent (the client secret guards the code exchange). */

@@ -1,7 +1,7 @@
 // The TikTok adapter (Content Posting API v2, providers.md §8): Login Kit OAuth v2 for Herald's web
 // app (`client_key`, no PKCE), short-lived access tokens renewed with rotating refresh tokens, and
 // direct posts of one video (chunked FILE_UPLOAD) or photos (PULL_FROM_URL) through
-// tiktok-publish.ts, with the rules of tiktok-rules.ts; published posts' numbers through tiktok-metrics.ts.
+// publish.ts, with the rules of rules.ts; published posts' numbers through metrics.ts.
 import type { NetworkDefinition } from "../registry.ts";
 import { TIKTOK_OPERATIONS, tiktokBase, tiktokCall, tiktokToken } from "./api.ts";
 import { fetchTikTokMetrics, TIKTOK_METRICS_BATCH_SIZE } from "./metrics.ts";
@@ -102,7 +102,7 @@ export function createTikTokAdapter(deps: TikTokDeps): TikTokAdapter {
     checkPending: publisher.checkPending,
     metricsBatchSize: TIKTOK_METRICS_BATCH_SIZE,
 
-    /** POST /v2/video/query/ (tiktok-metrics.ts): views, likes, comments and shares of public posts. */
+    /** POST /v2/video/query/ (metrics.ts): views, likes, comments and shares of public posts. */
     fetchMetrics: (input) => fetchTikTokMetrics(deps, input),
 
     /**

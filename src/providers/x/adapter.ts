@@ -95,7 +95,7 @@ export function createXAdapter(deps: XDeps): XAdapter {
     metricsBatchSize: X_METRICS_BATCH_SIZE,
     ...createXPublisher(deps),
 
-    /** GET /2/tweets?ids= (x-metrics.ts): public numbers, and non-public ones under 30 days. */
+    /** GET /2/tweets?ids= (metrics.ts): public numbers, and non-public ones under 30 days. */
     fetchMetrics: (input) => fetchXMetrics(deps, input),
 
     authorizationUrl({ clientId, redirectUri, state, codeChallenge }) {

@@ -1,10 +1,10 @@
 // The YouTube adapter (Data API v3, providers.md §9): Google OAuth 2.0 with PKCE and offline access
 // (one-hour access tokens, a refresh token Google usually does not re-issue), one destination per
-// channel, and videos published through the resumable upload (youtube-publish.ts, youtube-upload.ts):
+// channel, and videos published through the resumable upload (publish.ts, upload.ts):
 // publishItem only opens the upload session and hands back a pending item; the bytes go up inside
 // status checks, which can run again at any point (the session says what it holds), then the checks
 // wait for YouTube's processing. The post is published when YouTube has processed the video. Its
-// numbers are read through youtube-metrics.ts.
+// numbers are read through metrics.ts.
 import type { NetworkDefinition } from "../registry.ts";
 import { checkYouTubeItem, YOUTUBE_LIMITS, YOUTUBE_RULES } from "./rules.ts";
 import { YOUTUBE_OPERATIONS, bearer, youtubeBase, youtubeJson } from "./api.ts";
@@ -120,7 +120,7 @@ export function createYouTubeAdapter(deps: YouTubeDeps): YouTubeAdapter {
     refreshAheadMs: null,
     metricsBatchSize: YOUTUBE_METRICS_BATCH_SIZE,
 
-    /** GET /youtube/v3/videos?part=statistics (youtube-metrics.ts): views, likes and comments. */
+    /** GET /youtube/v3/videos?part=statistics (metrics.ts): views, likes and comments. */
     fetchMetrics: (input) => fetchYouTubeMetrics(deps, input),
 
     authorizationUrl({ clientId, redirectUri, state, codeChallenge }) {

@@ -1,6 +1,6 @@
 // Publishing one YouTube item (providers.md §9.2): publishItem checks the item, reads the video and
 // opens the resumable upload session, then hands back a pending item due at once; checkPending runs
-// the upload (youtube-upload.ts: probe, chunks, resume from YouTube's offset), polls processing
+// the upload (upload.ts: probe, chunks, resume from YouTube's offset), polls processing
 // briefly, then keeps checking the video's status until YouTube has processed it. Every step can run
 // again: the session says what it holds, and the status reads only read.
 import { checkYouTubeItem, checkYouTubeOptions, isVideo, titleOf } from "./rules.ts";
