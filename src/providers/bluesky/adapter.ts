@@ -1,24 +1,21 @@
 import type { NetworkDefinition } from "../registry.ts";
 import { Type } from "@sinclair/typebox";
-import { buildFacets } from "./facets.ts";
-import { expectJson, providerFetch, readJson, responseDetails } from "../http.ts";
-import { countGraphemes, stringList, unattachedAltTextProblems, utf8Length } from "../text.ts";
+import { createBlueskyPublisher } from "./publish.ts";
+import { base, blueskyRetryAt, xrpcCaller, xrpcError } from "./xrpc.ts";
+import { expectJson, providerFetch } from "../http.ts";
+import { countGraphemes, unattachedAltTextProblems, utf8Length } from "../text.ts";
 import {
   ProviderError,
   type ChannelLimits,
   type ConnectedAccount,
   type Credentials,
-  type DestinationRef,
   type Immediate,
   type ItemProblem,
   type MediaFacts,
-  type MediaItem,
   type MetricsResult,
   type NetworkRules,
   type PasswordAdapter,
   type ProviderDeps,
-  type PublishedItem,
-  type PublishItemInput,
 } from "../types.ts";
 
 /** Bluesky's limits; images are held to 1,000,000 bytes by Herald (the PDS does not check blob size). */
@@ -87,26 +84,7 @@ export const BLUESKY_RULES: NetworkRules = {
  * images and replies.
  */
 export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdapter> {
-  const xrpc = async (input: {
-    origin: string;
-    nsid: string;
-    init?: RequestInit;
-    query?: Record<string, string>;
-    idempotent: boolean;
-  }): Promise<Record<string, any>> => {
-    const query = input.query ? `?${new URLSearchParams(input.query)}` : "";
-    const operation = input.nsid;
-    const response = await providerFetch({
-      deps,
-      operation,
-      url: `${base(input.origin)}/xrpc/${input.nsid}${query}`,
-      init: input.init,
-      idempotent: input.idempotent,
-      retryAt: blueskyRetryAt,
-    });
-    if (!response.ok) throw await xrpcError({ operation, response });
-    return expectJson({ operation, response });
-  };
+  const xrpc = xrpcCaller(deps);
 
   /** createSession; a 401 (wrong or revoked app password, 2FA required) means the grant is gone. */
   async function createSession(input: {
@@ -139,61 +117,6 @@ export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdap
     }
   }
 
-  async function uploadBlob(input: {
-    destination: DestinationRef;
-    media: MediaItem;
-  }): Promise<Record<string, unknown>> {
-    const body = await xrpc({
-      origin: input.destination.origin,
-      nsid: "com.atproto.repo.uploadBlob",
-      init: {
-        method: "POST",
-        headers: { ...bearer(input.destination), "content-type": input.media.contentType },
-        body: await input.media.read(),
-      },
-      idempotent: true, // an unreferenced blob is garbage-collected
-    });
-    return body.blob;
-  }
-
-  async function resolveHandle(input: { origin: string; handle: string }): Promise<string | null> {
-    const operation = "com.atproto.identity.resolveHandle";
-    const url = `${base(input.origin)}/xrpc/${operation}?${new URLSearchParams({ handle: input.handle })}`;
-    const response = await providerFetch({ deps, operation, url, idempotent: true, retryAt: blueskyRetryAt });
-    if (!response.ok) return null; // unknown handle: the mention stays plain text
-    const did = (await readJson(response))?.did;
-    return typeof did === "string" && did.startsWith("did:") ? did : null;
-  }
-
-  async function buildEmbed(input: PublishItemInput): Promise<Record<string, unknown> | undefined> {
-    const altById = (input.options.alt_text_by_asset_id ?? {}) as Record<string, unknown>;
-    const alt = (m: MediaItem) =>
-      m.altText ?? (typeof altById[m.assetId] === "string" ? (altById[m.assetId] as string) : "");
-    const videos = input.media.filter((m) => m.contentType.startsWith("video/"));
-    if (videos.length > 0) {
-      if (input.media.length > 1)
-        throw new ProviderError("rejected", "a Bluesky post takes one video and nothing else", {
-          operation: "app.bsky.embed.video",
-        });
-      const video = videos[0]!;
-      return {
-        $type: "app.bsky.embed.video",
-        video: await uploadBlob({ destination: input.destination, media: video }),
-        ...(alt(video) ? { alt: alt(video) } : {}),
-        ...aspectRatio(video),
-      };
-    }
-    if (input.media.length === 0) return undefined;
-    const images = [];
-    for (const media of input.media)
-      images.push({
-        image: await uploadBlob({ destination: input.destination, media }),
-        alt: alt(media),
-        ...aspectRatio(media),
-      });
-    return { $type: "app.bsky.embed.images", images };
-  }
-
   return {
     ...BLUESKY_RULES,
     checkItem: checkBlueskyItem,
@@ -213,6 +136,7 @@ export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdap
     idempotentCreate: false,
     pendingChecksRepeatable: false,
     refreshAheadMs: null,
+    ...createBlueskyPublisher(deps),
 
     metricsBatchSize: 25,
 
@@ -269,61 +193,6 @@ export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdap
         profileImageUrl: null,
         credentials,
         limits: { ...BLUESKY_LIMITS },
-      };
-    },
-
-    async publishItem(input: PublishItemInput): Promise<PublishedItem> {
-      const { destination } = input;
-      const credentials = destination.credentials as Partial<BlueskyCredentials>;
-      const did = credentials.did ?? destination.externalId;
-      const embed = await buildEmbed(input);
-      const facets = await buildFacets({
-        text: input.text,
-        resolveHandle: (handle) => resolveHandle({ origin: destination.origin, handle }),
-      });
-      const langs = stringList(input.options.languages);
-      const labels = stringList(input.options.content_labels);
-      const root = input.root ?? input.parent;
-      const record = {
-        $type: "app.bsky.feed.post",
-        text: input.text,
-        createdAt: new Date(deps.clock.now()).toISOString(),
-        ...(facets.length > 0 ? { facets } : {}),
-        ...(langs.length > 0 ? { langs } : {}),
-        ...(labels.length > 0
-          ? { labels: { $type: "com.atproto.label.defs#selfLabels", values: labels.map((val) => ({ val })) } }
-          : {}),
-        ...(input.parent && root
-          ? { reply: { root: strongRef(root), parent: strongRef(input.parent) } }
-          : {}),
-        ...(embed ? { embed } : {}),
-      };
-      const operation = "com.atproto.repo.createRecord";
-      const response = await providerFetch({
-        deps,
-        operation,
-        url: `${base(destination.origin)}/xrpc/${operation}`,
-        init: {
-          method: "POST",
-          headers: { ...bearer(destination), "content-type": "application/json" },
-          body: JSON.stringify({ repo: did, collection: "app.bsky.feed.post", record }),
-        },
-        idempotent: false, // no idempotency key: an unanswered create may have posted
-        retryAt: blueskyRetryAt,
-      });
-      if (!response.ok) throw await xrpcError({ operation, response });
-      const created = await expectJson({ operation, response });
-      const uri = String(created.uri);
-      const rkey = uri.split("/").pop() ?? "";
-      return {
-        providerObjectId: uri,
-        url: `https://bsky.app/profile/${destination.handle || credentials.handle || did}/post/${rkey}`,
-        extra: { uri, cid: created.cid },
-        provider: {
-          operation,
-          requestId: responseDetails({ operation, response }).requestId,
-          statusCode: response.status,
-        },
       };
     },
 
@@ -430,59 +299,6 @@ export function checkBlueskyItem(input: {
       });
   });
   return problems;
-}
-
-/** RateLimit-Reset is unix seconds. */
-export function blueskyRetryAt(headers: Headers): number | null {
-  const raw = headers.get("ratelimit-reset");
-  return raw && /^\d+$/.test(raw) ? Number(raw) * 1000 : null;
-}
-
-/**
- * Maps an XRPC 4xx: 401 and 400 ExpiredToken/InvalidToken mean "refresh, then retry"; a takedown is
- * revoked; the rest is refused content.
- */
-async function xrpcError(input: { operation: string; response: Response }): Promise<ProviderError> {
-  const { operation, response } = input;
-  const body = await readJson(response);
-  const code = typeof body?.error === "string" ? body.error : null;
-  const message =
-    (typeof body?.message === "string" && body.message) ||
-    code ||
-    `${operation} failed with HTTP ${response.status}`;
-  const details = responseDetails({ operation, response, errorCode: code });
-  if (code === "AccountTakedown" || code === "AccountDeactivated")
-    return new ProviderError("auth_revoked", message, details);
-  if (
-    response.status === 401 ||
-    (response.status === 400 && (code === "ExpiredToken" || code === "InvalidToken"))
-  )
-    return new ProviderError("auth_expired", message, details);
-  return new ProviderError("rejected", message, details);
-}
-
-function strongRef(item: PublishedItem): { uri: string; cid: string } {
-  const { uri, cid } = item.extra as { uri?: unknown; cid?: unknown };
-  if (typeof uri !== "string" || typeof cid !== "string")
-    throw new ProviderError("rejected", "the item replied to has no Bluesky uri and cid", {
-      operation: "com.atproto.repo.createRecord",
-    });
-  return { uri, cid };
-}
-
-function aspectRatio(media: MediaItem): { aspectRatio?: { width: number; height: number } } {
-  const ok = (n: number | null): n is number => n !== null && Number.isInteger(n) && n > 0;
-  return ok(media.width) && ok(media.height)
-    ? { aspectRatio: { width: media.width, height: media.height } }
-    : {};
-}
-
-function bearer(destination: DestinationRef): Record<string, string> {
-  return { authorization: `Bearer ${String(destination.credentials.accessJwt ?? "")}` };
-}
-
-function base(origin: string): string {
-  return origin.replace(/\/+$/, "");
 }
 
 /** Bluesky as the registry lists it. */
