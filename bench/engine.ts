@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { and, eq, sql } from "drizzle-orm";
 import { loadConfig } from "../src/config.ts";
 import { countAll } from "../src/db/dialect.ts";
-import { posts } from "../src/db/schema.ts";
+import { tablesOf } from "../src/db/tables.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { formatSummary, repeatRuns, ROUNDS, summarize } from "./method.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
@@ -103,6 +103,7 @@ async function waitPublished(w: World, total: number, deadline: number): Promise
 }
 
 async function countPublished(w: World): Promise<number> {
+  const { posts } = tablesOf(w.server.herald.db);
   const [row] = await w.server.herald.db
     .select({ n: countAll() })
     .from(posts)
@@ -177,6 +178,7 @@ export async function steady(env: Record<string, string>, rate: number, seconds:
     const total = rate * seconds;
     const deadline = start + seconds * 1000 + 120_000;
     await waitPublished(w, total, deadline);
+    const { posts } = tablesOf(w.server.herald.db);
     const rows = await w.server.herald.db
       .select({ late: sql<number>`${posts.publishedAt} - ${posts.scheduledAt}`.mapWith(Number) })
       .from(posts)

@@ -8,7 +8,7 @@ import { and, eq } from "drizzle-orm";
 import { loadConfig } from "../src/config.ts";
 import { countAll } from "../src/db/dialect.ts";
 import { newId } from "../src/db/ids.ts";
-import { eventsOutbox, webhookDeliveries } from "../src/db/schema.ts";
+import { tablesOf } from "../src/db/tables.ts";
 import { inTransaction } from "../src/db/transaction.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
@@ -127,12 +127,14 @@ async function commitEvents(w: World, n: number): Promise<void> {
     };
   });
   await inTransaction(h.db, async (tx) => {
+    const { eventsOutbox } = tablesOf(tx);
     for (let i = 0; i < rows.length; i += 500) await tx.insert(eventsOutbox).values(rows.slice(i, i + 500));
   });
   wakeWebhooks(h.db);
 }
 
 async function succeeded(w: World): Promise<number> {
+  const { webhookDeliveries } = tablesOf(w.server.herald.db);
   const [row] = await w.server.herald.db
     .select({ n: countAll() })
     .from(webhookDeliveries)
@@ -196,6 +198,7 @@ export async function steady(env: Record<string, string>, rate: number, seconds:
     const deadline = Date.now() + 60_000;
     while (w.arrivals.size < total && Date.now() < deadline) await Bun.sleep(50);
     if (w.arrivals.size !== total) throw new Error(`${w.arrivals.size} of ${total} steady events arrived`);
+    const { eventsOutbox } = tablesOf(w.server.herald.db);
     const rows = await w.server.herald.db
       .select({ id: eventsOutbox.id, createdAt: eventsOutbox.createdAt })
       .from(eventsOutbox)

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { engineOf } from "../src/db/engine.ts";
 import { newId } from "../src/db/ids.ts";
 import { inTransaction } from "../src/db/transaction.ts";
-import { destinationConnections, users } from "../src/db/schema.ts";
+import { destinationConnections, users } from "./helpers/tables.ts";
 import { ALL_SCOPES, type Scope } from "../src/core/scopes.ts";
 import { sha256Hex } from "../src/lib/crypto.ts";
 import { setWebhookTransport } from "../src/modules/webhooks/transport.ts";

@@ -6,8 +6,9 @@ import { BUN, MAIN, ROOT, cleanEnv } from "./helpers/process.ts";
 
 // `herald serve` loads what its first requests need and nothing else: the S3 and SMTP clients only
 // when configured, the OpenAPI generator on the first request for the document, the transfer CLI
-// never. Checked on the modules a real `serve` process has loaded (Bun lists ES modules too in
-// require.cache), not on timings.
+// never, Herald's PostgreSQL engine and table builders only for a PostgreSQL database. Checked on the
+// modules a real `serve` process has loaded (Bun lists ES modules too in require.cache), not on
+// timings.
 
 const dir = mkdtempSync(join(tmpdir(), "herald-startup-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -82,6 +83,8 @@ describe("herald serve start-up", () => {
       "/node_modules/@elysiajs/openapi/",
       "/src/cli/transfer.ts",
       "/src/modules/transfer/",
+      "/src/db/tables/builders-pg.ts",
+      "/src/db/engine-postgres.ts",
     ])
       expect({ part, loaded: has(probe.atStart, part) }).toEqual({ part, loaded: false });
     // The first request for the document loads the generator and answers it in full.

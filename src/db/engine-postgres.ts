@@ -2,6 +2,11 @@ import { SQL } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
 import { currentTransaction, ENGINE, followingTransactions, type Db, type Engine } from "./engine.ts";
 import { postgresMigrations } from "./migrations-macro.ts" with { type: "macro" };
+import { defineTables } from "./tables.ts";
+import { pgBuilders } from "./tables/builders-pg.ts";
+
+/** The tables as PostgreSQL stores them (one build per process; every PostgreSQL database carries them). */
+const TABLES = defineTables(pgBuilders);
 
 /** Serialization failures and deadlocks: the transaction is retried from the start. */
 const RETRYABLE = new Set(["40001", "40P01"]);
@@ -31,6 +36,7 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
   const root = drizzle({ client });
   const engine: Engine = {
     dialect: "postgresql",
+    tables: TABLES,
     migrated,
     async transaction<T>(work: (tx: Db) => Promise<T>, options: { guarded?: boolean } = {}): Promise<T> {
       const isolationLevel = options.guarded ? "read committed" : "serializable";

@@ -4,7 +4,12 @@ import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { currentTransaction, ENGINE, followingTransactions, type Db, type Engine } from "./engine.ts";
 import { GroupCommitWriter } from "./sqlite-group-commit.ts";
+import { defineTables } from "./tables.ts";
+import { sqliteBuilders } from "./tables/builders.ts";
 import { sqliteMigrations } from "./migrations-macro.ts" with { type: "macro" };
+
+/** The tables as SQLite stores them (one build per process; every SQLite database carries them). */
+const TABLES = defineTables(sqliteBuilders);
 
 /**
  * Opens (creating if needed) `<dataDir>/herald.db` and applies pending migrations. Two connections:
@@ -27,6 +32,7 @@ export function openSqlite(dataDir: string): Db {
   const writes = new GroupCommitWriter(writer, sharedRead.end);
   const engine: Engine = {
     dialect: "sqlite",
+    tables: TABLES,
     migrated,
     transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
       return writes.run(() => currentTransaction.run(writerDb, () => work(writerDb)));

@@ -1,6 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
-import type { Dialect } from "./schema.ts";
+import type { Tables } from "./tables.ts";
+
+/** The SQL dialects Herald stores its data in. */
+export type Dialect = "sqlite" | "postgresql";
 
 /**
  * The drizzle handle every repository takes. It is typed as an async SQLite database (the shared
@@ -15,6 +18,8 @@ export const ENGINE = Symbol("herald.engine");
 /** What differs between the storage engines, behind one interface. */
 export interface Engine {
   dialect: Dialect;
+  /** Every table, built for this dialect (`tablesOf`). */
+  tables: Tables;
   /** Tags of the migrations this process applied when it opened the database (often none). */
   migrated: string[];
   /**
@@ -43,6 +48,8 @@ export const currentTransaction = new AsyncLocalStorage<Db>();
 export function followingTransactions(root: Db): Db {
   return new Proxy(root, {
     get(target, property) {
+      // The engine (and its tables) is the open transaction's too: read without looking it up.
+      if (property === ENGINE) return target[ENGINE];
       const base = activeHandle(target);
       const value = Reflect.get(base, property);
       return typeof value === "function" ? value.bind(base) : value;

@@ -2,22 +2,19 @@ import { existsSync } from "node:fs";
 import { ConfigError, type Config } from "../config.ts";
 import { storageFault, writable } from "../core/storage-problem.ts";
 import { openSqlite } from "./engine-sqlite.ts";
-import { useDialect } from "./schema.ts";
 
 export type { Db } from "./engine.ts";
 
 /**
  * Opens the configured database (PostgreSQL when HERALD_DATABASE_URL is set, else
- * `<dataDir>/herald.db`), applying pending migrations, and points the table bindings at its dialect.
+ * `<dataDir>/herald.db`), applying pending migrations. The handle carries its dialect's tables (`tablesOf`).
  */
 export async function openDatabase(config: Pick<Config, "dataDir" | "databaseUrl" | "databasePool">) {
   if (config.databaseUrl) {
-    // Loaded only here: a SQLite server never loads the PostgreSQL driver layer or schema.
-    await useDialect("postgresql");
+    // Loaded only here: a SQLite server never loads the PostgreSQL driver layer or its table builders.
     const { openPostgres } = await import("./engine-postgres.ts");
     return openPostgres(config.databaseUrl, config.databasePool);
   }
-  await useDialect("sqlite");
   // Opening writes (WAL files, migrations), and SQLite may wait on a read-only WAL without end: a
   // directory that cannot take writes is an operator's matter, said in one line before trying (a
   // running server whose directory turns read-only answers 503 instead).

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
-import { xUsage } from "../../src/db/schema.ts";
+import { xUsage } from "../helpers/tables.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { billing, deliverSigned, WEBHOOK_SECRET } from "./helpers.ts";

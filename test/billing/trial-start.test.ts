@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
 import { engineOf } from "../../src/db/engine.ts";
-import { billingInstallation } from "../../src/db/schema.ts";
+import { billingInstallation } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { createLogger } from "../../src/lib/logger.ts";

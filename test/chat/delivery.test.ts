@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { chatNotifications, destinations } from "../../src/db/schema.ts";
+import { chatNotifications, destinations } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { markDestinationForReauthorization } from "../../src/modules/chat/events.ts";
 import { CHAT_RETRY_WINDOW_MS, chatRetryDelayMs } from "../../src/modules/chat/delivery.ts";

@@ -1,5 +1,5 @@
 import { expect } from "bun:test";
-import { users } from "../../src/db/schema.ts";
+import { users } from "../helpers/tables.ts";
 import { newId } from "../../src/db/ids.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { DASHBOARD_CSP, dashboardCsp } from "../../src/http/dashboard/router.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { xUsage } from "../../src/db/schema.ts";
+import { xUsage } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { usageMonth } from "../../src/modules/posts/x-usage.ts";
 import { listInvitations } from "../../src/modules/invitations/repo.ts";

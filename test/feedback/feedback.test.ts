@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { feedback } from "../../src/db/schema.ts";
+import { feedback } from "../helpers/tables.ts";
 import { smtpTransport } from "../../src/modules/mail/transport.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { engineOf } from "../../src/db/engine.ts";
-import { posts } from "../../src/db/schema.ts";
+import { posts } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { MAX_AUTOMATIC_RETRIES } from "../../src/modules/publishing/failures.ts";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { destinations } from "../../src/db/schema.ts";
+import { destinations } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { createBlueskyAdapter } from "../../src/providers/bluesky/adapter.ts";
 import { destinationRef } from "../../src/modules/destinations/present.ts";

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { engineOf } from "../../src/db/engine.ts";
 import { newId } from "../../src/db/ids.ts";
-import { xUsage } from "../../src/db/schema.ts";
+import { xUsage } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { ProblemError } from "../../src/core/problem.ts";
 import { findPostById, insertPost, type PostRow } from "../../src/modules/posts/repo.ts";
@@ -26,7 +26,8 @@ import {
   transitionPost,
   type PostMoveRequest,
 } from "../../src/modules/posts/transition.ts";
-import { findXUsage, X_MONTHLY_LIMIT } from "../../src/modules/posts/x-usage.ts";
+import { findXUsage } from "../../src/modules/posts/repo-x-usage.ts";
+import { X_MONTHLY_LIMIT } from "../../src/modules/posts/x-usage.ts";
 import { ROOT } from "../helpers/process.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { insertXDestination, X_APP_ENV } from "./fixtures.ts";

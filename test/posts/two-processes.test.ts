@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { engineOf, type Db } from "../../src/db/engine.ts";
-import { posts as postsTable } from "../../src/db/schema.ts";
+import { posts as postsTable } from "../helpers/tables.ts";
 import {
   apiClient,
   bootstrapCli,

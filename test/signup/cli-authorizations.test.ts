@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { cliAuthorizations } from "../../src/db/schema.ts";
+import { cliAuthorizations } from "../helpers/tables.ts";
 import { sha256Hex } from "../../src/lib/crypto.ts";
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import { CLI_KEY_SCOPES } from "../../src/modules/cli-auth/service.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { sessions } from "../../src/db/schema.ts";
+import { sessions } from "../helpers/tables.ts";
 import { sha256Hex } from "../../src/lib/crypto.ts";
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import { DASHBOARD_CSP } from "../../src/http/dashboard/router.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { accounts, emailConfirmations, mailOutbox, users, workspaces } from "../../src/db/schema.ts";
+import { accounts, emailConfirmations, mailOutbox, users, workspaces } from "../helpers/tables.ts";
 import type { MailMessage } from "../../src/modules/mail/transport.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";

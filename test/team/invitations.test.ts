@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { mailOutbox, users } from "../../src/db/schema.ts";
+import { mailOutbox, users } from "../helpers/tables.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { TestBrowser } from "../signup/browser.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { apiKeys, cliAuthorizations, sessions, users } from "../../src/db/schema.ts";
+import { apiKeys, cliAuthorizations, sessions, users } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { createApiKey } from "../../src/modules/keys/service.ts";
 import { expectProblem } from "../helpers/problems.ts";

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { asc } from "drizzle-orm";
 import { newId } from "../../src/db/ids.ts";
-import { eventsOutbox } from "../../src/db/schema.ts";
+import { eventsOutbox } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { createPosts, startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
 import { count, deliveriesOf, mustCreateEndpoint, startReceiver, type Receiver } from "./helpers.ts";

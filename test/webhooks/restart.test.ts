@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { loadConfig } from "../../src/config.ts";
-import { eventsOutbox } from "../../src/db/schema.ts";
+import { eventsOutbox } from "../helpers/tables.ts";
 import { createMemoryLogger } from "../../src/lib/logger.ts";
 import { openHerald, startServer, type RunningServer } from "../../src/server.ts";
 import { createPosts, startPostsWorld, type PostsWorld } from "../posts/helpers.ts";

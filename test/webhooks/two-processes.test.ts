@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { loadConfig } from "../../src/config.ts";
 import { engineOf } from "../../src/db/engine.ts";
 import { newId } from "../../src/db/ids.ts";
-import { eventsOutbox } from "../../src/db/schema.ts";
+import { eventsOutbox } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import type { Herald } from "../../src/herald.ts";
 import { createMemoryLogger } from "../../src/lib/logger.ts";

@@ -1,34 +1,15 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import { iso } from "../../lib/clock.ts";
 import type { Herald } from "../../herald.ts";
 import type { Actor } from "../../core/actor.ts";
-import { operation, Timestamp } from "../docs.ts";
+import { operation } from "../docs.ts";
 import { resourceResponse } from "../etag.ts";
 import { notFound } from "../../core/problem.ts";
 import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
-import { ALL_SCOPES } from "../../core/scopes.ts";
 import { findAccount } from "../../modules/account/repo.ts";
 import { revokeCallingKey } from "../../modules/cli-auth/revoke.ts";
-
-const Account = t.Object(
-  {
-    id: t.String(),
-    object: t.Literal("account"),
-    name: t.String(),
-    authentication: t.Object({
-      credential_id: t.String(),
-      prefix: t.String(),
-      name: t.String(),
-      environment: t.Union([t.Literal("live"), t.Literal("test")]),
-      workspace_access_mode: t.Union([t.Literal("all"), t.Literal("selected")]),
-      scopes: t.Array(t.Union(ALL_SCOPES.map((s) => t.Literal(s)))),
-      expires_at: t.Union([Timestamp, t.Null()]),
-    }),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: "Account" },
-);
+import { Account, RevokedKey } from "./account-schemas.ts";
+import { EmptyBody } from "./common-schemas.ts";
 
 async function presentAccount(h: Herald, actor: Actor) {
   const account = await findAccount(h.db, actor.accountId);
@@ -51,40 +32,45 @@ async function presentAccount(h: Herald, actor: Actor) {
   };
 }
 
-const RevokedKey = t.Object(
-  { id: t.String(), object: t.Literal("api_key"), revoked: t.Literal(true) },
-  { title: "RevokedApiKey" },
-);
+async function getAccount(h: Herald, { actor }: { actor: Actor }) {
+  return resourceResponse(await presentAccount(h, actor));
+}
+
+async function revokeKey(h: Herald, { actor }: { actor: Actor }) {
+  return resourceResponse(await revokeCallingKey({ h, actor }));
+}
+
+const doc = {
+  account: operation({
+    scope: "authenticated",
+    summary: "Get the account and the calling credential",
+    tag: "Account",
+  }),
+  me: operation({
+    scope: "authenticated",
+    summary: "Get the calling credential's context (same as /account)",
+    tag: "Account",
+  }),
+  revoke: operation({
+    scope: "authenticated",
+    summary: "Revoke the calling API key (the CLI's logout)",
+    tag: "Account",
+    description:
+      "The key that sends this request is revoked at once: any later request with it is 401. The " +
+      "body may be omitted or `{}`.",
+  }),
+};
 
 /** The account and the calling credential's context, at `/account` and `/me`; `/me/revoke` gives the key up. */
 export function accountRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
-  const options = (summary: string) => ({
-    ...operation({ scope: "authenticated", summary, tag: "Account" }),
-    response: { 200: Account },
-  });
   return new Elysia()
     .use(rails)
-    .get(
-      "/account",
-      async ({ actor }) => resourceResponse(await presentAccount(h, actor)),
-      options("Get the account and the calling credential"),
-    )
-    .get(
-      "/me",
-      async ({ actor }) => resourceResponse(await presentAccount(h, actor)),
-      options("Get the calling credential's context (same as /account)"),
-    )
-    .post("/me/revoke", async ({ actor }) => resourceResponse(await revokeCallingKey({ h, actor })), {
-      ...operation({
-        scope: "authenticated",
-        summary: "Revoke the calling API key (the CLI's logout)",
-        tag: "Account",
-        description:
-          "The key that sends this request is revoked at once: any later request with it is 401. The " +
-          "body may be omitted or `{}`.",
-      }),
+    .get("/account", (c) => getAccount(h, c), { ...doc.account, response: { 200: Account } })
+    .get("/me", (c) => getAccount(h, c), { ...doc.me, response: { 200: Account } })
+    .post("/me/revoke", (c) => revokeKey(h, c), {
+      ...doc.revoke,
       parse: JSON_PARSER,
-      body: t.Optional(t.Object({}, { additionalProperties: false })),
+      body: EmptyBody,
       response: { 200: RevokedKey },
     });
 }

@@ -1,24 +1,14 @@
-import { Elysia, t } from "elysia";
+import type { Static } from "@sinclair/typebox";
+import { Elysia } from "elysia";
 import { iso } from "../../lib/clock.ts";
 import type { Herald } from "../../herald.ts";
-import { listingSchema, operation, Timestamp } from "../docs.ts";
+import { listingSchema, operation } from "../docs.ts";
 import { pageResponse, parsePageQuery } from "../pagination.ts";
 import type { heraldPlugin } from "../plugin.ts";
 import { listAuditRecords, type AuditRow } from "../../modules/audit/repo.ts";
-
-const AuditRecord = t.Object(
-  {
-    id: t.String(),
-    object: t.Literal("audit_record"),
-    action: t.String(),
-    credential_id: t.Union([t.String(), t.Null()]),
-    workspace_id: t.Union([t.String(), t.Null()]),
-    target: t.Object({ type: t.String(), id: t.String() }),
-    request_id: t.Union([t.String(), t.Null()]),
-    created_at: Timestamp,
-  },
-  { title: "AuditRecord" },
-);
+import { AuditRecord } from "./account-schemas.ts";
+import { PageQuery } from "./common-schemas.ts";
+import type { RouteContext } from "./context.ts";
 
 function presentAuditRecord(row: AuditRow) {
   return {
@@ -33,21 +23,25 @@ function presentAuditRecord(row: AuditRow) {
   };
 }
 
+/** One page of the records the key may see (a key of selected workspaces sees theirs). */
+async function listRecords(
+  h: Herald,
+  { actor, request, query }: RouteContext<unknown, Static<typeof PageQuery>>,
+) {
+  const scope = `audit-records:${actor.credentialId}`;
+  const page = parsePageQuery(h, query, scope);
+  const visible = actor.workspaceAccessMode === "selected" ? actor.workspaceIds : null;
+  const rows = await listAuditRecords(h.db, actor.accountId, visible, page.afterId, page.limit);
+  return pageResponse(h, request, rows, page, scope, presentAuditRecord);
+}
+
+const doc = { list: operation({ scope: "audit:read", summary: "List audit records", tag: "Account" }) };
+
 /** The audit log: who changed what, newest first. */
 export function auditRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
-  return new Elysia().use(rails).get(
-    "/audit-records",
-    async ({ actor, request, query }) => {
-      const scope = `audit-records:${actor.credentialId}`;
-      const page = parsePageQuery(h, query, scope);
-      const visible = actor.workspaceAccessMode === "selected" ? actor.workspaceIds : null;
-      const rows = await listAuditRecords(h.db, actor.accountId, visible, page.afterId, page.limit);
-      return pageResponse(h, request, rows, page, scope, presentAuditRecord);
-    },
-    {
-      ...operation({ scope: "audit:read", summary: "List audit records", tag: "Account" }),
-      query: t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()) }),
-      response: { 200: listingSchema(AuditRecord) },
-    },
-  );
+  return new Elysia().use(rails).get("/audit-records", (c) => listRecords(h, c), {
+    ...doc.list,
+    query: PageQuery,
+    response: { 200: listingSchema(AuditRecord) },
+  });
 }

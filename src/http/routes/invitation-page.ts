@@ -8,10 +8,9 @@ import {
 } from "../../modules/invitations/accept.ts";
 import { INVITATION_PAGE_PATH } from "../../modules/invitations/service.ts";
 import { closeSession, SESSION_TTL_MS } from "../../modules/sessions/service.ts";
-import { PASSWORD_MIN_LENGTH, type SignupForm } from "../../modules/signup/service.ts";
-import { html, type Markup } from "../pages/html.ts";
+import { PASSWORD_MIN_LENGTH } from "../../modules/signup/service.ts";
+import { html } from "../pages/html.ts";
 import { invitationPage } from "../pages/invitation.ts";
-import { messagePage } from "../pages/layout.ts";
 import { requestIdOf } from "../plugin.ts";
 import {
   type Browser,
@@ -24,9 +23,7 @@ import {
   redirect,
   SESSION_COOKIE,
 } from "../pages/respond.ts";
-
-const hidden = { detail: { hide: true } };
-const formPost = { ...hidden, parse: "none" as const };
+import { csrfRefused, formPost, hidden, newPersonFields, pageMessage } from "./page-kit.ts";
 
 /**
  * The hosted page of an invitation's e-mailed link, `/invitations/{token}` (outside /v1, HTML, no
@@ -34,120 +31,103 @@ const formPost = { ...hidden, parse: "none" as const };
  * password and is signed in to the inviting account.
  */
 export function invitationPageRoutes(h: Herald) {
-  const message = (browser: Browser, status: number, heading: string, paragraphs: (string | Markup)[]) =>
-    pageResponse(
-      h,
-      browser,
-      messagePage(
-        {
-          title: heading,
-          signedIn: browser.session ? { email: browser.session.email, csrf: csrfOf(h, browser) } : null,
-        },
-        { heading, paragraphs },
-      ),
-      { status },
-    );
-
-  const form = (
-    browser: Browser,
-    token: string,
-    link: Extract<InvitationLink, { kind: "open" }>,
-    name: string,
-    errors: Extract<AcceptOutcome, { kind: "invalid" }>["errors"],
-    status = 200,
-  ) =>
-    pageResponse(
-      h,
-      browser,
-      invitationPage({
-        csrf: csrfOf(h, browser),
-        action: `${INVITATION_PAGE_PATH}/${token}`,
-        email: link.invitation.email,
-        accountName: link.accountName,
-        role: link.invitation.role,
-        name,
-        passwordMin: PASSWORD_MIN_LENGTH,
-        errors,
-      }),
-      { status },
-    );
-
-  /** Every way a link cannot be used, as a page that says what to do instead. */
-  const closed = (browser: Browser, kind: Exclude<AcceptOutcome["kind"], "open" | "invalid" | "done">) => {
-    switch (kind) {
-      case "unknown":
-        return message(browser, 404, "This invitation link is not valid", [
-          "Check that the whole link was copied from the e-mail. A link stops working when the " +
-            "invitation is sent again: use the newest e-mail.",
-        ]);
-      case "revoked":
-        return message(browser, 410, "This invitation was withdrawn", [
-          "Ask the person who invited you to send a new one.",
-        ]);
-      case "accepted":
-        return message(browser, 410, "This invitation was already accepted", [
-          html`The account is ready: <a href="/login">sign in</a>.`,
-        ]);
-      case "expired":
-        return message(browser, 410, "This invitation has expired", [
-          "Invitations work for seven days. Ask the person who invited you to send it again.",
-        ]);
-      case "member":
-        return message(browser, 409, "You are already a member of this account", [
-          html`<a href="/login">Sign in</a> with this address.`,
-        ]);
-      case "other_account":
-        return message(browser, 409, "This address already has a Herald account", [
-          "On Herald a person belongs to one account, and this address is in another one already. " +
-            "Ask to be invited at another address, or ask that account's owner to remove you first.",
-          html`<a href="/login">Sign in</a> to the account you have.`,
-        ]);
-    }
-  };
-
   return new Elysia()
-    .get(
-      `${INVITATION_PAGE_PATH}/:token`,
-      async ({ request, params }) => {
-        const browser = await browserOf(h, request);
-        const link = await inspectInvitationLink(h, params.token);
-        if (link.kind !== "open") return closed(browser, link.kind);
-        return form(browser, params.token, link, "", {});
-      },
-      hidden,
-    )
-    .post(
-      `${INVITATION_PAGE_PATH}/:token`,
-      async ({ request, params }) => {
-        const browser = await browserOf(h, request);
-        const posted = await readForm(request);
-        if (!formFromThisBrowser(h, browser, posted))
-          return message(browser, 403, "This form cannot be used", [
-            "It has expired, or it was not sent from Herald's own page. " +
-              "Go back, reload the page and try again.",
-          ]);
-        const fields: SignupForm = {
-          name: posted.get("name") ?? "",
-          password: posted.get("password") ?? "",
-          password_confirmation: posted.get("password_confirmation") ?? "",
-        };
-        const outcome = await acceptInvitation(h, {
-          token: params.token,
-          form: fields,
-          requestId: requestIdOf(request),
-        });
-        if (outcome.kind === "invalid") {
-          const link = await inspectInvitationLink(h, params.token);
-          if (link.kind !== "open") return closed(browser, link.kind);
-          return form(browser, params.token, link, fields.name, outcome.errors, 400);
-        }
-        if (outcome.kind !== "done") return closed(browser, outcome.kind);
-        // A browser signs in as one person at a time: an earlier session ends here.
-        if (browser.session) await closeSession(h, browser.session.id);
-        return redirect(h, browser, "/dashboard", [
-          cookie(h, SESSION_COOKIE, outcome.session.token, SESSION_TTL_MS / 1000),
-        ]);
-      },
-      formPost,
-    );
+    .get(`${INVITATION_PAGE_PATH}/:token`, (c) => showInvitation(h, c), hidden)
+    .post(`${INVITATION_PAGE_PATH}/:token`, (c) => acceptInvitationForm(h, c), formPost);
+}
+
+type TokenPage = { request: Request; params: { token: string } };
+
+async function showInvitation(h: Herald, { request, params }: TokenPage) {
+  const browser = await browserOf(h, request);
+  const link = await inspectInvitationLink(h, params.token);
+  if (link.kind !== "open") return closed(h, browser, link.kind);
+  return form(h, browser, params.token, link, "", {});
+}
+
+async function acceptInvitationForm(h: Herald, { request, params }: TokenPage) {
+  const browser = await browserOf(h, request);
+  const posted = await readForm(request);
+  if (!formFromThisBrowser(h, browser, posted)) return csrfRefused(h, browser);
+  const fields = newPersonFields(posted);
+  const outcome = await acceptInvitation(h, {
+    token: params.token,
+    form: fields,
+    requestId: requestIdOf(request),
+  });
+  if (outcome.kind === "invalid") {
+    const link = await inspectInvitationLink(h, params.token);
+    if (link.kind !== "open") return closed(h, browser, link.kind);
+    return form(h, browser, params.token, link, fields.name, outcome.errors, 400);
+  }
+  if (outcome.kind !== "done") return closed(h, browser, outcome.kind);
+  // A browser signs in as one person at a time: an earlier session ends here.
+  if (browser.session) await closeSession(h, browser.session.id);
+  return redirect(h, browser, "/dashboard", [
+    cookie(h, SESSION_COOKIE, outcome.session.token, SESSION_TTL_MS / 1000),
+  ]);
+}
+
+/** The form of an open invitation, with what was typed and its errors. */
+function form(
+  h: Herald,
+  browser: Browser,
+  token: string,
+  link: Extract<InvitationLink, { kind: "open" }>,
+  name: string,
+  errors: Extract<AcceptOutcome, { kind: "invalid" }>["errors"],
+  status = 200,
+) {
+  return pageResponse(
+    h,
+    browser,
+    invitationPage({
+      csrf: csrfOf(h, browser),
+      action: `${INVITATION_PAGE_PATH}/${token}`,
+      email: link.invitation.email,
+      accountName: link.accountName,
+      role: link.invitation.role,
+      name,
+      passwordMin: PASSWORD_MIN_LENGTH,
+      errors,
+    }),
+    { status },
+  );
+}
+
+/** Every way a link cannot be used, as a page that says what to do instead. */
+function closed(
+  h: Herald,
+  browser: Browser,
+  kind: Exclude<AcceptOutcome["kind"], "open" | "invalid" | "done">,
+) {
+  switch (kind) {
+    case "unknown":
+      return pageMessage(h, browser, 404, "This invitation link is not valid", [
+        "Check that the whole link was copied from the e-mail. A link stops working when the " +
+          "invitation is sent again: use the newest e-mail.",
+      ]);
+    case "revoked":
+      return pageMessage(h, browser, 410, "This invitation was withdrawn", [
+        "Ask the person who invited you to send a new one.",
+      ]);
+    case "accepted":
+      return pageMessage(h, browser, 410, "This invitation was already accepted", [
+        html`The account is ready: <a href="/login">sign in</a>.`,
+      ]);
+    case "expired":
+      return pageMessage(h, browser, 410, "This invitation has expired", [
+        "Invitations work for seven days. Ask the person who invited you to send it again.",
+      ]);
+    case "member":
+      return pageMessage(h, browser, 409, "You are already a member of this account", [
+        html`<a href="/login">Sign in</a> with this address.`,
+      ]);
+    case "other_account":
+      return pageMessage(h, browser, 409, "This address already has a Herald account", [
+        "On Herald a person belongs to one account, and this address is in another one already. " +
+          "Ask to be invited at another address, or ask that account's owner to remove you first.",
+        html`<a href="/login">Sign in</a> to the account you have.`,
+      ]);
+  }
 }

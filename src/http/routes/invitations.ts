@@ -1,6 +1,7 @@
-import { Elysia, t } from "elysia";
+import type { Static } from "@sinclair/typebox";
+import { Elysia } from "elysia";
 import type { Herald } from "../../herald.ts";
-import { listingSchema, operation, Timestamp } from "../docs.ts";
+import { listingSchema, operation } from "../docs.ts";
 import { resourceResponse } from "../etag.ts";
 import { pageResponse, parsePageQuery } from "../pagination.ts";
 import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
@@ -13,129 +14,110 @@ import {
   resendInvitation,
   revokeInvitation,
 } from "../../modules/invitations/service.ts";
+import { EmptyBody, PageQuery } from "./common-schemas.ts";
+import type { RouteContext } from "./context.ts";
+import { Invitation, InvitationParams, InviteBody, RevokedInvitation } from "./team-schemas.ts";
 
-const Role = t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]);
+type InvitationContext = RouteContext<
+  Static<typeof EmptyBody> | null,
+  unknown,
+  Static<typeof InvitationParams>
+>;
 
-const Invitation = t.Object(
-  {
-    id: t.String({ pattern: "^[0-9]+$" }),
-    object: t.Literal("account_invitation"),
-    email: t.String(),
-    role: Role,
-    status: t.Union([t.Literal("pending"), t.Literal("expired")]),
-    created_at: Timestamp,
-    expires_at: Timestamp,
-    delivery: t.Object({ status: t.String(), requested_at: Timestamp }),
-  },
-  { title: "AccountInvitation" },
-);
+/** POST: the key is required (an e-mail goes out). */
+function invite(h: Herald, { actor, request, body }: RouteContext<Static<typeof InviteBody>>) {
+  return runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () => {
+    const invitation = await inviteToAccount({ h, actor, email: body.email, role: body.role });
+    return resourceResponse(presentInvitation(invitation, h.clock.now()), 201);
+  });
+}
 
-const RevokedInvitation = t.Object(
-  {
-    id: t.String({ pattern: "^[0-9]+$" }),
-    object: t.Literal("account_invitation"),
-    email: t.String(),
-    revoked: t.Literal(true),
-  },
-  { title: "RevokedAccountInvitation" },
-);
+async function listInvitations(
+  h: Herald,
+  { actor, request, query }: RouteContext<unknown, Static<typeof PageQuery>>,
+) {
+  const scope = `account-invitations:${actor.credentialId}`;
+  const page = parsePageQuery(h, query, scope);
+  const afterId = page.afterId === null ? null : Number(page.afterId);
+  const rows = await listInvitationsPage(h.db, actor.accountId, afterId, page.limit);
+  const now = h.clock.now();
+  const keyed = rows.map((row) => ({ ...row, id: String(row.id), row }));
+  return pageResponse(h, request, keyed, page, scope, (r) => presentInvitation(r.row, now));
+}
 
-const InvitationParams = t.Object({ invitation_id: t.String() });
-// The bodies of resend and revoke carry nothing; `{}` or no body at all.
-const EmptyBody = t.Optional(t.Object({}, { additionalProperties: false }));
+function resend(h: Herald, { actor, request, params, body }: InvitationContext) {
+  return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
+    const id = invitationIdOf(params.invitation_id);
+    const invitation = await resendInvitation({ h, actor, id });
+    return resourceResponse(presentInvitation(invitation, h.clock.now()));
+  });
+}
+
+function revoke(h: Herald, { actor, request, params, body }: InvitationContext) {
+  return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
+    const id = invitationIdOf(params.invitation_id);
+    return resourceResponse(await revokeInvitation({ h, actor, id }));
+  });
+}
+
 const tag = "Team";
+const doc = {
+  invite: operation({
+    scope: "team:write",
+    summary: "Invite someone to the account (sends an e-mail)",
+    tag: "Account",
+    idempotency: "required",
+    description:
+      "`role` defaults to `member`; `admin` or `owner` need a credential holding every scope of that role.",
+  }),
+  list: operation({
+    scope: "team:read",
+    summary: "List invitations not yet accepted or revoked (pending or expired)",
+    tag,
+  }),
+  resend: operation({
+    scope: "team:write",
+    summary: "Send an invitation again: a new e-mail, a new link and a new expiry",
+    tag,
+    errors: [404],
+    idempotency: "optional",
+  }),
+  revoke: operation({
+    scope: "team:write",
+    summary: "Revoke an invitation (its link stops working)",
+    tag,
+    errors: [404],
+    idempotency: "optional",
+  }),
+};
 
 /** Invitations to the account: create, list, resend, revoke. */
 export function invitationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia()
     .use(rails)
-    .post(
-      "/account/invitations",
-      ({ actor, request, body }) =>
-        runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () => {
-          const invitation = await inviteToAccount({ h, actor, email: body.email, role: body.role });
-          return resourceResponse(presentInvitation(invitation, h.clock.now()), 201);
-        }),
-      {
-        ...operation({
-          scope: "team:write",
-          summary: "Invite someone to the account (sends an e-mail)",
-          tag: "Account",
-          idempotency: "required",
-          description:
-            "`role` defaults to `member`; `admin` or `owner` need a credential holding every scope " +
-            "of that role.",
-        }),
-        parse: JSON_PARSER,
-        body: t.Object(
-          { email: t.String({ format: "email", maxLength: 254 }), role: t.Optional(Role) },
-          { additionalProperties: false },
-        ),
-        response: { 201: Invitation },
-      },
-    )
-    .get(
-      "/account/invitations",
-      async ({ actor, request, query }) => {
-        const scope = `account-invitations:${actor.credentialId}`;
-        const page = parsePageQuery(h, query, scope);
-        const afterId = page.afterId === null ? null : Number(page.afterId);
-        const rows = await listInvitationsPage(h.db, actor.accountId, afterId, page.limit);
-        const now = h.clock.now();
-        const keyed = rows.map((row) => ({ ...row, id: String(row.id), row }));
-        return pageResponse(h, request, keyed, page, scope, (r) => presentInvitation(r.row, now));
-      },
-      {
-        ...operation({
-          scope: "team:read",
-          summary: "List invitations not yet accepted or revoked (pending or expired)",
-          tag,
-        }),
-        query: t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()) }),
-        response: { 200: listingSchema(Invitation) },
-      },
-    )
-    .post(
-      "/account/invitations/:invitation_id/resend",
-      ({ actor, request, params, body }) =>
-        runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
-          const id = invitationIdOf(params.invitation_id);
-          const invitation = await resendInvitation({ h, actor, id });
-          return resourceResponse(presentInvitation(invitation, h.clock.now()));
-        }),
-      {
-        ...operation({
-          scope: "team:write",
-          summary: "Send an invitation again: a new e-mail, a new link and a new expiry",
-          tag,
-          errors: [404],
-          idempotency: "optional",
-        }),
-        parse: JSON_PARSER,
-        params: InvitationParams,
-        body: EmptyBody,
-        response: { 200: Invitation },
-      },
-    )
-    .post(
-      "/account/invitations/:invitation_id/revoke",
-      ({ actor, request, params, body }) =>
-        runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
-          const id = invitationIdOf(params.invitation_id);
-          return resourceResponse(await revokeInvitation({ h, actor, id }));
-        }),
-      {
-        ...operation({
-          scope: "team:write",
-          summary: "Revoke an invitation (its link stops working)",
-          tag,
-          errors: [404],
-          idempotency: "optional",
-        }),
-        parse: JSON_PARSER,
-        params: InvitationParams,
-        body: EmptyBody,
-        response: { 200: RevokedInvitation },
-      },
-    );
+    .post("/account/invitations", (c) => invite(h, c), {
+      ...doc.invite,
+      parse: JSON_PARSER,
+      body: InviteBody,
+      response: { 201: Invitation },
+    })
+    .get("/account/invitations", (c) => listInvitations(h, c), {
+      ...doc.list,
+      query: PageQuery,
+      response: { 200: listingSchema(Invitation) },
+    })
+    .post("/account/invitations/:invitation_id/resend", (c) => resend(h, c), {
+      ...doc.resend,
+      parse: JSON_PARSER,
+      params: InvitationParams,
+      body: EmptyBody,
+      response: { 200: Invitation },
+    })
+    .post("/account/invitations/:invitation_id/revoke", (c) => revoke(h, c), {
+      ...doc.revoke,
+      parse: JSON_PARSER,
+      params: InvitationParams,
+      body: EmptyBody,
+      response: { 200: RevokedInvitation },
+    });
 }

@@ -1,12 +1,11 @@
 import { Type, type TRecord, type TString, type TUnknown } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
+import { Closed, Deleted, Nullable } from "./common-schemas.ts";
 import { validationSchema } from "../../providers/options.ts";
 import { NETWORK_RULES } from "../../providers/registry.ts";
 import { CHANNELS } from "../../providers/types.ts";
 import { POST_STATES } from "../../modules/posts/states.ts";
-
-const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
 
 /** A channel value. */
 export const Channel = t.Union(CHANNELS.map((c) => t.Literal(c)));
@@ -194,4 +193,103 @@ export const ListPostsQuery = t.Object({
   include: t.Optional(t.Literal("attempts")),
   limit: t.Optional(t.String()),
   after: t.Optional(t.String()),
+});
+
+export const PostParams = t.Object({ workspace_id: t.String(), post_id: t.String() });
+
+/** Query of GET one post. */
+export const GetPostQuery = t.Object({ include: t.Optional(t.Literal("attempts")) });
+
+/** The answer of POST /posts/validate. */
+export const PostValidation = t.Object({
+  object: t.Literal("post_validation"),
+  valid: t.Boolean(),
+  errors: t.Array(
+    t.Object({
+      pointer: t.String(),
+      code: t.String(),
+      detail: t.String(),
+      channel: t.Union([t.String(), t.Null()]),
+    }),
+  ),
+});
+
+/** Body of POST /posts/publish: the drafts (with their versions) and when they go out. */
+export const PublishDraftsBody = Closed({
+  confirmed: t.Optional(t.Boolean()),
+  when: t.String({ minLength: 1, maxLength: 64 }),
+  time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+  posts: t.Array(
+    Closed({
+      id: t.String({ minLength: 1 }),
+      version: Type.Integer({ minimum: 1 }),
+      destination_id: t.String({ minLength: 1, maxLength: 200 }),
+    }),
+    { minItems: 1, maxItems: 100 },
+  ),
+});
+
+/** Body of POST /posts/move: queued posts (as the caller last saw them) and the date to move them to. */
+export const MovePostsBody = Closed({
+  confirmed: t.Optional(t.Boolean()),
+  local_date: t.String({ minLength: 10, maxLength: 10 }),
+  posts: t.Array(
+    Closed({
+      id: t.String({ minLength: 1 }),
+      expected_scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
+    }),
+    { minItems: 1, maxItems: 100 },
+  ),
+});
+
+/** Body of PATCH one draft: its body, its assets or both. */
+export const PatchDraftBody = Closed(
+  {
+    body: t.Optional(t.Array(t.String({ maxLength: 100_000 }), { minItems: 1, maxItems: 100 })),
+    asset_items: t.Optional(
+      t.Array(
+        Closed({
+          asset_id: t.String({ minLength: 1, maxLength: 200 }),
+          item_index: Type.Integer({ minimum: 0, maximum: 99 }),
+        }),
+        { maxItems: 100 },
+      ),
+    ),
+  },
+  { minProperties: 1 },
+);
+
+/** The answer of DELETE one draft. */
+export const DeletedPost = Deleted("post");
+
+/** Body of cancel. */
+export const CancelPostBody = Closed({ confirmed: t.Optional(t.Boolean()) });
+
+/** Body of retry. */
+export const RetryPostBody = Closed({
+  confirmed: t.Optional(t.Boolean()),
+  acknowledge_duplicate_risk: t.Optional(t.Boolean()),
+});
+
+/** Body of reschedule. */
+export const ReschedulePostBody = Closed({
+  confirmed: t.Optional(t.Boolean()),
+  scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
+  time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+  acknowledge_duplicate_risk: t.Optional(
+    t.Boolean({
+      description: "Needed when the post's last outcome is unknown (retry_safety unsafe), as for retry.",
+    }),
+  ),
+});
+
+/** Body of PUT /queue: every posting window of the workspace. */
+export const PutQueueBody = Closed({
+  windows: t.Array(
+    Closed({
+      weekday: Type.Integer({ minimum: 1, maximum: 7 }),
+      local_time: t.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$" }),
+    }),
+    { maxItems: 500 },
+  ),
 });

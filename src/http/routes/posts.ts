@@ -1,11 +1,10 @@
-import { Type } from "@sinclair/typebox";
-import { Elysia, t } from "elysia";
+import type { Static } from "@sinclair/typebox";
+import { Elysia } from "elysia";
 import type { Herald } from "../../herald.ts";
 import type { Actor } from "../../core/actor.ts";
 import { listingSchema, operation } from "../docs.ts";
 import { resourceResponse } from "../etag.ts";
 import { pageResponse, parsePageQuery } from "../pagination.ts";
-import { invalid } from "../../core/problem.ts";
 import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
 import { runIdempotent } from "../../modules/idempotency/service.ts";
 import {
@@ -19,17 +18,34 @@ import {
   retryPost,
 } from "../../modules/posts/actions.ts";
 import { createPosts, validatePosts } from "../../modules/posts/create.ts";
+import { postListingFilter } from "../../modules/posts/listing.ts";
 import { postEtag, presentPosts } from "../../modules/posts/present.ts";
-import { listQueueWindows, putQueueWindows } from "../../modules/posts/queue.ts";
+import { putQueueWindows } from "../../modules/posts/queue.ts";
+import { listQueueWindows } from "../../modules/posts/repo-queue.ts";
 import { listPosts, type PostRow } from "../../modules/posts/repo.ts";
-import { parseWhen } from "../../modules/posts/rules.ts";
-import { CreatePostsBody, ListPostsQuery, Post, PostSet, Queue } from "./posts-schemas.ts";
-import { isTerminal, isActionRequired, VIEWS, type PostState } from "../../modules/posts/states.ts";
+import { isTerminal, isActionRequired, type PostState } from "../../modules/posts/states.ts";
+import { workspaceOf, type RouteContext } from "./context.ts";
+import {
+  CancelPostBody,
+  CreatePostsBody,
+  DeletedPost,
+  GetPostQuery,
+  ListPostsQuery,
+  MovePostsBody,
+  PatchDraftBody,
+  Post,
+  PostParams,
+  PostSet,
+  PostValidation,
+  PublishDraftsBody,
+  PutQueueBody,
+  Queue,
+  ReschedulePostBody,
+  RetryPostBody,
+} from "./posts-schemas.ts";
+import { WorkspaceParams } from "./common-schemas.ts";
 
-const WorkspaceParams = t.Object({ workspace_id: t.String() });
-const PostParams = t.Object({ workspace_id: t.String(), post_id: t.String() });
-const Confirmed = t.Object({ confirmed: t.Optional(t.Boolean()) }, { additionalProperties: false });
-const tag = "Posts";
+type PostContext<Body = unknown, Query = unknown> = RouteContext<Body, Query, Static<typeof PostParams>>;
 
 /** A post response with its ETag. */
 async function postResponse(
@@ -66,9 +82,118 @@ async function postSetResponse(
   });
 }
 
-/** The handler of a verb on one post (cancel, retry, reschedule): run idempotently, answer the post. */
+/** POST /posts: runs idempotently; the key is required unless the posts are drafts. */
+function createPostSet(h: Herald, c: RouteContext<Static<typeof CreatePostsBody>>) {
+  const { actor, request, body } = c;
+  return runIdempotent(
+    h,
+    { accountId: actor.accountId, request, body, required: body.when !== "draft", atomic: true },
+    async () => {
+      const result = await createPosts({ h, actor, workspace: workspaceOf(c), input: body });
+      return postSetResponse(h, body.group, result.rows, result.immediate);
+    },
+  );
+}
+
+/** GET /posts: one page of the filtered listing; the cursor is bound to the filter and the caller. */
+async function listPostPage(h: Herald, c: RouteContext<unknown, Static<typeof ListPostsQuery>>) {
+  const { actor, request, query } = c;
+  const workspace = workspaceOf(c);
+  const filter = postListingFilter(query);
+  const scope = `posts:${workspace.id}:${actor.credentialId}:${JSON.stringify({ ...query, limit: undefined, after: undefined, include: undefined })}`;
+  const page = parsePageQuery(h, query, scope);
+  const rows = await listPosts(h.db, workspace.id, filter, page.afterId, page.limit);
+  const presented = new Map(
+    (await presentPosts(h.db, rows, { includeAttempts: query.include === "attempts" })).map((p) => [
+      p.id as string,
+      p,
+    ]),
+  );
+  return pageResponse(h, request, rows, page, scope, (row) => presented.get(row.id));
+}
+
+/** POST /posts/validate: the Create Post checks, nothing stored. */
+async function validatePostSet(h: Herald, c: RouteContext<Static<typeof CreatePostsBody>>) {
+  return await validatePosts({ h, actor: c.actor, workspace: workspaceOf(c), input: c.body });
+}
+
+/** POST /posts/publish: the key is required (drafts go out). */
+function publishDraftSet(h: Herald, c: RouteContext<Static<typeof PublishDraftsBody>>) {
+  const { actor, request, body } = c;
+  return runIdempotent(
+    h,
+    { accountId: actor.accountId, request, body, required: true, atomic: true },
+    async () => {
+      const result = await publishDrafts({ h, actor, workspace: workspaceOf(c), input: body });
+      return postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
+    },
+  );
+}
+
+/** POST /posts/move: answers the moved posts as a post set (200). */
+function movePostSet(h: Herald, c: RouteContext<Static<typeof MovePostsBody>>) {
+  const { actor, request, body } = c;
+  return runIdempotent(
+    h,
+    { accountId: actor.accountId, request, body, required: false, atomic: true },
+    async () => {
+      const rows = await movePostsInQueue({ h, actor, workspace: workspaceOf(c), input: body });
+      return new Response(
+        JSON.stringify({
+          object: "post_set",
+          group: rows[0]?.groupKey ?? "",
+          posts: await presentPosts(h.db, rows, { includeAttempts: false }),
+        }),
+        { headers: { "content-type": "application/json" } },
+      );
+    },
+  );
+}
+
+/** GET one post, with its attempts when asked. */
+async function getPost(h: Herald, c: PostContext<unknown, Static<typeof GetPostQuery>>) {
+  const { params, query } = c;
+  const row = await requirePost(h.db, params.workspace_id, params.post_id);
+  return postResponse(h, row, query.include === "attempts");
+}
+
+/** PATCH one draft under If-Match. */
+async function patchPost(h: Herald, c: PostContext<Static<typeof PatchDraftBody>>) {
+  const { actor, params, body, request } = c;
+  const row = await patchDraft({
+    h,
+    actor,
+    workspaceId: params.workspace_id,
+    id: params.post_id,
+    input: body,
+    ifMatch: request.headers.get("if-match"),
+  });
+  return postResponse(h, row);
+}
+
+/** DELETE one draft under If-Match; the key is required. */
+function deletePost(h: Herald, c: PostContext) {
+  const { actor, params, request } = c;
+  return runIdempotent(
+    h,
+    { accountId: actor.accountId, request, body: null, required: true, atomic: true },
+    async () => {
+      const post = await deleteDraft({
+        h,
+        actor,
+        workspaceId: params.workspace_id,
+        id: params.post_id,
+        ifMatch: request.headers.get("if-match"),
+      });
+      return new Response(JSON.stringify({ id: post.id, object: "post", deleted: true }), {
+        headers: { "content-type": "application/json" },
+      });
+    },
+  );
+}
+
+/** A verb on one post (cancel, retry, reschedule): run idempotently, answer the post. */
 function onePostVerb<Input>(
-  h: Herald,
   verb: (args: {
     h: Herald;
     actor: Actor;
@@ -77,444 +202,40 @@ function onePostVerb<Input>(
     input: Input;
   }) => Promise<PostRow>,
 ) {
-  return (c: {
-    actor: Actor;
-    params: { workspace_id: string; post_id: string };
-    body: Input;
-    request: Request;
-  }) =>
-    runIdempotent(
+  return (h: Herald, c: PostContext<Input>) => {
+    const { actor, params, body, request } = c;
+    return runIdempotent(
       h,
-      { accountId: c.actor.accountId, request: c.request, body: c.body, required: false, atomic: true },
+      { accountId: actor.accountId, request, body, required: false, atomic: true },
       async () =>
         postResponse(
           h,
-          await verb({
-            h,
-            actor: c.actor,
-            workspaceId: c.params.workspace_id,
-            id: c.params.post_id,
-            input: c.body,
-          }),
+          await verb({ h, actor, workspaceId: params.workspace_id, id: params.post_id, input: body }),
         ),
     );
+  };
 }
 
-function timeFilter(value: string | undefined, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = parseWhen(value);
-  if (!parsed || parsed.mode !== "exact")
-    throw invalid(`/${name}`, "must be an ISO 8601 time with a UTC offset", name);
-  return parsed.at;
+const cancelOnePost = onePostVerb(cancelPost);
+const retryOnePost = onePostVerb(retryPost);
+const rescheduleOnePost = onePostVerb(reschedulePost);
+
+/** GET /queue. */
+async function getQueue(h: Herald, c: RouteContext) {
+  const workspace = workspaceOf(c);
+  return resourceResponse(presentQueue(workspace.timeZone, await listQueueWindows(h.db, workspace.id)));
 }
 
-/**
- * Posts: create (draft, now, exact, queue), list, get, edit and delete drafts, publish, move, cancel,
- * retry, reschedule, queue windows.
- */
-export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
-  return new Elysia({ prefix: "/workspaces/:workspace_id" })
-    .use(rails)
-    .post(
-      "/posts",
-      async ({ actor, workspace: ws, request, body }) => {
-        const workspace = ws!;
-        return runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body, required: body.when !== "draft", atomic: true },
-          async () => {
-            const result = await createPosts({ h, actor, workspace, input: body });
-            return postSetResponse(h, body.group, result.rows, result.immediate);
-          },
-        );
-      },
-      {
-        ...operation({
-          scope: "posts:write",
-          summary: "Create posts: drafts, published now, at a time, or in the queue",
-          tag,
-          errors: [402, 404, 409, 422],
-          idempotency: "optional",
-          description:
-            "Idempotency-Key is required to publish or schedule, optional for drafts. 202 with " +
-            "Retry-After while provider work is active.",
-        }),
-        parse: JSON_PARSER,
-        params: WorkspaceParams,
-        body: CreatePostsBody,
-        response: { 201: PostSet, 202: PostSet },
-      },
-    )
-    .get(
-      "/posts",
-      async ({ actor, workspace: ws, request, query }) => {
-        const workspace = ws!;
-        const filter = {
-          states: query.state ? [query.state as PostState] : VIEWS[query.view ?? "all"]!,
-          channel: query.channel,
-          group: query.group,
-          destinationId: query.destination_id,
-          createdAfter: timeFilter(query.created_after, "created_after"),
-          scheduledBefore: timeFilter(query.scheduled_before, "scheduled_before"),
-        };
-        if (
-          query.state &&
-          query.view &&
-          query.view !== "all" &&
-          !VIEWS[query.view]!.includes(query.state as PostState)
-        ) {
-          throw invalid("/state", `is not part of view ${query.view}`, "state");
-        }
-        const scope = `posts:${workspace.id}:${actor.credentialId}:${JSON.stringify({ ...query, limit: undefined, after: undefined, include: undefined })}`;
-        const page = parsePageQuery(h, query, scope);
-        const rows = await listPosts(h.db, workspace.id, filter, page.afterId, page.limit);
-        const presented = new Map(
-          (await presentPosts(h.db, rows, { includeAttempts: query.include === "attempts" })).map((p) => [
-            p.id as string,
-            p,
-          ]),
-        );
-        return pageResponse(h, request, rows, page, scope, (row) => presented.get(row.id));
-      },
-      {
-        ...operation({
-          scope: "posts:read",
-          summary: "List posts (views, filters, include=attempts)",
-          tag,
-          errors: [404],
-        }),
-        params: WorkspaceParams,
-        query: ListPostsQuery,
-        response: { 200: listingSchema(Post) },
-      },
-    )
-    .post(
-      "/posts/validate",
-      async ({ actor, workspace, body }) =>
-        await validatePosts({ h, actor, workspace: workspace!, input: body }),
-      {
-        ...operation({
-          scope: "posts:read",
-          summary: "Check a Create Post request without storing anything",
-          tag,
-          errors: [404],
-        }),
-        parse: JSON_PARSER,
-        params: WorkspaceParams,
-        body: CreatePostsBody,
-        response: {
-          200: t.Object({
-            object: t.Literal("post_validation"),
-            valid: t.Boolean(),
-            errors: t.Array(
-              t.Object({
-                pointer: t.String(),
-                code: t.String(),
-                detail: t.String(),
-                channel: t.Union([t.String(), t.Null()]),
-              }),
-            ),
-          }),
-        },
-      },
-    )
-    .post(
-      "/posts/publish",
-      async ({ actor, workspace: ws, request, body }) => {
-        const workspace = ws!;
-        return runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body, required: true, atomic: true },
-          async () => {
-            const result = await publishDrafts({ h, actor, workspace, input: body });
-            return postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
-          },
-        );
-      },
-      {
-        ...operation({
-          scope: "posts:write",
-          summary: "Publish or schedule drafts",
-          tag,
-          errors: [402, 404, 409, 422],
-          idempotency: "required",
-        }),
-        parse: JSON_PARSER,
-        params: WorkspaceParams,
-        body: t.Object(
-          {
-            confirmed: t.Optional(t.Boolean()),
-            when: t.String({ minLength: 1, maxLength: 64 }),
-            time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-            posts: t.Array(
-              t.Object(
-                {
-                  id: t.String({ minLength: 1 }),
-                  version: Type.Integer({ minimum: 1 }),
-                  destination_id: t.String({ minLength: 1, maxLength: 200 }),
-                },
-                { additionalProperties: false },
-              ),
-              { minItems: 1, maxItems: 100 },
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: PostSet, 202: PostSet },
-      },
-    )
-    .post(
-      "/posts/move",
-      async ({ actor, workspace: ws, request, body }) => {
-        const workspace = ws!;
-        return runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body, required: false, atomic: true },
-          async () => {
-            const rows = await movePostsInQueue({ h, actor, workspace, input: body });
-            return new Response(
-              JSON.stringify({
-                object: "post_set",
-                group: rows[0]?.groupKey ?? "",
-                posts: await presentPosts(h.db, rows, { includeAttempts: false }),
-              }),
-              { headers: { "content-type": "application/json" } },
-            );
-          },
-        );
-      },
-      {
-        ...operation({
-          scope: "posts:write",
-          summary: "Move queued posts to a window on another date",
-          tag,
-          errors: [404, 409, 422],
-          idempotency: "optional",
-        }),
-        parse: JSON_PARSER,
-        params: WorkspaceParams,
-        body: t.Object(
-          {
-            confirmed: t.Optional(t.Boolean()),
-            local_date: t.String({ minLength: 10, maxLength: 10 }),
-            posts: t.Array(
-              t.Object(
-                {
-                  id: t.String({ minLength: 1 }),
-                  expected_scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
-                },
-                { additionalProperties: false },
-              ),
-              { minItems: 1, maxItems: 100 },
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: PostSet },
-      },
-    )
-    .get(
-      "/posts/:post_id",
-      async ({ params, query }) => {
-        return postResponse(
-          h,
-          await requirePost(h.db, params.workspace_id, params.post_id),
-          query.include === "attempts",
-        );
-      },
-      {
-        ...operation({ scope: "posts:read", summary: "Get a post", tag, errors: [404] }),
-        params: PostParams,
-        query: t.Object({ include: t.Optional(t.Literal("attempts")) }),
-        response: { 200: Post },
-      },
-    )
-    .patch(
-      "/posts/:post_id",
-      async ({ actor, params, body, request }) => {
-        return postResponse(
-          h,
-          await patchDraft({
-            h,
-            actor,
-            workspaceId: params.workspace_id,
-            id: params.post_id,
-            input: body,
-            ifMatch: request.headers.get("if-match"),
-          }),
-        );
-      },
-      {
-        ...operation({
-          scope: "posts:write",
-          summary: "Edit a draft's body or assets",
-          tag,
-          errors: [404, 409, 422],
-          ifMatch: "required",
-        }),
-        parse: JSON_PARSER,
-        params: PostParams,
-        body: t.Object(
-          {
-            body: t.Optional(t.Array(t.String({ maxLength: 100_000 }), { minItems: 1, maxItems: 100 })),
-            asset_items: t.Optional(
-              t.Array(
-                t.Object(
-                  {
-                    asset_id: t.String({ minLength: 1, maxLength: 200 }),
-                    item_index: Type.Integer({ minimum: 0, maximum: 99 }),
-                  },
-                  { additionalProperties: false },
-                ),
-                { maxItems: 100 },
-              ),
-            ),
-          },
-          { additionalProperties: false, minProperties: 1 },
-        ),
-        response: { 200: Post },
-      },
-    )
-    .delete(
-      "/posts/:post_id",
-      async ({ actor, params, request }) => {
-        return runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body: null, required: true, atomic: true },
-          async () => {
-            const post = await deleteDraft({
-              h,
-              actor,
-              workspaceId: params.workspace_id,
-              id: params.post_id,
-              ifMatch: request.headers.get("if-match"),
-            });
-            return new Response(JSON.stringify({ id: post.id, object: "post", deleted: true }), {
-              headers: { "content-type": "application/json" },
-            });
-          },
-        );
-      },
-      {
-        ...operation({
-          scope: "posts:write",
-          summary: "Delete a draft",
-          tag,
-          errors: [404, 409],
-          idempotency: "required",
-          ifMatch: "required",
-        }),
-        params: PostParams,
-        response: { 200: t.Object({ id: t.String(), object: t.Literal("post"), deleted: t.Literal(true) }) },
-      },
-    )
-    .post("/posts/:post_id/cancel", onePostVerb(h, cancelPost), {
-      ...operation({
-        scope: "posts:write",
-        summary: "Cancel a post that has not gone out",
-        tag,
-        errors: [404, 409],
-        idempotency: "optional",
-      }),
-      parse: JSON_PARSER,
-      params: PostParams,
-      body: Confirmed,
-      response: { 200: Post },
-    })
-    .post("/posts/:post_id/retry", onePostVerb(h, retryPost), {
-      ...operation({
-        scope: "posts:write",
-        summary: "Send a failed, missed or needs-attention post again",
-        tag,
-        errors: [404, 409, 422],
-        idempotency: "optional",
-      }),
-      parse: JSON_PARSER,
-      params: PostParams,
-      body: t.Object(
-        { confirmed: t.Optional(t.Boolean()), acknowledge_duplicate_risk: t.Optional(t.Boolean()) },
-        { additionalProperties: false },
-      ),
-      response: { 200: Post },
-    })
-    .post("/posts/:post_id/reschedule", onePostVerb(h, reschedulePost), {
-      ...operation({
-        scope: "posts:write",
-        summary: "Move a post to a new time",
-        tag,
-        errors: [402, 404, 409, 422],
-        idempotency: "optional",
-      }),
-      parse: JSON_PARSER,
-      params: PostParams,
-      body: t.Object(
-        {
-          confirmed: t.Optional(t.Boolean()),
-          scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
-          time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-          acknowledge_duplicate_risk: t.Optional(
-            t.Boolean({
-              description:
-                "Needed when the post's last outcome is unknown (retry_safety unsafe), as for retry.",
-            }),
-          ),
-        },
-        { additionalProperties: false },
-      ),
-      response: { 200: Post },
-    })
-    .get(
-      "/queue",
-      async ({ workspace: ws }) => {
-        const workspace = ws!;
-        return resourceResponse(presentQueue(workspace.timeZone, await listQueueWindows(h.db, workspace.id)));
-      },
-      {
-        ...operation({ scope: "posts:read", summary: "Get the queue's posting windows", tag, errors: [404] }),
-        params: WorkspaceParams,
-        response: { 200: Queue },
-      },
-    )
-    .put(
-      "/queue",
-      async ({ actor, workspace: ws, body }) => {
-        const workspace = ws!;
-        const seen = new Set<string>();
-        body.windows.forEach((w, i) => {
-          const key = `${w.weekday}|${w.local_time}`;
-          if (seen.has(key)) throw invalid(`/windows/${i}`, "repeats another window");
-          seen.add(key);
-        });
-        const windows = await putQueueWindows({ h, actor, workspaceId: workspace.id, windows: body.windows });
-        return resourceResponse(presentQueue(workspace.timeZone, windows));
-      },
-      {
-        ...operation({
-          scope: "posts:write",
-          summary: "Replace the queue's posting windows",
-          tag,
-          errors: [404],
-        }),
-        parse: JSON_PARSER,
-        params: WorkspaceParams,
-        body: t.Object(
-          {
-            windows: t.Array(
-              t.Object(
-                {
-                  weekday: Type.Integer({ minimum: 1, maximum: 7 }),
-                  local_time: t.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$" }),
-                },
-                { additionalProperties: false },
-              ),
-              { maxItems: 500 },
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: Queue },
-      },
-    );
+/** PUT /queue: replaces every window. */
+async function putQueue(h: Herald, c: RouteContext<Static<typeof PutQueueBody>>) {
+  const workspace = workspaceOf(c);
+  const windows = await putQueueWindows({
+    h,
+    actor: c.actor,
+    workspaceId: workspace.id,
+    windows: c.body.windows,
+  });
+  return resourceResponse(presentQueue(workspace.timeZone, windows));
 }
 
 function presentQueue(timeZone: string, windows: Awaited<ReturnType<typeof listQueueWindows>>) {
@@ -523,4 +244,188 @@ function presentQueue(timeZone: string, windows: Awaited<ReturnType<typeof listQ
     time_zone: timeZone,
     windows: windows.map((w) => ({ id: w.id, weekday: w.weekday, local_time: w.localTime })),
   };
+}
+
+const tag = "Posts";
+const doc = {
+  create: operation({
+    scope: "posts:write",
+    summary: "Create posts: drafts, published now, at a time, or in the queue",
+    tag,
+    errors: [402, 404, 409, 422],
+    idempotency: "optional",
+    description:
+      "Idempotency-Key is required to publish or schedule, optional for drafts. 202 with " +
+      "Retry-After while provider work is active.",
+  }),
+  list: operation({
+    scope: "posts:read",
+    summary: "List posts (views, filters, include=attempts)",
+    tag,
+    errors: [404],
+  }),
+  validate: operation({
+    scope: "posts:read",
+    summary: "Check a Create Post request without storing anything",
+    tag,
+    errors: [404],
+  }),
+  publish: operation({
+    scope: "posts:write",
+    summary: "Publish or schedule drafts",
+    tag,
+    errors: [402, 404, 409, 422],
+    idempotency: "required",
+  }),
+  move: operation({
+    scope: "posts:write",
+    summary: "Move queued posts to a window on another date",
+    tag,
+    errors: [404, 409, 422],
+    idempotency: "optional",
+  }),
+  get: operation({ scope: "posts:read", summary: "Get a post", tag, errors: [404] }),
+  patch: operation({
+    scope: "posts:write",
+    summary: "Edit a draft's body or assets",
+    tag,
+    errors: [404, 409, 422],
+    ifMatch: "required",
+  }),
+  delete: operation({
+    scope: "posts:write",
+    summary: "Delete a draft",
+    tag,
+    errors: [404, 409],
+    idempotency: "required",
+    ifMatch: "required",
+  }),
+  cancel: operation({
+    scope: "posts:write",
+    summary: "Cancel a post that has not gone out",
+    tag,
+    errors: [404, 409],
+    idempotency: "optional",
+  }),
+  retry: operation({
+    scope: "posts:write",
+    summary: "Send a failed, missed or needs-attention post again",
+    tag,
+    errors: [404, 409, 422],
+    idempotency: "optional",
+  }),
+  reschedule: operation({
+    scope: "posts:write",
+    summary: "Move a post to a new time",
+    tag,
+    errors: [402, 404, 409, 422],
+    idempotency: "optional",
+  }),
+  getQueue: operation({
+    scope: "posts:read",
+    summary: "Get the queue's posting windows",
+    tag,
+    errors: [404],
+  }),
+  putQueue: operation({
+    scope: "posts:write",
+    summary: "Replace the queue's posting windows",
+    tag,
+    errors: [404],
+  }),
+};
+const PostSetCreated = { 201: PostSet, 202: PostSet };
+
+/**
+ * Posts: create (draft, now, exact, queue), list, get, edit and delete drafts, publish, move, cancel,
+ * retry, reschedule, queue windows.
+ */
+export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
+  return new Elysia({ prefix: "/workspaces/:workspace_id" })
+    .use(rails)
+    .post("/posts", (c) => createPostSet(h, c), {
+      ...doc.create,
+      parse: JSON_PARSER,
+      params: WorkspaceParams,
+      body: CreatePostsBody,
+      response: PostSetCreated,
+    })
+    .get("/posts", (c) => listPostPage(h, c), {
+      ...doc.list,
+      params: WorkspaceParams,
+      query: ListPostsQuery,
+      response: { 200: listingSchema(Post) },
+    })
+    .post("/posts/validate", (c) => validatePostSet(h, c), {
+      ...doc.validate,
+      parse: JSON_PARSER,
+      params: WorkspaceParams,
+      body: CreatePostsBody,
+      response: { 200: PostValidation },
+    })
+    .post("/posts/publish", (c) => publishDraftSet(h, c), {
+      ...doc.publish,
+      parse: JSON_PARSER,
+      params: WorkspaceParams,
+      body: PublishDraftsBody,
+      response: PostSetCreated,
+    })
+    .post("/posts/move", (c) => movePostSet(h, c), {
+      ...doc.move,
+      parse: JSON_PARSER,
+      params: WorkspaceParams,
+      body: MovePostsBody,
+      response: { 200: PostSet },
+    })
+    .get("/posts/:post_id", (c) => getPost(h, c), {
+      ...doc.get,
+      params: PostParams,
+      query: GetPostQuery,
+      response: { 200: Post },
+    })
+    .patch("/posts/:post_id", (c) => patchPost(h, c), {
+      ...doc.patch,
+      parse: JSON_PARSER,
+      params: PostParams,
+      body: PatchDraftBody,
+      response: { 200: Post },
+    })
+    .delete("/posts/:post_id", (c) => deletePost(h, c), {
+      ...doc.delete,
+      params: PostParams,
+      response: { 200: DeletedPost },
+    })
+    .post("/posts/:post_id/cancel", (c) => cancelOnePost(h, c), {
+      ...doc.cancel,
+      parse: JSON_PARSER,
+      params: PostParams,
+      body: CancelPostBody,
+      response: { 200: Post },
+    })
+    .post("/posts/:post_id/retry", (c) => retryOnePost(h, c), {
+      ...doc.retry,
+      parse: JSON_PARSER,
+      params: PostParams,
+      body: RetryPostBody,
+      response: { 200: Post },
+    })
+    .post("/posts/:post_id/reschedule", (c) => rescheduleOnePost(h, c), {
+      ...doc.reschedule,
+      parse: JSON_PARSER,
+      params: PostParams,
+      body: ReschedulePostBody,
+      response: { 200: Post },
+    })
+    .get("/queue", (c) => getQueue(h, c), {
+      ...doc.getQueue,
+      params: WorkspaceParams,
+      response: { 200: Queue },
+    })
+    .put("/queue", (c) => putQueue(h, c), {
+      ...doc.putQueue,
+      parse: JSON_PARSER,
+      params: WorkspaceParams,
+      body: PutQueueBody,
+      response: { 200: Queue },
+    });
 }

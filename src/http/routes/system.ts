@@ -95,96 +95,93 @@ async function openApiDocument(h: Herald, app: AnyElysia) {
   return completeDocument(h, toOpenAPISchema(withJsonParserNamed(app)) as never);
 }
 
-/** Health, the OpenAPI document, the offline docs page and the error reference. */
-export function systemRoutes(
-  h: Herald,
-  parts: { scheduler: () => Scheduler | null; engine: () => PublishingEngine | null },
-  app: () => AnyElysia,
-) {
-  let document: Promise<unknown> | null = null;
-  return new Elysia()
-    .get(
-      "/health",
-      async ({ set }) => {
-        const { status, body } = await healthReport(h, {
-          scheduler: parts.scheduler(),
-          engine: parts.engine(),
-        });
-        set.status = status;
-        return body;
-      },
-      { detail: { hide: true } },
-    )
-    .get(
-      "/metrics",
-      async ({ request }) => {
-        const token = h.config.metricsToken;
-        const given = request.headers.get("authorization") ?? "";
-        if (token !== null && !safeEqual(given, `Bearer ${token}`))
-          return new Response("metrics need the bearer token HERALD_METRICS_TOKEN\n", {
-            status: 401,
-            headers: { "content-type": "text/plain; charset=utf-8", "www-authenticate": "Bearer" },
-          });
-        return new Response(await scrape(h, parts.scheduler()), {
-          headers: {
-            "content-type": "text/plain; version=0.0.4; charset=utf-8",
-            "cache-control": "no-store",
-          },
-        });
-      },
-      { detail: { hide: true } },
-    )
-    .get(
-      "/v1/openapi.json",
-      () =>
-        (document ??= openApiDocument(h, app()).catch((error: unknown) => {
-          document = null;
-          throw error;
-        })),
-      operation({ scope: null, summary: "This OpenAPI 3.1 document", tag: "Meta" }),
-    )
-    .get(
-      "/v1/docs",
-      () =>
-        new Response(
-          `<!doctype html>
+interface SystemParts {
+  scheduler: () => Scheduler | null;
+  engine: () => PublishingEngine | null;
+}
+
+async function health(h: Herald, parts: SystemParts, { set }: { set: { status?: number | string } }) {
+  const { status, body } = await healthReport(h, { scheduler: parts.scheduler(), engine: parts.engine() });
+  set.status = status;
+  return body;
+}
+
+/** Prometheus text; behind HERALD_METRICS_TOKEN when it is set. */
+async function metrics(h: Herald, parts: SystemParts, { request }: { request: Request }) {
+  const token = h.config.metricsToken;
+  const given = request.headers.get("authorization") ?? "";
+  if (token !== null && !safeEqual(given, `Bearer ${token}`))
+    return new Response("metrics need the bearer token HERALD_METRICS_TOKEN\n", {
+      status: 401,
+      headers: { "content-type": "text/plain; charset=utf-8", "www-authenticate": "Bearer" },
+    });
+  return new Response(await scrape(h, parts.scheduler()), {
+    headers: {
+      "content-type": "text/plain; version=0.0.4; charset=utf-8",
+      "cache-control": "no-store",
+    },
+  });
+}
+
+/** The offline docs UI: Scalar's bundle, served from here, reading /v1/openapi.json. */
+function docsPage() {
+  return new Response(
+    `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Herald API reference</title></head>
 <body><script id="api-reference" data-url="/v1/openapi.json" data-configuration="${escapeHtml(JSON.stringify(DOCS_UI_CONFIG))}"></script>
 <script src="/v1/docs/assets/api-reference.js"></script></body></html>`,
-          { headers: { "content-type": "text/html; charset=utf-8" } },
-        ),
-      { detail: { hide: true } },
+    { headers: { "content-type": "text/html; charset=utf-8" } },
+  );
+}
+
+function docsBundle() {
+  return new Response(Bun.file(scalarBundlePath), {
+    headers: {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "public, max-age=86400",
+    },
+  });
+}
+
+/** Every problem code of the catalog, one row each (problem `type`s link to their row). */
+function errorReference(h: Herald) {
+  const rows = Object.entries(problemCatalog)
+    .map(
+      ([code, e]) =>
+        `<tr id="${code}"><td><code>${code}</code></td><td>${e.status}</td><td>${escapeHtml(e.title)}</td><td>${e.category ?? "—"}</td><td>${e.userAction ?? "—"}</td></tr>`,
     )
-    .get(
-      "/v1/docs/assets/api-reference.js",
-      () =>
-        new Response(Bun.file(scalarBundlePath), {
-          headers: {
-            "content-type": "text/javascript; charset=utf-8",
-            "cache-control": "public, max-age=86400",
-          },
-        }),
-      { detail: { hide: true } },
-    )
-    .get(
-      "/v1/docs/reference/errors",
-      () => {
-        const rows = Object.entries(problemCatalog)
-          .map(
-            ([code, e]) =>
-              `<tr id="${code}"><td><code>${code}</code></td><td>${e.status}</td><td>${escapeHtml(e.title)}</td><td>${e.category ?? "—"}</td><td>${e.userAction ?? "—"}</td></tr>`,
-          )
-          .join("\n");
-        return new Response(
-          `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald error codes</title>
+    .join("\n");
+  return new Response(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald error codes</title>
 <style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto}td,th{padding:.3rem .6rem;border-bottom:1px solid #ddd;text-align:left}:target{background:#ffd}</style></head>
 <body><h1>Error codes</h1><p>Every error is <code>application/problem+json</code>; <code>type</code> links here. API reference: <a href="${escapeHtml(docsUrl(h))}">${escapeHtml(docsUrl(h))}</a>.</p>
 <table><tr><th>code</th><th>status</th><th>title</th><th>category</th><th>user_action</th></tr>
 ${rows}</table></body></html>`,
-          { headers: { "content-type": "text/html; charset=utf-8" } },
-        );
-      },
-      { detail: { hide: true } },
-    );
+    { headers: { "content-type": "text/html; charset=utf-8" } },
+  );
+}
+
+const hidden = { detail: { hide: true } };
+
+/** Health, the OpenAPI document, the offline docs page and the error reference. */
+export function systemRoutes(h: Herald, parts: SystemParts, app: () => AnyElysia) {
+  let document: Promise<unknown> | null = null;
+  // Made on the first request and kept; a failure is not kept (the next request tries again).
+  const openApi = () =>
+    (document ??= openApiDocument(h, app()).catch((error: unknown) => {
+      document = null;
+      throw error;
+    }));
+  return new Elysia()
+    .get("/health", (c) => health(h, parts, c), hidden)
+    .get("/metrics", (c) => metrics(h, parts, c), hidden)
+    .get(
+      "/v1/openapi.json",
+      openApi,
+      operation({ scope: null, summary: "This OpenAPI 3.1 document", tag: "Meta" }),
+    )
+    .get("/v1/docs", docsPage, hidden)
+    .get("/v1/docs/assets/api-reference.js", docsBundle, hidden)
+    .get("/v1/docs/reference/errors", () => errorReference(h), hidden);
 }

@@ -1,10 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
+import { Deleted, Nullable, PageQuery } from "./common-schemas.ts";
 import { WEBHOOK_EVENT_TYPES } from "../../modules/webhooks/present.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../modules/webhooks/url-rules.ts";
-
-const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
 
 const EventType = t.Union(WEBHOOK_EVENT_TYPES.map((type) => t.Literal(type)));
 const FilterMode = t.Union([t.Literal("all"), t.Literal("selected")]);
@@ -73,7 +72,6 @@ export const RotateSecretBody = t.Object(
 );
 
 /** The body of operations that take no fields (`{}`). */
-export const EmptyBody = t.Object({}, { additionalProperties: false });
 
 const endpointFields = {
   id: t.String(),
@@ -140,7 +138,7 @@ export const WebhookDelivery = t.Object(
 );
 
 /** Query of the endpoint listing. */
-export const ListQuery = t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()) });
+export const ListQuery = PageQuery;
 
 /** Query of the delivery log. */
 export const ListDeliveriesQuery = t.Object({
@@ -148,3 +146,13 @@ export const ListDeliveriesQuery = t.Object({
   limit: t.Optional(t.String()),
   after: t.Optional(t.String()),
 });
+
+export const EndpointParams = t.Object({ workspace_id: t.String(), endpoint_id: t.String() });
+export const DeliveryParams = t.Object({
+  workspace_id: t.String(),
+  endpoint_id: t.String(),
+  delivery_id: t.String(),
+});
+
+/** The answer of DELETE one endpoint. */
+export const DeletedEndpoint = Deleted("webhook_endpoint");

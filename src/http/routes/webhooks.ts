@@ -1,3 +1,4 @@
+import type { Static } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Herald } from "../../herald.ts";
 import { listingSchema, operation } from "../docs.ts";
@@ -14,9 +15,13 @@ import {
   type DeliveryRow,
   type EndpointRow,
 } from "../../modules/webhooks/repo.ts";
+import { workspaceOf, type RouteContext } from "./context.ts";
+import { EmptyBody, WorkspaceParams } from "./common-schemas.ts";
 import {
   CreateEndpointBody,
-  EmptyBody,
+  DeletedEndpoint,
+  DeliveryParams,
+  EndpointParams,
   ListDeliveriesQuery,
   ListQuery,
   PatchEndpointBody,
@@ -35,15 +40,6 @@ import {
   rotateWebhookSecret,
   sendTestEvent,
 } from "../../modules/webhooks/service.ts";
-
-const WorkspaceParams = t.Object({ workspace_id: t.String() });
-const EndpointParams = t.Object({ workspace_id: t.String(), endpoint_id: t.String() });
-const DeliveryParams = t.Object({
-  workspace_id: t.String(),
-  endpoint_id: t.String(),
-  delivery_id: t.String(),
-});
-const tag = "Webhooks";
 
 // A secret inside a stored idempotent response would sit in the database in clear text; it is
 // stored sealed and opened on the way out (first response and replays alike).
@@ -78,6 +74,227 @@ async function deliveryResponse(h: Herald, row: DeliveryRow, status: number): Pr
   return resourceResponse(presentDelivery(row, await listDeliveryAttempts(h.db, [row.id])), status, headers);
 }
 
+type EndpointContext<Body = unknown, Query = unknown> = RouteContext<
+  Body,
+  Query,
+  Static<typeof EndpointParams>
+>;
+
+/** POST: the key is required; the secret is answered once (sealed in the stored replay). */
+async function createEndpoint(h: Herald, c: RouteContext<Static<typeof CreateEndpointBody>>) {
+  const { actor, request, body } = c;
+  const response = await runIdempotent(
+    h,
+    { accountId: actor.accountId, request, body, required: true },
+    async () => {
+      const { row, secret } = await createWebhookEndpoint({
+        h,
+        actor,
+        workspace: workspaceOf(c),
+        input: body,
+      });
+      return sealedSecretResponse(h, row, secret, 201);
+    },
+  );
+  return unsealSecret(h, response);
+}
+
+async function listEndpointPage(h: Herald, c: RouteContext<unknown, Static<typeof ListQuery>>) {
+  const { actor, request, query } = c;
+  const workspace = workspaceOf(c);
+  const scope = `webhook-endpoints:${workspace.id}:${actor.credentialId}`;
+  const page = parsePageQuery(h, query, scope);
+  const now = h.clock.now();
+  return pageResponse(
+    h,
+    request,
+    await listEndpoints(h.db, workspace.id, page.afterId, page.limit),
+    page,
+    scope,
+    (row) => presentEndpoint(row, now),
+  );
+}
+
+async function getEndpoint(h: Herald, { params }: EndpointContext) {
+  return endpointResponse(h, await requireEndpoint(h.db, params.workspace_id, params.endpoint_id));
+}
+
+async function patchEndpoint(h: Herald, c: EndpointContext<Static<typeof PatchEndpointBody>>) {
+  const { actor, params, body, request } = c;
+  const row = await patchWebhookEndpoint({
+    h,
+    actor,
+    workspaceId: params.workspace_id,
+    endpointId: params.endpoint_id,
+    input: body,
+    ifMatch: request.headers.get("if-match"),
+  });
+  return endpointResponse(h, row);
+}
+
+function deleteEndpoint(h: Herald, { actor, params, request }: EndpointContext) {
+  return runIdempotent(h, { accountId: actor.accountId, request, body: null, required: false }, async () => {
+    const row = await deleteWebhookEndpoint({
+      h,
+      actor,
+      workspaceId: params.workspace_id,
+      endpointId: params.endpoint_id,
+      ifMatch: request.headers.get("if-match"),
+    });
+    return new Response(JSON.stringify({ id: row.id, object: "webhook_endpoint", deleted: true }), {
+      headers: { "content-type": "application/json" },
+    });
+  });
+}
+
+async function rotateSecret(h: Herald, c: EndpointContext<Static<typeof RotateSecretBody> | null>) {
+  const { actor, params, body, request } = c;
+  const response = await runIdempotent(
+    h,
+    { accountId: actor.accountId, request, body, required: false },
+    async () => {
+      const { row, secret } = await rotateWebhookSecret({
+        h,
+        actor,
+        workspaceId: params.workspace_id,
+        endpointId: params.endpoint_id,
+        ttlSeconds: body?.previous_secret_expires_in ?? DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
+      });
+      return sealedSecretResponse(h, row, secret, 200);
+    },
+  );
+  return unsealSecret(h, response);
+}
+
+function sendTest(
+  h: Herald,
+  { actor, params, body, request }: EndpointContext<Static<typeof EmptyBody> | null>,
+) {
+  return runIdempotent(
+    h,
+    { accountId: actor.accountId, request, body: body ?? {}, required: false },
+    async () =>
+      deliveryResponse(
+        h,
+        await sendTestEvent({ h, actor, workspaceId: params.workspace_id, endpointId: params.endpoint_id }),
+        202,
+      ),
+  );
+}
+
+async function listDeliveryPage(h: Herald, c: EndpointContext<unknown, Static<typeof ListDeliveriesQuery>>) {
+  const { actor, request, query, params } = c;
+  const endpoint = await requireEndpoint(h.db, params.workspace_id, params.endpoint_id);
+  const scope = `webhook-deliveries:${endpoint.id}:${actor.credentialId}:${query.status ?? ""}`;
+  const page = parsePageQuery(h, query, scope);
+  const rows = await listDeliveries(h.db, endpoint.id, query.status, page.afterId, page.limit);
+  const attempts = Map.groupBy(
+    await listDeliveryAttempts(
+      h.db,
+      rows.slice(0, page.limit).map((r) => r.id),
+    ),
+    (a) => a.deliveryId,
+  );
+  return pageResponse(h, request, rows, page, scope, (row) =>
+    presentDelivery(row, attempts.get(row.id) ?? []),
+  );
+}
+
+function redeliver(
+  h: Herald,
+  c: RouteContext<Static<typeof EmptyBody> | null, unknown, Static<typeof DeliveryParams>>,
+) {
+  const { actor, params, body, request } = c;
+  return runIdempotent(
+    h,
+    { accountId: actor.accountId, request, body: body ?? {}, required: false },
+    async () =>
+      deliveryResponse(
+        h,
+        await redeliverWebhook({
+          h,
+          actor,
+          workspaceId: params.workspace_id,
+          endpointId: params.endpoint_id,
+          deliveryId: params.delivery_id,
+        }),
+        202,
+      ),
+  );
+}
+
+const tag = "Webhooks";
+const doc = {
+  create: operation({
+    scope: "webhooks:write",
+    summary: "Register a webhook endpoint (the signing secret is returned once)",
+    tag,
+    // 503: the URL's host does not resolve now (DNS may answer later).
+    errors: [404, 503],
+    idempotency: "required",
+    description:
+      "`content_mode: full` also needs the posts:read scope. Every URL rule refused is a 400 pointing at /url.",
+  }),
+  list: operation({
+    scope: "webhooks:read",
+    summary: "List webhook endpoints (never with secrets)",
+    tag,
+    errors: [404],
+  }),
+  get: operation({ scope: "webhooks:read", summary: "Get a webhook endpoint", tag, errors: [404] }),
+  patch: operation({
+    scope: "webhooks:write",
+    summary: "Change a webhook endpoint (enable, disable, URL, event types, filter, content mode)",
+    tag,
+    // 503: the URL's host does not resolve now (DNS may answer later).
+    errors: [404, 503],
+    ifMatch: "optional",
+    description:
+      "Any change bumps config_version. Disabling ends pending deliveries; enabling again does not " +
+      "resend them (redeliver does).",
+  }),
+  delete: operation({
+    scope: "webhooks:write",
+    summary: "Delete a webhook endpoint and its delivery log",
+    tag,
+    errors: [404],
+    idempotency: "optional",
+    ifMatch: "optional",
+  }),
+  rotateSecret: operation({
+    scope: "webhooks:write",
+    summary: "Rotate the signing secret (the new one is returned once)",
+    tag,
+    errors: [404],
+    idempotency: "optional",
+    description:
+      "The replaced secret keeps signing, as a second v1 signature, until previous_secret_expires_at (24 h by default).",
+  }),
+  test: operation({
+    scope: "webhooks:write",
+    summary: "Send a webhook.test event to this endpoint",
+    tag,
+    errors: [404, 409],
+    idempotency: "optional",
+    description:
+      "Queued at once and sent within about a second, whatever the endpoint's event_types. " +
+      'data.object is {id, object: "webhook_endpoint"}.',
+  }),
+  deliveries: operation({
+    scope: "webhooks:read",
+    summary: "The delivery log of an endpoint: status, attempts, response codes, timing, next retry",
+    tag,
+    errors: [404],
+  }),
+  redeliver: operation({
+    scope: "webhooks:write",
+    summary: "Send a delivery's event again, as a new delivery",
+    tag,
+    errors: [404, 409],
+    idempotency: "optional",
+  }),
+};
+
 /**
  * Webhook endpoints: create, list, get, patch, delete, rotate the secret, send a test event, the delivery
  * log and redelivery.
@@ -85,275 +302,61 @@ async function deliveryResponse(h: Herald, row: DeliveryRow, status: number): Pr
 export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id/webhook-endpoints" })
     .use(rails)
-    .post(
-      "",
-      async ({ actor, workspace: ws, request, body }) => {
-        const workspace = ws!;
-        const response = await runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body, required: true },
-          async () => {
-            const { row, secret } = await createWebhookEndpoint({ h, actor, workspace, input: body });
-            return sealedSecretResponse(h, row, secret, 201);
-          },
-        );
-        return unsealSecret(h, response);
-      },
-      {
-        ...operation({
-          scope: "webhooks:write",
-          summary: "Register a webhook endpoint (the signing secret is returned once)",
-          tag,
-          // 503: the URL's host does not resolve now (DNS may answer later).
-          errors: [404, 503],
-          idempotency: "required",
-          description:
-            "`content_mode: full` also needs the posts:read scope. Every URL rule refused is a 400 pointing at /url.",
-        }),
-        parse: JSON_PARSER,
-        params: WorkspaceParams,
-        body: CreateEndpointBody,
-        response: { 201: WebhookEndpointWithSecret },
-      },
-    )
-    .get(
-      "",
-      async ({ actor, workspace: ws, request, query }) => {
-        const workspace = ws!;
-        const scope = `webhook-endpoints:${workspace.id}:${actor.credentialId}`;
-        const page = parsePageQuery(h, query, scope);
-        const now = h.clock.now();
-        return pageResponse(
-          h,
-          request,
-          await listEndpoints(h.db, workspace.id, page.afterId, page.limit),
-          page,
-          scope,
-          (row) => presentEndpoint(row, now),
-        );
-      },
-      {
-        ...operation({
-          scope: "webhooks:read",
-          summary: "List webhook endpoints (never with secrets)",
-          tag,
-          errors: [404],
-        }),
-        params: WorkspaceParams,
-        query: ListQuery,
-        response: { 200: listingSchema(WebhookEndpoint) },
-      },
-    )
-    .get(
-      "/:endpoint_id",
-      async ({ params }) => {
-        return endpointResponse(h, await requireEndpoint(h.db, params.workspace_id, params.endpoint_id));
-      },
-      {
-        ...operation({ scope: "webhooks:read", summary: "Get a webhook endpoint", tag, errors: [404] }),
-        params: EndpointParams,
-        response: { 200: WebhookEndpoint },
-      },
-    )
-    .patch(
-      "/:endpoint_id",
-      async ({ actor, params, body, request }) => {
-        const row = await patchWebhookEndpoint({
-          h,
-          actor,
-          workspaceId: params.workspace_id,
-          endpointId: params.endpoint_id,
-          input: body,
-          ifMatch: request.headers.get("if-match"),
-        });
-        return endpointResponse(h, row);
-      },
-      {
-        ...operation({
-          scope: "webhooks:write",
-          summary: "Change a webhook endpoint (enable, disable, URL, event types, filter, content mode)",
-          tag,
-          // 503: the URL's host does not resolve now (DNS may answer later).
-          errors: [404, 503],
-          ifMatch: "optional",
-          description:
-            "Any change bumps config_version. Disabling ends pending deliveries; enabling again does not " +
-            "resend them (redeliver does).",
-        }),
-        parse: JSON_PARSER,
-        params: EndpointParams,
-        body: PatchEndpointBody,
-        response: { 200: WebhookEndpoint },
-      },
-    )
-    .delete(
-      "/:endpoint_id",
-      ({ actor, params, request }) => {
-        return runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body: null, required: false },
-          async () => {
-            const row = await deleteWebhookEndpoint({
-              h,
-              actor,
-              workspaceId: params.workspace_id,
-              endpointId: params.endpoint_id,
-              ifMatch: request.headers.get("if-match"),
-            });
-            return new Response(JSON.stringify({ id: row.id, object: "webhook_endpoint", deleted: true }), {
-              headers: { "content-type": "application/json" },
-            });
-          },
-        );
-      },
-      {
-        ...operation({
-          scope: "webhooks:write",
-          summary: "Delete a webhook endpoint and its delivery log",
-          tag,
-          errors: [404],
-          idempotency: "optional",
-          ifMatch: "optional",
-        }),
-        params: EndpointParams,
-        response: {
-          200: t.Object({ id: t.String(), object: t.Literal("webhook_endpoint"), deleted: t.Literal(true) }),
-        },
-      },
-    )
-    .post(
-      "/:endpoint_id/rotate-secret",
-      async ({ actor, params, body, request }) => {
-        const response = await runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body, required: false },
-          async () => {
-            const { row, secret } = await rotateWebhookSecret({
-              h,
-              actor,
-              workspaceId: params.workspace_id,
-              endpointId: params.endpoint_id,
-              ttlSeconds: body?.previous_secret_expires_in ?? DEFAULT_PREVIOUS_SECRET_TTL_SECONDS,
-            });
-            return sealedSecretResponse(h, row, secret, 200);
-          },
-        );
-        return unsealSecret(h, response);
-      },
-      {
-        ...operation({
-          scope: "webhooks:write",
-          summary: "Rotate the signing secret (the new one is returned once)",
-          tag,
-          errors: [404],
-          idempotency: "optional",
-          description:
-            "The replaced secret keeps signing, as a second v1 signature, until previous_secret_expires_at (24 h by default).",
-        }),
-        parse: JSON_PARSER,
-        params: EndpointParams,
-        body: t.Optional(RotateSecretBody),
-        response: { 200: WebhookEndpointWithSecret },
-      },
-    )
-    .post(
-      "/:endpoint_id/test",
-      ({ actor, params, body, request }) => {
-        return runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body: body ?? {}, required: false },
-          async () =>
-            deliveryResponse(
-              h,
-              await sendTestEvent({
-                h,
-                actor,
-                workspaceId: params.workspace_id,
-                endpointId: params.endpoint_id,
-              }),
-              202,
-            ),
-        );
-      },
-      {
-        ...operation({
-          scope: "webhooks:write",
-          summary: "Send a webhook.test event to this endpoint",
-          tag,
-          errors: [404, 409],
-          idempotency: "optional",
-          description:
-            "Queued at once and sent within about a second, whatever the endpoint's event_types. " +
-            'data.object is {id, object: "webhook_endpoint"}.',
-        }),
-        parse: JSON_PARSER,
-        params: EndpointParams,
-        body: t.Optional(EmptyBody),
-        response: { 202: WebhookDelivery },
-      },
-    )
-    .get(
-      "/:endpoint_id/deliveries",
-      async ({ actor, request, query, params }) => {
-        const endpoint = await requireEndpoint(h.db, params.workspace_id, params.endpoint_id);
-        const scope = `webhook-deliveries:${endpoint.id}:${actor.credentialId}:${query.status ?? ""}`;
-        const page = parsePageQuery(h, query, scope);
-        const rows = await listDeliveries(h.db, endpoint.id, query.status, page.afterId, page.limit);
-        const attempts = Map.groupBy(
-          await listDeliveryAttempts(
-            h.db,
-            rows.slice(0, page.limit).map((r) => r.id),
-          ),
-          (a) => a.deliveryId,
-        );
-        return pageResponse(h, request, rows, page, scope, (row) =>
-          presentDelivery(row, attempts.get(row.id) ?? []),
-        );
-      },
-      {
-        ...operation({
-          scope: "webhooks:read",
-          summary: "The delivery log of an endpoint: status, attempts, response codes, timing, next retry",
-          tag,
-          errors: [404],
-        }),
-        params: EndpointParams,
-        query: ListDeliveriesQuery,
-        response: { 200: listingSchema(WebhookDelivery) },
-      },
-    )
-    .post(
-      "/:endpoint_id/deliveries/:delivery_id/redeliver",
-      ({ actor, params, body, request }) => {
-        return runIdempotent(
-          h,
-          { accountId: actor.accountId, request, body: body ?? {}, required: false },
-          async () =>
-            deliveryResponse(
-              h,
-              await redeliverWebhook({
-                h,
-                actor,
-                workspaceId: params.workspace_id,
-                endpointId: params.endpoint_id,
-                deliveryId: params.delivery_id,
-              }),
-              202,
-            ),
-        );
-      },
-      {
-        ...operation({
-          scope: "webhooks:write",
-          summary: "Send a delivery's event again, as a new delivery",
-          tag,
-          errors: [404, 409],
-          idempotency: "optional",
-        }),
-        parse: JSON_PARSER,
-        params: DeliveryParams,
-        body: t.Optional(EmptyBody),
-        response: { 202: WebhookDelivery },
-      },
-    );
+    .post("", (c) => createEndpoint(h, c), {
+      ...doc.create,
+      parse: JSON_PARSER,
+      params: WorkspaceParams,
+      body: CreateEndpointBody,
+      response: { 201: WebhookEndpointWithSecret },
+    })
+    .get("", (c) => listEndpointPage(h, c), {
+      ...doc.list,
+      params: WorkspaceParams,
+      query: ListQuery,
+      response: { 200: listingSchema(WebhookEndpoint) },
+    })
+    .get("/:endpoint_id", (c) => getEndpoint(h, c), {
+      ...doc.get,
+      params: EndpointParams,
+      response: { 200: WebhookEndpoint },
+    })
+    .patch("/:endpoint_id", (c) => patchEndpoint(h, c), {
+      ...doc.patch,
+      parse: JSON_PARSER,
+      params: EndpointParams,
+      body: PatchEndpointBody,
+      response: { 200: WebhookEndpoint },
+    })
+    .delete("/:endpoint_id", (c) => deleteEndpoint(h, c), {
+      ...doc.delete,
+      params: EndpointParams,
+      response: { 200: DeletedEndpoint },
+    })
+    .post("/:endpoint_id/rotate-secret", (c) => rotateSecret(h, c), {
+      ...doc.rotateSecret,
+      parse: JSON_PARSER,
+      params: EndpointParams,
+      body: t.Optional(RotateSecretBody),
+      response: { 200: WebhookEndpointWithSecret },
+    })
+    .post("/:endpoint_id/test", (c) => sendTest(h, c), {
+      ...doc.test,
+      parse: JSON_PARSER,
+      params: EndpointParams,
+      body: EmptyBody,
+      response: { 202: WebhookDelivery },
+    })
+    .get("/:endpoint_id/deliveries", (c) => listDeliveryPage(h, c), {
+      ...doc.deliveries,
+      params: EndpointParams,
+      query: ListDeliveriesQuery,
+      response: { 200: listingSchema(WebhookDelivery) },
+    })
+    .post("/:endpoint_id/deliveries/:delivery_id/redeliver", (c) => redeliver(h, c), {
+      ...doc.redeliver,
+      parse: JSON_PARSER,
+      params: DeliveryParams,
+      body: EmptyBody,
+      response: { 202: WebhookDelivery },
+    });
 }

@@ -3,17 +3,18 @@ import { and, asc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, or, sql
 import { countAll, skipLocked } from "../../db/dialect.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
-import { analyticsRefreshes, analyticsSnapshots, postAnalytics } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 import type { PostRow } from "../posts/repo.ts";
 import { FIRST_REFRESH_DELAY_MS, zeroMetrics } from "./cadence.ts";
 
 /** A stored post_analytics row. */
-export type PostAnalyticsRow = typeof postAnalytics.$inferSelect;
+export type PostAnalyticsRow = Tables["postAnalytics"]["$inferSelect"];
 /** A stored snapshot. */
-export type SnapshotRow = typeof analyticsSnapshots.$inferSelect;
+export type SnapshotRow = Tables["analyticsSnapshots"]["$inferSelect"];
 
 /** The analytics row of a post that was just published (`pending`, first read soon); in its transaction. */
 export async function insertPostAnalytics(tx: Db, post: PostRow, publishedAt: number): Promise<void> {
+  const { postAnalytics } = tablesOf(tx);
   await tx
     .insert(postAnalytics)
     .values({
@@ -44,6 +45,7 @@ export async function claimDueAnalytics(
   tx: Db,
   input: { now: number; limit: number; owner: string; until: number },
 ): Promise<PostAnalyticsRow[]> {
+  const { postAnalytics } = tablesOf(tx);
   const free = or(isNull(postAnalytics.leaseExpiresAt), lte(postAnalytics.leaseExpiresAt, input.now));
   const due = await skipLocked(
     tx,
@@ -70,6 +72,7 @@ export async function finishRefresh(
   owner: string,
   changes: Partial<PostAnalyticsRow>,
 ): Promise<boolean> {
+  const { postAnalytics } = tablesOf(tx);
   const rows = await tx
     .update(postAnalytics)
     .set({ ...changes, leaseOwner: null, leaseExpiresAt: null })
@@ -80,6 +83,7 @@ export async function finishRefresh(
 
 /** Stores one successful read in the history. */
 export async function insertSnapshot(tx: Db, row: Omit<SnapshotRow, "id">): Promise<void> {
+  const { analyticsSnapshots } = tablesOf(tx);
   await tx.insert(analyticsSnapshots).values({ id: newId("snap"), ...row });
 }
 
@@ -89,6 +93,7 @@ export async function listGroupAnalytics(
   workspaceId: string,
   groupKey: string,
 ): Promise<PostAnalyticsRow[]> {
+  const { postAnalytics } = tablesOf(db);
   return db
     .select()
     .from(postAnalytics)
@@ -101,6 +106,7 @@ export async function listPublishedBetween(
   db: Db,
   input: { workspaceId: string; from: number; until: number; channel?: string; destinationId?: string },
 ): Promise<PostAnalyticsRow[]> {
+  const { postAnalytics } = tablesOf(db);
   const conditions = [
     eq(postAnalytics.workspaceId, input.workspaceId),
     gte(postAnalytics.publishedAt, input.from),
@@ -121,6 +127,7 @@ export async function makeGroupDue(
   groupKey: string,
   now: number,
 ): Promise<number> {
+  const { postAnalytics } = tablesOf(tx);
   const rows = await tx
     .update(postAnalytics)
     .set({ nextRefreshAt: now })
@@ -140,6 +147,7 @@ export async function insertRefreshRequest(
   tx: Db,
   row: { workspaceId: string; groupKey: string; requestedAt: number },
 ): Promise<void> {
+  const { analyticsRefreshes } = tablesOf(tx);
   await tx.insert(analyticsRefreshes).values({ id: newId("arr"), ...row });
 }
 
@@ -149,6 +157,7 @@ export async function countRefreshRequests(
   workspaceId: string,
   since: number,
 ): Promise<{ count: number; oldest: number | null }> {
+  const { analyticsRefreshes } = tablesOf(db);
   const [row] = await db
     .select({ count: countAll(), oldest: sql<number | null>`min(${analyticsRefreshes.requestedAt})` })
     .from(analyticsRefreshes)

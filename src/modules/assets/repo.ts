@@ -2,23 +2,25 @@ import { and, desc, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "dri
 import { jsonArrayHasObject } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
-import { assets, assetUploads, posts } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 
 /** A stored asset. */
-export type AssetRow = typeof assets.$inferSelect;
+export type AssetRow = Tables["assets"]["$inferSelect"];
 /** A stored multipart upload. */
-export type AssetUploadRow = typeof assetUploads.$inferSelect;
+export type AssetUploadRow = Tables["assetUploads"]["$inferSelect"];
 
 /** Post states that are over: an asset they used may go. */
 const TERMINAL_POST_STATES = ["published", "cancelled", "failed"];
 
 /** Stores a new asset. */
 export async function insertAsset(db: Db, row: AssetRow): Promise<void> {
+  const { assets } = tablesOf(db);
   await db.insert(assets).values(row);
 }
 
 /** An asset of a workspace (deleted ones are not found). */
 export async function findAsset(db: Db, workspaceId: string, id: string): Promise<AssetRow | undefined> {
+  const { assets } = tablesOf(db);
   return db
     .select()
     .from(assets)
@@ -28,6 +30,7 @@ export async function findAsset(db: Db, workspaceId: string, id: string): Promis
 
 /** An asset by id alone, deleted or not (the download route knows only the id). */
 export async function findAssetById(db: Db, id: string): Promise<AssetRow | undefined> {
+  const { assets } = tablesOf(db);
   return db.select().from(assets).where(eq(assets.id, id)).then(firstRow);
 }
 
@@ -38,6 +41,7 @@ export async function listAssets(
   afterId: string | null,
   limit: number,
 ): Promise<AssetRow[]> {
+  const { assets } = tablesOf(db);
   return db
     .select()
     .from(assets)
@@ -54,11 +58,13 @@ export async function listAssets(
 
 /** Applies changes to an asset. */
 export async function updateAsset(db: Db, id: string, changes: Partial<AssetRow>): Promise<void> {
+  const { assets } = tablesOf(db);
   await db.update(assets).set(changes).where(eq(assets.id, id));
 }
 
 /** Ids of posts that are not over yet (drafts included) and attach the asset. */
 export async function livePostsUsingAsset(db: Db, workspaceId: string, assetId: string): Promise<string[]> {
+  const { posts } = tablesOf(db);
   const rows = await db
     .select({ id: posts.id })
     .from(posts)
@@ -78,6 +84,7 @@ export async function livePostsUsingAsset(db: Db, workspaceId: string, assetId: 
 
 /** Deleted assets whose bytes are still in the store (the cleanup job removes them). */
 export async function listDeletedAssetsWithBlobs(db: Db, limit: number): Promise<AssetRow[]> {
+  const { assets } = tablesOf(db);
   return db
     .select()
     .from(assets)
@@ -87,6 +94,7 @@ export async function listDeletedAssetsWithBlobs(db: Db, limit: number): Promise
 
 /** Whether any asset row (deleted or not) claims this blob key. */
 export async function blobKeysInUse(db: Db, keys: string[]): Promise<Set<string>> {
+  const { assets, assetUploads } = tablesOf(db);
   if (keys.length === 0) return new Set();
   const fromAssets = await db
     .select({ key: assets.blobKey })
@@ -101,6 +109,7 @@ export async function blobKeysInUse(db: Db, keys: string[]): Promise<Set<string>
 
 /** Stores a new upload. */
 export async function insertUpload(db: Db, row: AssetUploadRow): Promise<void> {
+  const { assetUploads } = tablesOf(db);
   await db.insert(assetUploads).values(row);
 }
 
@@ -110,6 +119,7 @@ export async function findUpload(
   workspaceId: string,
   id: string,
 ): Promise<AssetUploadRow | undefined> {
+  const { assetUploads } = tablesOf(db);
   return db
     .select()
     .from(assetUploads)
@@ -119,11 +129,13 @@ export async function findUpload(
 
 /** An upload by id alone (the part route knows only the id). */
 export async function findUploadById(db: Db, id: string): Promise<AssetUploadRow | undefined> {
+  const { assetUploads } = tablesOf(db);
   return db.select().from(assetUploads).where(eq(assetUploads.id, id)).then(firstRow);
 }
 
 /** The newest upload of an asset. */
 export async function findLatestUploadForAsset(db: Db, assetId: string): Promise<AssetUploadRow | undefined> {
+  const { assetUploads } = tablesOf(db);
   return db
     .select()
     .from(assetUploads)
@@ -140,6 +152,7 @@ export async function updateUploadInState(
   states: AssetUploadRow["status"][],
   changes: Partial<AssetUploadRow>,
 ): Promise<boolean> {
+  const { assetUploads } = tablesOf(db);
   const updated = await db
     .update(assetUploads)
     .set(changes)
@@ -158,6 +171,7 @@ export async function claimUploadCompletion(
   now: number,
   leaseUntil: number,
 ): Promise<boolean> {
+  const { assetUploads } = tablesOf(db);
   const claimed = await db
     .update(assetUploads)
     .set({ status: "completing", leaseUntil })
@@ -176,6 +190,7 @@ export async function claimUploadCompletion(
 
 /** Uploads past their expiry that never completed (pending, or a completion that died). */
 export async function listExpiredUploads(db: Db, now: number, limit: number): Promise<AssetUploadRow[]> {
+  const { assetUploads } = tablesOf(db);
   return db
     .select()
     .from(assetUploads)
@@ -193,6 +208,7 @@ export async function listExpiredUploads(db: Db, now: number, limit: number): Pr
 
 /** Store upload ids Herald still waits on (pending or completing uploads). */
 export async function liveStoreUploadIds(db: Db, storeUploadIds: string[]): Promise<Set<string>> {
+  const { assetUploads } = tablesOf(db);
   if (storeUploadIds.length === 0) return new Set();
   const rows = await db
     .select({ id: assetUploads.storeUploadId })
@@ -211,6 +227,7 @@ export async function liveStoreUploadIds(db: Db, storeUploadIds: string[]): Prom
  * them.
  */
 export async function listAbandonedPendingAssets(db: Db, limit: number): Promise<AssetRow[]> {
+  const { assets, assetUploads } = tablesOf(db);
   return db
     .select()
     .from(assets)

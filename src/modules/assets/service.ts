@@ -520,21 +520,50 @@ export async function completeUpload(args: {
   const { h, actor, workspaceId, uploadId, input } = args;
   const upload = await findUpload(h.db, workspaceId, uploadId);
   if (!upload) throw notFound("upload");
-  if (upload.status === "completed") {
-    const asset = await findAsset(h.db, workspaceId, upload.assetId);
-    if (asset && asset.checksum === input.checksum_crc64nvme && asset.byteSize === input.byte_size)
-      return asset;
-    throw new ProblemError(
-      "public_conflict",
-      "This upload was already completed with another checksum or size.",
-    );
+  if (upload.status === "completed") return sameCompletion(h, workspaceId, upload, input);
+  const now = h.clock.now();
+  requireCompletable(h, upload, input, now);
+  await claimCompletion(h, upload, now);
+  const completion = completionOf(h, upload);
+  const inspection = await assembleAndInspect(h, upload, input, completion);
+  const ready = await markAssetReady({ h, actor, workspaceId, upload, input, inspection });
+  if (!ready) {
+    // The asset was deleted while its bytes were being assembled: they go too.
+    await h.blobs.delete(upload.blobKey).catch(() => {});
+    await completion.leave({ status: "expired", leaseUntil: null });
+    throw notFound("asset");
   }
+  return ready;
+}
+
+/** A completed upload completes again (a retried request) only with the same checksum and size. */
+async function sameCompletion(
+  h: Herald,
+  workspaceId: string,
+  upload: AssetUploadRow,
+  input: CompleteUploadInput,
+): Promise<AssetRow> {
+  const asset = await findAsset(h.db, workspaceId, upload.assetId);
+  if (asset && asset.checksum === input.checksum_crc64nvme && asset.byteSize === input.byte_size)
+    return asset;
+  throw new ProblemError(
+    "public_conflict",
+    "This upload was already completed with another checksum or size.",
+  );
+}
+
+/** 409 for a failed or expired upload or one in another storage; 400 when the request does not match it. */
+function requireCompletable(
+  h: Herald,
+  upload: AssetUploadRow,
+  input: CompleteUploadInput,
+  now: number,
+): void {
   if (upload.status === "failed")
     throw new ProblemError(
       "public_conflict",
       `This upload failed and cannot be completed (${upload.failure}); start a new upload.`,
     );
-  const now = h.clock.now();
   if (upload.status === "expired" || upload.expiresAt <= now)
     throw new ProblemError("public_conflict", "This upload has expired; start a new upload.");
   const errors = completionRequestErrors(upload, input);
@@ -545,6 +574,10 @@ export async function completeUpload(args: {
       `This upload went to ${upload.storage} storage, but Herald now uses ${h.blobs.kind}; start a new upload.`,
     );
   }
+}
+
+/** Moves the upload to `completing` under a lease; 409 (retry later) when another request holds it. */
+async function claimCompletion(h: Herald, upload: AssetUploadRow, now: number): Promise<void> {
   const claimed = await inTransaction(h.db, (tx) =>
     claimUploadCompletion(tx, upload.id, now, now + COMPLETION_LEASE_MS),
   );
@@ -555,18 +588,40 @@ export async function completeUpload(args: {
       { retrySafety: "safe", retryAfter: 5 },
     );
   }
-  // Moves the upload out of `completing` (a write: the non-transaction handle is read-only).
-  const leaveCompleting = (changes: Partial<AssetUploadRow>) =>
+}
+
+/** The ways out of `completing`. */
+interface Completion {
+  /** Moves the upload out of `completing` (a write: the non-transaction handle is read-only). */
+  leave(changes: Partial<AssetUploadRow>): Promise<unknown>;
+  /** The bytes cannot be used: they go, the upload fails, and the caller is told why (400). */
+  fail(reason: string): Promise<never>;
+}
+
+function completionOf(h: Herald, upload: AssetUploadRow): Completion {
+  const leave = (changes: Partial<AssetUploadRow>) =>
     inTransaction(h.db, (tx) => updateUploadInState(tx, upload.id, ["completing"], changes));
   const fail = async (reason: string): Promise<never> => {
     await h.blobs.delete(upload.blobKey).catch(() => {});
     await h.blobs.abortMultipart(upload.blobKey, upload.storeUploadId).catch(() => {});
-    await leaveCompleting({ status: "failed", failure: reason, leaseUntil: null });
+    await leave({ status: "failed", failure: reason, leaseUntil: null });
     throw badRequest(`The uploaded file cannot be used: ${reason}. Start a new upload.`, [
       { pointer: "", code: "custom", detail: reason },
     ]);
   };
+  return { leave, fail };
+}
 
+/**
+ * Assembles the parts and inspects the file, which must be of the declared media family. Unusable
+ * bytes fail the upload; any other error returns it to `pending` (the client may complete again).
+ */
+async function assembleAndInspect(
+  h: Herald,
+  upload: AssetUploadRow,
+  input: CompleteUploadInput,
+  completion: Completion,
+) {
   const declared = (await findAssetById(h.db, upload.assetId))!;
   let inspection;
   try {
@@ -578,16 +633,31 @@ export async function completeUpload(args: {
       declared.type === "video" ? "video" : "image",
     );
   } catch (error) {
-    if (error instanceof UploadFailed || error instanceof InspectionError) return fail(error.message);
-    await leaveCompleting({ status: "pending", leaseUntil: null });
+    if (error instanceof UploadFailed || error instanceof InspectionError)
+      return completion.fail(error.message);
+    await completion.leave({ status: "pending", leaseUntil: null });
     throw error;
   }
   if (!sameMediaFamily(declared.contentType, inspection.contentType)) {
-    return fail(`the file is ${inspection.contentType}, but the upload declared ${declared.contentType}`);
+    return completion.fail(
+      `the file is ${inspection.contentType}, but the upload declared ${declared.contentType}`,
+    );
   }
+  return inspection;
+}
 
+/** The asset becomes ready and the upload completed, with its audit record; null if it was deleted meanwhile. */
+async function markAssetReady(args: {
+  h: Herald;
+  actor: Actor;
+  workspaceId: string;
+  upload: AssetUploadRow;
+  input: CompleteUploadInput;
+  inspection: Awaited<ReturnType<typeof inspectBlob>>;
+}): Promise<AssetRow | null> {
+  const { h, actor, workspaceId, upload, input, inspection } = args;
   const finishedAt = h.clock.now();
-  const ready = await inTransaction(h.db, async (tx) => {
+  return inTransaction(h.db, async (tx) => {
     const asset = await findAssetById(tx, upload.assetId);
     if (!asset || asset.deletedAt !== null) return null;
     await updateAsset(tx, asset.id, {
@@ -612,13 +682,6 @@ export async function completeUpload(args: {
     );
     return (await findAssetById(tx, asset.id))!;
   });
-  if (!ready) {
-    // The asset was deleted while its bytes were being assembled: they go too.
-    await h.blobs.delete(upload.blobKey).catch(() => {});
-    await leaveCompleting({ status: "expired", leaseUntil: null });
-    throw notFound("asset");
-  }
-  return ready;
 }
 
 // ---- read, list, delete, download ----------------------------------------------------------------

@@ -2,10 +2,10 @@ import { insertRow } from "../../db/prepared.ts";
 import { and, desc, eq, inArray, isNull, lt, or, type SQL } from "drizzle-orm";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
-import { auditRecords } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 
 /** A stored audit record. */
-export type AuditRow = typeof auditRecords.$inferSelect;
+export type AuditRow = Tables["auditRecords"]["$inferSelect"];
 
 /** Who did a write, as the audit log records it. */
 export interface AuditActor {
@@ -21,6 +21,7 @@ export async function recordAudit(
   entry: { action: string; workspaceId?: string | null; targetType: string; targetId: string },
   at: number,
 ): Promise<void> {
+  const { auditRecords } = tablesOf(db);
   await insertRow(db, auditRecords, {
     id: newId("aud"),
     accountId: actor.accountId,
@@ -45,6 +46,7 @@ export async function listAuditRecords(
   afterId: string | null,
   limit: number,
 ): Promise<AuditRow[]> {
+  const { auditRecords } = tablesOf(db);
   const conditions: (SQL | undefined)[] = [eq(auditRecords.accountId, accountId)];
   if (afterId) conditions.push(lt(auditRecords.id, afterId));
   if (visibleWorkspaceIds) {

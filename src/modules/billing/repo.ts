@@ -1,21 +1,13 @@
 import { and, desc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
-import {
-  accounts,
-  billingInstallation,
-  billingStripeEvents,
-  billingSubscriptions,
-  billingWorkspaceCancellations,
-  workspaces,
-  xUsage,
-} from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 import { countAll } from "../../db/dialect.ts";
 
 /** An account's stored subscription. */
-export type SubscriptionRow = typeof billingSubscriptions.$inferSelect;
+export type SubscriptionRow = Tables["billingSubscriptions"]["$inferSelect"];
 /** A workspace taken out of its account's subscription. */
-export type CancellationRow = typeof billingWorkspaceCancellations.$inferSelect;
+export type CancellationRow = Tables["billingWorkspaceCancellations"]["$inferSelect"];
 /** What Stripe reports of a subscription, in the row's terms. */
 export type SubscriptionFields = Pick<
   SubscriptionRow,
@@ -40,6 +32,7 @@ export async function findBillingState(
   db: Db,
   accountId: string,
 ): Promise<{ trialStartsAt: number; row: SubscriptionRow | null } | undefined> {
+  const { accounts, billingInstallation, billingSubscriptions } = tablesOf(db);
   const found = await db
     .select({
       accountCreatedAt: accounts.createdAt,
@@ -65,6 +58,7 @@ export async function findBillingState(
  * trials from the accounts' creation: 0.
  */
 export async function markProcessorSince(db: Db, at: number): Promise<void> {
+  const { billingInstallation, billingSubscriptions } = tablesOf(db);
   const known = await db.select({ id: billingInstallation.id }).from(billingInstallation).then(firstRow);
   if (known) return;
   const billedBefore = await db
@@ -83,6 +77,7 @@ export async function findSubscriptionByCustomer(
   db: Db,
   customerId: string,
 ): Promise<SubscriptionRow | undefined> {
+  const { billingSubscriptions } = tablesOf(db);
   return db
     .select()
     .from(billingSubscriptions)
@@ -96,6 +91,7 @@ export async function ensureSubscriptionRow(
   accountId: string,
   now: number,
 ): Promise<SubscriptionRow> {
+  const { billingSubscriptions } = tablesOf(db);
   await db
     .insert(billingSubscriptions)
     .values({
@@ -120,11 +116,13 @@ export async function updateSubscriptionRow(
   accountId: string,
   changes: Partial<Omit<SubscriptionRow, "accountId" | "createdAt">>,
 ): Promise<void> {
+  const { billingSubscriptions } = tablesOf(db);
   await db.update(billingSubscriptions).set(changes).where(eq(billingSubscriptions.accountId, accountId));
 }
 
 /** Whether a Stripe event id was received before. */
 export async function stripeEventSeen(db: Db, id: string): Promise<boolean> {
+  const { billingStripeEvents } = tablesOf(db);
   const row = await db
     .select({ id: billingStripeEvents.id })
     .from(billingStripeEvents)
@@ -134,12 +132,17 @@ export async function stripeEventSeen(db: Db, id: string): Promise<boolean> {
 }
 
 /** Records a received Stripe event and what became of it. */
-export async function insertStripeEvent(db: Db, row: typeof billingStripeEvents.$inferInsert): Promise<void> {
+export async function insertStripeEvent(
+  db: Db,
+  row: Tables["billingStripeEvents"]["$inferInsert"],
+): Promise<void> {
+  const { billingStripeEvents } = tablesOf(db);
   await db.insert(billingStripeEvents).values(row);
 }
 
 /** Whether an account exists. */
 export async function accountExists(db: Db, accountId: string): Promise<boolean> {
+  const { accounts } = tablesOf(db);
   const row = await db
     .select({ id: accounts.id })
     .from(accounts)
@@ -150,6 +153,7 @@ export async function accountExists(db: Db, accountId: string): Promise<boolean>
 
 /** A workspace's cancellation, if its share of the subscription was cancelled. */
 export async function findCancellation(db: Db, workspaceId: string): Promise<CancellationRow | undefined> {
+  const { billingWorkspaceCancellations } = tablesOf(db);
   return db
     .select()
     .from(billingWorkspaceCancellations)
@@ -159,6 +163,7 @@ export async function findCancellation(db: Db, workspaceId: string): Promise<Can
 
 /** The account's cancelled workspaces, newest cancellation first. */
 export async function listCancellations(db: Db, accountId: string): Promise<CancellationRow[]> {
+  const { billingWorkspaceCancellations } = tablesOf(db);
   return db
     .select()
     .from(billingWorkspaceCancellations)
@@ -168,11 +173,13 @@ export async function listCancellations(db: Db, accountId: string): Promise<Canc
 
 /** Takes a workspace out of the subscription. */
 export async function insertCancellation(db: Db, row: CancellationRow): Promise<void> {
+  const { billingWorkspaceCancellations } = tablesOf(db);
   await db.insert(billingWorkspaceCancellations).values(row);
 }
 
 /** Puts workspaces back into the subscription. */
 export async function deleteCancellations(db: Db, workspaceIds: string[]): Promise<void> {
+  const { billingWorkspaceCancellations } = tablesOf(db);
   if (workspaceIds.length === 0) return;
   await db
     .delete(billingWorkspaceCancellations)
@@ -181,6 +188,7 @@ export async function deleteCancellations(db: Db, workspaceIds: string[]): Promi
 
 /** How many workspaces an account has. */
 export async function countWorkspaces(db: Db, accountId: string): Promise<number> {
+  const { workspaces } = tablesOf(db);
   const row = await db
     .select({ n: countAll() })
     .from(workspaces)
@@ -196,6 +204,7 @@ export async function listWorkspaceUsage(
   onlyIds: string[] | null,
   month: string,
 ): Promise<{ workspaceId: string; used: number | null; reserved: number | null }[]> {
+  const { workspaces, xUsage } = tablesOf(db);
   const conditions = [eq(workspaces.accountId, accountId)];
   if (onlyIds) conditions.push(inArray(workspaces.id, onlyIds.length > 0 ? onlyIds : [""]));
   return db
@@ -211,6 +220,7 @@ export async function listWorkspaceUsage(
  * whose workspace quantity follows the account's workspaces.
  */
 export async function listRunningSubscriptions(db: Db): Promise<SubscriptionRow[]> {
+  const { billingSubscriptions } = tablesOf(db);
   return db
     .select()
     .from(billingSubscriptions)

@@ -1,7 +1,5 @@
-import { inArray } from "drizzle-orm";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
-import { workspaces } from "../../db/schema.ts";
 import { inGuardedTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import {
@@ -18,6 +16,7 @@ import {
 import { inactiveReason } from "./settings.ts";
 import { postSlackMessage, type SlackOutcome } from "./slack.ts";
 import { chatMessageFor } from "./text.ts";
+import { workspaceNames } from "../workspaces/repo.ts";
 
 /** Events looked at per fan-out transaction. */
 const FANOUT_BATCH = 500;
@@ -55,14 +54,8 @@ async function fanOutBatch(h: Herald, tx: Db): Promise<{ events: number; made: n
   const settingsOf = new Map<string, ChatSettingsRow | null>();
   for (const id of new Set(events.map((e) => e.workspaceId)))
     settingsOf.set(id, (await findChatSettings(tx, id)) ?? null);
-  const names = new Map<string, string>();
   const wanted = [...settingsOf].filter(([, s]) => s && inactiveReason(h, s) === null).map(([id]) => id);
-  if (wanted.length > 0)
-    for (const w of await tx
-      .select({ id: workspaces.id, name: workspaces.name })
-      .from(workspaces)
-      .where(inArray(workspaces.id, wanted)))
-      names.set(w.id, w.name);
+  const names = await workspaceNames(tx, wanted);
   const rows: ChatNotificationRow[] = [];
   for (const event of events) {
     const settings = settingsOf.get(event.workspaceId);

@@ -1,6 +1,5 @@
-import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
-import { destinations } from "../../db/schema.ts";
+import { markReauthorizationRequired } from "../destinations/repo.ts";
 import { insertOutboxEvent } from "../webhooks/repo.ts";
 
 /** The outbox event written when a destination must be connected again (for chat notifications). */
@@ -16,12 +15,7 @@ export async function markDestinationForReauthorization(
   destinationId: string,
   now: number,
 ): Promise<void> {
-  const marked = await db
-    .update(destinations)
-    .set({ unavailableReason: "reauthorization_required", updatedAt: now })
-    .where(and(eq(destinations.id, destinationId), isNull(destinations.unavailableReason)))
-    .returning();
-  const row = marked[0];
+  const row = await markReauthorizationRequired(db, destinationId, now);
   if (!row) return;
   await insertOutboxEvent(
     db,

@@ -1,15 +1,16 @@
 import { and, asc, eq, inArray, isNull, lte } from "drizzle-orm";
-import { skipLocked } from "../../db/dialect.ts";
+import { countAll, skipLocked } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
-import { chatNotifications, chatNotificationSettings, eventsOutbox } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 
 /** A workspace's stored settings. */
-export type ChatSettingsRow = typeof chatNotificationSettings.$inferSelect;
+export type ChatSettingsRow = Tables["chatNotificationSettings"]["$inferSelect"];
 /** One Slack message to post. */
-export type ChatNotificationRow = typeof chatNotifications.$inferSelect;
+export type ChatNotificationRow = Tables["chatNotifications"]["$inferSelect"];
 
 export async function findChatSettings(db: Db, workspaceId: string): Promise<ChatSettingsRow | undefined> {
+  const { chatNotificationSettings } = tablesOf(db);
   return db
     .select()
     .from(chatNotificationSettings)
@@ -19,6 +20,7 @@ export async function findChatSettings(db: Db, workspaceId: string): Promise<Cha
 
 /** Stores a workspace's settings whole (insert or replace). */
 export async function saveChatSettings(db: Db, row: ChatSettingsRow): Promise<void> {
+  const { chatNotificationSettings } = tablesOf(db);
   const { workspaceId: _, ...changes } = row;
   await db
     .insert(chatNotificationSettings)
@@ -33,6 +35,7 @@ export async function setChatLastError(
   error: string | null,
   at: number | null,
 ): Promise<void> {
+  const { chatNotificationSettings } = tablesOf(db);
   await db
     .update(chatNotificationSettings)
     .set({ lastError: error, lastErrorAt: at })
@@ -50,6 +53,7 @@ export interface ChatOutboxEvent {
 
 /** Claims up to `limit` events the chat fan-out has not looked at, oldest first (skipping locked rows). */
 export async function claimChatUndispatchedEvents(db: Db, limit: number): Promise<ChatOutboxEvent[]> {
+  const { eventsOutbox } = tablesOf(db);
   const query = db
     .select({
       id: eventsOutbox.id,
@@ -66,12 +70,14 @@ export async function claimChatUndispatchedEvents(db: Db, limit: number): Promis
 }
 
 export async function markChatDispatched(db: Db, ids: string[], now: number): Promise<void> {
+  const { eventsOutbox } = tablesOf(db);
   if (ids.length === 0) return;
   await db.update(eventsOutbox).set({ chatDispatchedAt: now }).where(inArray(eventsOutbox.id, ids));
 }
 
 /** Stores notifications; an event already turned into one for its workspace is skipped. */
 export async function insertChatNotifications(db: Db, rows: ChatNotificationRow[]): Promise<void> {
+  const { chatNotifications } = tablesOf(db);
   if (rows.length === 0) return;
   await db.insert(chatNotifications).values(rows).onConflictDoNothing();
 }
@@ -86,6 +92,7 @@ export async function claimDueChatNotifications(
   limit: number,
   leaseMs: number,
 ): Promise<ChatNotificationRow[]> {
+  const { chatNotifications } = tablesOf(db);
   const query = db
     .select()
     .from(chatNotifications)
@@ -111,5 +118,22 @@ export async function updateChatNotification(
   id: string,
   changes: Partial<ChatNotificationRow>,
 ): Promise<void> {
+  const { chatNotifications } = tablesOf(db);
   await db.update(chatNotifications).set(changes).where(eq(chatNotifications.id, id));
+}
+
+/** Chat work waiting (for /metrics): events the fan-out has not looked at, messages not yet posted. */
+export async function chatBacklog(
+  db: Db,
+): Promise<{ undispatchedEvents: number; pendingNotifications: number }> {
+  const { chatNotifications, eventsOutbox } = tablesOf(db);
+  const [events] = await db
+    .select({ n: countAll() })
+    .from(eventsOutbox)
+    .where(isNull(eventsOutbox.chatDispatchedAt));
+  const [notifications] = await db
+    .select({ n: countAll() })
+    .from(chatNotifications)
+    .where(eq(chatNotifications.status, "pending"));
+  return { undispatchedEvents: events!.n, pendingNotifications: notifications!.n };
 }

@@ -1,13 +1,14 @@
 import { and, asc, desc, eq, gt, lt, notExists } from "drizzle-orm";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
-import { cliAuthorizations, signupIntents, workspaces } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 
 /** A stored CLI authorization. */
-export type CliAuthorizationRow = typeof cliAuthorizations.$inferSelect;
+export type CliAuthorizationRow = Tables["cliAuthorizations"]["$inferSelect"];
 
 /** Stores a new authorization (call inside a transaction). */
 export async function insertCliAuthorization(db: Db, row: CliAuthorizationRow): Promise<void> {
+  const { cliAuthorizations } = tablesOf(db);
   await db.insert(cliAuthorizations).values(row);
 }
 
@@ -16,6 +17,7 @@ export async function findCliAuthorizationBySecretHash(
   db: Db,
   secretHash: string,
 ): Promise<CliAuthorizationRow | undefined> {
+  const { cliAuthorizations } = tablesOf(db);
   return db
     .select()
     .from(cliAuthorizations)
@@ -29,6 +31,7 @@ export async function findLiveCliAuthorizationByCode(
   userCodeHash: string,
   now: number,
 ): Promise<CliAuthorizationRow | undefined> {
+  const { cliAuthorizations } = tablesOf(db);
   return db
     .select()
     .from(cliAuthorizations)
@@ -40,11 +43,13 @@ export async function findLiveCliAuthorizationByCode(
 
 /** An authorization by id. */
 export async function findCliAuthorization(db: Db, id: string): Promise<CliAuthorizationRow | undefined> {
+  const { cliAuthorizations } = tablesOf(db);
   return db.select().from(cliAuthorizations).where(eq(cliAuthorizations.id, id)).then(firstRow);
 }
 
 /** Records a poll: when, and the interval the next one must wait. */
 export async function recordPoll(db: Db, id: string, at: number, intervalSeconds: number): Promise<void> {
+  const { cliAuthorizations } = tablesOf(db);
   await db
     .update(cliAuthorizations)
     .set({ lastPolledAt: at, intervalSeconds })
@@ -66,6 +71,7 @@ export async function decidePending(
     at: number;
   },
 ): Promise<boolean> {
+  const { cliAuthorizations } = tablesOf(db);
   const changed = await db
     .update(cliAuthorizations)
     .set({
@@ -82,6 +88,7 @@ export async function decidePending(
 
 /** Marks an approved authorization exchanged with the key made for it; false when it was not approved. */
 export async function markExchanged(db: Db, id: string, credentialId: string, at: number): Promise<boolean> {
+  const { cliAuthorizations } = tablesOf(db);
   const changed = await db
     .update(cliAuthorizations)
     .set({ status: "exchanged", credentialId, exchangedAt: at })
@@ -95,6 +102,7 @@ export async function markExchanged(db: Db, id: string, credentialId: string, at
  * signup intent still references (they go once the intent has gone).
  */
 export async function deleteExpiredCliAuthorizations(db: Db, before: number, limit: number): Promise<void> {
+  const { cliAuthorizations, signupIntents } = tablesOf(db);
   const referenced = db
     .select({ id: signupIntents.id })
     .from(signupIntents)
@@ -110,6 +118,7 @@ export async function deleteExpiredCliAuthorizations(db: Db, before: number, lim
 
 /** An account's workspaces, oldest first (the first is the one a new credential names by default). */
 export async function listAccountWorkspacesOldestFirst(db: Db, accountId: string) {
+  const { workspaces } = tablesOf(db);
   return db
     .select({ id: workspaces.id, name: workspaces.name })
     .from(workspaces)

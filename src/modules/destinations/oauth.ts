@@ -209,62 +209,91 @@ export async function completeOAuthCallback(args: {
     return result(false, "This authorization link was already used; start connecting again.");
   }
   try {
-    const accounts = await (adapter as OAuthAdapter).completeAuthorization({
-      origin: connection.origin,
-      clientId: secrets.clientId,
-      clientSecret: secrets.clientSecret,
-      redirectUri: secrets.redirectUri,
+    const names = await connectAccounts({
+      h,
+      adapter: adapter as OAuthAdapter,
+      connection,
+      secrets,
       code: query.code,
-      codeVerifier: secrets.verifier,
     });
-    if (accounts.length === 0)
-      throw new ProviderError("rejected", "the network returned no account to connect", {
-        operation: "completeAuthorization",
-      });
-    const workspace = (await findWorkspaceById(h.db, connection.workspaceId))!;
-    const actor = {
-      accountId: workspace.accountId,
-      credentialId: connection.credentialId,
-      requestId: connection.requestId,
-    };
-    await inTransaction(h.db, async (tx) => {
-      const saved = await saveDestinations({
-        h,
-        tx,
-        actor,
-        workspaceId: connection.workspaceId,
-        channel,
-        origin: connection.origin,
-        accounts,
-      });
-      await updateConnection(tx, connection.id, {
-        status: "completed",
-        destinationId: saved[0]!.id,
-        secretsSealed: null,
-      });
-    });
-    const names = accounts.map((a) => a.displayName || a.handle).join(", ");
     return result(true, `Connected ${names}. You can close this window.`);
   } catch (error) {
     const message = error instanceof ProviderError ? error.message : "unexpected error";
-    // An instance that forgot Herald's app answers invalid_client: register again next time.
-    const forgotten = error instanceof ProviderError && error.errorCode === "invalid_client";
-    await inTransaction(h.db, async (tx) => {
-      await updateConnection(tx, connection.id, { status: "failed", secretsSealed: null, error: message });
-      if (!forgotten) return;
-      await deleteOAuthApp(tx, {
-        provider: channel,
-        origin: connection.origin,
-        redirectUri: secrets.redirectUri,
-        clientId: secrets.clientId,
-      });
-    });
-    if (!(error instanceof ProviderError)) {
-      h.logger.error("oauth callback failed", {
-        connection_id: connection.id,
-        error: (error as Error).message,
-      });
-    }
+    await failConnection(h, connection, secrets, error, message);
     return result(false, `Connecting failed: ${message}`);
+  }
+}
+
+/** Exchanges the code for the accounts and stores one destination per account; their names. */
+async function connectAccounts(args: {
+  h: Herald;
+  adapter: OAuthAdapter;
+  connection: ConnectionRow;
+  secrets: SessionSecrets;
+  code: string;
+}): Promise<string> {
+  const { h, adapter, connection, secrets, code } = args;
+  const channel = connection.provider;
+  const accounts = await adapter.completeAuthorization({
+    origin: connection.origin,
+    clientId: secrets.clientId,
+    clientSecret: secrets.clientSecret,
+    redirectUri: secrets.redirectUri,
+    code,
+    codeVerifier: secrets.verifier,
+  });
+  if (accounts.length === 0)
+    throw new ProviderError("rejected", "the network returned no account to connect", {
+      operation: "completeAuthorization",
+    });
+  const workspace = (await findWorkspaceById(h.db, connection.workspaceId))!;
+  const actor = {
+    accountId: workspace.accountId,
+    credentialId: connection.credentialId,
+    requestId: connection.requestId,
+  };
+  await inTransaction(h.db, async (tx) => {
+    const saved = await saveDestinations({
+      h,
+      tx,
+      actor,
+      workspaceId: connection.workspaceId,
+      channel,
+      origin: connection.origin,
+      accounts,
+    });
+    await updateConnection(tx, connection.id, {
+      status: "completed",
+      destinationId: saved[0]!.id,
+      secretsSealed: null,
+    });
+  });
+  return accounts.map((a) => a.displayName || a.handle).join(", ");
+}
+
+/** The connection fails; an instance that forgot Herald's app (invalid_client) gets a new one next time. */
+async function failConnection(
+  h: Herald,
+  connection: ConnectionRow,
+  secrets: SessionSecrets,
+  error: unknown,
+  message: string,
+): Promise<void> {
+  const forgotten = error instanceof ProviderError && error.errorCode === "invalid_client";
+  await inTransaction(h.db, async (tx) => {
+    await updateConnection(tx, connection.id, { status: "failed", secretsSealed: null, error: message });
+    if (!forgotten) return;
+    await deleteOAuthApp(tx, {
+      provider: connection.provider,
+      origin: connection.origin,
+      redirectUri: secrets.redirectUri,
+      clientId: secrets.clientId,
+    });
+  });
+  if (!(error instanceof ProviderError)) {
+    h.logger.error("oauth callback failed", {
+      connection_id: connection.id,
+      error: (error as Error).message,
+    });
   }
 }

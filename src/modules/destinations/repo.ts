@@ -1,13 +1,13 @@
 import { and, desc, eq, inArray, isNull, lt, lte, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
-import { destinationConnections, destinations, oauthApps } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 import { firstRow } from "../../db/engine.ts";
 import { inTransaction } from "../../db/transaction.ts";
 
 /** A stored destination. */
-export type DestinationRow = typeof destinations.$inferSelect;
+export type DestinationRow = Tables["destinations"]["$inferSelect"];
 /** A stored connection session. */
-export type ConnectionRow = typeof destinationConnections.$inferSelect;
+export type ConnectionRow = Tables["destinationConnections"]["$inferSelect"];
 
 /** A connected (not disconnected) destination of a workspace. */
 export async function findDestination(
@@ -15,6 +15,7 @@ export async function findDestination(
   workspaceId: string,
   id: string,
 ): Promise<DestinationRow | undefined> {
+  const { destinations } = tablesOf(db);
   return db
     .select()
     .from(destinations)
@@ -26,11 +27,13 @@ export async function findDestination(
 
 /** A destination by id, disconnected ones included (posts keep pointing at them). */
 export async function findDestinationById(db: Db, id: string): Promise<DestinationRow | undefined> {
+  const { destinations } = tablesOf(db);
   return db.select().from(destinations).where(eq(destinations.id, id)).then(firstRow);
 }
 
 /** Connected destinations of any workspace on these channels that are not waiting for reauthorization. */
 export async function listUsableDestinationsOn(db: Db, channels: string[]): Promise<DestinationRow[]> {
+  const { destinations } = tablesOf(db);
   if (channels.length === 0) return [];
   return db
     .select()
@@ -46,6 +49,7 @@ export async function listUsableDestinationsOn(db: Db, channels: string[]): Prom
 
 /** All connected destinations of a workspace, newest first. */
 export async function listDestinations(db: Db, workspaceId: string): Promise<DestinationRow[]> {
+  const { destinations } = tablesOf(db);
   return db
     .select()
     .from(destinations)
@@ -61,6 +65,7 @@ export async function findDestinationByExternalId(
   origin: string,
   externalId: string,
 ): Promise<DestinationRow | undefined> {
+  const { destinations } = tablesOf(db);
   return db
     .select()
     .from(destinations)
@@ -78,11 +83,13 @@ export async function findDestinationByExternalId(
 
 /** Stores a new destination. */
 export async function insertDestination(db: Db, row: DestinationRow): Promise<void> {
+  const { destinations } = tablesOf(db);
   await db.insert(destinations).values(row);
 }
 
 /** Applies changes to a destination. */
 export async function updateDestination(db: Db, id: string, changes: Partial<DestinationRow>): Promise<void> {
+  const { destinations } = tablesOf(db);
   await db.update(destinations).set(changes).where(eq(destinations.id, id));
 }
 
@@ -93,6 +100,7 @@ export async function clearOtherDefaults(
   channel: string,
   keepId: string,
 ): Promise<void> {
+  const { destinations } = tablesOf(db);
   await db
     .update(destinations)
     .set({ isDefault: false })
@@ -107,6 +115,7 @@ export async function clearOtherDefaults(
 
 /** Stores a connection session. */
 export async function insertConnection(db: Db, row: ConnectionRow): Promise<void> {
+  const { destinationConnections } = tablesOf(db);
   await db.insert(destinationConnections).values(row);
 }
 
@@ -116,6 +125,7 @@ export async function findConnection(
   workspaceId: string,
   id: string,
 ): Promise<ConnectionRow | undefined> {
+  const { destinationConnections } = tablesOf(db);
   return db
     .select()
     .from(destinationConnections)
@@ -125,6 +135,7 @@ export async function findConnection(
 
 /** The pending connection an OAuth callback's `state` belongs to. */
 export async function findConnectionByState(db: Db, state: string): Promise<ConnectionRow | undefined> {
+  const { destinationConnections } = tablesOf(db);
   return db
     .select()
     .from(destinationConnections)
@@ -134,11 +145,13 @@ export async function findConnectionByState(db: Db, state: string): Promise<Conn
 
 /** Applies changes to a connection session. */
 export async function updateConnection(db: Db, id: string, changes: Partial<ConnectionRow>): Promise<void> {
+  const { destinationConnections } = tablesOf(db);
   await db.update(destinationConnections).set(changes).where(eq(destinationConnections.id, id));
 }
 
 /** Clears a pending session's OAuth `state` if it still has it; false when another callback took it first. */
 export async function takeConnectionState(db: Db, id: string, state: string): Promise<boolean> {
+  const { destinationConnections } = tablesOf(db);
   const taken = await db
     .update(destinationConnections)
     .set({ state: null })
@@ -155,6 +168,7 @@ export async function takeConnectionState(db: Db, id: string, state: string): Pr
 
 /** Marks pending sessions past their expiry as expired. */
 export async function expireConnections(db: Db, now: number): Promise<void> {
+  const { destinationConnections } = tablesOf(db);
   await db
     .update(destinationConnections)
     .set({ status: "expired", secretsSealed: null })
@@ -163,6 +177,7 @@ export async function expireConnections(db: Db, now: number): Promise<void> {
 
 /** The OAuth app Herald registered on an instance for a redirect URI. */
 export async function findOAuthApp(db: Db, provider: string, origin: string, redirectUri: string) {
+  const { oauthApps } = tablesOf(db);
   return db
     .select()
     .from(oauthApps)
@@ -177,8 +192,27 @@ export async function findOAuthApp(db: Db, provider: string, origin: string, red
 }
 
 /** Remembers an OAuth app registration. */
-export async function insertOAuthApp(db: Db, row: typeof oauthApps.$inferInsert): Promise<void> {
+export async function insertOAuthApp(db: Db, row: Tables["oauthApps"]["$inferInsert"]): Promise<void> {
+  const { oauthApps } = tablesOf(db);
   await db.insert(oauthApps).values(row).onConflictDoNothing();
+}
+
+/**
+ * Marks a usable destination `reauthorization_required`; the row when that is news, undefined when it
+ * was marked already (or is gone).
+ */
+export async function markReauthorizationRequired(
+  db: Db,
+  id: string,
+  now: number,
+): Promise<DestinationRow | undefined> {
+  const { destinations } = tablesOf(db);
+  const marked = await db
+    .update(destinations)
+    .set({ unavailableReason: "reauthorization_required", updatedAt: now })
+    .where(and(eq(destinations.id, id), isNull(destinations.unavailableReason)))
+    .returning();
+  return marked[0];
 }
 
 /**
@@ -190,6 +224,7 @@ export async function takeRefreshLease(
   db: Db,
   input: { destinationId: string; owner: string; now: number; leaseMs: number },
 ): Promise<boolean> {
+  const { destinations } = tablesOf(db);
   const free = or(
     isNull(destinations.refreshLeaseExpiresAt),
     lte(destinations.refreshLeaseExpiresAt, input.now),
@@ -211,6 +246,7 @@ export async function releaseRefreshLease(
   db: Db,
   input: { destinationId: string; owner: string },
 ): Promise<void> {
+  const { destinations } = tablesOf(db);
   const held = and(eq(destinations.id, input.destinationId), eq(destinations.refreshLeaseOwner, input.owner));
   await inTransaction(db, async (tx) => {
     await tx.update(destinations).set({ refreshLeaseOwner: null, refreshLeaseExpiresAt: null }).where(held);
@@ -222,6 +258,7 @@ export async function deleteOAuthApp(
   db: Db,
   input: { provider: string; origin: string; redirectUri: string; clientId: string },
 ): Promise<void> {
+  const { oauthApps } = tablesOf(db);
   await db
     .delete(oauthApps)
     .where(

@@ -1,8 +1,5 @@
-import { eq } from "drizzle-orm";
 import { iso } from "../../lib/clock.ts";
 import { newId } from "../../db/ids.ts";
-import { firstRow } from "../../db/engine.ts";
-import { feedback } from "../../db/schema.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { auditActorOf, type Actor } from "../../core/actor.ts";
@@ -10,7 +7,8 @@ import { invalid, ProblemError } from "../../core/problem.ts";
 import { findAccount } from "../account/repo.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { findAccountApiKey } from "../keys/repo.ts";
-import { users } from "../../db/schema.ts";
+import { findMember } from "../team/repo.ts";
+import { insertFeedback, updateFeedback } from "./repo.ts";
 
 /** The longest message, in characters (Unicode code points). */
 export const FEEDBACK_MAX_CHARACTERS = 10_000;
@@ -44,11 +42,7 @@ async function senderLines(h: Herald, actor: Actor): Promise<string[]> {
   lines.push(`Credential: ${actor.name} (${actor.prefix}…, ${actor.credentialId})`);
   const key = await findAccountApiKey(h.db, actor.accountId, actor.credentialId);
   if (key?.createdByUserId) {
-    const creator = await h.db
-      .select({ email: users.email })
-      .from(users)
-      .where(eq(users.id, key.createdByUserId))
-      .then(firstRow);
+    const creator = await findMember(h.db, actor.accountId, key.createdByUserId);
     if (creator) lines.push(`Key created by: ${creator.email}`);
   }
   return lines;
@@ -71,7 +65,7 @@ export async function submitFeedback(args: {
   const now = h.clock.now();
   const id = newId("fb");
   await inTransaction(h.db, async (tx) => {
-    await tx.insert(feedback).values({
+    await insertFeedback(tx, {
       id,
       accountId: actor.accountId,
       credentialId: actor.credentialId,
@@ -88,9 +82,7 @@ export async function submitFeedback(args: {
   });
   const failure = await sendFeedbackMail(h, actor, id, message);
   if (failure !== null) {
-    await inTransaction(h.db, (tx) =>
-      tx.update(feedback).set({ lastError: failure }).where(eq(feedback.id, id)),
-    );
+    await inTransaction(h.db, (tx) => updateFeedback(tx, id, { lastError: failure }));
     h.logger.warn("feedback stored but not e-mailed", { feedback_id: id, reason: failure });
     throw new ProblemError(
       "public_unavailable",
@@ -99,9 +91,7 @@ export async function submitFeedback(args: {
     );
   }
   const sentAt = h.clock.now();
-  await inTransaction(h.db, (tx) =>
-    tx.update(feedback).set({ status: "sent", sentAt, lastError: null }).where(eq(feedback.id, id)),
-  );
+  await inTransaction(h.db, (tx) => updateFeedback(tx, id, { status: "sent", sentAt, lastError: null }));
   return { object: "feedback", id, created_at: iso(now) };
 }
 

@@ -6,7 +6,7 @@ import { engineOf } from "../../db/engine.ts";
 import type { Herald } from "../../herald.ts";
 import { iso } from "../../lib/clock.ts";
 import type { Scheduler } from "../../jobs/scheduler.ts";
-import { countPendingMail } from "../mail/outbox.ts";
+import { countPendingMail } from "../mail/repo.ts";
 import { dueWork } from "../posts/repo.ts";
 import type { PublishingEngine } from "../publishing/engine.ts";
 import { webhookBacklog } from "../webhooks/repo.ts";

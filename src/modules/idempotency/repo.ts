@@ -1,11 +1,11 @@
 import { and, eq, lt, sql } from "drizzle-orm";
 import { insertRow, runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
-import { idempotencyKeys } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 import { firstRow } from "../../db/engine.ts";
 
 /** A stored idempotency key. */
-export type IdempotencyRow = typeof idempotencyKeys.$inferSelect;
+export type IdempotencyRow = Tables["idempotencyKeys"]["$inferSelect"];
 
 /** The key row of an account, if any. */
 export async function findIdempotencyKey(
@@ -13,6 +13,7 @@ export async function findIdempotencyKey(
   accountId: string,
   key: string,
 ): Promise<IdempotencyRow | undefined> {
+  const { idempotencyKeys } = tablesOf(db);
   return runPrepared(
     db,
     "idempotency_key",
@@ -35,6 +36,7 @@ export async function insertInFlightKey(
   db: Db,
   row: { accountId: string; key: string; requestHash: string; createdAt: number; expiresAt: number },
 ): Promise<void> {
+  const { idempotencyKeys } = tablesOf(db);
   await insertRow(db, idempotencyKeys, { ...row, state: "in_flight" });
 }
 
@@ -45,6 +47,7 @@ export async function completeIdempotencyKey(
   key: string,
   result: { status: number; body: string; headers: Record<string, string> },
 ): Promise<void> {
+  const { idempotencyKeys } = tablesOf(db);
   const value = (name: string) => sql`${sql.placeholder(name)}`;
   await runPrepared(
     db,
@@ -70,6 +73,7 @@ export async function completeIdempotencyKey(
 
 /** Frees a key whose request was refused before it changed anything. */
 export async function deleteIdempotencyKey(db: Db, accountId: string, key: string): Promise<void> {
+  const { idempotencyKeys } = tablesOf(db);
   await db
     .delete(idempotencyKeys)
     .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
@@ -77,5 +81,6 @@ export async function deleteIdempotencyKey(db: Db, accountId: string, key: strin
 
 /** Removes keys past their 24 h life. */
 export async function deleteExpiredIdempotencyKeys(db: Db, now: number): Promise<void> {
+  const { idempotencyKeys } = tablesOf(db);
   await db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now));
 }

@@ -1,10 +1,10 @@
 import { and, desc, eq, inArray, isNull, lt, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
-import { invitations, mailOutbox } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 import { firstRow } from "../../db/engine.ts";
 
 /** A stored invitation. */
-export type InvitationRow = typeof invitations.$inferSelect;
+export type InvitationRow = Tables["invitations"]["$inferSelect"];
 
 /** A stored invitation with the status of its latest e-mail. */
 export type InvitationWithDelivery = InvitationRow & {
@@ -14,14 +14,16 @@ export type InvitationWithDelivery = InvitationRow & {
 /** Stores an invitation and returns its numeric id. */
 export async function insertInvitation(
   db: Db,
-  row: Omit<typeof invitations.$inferInsert, "id">,
+  row: Omit<Tables["invitations"]["$inferInsert"], "id">,
 ): Promise<number> {
+  const { invitations } = tablesOf(db);
   const [inserted] = await db.insert(invitations).values(row).returning({ id: invitations.id });
   return inserted!.id;
 }
 
 /** Adds the status of each invitation's latest e-mail. */
 async function withDelivery(db: Db, rows: InvitationRow[]): Promise<InvitationWithDelivery[]> {
+  const { mailOutbox } = tablesOf(db);
   if (rows.length === 0) return [];
   const mails = await db
     .select({ invitationId: mailOutbox.invitationId, status: mailOutbox.status })
@@ -42,6 +44,7 @@ async function withDelivery(db: Db, rows: InvitationRow[]): Promise<InvitationWi
 
 /** An invitation with its delivery status. */
 export async function findInvitation(db: Db, id: number): Promise<InvitationWithDelivery | undefined> {
+  const { invitations } = tablesOf(db);
   const row = await db.select().from(invitations).where(eq(invitations.id, id)).then(firstRow);
   return row ? (await withDelivery(db, [row]))[0] : undefined;
 }
@@ -52,6 +55,7 @@ export async function findOpenInvitation(
   accountId: string,
   id: number,
 ): Promise<InvitationRow | undefined> {
+  const { invitations } = tablesOf(db);
   return db
     .select()
     .from(invitations)
@@ -71,15 +75,21 @@ export async function findInvitationByTokenHash(
   db: Db,
   tokenHash: string,
 ): Promise<InvitationRow | undefined> {
+  const { invitations } = tablesOf(db);
   return db.select().from(invitations).where(eq(invitations.tokenHash, tokenHash)).then(firstRow);
 }
 
-const open = (accountId: string) =>
+const open = (invitations: Tables["invitations"], accountId: string) =>
   and(eq(invitations.accountId, accountId), isNull(invitations.revokedAt), isNull(invitations.acceptedAt));
 
 /** An account's open invitations, newest first, each with its latest e-mail's status. */
 export async function listInvitations(db: Db, accountId: string): Promise<InvitationWithDelivery[]> {
-  const rows = await db.select().from(invitations).where(open(accountId)).orderBy(desc(invitations.id));
+  const { invitations } = tablesOf(db);
+  const rows = await db
+    .select()
+    .from(invitations)
+    .where(open(invitations, accountId))
+    .orderBy(desc(invitations.id));
   return withDelivery(db, rows);
 }
 
@@ -90,7 +100,8 @@ export async function listInvitationsPage(
   afterId: number | null,
   limit: number,
 ): Promise<InvitationWithDelivery[]> {
-  const conditions: SQL[] = [open(accountId)!];
+  const { invitations } = tablesOf(db);
+  const conditions: SQL[] = [open(invitations, accountId)!];
   if (afterId !== null) conditions.push(lt(invitations.id, afterId));
   const rows = await db
     .select()
@@ -103,11 +114,13 @@ export async function listInvitationsPage(
 
 /** Changes an invitation's columns. */
 export async function updateInvitation(db: Db, id: number, changes: Partial<InvitationRow>): Promise<void> {
+  const { invitations } = tablesOf(db);
   await db.update(invitations).set(changes).where(eq(invitations.id, id));
 }
 
 /** Marks an open invitation accepted; false when it was accepted or revoked meanwhile. */
 export async function markInvitationAccepted(db: Db, id: number, now: number): Promise<boolean> {
+  const { invitations } = tablesOf(db);
   const changed = await db
     .update(invitations)
     .set({ acceptedAt: now })
@@ -121,6 +134,7 @@ export async function markInvitationAccepted(db: Db, id: number, now: number): P
  * the link they carry no longer works, so they must not go out.
  */
 export async function withdrawPendingMail(db: Db, invitationId: number, reason: string): Promise<void> {
+  const { mailOutbox } = tablesOf(db);
   await db
     .update(mailOutbox)
     .set({ status: "failed", lastError: reason })

@@ -2,16 +2,17 @@ import { and, desc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
 import { firstRow } from "../../db/engine.ts";
-import { apiKeys, apiKeyWorkspaces, workspaces } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 
 /** A stored API key row. */
-export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type ApiKeyRow = Tables["apiKeys"]["$inferSelect"];
 
 /** The key whose secret hashes to `secretHash`, with its selected workspaces (every request). */
 export async function findApiKeyBySecretHash(
   db: Db,
   secretHash: string,
 ): Promise<(ApiKeyRow & { workspaceIds: string[] }) | null> {
+  const { apiKeys, apiKeyWorkspaces } = tablesOf(db);
   const row = await runPrepared(
     db,
     "api_key_by_secret_hash",
@@ -40,9 +41,10 @@ export async function findApiKeyBySecretHash(
 /** Stores a new key and its workspace selection (call inside a transaction). */
 export async function insertApiKey(
   db: Db,
-  row: typeof apiKeys.$inferInsert,
+  row: Tables["apiKeys"]["$inferInsert"],
   workspaceIds: string[],
 ): Promise<void> {
+  const { apiKeys, apiKeyWorkspaces } = tablesOf(db);
   await db.insert(apiKeys).values(row);
   for (const workspaceId of workspaceIds)
     await db.insert(apiKeyWorkspaces).values({ keyId: row.id, workspaceId });
@@ -53,6 +55,7 @@ export async function insertApiKey(
  * running at once with one key, here or in another process, then write once).
  */
 export async function touchApiKey(db: Db, id: string, at: number, staleBefore: number): Promise<void> {
+  const { apiKeys } = tablesOf(db);
   await db
     .update(apiKeys)
     .set({ lastUsedAt: at })
@@ -61,6 +64,7 @@ export async function touchApiKey(db: Db, id: string, at: number, staleBefore: n
 
 /** Which of `ids` are workspaces of `accountId`. */
 export async function findAccountWorkspaceIds(db: Db, accountId: string, ids: string[]): Promise<string[]> {
+  const { workspaces } = tablesOf(db);
   if (ids.length === 0) return [];
   const rows = await db
     .select({ id: workspaces.id })
@@ -74,6 +78,7 @@ export async function listApiKeys(
   db: Db,
   accountId: string,
 ): Promise<(ApiKeyRow & { workspaceIds: string[] })[]> {
+  const { apiKeys, apiKeyWorkspaces } = tablesOf(db);
   const rows = await db
     .select()
     .from(apiKeys)
@@ -90,6 +95,7 @@ export async function listApiKeys(
 
 /** The keys whose credential id or visible prefix is `ref` (a prefix may match more than one). */
 export async function findApiKeysByIdOrPrefix(db: Db, ref: string): Promise<ApiKeyRow[]> {
+  const { apiKeys } = tablesOf(db);
   return db
     .select()
     .from(apiKeys)
@@ -98,6 +104,7 @@ export async function findApiKeysByIdOrPrefix(db: Db, ref: string): Promise<ApiK
 
 /** Sets `revoked_at` unless the key is revoked already (an earlier revocation time is kept). */
 export async function markApiKeyRevoked(db: Db, id: string, at: number): Promise<void> {
+  const { apiKeys } = tablesOf(db);
   await db
     .update(apiKeys)
     .set({ revokedAt: at })
@@ -110,6 +117,7 @@ export async function findAccountApiKey(
   accountId: string,
   id: string,
 ): Promise<ApiKeyRow | undefined> {
+  const { apiKeys } = tablesOf(db);
   return db
     .select()
     .from(apiKeys)
@@ -123,6 +131,7 @@ export async function findApiKeyByCreationFormKey(
   accountId: string,
   formKey: string,
 ): Promise<ApiKeyRow | undefined> {
+  const { apiKeys } = tablesOf(db);
   return db
     .select()
     .from(apiKeys)

@@ -1,11 +1,8 @@
-import { and, asc, eq, lte } from "drizzle-orm";
-import { countAll, skipLocked } from "../../db/dialect.ts";
-import { firstRow } from "../../db/engine.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
-import { mailOutbox } from "../../db/schema.ts";
 import { inGuardedTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
+import { claimDueMail, insertMail, updateMail, type MailRow } from "./repo.ts";
 
 /** Attempts before a message is marked `failed`. */
 export const MAIL_MAX_ATTEMPTS = 10;
@@ -16,9 +13,6 @@ export const MAIL_MAX_ATTEMPTS = 10;
  * meanwhile, and one that dies mid-send leaves it due again after it (at least once).
  */
 export const MAIL_CLAIM_LEASE_MS = 10 * 60 * 1000;
-
-/** One queued message. */
-type MailRow = typeof mailOutbox.$inferSelect;
 
 /** Delay before retry number `attempt` (1-based): 30 s doubling, at most one hour. */
 export function mailRetryDelayMs(attempt: number): number {
@@ -32,7 +26,7 @@ export async function enqueueMail(
   now: number,
 ): Promise<string> {
   const id = newId("mail");
-  await db.insert(mailOutbox).values({
+  await insertMail(db, {
     id,
     toAddress: message.to,
     subject: message.subject,
@@ -45,45 +39,21 @@ export async function enqueueMail(
   return id;
 }
 
-/** Messages still waiting to be sent. */
-export async function countPendingMail(db: Db): Promise<number> {
-  const row = await db
-    .select({ n: countAll() })
-    .from(mailOutbox)
-    .where(eq(mailOutbox.status, "pending"))
-    .then(firstRow);
-  return row?.n ?? 0;
-}
-
 /**
  * Claims the message due first for this process: its next attempt moves to the end of the lease,
  * in the same transaction that found it, so another process (which skips rows being claimed on
  * PostgreSQL) does not take it too. The status stays `pending`: a claim is not an attempt.
  */
-async function claimDueMail(h: Herald): Promise<MailRow | undefined> {
+async function claimNextMail(h: Herald): Promise<MailRow | undefined> {
   return inGuardedTransaction(h.db, async (tx) => {
     const now = h.clock.now();
-    const query = tx
-      .select()
-      .from(mailOutbox)
-      .where(and(eq(mailOutbox.status, "pending"), lte(mailOutbox.nextAttemptAt, now)))
-      .orderBy(asc(mailOutbox.nextAttemptAt), asc(mailOutbox.id))
-      .limit(1);
-    const message = await skipLocked(tx, query).then(firstRow);
-    if (!message) return undefined;
-    await tx
-      .update(mailOutbox)
-      .set({ nextAttemptAt: now + MAIL_CLAIM_LEASE_MS })
-      .where(eq(mailOutbox.id, message.id));
-    return message;
+    return claimDueMail(tx, now, now + MAIL_CLAIM_LEASE_MS);
   });
 }
 
 /** Changes a message's columns. */
-async function updateMail(h: Herald, id: string, changes: Partial<MailRow>): Promise<void> {
-  await inGuardedTransaction(h.db, async (tx) => {
-    await tx.update(mailOutbox).set(changes).where(eq(mailOutbox.id, id));
-  });
+async function changeMail(h: Herald, id: string, changes: Partial<MailRow>): Promise<void> {
+  await inGuardedTransaction(h.db, (tx) => updateMail(tx, id, changes));
 }
 
 /**
@@ -95,7 +65,7 @@ export async function deliverDueMail(h: Herald, batch = 20): Promise<number> {
   if (!h.mail) return 0;
   let sent = 0;
   for (let i = 0; i < batch; i++) {
-    const message = await claimDueMail(h);
+    const message = await claimNextMail(h);
     if (!message) break;
     if (await sendOne(h, h.mail, message)) sent += 1;
   }
@@ -115,7 +85,7 @@ async function sendOne(h: Herald, mail: NonNullable<Herald["mail"]>, message: Ma
   } catch (error) {
     const failed = attempts >= MAIL_MAX_ATTEMPTS;
     const reason = (error as Error).message.slice(0, 500);
-    await updateMail(h, message.id, {
+    await changeMail(h, message.id, {
       attempts,
       lastError: reason,
       status: failed ? "failed" : "pending",
@@ -128,6 +98,6 @@ async function sendOne(h: Herald, mail: NonNullable<Herald["mail"]>, message: Ma
     });
     return false;
   }
-  await updateMail(h, message.id, { status: "sent", attempts, sentAt: h.clock.now(), lastError: null });
+  await changeMail(h, message.id, { status: "sent", attempts, sentAt: h.clock.now(), lastError: null });
   return true;
 }

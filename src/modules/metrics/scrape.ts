@@ -1,14 +1,13 @@
 // GET /metrics: the in-process metrics plus gauges read at scrape time. Every database read is a
 // count or min over an index (posts_due, webhook_deliveries_due, mail_outbox_due,
 // chat_notifications_due, the outbox's partial indexes), all bounded by one timeout.
-import { eq, inArray, isNull } from "drizzle-orm";
-import { countAll } from "../../db/dialect.ts";
 import type { Db } from "../../db/open.ts";
-import { chatNotifications, eventsOutbox, mailOutbox, posts } from "../../db/schema.ts";
 import type { Herald } from "../../herald.ts";
 import type { Scheduler } from "../../jobs/scheduler.ts";
 import { DATABASE_TIMEOUT_MS, withTimeout } from "../health/health.ts";
-import { dueWork } from "../posts/repo.ts";
+import { chatBacklog } from "../chat/repo.ts";
+import { countPendingMail } from "../mail/repo.ts";
+import { countPostsByState, dueWork } from "../posts/repo.ts";
 import { webhookBacklog } from "../webhooks/repo.ts";
 import { renderGauge } from "./exposition.ts";
 import { storageReport, type StorageReport } from "../health/storage.ts";
@@ -17,26 +16,14 @@ import { metricsOf } from "./metrics.ts";
 /** The post states whose counts are queue depths (each an index range of posts_due). */
 const QUEUE_STATES = ["scheduled", "ready", "processing", "awaiting-provider", "needs-attention"] as const;
 
-async function count(query: Promise<{ n: number }[]>): Promise<number> {
-  return (await query)[0]?.n ?? 0;
-}
-
 async function databaseGauges(db: Db, now: number): Promise<string[]> {
-  const [byState, due, backlog, chatEvents, mail, chat] = await Promise.all([
-    db
-      .select({ state: posts.state, n: countAll() })
-      .from(posts)
-      .where(inArray(posts.state, [...QUEUE_STATES]))
-      .groupBy(posts.state),
+  const [states, due, backlog, chat, mail] = await Promise.all([
+    countPostsByState(db, QUEUE_STATES),
     dueWork(db, now),
     webhookBacklog(db),
-    count(db.select({ n: countAll() }).from(eventsOutbox).where(isNull(eventsOutbox.chatDispatchedAt))),
-    count(db.select({ n: countAll() }).from(mailOutbox).where(eq(mailOutbox.status, "pending"))),
-    count(
-      db.select({ n: countAll() }).from(chatNotifications).where(eq(chatNotifications.status, "pending")),
-    ),
+    chatBacklog(db),
+    countPendingMail(db),
   ]);
-  const states = new Map(byState.map((r) => [r.state, r.n]));
   const ageSeconds = (at: number | null) => (at === null ? 0 : Math.max(0, now - at) / 1000);
   return [
     ...renderGauge(
@@ -70,9 +57,9 @@ async function databaseGauges(db: Db, now: number): Promise<string[]> {
         "e-mails (mail), chat messages (chat).",
       [
         { labels: { outbox: "events" }, value: backlog.undispatchedEvents },
-        { labels: { outbox: "events_chat" }, value: chatEvents },
+        { labels: { outbox: "events_chat" }, value: chat.undispatchedEvents },
         { labels: { outbox: "mail" }, value: mail },
-        { labels: { outbox: "chat" }, value: chat },
+        { labels: { outbox: "chat" }, value: chat.pendingNotifications },
       ],
     ),
   ];

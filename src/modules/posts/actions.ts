@@ -10,11 +10,11 @@ import { findDestination } from "../destinations/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
 import { Findings, headlineOf } from "./create.ts";
 import { postEtag } from "./present.ts";
-import { listQueueWindows, nextFreeSlot, slotsOnDate } from "./queue.ts";
+import { findFreeQueueSlot, type QueueSlot } from "./queue.ts";
 import { inPostsTransaction } from "./constraints.ts";
-import { deletePostRow, findAssets, findPost, takenQueueSlots, updatePost, type PostRow } from "./repo.ts";
+import { deletePostRow, findAssets, findPost, updatePost, type PostRow } from "./repo.ts";
 import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
-import { availableActions, LIVE_STATES, type PostAction, type PostState } from "./states.ts";
+import { availableActions, type PostAction, type PostState } from "./states.ts";
 import { transitionPost, transitionPosts, type PostChanges, type PostMoveRequest } from "./transition.ts";
 
 async function audit(db: Db, actor: Actor, action: string, post: PostRow, now: number): Promise<void> {
@@ -301,15 +301,53 @@ export async function publishDrafts(args: {
   h: Herald;
   actor: Actor;
   workspace: WorkspaceRow;
-  input: {
-    confirmed?: boolean;
-    when: string;
-    time_zone?: string;
-    posts: { id: string; version: number; destination_id: string }[];
-  };
+  input: PublishDraftsInput;
 }): Promise<{ rows: PostRow[]; immediate: boolean }> {
   const { h, actor, workspace, input } = args;
   const now = h.clock.now();
+  const when = checkPublishRequest(input, actor, now);
+  return inPostsTransaction(h.db, async (tx) => {
+    const findings = new Findings();
+    let groupKey: string | undefined;
+    const drafts: Draft[] = [];
+    for (const [i, item] of input.posts.entries()) {
+      const post = await requireDraft(tx, workspace.id, item, i);
+      const destination = await draftDestination(
+        { h, tx, workspaceId: workspace.id, post, item, i },
+        findings,
+      );
+      groupKey ??= post.groupKey;
+      requireOneGroup(groupKey, post, i);
+      drafts.push({ post, destination: destination! });
+    }
+    findings.throwFirst({});
+    const schedule = await draftsSchedule({ tx, workspace, input, when, drafts, now });
+    const moves: PostMoveRequest[] = [];
+    for (const draft of drafts) moves.push(await draftMove({ tx, workspace, when, schedule, now }, draft));
+    // X posts reserve their month together (the door's rule for drafts leaving `draft`).
+    const rows = (await transitionPosts({ tx, now, moves })).map((row) => row!);
+    for (const row of rows) await audit(tx, actor, "post.submitted", row, now);
+    return { rows, immediate: when.mode === "now" };
+  });
+}
+
+/** The body of publish drafts. */
+interface PublishDraftsInput {
+  confirmed?: boolean;
+  when: string;
+  time_zone?: string;
+  posts: { id: string; version: number; destination_id: string }[];
+}
+
+type PublishWhen = { mode: "now" | "queue" } | { mode: "exact"; at: number };
+type DestinationRow = NonNullable<Awaited<ReturnType<typeof findDestination>>>;
+interface Draft {
+  post: PostRow;
+  destination: DestinationRow;
+}
+
+/** The request's own rules, before anything is read: throws the first problem found. */
+function checkPublishRequest(input: PublishDraftsInput, actor: Actor, now: number): PublishWhen {
   const findings = new Findings();
   const when = parseWhen(input.when);
   if (!when || when.mode === "draft")
@@ -352,132 +390,180 @@ export async function publishDrafts(args: {
   if (when?.mode === "exact" && when.at < now - 60_000)
     findings.add("public_unpublishable", [{ pointer: "/when", code: "custom", detail: "is in the past" }]);
   findings.throwFirst({});
+  return when as PublishWhen;
+}
 
-  return inPostsTransaction(h.db, async (tx) => {
-    let groupKey: string | undefined;
-    const drafts: { post: PostRow; destination: Awaited<ReturnType<typeof findDestination>> }[] = [];
-    for (const [i, item] of input.posts.entries()) {
-      const post = await findPost(tx, workspace.id, item.id);
-      if (!post)
-        throw new ProblemError("public_not_found", `No post ${item.id}.`, {
-          errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }],
-        });
-      if (post.state !== "draft")
-        throw new ProblemError("public_conflict", `Post ${item.id} is ${post.state}, not a draft.`, {
-          errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "is not a draft" }],
-        });
-      if (post.version !== item.version)
-        throw new ProblemError(
-          "public_version_conflict",
-          `Post ${item.id} is at version ${post.version}, not ${item.version}; fetch it again.`,
+/** The draft an item names, at the version the caller saw: 404, 409 otherwise. */
+async function requireDraft(
+  tx: Db,
+  workspaceId: string,
+  item: { id: string; version: number },
+  i: number,
+): Promise<PostRow> {
+  const post = await findPost(tx, workspaceId, item.id);
+  if (!post)
+    throw new ProblemError("public_not_found", `No post ${item.id}.`, {
+      errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "no such post" }],
+    });
+  if (post.state !== "draft")
+    throw new ProblemError("public_conflict", `Post ${item.id} is ${post.state}, not a draft.`, {
+      errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: "is not a draft" }],
+    });
+  if (post.version !== item.version)
+    throw new ProblemError(
+      "public_version_conflict",
+      `Post ${item.id} is at version ${post.version}, not ${item.version}; fetch it again.`,
+      {
+        errors: [
           {
-            errors: [
-              {
-                pointer: `/posts/${i}/version`,
-                code: "custom",
-                detail: `current version is ${post.version}`,
-              },
-            ],
-          },
-        );
-      const destination = await findDestination(tx, workspace.id, item.destination_id);
-      const base = `/posts/${i}`;
-      if (!destination)
-        findings.add("public_unpublishable", [
-          {
-            pointer: `${base}/destination_id`,
+            pointer: `/posts/${i}/version`,
             code: "custom",
-            detail: `no destination ${item.destination_id} in this workspace`,
+            detail: `current version is ${post.version}`,
           },
-        ]);
-      else if (destination.channel !== post.channel)
-        findings.add("public_unpublishable", [
-          {
-            pointer: `${base}/destination_id`,
-            code: "custom",
-            detail: `is a ${destination.channel} destination; the draft is for ${post.channel}`,
-          },
-        ]);
-      else
-        findings.add(
-          "public_unpublishable",
-          publicationErrors(
-            h,
-            {
-              ...contentOf(post),
-              assetItems: post.assetItems.map((a, k) => ({ ...a, pointer: `${base}/asset_ids/${k}` })),
-            },
-            destination,
-            new Map(
-              (
-                await findAssets(
-                  tx,
-                  workspace.id,
-                  post.assetItems.map((a) => a.asset_id),
-                )
-              ).map((a) => [a.id, a]),
-            ),
-            base,
-          ),
-        );
-      groupKey ??= post.groupKey;
-      if (post.groupKey !== groupKey) {
-        throw new ProblemError(
-          "public_invalid_request",
-          "The posts of one request must belong to one group (the answer is one post set).",
-          {
-            errors: [
-              { pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` },
-            ],
-          },
-        );
-      }
-      drafts.push({ post, destination });
-    }
-    findings.throwFirst({});
-    const timeZone = input.time_zone ?? workspace.timeZone;
-    let slot: { windowId: string; localDate: string; at: number } | null = null;
-    let scheduledAt = when!.mode === "exact" ? Math.max((when as { at: number }).at, now) : now;
-    if (when!.mode === "queue") {
-      const ids = drafts.map((d) => d.destination!.id);
-      const taken = new Set(
-        (await takenQueueSlots(tx, workspace.id, ids, LIVE_STATES)).map(
-          (s) => `${s.windowId}|${s.localDate}`,
-        ),
-      );
-      slot = nextFreeSlot(await listQueueWindows(tx, workspace.id), workspace.timeZone, now, taken);
-      if (!slot)
-        throw new ProblemError("public_unpublishable", "No free queue window.", {
-          errors: [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window" }],
-        });
-      scheduledAt = slot.at;
-    }
-    const moves: PostMoveRequest[] = [];
-    for (const { post, destination } of drafts) {
-      const assetsReady = (
-        await findAssets(
-          tx,
-          workspace.id,
-          post.assetItems.map((a) => a.asset_id),
-        )
-      ).every((a) => a.status === "ready");
-      const to: PostState = !assetsReady ? "preparing" : scheduledAt <= now ? "ready" : "scheduled";
-      const changes: PostChanges = {
-        destinationId: destination!.id,
-        scheduleMode: when!.mode,
-        scheduledAt,
-        nextActionAt: scheduledAt,
-        timeZone: when!.mode === "queue" ? workspace.timeZone : timeZone,
-        queueWindowId: slot?.windowId ?? null,
-        queueLocalDate: slot?.localDate ?? null,
-      };
-      moves.push({ post, to, changes });
-    }
-    // X posts reserve their month together (the door's rule for drafts leaving `draft`).
-    const rows = (await transitionPosts({ tx, now, moves })).map((row) => row!);
-    for (const row of rows) await audit(tx, actor, "post.submitted", row, now);
-    return { rows, immediate: when!.mode === "now" };
+        ],
+      },
+    );
+  return post;
+}
+
+/** The destination a draft goes to: of the draft's channel, and able to publish what the draft holds. */
+async function draftDestination(
+  args: {
+    h: Herald;
+    tx: Db;
+    workspaceId: string;
+    post: PostRow;
+    item: { destination_id: string };
+    i: number;
+  },
+  findings: Findings,
+): Promise<DestinationRow | undefined> {
+  const { h, tx, workspaceId, post, item, i } = args;
+  const destination = await findDestination(tx, workspaceId, item.destination_id);
+  const base = `/posts/${i}`;
+  if (!destination)
+    findings.add("public_unpublishable", [
+      {
+        pointer: `${base}/destination_id`,
+        code: "custom",
+        detail: `no destination ${item.destination_id} in this workspace`,
+      },
+    ]);
+  else if (destination.channel !== post.channel)
+    findings.add("public_unpublishable", [
+      {
+        pointer: `${base}/destination_id`,
+        code: "custom",
+        detail: `is a ${destination.channel} destination; the draft is for ${post.channel}`,
+      },
+    ]);
+  else {
+    const assets = await findAssets(
+      tx,
+      workspaceId,
+      post.assetItems.map((a) => a.asset_id),
+    );
+    const content = {
+      ...contentOf(post),
+      assetItems: post.assetItems.map((a, k) => ({ ...a, pointer: `${base}/asset_ids/${k}` })),
+    };
+    findings.add(
+      "public_unpublishable",
+      publicationErrors(h, content, destination, new Map(assets.map((a) => [a.id, a])), base),
+    );
+  }
+  return destination;
+}
+
+/** The posts of one request belong to one group (the answer is one post set). */
+function requireOneGroup(groupKey: string, post: PostRow, i: number): void {
+  if (post.groupKey === groupKey) return;
+  throw new ProblemError(
+    "public_invalid_request",
+    "The posts of one request must belong to one group (the answer is one post set).",
+    {
+      errors: [{ pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` }],
+    },
+  );
+}
+
+/** When drafts go out: now, at the exact time, or in the queue's next slot free on every destination. */
+async function draftsSchedule(args: {
+  tx: Db;
+  workspace: WorkspaceRow;
+  input: PublishDraftsInput;
+  when: PublishWhen;
+  drafts: Draft[];
+  now: number;
+}): Promise<{ timeZone: string; slot: QueueSlot | null; scheduledAt: number }> {
+  const { tx, workspace, input, when, drafts, now } = args;
+  const timeZone = input.time_zone ?? workspace.timeZone;
+  if (when.mode !== "queue")
+    return { timeZone, slot: null, scheduledAt: when.mode === "exact" ? Math.max(when.at, now) : now };
+  const slot = await findFreeQueueSlot(tx, {
+    workspaceId: workspace.id,
+    destinationIds: drafts.map((d) => d.destination.id),
+    timeZone: workspace.timeZone,
+    now,
   });
+  if (!slot)
+    throw new ProblemError("public_unpublishable", "No free queue window.", {
+      errors: [{ pointer: "/when", code: "custom", detail: "the workspace has no free queue window" }],
+    });
+  return { timeZone, slot, scheduledAt: slot.at };
+}
+
+/** A draft's move out of `draft`: preparing until its assets are ready, then ready or scheduled. */
+async function draftMove(
+  args: {
+    tx: Db;
+    workspace: WorkspaceRow;
+    when: PublishWhen;
+    schedule: Awaited<ReturnType<typeof draftsSchedule>>;
+    now: number;
+  },
+  { post, destination }: Draft,
+): Promise<PostMoveRequest> {
+  const { tx, workspace, when, now } = args;
+  const { timeZone, slot, scheduledAt } = args.schedule;
+  const assets = await findAssets(
+    tx,
+    workspace.id,
+    post.assetItems.map((a) => a.asset_id),
+  );
+  const assetsReady = assets.every((a) => a.status === "ready");
+  const to: PostState = !assetsReady ? "preparing" : scheduledAt <= now ? "ready" : "scheduled";
+  const changes: PostChanges = {
+    destinationId: destination.id,
+    scheduleMode: when.mode,
+    scheduledAt,
+    nextActionAt: scheduledAt,
+    timeZone: when.mode === "queue" ? workspace.timeZone : timeZone,
+    queueWindowId: slot?.windowId ?? null,
+    queueLocalDate: slot?.localDate ?? null,
+  };
+  return { post, to, changes };
+}
+
+/** The optimistic check of a move: the post is still at the time the caller saw (409 otherwise). */
+function requireScheduledAt(post: PostRow, expectedScheduledAt: string, i: number): void {
+  const expected = parseWhen(expectedScheduledAt);
+  if (!expected || expected.mode !== "exact")
+    throw invalid(`/posts/${i}/expected_scheduled_at`, "must be an ISO 8601 time with a UTC offset");
+  if (expected.at === post.scheduledAt) return;
+  throw new ProblemError(
+    "public_version_conflict",
+    `Post ${post.id} is no longer scheduled at ${expectedScheduledAt}; fetch it again.`,
+    {
+      errors: [
+        {
+          pointer: `/posts/${i}/expected_scheduled_at`,
+          code: "custom",
+          detail: `the post is scheduled at ${new Date(post.scheduledAt!).toISOString()}`,
+        },
+      ],
+    },
+  );
 }
 
 /**
@@ -500,8 +586,6 @@ export async function movePostsInQueue(args: {
     throw invalid("/local_date", "must be a date YYYY-MM-DD");
   const now = h.clock.now();
   return inPostsTransaction(h.db, async (tx) => {
-    const windows = await listQueueWindows(tx, workspace.id);
-    const slots = slotsOnDate(windows, input.local_date, workspace.timeZone).filter((s) => s.at > now);
     let groupKey: string | undefined;
     const moved: PostRow[] = [];
     for (const [i, item] of input.posts.entries()) {
@@ -512,42 +596,17 @@ export async function movePostsInQueue(args: {
         });
       requireAction(post, "move");
       groupKey ??= post.groupKey;
-      if (post.groupKey !== groupKey) {
-        throw new ProblemError(
-          "public_invalid_request",
-          "The posts of one request must belong to one group (the answer is one post set).",
-          {
-            errors: [
-              { pointer: `/posts/${i}/id`, code: "custom", detail: `belongs to group ${post.groupKey}` },
-            ],
-          },
-        );
-      }
-      const expected = parseWhen(item.expected_scheduled_at);
-      if (!expected || expected.mode !== "exact")
-        throw invalid(`/posts/${i}/expected_scheduled_at`, "must be an ISO 8601 time with a UTC offset");
-      if (expected.at !== post.scheduledAt) {
-        throw new ProblemError(
-          "public_version_conflict",
-          `Post ${post.id} is no longer scheduled at ${item.expected_scheduled_at}; fetch it again.`,
-          {
-            errors: [
-              {
-                pointer: `/posts/${i}/expected_scheduled_at`,
-                code: "custom",
-                detail: `the post is scheduled at ${new Date(post.scheduledAt!).toISOString()}`,
-              },
-            ],
-          },
-        );
-      }
+      requireOneGroup(groupKey, post, i);
+      requireScheduledAt(post, item.expected_scheduled_at, i);
       // The post's own slot is free to it: moving to its own date may keep (or improve) its window.
-      const taken = new Set(
-        (await takenQueueSlots(tx, workspace.id, [post.destinationId!], LIVE_STATES))
-          .filter((s) => s.postId !== post.id)
-          .map((s) => `${s.windowId}|${s.localDate}`),
-      );
-      const slot = slots.find((s) => !taken.has(`${s.windowId}|${s.localDate}`));
+      const slot = await findFreeQueueSlot(tx, {
+        workspaceId: workspace.id,
+        destinationIds: [post.destinationId!],
+        timeZone: workspace.timeZone,
+        now,
+        localDate: input.local_date,
+        exceptPostId: post.id,
+      });
       if (!slot)
         throw new ProblemError(
           "public_unpublishable",

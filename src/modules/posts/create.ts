@@ -8,11 +8,10 @@ import { CHANNELS } from "../../providers/types.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { findDestination, type DestinationRow } from "../destinations/repo.ts";
 import type { WorkspaceRow } from "../workspaces/repo.ts";
-import { listQueueWindows, nextFreeSlot, type QueueSlot } from "./queue.ts";
+import { findFreeQueueSlot, type QueueSlot } from "./queue.ts";
 import { inPostsTransaction } from "./constraints.ts";
-import { findAssets, findGroupDraft, takenQueueSlots, type AssetRow, type PostRow } from "./repo.ts";
+import { findAssets, findGroupDraft, type AssetRow, type PostRow } from "./repo.ts";
 import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
-import { LIVE_STATES } from "./states.ts";
 import { enterPosts } from "./transition.ts";
 import { isMetered, reserveXUsage, usageMonth } from "./x-usage.ts";
 
@@ -124,6 +123,23 @@ export async function planCreatePosts(args: {
 }): Promise<CreatePlan> {
   const { h, db, actor, workspace, input, now } = args;
   const findings = new Findings();
+  const when = checkWhen(input, actor, findings);
+  const draft = when?.mode === "draft";
+  const planned: Planned[] = [];
+  for (const [i, item] of input.posts.entries())
+    planned.push(
+      await planItem({ h, db, workspaceId: workspace.id, item, base: `/posts/${i}`, draft }, findings),
+    );
+  await checkGroupDrafts(db, workspace.id, input.group, planned, draft, findings);
+  const schedule = await scheduleOf({ db, workspace, input, when, planned, now }, findings);
+  const rows = planned.map((p) => plannedRow({ workspace, input, when, schedule, now }, p));
+  return { findings, rows, immediate: when?.mode === "now" };
+}
+
+type ParsedWhen = ReturnType<typeof parseWhen>;
+
+/** `when`, `confirmed`, the key's environment and `time_zone`: the request's own rules. */
+function checkWhen(input: CreatePostsInput, actor: Actor, findings: Findings): ParsedWhen {
   const when = parseWhen(input.when);
   if (!when)
     findings.add("public_invalid_request", [
@@ -154,73 +170,99 @@ export async function planCreatePosts(args: {
       },
     ]);
   findings.add("public_invalid_request", timeZoneErrors(input.time_zone, "/time_zone"));
+  return when;
+}
 
-  const planned: Planned[] = [];
-  for (const [i, item] of input.posts.entries()) {
-    const base = `/posts/${i}`;
-    let destination: DestinationRow | null = null;
-    if (item.destination_id !== undefined) {
-      destination = (await findDestination(db, workspace.id, item.destination_id)) ?? null;
-      if (!destination)
+/** One item of `posts`: its destination (or a draft's channel), its content and its assets, checked. */
+async function planItem(
+  args: { h: Herald; db: Db; workspaceId: string; item: PostItemInput; base: string; draft: boolean },
+  findings: Findings,
+): Promise<Planned> {
+  const { h, db, workspaceId, item, base, draft } = args;
+  const destination = await itemDestination(db, workspaceId, item, base, draft, findings);
+  const content: PostContent = {
+    channel: destination?.channel ?? item.channel ?? "",
+    body: item.body,
+    assetItems: assetItemsOf(item, base),
+    destinationOptions: item.destination_options ?? {},
+  };
+  findings.add("public_invalid_request", contentErrors(content, base));
+  const assets = await resolveAssets(db, workspaceId, content.assetItems);
+  if (draft) {
+    for (const a of content.assetItems)
+      if (!assets.has(a.asset_id))
         findings.add("public_unpublishable", [
-          {
-            pointer: `${base}/destination_id`,
-            code: "custom",
-            detail: `no destination ${item.destination_id} in this workspace`,
-          },
+          { pointer: a.pointer, code: "custom", detail: `no asset ${a.asset_id} in this workspace` },
         ]);
-    } else if (!draft) {
-      findings.add("public_invalid_request", [
+  } else if (destination) {
+    findings.add("public_unpublishable", publicationErrors(h, content, destination, assets, base));
+  }
+  return { content, destination, assets: [...assets.values()] };
+}
+
+/** The item's destination: required to publish or schedule; a draft may name a channel instead. */
+async function itemDestination(
+  db: Db,
+  workspaceId: string,
+  item: PostItemInput,
+  base: string,
+  draft: boolean,
+  findings: Findings,
+): Promise<DestinationRow | null> {
+  let destination: DestinationRow | null = null;
+  if (item.destination_id !== undefined) {
+    destination = (await findDestination(db, workspaceId, item.destination_id)) ?? null;
+    if (!destination)
+      findings.add("public_unpublishable", [
         {
           pointer: `${base}/destination_id`,
           code: "custom",
-          detail: "is required to publish or schedule (drafts may give channel instead)",
+          detail: `no destination ${item.destination_id} in this workspace`,
         },
       ]);
-    } else if (item.channel === undefined) {
-      findings.add("public_invalid_request", [
-        { pointer: `${base}/channel`, code: "custom", detail: "a draft needs destination_id or channel" },
-      ]);
-    }
-    if (destination && item.channel !== undefined && item.channel !== destination.channel) {
-      findings.add("public_invalid_request", [
-        {
-          pointer: `${base}/channel`,
-          code: "custom",
-          detail: `does not match the destination's channel ${destination.channel}`,
-        },
-      ]);
-    }
-    const content: PostContent = {
-      channel: destination?.channel ?? item.channel ?? "",
-      body: item.body,
-      assetItems: assetItemsOf(item, base),
-      destinationOptions: item.destination_options ?? {},
-    };
-    findings.add("public_invalid_request", contentErrors(content, base));
-    const assets = await resolveAssets(db, workspace.id, content.assetItems);
-    if (draft) {
-      for (const a of content.assetItems)
-        if (!assets.has(a.asset_id))
-          findings.add("public_unpublishable", [
-            { pointer: a.pointer, code: "custom", detail: `no asset ${a.asset_id} in this workspace` },
-          ]);
-    } else if (destination) {
-      findings.add("public_unpublishable", publicationErrors(h, content, destination, assets, base));
-    }
-    planned.push({ content, destination, assets: [...assets.values()] });
+  } else if (!draft) {
+    findings.add("public_invalid_request", [
+      {
+        pointer: `${base}/destination_id`,
+        code: "custom",
+        detail: "is required to publish or schedule (drafts may give channel instead)",
+      },
+    ]);
+  } else if (item.channel === undefined) {
+    findings.add("public_invalid_request", [
+      { pointer: `${base}/channel`, code: "custom", detail: "a draft needs destination_id or channel" },
+    ]);
   }
+  if (destination && item.channel !== undefined && item.channel !== destination.channel) {
+    findings.add("public_invalid_request", [
+      {
+        pointer: `${base}/channel`,
+        code: "custom",
+        detail: `does not match the destination's channel ${destination.channel}`,
+      },
+    ]);
+  }
+  return destination;
+}
 
-  // The group constraint: one draft per channel per group, counting the drafts this request makes.
+/** The group constraint: one draft per channel per group, counting the drafts this request makes. */
+async function checkGroupDrafts(
+  db: Db,
+  workspaceId: string,
+  group: string,
+  planned: Planned[],
+  draft: boolean,
+  findings: Findings,
+): Promise<void> {
   const channels = new Map<string, number>();
   for (const [i, p] of planned.entries()) {
     if (!p.content.channel) continue;
-    if (await findGroupDraft(db, workspace.id, input.group, p.content.channel)) {
+    if (await findGroupDraft(db, workspaceId, group, p.content.channel)) {
       findings.add("public_post_group_channel_conflict", [
         {
           pointer: `/posts/${i}`,
           code: "custom",
-          detail: `group ${input.group} already holds a ${p.content.channel} draft; update or publish it first`,
+          detail: `group ${group} already holds a ${p.content.channel} draft; update or publish it first`,
         },
       ]);
     } else if (draft && channels.has(p.content.channel)) {
@@ -234,7 +276,27 @@ export async function planCreatePosts(args: {
     }
     channels.set(p.content.channel, i);
   }
+}
 
+/** When the posts go out: now, at an exact time (not in the past), or in the queue's next free slot. */
+interface Schedule {
+  timeZone: string;
+  slot: QueueSlot | null;
+  scheduledAt: number | null;
+}
+
+async function scheduleOf(
+  args: {
+    db: Db;
+    workspace: WorkspaceRow;
+    input: CreatePostsInput;
+    when: ParsedWhen;
+    planned: Planned[];
+    now: number;
+  },
+  findings: Findings,
+): Promise<Schedule> {
+  const { db, workspace, input, when, planned, now } = args;
   const timeZone = input.time_zone ?? workspace.timeZone;
   let slot: QueueSlot | null = null;
   let scheduledAt: number | null = null;
@@ -250,9 +312,7 @@ export async function planCreatePosts(args: {
       findings.add("public_invalid_request", [
         { pointer: "/posts", code: "custom", detail: "a queued request may name each destination once" },
       ]);
-    const slots = await takenQueueSlots(db, workspace.id, destinationIds, LIVE_STATES);
-    const taken = new Set(slots.map((s) => `${s.windowId}|${s.localDate}`));
-    slot = nextFreeSlot(await listQueueWindows(db, workspace.id), timeZone, now, taken);
+    slot = await findFreeQueueSlot(db, { workspaceId: workspace.id, destinationIds, timeZone, now });
     if (!slot)
       findings.add("public_unpublishable", [
         {
@@ -263,52 +323,65 @@ export async function planCreatePosts(args: {
       ]);
     scheduledAt = slot?.at ?? null;
   }
+  return { timeZone, slot, scheduledAt };
+}
 
-  const rows: PostRow[] = planned.map((p) => {
-    const assetsReady = p.assets.every((a) => a.status === "ready");
-    const state = draft
-      ? "draft"
-      : !assetsReady
-        ? "preparing"
-        : scheduledAt !== null && scheduledAt <= now
-          ? "ready"
-          : "scheduled";
-    return {
-      id: newId("send"),
-      workspaceId: workspace.id,
-      groupKey: input.group,
-      channel: p.content.channel,
-      destinationId: p.destination?.id ?? null,
-      state,
-      version: 1,
-      headline: headlineOf(p.content.body),
-      body: p.content.body,
-      destinationOptions: p.content.destinationOptions,
-      assetItems: p.content.assetItems.map(({ asset_id, item_index }) => ({ asset_id, item_index })),
-      scheduleMode: when?.mode ?? "draft",
-      scheduledAt: draft ? null : scheduledAt,
-      timeZone: when?.mode === "queue" ? workspace.timeZone : timeZone,
-      queueLocalDate: slot?.localDate ?? null,
-      queueWindowId: slot?.windowId ?? null,
-      deferredReason: null,
-      deferredUntil: null,
-      retrySafety: "safe",
-      lastError: null,
-      providerPending: null,
-      attemptCount: 0,
-      nextTrigger: "initial",
-      autoRetries: 0,
-      nextActionAt: draft ? null : scheduledAt,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      publishedAt: null,
-      cancelledAt: null,
-      missedAt: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-  });
-  return { findings, rows, immediate: when?.mode === "now" };
+/** The row a planned post is stored as. */
+function plannedRow(
+  args: {
+    workspace: WorkspaceRow;
+    input: CreatePostsInput;
+    when: ParsedWhen;
+    schedule: Schedule;
+    now: number;
+  },
+  p: Planned,
+): PostRow {
+  const { workspace, input, when, now } = args;
+  const { timeZone, slot, scheduledAt } = args.schedule;
+  const draft = when?.mode === "draft";
+  const assetsReady = p.assets.every((a) => a.status === "ready");
+  const state = draft
+    ? "draft"
+    : !assetsReady
+      ? "preparing"
+      : scheduledAt !== null && scheduledAt <= now
+        ? "ready"
+        : "scheduled";
+  return {
+    id: newId("send"),
+    workspaceId: workspace.id,
+    groupKey: input.group,
+    channel: p.content.channel,
+    destinationId: p.destination?.id ?? null,
+    state,
+    version: 1,
+    headline: headlineOf(p.content.body),
+    body: p.content.body,
+    destinationOptions: p.content.destinationOptions,
+    assetItems: p.content.assetItems.map(({ asset_id, item_index }) => ({ asset_id, item_index })),
+    scheduleMode: when?.mode ?? "draft",
+    scheduledAt: draft ? null : scheduledAt,
+    timeZone: when?.mode === "queue" ? workspace.timeZone : timeZone,
+    queueLocalDate: slot?.localDate ?? null,
+    queueWindowId: slot?.windowId ?? null,
+    deferredReason: null,
+    deferredUntil: null,
+    retrySafety: "safe",
+    lastError: null,
+    providerPending: null,
+    attemptCount: 0,
+    nextTrigger: "initial",
+    autoRetries: 0,
+    nextActionAt: draft ? null : scheduledAt,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    publishedAt: null,
+    cancelledAt: null,
+    missedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 /** Counts X posts per month among planned rows (for the usage reservation). */

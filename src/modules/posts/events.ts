@@ -1,9 +1,7 @@
 import { afterCommit } from "../../db/transaction.ts";
 import { wakeWebhooks } from "../webhooks/wake.ts";
-import { insertRow } from "../../db/prepared.ts";
-import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
-import { eventsOutbox } from "../../db/schema.ts";
+import { insertOutboxEvent } from "../webhooks/repo.ts";
 import { eventPostSummary } from "./present.ts";
 import { listReceipts, type PostRow } from "./repo.ts";
 
@@ -29,16 +27,17 @@ const EVENT_FOR_STATE: Record<string, PostEventType> = {
 export async function recordPostEvent(db: Db, post: PostRow, now: number): Promise<string | null> {
   const type = EVENT_FOR_STATE[post.state];
   if (!type) return null;
-  const id = newId("evt");
-  await insertRow(db, eventsOutbox, {
-    id,
-    workspaceId: post.workspaceId,
-    type,
-    postId: post.id,
-    destinationId: post.destinationId,
-    payload: eventPostSummary(post, await listReceipts(db, [post.id])),
-    createdAt: now,
-  });
+  const id = await insertOutboxEvent(
+    db,
+    {
+      workspaceId: post.workspaceId,
+      type,
+      postId: post.id,
+      destinationId: post.destinationId,
+      payload: eventPostSummary(post, await listReceipts(db, [post.id])),
+    },
+    now,
+  );
   afterCommit(db, () => wakeWebhooks(db));
   return id;
 }

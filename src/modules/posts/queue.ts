@@ -1,15 +1,13 @@
-import { and, asc, eq } from "drizzle-orm";
 import { DateTime } from "luxon";
-import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { auditActorOf, type Actor } from "../../core/actor.ts";
+import { invalid } from "../../core/problem.ts";
 import { recordAudit } from "../audit/repo.ts";
 import type { Db } from "../../db/open.ts";
-import { queueWindows } from "../../db/schema.ts";
-
-/** A stored posting window. */
-export type QueueWindowRow = typeof queueWindows.$inferSelect;
+import { takenQueueSlots } from "./repo.ts";
+import { listQueueWindows, replaceQueueWindows, type QueueWindowRow } from "./repo-queue.ts";
+import { LIVE_STATES } from "./states.ts";
 
 /** A window occurrence a post can be placed in. */
 export interface QueueSlot {
@@ -20,36 +18,6 @@ export interface QueueSlot {
 
 /** How far ahead the queue looks for a free window. */
 const HORIZON_DAYS = 366;
-
-/** The workspace's windows, by weekday then time. */
-export async function listQueueWindows(db: Db, workspaceId: string): Promise<QueueWindowRow[]> {
-  return db
-    .select()
-    .from(queueWindows)
-    .where(eq(queueWindows.workspaceId, workspaceId))
-    .orderBy(asc(queueWindows.weekday), asc(queueWindows.localTime));
-}
-
-/** Replaces the windows; a window that stays (same weekday and time) keeps its id. */
-export async function replaceQueueWindows(
-  db: Db,
-  workspaceId: string,
-  windows: { weekday: number; local_time: string }[],
-): Promise<QueueWindowRow[]> {
-  const current = await listQueueWindows(db, workspaceId);
-  const key = (w: { weekday: number; localTime: string }) => `${w.weekday}|${w.localTime}`;
-  const wanted = new Map(windows.map((w) => [key({ weekday: w.weekday, localTime: w.local_time }), w]));
-  for (const row of current)
-    if (!wanted.has(key(row))) await db.delete(queueWindows).where(eq(queueWindows.id, row.id));
-  const kept = new Set(current.map(key));
-  for (const [k, w] of wanted) {
-    if (!kept.has(k))
-      await db
-        .insert(queueWindows)
-        .values({ id: newId("qw"), workspaceId, weekday: w.weekday, localTime: w.local_time });
-  }
-  return listQueueWindows(db, workspaceId);
-}
 
 /**
  * The instant a window occurs on a local date in a zone. A time that does not exist that day
@@ -114,6 +82,7 @@ export async function putQueueWindows(args: {
   windows: { weekday: number; local_time: string }[];
 }): Promise<QueueWindowRow[]> {
   const { h, actor, workspaceId, windows } = args;
+  checkDistinctWindows(windows);
   return inTransaction(h.db, async (tx) => {
     const result = await replaceQueueWindows(tx, workspaceId, windows);
     await recordAudit(
@@ -124,4 +93,44 @@ export async function putQueueWindows(args: {
     );
     return result;
   });
+}
+
+/** A queue has at most one window per weekday and local time (422 naming the repeat). */
+export function checkDistinctWindows(windows: { weekday: number; local_time: string }[]): void {
+  const seen = new Set<string>();
+  windows.forEach((w, i) => {
+    const key = `${w.weekday}|${w.local_time}`;
+    if (seen.has(key)) throw invalid(`/windows/${i}`, "repeats another window");
+    seen.add(key);
+  });
+}
+
+/**
+ * The queue slot for posts on these destinations: the earliest future window occurrence (on
+ * `localDate` only, when given) that no live post on any of the destinations holds. A post being
+ * moved (`exceptPostId`) does not block its own slot. Null when there is none.
+ */
+export async function findFreeQueueSlot(
+  db: Db,
+  args: {
+    workspaceId: string;
+    destinationIds: string[];
+    timeZone: string;
+    now: number;
+    localDate?: string;
+    exceptPostId?: string;
+  },
+): Promise<QueueSlot | null> {
+  const { workspaceId, timeZone, now, localDate, exceptPostId } = args;
+  const held = await takenQueueSlots(db, workspaceId, args.destinationIds, LIVE_STATES);
+  const taken = new Set(
+    held.filter((s) => s.postId !== exceptPostId).map((s) => `${s.windowId}|${s.localDate}`),
+  );
+  const windows = await listQueueWindows(db, workspaceId);
+  if (localDate === undefined) return nextFreeSlot(windows, timeZone, now, taken);
+  return (
+    slotsOnDate(windows, localDate, timeZone).find(
+      (s) => s.at > now && !taken.has(`${s.windowId}|${s.localDate}`),
+    ) ?? null
+  );
 }

@@ -1,22 +1,39 @@
-import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, ne, or, sql, type SQL } from "drizzle-orm";
+import {
+  and,
+  asc,
+  desc,
+  eq,
+  getTableColumns,
+  gte,
+  inArray,
+  isNull,
+  lt,
+  lte,
+  ne,
+  or,
+  sql,
+  type Column,
+  type SQL,
+} from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
-import { assets, attempts, posts, receipts } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 import type { PostState } from "./states.ts";
 import { countAll, countWhere, maxOf, minOf } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
 import { insertRow, runPrepared } from "../../db/prepared.ts";
 
 /** A stored post. */
-export type PostRow = typeof posts.$inferSelect;
+export type PostRow = Tables["posts"]["$inferSelect"];
 /** A stored receipt (one per published body item). */
-export type ReceiptRow = typeof receipts.$inferSelect;
+export type ReceiptRow = Tables["receipts"]["$inferSelect"];
 /** A stored publishing attempt. */
-export type AttemptRow = typeof attempts.$inferSelect;
+export type AttemptRow = Tables["attempts"]["$inferSelect"];
 /** A stored asset. */
-export type AssetRow = typeof assets.$inferSelect;
+export type AssetRow = Tables["assets"]["$inferSelect"];
 
 /** A post of a workspace. */
 export async function findPost(db: Db, workspaceId: string, id: string): Promise<PostRow | undefined> {
+  const { posts } = tablesOf(db);
   return runPrepared(
     db,
     "post_of_workspace",
@@ -33,6 +50,7 @@ export async function findPost(db: Db, workspaceId: string, id: string): Promise
 
 /** A post by id alone (engine). */
 export async function findPostById(db: Db, id: string): Promise<PostRow | undefined> {
+  const { posts } = tablesOf(db);
   return runPrepared(
     db,
     "post_by_id",
@@ -50,6 +68,7 @@ export type PostEdit = Omit<Partial<PostRow>, "id" | "state" | "version">;
 
 /** Stores a new post (callers go through `enterPosts`, which applies the state table). */
 export async function insertPost(db: Db, row: PostRow): Promise<void> {
+  const { posts } = tablesOf(db);
   await insertRow(db, posts, row);
 }
 
@@ -60,6 +79,7 @@ export async function updatePost(
   changes: PostEdit,
   expectVersion?: number,
 ): Promise<boolean> {
+  const { posts } = tablesOf(db);
   const where =
     expectVersion === undefined ? eq(posts.id, id) : and(eq(posts.id, id), eq(posts.version, expectVersion));
   const result = await db
@@ -70,8 +90,58 @@ export async function updatePost(
   return result.length === 1;
 }
 
+/** What a conditional write expects of the row: its state, and for engine runs the lease owner. */
+export interface PostExpectation {
+  state: string;
+  leasedBy?: string;
+}
+
+/**
+ * The one conditional UPDATE of a post: applies `set` (version bumped) only while the row is as
+ * expected; null when it moved on. State changes come only from `transitionPosts` (transition.ts).
+ */
+export async function updatePostIfStill(
+  tx: Db,
+  id: string,
+  expected: PostExpectation,
+  set: Partial<PostRow>,
+): Promise<PostRow | null> {
+  const { posts } = tablesOf(tx);
+  // Prepared once per shape (the columns set, whether the lease owner is checked): the engine runs
+  // two of these per published post, and building the SQL costs more than running it.
+  const keys = Object.keys(set)
+    .filter((k) => set[k as keyof PostRow] !== undefined)
+    .sort();
+  const leased = expected.leasedBy !== undefined;
+  const values: Record<string, unknown> = { id, state: expected.state, leasedBy: expected.leasedBy ?? null };
+  const columns = getTableColumns(posts) as Record<string, Column>;
+  for (const k of keys) {
+    const value = set[k as keyof PostRow];
+    values[`set_${k}`] = value === null ? null : columns[k]!.mapToDriverValue(value);
+  }
+  const rows = await runPrepared(
+    tx,
+    `post_update_if_still:${leased ? "leased:" : ""}${keys.join(",")}`,
+    (d) => {
+      const where: SQL[] = [eq(posts.id, sql.placeholder("id")), eq(posts.state, sql.placeholder("state"))];
+      if (leased) where.push(eq(posts.leaseOwner, sql.placeholder("leasedBy")));
+      // sql`${placeholder}`: the value goes through as encoded above (a null stays NULL).
+      const assignments: Record<string, SQL> = { version: sql`${posts.version} + 1` };
+      for (const k of keys) assignments[k] = sql`${sql.placeholder(`set_${k}`)}`;
+      return d
+        .update(posts)
+        .set(assignments as Partial<PostRow>)
+        .where(and(...where))
+        .returning();
+    },
+    values,
+  );
+  return rows[0] ?? null;
+}
+
 /** Removes a draft. */
 export async function deletePostRow(db: Db, id: string): Promise<void> {
+  const { posts } = tablesOf(db);
   await db.delete(posts).where(eq(posts.id, id));
 }
 
@@ -82,6 +152,7 @@ export async function findGroupDraft(
   group: string,
   channel: string,
 ): Promise<PostRow | undefined> {
+  const { posts } = tablesOf(db);
   return runPrepared(
     db,
     "group_draft",
@@ -120,6 +191,7 @@ export async function listPosts(
   afterId: string | null,
   limit: number,
 ): Promise<PostRow[]> {
+  const { posts } = tablesOf(db);
   const conditions: (SQL | undefined)[] = [eq(posts.workspaceId, workspaceId)];
   if (filter.states) conditions.push(inArray(posts.state, filter.states));
   if (filter.channel) conditions.push(eq(posts.channel, filter.channel));
@@ -138,6 +210,7 @@ export async function listPosts(
 
 /** Receipts of posts, in item order. */
 export async function listReceipts(db: Db, postIds: string[]): Promise<ReceiptRow[]> {
+  const { receipts } = tablesOf(db);
   if (postIds.length === 0) return [];
   // One post (every single-post response) is the hot case: a prepared query, sorted here (SQLite's
   // ORDER BY costs more than the lookup even though the index is already in that order).
@@ -159,17 +232,20 @@ export async function listReceipts(db: Db, postIds: string[]): Promise<ReceiptRo
 
 /** Stores the receipt of one published item. */
 export async function insertReceipt(db: Db, row: ReceiptRow): Promise<void> {
+  const { receipts } = tablesOf(db);
   await db.insert(receipts).values(row);
 }
 
 /** Attempts of posts, oldest first. */
 export async function listAttempts(db: Db, postIds: string[]): Promise<AttemptRow[]> {
+  const { attempts } = tablesOf(db);
   if (postIds.length === 0) return [];
   return db.select().from(attempts).where(inArray(attempts.postId, postIds)).orderBy(asc(attempts.number));
 }
 
 /** Stores an attempt (written before the provider is called). */
 export async function insertAttempt(db: Db, row: AttemptRow): Promise<void> {
+  const { attempts } = tablesOf(db);
   await db.insert(attempts).values(row);
 }
 
@@ -179,11 +255,13 @@ export async function finishAttempt(
   id: string,
   changes: Pick<AttemptRow, "status" | "finishedAt" | "retrySafety" | "error" | "provider">,
 ): Promise<void> {
+  const { attempts } = tablesOf(db);
   await db.update(attempts).set(changes).where(eq(attempts.id, id));
 }
 
 /** Attempts left `started` by a post's earlier run. */
 export async function findStartedAttempts(db: Db, postId: string): Promise<AttemptRow[]> {
+  const { attempts } = tablesOf(db);
   return db
     .select()
     .from(attempts)
@@ -192,6 +270,7 @@ export async function findStartedAttempts(db: Db, postId: string): Promise<Attem
 
 /** Assets of a workspace by id (deleted ones excluded). */
 export async function findAssets(db: Db, workspaceId: string, ids: string[]): Promise<AssetRow[]> {
+  const { assets } = tablesOf(db);
   if (ids.length === 0) return [];
   return db
     .select()
@@ -201,6 +280,7 @@ export async function findAssets(db: Db, workspaceId: string, ids: string[]): Pr
 
 /** Posts whose scheduled time has come (engine). */
 export async function listDueScheduled(db: Db, now: number, limit: number): Promise<PostRow[]> {
+  const { posts } = tablesOf(db);
   return db
     .select()
     .from(posts)
@@ -211,6 +291,7 @@ export async function listDueScheduled(db: Db, now: number, limit: number): Prom
 
 /** Ready posts whose next action is due (engine), oldest first. */
 export async function listDueReady(db: Db, now: number, limit: number): Promise<PostRow[]> {
+  const { posts } = tablesOf(db);
   return db
     .select()
     .from(posts)
@@ -221,6 +302,7 @@ export async function listDueReady(db: Db, now: number, limit: number): Promise<
 
 /** Processing posts whose lease has run out (their process died or stalled). */
 export async function listExpiredLeases(db: Db, now: number, limit: number): Promise<PostRow[]> {
+  const { posts } = tablesOf(db);
   return db
     .select()
     .from(posts)
@@ -230,6 +312,7 @@ export async function listExpiredLeases(db: Db, now: number, limit: number): Pro
 
 /** Extends a lease still held by `owner`; false when it was lost. */
 export async function renewLease(db: Db, id: string, owner: string, leaseUntil: number): Promise<boolean> {
+  const { posts } = tablesOf(db);
   const renewed = await db
     .update(posts)
     .set({ leaseExpiresAt: leaseUntil })
@@ -248,6 +331,7 @@ export async function destinationPace(
   since: number,
   excludeId: string,
 ): Promise<{ count: number; inFlight: number; oldest: number | null; newest: number | null }> {
+  const { posts } = tablesOf(db);
   const [pace] = await db
     .select({
       count: countAll(),
@@ -272,11 +356,23 @@ export async function countLivePostsOnDestination(
   destinationId: string,
   liveStates: string[],
 ): Promise<number> {
+  const { posts } = tablesOf(db);
   const [row] = await db
     .select({ n: countAll() })
     .from(posts)
     .where(and(eq(posts.destinationId, destinationId), inArray(posts.state, liveStates)));
   return row!.n;
+}
+
+/** How many posts are in each of `states` (states without posts are left out). */
+export async function countPostsByState(db: Db, states: readonly string[]): Promise<Map<string, number>> {
+  const { posts } = tablesOf(db);
+  const rows = await db
+    .select({ state: posts.state, n: countAll() })
+    .from(posts)
+    .where(inArray(posts.state, [...states]))
+    .groupBy(posts.state);
+  return new Map(rows.map((r) => [r.state, r.n]));
 }
 
 /** Queue slots taken: (window id, local date) pairs of live queued posts on the given destinations. */
@@ -286,6 +382,7 @@ export async function takenQueueSlots(
   destinationIds: string[],
   liveStates: string[],
 ): Promise<{ windowId: string; localDate: string; destinationId: string; postId: string }[]> {
+  const { posts } = tablesOf(db);
   if (destinationIds.length === 0) return [];
   const rows = await db
     .select({
@@ -308,6 +405,7 @@ export async function takenQueueSlots(
 
 /** Ready posts that are due but not yet claimed, and the oldest due time (for /health). */
 export async function dueWork(db: Db, now: number): Promise<{ count: number; oldest: number | null }> {
+  const { posts } = tablesOf(db);
   const [due] = await db
     .select({
       count: countAll(),

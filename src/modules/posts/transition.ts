@@ -1,16 +1,21 @@
 // The one door for a post's state: every change of `posts.state` (and every new post) goes through
 // `transitionPosts` / `enterPosts`, which apply the table below with its lease, deferral, X usage and
 // outbox bookkeeping. docs/posts.md shows the table rendered from POST_MOVES (a test keeps them equal).
-import { and, eq, getTableColumns, sql, type Column, type SQL } from "drizzle-orm";
-import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
-import { posts } from "../../db/schema.ts";
 import { ProblemError, type FieldError } from "../../core/problem.ts";
 import { insertPostAnalytics } from "../analytics/repo.ts";
 import { recordPostEvent } from "./events.ts";
-import { findPostById, insertPost, type PostEdit, type PostRow } from "./repo.ts";
+import {
+  findPostById,
+  insertPost,
+  updatePostIfStill,
+  type PostEdit,
+  type PostExpectation,
+  type PostRow,
+} from "./repo.ts";
 import type { PostAction, PostState } from "./states.ts";
-import { consumeXUsage, isMetered, releaseXUsage, reserveXUsage, usageMonth } from "./x-usage.ts";
+import { consumeXUsage, releaseXUsage } from "./repo-x-usage.ts";
+import { isMetered, reserveXUsage, usageMonth } from "./x-usage.ts";
 
 /** One move of the state table: `from` null is a new post; `action` names the user verb causing it. */
 export interface PostMove {
@@ -116,52 +121,6 @@ export type PostChanges = Omit<
   "id" | "state" | "version" | "updatedAt" | "leaseOwner" | "leaseExpiresAt"
 >;
 
-/** What a conditional write expects of the row: its state, and for engine runs the lease owner. */
-interface Expected {
-  state: string;
-  leasedBy?: string;
-}
-
-/** The one conditional UPDATE: applies `set` (version bumped) only while the row is as expected. */
-async function updateIfStill(
-  tx: Db,
-  id: string,
-  expected: Expected,
-  set: Partial<PostRow>,
-): Promise<PostRow | null> {
-  // Prepared once per shape (the columns set, whether the lease owner is checked): the engine runs
-  // two of these per published post, and building the SQL costs more than running it.
-  const keys = Object.keys(set)
-    .filter((k) => set[k as keyof PostRow] !== undefined)
-    .sort();
-  const leased = expected.leasedBy !== undefined;
-  const values: Record<string, unknown> = { id, state: expected.state, leasedBy: expected.leasedBy ?? null };
-  // The active dialect's columns (`posts` is rebound when the database opens).
-  const columns = getTableColumns(posts) as Record<string, Column>;
-  for (const k of keys) {
-    const value = set[k as keyof PostRow];
-    values[`set_${k}`] = value === null ? null : columns[k]!.mapToDriverValue(value);
-  }
-  const rows = await runPrepared(
-    tx,
-    `post_update_if_still:${leased ? "leased:" : ""}${keys.join(",")}`,
-    (d) => {
-      const where: SQL[] = [eq(posts.id, sql.placeholder("id")), eq(posts.state, sql.placeholder("state"))];
-      if (leased) where.push(eq(posts.leaseOwner, sql.placeholder("leasedBy")));
-      // sql`${placeholder}`: the value goes through as encoded above (a null stays NULL).
-      const assignments: Record<string, SQL> = { version: sql`${posts.version} + 1` };
-      for (const k of keys) assignments[k] = sql`${sql.placeholder(`set_${k}`)}`;
-      return d
-        .update(posts)
-        .set(assignments as Partial<PostRow>)
-        .where(and(...where))
-        .returning();
-    },
-    values,
-  );
-  return rows[0] ?? null;
-}
-
 /**
  * A non-state edit of a post still in `state` (and, with `leasedBy`, still leased by that owner);
  * false when it moved on or the lease was lost, in which case nothing is written.
@@ -169,10 +128,10 @@ async function updateIfStill(
 export async function editPostIfStill(
   tx: Db,
   id: string,
-  expected: Expected,
+  expected: PostExpectation,
   changes: PostEdit,
 ): Promise<boolean> {
-  return (await updateIfStill(tx, id, expected, changes)) !== null;
+  return (await updatePostIfStill(tx, id, expected, changes)) !== null;
 }
 
 /** One move asked of `transitionPosts`. */
@@ -229,11 +188,11 @@ export async function transitionPosts(args: {
   for (const m of moves) results.push(await applyMove(m));
   async function applyMove(m: PostMoveRequest): Promise<PostRow | null> {
     const before = await findPostById(tx, m.post.id);
-    const expected: Expected = { state: m.post.state, leasedBy: m.leasedBy };
+    const expected: PostExpectation = { state: m.post.state, leasedBy: m.leasedBy };
     if (!before || before.state !== expected.state) return null;
     if (m.leasedBy !== undefined && before.leaseOwner !== m.leasedBy) return null;
     const intoReady = m.to === "ready";
-    const after = await updateIfStill(tx, before.id, expected, {
+    const after = await updatePostIfStill(tx, before.id, expected, {
       ...m.changes,
       state: m.to,
       leaseOwner: m.lease?.owner ?? null,

@@ -1,9 +1,7 @@
-import { and, eq, sql } from "drizzle-orm";
-import { decrementedToZero } from "../../db/dialect.ts";
 import type { Db } from "../../db/open.ts";
-import { xUsage } from "../../db/schema.ts";
 import { ProblemError, type FieldError } from "../../core/problem.ts";
 import { NETWORK_RULES } from "../../providers/registry.ts";
+import { addXUsageReservations, findXUsage } from "./repo-x-usage.ts";
 
 /**
  * The network whose posts the contract counts per workspace and month (`x_usage`), and its limit:
@@ -22,19 +20,6 @@ export function isMetered(channel: string): boolean {
 /** `YYYY-MM` (UTC) of an instant. */
 export function usageMonth(ms: number): string {
   return new Date(ms).toISOString().slice(0, 7);
-}
-
-/** A workspace's usage for a month. */
-export async function findXUsage(
-  db: Db,
-  workspaceId: string,
-  month: string,
-): Promise<{ reserved: number; used: number }> {
-  const [row] = await db
-    .select({ reserved: xUsage.reserved, used: xUsage.used })
-    .from(xUsage)
-    .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)));
-  return row ?? { reserved: 0, used: 0 };
 }
 
 /**
@@ -57,27 +42,5 @@ export async function reserveXUsage(
       { errors },
     );
   }
-  await db
-    .insert(xUsage)
-    .values({ workspaceId, month, reserved: count, used: 0 })
-    .onConflictDoUpdate({
-      target: [xUsage.workspaceId, xUsage.month],
-      set: { reserved: sql`${xUsage.reserved} + ${count}` },
-    });
-}
-
-/** Gives back a reservation (cancelled, failed, rescheduled away). */
-export async function releaseXUsage(db: Db, workspaceId: string, month: string): Promise<void> {
-  await db
-    .update(xUsage)
-    .set({ reserved: decrementedToZero(xUsage.reserved) })
-    .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)));
-}
-
-/** Turns a reservation into a use when the post is published. */
-export async function consumeXUsage(db: Db, workspaceId: string, month: string): Promise<void> {
-  await db
-    .update(xUsage)
-    .set({ reserved: decrementedToZero(xUsage.reserved), used: sql`${xUsage.used} + 1` })
-    .where(and(eq(xUsage.workspaceId, workspaceId), eq(xUsage.month, month)));
+  await addXUsageReservations(db, workspaceId, month, count);
 }

@@ -134,21 +134,8 @@ async function sendItems(
   const destination = post.destinationId ? await destinationOf(post.destinationId) : undefined;
   const adapter = h.providers.adapter(post.channel as never);
 
-  if (!destination || destination.deletedAt !== null || !adapter) {
-    const reason = !adapter
-      ? `Publishing to ${post.channel} is not available in this version of Herald.`
-      : "The destination was disconnected.";
-    return {
-      kind: "failed",
-      error: {
-        code: "destination_unavailable",
-        message: reason,
-        retryable: false,
-        retry_safety: "not_retryable",
-        user_action: "edit_post",
-      },
-    };
-  }
+  if (!destination || destination.deletedAt !== null || !adapter)
+    return destinationUnavailable(post, !adapter);
   if (destination.unavailableReason) return reauthorizationNeeded();
 
   const receipts = await listReceipts(h.db, [postId]);
@@ -198,39 +185,13 @@ async function sendItems(
       return failWith(post, destination, failure, h.clock.now());
     }
     const now = h.clock.now();
-    if (isPending(step.outcome)) {
-      const { data, checkAgainAt, provider } = step.outcome;
-      return {
-        kind: "awaiting",
-        pending: { item_index: index, data, since: step.recheck ? pending!.since : now },
-        at: Math.max(checkAgainAt, now),
-        // The user heard of this item's wait already; a check that finds it still processing is quiet.
-        quiet: step.recheck,
-        provider: providerOf(provider),
-      };
-    }
+    if (isPending(step.outcome)) return awaitingOutcome(step.outcome, step.recheck, index, pending, now);
     const published = step.outcome;
-    const receipt: ReceiptRow = {
-      id: newId("rcpt"),
-      postId,
-      itemIndex: index,
-      providerObjectId: published.providerObjectId,
-      url: published.url,
-      extra: published.extra,
-      state: "published",
-      publishedAt: now,
-    };
+    const receipt = receiptOf(postId, index, published, now);
     const provider = providerOf(published.provider);
     // The last item's receipt is written with the outcome (one transaction fewer per post).
     if (index === post.body.length - 1) return { outcome: { kind: "published", provider }, receipt };
-    const wasPending = pending !== null;
-    const stored = await inGuardedTransaction(h.db, async (tx) => {
-      if (!(await holdLease(tx, postId, owner, now, now + h.config.engine.leaseMs))) return false;
-      await insertReceiptRow(tx, receipt);
-      if (wasPending) await updateLeasedPost(tx, postId, owner, { providerPending: null });
-      return true;
-    });
-    if (!stored) {
+    if (!(await storeReceipt(h, owner, receipt, pending !== null, now))) {
       leaseLost(h, postId, index);
       return null;
     }
@@ -240,6 +201,72 @@ async function sendItems(
   }
   // Every item had its receipt already (a run that died after its last receipt).
   return { kind: "published", provider: null };
+}
+
+/** The post cannot go out: its destination was disconnected, or this Herald has no adapter for it. */
+function destinationUnavailable(post: PostRow, noAdapter: boolean): Outcome {
+  const reason = noAdapter
+    ? `Publishing to ${post.channel} is not available in this version of Herald.`
+    : "The destination was disconnected.";
+  return {
+    kind: "failed",
+    error: {
+      code: "destination_unavailable",
+      message: reason,
+      retryable: false,
+      retry_safety: "not_retryable",
+      user_action: "edit_post",
+    },
+  };
+}
+
+/** The network is still processing an item: the post waits and is checked again. */
+function awaitingOutcome(
+  waiting: Extract<PublishOutcome, { pending: true }>,
+  recheck: boolean,
+  index: number,
+  pending: ProviderPending | null,
+  now: number,
+): Outcome {
+  const { data, checkAgainAt, provider } = waiting;
+  return {
+    kind: "awaiting",
+    pending: { item_index: index, data, since: recheck ? pending!.since : now },
+    at: Math.max(checkAgainAt, now),
+    // The user heard of this item's wait already; a check that finds it still processing is quiet.
+    quiet: recheck,
+    provider: providerOf(provider),
+  };
+}
+
+function receiptOf(postId: string, index: number, published: PublishedItem, now: number): ReceiptRow {
+  return {
+    id: newId("rcpt"),
+    postId,
+    itemIndex: index,
+    providerObjectId: published.providerObjectId,
+    url: published.url,
+    extra: published.extra,
+    state: "published",
+    publishedAt: now,
+  };
+}
+
+/** Stores an item's receipt (not the last one) under the lease, clearing a pending wait; false if the lease was lost. */
+async function storeReceipt(
+  h: Herald,
+  owner: string,
+  receipt: ReceiptRow,
+  wasPending: boolean,
+  now: number,
+): Promise<boolean> {
+  const postId = receipt.postId;
+  return inGuardedTransaction(h.db, async (tx) => {
+    if (!(await holdLease(tx, postId, owner, now, now + h.config.engine.leaseMs))) return false;
+    await insertReceiptRow(tx, receipt);
+    if (wasPending) await updateLeasedPost(tx, postId, owner, { providerPending: null });
+    return true;
+  });
 }
 
 /** What one item's provider work gave, and whether it was a status check of an item already waiting. */
@@ -434,59 +461,8 @@ async function writeOutcome(
   now: number,
   receipt: ReceiptRow | undefined,
 ): Promise<void> {
+  const { changes, attemptStatus } = outcomeChanges(h, outcome, now);
   await inGuardedTransaction(h.db, async (tx) => {
-    let changes: PostChanges;
-    let attemptStatus: string;
-    switch (outcome.kind) {
-      case "published":
-        changes = {
-          publishedAt: now,
-          nextActionAt: null,
-          lastError: null,
-          retrySafety: "safe",
-          providerPending: null,
-        };
-        attemptStatus = "succeeded";
-        break;
-      case "awaiting":
-        // The attempt goes on while the network processes; the status check continues it.
-        changes = {
-          nextActionAt: outcome.at,
-          lastError: null,
-          providerPending: sealPending(h, outcome.pending),
-        };
-        attemptStatus = "started";
-        break;
-      case "retry":
-        changes = {
-          nextActionAt: outcome.at,
-          autoRetries: outcome.retries,
-          nextTrigger: "automatic_retry",
-          lastError: { ...outcome.error },
-          deferredReason: outcome.rateLimited ? "provider_rate_limit" : null,
-          deferredUntil: outcome.rateLimited ? outcome.at : null,
-        };
-        attemptStatus = "failed";
-        break;
-      case "failed":
-        // A refused item is sent afresh on a manual retry (a failed container is not checked again).
-        changes = {
-          nextActionAt: null,
-          lastError: { ...outcome.error },
-          retrySafety: outcome.error.retry_safety,
-          ...(outcome.keepPending ? {} : { providerPending: null }),
-        };
-        attemptStatus = "failed";
-        break;
-      case "needs-attention":
-        changes = {
-          nextActionAt: null,
-          lastError: { ...outcome.error },
-          retrySafety: outcome.unknown ? "unsafe" : "safe",
-        };
-        attemptStatus = outcome.unknown ? "outcome_unknown" : "failed";
-        break;
-    }
     const to =
       outcome.kind === "retry" ? "ready" : outcome.kind === "awaiting" ? "awaiting-provider" : outcome.kind;
     const quiet = outcome.kind === "awaiting" && outcome.quiet;
@@ -505,25 +481,93 @@ async function writeOutcome(
       await markDestinationForReauthorization(tx, outcome.reauthorize, now);
     }
     if (outcome.kind === "awaiting") return;
-    await finishAttemptRow(tx, attemptId, {
-      status: attemptStatus,
-      finishedAt: now,
-      retrySafety:
-        outcome.kind === "needs-attention" && outcome.unknown
-          ? "unsafe"
-          : outcome.kind === "failed"
-            ? "not_retryable"
-            : "safe",
-      error:
-        outcome.kind === "published"
-          ? null
-          : {
-              code: outcome.error.code,
-              message: outcome.error.message,
-              retryable: outcome.error.retryable,
-              user_action: outcome.error.user_action,
-            },
-      provider: outcome.provider ?? null,
-    });
+    await finishAttemptRow(tx, attemptId, finishedAttempt(outcome, attemptStatus, now));
   });
+}
+
+/** What an outcome changes on the post, and the status its attempt ends with. */
+function outcomeChanges(
+  h: Herald,
+  outcome: Outcome,
+  now: number,
+): { changes: PostChanges; attemptStatus: string } {
+  switch (outcome.kind) {
+    case "published":
+      return {
+        changes: {
+          publishedAt: now,
+          nextActionAt: null,
+          lastError: null,
+          retrySafety: "safe",
+          providerPending: null,
+        },
+        attemptStatus: "succeeded",
+      };
+    case "awaiting":
+      // The attempt goes on while the network processes; the status check continues it.
+      return {
+        changes: {
+          nextActionAt: outcome.at,
+          lastError: null,
+          providerPending: sealPending(h, outcome.pending),
+        },
+        attemptStatus: "started",
+      };
+    case "retry":
+      return {
+        changes: {
+          nextActionAt: outcome.at,
+          autoRetries: outcome.retries,
+          nextTrigger: "automatic_retry",
+          lastError: { ...outcome.error },
+          deferredReason: outcome.rateLimited ? "provider_rate_limit" : null,
+          deferredUntil: outcome.rateLimited ? outcome.at : null,
+        },
+        attemptStatus: "failed",
+      };
+    case "failed":
+      // A refused item is sent afresh on a manual retry (a failed container is not checked again).
+      return {
+        changes: {
+          nextActionAt: null,
+          lastError: { ...outcome.error },
+          retrySafety: outcome.error.retry_safety,
+          ...(outcome.keepPending ? {} : { providerPending: null }),
+        },
+        attemptStatus: "failed",
+      };
+    case "needs-attention":
+      return {
+        changes: {
+          nextActionAt: null,
+          lastError: { ...outcome.error },
+          retrySafety: outcome.unknown ? "unsafe" : "safe",
+        },
+        attemptStatus: outcome.unknown ? "outcome_unknown" : "failed",
+      };
+  }
+}
+
+/** The attempt row's end: its status, retry safety, error and the network's answer. */
+function finishedAttempt(outcome: Exclude<Outcome, { kind: "awaiting" }>, status: string, now: number) {
+  return {
+    status,
+    finishedAt: now,
+    retrySafety:
+      outcome.kind === "needs-attention" && outcome.unknown
+        ? "unsafe"
+        : outcome.kind === "failed"
+          ? "not_retryable"
+          : "safe",
+    error:
+      outcome.kind === "published"
+        ? null
+        : {
+            code: outcome.error.code,
+            message: outcome.error.message,
+            retryable: outcome.error.retryable,
+            user_action: outcome.error.user_action,
+          },
+    provider: outcome.provider ?? null,
+  };
 }

@@ -3,7 +3,7 @@ import { skipLocked } from "../../db/dialect.ts";
 import type { Db } from "../../db/open.ts";
 import { insertRow, runPrepared } from "../../db/prepared.ts";
 import { firstRow } from "../../db/engine.ts";
-import { attempts, destinations, posts, receipts } from "../../db/schema.ts";
+import { tablesOf } from "../../db/tables.ts";
 import type { DestinationRow } from "../destinations/repo.ts";
 import type { AttemptRow, PostEdit, PostRow, ReceiptRow } from "../posts/repo.ts";
 import { editPostIfStill } from "../posts/transition.ts";
@@ -38,6 +38,7 @@ export async function holdLease(
   now: number,
   until: number,
 ): Promise<boolean> {
+  const { posts } = tablesOf(tx);
   const rows = await runPrepared(
     tx,
     "engine_hold_lease",
@@ -60,6 +61,7 @@ export async function holdLease(
 
 /** Posts waiting for their assets. */
 export async function listPreparing(db: Db, limit: number): Promise<PostRow[]> {
+  const { posts } = tablesOf(db);
   return db.select().from(posts).where(eq(posts.state, "preparing")).limit(limit);
 }
 
@@ -74,6 +76,7 @@ export type DueState = "ready" | "scheduled" | "awaiting-provider";
  * `next_action_at` is its scheduled time, so the due ones come first there too.
  */
 export async function takeDue(tx: Db, state: DueState, now: number, limit: number): Promise<PostRow[]> {
+  const { posts } = tablesOf(tx);
   const due =
     state !== "scheduled"
       ? or(isNull(posts.nextActionAt), lte(posts.nextActionAt, sql.placeholder("now")))
@@ -97,6 +100,7 @@ export async function takeDue(tx: Db, state: DueState, now: number, limit: numbe
 
 /** The earliest time after `now` at which a post in `state` comes due, or null (one index lookup). */
 export async function nextDueAt(db: Db, state: DueState, now: number): Promise<number | null> {
+  const { posts } = tablesOf(db);
   const rows = await runPrepared(
     db,
     `engine_next_due_${state}`,
@@ -114,6 +118,7 @@ export async function nextDueAt(db: Db, state: DueState, now: number): Promise<n
 
 /** A destination by id, disconnected ones included (read once per claim). */
 export async function findDestinationRow(db: Db, id: string): Promise<DestinationRow | undefined> {
+  const { destinations } = tablesOf(db);
   return runPrepared(
     db,
     "engine_destination",
@@ -128,6 +133,7 @@ export async function findDestinationRow(db: Db, id: string): Promise<Destinatio
 
 /** Extends the leases `owner` still holds on these posts (one statement for all of them). */
 export async function renewLeases(db: Db, ids: string[], owner: string, until: number): Promise<void> {
+  const { posts } = tablesOf(db);
   if (ids.length === 0) return;
   await db
     .update(posts)
@@ -149,6 +155,7 @@ function jsonValue(value: unknown): string | null {
 
 /** Stores an attempt (written in the claim's transaction, before the provider is called). */
 export async function insertAttemptRow(db: Db, row: AttemptRow): Promise<void> {
+  const { attempts } = tablesOf(db);
   await insertRow(db, attempts, row);
 }
 
@@ -158,6 +165,7 @@ export async function finishAttemptRow(
   id: string,
   changes: Pick<AttemptRow, "status" | "finishedAt" | "retrySafety" | "error" | "provider">,
 ): Promise<void> {
+  const { attempts } = tablesOf(db);
   await runPrepared(
     db,
     "engine_finish_attempt",
@@ -178,5 +186,6 @@ export async function finishAttemptRow(
 
 /** Stores the receipt of one published item. */
 export async function insertReceiptRow(db: Db, row: ReceiptRow): Promise<void> {
+  const { receipts } = tablesOf(db);
   await insertRow(db, receipts, row);
 }

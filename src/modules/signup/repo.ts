@@ -1,16 +1,17 @@
 import { and, asc, eq, isNull, lt } from "drizzle-orm";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
-import { emailConfirmations, signupIntents } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 
 /** A stored signup intent. */
-export type SignupIntentRow = typeof signupIntents.$inferSelect;
+export type SignupIntentRow = Tables["signupIntents"]["$inferSelect"];
 
 /** A stored e-mail confirmation. */
-export type EmailConfirmationRow = typeof emailConfirmations.$inferSelect;
+export type EmailConfirmationRow = Tables["emailConfirmations"]["$inferSelect"];
 
 /** Stores a new signup intent (call inside a transaction). */
 export async function insertSignupIntent(db: Db, row: SignupIntentRow): Promise<void> {
+  const { signupIntents } = tablesOf(db);
   await db.insert(signupIntents).values(row);
 }
 
@@ -19,6 +20,7 @@ export async function findSignupIntentByTokenHash(
   db: Db,
   tokenHash: string,
 ): Promise<SignupIntentRow | undefined> {
+  const { signupIntents } = tablesOf(db);
   return db.select().from(signupIntents).where(eq(signupIntents.tokenHash, tokenHash)).then(firstRow);
 }
 
@@ -29,6 +31,7 @@ export async function markSignupCompleted(
   accountId: string,
   at: number,
 ): Promise<boolean> {
+  const { signupIntents } = tablesOf(db);
   const changed = await db
     .update(signupIntents)
     .set({ completedAt: at, accountId })
@@ -39,6 +42,7 @@ export async function markSignupCompleted(
 
 /** Deletes intents that expired before `before` (at most `limit`, oldest first). */
 export async function deleteExpiredSignupIntents(db: Db, before: number, limit: number): Promise<void> {
+  const { signupIntents } = tablesOf(db);
   const old = await db
     .select({ id: signupIntents.id })
     .from(signupIntents)
@@ -50,6 +54,7 @@ export async function deleteExpiredSignupIntents(db: Db, before: number, limit: 
 
 /** Stores a new e-mail confirmation (call inside a transaction). */
 export async function insertEmailConfirmation(db: Db, row: EmailConfirmationRow): Promise<void> {
+  const { emailConfirmations } = tablesOf(db);
   await db.insert(emailConfirmations).values(row);
 }
 
@@ -58,6 +63,7 @@ export async function findEmailConfirmationByTokenHash(
   db: Db,
   tokenHash: string,
 ): Promise<EmailConfirmationRow | undefined> {
+  const { emailConfirmations } = tablesOf(db);
   return db
     .select()
     .from(emailConfirmations)
@@ -67,6 +73,7 @@ export async function findEmailConfirmationByTokenHash(
 
 /** Whether a user has an unconfirmed address (any unconfirmed row: confirming marks them all). */
 export async function hasUnconfirmedAddress(db: Db, userId: string): Promise<boolean> {
+  const { emailConfirmations } = tablesOf(db);
   const row = await db
     .select({ id: emailConfirmations.id })
     .from(emailConfirmations)
@@ -78,6 +85,7 @@ export async function hasUnconfirmedAddress(db: Db, userId: string): Promise<boo
 
 /** Marks every unconfirmed row of a user confirmed (older links and resent ones alike). */
 export async function markAddressConfirmed(db: Db, userId: string, at: number): Promise<void> {
+  const { emailConfirmations } = tablesOf(db);
   await db
     .update(emailConfirmations)
     .set({ confirmedAt: at })

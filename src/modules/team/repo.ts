@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, isNotNull, isNull, lt, or, type SQL } from "dri
 import { countAll } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
-import { apiKeys, cliAuthorizations, emailConfirmations, sessions, users } from "../../db/schema.ts";
+import { tablesOf } from "../../db/tables.ts";
 import type { UserRow } from "../account/repo.ts";
 
 /** One page (plus one row) of an account's people, newest first (user ids are time-ordered). */
@@ -12,6 +12,7 @@ export async function listMembersPage(
   afterId: string | null,
   limit: number,
 ): Promise<UserRow[]> {
+  const { users } = tablesOf(db);
   const conditions: SQL[] = [eq(users.accountId, accountId)];
   if (afterId !== null) conditions.push(lt(users.id, afterId));
   return db
@@ -24,6 +25,7 @@ export async function listMembersPage(
 
 /** A person of the account by id (someone of another account is not found). */
 export async function findMember(db: Db, accountId: string, id: string): Promise<UserRow | undefined> {
+  const { users } = tablesOf(db);
   return db
     .select()
     .from(users)
@@ -33,6 +35,7 @@ export async function findMember(db: Db, accountId: string, id: string): Promise
 
 /** How many owners the account has. */
 export async function countOwners(db: Db, accountId: string): Promise<number> {
+  const { users } = tablesOf(db);
   const row = await db
     .select({ n: countAll() })
     .from(users)
@@ -46,6 +49,7 @@ export async function countOwners(db: Db, accountId: string): Promise<number> {
  * approvals minted.
  */
 export async function listKeysHeldBy(db: Db, accountId: string, userId: string): Promise<string[]> {
+  const { apiKeys, cliAuthorizations } = tablesOf(db);
   const viaCli = await db
     .select({ id: cliAuthorizations.credentialId })
     .from(cliAuthorizations)
@@ -74,6 +78,7 @@ export async function listKeysHeldBy(db: Db, accountId: string, userId: string):
  * no key is minted for someone who left).
  */
 export async function deleteMember(db: Db, userId: string, now: number): Promise<void> {
+  const { apiKeys, cliAuthorizations, emailConfirmations, sessions, users } = tablesOf(db);
   await db.delete(sessions).where(eq(sessions.userId, userId));
   await db.delete(emailConfirmations).where(eq(emailConfirmations.userId, userId));
   await db.update(apiKeys).set({ createdByUserId: null }).where(eq(apiKeys.createdByUserId, userId));

@@ -1,13 +1,11 @@
 // `herald export`: the whole installation (every table, and local blobs) into one JSON-lines file.
 import { existsSync } from "node:fs";
 import { link, unlink } from "node:fs/promises";
-import { sql, type SQL } from "drizzle-orm";
 import { BlobError, type BlobStore } from "../../blobs/store.ts";
-import type { Db } from "../../db/engine.ts";
-import { countAll } from "../../db/dialect.ts";
-import { currentDialect, accounts } from "../../db/schema.ts";
+import { engineOf, type Db } from "../../db/engine.ts";
 import type { Herald } from "../../herald.ts";
-import { catalog, type CatalogTable } from "./catalog.ts";
+import { hasAnyAccount } from "../account/repo.ts";
+import { catalog, rowsOf, type CatalogTable } from "./repo.ts";
 import { LineWriter } from "./files.ts";
 import {
   BLOB_CHUNK_BYTES,
@@ -48,7 +46,7 @@ export async function exportInstallation(
   options: { pageRows?: number } = {},
 ): Promise<ExportSummary> {
   if (existsSync(file)) throw new TransferError(`${file} exists; choose another file name or remove it`);
-  const tables = catalog();
+  const tables = catalog(h.db);
   const blobsIncluded = h.blobs.kind === "local";
   const temporary = `${file}.partial-${process.pid}`;
   const out = await LineWriter.create(temporary);
@@ -57,7 +55,7 @@ export async function exportInstallation(
       format: FORMAT,
       version: FORMAT_VERSION,
       herald: h.version,
-      dialect: currentDialect(),
+      dialect: engineOf(h.db).dialect,
       storage: h.blobs.kind,
       blobs: blobsIncluded,
       secret_check: secretCheck(h.secrets),
@@ -65,7 +63,7 @@ export async function exportInstallation(
     };
     await out.write(JSON.stringify(header));
     const { rows, blobKeys } = await inSnapshot(h.db, async (db) => {
-      if ((await db.select({ n: countAll() }).from(accounts))[0]!.n === 0)
+      if (!(await hasAnyAccount(db)))
         throw new TransferError(
           "the installation has no account: nothing to export (check the configuration)",
         );
@@ -121,32 +119,6 @@ async function writeRows(db: Db, tables: CatalogTable[], out: LineWriter, pageRo
     }
   }
   return { rows, blobKeys };
-}
-
-/**
- * The rows of one table in primary-key order, a page at a time: each page starts after the last
- * key of the one before (row-value comparison, which both engines answer from the key's index).
- */
-async function* rowsOf(
-  db: Db,
-  table: CatalogTable,
-  pageRows: number,
-): AsyncGenerator<Record<string, unknown>> {
-  const keyColumns = table.primaryKey.map((c) => c.column);
-  let after: SQL | undefined;
-  for (;;) {
-    const page = (await db
-      .select()
-      .from(table.table)
-      .where(after)
-      .orderBy(...keyColumns)
-      .limit(pageRows)) as Record<string, unknown>[];
-    yield* page;
-    if (page.length < pageRows) return;
-    const last = page.at(-1)!;
-    const values = table.primaryKey.map((c) => sql`${last[c.key]}`);
-    after = sql`(${sql.join(keyColumns, sql`, `)}) > (${sql.join(values, sql`, `)})`;
-  }
 }
 
 /** The blobs, sorted by key, each as consecutive chunk lines (one empty chunk for an empty blob). */

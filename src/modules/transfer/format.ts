@@ -2,8 +2,8 @@
 // foreign-key order, then (local storage) the blobs in chunks, then a trailer with the counts, so a
 // file cut short is noticed. Every line is small except blob chunks (≤ 1 MiB of bytes each).
 import type { SecretBox } from "../../lib/crypto.ts";
-import type { Dialect } from "../../db/schema.ts";
-import type { CatalogTable } from "./catalog.ts";
+import type { Dialect } from "../../db/engine.ts";
+import type { CatalogTable } from "./repo.ts";
 
 export const FORMAT = "herald-export";
 export const FORMAT_VERSION = 1;

@@ -2,11 +2,17 @@
 // whole (nothing is written for a damaged or foreign file), write the blobs into the target's store,
 // then insert every row in one transaction, so a failed import leaves the database empty.
 import { isValidBlobKey, type BlobStore } from "../../blobs/store.ts";
-import { engineOf, isPostgres, type Db } from "../../db/engine.ts";
-import { countAll } from "../../db/dialect.ts";
+import { isPostgres, type Db } from "../../db/engine.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import { catalog, type CatalogTable } from "./catalog.ts";
+import {
+  advanceIdentities,
+  catalog,
+  countRows,
+  deleteRows,
+  insertRowBatch,
+  type CatalogTable,
+} from "./repo.ts";
 import { openBlobSink, type BlobSink } from "./blob-sinks.ts";
 import { readLines } from "./files.ts";
 import {
@@ -57,7 +63,7 @@ export async function importInstallation(
   file: string,
   options: { allowMissingBlobs?: boolean } = {},
 ): Promise<ImportSummary> {
-  const tables = catalog();
+  const tables = catalog(h.db);
   await refuseUnlessEmpty(h.db, tables);
   const { header, trailer, expected, blobSizes } = await checkFile(file, tables, h);
   if (header.blobs) await writeBlobs(file, h.blobs, blobSizes);
@@ -72,7 +78,7 @@ export async function importInstallation(
   await inTransaction(h.db, async (tx) => {
     // Again inside the transaction: a server started on the target meanwhile may have written.
     await refuseUnlessEmpty(tx, tables);
-    for (const t of tables) if (SERVER_STATE_TABLES.has(t.name)) await tx.delete(t.table);
+    for (const t of tables) if (SERVER_STATE_TABLES.has(t.name)) await deleteRows(tx, t);
     await insertRows(tx, file, tables);
   });
   if (isPostgres(h.db)) await advanceIdentities(h.db, tables);
@@ -97,8 +103,8 @@ async function refuseUnlessEmpty(db: Db, tables: CatalogTable[]): Promise<void> 
   const filled: string[] = [];
   for (const t of tables) {
     if (SERVER_STATE_TABLES.has(t.name)) continue;
-    const [row] = await db.select({ n: countAll() }).from(t.table);
-    if (row!.n > 0) filled.push(`${t.name}: ${row!.n}`);
+    const n = await countRows(db, t);
+    if (n > 0) filled.push(`${t.name}: ${n}`);
   }
   if (filled.length > 0)
     throw new TransferError(
@@ -299,7 +305,7 @@ function batchRows(table: CatalogTable): number {
 
 async function insertBatch(tx: Db, table: CatalogTable, rows: Record<string, unknown>[]): Promise<void> {
   try {
-    await tx.insert(table.table).values(rows as never[]);
+    await insertRowBatch(tx, table, rows);
   } catch (error) {
     // The cause is kept: PostgreSQL's engine retries the transaction on a serialization failure.
     throw new TransferError(`cannot insert into ${table.name}: ${oneLine(error)}`, { cause: error });
@@ -308,20 +314,4 @@ async function insertBatch(tx: Db, table: CatalogTable, rows: Record<string, unk
 
 function oneLine(error: unknown): string {
   return ((error as Error).message ?? String(error)).split("\n")[0]!;
-}
-
-/**
- * PostgreSQL identity columns (SQLite's AUTOINCREMENT) were given explicit values: move their
- * sequences past them, or the next insert would collide. (SQLite does this by itself.)
- */
-async function advanceIdentities(db: Db, tables: CatalogTable[]): Promise<void> {
-  for (const t of tables) {
-    for (const c of t.columns) {
-      if (!(c.column as { generatedIdentity?: unknown }).generatedIdentity) continue;
-      await engineOf(db).query(
-        `SELECT setval(pg_get_serial_sequence(?, ?), (SELECT max("${c.name}") FROM "${t.name}"))`,
-        [t.name, c.name],
-      );
-    }
-  }
 }

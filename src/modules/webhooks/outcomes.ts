@@ -8,7 +8,7 @@ import type { Herald } from "../../herald.ts";
 import { iso } from "../../lib/clock.ts";
 import { recordAudit } from "../audit/repo.ts";
 import type { WebhookOutcome } from "./deliver.ts";
-import { recordSuccessesPg } from "./pg-batch.ts";
+import { recordSuccessesPg } from "./repo-pg-batch.ts";
 import { ENDPOINT_DISABLED_EVENT_TYPE } from "./present.ts";
 import {
   clearEndpointFailing,

@@ -15,23 +15,17 @@ import {
 import { countAll, minOf, skipLocked } from "../../db/dialect.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
-import {
-  eventsOutbox,
-  webhookDeliveries,
-  webhookDeliveryAttempts,
-  webhookEndpoints,
-  workspaces,
-} from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 import { firstRow, isPostgres } from "../../db/engine.ts";
-import { runPrepared } from "../../db/prepared.ts";
-import { insertDeliveriesPg, recordSuccessesPg } from "./pg-batch.ts";
+import { insertRow, runPrepared } from "../../db/prepared.ts";
+import { insertDeliveriesPg, recordSuccessesPg } from "./repo-pg-batch.ts";
 
 /** A stored webhook endpoint. */
-export type EndpointRow = typeof webhookEndpoints.$inferSelect;
+export type EndpointRow = Tables["webhookEndpoints"]["$inferSelect"];
 /** A stored delivery. */
-export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type DeliveryRow = Tables["webhookDeliveries"]["$inferSelect"];
 /** One attempt of a delivery. */
-export type DeliveryAttemptRow = typeof webhookDeliveryAttempts.$inferSelect;
+export type DeliveryAttemptRow = Tables["webhookDeliveryAttempts"]["$inferSelect"];
 /** A delivery status. */
 export type DeliveryStatus = DeliveryRow["status"];
 
@@ -39,6 +33,7 @@ export type DeliveryStatus = DeliveryRow["status"];
 
 /** Stores a new endpoint. */
 export async function insertEndpoint(db: Db, row: EndpointRow): Promise<void> {
+  const { webhookEndpoints } = tablesOf(db);
   await db.insert(webhookEndpoints).values(row);
 }
 
@@ -48,6 +43,7 @@ export async function findEndpoint(
   workspaceId: string,
   id: string,
 ): Promise<EndpointRow | undefined> {
+  const { webhookEndpoints } = tablesOf(db);
   return db
     .select()
     .from(webhookEndpoints)
@@ -57,11 +53,13 @@ export async function findEndpoint(
 
 /** An endpoint by id alone (the sender, which has no workspace in hand). */
 export async function findEndpointById(db: Db, id: string): Promise<EndpointRow | undefined> {
+  const { webhookEndpoints } = tablesOf(db);
   return db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)).then(firstRow);
 }
 
 /** Endpoints by id (the sender, for a claimed batch); missing ones were deleted. */
 export async function findEndpointsByIds(db: Db, ids: string[]): Promise<EndpointRow[]> {
+  const { webhookEndpoints } = tablesOf(db);
   if (ids.length === 0) return [];
   if (ids.length === 1) {
     return runPrepared(
@@ -85,6 +83,7 @@ export async function listEndpoints(
   afterId: string | null,
   limit: number,
 ): Promise<EndpointRow[]> {
+  const { webhookEndpoints } = tablesOf(db);
   const conditions: SQL[] = [eq(webhookEndpoints.workspaceId, workspaceId)];
   if (afterId) conditions.push(lt(webhookEndpoints.id, afterId));
   return db
@@ -97,6 +96,7 @@ export async function listEndpoints(
 
 /** The enabled endpoints of a workspace (fan-out). */
 export async function listEnabledEndpoints(db: Db, workspaceId: string): Promise<EndpointRow[]> {
+  const { webhookEndpoints } = tablesOf(db);
   return db
     .select()
     .from(webhookEndpoints)
@@ -105,16 +105,19 @@ export async function listEnabledEndpoints(db: Db, workspaceId: string): Promise
 
 /** Changes an endpoint's columns. */
 export async function updateEndpoint(db: Db, id: string, changes: Partial<EndpointRow>): Promise<void> {
+  const { webhookEndpoints } = tablesOf(db);
   await db.update(webhookEndpoints).set(changes).where(eq(webhookEndpoints.id, id));
 }
 
 /** Removes an endpoint; its deliveries and their attempts go with it (foreign keys cascade). */
 export async function deleteEndpoint(db: Db, id: string): Promise<void> {
+  const { webhookEndpoints } = tablesOf(db);
   await db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id));
 }
 
 /** The account that owns a workspace (audit records of Herald's own writes). */
 export async function findWorkspaceAccountId(db: Db, workspaceId: string): Promise<string | null> {
+  const { workspaces } = tablesOf(db);
   const row = await db
     .select({ accountId: workspaces.accountId })
     .from(workspaces)
@@ -141,6 +144,7 @@ export interface OutboxEvent {
  * one is still found; on PostgreSQL another dispatcher's rows are skipped, not waited for.
  */
 export async function claimUndispatchedEvents(db: Db, limit: number): Promise<OutboxEvent[]> {
+  const { eventsOutbox } = tablesOf(db);
   const query = db
     .select({
       id: eventsOutbox.id,
@@ -159,26 +163,36 @@ export async function claimUndispatchedEvents(db: Db, limit: number): Promise<Ou
 
 /** Marks events fanned out; call in the transaction that created their deliveries. */
 export async function markEventsDispatched(db: Db, ids: string[], now: number): Promise<void> {
+  const { eventsOutbox } = tablesOf(db);
   if (ids.length === 0) return;
   await db.update(eventsOutbox).set({ dispatchedAt: now }).where(inArray(eventsOutbox.id, ids));
 }
 
-/** Writes an event into the outbox (the chat notification of an automatic disable). */
+/**
+ * Writes an event into the outbox (a post's state change, the chat notification of an automatic
+ * disable); call in the transaction of the change that causes it.
+ */
 export async function insertOutboxEvent(
   db: Db,
-  event: { workspaceId: string; type: string; payload: Record<string, unknown> },
+  event: {
+    workspaceId: string;
+    type: string;
+    payload: Record<string, unknown>;
+    postId?: string | null;
+    destinationId?: string | null;
+  },
   now: number,
 ): Promise<string> {
+  const { eventsOutbox } = tablesOf(db);
   const id = newId("evt");
-  await db.insert(eventsOutbox).values({
+  await insertRow(db, eventsOutbox, {
     id,
     workspaceId: event.workspaceId,
     type: event.type,
-    postId: null,
-    destinationId: null,
+    postId: event.postId ?? null,
+    destinationId: event.destinationId ?? null,
     payload: event.payload,
     createdAt: now,
-    dispatchedAt: null,
   });
   return id;
 }
@@ -187,6 +201,7 @@ export async function insertOutboxEvent(
 
 /** Stores a delivery; false when the endpoint already has the (non-redelivery) delivery of that event. */
 export async function insertDelivery(db: Db, row: DeliveryRow): Promise<boolean> {
+  const { webhookDeliveries } = tablesOf(db);
   const inserted = await db
     .insert(webhookDeliveries)
     .values(row)
@@ -197,10 +212,11 @@ export async function insertDelivery(db: Db, row: DeliveryRow): Promise<boolean>
 
 /**
  * Stores the deliveries of a fan-out batch, skipping any the endpoint already has (as
- * `insertDelivery`); returns how many were stored. On PostgreSQL one statement for all (pg-batch.ts);
- * on SQLite a prepared statement each.
+ * `insertDelivery`); returns how many were stored. On PostgreSQL one statement for all
+ * (repo-pg-batch.ts); on SQLite a prepared statement each.
  */
 export async function insertDeliveries(db: Db, rows: DeliveryRow[]): Promise<number> {
+  const { webhookDeliveries } = tablesOf(db);
   if (isPostgres(db)) return insertDeliveriesPg(db, rows);
   let stored = 0;
   const columns = Object.entries(getTableColumns(webhookDeliveries));
@@ -231,6 +247,7 @@ export async function insertDeliveries(db: Db, rows: DeliveryRow[]): Promise<num
 
 /** A delivery of an endpoint. */
 export async function findDelivery(db: Db, endpointId: string, id: string): Promise<DeliveryRow | undefined> {
+  const { webhookDeliveries } = tablesOf(db);
   return db
     .select()
     .from(webhookDeliveries)
@@ -240,6 +257,7 @@ export async function findDelivery(db: Db, endpointId: string, id: string): Prom
 
 /** A delivery by id alone. */
 export async function findDeliveryById(db: Db, id: string): Promise<DeliveryRow | undefined> {
+  const { webhookDeliveries } = tablesOf(db);
   return db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).then(firstRow);
 }
 
@@ -251,6 +269,7 @@ export async function listDeliveries(
   afterId: string | null,
   limit: number,
 ): Promise<DeliveryRow[]> {
+  const { webhookDeliveries } = tablesOf(db);
   const conditions: SQL[] = [eq(webhookDeliveries.endpointId, endpointId)];
   if (status) conditions.push(eq(webhookDeliveries.status, status));
   if (afterId) conditions.push(lt(webhookDeliveries.id, afterId));
@@ -277,6 +296,7 @@ export async function claimDueDeliveries(
   leaseUntil: number,
   limit: number,
 ): Promise<DeliveryRow[]> {
+  const { webhookDeliveries } = tablesOf(db);
   const claimed = await runPrepared(
     db,
     "webhook_deliveries_claim",
@@ -313,6 +333,7 @@ export async function releaseClaims(
   claims: { id: string; leaseUntil: number }[],
   now: number,
 ): Promise<void> {
+  const { webhookDeliveries } = tablesOf(db);
   for (const claim of claims) {
     await runPrepared(
       db,
@@ -349,6 +370,7 @@ export interface SuccessfulAttempt {
  * this runs once per delivery.
  */
 export async function recordSuccessfulAttempt(db: Db, attempt: SuccessfulAttempt): Promise<string | null> {
+  const { webhookDeliveries, webhookDeliveryAttempts } = tablesOf(db);
   const [row] = await runPrepared(
     db,
     "webhook_delivery_succeeded",
@@ -397,7 +419,7 @@ export async function recordSuccessfulAttempt(db: Db, attempt: SuccessfulAttempt
 /**
  * Records successful attempts as `recordSuccessfulAttempt` does, each delivery once; returns the
  * endpoint id of each (null when its delivery is gone). On PostgreSQL one statement for all
- * (pg-batch.ts); on SQLite prepared statements.
+ * (repo-pg-batch.ts); on SQLite prepared statements.
  */
 export async function recordSuccessfulAttempts(
   db: Db,
@@ -414,6 +436,7 @@ export async function recordSuccessfulAttempts(
 
 /** Ends an endpoint's failure streak (a delivery succeeded); nothing when it had none. */
 export async function clearEndpointFailing(db: Db, id: string): Promise<void> {
+  const { webhookEndpoints } = tablesOf(db);
   await runPrepared(
     db,
     "webhook_endpoint_clear_failing",
@@ -433,6 +456,7 @@ function placeholder(name: string): SQL {
 
 /** Changes a delivery's columns. */
 export async function updateDelivery(db: Db, id: string, changes: Partial<DeliveryRow>): Promise<void> {
+  const { webhookDeliveries } = tablesOf(db);
   await db.update(webhookDeliveries).set(changes).where(eq(webhookDeliveries.id, id));
 }
 
@@ -443,6 +467,7 @@ export async function failPendingDeliveries(
   now: number,
   reason: string,
 ): Promise<number> {
+  const { webhookDeliveries } = tablesOf(db);
   const failed = await db
     .update(webhookDeliveries)
     .set({ status: "failed", failedAt: now, nextAttemptAt: null, lastError: reason })
@@ -453,6 +478,7 @@ export async function failPendingDeliveries(
 
 /** Deletes finished deliveries (and their attempts) created before `before`; returns how many. */
 export async function deleteFinishedDeliveries(db: Db, before: number): Promise<number> {
+  const { webhookDeliveries } = tablesOf(db);
   const deleted = await db
     .delete(webhookDeliveries)
     .where(
@@ -467,11 +493,13 @@ export async function deleteFinishedDeliveries(db: Db, before: number): Promise<
 
 /** Records one attempt of a delivery. */
 export async function insertDeliveryAttempt(db: Db, row: DeliveryAttemptRow): Promise<void> {
+  const { webhookDeliveryAttempts } = tablesOf(db);
   await db.insert(webhookDeliveryAttempts).values(row);
 }
 
 /** The attempts of some deliveries, in order. */
 export async function listDeliveryAttempts(db: Db, deliveryIds: string[]): Promise<DeliveryAttemptRow[]> {
+  const { webhookDeliveryAttempts } = tablesOf(db);
   if (deliveryIds.length === 0) return [];
   return db
     .select()
@@ -489,6 +517,7 @@ export async function webhookBacklog(db: Db): Promise<{
   oldestPendingAt: number | null;
   undispatchedEvents: number;
 }> {
+  const { eventsOutbox, webhookDeliveries } = tablesOf(db);
   const [deliveries] = await db
     .select({ n: countAll(), oldest: minOf(webhookDeliveries.createdAt) })
     .from(webhookDeliveries)
@@ -506,6 +535,7 @@ export async function webhookBacklog(db: Db): Promise<{
 
 /** Deletes outbox events fanned out before `before`; returns how many. */
 export async function deleteDispatchedEvents(db: Db, before: number): Promise<number> {
+  const { eventsOutbox } = tablesOf(db);
   const deleted = await db
     .delete(eventsOutbox)
     .where(lt(eventsOutbox.dispatchedAt, before))

@@ -1,11 +1,11 @@
 import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
 import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
-import { apiKeyWorkspaces, workspaces } from "../../db/schema.ts";
+import { tablesOf, type Tables } from "../../db/tables.ts";
 import { firstRow } from "../../db/engine.ts";
 
 /** A stored workspace. */
-export type WorkspaceRow = typeof workspaces.$inferSelect;
+export type WorkspaceRow = Tables["workspaces"]["$inferSelect"];
 
 /** A workspace of an account by id. */
 export async function findWorkspace(
@@ -13,6 +13,7 @@ export async function findWorkspace(
   accountId: string,
   id: string,
 ): Promise<WorkspaceRow | undefined> {
+  const { workspaces } = tablesOf(db);
   return runPrepared(
     db,
     "workspace_of_account",
@@ -32,7 +33,19 @@ export async function findWorkspace(
 
 /** A workspace by id alone (background work that has no credential). */
 export async function findWorkspaceById(db: Db, id: string): Promise<WorkspaceRow | undefined> {
+  const { workspaces } = tablesOf(db);
   return db.select().from(workspaces).where(eq(workspaces.id, id)).then(firstRow);
+}
+
+/** The names of workspaces by id (those that exist). */
+export async function workspaceNames(db: Db, ids: string[]): Promise<Map<string, string>> {
+  const { workspaces } = tablesOf(db);
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .select({ id: workspaces.id, name: workspaces.name })
+    .from(workspaces)
+    .where(inArray(workspaces.id, ids));
+  return new Map(rows.map((w) => [w.id, w.name]));
 }
 
 /** One page (plus one row) of an account's workspaces, newest first, limited to `onlyIds` when given. */
@@ -43,6 +56,7 @@ export async function listWorkspaces(
   afterId: string | null,
   limit: number,
 ): Promise<WorkspaceRow[]> {
+  const { workspaces } = tablesOf(db);
   const conditions: (SQL | undefined)[] = [eq(workspaces.accountId, accountId)];
   if (onlyIds) conditions.push(inArray(workspaces.id, onlyIds));
   if (afterId) conditions.push(lt(workspaces.id, afterId));
@@ -56,11 +70,13 @@ export async function listWorkspaces(
 
 /** Stores a new workspace. */
 export async function insertWorkspace(db: Db, row: WorkspaceRow): Promise<void> {
+  const { workspaces } = tablesOf(db);
   await db.insert(workspaces).values(row);
 }
 
 /** Adds a workspace to a selected-access key's selection. */
 export async function grantKeyWorkspace(db: Db, keyId: string, workspaceId: string): Promise<void> {
+  const { apiKeyWorkspaces } = tablesOf(db);
   await db.insert(apiKeyWorkspaces).values({ keyId, workspaceId }).onConflictDoNothing();
 }
 
@@ -70,5 +86,6 @@ export async function updateWorkspace(
   id: string,
   changes: Partial<Pick<WorkspaceRow, "name" | "timeZone" | "updatedAt">>,
 ): Promise<void> {
+  const { workspaces } = tablesOf(db);
   await db.update(workspaces).set(changes).where(eq(workspaces.id, id));
 }

@@ -5,7 +5,7 @@
 // than everything else the sender does there.)
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/open.ts";
-import { webhookDeliveries, webhookDeliveryAttempts, webhookEndpoints } from "../../db/schema.ts";
+import { tablesOf } from "../../db/tables.ts";
 import type { DeliveryRow, SuccessfulAttempt } from "./repo.ts";
 
 /** What a PostgreSQL handle runs raw SQL with (the SQLite-typed `Db` does not show it). */
@@ -18,7 +18,8 @@ function execute(db: Db, query: SQL): Promise<Record<string, unknown>[]> {
 }
 
 /** The columns of the deliveries table: their list, their recordset definition, and row encoding. */
-function deliveryColumns() {
+function deliveryColumns(db: Db) {
+  const { webhookDeliveries } = tablesOf(db);
   const columns = Object.entries(getTableColumns(webhookDeliveries));
   return {
     names: sql.raw(columns.map(([, c]) => `"${c.name}"`).join(", ")),
@@ -35,8 +36,9 @@ function deliveryColumns() {
 
 /** Stores deliveries, skipping those the endpoint already has; returns how many were stored. */
 export async function insertDeliveriesPg(db: Db, rows: DeliveryRow[]): Promise<number> {
+  const { webhookDeliveries } = tablesOf(db);
   if (rows.length === 0) return 0;
-  const { names, definition, encode } = deliveryColumns();
+  const { names, definition, encode } = deliveryColumns(db);
   const json = JSON.stringify(rows.map(encode));
   const inserted = await execute(
     db,
@@ -58,6 +60,7 @@ export async function recordSuccessesPg(
   attempts: SuccessfulAttempt[],
   options: { endStreaks?: boolean } = {},
 ): Promise<Map<string, string>> {
+  const { webhookDeliveries, webhookDeliveryAttempts, webhookEndpoints } = tablesOf(db);
   if (attempts.length === 0) return new Map();
   const json = JSON.stringify(
     attempts.map((a) => ({

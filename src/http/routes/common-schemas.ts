@@ -1,0 +1,26 @@
+import { t } from "elysia";
+
+/** The schemas every route file shares. */
+
+/** A value or null. */
+export const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) =>
+  t.Union([schema, t.Null()]);
+
+/** An object that refuses properties it does not list. */
+export const Closed = <P extends Parameters<typeof t.Object>[0]>(
+  properties: P,
+  options: { minProperties?: number } = {},
+) => t.Object(properties, { additionalProperties: false, ...options });
+
+/** The path of every route under /workspaces/{workspace_id}. */
+export const WorkspaceParams = t.Object({ workspace_id: t.String() });
+
+/** The answer of a DELETE: `{id, object, deleted: true}`. */
+export const Deleted = <O extends string>(object: O) =>
+  t.Object({ id: t.String(), object: t.Literal(object), deleted: t.Literal(true) });
+
+/** Query of a paged listing: the page size and the cursor. */
+export const PageQuery = t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()) });
+
+/** A body that carries nothing: `{}` or no body at all. */
+export const EmptyBody = t.Optional(Closed({}));

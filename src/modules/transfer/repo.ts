@@ -1,0 +1,141 @@
+// The transfer's data access, over every table at once: the catalog (the tables in an order that
+// respects foreign keys, a table after every table it references, with the columns of each) and the
+// generic reads and writes of export and import. Keys and foreign keys are read from the SQLite build
+// of the tables (the same definitions on both engines); the table objects are the open database's.
+import { getTableColumns, getTableName, sql, type SQL } from "drizzle-orm";
+import { getTableConfig, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
+import { countAll } from "../../db/dialect.ts";
+import { engineOf, type Db } from "../../db/engine.ts";
+import { defineTables, tablesOf, type Tables } from "../../db/tables.ts";
+import { sqliteBuilders } from "../../db/tables/builders.ts";
+
+/** One column: its property key in drizzle rows and its name in the database (and the file). */
+export interface CatalogColumn {
+  key: string;
+  name: string;
+  column: SQLiteColumn;
+}
+
+/** One table of the export. */
+export interface CatalogTable {
+  name: string;
+  /** The open database's table (typed as SQLite, like every table of `tablesOf`). */
+  table: SQLiteTable;
+  columns: CatalogColumn[];
+  /** The primary key's columns, in key order (rows are read in this order). */
+  primaryKey: CatalogColumn[];
+}
+
+function byName(tables: Tables): Map<string, SQLiteTable> {
+  return new Map(Object.values(tables).map((table) => [getTableName(table), table as SQLiteTable]));
+}
+
+/** The SQLite build, for keys and foreign keys (drizzle reads a table's config by its dialect). */
+const DEFINITIONS = byName(defineTables(sqliteBuilders));
+
+/**
+ * Table names such that every table follows the tables it references; among tables whose
+ * references are all placed, the alphabetically first goes next, so the order never varies.
+ */
+function foreignKeyOrder(definitions: Map<string, SQLiteTable>): string[] {
+  const needs = new Map<string, Set<string>>();
+  for (const [name, table] of definitions) {
+    const referenced = getTableConfig(table).foreignKeys.map((fk) =>
+      getTableName(fk.reference().foreignTable),
+    );
+    needs.set(name, new Set(referenced.filter((r) => r !== name)));
+  }
+  const order: string[] = [];
+  const placed = new Set<string>();
+  while (order.length < needs.size) {
+    const next = [...needs.keys()]
+      .filter((name) => !placed.has(name) && [...needs.get(name)!].every((r) => placed.has(r)))
+      .sort()[0];
+    if (next === undefined) throw new Error("the schema's foreign keys form a cycle; export cannot order it");
+    order.push(next);
+    placed.add(next);
+  }
+  return order;
+}
+
+/** Every table in foreign-key order, as the database `db` belongs to holds it. */
+export function catalog(db: Db): CatalogTable[] {
+  const current = byName(tablesOf(db));
+  return foreignKeyOrder(DEFINITIONS).map((name) => {
+    const table = current.get(name)!;
+    const columns = Object.entries(getTableColumns(table)).map(([key, column]) => ({
+      key,
+      name: column.name,
+      column: column as SQLiteColumn,
+    }));
+    const byColumnName = new Map(columns.map((c) => [c.name, c]));
+    const config = getTableConfig(DEFINITIONS.get(name)!);
+    const keyNames =
+      config.primaryKeys[0]?.columns.map((c) => c.name) ??
+      config.columns.filter((c) => c.primary).map((c) => c.name);
+    if (keyNames.length === 0) throw new Error(`table ${name} has no primary key; export cannot page it`);
+    return { name, table, columns, primaryKey: keyNames.map((n) => byColumnName.get(n)!) };
+  });
+}
+
+/** How many rows a table holds. */
+export async function countRows(db: Db, table: CatalogTable): Promise<number> {
+  const [row] = await db.select({ n: countAll() }).from(table.table);
+  return row!.n;
+}
+
+/**
+ * The rows of one table in primary-key order, a page at a time: each page starts after the last
+ * key of the one before (row-value comparison, which both engines answer from the key's index).
+ */
+export async function* rowsOf(
+  db: Db,
+  table: CatalogTable,
+  pageRows: number,
+): AsyncGenerator<Record<string, unknown>> {
+  const keyColumns = table.primaryKey.map((c) => c.column);
+  let after: SQL | undefined;
+  for (;;) {
+    const page = (await db
+      .select()
+      .from(table.table)
+      .where(after)
+      .orderBy(...keyColumns)
+      .limit(pageRows)) as Record<string, unknown>[];
+    yield* page;
+    if (page.length < pageRows) return;
+    const last = page.at(-1)!;
+    const values = table.primaryKey.map((c) => sql`${last[c.key]}`);
+    after = sql`(${sql.join(keyColumns, sql`, `)}) > (${sql.join(values, sql`, `)})`;
+  }
+}
+
+/** Removes every row of a table. */
+export async function deleteRows(db: Db, table: CatalogTable): Promise<void> {
+  await db.delete(table.table);
+}
+
+/** Inserts rows (drizzle row objects) into a table, in one statement. */
+export async function insertRowBatch(
+  db: Db,
+  table: CatalogTable,
+  rows: Record<string, unknown>[],
+): Promise<void> {
+  await db.insert(table.table).values(rows as never[]);
+}
+
+/**
+ * PostgreSQL identity columns (SQLite's AUTOINCREMENT) were given explicit values: move their
+ * sequences past them, or the next insert would collide. (SQLite does this by itself.)
+ */
+export async function advanceIdentities(db: Db, tables: CatalogTable[]): Promise<void> {
+  for (const t of tables) {
+    for (const c of t.columns) {
+      if (!(c.column as { generatedIdentity?: unknown }).generatedIdentity) continue;
+      await engineOf(db).query(
+        `SELECT setval(pg_get_serial_sequence(?, ?), (SELECT max("${c.name}") FROM "${t.name}"))`,
+        [t.name, c.name],
+      );
+    }
+  }
+}
