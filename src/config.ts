@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { CHANNELS } from "./providers/types.ts";
 
 /** Everything Herald can be configured with; read once from HERALD_* variables by `loadConfig`. */
 export interface Config {
@@ -50,8 +49,11 @@ export interface Config {
   metricsToken: string | null;
   /** Test-only: admit http:// loopback origins for webhooks and providers. */
   devAllowPrivateNetwork: boolean;
-  /** Each network's app credentials and origins (HERALD_<CH>_CLIENT_ID, …), by channel. */
-  networks: Record<string, NetworkApp>;
+  /**
+   * What the operator set for each network (HERALD_<CH>_CLIENT_ID, …), by channel; the registry fills
+   * in the origins an adapter documents for what is not set.
+   */
+  networks: Record<string, NetworkSettings>;
   /** Publishing engine settings. */
   engine: {
     /** A scheduled post found later than this past its time becomes `missed` instead of going out late. */
@@ -86,64 +88,51 @@ export interface BillingConfig {
   trialMs: number;
 }
 
-/** A network's app credentials and origins; null credentials mean "not configured". */
-export interface NetworkApp {
+/**
+ * A network's app settings as the operator gave them (HERALD_<CH>_…); null: not set. Origins not set
+ * are the adapter's own (`NetworkDefinition.origins`), so config names no network.
+ */
+export interface NetworkSettings {
   clientId: string | null;
   clientSecret: string | null;
   /** Origin of the REST API (HERALD_<CH>_API_BASE). */
-  apiBase: string;
+  apiBase: string | null;
   /** Origin of the sign-in page the user is sent to (HERALD_<CH>_AUTH_BASE). */
-  authBase: string;
+  authBase: string | null;
   /** Origin of the token endpoint (HERALD_<CH>_TOKEN_BASE, default the API base). */
-  tokenBase: string;
-  /**
-   * Scopes to ask for instead of the adapter's own set (HERALD_<CH>_SCOPES, as the network writes
-   * them), e.g. a LinkedIn app without the pages product; null: the adapter's set.
-   */
+  tokenBase: string | null;
+  /** Scopes to ask for instead of the adapter's own set (HERALD_<CH>_SCOPES, as the network writes them). */
   scopes: string | null;
 }
 
-// DESIGN.md "Network apps, API origins and storage engines": the documented origins of each network.
-const NETWORK_ORIGINS: Record<string, { api: string; auth: string; token?: string }> = {
-  x: { api: "https://api.x.com", auth: "https://x.com" },
-  threads: { api: "https://graph.threads.net", auth: "https://threads.net" },
-  facebook: { api: "https://graph.facebook.com", auth: "https://www.facebook.com" },
-  instagram: { api: "https://graph.facebook.com", auth: "https://www.facebook.com" },
-  // LinkedIn's token endpoint is on the sign-in host (www.linkedin.com/oauth/v2/accessToken).
-  linkedin: {
-    api: "https://api.linkedin.com",
-    auth: "https://www.linkedin.com",
-    token: "https://www.linkedin.com",
-  },
-  tiktok: { api: "https://open.tiktokapis.com", auth: "https://www.tiktok.com" },
-  // Google's token endpoint has its own host (oauth2.googleapis.com/token).
-  youtube: {
-    api: "https://www.googleapis.com",
-    auth: "https://accounts.google.com",
-    token: "https://oauth2.googleapis.com",
-  },
-  // Mastodon instances and Bluesky PDSes are chosen per connection; these are only defaults.
-  mastodon: { api: "https://mastodon.social", auth: "https://mastodon.social" },
-  bluesky: { api: "https://bsky.social", auth: "https://bsky.social" },
-};
+/** The network settings variables: HERALD_<CH>_<SETTING>, read for every <CH> that appears. */
+const NETWORK_SETTING = /^HERALD_([A-Z0-9]+)_(CLIENT_ID|CLIENT_SECRET|API_BASE|AUTH_BASE|TOKEN_BASE|SCOPES)$/;
 
-function networkApps(env: Env): Record<string, NetworkApp> {
-  const apps: Record<string, NetworkApp> = {};
-  for (const channel of CHANNELS) {
+/** The channels the environment names settings for (`x` from HERALD_X_CLIENT_ID, …). */
+function channelsIn(env: Env, pattern: RegExp): string[] {
+  const channels = new Set<string>();
+  for (const [name, value] of Object.entries(env)) {
+    const match = pattern.exec(name);
+    if (match && value !== undefined) channels.add(match[1]!.toLowerCase());
+  }
+  return [...channels].sort();
+}
+
+function networkSettings(env: Env): Record<string, NetworkSettings> {
+  const settings: Record<string, NetworkSettings> = {};
+  for (const channel of channelsIn(env, NETWORK_SETTING)) {
     const prefix = `HERALD_${channel.toUpperCase()}`;
-    const origin = (name: string, fallback: string) =>
-      (url(env, name, ["http:", "https:"]) ?? fallback).replace(/\/+$/, "");
-    const apiBase = origin(`${prefix}_API_BASE`, NETWORK_ORIGINS[channel]!.api);
-    apps[channel] = {
+    const origin = (name: string) => url(env, name, ["http:", "https:"])?.replace(/\/+$/, "") ?? null;
+    settings[channel] = {
       clientId: text(env, `${prefix}_CLIENT_ID`, null),
       clientSecret: text(env, `${prefix}_CLIENT_SECRET`, null),
-      apiBase,
-      authBase: origin(`${prefix}_AUTH_BASE`, NETWORK_ORIGINS[channel]!.auth),
-      tokenBase: origin(`${prefix}_TOKEN_BASE`, NETWORK_ORIGINS[channel]!.token ?? apiBase),
+      apiBase: origin(`${prefix}_API_BASE`),
+      authBase: origin(`${prefix}_AUTH_BASE`),
+      tokenBase: origin(`${prefix}_TOKEN_BASE`),
       scopes: text(env, `${prefix}_SCOPES`, null),
     };
   }
-  return apps;
+  return settings;
 }
 
 /** A bad HERALD_* value; the message is one line naming the variable. */
@@ -208,7 +197,7 @@ function shown(raw: string): string {
 
 function dailyCapOverrides(env: Env): Record<string, number> {
   const caps: Record<string, number> = {};
-  for (const channel of CHANNELS) {
+  for (const channel of channelsIn(env, /^HERALD_DAILY_CAP_([A-Z0-9]+)$/)) {
     const name = `HERALD_DAILY_CAP_${channel.toUpperCase()}`;
     if (text(env, name, null) !== null) caps[channel] = integer(env, name, 0, 0, 1_000_000);
   }
@@ -337,7 +326,7 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: accessLog === "1",
     metricsToken: text(env, "HERALD_METRICS_TOKEN", null),
     devAllowPrivateNetwork: allowPrivate === "1",
-    networks: networkApps(env),
+    networks: networkSettings(env),
     engine: {
       missedToleranceMs: integer(env, "HERALD_MISSED_TOLERANCE_MINUTES", 30, 1, 10_080) * 60_000,
       minSpacingMs: integer(env, "HERALD_MIN_SPACING_SECONDS", 0, 0, 86_400) * 1000,

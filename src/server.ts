@@ -19,7 +19,7 @@ import { systemClock, type Clock } from "./lib/clock.ts";
 import { randomBase62, SecretBox } from "./lib/crypto.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
 import type { MailTransport } from "./modules/mail/transport.ts";
-import { createProviderRegistry } from "./providers/registry.ts";
+import { createProviderRegistry, type NetworkDefinition } from "./providers/registry.ts";
 import { createGuardedFetch } from "./lib/guarded-fetch.ts";
 import { armWebhookWake } from "./modules/webhooks/wake.ts";
 
@@ -92,6 +92,11 @@ export async function openHerald(
     fetch?: typeof fetch;
     /** Pause between status polls inside one provider call (tests: a few ms instead of a second). */
     providerPollIntervalMs?: number;
+    /**
+     * The networks Herald publishes to (default: the contract's nine). The seam for a network that
+     * lives outside src/providers, e.g. a test's example network: docs/networks.md.
+     */
+    networks?: readonly NetworkDefinition[];
   } = {},
 ): Promise<Herald> {
   const db = await openDatabase(config);
@@ -101,15 +106,18 @@ export async function openHerald(
     db,
     clock,
     // Provider origins are user-chosen: every call is re-checked and pinned to the checked address.
-    providers: createProviderRegistry({
-      fetch: (overrides.fetch ??
-        createGuardedFetch({ allowPrivateNetwork: config.devAllowPrivateNetwork })) as typeof fetch,
-      clock,
-      timeoutMs: config.engine.providerTimeoutMs,
-      apps: config.networks,
-      pollIntervalMs: overrides.providerPollIntervalMs,
-      mediaPollIntervalMs: overrides.providerPollIntervalMs,
-    }),
+    providers: createProviderRegistry(
+      {
+        fetch: (overrides.fetch ??
+          createGuardedFetch({ allowPrivateNetwork: config.devAllowPrivateNetwork })) as typeof fetch,
+        clock,
+        timeoutMs: config.engine.providerTimeoutMs,
+        settings: config.networks,
+        pollIntervalMs: overrides.providerPollIntervalMs,
+        mediaPollIntervalMs: overrides.providerPollIntervalMs,
+      },
+      overrides.networks,
+    ),
     logger: overrides.logger ?? createLogger(),
     secrets: new SecretBox(resolveSecretKey(config)),
     mail: overrides.mail !== undefined ? overrides.mail : await mailTransport(config),

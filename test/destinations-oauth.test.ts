@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startMastodonFake, type MastodonFake } from "./fakes/mastodon.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { systemClock } from "../src/lib/clock.ts";
+import { createProviderRegistry } from "../src/providers/registry.ts";
 
 let s: TestServer;
 let fake: MastodonFake;
@@ -82,8 +84,16 @@ describe("an instance that forgot Herald's app", () => {
   });
 });
 
+/** The channels whose adapters connect through Herald's own app (HERALD_<CH>_CLIENT_ID/_SECRET). */
+function fixedAppChannels(): string[] {
+  const registry = createProviderRegistry({ fetch, clock: systemClock, timeoutMs: 1000, settings: {} });
+  return registry.adapters
+    .filter((a) => a.connection.kind === "oauth" && a.connection.registration === "fixed-app")
+    .map((a) => a.channel);
+}
+
 describe("networks connected through Herald's own app", () => {
-  test.each(["x", "threads", "linkedin", "facebook", "instagram", "tiktok", "youtube"])(
+  test.each(fixedAppChannels())(
     "without HERALD_<CH>_CLIENT_ID/_SECRET connecting %s is a 422 naming both variables",
     async (channel) => {
       const r = await s.request("POST", connections(), { body: { provider: channel } });

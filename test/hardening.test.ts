@@ -10,7 +10,7 @@ import { BlockedAddressError, createGuardedFetch } from "../src/lib/guarded-fetc
 import { isPrivateAddress } from "../src/lib/network-guard.ts";
 import { systemClock } from "../src/lib/clock.ts";
 import { MAX_PROVIDER_RESPONSE_BYTES, providerFetch } from "../src/providers/http.ts";
-import { mastodonLength } from "../src/providers/mastodon.ts";
+import { mastodonLength } from "../src/providers/mastodon/adapter.ts";
 import { ProviderError } from "../src/providers/types.ts";
 import { resolveSecretKey } from "../src/server.ts";
 import { expectProblem } from "./helpers/problems.ts";

@@ -1,31 +1,38 @@
-import { BLUESKY_NETWORK } from "./bluesky.ts";
-import { FACEBOOK_NETWORK } from "./facebook.ts";
-import { INSTAGRAM_NETWORK } from "./instagram.ts";
-import { LINKEDIN_NETWORK } from "./linkedin.ts";
-import { MASTODON_NETWORK, type MastodonDeps } from "./mastodon.ts";
-import { THREADS_NETWORK } from "./threads.ts";
-import { TIKTOK_NETWORK } from "./tiktok.ts";
-import { X_NETWORK } from "./x.ts";
-import { YOUTUBE_NETWORK } from "./youtube.ts";
+import type { NetworkSettings } from "../config.ts";
+import { BLUESKY_NETWORK } from "./bluesky/adapter.ts";
+import { FACEBOOK_NETWORK } from "./facebook/adapter.ts";
+import { INSTAGRAM_NETWORK } from "./instagram/adapter.ts";
+import { LINKEDIN_NETWORK } from "./linkedin/adapter.ts";
+import { MASTODON_NETWORK, type MastodonDeps } from "./mastodon/adapter.ts";
+import { THREADS_NETWORK } from "./threads/adapter.ts";
+import { TIKTOK_NETWORK } from "./tiktok/adapter.ts";
+import { X_NETWORK } from "./x/adapter.ts";
+import { YOUTUBE_NETWORK } from "./youtube/adapter.ts";
 import {
   CHANNELS,
   type AdapterDeps,
   type Channel,
+  type NetworkApp,
+  type NetworkOrigins,
   type NetworkRules,
   type ProviderAdapter,
 } from "./types.ts";
 
-/** What the registry builds adapters with (Mastodon's media poll settings included). */
-export type RegistryDeps = AdapterDeps & MastodonDeps;
+/** What an adapter is built with (Mastodon's media poll settings included). */
+export type NetworkDeps = AdapterDeps & MastodonDeps;
 
-/** A network that publishes: its rules and how its adapter is built. */
-interface PublishingNetwork {
+/**
+ * One network, as its folder exports it (`<NETWORK>_NETWORK` in `src/providers/<network>/adapter.ts`):
+ * its rules, the origins it lives at unless the operator says otherwise, and how its adapter is built.
+ */
+export interface NetworkDefinition {
   rules: NetworkRules;
-  create(deps: RegistryDeps): ProviderAdapter;
+  origins: NetworkOrigins;
+  create(deps: NetworkDeps): ProviderAdapter;
 }
 
-/** The networks Herald publishes to, all nine of the contract: one line each (and its adapter files). */
-const PUBLISHING_NETWORKS: PublishingNetwork[] = [
+/** The networks Herald publishes to, all nine of the contract: one line each (and the network's folder). */
+export const NETWORKS: readonly NetworkDefinition[] = [
   BLUESKY_NETWORK,
   FACEBOOK_NETWORK,
   INSTAGRAM_NETWORK,
@@ -38,33 +45,74 @@ const PUBLISHING_NETWORKS: PublishingNetwork[] = [
 ];
 
 /**
- * Every channel's rules, in the contract's channel order. Static, so request schemas, OpenAPI
- * enums, option schemas and caps derive from it at start.
+ * Every channel's rules, in the contract's channel order. Static, so the request schemas and the
+ * OpenAPI document (the contract's nine channels) derive from it at start.
  */
 export const NETWORK_RULES: readonly NetworkRules[] = CHANNELS.map((channel) => {
-  const rules = PUBLISHING_NETWORKS.find((n) => n.rules.channel === channel)?.rules;
+  const rules = NETWORKS.find((n) => n.rules.channel === channel)?.rules;
   if (!rules) throw new Error(`no rules for channel ${channel}`);
   return rules;
 });
 
-/** The rules of a channel (every channel of the contract has some). */
+/**
+ * The rules of a channel of the contract (options arrive only for those: the request schema admits no
+ * other); everything else asks the registry Herald was built with (`h.providers.adapter`).
+ */
 export function networkRules(channel: Channel | string): NetworkRules | null {
   return NETWORK_RULES.find((n) => n.channel === channel) ?? null;
 }
 
 /** The adapters Herald has, built once with the same injected fetch, clock and timeout. */
 export interface ProviderRegistry {
-  /** The adapter for a channel, or null for a channel Herald cannot publish to yet. */
+  /** The adapter for a channel, or null for a channel Herald cannot publish to. */
   adapter(channel: Channel | string): ProviderAdapter | null;
-  /** Every adapter, in the contract's channel order. */
+  /** Every adapter: the contract's channel order, then networks registered beside the nine. */
   adapters: ProviderAdapter[];
+  /** A channel's app settings with the network's own origins where the operator set none. */
+  app(channel: Channel | string): NetworkApp | null;
 }
 
-/** Builds every adapter of PUBLISHING_NETWORKS. */
-export function createProviderRegistry(deps: RegistryDeps): ProviderRegistry {
-  const adapters = CHANNELS.flatMap((channel) => {
-    const network = PUBLISHING_NETWORKS.find((n) => n.rules.channel === channel);
-    return network ? [network.create(deps)] : [];
-  });
-  return { adapter: (channel) => adapters.find((a) => a.channel === channel) ?? null, adapters };
+/** What the registry is built with: the adapters' deps, with the operator's settings for `apps`. */
+export type RegistryDeps = Omit<NetworkDeps, "apps"> & {
+  /** `config.networks`: HERALD_<CH>_* by channel. */
+  settings: Record<string, NetworkSettings>;
+};
+
+/** A network's app: the operator's settings over the origins the network documents. */
+export function networkApp(origins: NetworkOrigins, settings: NetworkSettings | undefined): NetworkApp {
+  const apiBase = settings?.apiBase ?? origins.api;
+  return {
+    clientId: settings?.clientId ?? null,
+    clientSecret: settings?.clientSecret ?? null,
+    apiBase,
+    authBase: settings?.authBase ?? origins.auth,
+    tokenBase: settings?.tokenBase ?? origins.token ?? apiBase,
+    scopes: settings?.scopes ?? null,
+  };
+}
+
+/**
+ * Builds every adapter of `networks`: by default the nine of NETWORKS. A caller building Herald
+ * in-process may pass more (`openHerald(config, { networks })`); those are connected, checked,
+ * published and measured like the nine, while the request schemas and the OpenAPI document stay
+ * the contract's (their channel is not in its enums, so posts reach them by `destination_id`).
+ */
+export function createProviderRegistry(
+  deps: RegistryDeps,
+  networks: readonly NetworkDefinition[] = NETWORKS,
+): ProviderRegistry {
+  const ordered = [
+    ...CHANNELS.flatMap((channel) => networks.filter((n) => n.rules.channel === channel)),
+    ...networks.filter((n) => !(CHANNELS as readonly string[]).includes(n.rules.channel)),
+  ];
+  const apps: Record<string, NetworkApp> = Object.fromEntries(
+    ordered.map((n) => [n.rules.channel, networkApp(n.origins, deps.settings[n.rules.channel])]),
+  );
+  const { settings: _, ...adapterDeps } = deps;
+  const adapters = ordered.map((n) => n.create({ ...adapterDeps, apps }));
+  return {
+    adapter: (channel) => adapters.find((a) => a.channel === channel) ?? null,
+    adapters,
+    app: (channel) => apps[channel] ?? null,
+  };
 }

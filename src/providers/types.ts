@@ -1,5 +1,4 @@
 import type { TSchema } from "@sinclair/typebox";
-import type { NetworkApp } from "../config.ts";
 import type { Clock } from "../lib/clock.ts";
 
 /** Every channel of the contract. */
@@ -15,8 +14,35 @@ export const CHANNELS = [
   "youtube",
 ] as const;
 
-/** A social network Herald can publish to. */
+/** A social network of the contract. */
 export type Channel = (typeof CHANNELS)[number];
+
+/**
+ * Where a network lives when the operator says nothing (HERALD_<CH>_API_BASE, _AUTH_BASE and
+ * _TOKEN_BASE override each): its REST API, its sign-in page and its token endpoint (default: the API).
+ */
+export interface NetworkOrigins {
+  api: string;
+  auth: string;
+  token?: string;
+}
+
+/** A network's app credentials and origins as adapters use them; null credentials mean "not configured". */
+export interface NetworkApp {
+  clientId: string | null;
+  clientSecret: string | null;
+  /** Origin of the REST API (HERALD_<CH>_API_BASE). */
+  apiBase: string;
+  /** Origin of the sign-in page the user is sent to (HERALD_<CH>_AUTH_BASE). */
+  authBase: string;
+  /** Origin of the token endpoint (HERALD_<CH>_TOKEN_BASE, default the API base). */
+  tokenBase: string;
+  /**
+   * Scopes to ask for instead of the adapter's own set (HERALD_<CH>_SCOPES, as the network writes
+   * them), e.g. a LinkedIn app without the pages product; null: the adapter's set.
+   */
+  scopes: string | null;
+}
 
 /**
  * How a provider call failed. The engine reacts to the kind, never to the network's name:
@@ -93,7 +119,7 @@ export interface ProviderDeps {
  */
 export interface AdapterDeps extends ProviderDeps {
   /** App credentials and origins by channel (fixed-app networks read theirs). */
-  apps: Partial<Record<Channel, NetworkApp>>;
+  apps: Partial<Record<string, NetworkApp>>;
   /**
    * Pause between two status polls made inside one call (media processing, a container that is
    * nearly done), ms; default 1000, tests ~10. Longer waits return a pending item instead.
@@ -267,7 +293,8 @@ export interface ConnectedAccount {
  * Every channel has these; a network whose publishing adapter has not landed yet has only these.
  */
 export interface NetworkRules {
-  channel: Channel;
+  /** The contract's channel name (a network registered beside the nine has its own). */
+  channel: string;
   /** Name shown in messages ("Bluesky"). */
   displayName: string;
   /** TypeBox schema of `destination_options[channel]` (becomes part of the OpenAPI document), or null. */
@@ -306,10 +333,28 @@ export interface CheckItemInput {
   externalId: string;
 }
 
-/** How a network is connected: handle + app password, or OAuth (per-instance app or fixed app). */
+/**
+ * How a person names the server an account lives on, in the connect form: the field's label
+ * ("Instance"), the same words inside a sentence ("instance"), and help.
+ */
+export interface OriginField {
+  label: string;
+  inSentence: string;
+  hint: string;
+}
+
+/**
+ * How a network is connected: handle + app password (with help for the form's handle and password
+ * fields, and an optional origin for an account hosted elsewhere), or OAuth: a per-instance app (the
+ * form asks for the instance) or a fixed app (one button).
+ */
 export type ConnectionFlow =
-  | { kind: "password"; defaultOrigin: string }
-  | { kind: "oauth"; registration: "per-instance" }
+  | {
+      kind: "password";
+      defaultOrigin: string;
+      form: { handleHint: string; passwordHint: string; origin: OriginField };
+    }
+  | { kind: "oauth"; registration: "per-instance"; form: { origin: OriginField } }
   | { kind: "oauth"; registration: "fixed-app" };
 
 /**

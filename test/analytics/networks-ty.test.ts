@@ -7,7 +7,7 @@
 // post pending until midnight Pacific, and one group on both networks adds up.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { nextPacificMidnight } from "../../src/providers/youtube-api.ts";
+import { nextPacificMidnight } from "../../src/providers/youtube/api.ts";
 import { uploadAsset } from "../assets/helpers.ts";
 import { jpeg, mp4 } from "../assets/samples.ts";
 import { startTikTokFake, type TikTokFake } from "../fakes/tiktok.ts";

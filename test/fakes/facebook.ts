@@ -1205,21 +1205,3 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
   fake.pages = options.pages ?? defaultPages(server.origin);
   return fake;
 }
-
-/** A small server of files by path, standing in for Herald's signed download URLs that Meta fetches. */
-export function startFileServer(files: Map<string, { type: string; bytes: Uint8Array }>): {
-  origin: string;
-  stop: () => Promise<void>;
-} {
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (request) => {
-      const file = files.get(new URL(request.url).pathname);
-      return file
-        ? new Response(file.bytes, { headers: { "content-type": file.type } })
-        : new Response("gone", { status: 404 });
-    },
-  });
-  return { origin: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
-}

@@ -5,6 +5,7 @@ import { loadConfig } from "../../src/config.ts";
 import { freshDatabase } from "./database.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import type { Herald } from "../../src/herald.ts";
+import type { NetworkDefinition } from "../../src/providers/registry.ts";
 import { ALL_SCOPES, type Scope } from "../../src/core/scopes.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { createMemoryLogger } from "../../src/lib/logger.ts";
@@ -71,6 +72,8 @@ export async function startTestServer(
     clock?: ManualClock;
     /** The networks' HTTP client (the contract fuzzer admits loopback only). */
     fetch?: typeof fetch;
+    /** The networks Herald publishes to (default the contract's nine; a test may add its own). */
+    networks?: readonly NetworkDefinition[];
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "herald-test-"));
@@ -91,6 +94,7 @@ export async function startTestServer(
     mail: options.mail ?? null,
     providerPollIntervalMs: 5,
     fetch: options.fetch,
+    networks: options.networks,
   });
   // As `herald serve` does before it starts.
   await markBillingStart(herald);

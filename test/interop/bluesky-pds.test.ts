@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { systemClock } from "../../src/lib/clock.ts";
-import { createBlueskyAdapter } from "../../src/providers/bluesky.ts";
+import { createBlueskyAdapter } from "../../src/providers/bluesky/adapter.ts";
 import type { DestinationRef, PublishedItem } from "../../src/providers/types.ts";
 import { expectProviderError, makePng, mediaItem } from "../providers/support.ts";
 import { freePort } from "../helpers/ports.ts";

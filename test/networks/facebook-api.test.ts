@@ -12,7 +12,7 @@ import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
-import { FACEBOOK_REEL_CHECK_MS } from "../../src/providers/facebook-publish.ts";
+import { FACEBOOK_REEL_CHECK_MS } from "../../src/providers/facebook/publish.ts";
 
 let s: TestServer;
 let fake: FacebookFake;

@@ -12,7 +12,7 @@ import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
-import { INSTAGRAM_PENDING_CHECK_MS } from "../../src/providers/instagram-publish.ts";
+import { INSTAGRAM_PENDING_CHECK_MS } from "../../src/providers/instagram/publish.ts";
 
 let s: TestServer;
 let fake: FacebookFake;

@@ -12,7 +12,7 @@ import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
-import { LINKEDIN_RECHECK_MS } from "../../src/providers/linkedin.ts";
+import { LINKEDIN_RECHECK_MS } from "../../src/providers/linkedin/adapter.ts";
 
 let s: TestServer;
 let fake: LinkedInFake;

@@ -11,7 +11,7 @@ import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
-import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads-publish.ts";
+import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads/publish.ts";
 
 let s: TestServer;
 let fake: ThreadsFake;

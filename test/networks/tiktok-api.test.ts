@@ -12,7 +12,7 @@ import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
-import { TIKTOK_MAX_RECHECK_MS } from "../../src/providers/tiktok-publish.ts";
+import { TIKTOK_MAX_RECHECK_MS } from "../../src/providers/tiktok/publish.ts";
 
 let s: TestServer;
 let fake: TikTokFake;

@@ -128,7 +128,7 @@ describe("media through the API", () => {
       fetch,
       clock: s.clock,
       timeoutMs: 5000,
-      apps: s.herald.config.networks,
+      settings: s.herald.config.networks,
       pollIntervalMs: 10,
       maxPolls: 2,
     });

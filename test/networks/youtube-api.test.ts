@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { createProviderRegistry, type ProviderRegistry } from "../../src/providers/registry.ts";
-import { YOUTUBE_RECHECK_MS } from "../../src/providers/youtube.ts";
+import { YOUTUBE_RECHECK_MS } from "../../src/providers/youtube/adapter.ts";
 import { uploadAsset } from "../assets/helpers.ts";
 import { mp4, png } from "../assets/samples.ts";
 import { startYouTubeFake, type YouTubeFake } from "../fakes/youtube.ts";
@@ -79,7 +79,7 @@ beforeAll(async () => {
     fetch,
     clock: s.clock,
     timeoutMs: 2000,
-    apps: s.herald.config.networks,
+    settings: s.herald.config.networks,
     pollIntervalMs: 1,
     maxPolls: 2,
     youtubeChunkBytes: KIB256,

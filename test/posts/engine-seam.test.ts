@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { destinations } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
-import { createBlueskyAdapter } from "../../src/providers/bluesky.ts";
+import { createBlueskyAdapter } from "../../src/providers/bluesky/adapter.ts";
 import { destinationRef } from "../../src/modules/destinations/present.ts";
 import { findDestinationById } from "../../src/modules/destinations/repo.ts";
 import { insertAsset } from "./fixtures.ts";

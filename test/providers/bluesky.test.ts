@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { BLUESKY_LIMITS, createBlueskyAdapter } from "../../src/providers/bluesky.ts";
+import { BLUESKY_LIMITS, createBlueskyAdapter } from "../../src/providers/bluesky/adapter.ts";
 import type { DestinationRef, PublishedItem, PublishItemInput } from "../../src/providers/types.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
-import { adapterScenarios } from "./scenarios.ts";
+import { adapterScenarios, registeredAs } from "./scenarios.ts";
 import { closedOrigin, expectProviderError, mediaItem, publishInput } from "./support.ts";
 
 const clock = new ManualClock(Date.parse("2026-03-01T10:00:00.000Z"));
@@ -401,4 +401,10 @@ adapterScenarios("bluesky", async () => {
       })),
     stop: () => scenarioFake.stop(),
   };
+});
+
+registeredAs("bluesky", {
+  connection: "password",
+  idempotentCreate: false,
+  pendingChecksRepeatable: false,
 });

@@ -15,24 +15,30 @@ import {
   FACEBOOK_RULES,
   FACEBOOK_SCOPES,
   type FacebookAdapter,
-} from "../../src/providers/facebook.ts";
-import { FACEBOOK_METRICS_BATCH_SIZE, FACEBOOK_POST_INSIGHTS } from "../../src/providers/facebook-metrics.ts";
-import { FACEBOOK_REEL_CHECK_MS, FACEBOOK_REEL_MAX_WAIT_MS } from "../../src/providers/facebook-publish.ts";
+} from "../../src/providers/facebook/adapter.ts";
+import { FACEBOOK_METRICS_BATCH_SIZE, FACEBOOK_POST_INSIGHTS } from "../../src/providers/facebook/metrics.ts";
+import { FACEBOOK_REEL_CHECK_MS, FACEBOOK_REEL_MAX_WAIT_MS } from "../../src/providers/facebook/publish.ts";
 import {
-  isPending,
   type DestinationRef,
   type MediaItem,
   type MetricsResult,
   type MetricsTarget,
-  type PendingItem,
   type PublishedItem,
 } from "../../src/providers/types.ts";
 import { jpeg, mp4 } from "../assets/samples.ts";
 import { startFacebookFake, type FacebookFake, type FacebookFakeOptions } from "../fakes/facebook.ts";
 import { bucHeader, graphErrorBody } from "../fakes/meta.ts";
 import { failNth } from "../posts/engine-helpers.ts";
-import { adapterScenarios } from "./scenarios.ts";
-import { expectProviderError, makePng, mediaItem, publishInput } from "./support.ts";
+import { adapterScenarios, registeredAs } from "./scenarios.ts";
+import {
+  expectProviderError,
+  makePng,
+  mediaItem,
+  publishInput,
+  expectPendingItem,
+  expectPublished,
+  fakeApp,
+} from "./support.ts";
 
 const CAFE = "101000000000001";
 const LABS = "101000000000002";
@@ -52,14 +58,7 @@ function adapterFor(
     pollIntervalMs: 2,
     maxPolls: over.maxPolls ?? 3,
     apps: {
-      facebook: {
-        clientId: f.app.clientId,
-        clientSecret: f.app.clientSecret,
-        apiBase: f.origin,
-        authBase: f.origin,
-        tokenBase: f.origin,
-        scopes: over.scopes ?? null,
-      },
+      facebook: fakeApp({ ...f.app, origin: f.origin }, { scopes: over.scopes ?? null }),
     },
   });
 }
@@ -91,16 +90,6 @@ const clip = (): MediaItem => ({
   ...mediaItem({ assetId: "ast_clip", contentType: "video/mp4", bytes: new Uint8Array(mp4(1080, 1920, 5)) }),
   durationSec: 5,
 });
-
-function expectPublished(outcome: unknown): PublishedItem {
-  expect(isPending(outcome as PublishedItem)).toBe(false);
-  return outcome as PublishedItem;
-}
-
-function expectPendingItem(outcome: unknown): PendingItem {
-  expect(isPending(outcome as PendingItem)).toBe(true);
-  return outcome as PendingItem;
-}
 
 /** Follows the Login dialog as a browser would and returns the code Facebook sent back. */
 async function approve(adapter: FacebookAdapter, state = "st_1"): Promise<string> {
@@ -840,4 +829,10 @@ adapterScenarios("facebook", async () => {
     stored: () => f.posts.map((p) => ({ id: p.id, text: p.message, replyTo: null })),
     stop: () => f.stop(),
   };
+});
+
+registeredAs("facebook", {
+  connection: "fixed-app",
+  idempotentCreate: false,
+  pendingChecksRepeatable: true,
 });

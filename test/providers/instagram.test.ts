@@ -4,7 +4,7 @@
 // state (IN_PROGRESS → pending, ERROR, EXPIRED, PUBLISHED by an earlier run), and the refusals.
 // Metrics: each media's insights, its like and comment counts when the insights have nothing ("Not
 // enough viewers", an empty answer), a deleted media, throttling and a dead token.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { ManualClock, systemClock, type Clock } from "../../src/lib/clock.ts";
 import { runTyped } from "../../src/providers/http.ts";
@@ -14,32 +14,35 @@ import {
   INSTAGRAM_RULES,
   INSTAGRAM_SCOPES,
   type InstagramAdapter,
-} from "../../src/providers/instagram.ts";
+} from "../../src/providers/instagram/adapter.ts";
 import {
   INSTAGRAM_INSIGHT_METRICS,
   INSTAGRAM_METRICS_BATCH_SIZE,
-} from "../../src/providers/instagram-metrics.ts";
-import { INSTAGRAM_PENDING_CHECK_MS } from "../../src/providers/instagram-publish.ts";
+} from "../../src/providers/instagram/metrics.ts";
+import { INSTAGRAM_PENDING_CHECK_MS } from "../../src/providers/instagram/publish.ts";
 import {
-  isPending,
   type DestinationRef,
   type MediaItem,
   type MetricsTarget,
-  type PendingItem,
   type PublishedItem,
   type PublishItemInput,
 } from "../../src/providers/types.ts";
 import { jpeg, mp4 } from "../assets/samples.ts";
-import {
-  startFacebookFake,
-  startFileServer,
-  type FacebookFake,
-  type FacebookFakeOptions,
-} from "../fakes/facebook.ts";
+import { startFacebookFake, type FacebookFake, type FacebookFakeOptions } from "../fakes/facebook.ts";
 import { bucHeader, graphErrorBody } from "../fakes/meta.ts";
 import { onNth } from "../posts/engine-helpers.ts";
-import { adapterScenarios } from "./scenarios.ts";
-import { expectProviderError, makePng, mediaItem, publishInput } from "./support.ts";
+import { adapterScenarios, registeredAs } from "./scenarios.ts";
+import {
+  expectProviderError,
+  makePng,
+  mediaItem,
+  publishInput,
+  expectPendingItem,
+  expectPublished,
+  servedFiles,
+  type ServedFiles,
+  fakeApp,
+} from "./support.ts";
 
 const HOUR = 60 * 60_000;
 const DAY = 24 * HOUR;
@@ -48,30 +51,13 @@ const CAFE_IG = "17841400000000001";
 const REDIRECT = "https://herald.example/oauth/callback/instagram";
 
 // The files Meta "downloads": a small server standing in for Herald's signed download URLs.
-const files = new Map<string, { type: string; bytes: Uint8Array }>([
+const files: ServedFiles = new Map([
   ["/photo.jpg", { type: "image/jpeg", bytes: new Uint8Array(jpeg(8, 6)) }],
   ["/square.jpg", { type: "image/jpeg", bytes: new Uint8Array(jpeg(6, 6)) }],
   ["/square.png", { type: "image/png", bytes: makePng({ width: 6, height: 6 }) }],
   ["/clip.mp4", { type: "video/mp4", bytes: new Uint8Array(mp4(1080, 1920, 5)) }],
 ]);
-let fileServer: ReturnType<typeof startFileServer>;
-beforeAll(() => {
-  fileServer = startFileServer(files);
-});
-afterAll(() => fileServer.stop());
-
-/** A media item whose public URL is a file of the file server. */
-function served(path: string, over: Partial<Parameters<typeof mediaItem>[0]> = {}): MediaItem {
-  const file = files.get(path);
-  return mediaItem({
-    assetId: `ast_${path.slice(1).split(".")[0]}`,
-    contentType: file?.type ?? "image/jpeg",
-    bytes: file?.bytes,
-    altText: null,
-    publicUrl: `${fileServer.origin}${path}`,
-    ...over,
-  });
-}
+const { served, origin: fileOrigin } = servedFiles(files, "image/jpeg");
 
 let fake: FacebookFake;
 afterEach(async () => fake?.stop());
@@ -87,14 +73,7 @@ function adapterFor(
     pollIntervalMs: 2,
     maxPolls: over.maxPolls ?? 3,
     apps: {
-      instagram: {
-        clientId: f.app.clientId,
-        clientSecret: f.app.clientSecret,
-        apiBase: f.origin,
-        authBase: f.origin,
-        tokenBase: f.origin,
-        scopes: over.scopes ?? null,
-      },
+      instagram: fakeApp({ ...f.app, origin: f.origin }, { scopes: over.scopes ?? null }),
     },
   });
 }
@@ -115,16 +94,6 @@ async function start(
 ): Promise<{ adapter: InstagramAdapter; destination: DestinationRef }> {
   fake = await startFacebookFake(options);
   return { adapter: adapterFor(fake, over), destination: destinationOf(fake) };
-}
-
-function expectPublished(outcome: unknown): PublishedItem {
-  expect(isPending(outcome as PublishedItem)).toBe(false);
-  return outcome as PublishedItem;
-}
-
-function expectPendingItem(outcome: unknown): PendingItem {
-  expect(isPending(outcome as PendingItem)).toBe(true);
-  return outcome as PendingItem;
 }
 
 /** An image post to the café's account. */
@@ -267,7 +236,7 @@ describe("publishing", () => {
     const [container] = fake.containers;
     expect(container).toMatchObject({
       mediaType: "IMAGE",
-      mediaUrl: `${fileServer.origin}/photo.jpg`,
+      mediaUrl: `${fileOrigin()}/photo.jpg`,
       caption: "Fresh bread #bakery",
       altText: "a loaf on a board",
       isCarouselItem: false,
@@ -304,9 +273,9 @@ describe("publishing", () => {
     );
     const children = fake.containers.filter((c) => c.isCarouselItem);
     expect(children.map((c) => [c.mediaType, c.mediaUrl, c.caption, c.altText, c.download?.status])).toEqual([
-      ["IMAGE", `${fileServer.origin}/photo.jpg`, null, null, 200],
-      ["VIDEO", `${fileServer.origin}/clip.mp4`, null, null, 200],
-      ["IMAGE", `${fileServer.origin}/square.jpg`, null, "own alt", 200],
+      ["IMAGE", `${fileOrigin()}/photo.jpg`, null, null, 200],
+      ["VIDEO", `${fileOrigin()}/clip.mp4`, null, null, 200],
+      ["IMAGE", `${fileOrigin()}/square.jpg`, null, "own alt", 200],
     ]);
     const carousel = fake.containers.find((c) => c.mediaType === "CAROUSEL")!;
     expect(carousel).toMatchObject({ caption: "three things", children: children.map((c) => c.id) });
@@ -500,8 +469,8 @@ describe("refusals and failures", () => {
       return ((await r.json()) as { id: string }).id;
     };
     const children = [
-      await create({ image_url: `${fileServer.origin}/photo.jpg`, is_carousel_item: "true" }),
-      await create({ image_url: `${fileServer.origin}/square.jpg`, is_carousel_item: "true" }),
+      await create({ image_url: `${fileOrigin()}/photo.jpg`, is_carousel_item: "true" }),
+      await create({ image_url: `${fileOrigin()}/square.jpg`, is_carousel_item: "true" }),
     ];
     const carousel = await create({ media_type: "CAROUSEL", children: children.join(","), caption: "pair" });
     const mediaId = await publishBehindHerald(fake, carousel, token);
@@ -891,4 +860,10 @@ adapterScenarios("instagram", async () => {
     stored: () => f.igPosts.map((p) => ({ id: p.id, text: p.caption, replyTo: null })),
     stop: () => f.stop(),
   };
+});
+
+registeredAs("instagram", {
+  connection: "fixed-app",
+  idempotentCreate: false,
+  pendingChecksRepeatable: true,
 });

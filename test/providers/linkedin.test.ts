@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { escapeLittleText, LINKEDIN_VERSION } from "../../src/providers/linkedin-api.ts";
+import { escapeLittleText, LINKEDIN_VERSION } from "../../src/providers/linkedin/api.ts";
 import {
   createLinkedInAdapter,
   LINKEDIN_DEFAULT_SCOPES,
   LINKEDIN_MAX_PROCESSING_MS,
   LINKEDIN_RECHECK_MS,
-} from "../../src/providers/linkedin.ts";
-import { LINKEDIN_LIMITS } from "../../src/providers/linkedin-rules.ts";
+} from "../../src/providers/linkedin/adapter.ts";
+import { LINKEDIN_LIMITS } from "../../src/providers/linkedin/rules.ts";
 import {
   isPending,
   type AdapterDeps,
@@ -17,8 +17,8 @@ import {
   type PublishedItem,
 } from "../../src/providers/types.ts";
 import { startLinkedInFake, type LinkedInFake, type LinkedInFakeOptions } from "../fakes/linkedin.ts";
-import { adapterScenarios } from "./scenarios.ts";
-import { expectProviderError, mediaItem, publishInput } from "./support.ts";
+import { adapterScenarios, registeredAs } from "./scenarios.ts";
+import { expectProviderError, mediaItem, publishInput, fakeApp } from "./support.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 const clock = new ManualClock();
@@ -37,14 +37,7 @@ function adapterFor(f: LinkedInFake, over: { scopes?: string; deps?: Partial<Ada
     pollIntervalMs: 5,
     maxPolls: 3,
     apps: {
-      linkedin: {
-        clientId: f.clientId,
-        clientSecret: f.clientSecret,
-        apiBase: origin,
-        authBase: origin,
-        tokenBase: origin,
-        scopes: over.scopes ?? null,
-      },
+      linkedin: fakeApp({ ...f, origin: origin }, { scopes: over.scopes ?? null }),
     },
     ...over.deps,
   });
@@ -791,4 +784,10 @@ adapterScenarios("linkedin", async () => {
     stored: () => f.posts.map((p) => ({ id: p.urn, text: p.commentary, replyTo: null })),
     stop: () => f.stop(),
   };
+});
+
+registeredAs("linkedin", {
+  connection: "fixed-app",
+  idempotentCreate: false,
+  pendingChecksRepeatable: false,
 });

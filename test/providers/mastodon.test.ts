@@ -4,11 +4,11 @@ import {
   createMastodonAdapter,
   MASTODON_DEFAULT_LIMITS,
   mastodonRetryAt,
-} from "../../src/providers/mastodon.ts";
+} from "../../src/providers/mastodon/adapter.ts";
 import { createPkcePair } from "../../src/providers/pkce.ts";
 import type { DestinationRef, PublishedItem, PublishItemInput } from "../../src/providers/types.ts";
 import { startMastodonFake, type MastodonFake, type MastodonFakeOptions } from "../fakes/mastodon.ts";
-import { adapterScenarios } from "./scenarios.ts";
+import { adapterScenarios, registeredAs } from "./scenarios.ts";
 import { closedOrigin, expectProviderError, mediaItem, publishInput } from "./support.ts";
 
 const adapter = createMastodonAdapter({
@@ -361,4 +361,10 @@ adapterScenarios("mastodon", async () => {
     stored: () => fake.statuses.map((s) => ({ id: s.id, text: s.text, replyTo: s.inReplyToId })),
     stop: () => fake.stop(),
   };
+});
+
+registeredAs("mastodon", {
+  connection: "per-instance",
+  idempotentCreate: true,
+  pendingChecksRepeatable: false,
 });

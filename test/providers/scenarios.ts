@@ -2,10 +2,11 @@
 // (`adapterScenarios("mastodon", start)`), so a new network proves the same contract as the others.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runTyped } from "../../src/providers/http.ts";
-import { NETWORK_RULES } from "../../src/providers/registry.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { createProviderRegistry, NETWORK_RULES } from "../../src/providers/registry.ts";
 import type {
-  Channel,
   DestinationRef,
+  NetworkRules,
   ProviderAdapter,
   PublishItemInput,
 } from "../../src/providers/types.ts";
@@ -34,8 +35,15 @@ function item(world: ScenarioWorld, over: Partial<PublishItemInput> = {}): Publi
   });
 }
 
-/** Runs the shared scenarios for one adapter. */
-export function adapterScenarios(channel: Channel, start: () => Promise<ScenarioWorld>): void {
+/**
+ * Runs the shared scenarios for one adapter; `rules` are what its network registers (by default the
+ * registry's rules for the channel; a network outside src/ passes its own).
+ */
+export function adapterScenarios(
+  channel: string,
+  start: () => Promise<ScenarioWorld>,
+  rules: NetworkRules = NETWORK_RULES.find((n) => n.channel === channel)!,
+): void {
   describe(`${channel}: shared adapter scenarios`, () => {
     let w: ScenarioWorld;
     beforeAll(async () => {
@@ -46,7 +54,6 @@ export function adapterScenarios(channel: Channel, start: () => Promise<Scenario
     });
 
     test("its rules are the registry's rules for the channel", () => {
-      const rules = NETWORK_RULES.find((n) => n.channel === channel)!;
       expect(w.adapter.channel).toBe(channel);
       const { dailyCap, monthlyPostLimit, supportsThreads, optionsSchema } = w.adapter;
       expect({ dailyCap, monthlyPostLimit, supportsThreads, optionsSchema }).toEqual({
@@ -128,5 +135,28 @@ export function adapterScenarios(channel: Channel, start: () => Promise<Scenario
       const destination = { ...w.destination, origin: await closedOrigin() };
       await expectProviderError(w.adapter.publishItem(item(w, { destination })), "transient");
     });
+  });
+}
+
+/** What the registry builds for a channel: how it is connected and how its publishing may be retried. */
+export function registeredAs(
+  channel: string,
+  facts: {
+    /** `password`, or the OAuth registration. */
+    connection: "password" | "per-instance" | "fixed-app";
+    idempotentCreate: boolean;
+    pendingChecksRepeatable: boolean;
+  },
+): void {
+  test(`${channel}: the registry builds it, connected and retried as the network documents`, () => {
+    const registry = createProviderRegistry({ fetch, clock: systemClock, timeoutMs: 1000, settings: {} });
+    const adapter = registry.adapter(channel);
+    expect(adapter).not.toBeNull();
+    const { connection, idempotentCreate, pendingChecksRepeatable } = adapter!;
+    expect({
+      connection: connection.kind === "oauth" ? connection.registration : connection.kind,
+      idempotentCreate,
+      pendingChecksRepeatable,
+    }).toEqual(facts);
   });
 }

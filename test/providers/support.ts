@@ -1,10 +1,12 @@
 import { png } from "../assets/samples.ts";
-import { expect } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import {
   type DestinationRef,
   type FailureKind,
   isPending,
   type MediaItem,
+  type NetworkApp,
+  type PendingItem,
   type ProviderAdapter,
   ProviderError,
   type PublishedItem,
@@ -113,5 +115,74 @@ export function publishInput(
     parent: null,
     idempotencyKey: `post_1:${over.itemIndex ?? 0}`,
     ...over,
+  };
+}
+
+/** An outcome that must be published at once (not pending). */
+export function expectPublished(outcome: unknown): PublishedItem {
+  expect(isPending(outcome as PublishedItem)).toBe(false);
+  return outcome as PublishedItem;
+}
+
+/** An outcome that must be a pending item. */
+export function expectPendingItem(outcome: unknown): PendingItem {
+  expect(isPending(outcome as PendingItem)).toBe(true);
+  return outcome as PendingItem;
+}
+
+/** A network app whose API, sign-in and token endpoints are all on a fake's origin. */
+export function fakeApp(
+  fake: { origin: string; clientId: string; clientSecret: string },
+  over: Partial<NetworkApp> = {},
+): NetworkApp {
+  const { origin, clientId, clientSecret } = fake;
+  return {
+    clientId,
+    clientSecret,
+    apiBase: origin,
+    authBase: origin,
+    tokenBase: origin,
+    scopes: null,
+    ...over,
+  };
+}
+
+/** Files by path, with their media type. */
+export type ServedFiles = Map<string, { type: string; bytes: Uint8Array }>;
+
+/**
+ * The files a pull-by-URL network downloads (Threads, Instagram, TikTok): a loopback server standing in
+ * for Herald's signed download URLs, started and stopped with the test file. `served(path)` is a media
+ * item whose public URL is one of them (an unknown path answers 404).
+ */
+export function servedFiles(files: ServedFiles, fallbackType: string) {
+  let server: ReturnType<typeof Bun.serve> | null = null;
+  const origin = () => `http://127.0.0.1:${server!.port}`;
+  beforeAll(() => {
+    server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (request) => {
+        const file = files.get(new URL(request.url).pathname);
+        return file
+          ? new Response(file.bytes, { headers: { "content-type": file.type } })
+          : new Response("gone", { status: 404 });
+      },
+    });
+  });
+  afterAll(() => server?.stop(true));
+  return {
+    origin,
+    served(path: string, over: Partial<Parameters<typeof mediaItem>[0]> = {}): MediaItem {
+      const file = files.get(path);
+      return mediaItem({
+        assetId: `ast_${path.slice(1).split(".")[0]}`,
+        contentType: file?.type ?? fallbackType,
+        bytes: file?.bytes,
+        altText: null,
+        publicUrl: `${origin()}${path}`,
+        ...over,
+      });
+    },
   };
 }

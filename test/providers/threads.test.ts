@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { ManualClock, systemClock, type Clock } from "../../src/lib/clock.ts";
 import { runTyped } from "../../src/providers/http.ts";
@@ -10,61 +10,41 @@ import {
   THREADS_RULES,
   THREADS_SCOPES,
   type ThreadsAdapter,
-} from "../../src/providers/threads.ts";
-import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads-publish.ts";
-import { threadsLength } from "../../src/providers/threads-rules.ts";
+} from "../../src/providers/threads/adapter.ts";
+import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads/publish.ts";
+import { threadsLength } from "../../src/providers/threads/rules.ts";
 import {
-  isPending,
   type DestinationRef,
   type MediaItem,
   type MetricsTarget,
-  type PendingItem,
   type PublishedItem,
 } from "../../src/providers/types.ts";
 import { jpeg, mp4 } from "../assets/samples.ts";
 import { bucHeader, graphErrorBody } from "../fakes/meta.ts";
 import { startThreadsFake, type ThreadsFake, type ThreadsFakeOptions } from "../fakes/threads.ts";
-import { adapterScenarios } from "./scenarios.ts";
-import { expectProviderError, makePng, mediaItem, publishInput } from "./support.ts";
+import { adapterScenarios, registeredAs } from "./scenarios.ts";
+import {
+  expectProviderError,
+  makePng,
+  mediaItem,
+  publishInput,
+  expectPendingItem,
+  expectPublished,
+  servedFiles,
+  type ServedFiles,
+  fakeApp,
+} from "./support.ts";
 
 const HOUR = 60 * 60_000;
 const DAY = 24 * HOUR;
 
 // The files Meta "downloads": a small server standing in for Herald's signed download URLs.
-const files = new Map<string, { type: string; bytes: Uint8Array }>([
+const files: ServedFiles = new Map([
   ["/square.png", { type: "image/png", bytes: makePng({ width: 6, height: 6 }) }],
   ["/photo.jpg", { type: "image/jpeg", bytes: new Uint8Array(jpeg(8, 6)) }],
   ["/clip.mp4", { type: "video/mp4", bytes: new Uint8Array(mp4(16, 9, 3)) }],
 ]);
-let mediaServer: ReturnType<typeof Bun.serve>;
-let mediaOrigin = "";
-beforeAll(() => {
-  mediaServer = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (request) => {
-      const file = files.get(new URL(request.url).pathname);
-      return file
-        ? new Response(file.bytes, { headers: { "content-type": file.type } })
-        : new Response("gone", { status: 404 });
-    },
-  });
-  mediaOrigin = `http://127.0.0.1:${mediaServer.port}`;
-});
-afterAll(() => mediaServer.stop(true));
-
-/** A media item whose public URL is a file of the media server. */
-function served(path: string, over: Partial<Parameters<typeof mediaItem>[0]> = {}): MediaItem {
-  const file = files.get(path);
-  return mediaItem({
-    assetId: `ast_${path.slice(1).split(".")[0]}`,
-    contentType: file?.type ?? "image/png",
-    bytes: file?.bytes,
-    altText: null,
-    publicUrl: `${mediaOrigin}${path}`,
-    ...over,
-  });
-}
+const { served, origin: mediaOrigin } = servedFiles(files, "image/png");
 
 let fake: ThreadsFake;
 afterEach(async () => fake?.stop());
@@ -80,14 +60,7 @@ function adapterFor(
     pollIntervalMs: 2,
     maxPolls: over.maxPolls ?? 3,
     apps: {
-      threads: {
-        clientId: f.app.clientId,
-        clientSecret: f.app.clientSecret,
-        apiBase: f.origin,
-        authBase: f.origin,
-        tokenBase: f.origin,
-        scopes: over.scopes ?? null,
-      },
+      threads: fakeApp({ ...f.app, origin: f.origin }, { scopes: over.scopes ?? null }),
     },
   });
 }
@@ -109,16 +82,6 @@ async function start(
 ): Promise<{ adapter: ThreadsAdapter; destination: DestinationRef }> {
   fake = await startThreadsFake(options);
   return { adapter: adapterFor(fake, over), destination: destinationOf(fake) };
-}
-
-function expectPublished(outcome: unknown): PublishedItem {
-  expect(isPending(outcome as PublishedItem)).toBe(false);
-  return outcome as PublishedItem;
-}
-
-function expectPendingItem(outcome: unknown): PendingItem {
-  expect(isPending(outcome as PendingItem)).toBe(true);
-  return outcome as PendingItem;
 }
 
 /** Runs `action` when the first request whose method and path match arrives, before the fake handles it. */
@@ -320,7 +283,7 @@ describe("publishing", () => {
     const [container] = fake.containers;
     expect(container).toMatchObject({
       mediaType: "IMAGE",
-      mediaUrl: `${mediaOrigin}/photo.jpg`,
+      mediaUrl: `${mediaOrigin()}/photo.jpg`,
       text: "a photo",
       altText: "a grey photo",
       replyControl: "mentioned_only",
@@ -341,9 +304,9 @@ describe("publishing", () => {
     );
     const children = fake.containers.filter((c) => c.isCarouselItem);
     expect(children.map((c) => [c.mediaType, c.mediaUrl, c.text, c.altText, c.download?.status])).toEqual([
-      ["IMAGE", `${mediaOrigin}/square.png`, null, null, 200],
-      ["VIDEO", `${mediaOrigin}/clip.mp4`, null, null, 200],
-      ["IMAGE", `${mediaOrigin}/photo.jpg`, null, "own alt", 200],
+      ["IMAGE", `${mediaOrigin()}/square.png`, null, null, 200],
+      ["VIDEO", `${mediaOrigin()}/clip.mp4`, null, null, 200],
+      ["IMAGE", `${mediaOrigin()}/photo.jpg`, null, "own alt", 200],
     ]);
     const carousel = fake.containers.find((c) => c.mediaType === "CAROUSEL")!;
     expect(carousel).toMatchObject({
@@ -899,4 +862,10 @@ adapterScenarios("threads", async () => {
     stored: () => f.posts.map((p) => ({ id: p.id, text: p.text, replyTo: p.replyToId })),
     stop: () => f.stop(),
   };
+});
+
+registeredAs("threads", {
+  connection: "fixed-app",
+  idempotentCreate: false,
+  pendingChecksRepeatable: true,
 });

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { ManualClock } from "../../src/lib/clock.ts";
 import {
@@ -6,16 +6,16 @@ import {
   TIKTOK_RENEW_BEFORE_REFRESH_EXPIRY_MS,
   TIKTOK_SCOPES,
   type TikTokCredentials,
-} from "../../src/providers/tiktok.ts";
-import { publicPostIds, TIKTOK_DAILY_CAP_RETRY_MS } from "../../src/providers/tiktok-api.ts";
+} from "../../src/providers/tiktok/adapter.ts";
+import { publicPostIds, TIKTOK_DAILY_CAP_RETRY_MS } from "../../src/providers/tiktok/api.ts";
 import {
   TIKTOK_FIRST_RECHECK_MS,
   TIKTOK_MAX_PROCESSING_MS,
   TIKTOK_POST_ID_WAIT_MS,
   type TikTokDeps,
-} from "../../src/providers/tiktok-publish.ts";
-import { checkTikTokItem, TIKTOK_LIMITS, TIKTOK_RULES } from "../../src/providers/tiktok-rules.ts";
-import { chunkPlan } from "../../src/providers/tiktok-upload.ts";
+} from "../../src/providers/tiktok/publish.ts";
+import { checkTikTokItem, TIKTOK_LIMITS, TIKTOK_RULES } from "../../src/providers/tiktok/rules.ts";
+import { chunkPlan } from "../../src/providers/tiktok/upload.ts";
 import {
   isPending,
   type DestinationRef,
@@ -35,8 +35,15 @@ import {
   type TikTokFake,
   type TikTokFakeOptions,
 } from "../fakes/tiktok.ts";
-import { adapterScenarios } from "./scenarios.ts";
-import { expectProviderError, mediaItem, publishFully, publishInput } from "./support.ts";
+import { adapterScenarios, registeredAs } from "./scenarios.ts";
+import {
+  expectProviderError,
+  mediaItem,
+  publishFully,
+  publishInput,
+  servedFiles,
+  type ServedFiles,
+} from "./support.ts";
 
 const MiB = 1024 * 1024;
 const DAY = 24 * 60 * 60 * 1000;
@@ -47,27 +54,12 @@ let fake: TikTokFake;
 afterEach(async () => fake?.stop());
 
 // The files TikTok pulls for photo posts: a small server standing in for Herald's signed download URLs.
-const files = new Map<string, { type: string; bytes: Uint8Array }>([
+const files: ServedFiles = new Map([
   ["/photo.jpg", { type: "image/jpeg", bytes: new Uint8Array(jpeg(8, 6)) }],
   ["/photo.webp", { type: "image/webp", bytes: new Uint8Array(webp(6, 6)) }],
   ["/sneaky.jpg", { type: "image/png", bytes: new Uint8Array(png(4, 4)) }],
 ]);
-let mediaServer: ReturnType<typeof Bun.serve>;
-let mediaOrigin = "";
-beforeAll(() => {
-  mediaServer = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (request) => {
-      const file = files.get(new URL(request.url).pathname);
-      return file
-        ? new Response(file.bytes, { headers: { "content-type": file.type } })
-        : new Response("gone", { status: 404 });
-    },
-  });
-  mediaOrigin = `http://127.0.0.1:${mediaServer.port}`;
-});
-afterAll(() => mediaServer.stop(true));
+const { origin: mediaOrigin } = servedFiles(files, "image/jpeg");
 
 /** An adapter pointed at the fake (API, sign-in and token endpoints all on its origin). */
 function adapterFor(f: TikTokFake, over: { scopes?: string; deps?: Partial<TikTokDeps> } = {}) {
@@ -143,7 +135,7 @@ function photo(path: string, type = files.get(path)?.type ?? "image/jpeg"): Medi
     contentType: type,
     bytes: files.get(path)?.bytes,
     altText: null,
-    publicUrl: `${mediaOrigin}${path}`,
+    publicUrl: `${mediaOrigin()}${path}`,
   });
 }
 
@@ -787,7 +779,7 @@ describe("publishing photos", () => {
         source_info: {
           source: "PULL_FROM_URL",
           photo_cover_index: 0,
-          photo_images: [`${mediaOrigin}/photo.jpg`, `${mediaOrigin}/photo.webp`],
+          photo_images: [`${mediaOrigin()}/photo.jpg`, `${mediaOrigin()}/photo.webp`],
         },
         post_mode: "DIRECT_POST",
         media_type: "PHOTO",
@@ -1211,4 +1203,10 @@ adapterScenarios("tiktok", async () => {
       })),
     stop: () => f.stop(),
   };
+});
+
+registeredAs("tiktok", {
+  connection: "fixed-app",
+  idempotentCreate: false,
+  pendingChecksRepeatable: true,
 });

@@ -7,7 +7,7 @@ import { TwitterApi } from "twitter-api-v2";
 import { systemClock } from "../../src/lib/clock.ts";
 import { createPkcePair } from "../../src/providers/pkce.ts";
 import { NETWORK_RULES } from "../../src/providers/registry.ts";
-import type { NetworkApp } from "../../src/config.ts";
+import type { NetworkApp } from "../../src/providers/types.ts";
 import {
   isPending,
   type DestinationRef,
@@ -16,37 +16,32 @@ import {
   type PendingItem,
   type PublishedItem,
 } from "../../src/providers/types.ts";
-import { createXAdapter, X_SCOPES, type XAdapter, type XDeps } from "../../src/providers/x.ts";
-import { xRetryAt } from "../../src/providers/x-http.ts";
-import { X_LIMITS, X_RULES } from "../../src/providers/x-rules.ts";
-import { xWeightedLength } from "../../src/providers/x-text.ts";
+import { createXAdapter, X_SCOPES, type XAdapter, type XDeps } from "../../src/providers/x/adapter.ts";
+import { xRetryAt } from "../../src/providers/x/http.ts";
+import { X_LIMITS, X_RULES } from "../../src/providers/x/rules.ts";
+import { xWeightedLength } from "../../src/providers/x/text.ts";
 import { gif, mp4, png } from "../assets/samples.ts";
 import { startXFake, type FakeTweet, type XFake, type XFakeOptions } from "../fakes/x.ts";
-import { adapterScenarios } from "./scenarios.ts";
-import { closedOrigin, expectProviderError, mediaItem, publishFully, publishInput } from "./support.ts";
+import { adapterScenarios, registeredAs } from "./scenarios.ts";
+import {
+  closedOrigin,
+  expectProviderError,
+  mediaItem,
+  publishFully,
+  publishInput,
+  fakeApp,
+} from "./support.ts";
 
 const REDIRECT = "https://herald.example/oauth/callback/x";
 let fake: XFake;
 afterEach(async () => fake?.stop());
-
-function appOf(f: XFake, over: Partial<NetworkApp> = {}): NetworkApp {
-  return {
-    clientId: f.clientId,
-    clientSecret: f.clientSecret,
-    apiBase: f.origin,
-    authBase: f.origin,
-    tokenBase: f.origin,
-    scopes: null,
-    ...over,
-  };
-}
 
 function adapterFor(f: XFake, over: Partial<XDeps> = {}, app: Partial<NetworkApp> = {}): XAdapter {
   return createXAdapter({
     fetch,
     clock: systemClock,
     timeoutMs: 1000,
-    apps: { x: appOf(f, app) },
+    apps: { x: fakeApp(f, app) },
     pollIntervalMs: 5,
     maxPolls: 3,
     ...over,
@@ -1096,4 +1091,10 @@ adapterScenarios("x", async () => {
     stored: () => own.tweets.map((t) => ({ id: t.id, text: t.text, replyTo: t.replyTo })),
     stop: () => own.stop(),
   };
+});
+
+registeredAs("x", {
+  connection: "fixed-app",
+  idempotentCreate: false,
+  pendingChecksRepeatable: false,
 });

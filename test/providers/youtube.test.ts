@@ -5,7 +5,7 @@
 // quota errors deferred to midnight Pacific, every failure path, and the rules checked before sending.
 // The shared scenarios are run here as they apply to a network that publishes only videos.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import type { NetworkApp } from "../../src/config.ts";
+import type { NetworkApp } from "../../src/providers/types.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { runTyped } from "../../src/providers/http.ts";
 import { NETWORK_RULES } from "../../src/providers/registry.ts";
@@ -18,7 +18,7 @@ import {
   type PendingStatus,
   type PublishItemInput,
 } from "../../src/providers/types.ts";
-import { nextPacificMidnight } from "../../src/providers/youtube-api.ts";
+import { nextPacificMidnight } from "../../src/providers/youtube/api.ts";
 import {
   checkYouTubeItem,
   checkYouTubeOptions,
@@ -26,14 +26,14 @@ import {
   titleOf,
   YOUTUBE_LIMITS,
   YOUTUBE_RULES,
-} from "../../src/providers/youtube-rules.ts";
+} from "../../src/providers/youtube/rules.ts";
 import {
   createYouTubeAdapter,
   YOUTUBE_MAX_PROCESSING_MS,
   YOUTUBE_SCOPES,
   type YouTubeAdapter,
   type YouTubeDeps,
-} from "../../src/providers/youtube.ts";
+} from "../../src/providers/youtube/adapter.ts";
 import {
   startYouTubeFake,
   googleErrorBody,
@@ -41,7 +41,15 @@ import {
   type YouTubeFake,
   type YouTubeFakeOptions,
 } from "../fakes/youtube.ts";
-import { closedOrigin, expectProviderError, mediaItem, publishFully, publishInput } from "./support.ts";
+import {
+  closedOrigin,
+  expectProviderError,
+  mediaItem,
+  publishFully,
+  publishInput,
+  fakeApp,
+} from "./support.ts";
+import { registeredAs } from "./scenarios.ts";
 
 const REDIRECT = "https://herald.example/oauth/callback/youtube";
 const KIB256 = 256 * 1024;
@@ -49,18 +57,6 @@ const clock = new ManualClock();
 beforeEach(() => clock.set("2026-03-01T12:00:00.000Z"));
 let fake: YouTubeFake;
 afterEach(async () => fake?.stop());
-
-function appOf(f: YouTubeFake, over: Partial<NetworkApp> = {}): NetworkApp {
-  return {
-    clientId: f.clientId,
-    clientSecret: f.clientSecret,
-    apiBase: f.origin,
-    authBase: f.origin,
-    tokenBase: f.origin,
-    scopes: null,
-    ...over,
-  };
-}
 
 function adapterFor(f: YouTubeFake, deps: Partial<YouTubeDeps> = {}, app: Partial<NetworkApp> = {}) {
   return createYouTubeAdapter({
@@ -70,7 +66,7 @@ function adapterFor(f: YouTubeFake, deps: Partial<YouTubeDeps> = {}, app: Partia
     pollIntervalMs: 1,
     maxPolls: 2,
     youtubeChunkBytes: KIB256,
-    apps: { youtube: appOf(f, app) },
+    apps: { youtube: fakeApp(f, app) },
     ...deps,
   });
 }
@@ -991,4 +987,10 @@ describe("rules checked before sending", () => {
     await expectProviderError(adapter.publishItem(item(destination, over)), "rejected");
     expect(fake.requests).toEqual([]);
   });
+});
+
+registeredAs("youtube", {
+  connection: "fixed-app",
+  idempotentCreate: false,
+  pendingChecksRepeatable: true,
 });

@@ -1,6 +1,6 @@
 import { html, type Markup } from "../pages/html.ts";
 import type { FieldErrors } from "./api.ts";
-import { NETWORK_OPTIONS, type NetworkOptions, type OptionField } from "./compose-networks.ts";
+import type { NetworkOptions, OptionField } from "./compose-networks.ts";
 import { altName, optionName, type ComposeDestination, type ComposeState } from "./compose-read.ts";
 import { choices, errorSummary, fieldId, input, postForm, select, textarea } from "./ui.ts";
 
@@ -35,12 +35,10 @@ const MEDIA_TYPES = "image/png,image/jpeg,image/gif,image/webp,video/mp4,video/q
 
 const itemName = (n: number) => (n === 0 ? "Item 1 (the post)" : `Item ${n + 1} (reply)`);
 
-/** The networks of the chosen destinations, in the order of NETWORK_OPTIONS. */
+/** The networks of the chosen destinations (those with options), each once. */
 function chosenNetworks(view: Pick<ComposeView, "state" | "destinations">): NetworkOptions[] {
-  const channels = new Set(
-    view.destinations.filter((d) => view.state.destinationIds.includes(d.id)).map((d) => d.channel),
-  );
-  return NETWORK_OPTIONS.filter((n) => channels.has(n.channel));
+  const chosen = view.destinations.filter((d) => view.state.destinationIds.includes(d.id) && d.network);
+  return [...new Map(chosen.map((d) => [d.channel, d.network!])).values()];
 }
 
 const attachedIds = (state: ComposeState) => [...new Set(state.items.flatMap((i) => i.media))];

@@ -1,8 +1,10 @@
-import { THREADS_REPLY_CONTROLS } from "../../providers/threads-rules.ts";
-import { TIKTOK_PRIVACY_LEVELS } from "../../providers/tiktok-rules.ts";
+import type { TSchema } from "@sinclair/typebox";
+import type { Herald } from "../../herald.ts";
+import type { ProviderAdapter } from "../../providers/types.ts";
 
-// The per-network fields of the compose form: what each adapter accepts in `destination_options`
-// (read from its `optionsSchema`), with labels. Only the networks of the chosen destinations are shown.
+// The per-network fields of the compose form, read from each adapter's `optionsSchema` (its titles and
+// help texts: src/providers/options.ts says which keywords mean what). Only the networks of the chosen
+// destinations are shown.
 
 /** One option field of a network (`destination_options.<channel>.<key>`). */
 export type OptionField =
@@ -21,119 +23,62 @@ export interface NetworkOptions {
   fields: OptionField[];
 }
 
-const plain = (values: readonly string[]) => values.map((v) => [v, v.replaceAll("_", " ").toLowerCase()]);
+/** The option that carries alt texts; the form asks for one per attached asset instead of a field. */
+const ALT_TEXT = "alt_text_by_asset_id";
 
-export const NETWORK_OPTIONS: NetworkOptions[] = [
-  {
-    channel: "bluesky",
-    name: "Bluesky",
-    altText: true,
-    hint: "Bluesky requires alt text for every image.",
-    fields: [
-      {
-        kind: "text",
-        key: "languages",
-        label: "Languages",
-        list: true,
-        hint: "Up to three codes, comma-separated (en, pt-BR).",
-      },
-      {
-        kind: "flags",
-        key: "content_labels",
-        label: "Content labels",
-        choices: ["sexual", "nudity", "porn", "graphic-media"],
-      },
-    ],
-  },
-  { channel: "x", name: "X", altText: true, fields: [] },
-  {
-    channel: "threads",
-    name: "Threads",
-    altText: true,
-    fields: [
-      {
-        kind: "select",
-        key: "reply_control",
-        label: "Who can reply",
-        choices: plain(THREADS_REPLY_CONTROLS),
-      },
-    ],
-  },
-  { channel: "instagram", name: "Instagram", altText: true, fields: [] },
-  {
-    channel: "linkedin",
-    name: "LinkedIn",
-    altText: false,
-    fields: [
-      {
-        kind: "select",
-        key: "visibility",
-        label: "Visibility",
-        choices: [
-          ["public", "Anyone"],
-          ["connections", "Connections only"],
-        ],
-      },
-      { kind: "yesno", key: "allow_resharing", label: "Allow resharing" },
-    ],
-  },
-  {
-    channel: "tiktok",
-    name: "TikTok",
-    altText: false,
-    hint: "TikTok requires choosing who can see the post.",
-    fields: [
-      {
-        kind: "select",
-        key: "privacy_level",
-        label: "Who can see it",
-        choices: plain(TIKTOK_PRIVACY_LEVELS),
-      },
-      { kind: "flag", key: "disable_comment", label: "Turn off comments" },
-      { kind: "flag", key: "disable_duet", label: "Turn off duets" },
-      { kind: "flag", key: "disable_stitch", label: "Turn off stitches" },
-      { kind: "flag", key: "brand_content_toggle", label: "Branded content (paid partnership)" },
-      { kind: "flag", key: "brand_organic_toggle", label: "Promotes your own brand" },
-      { kind: "flag", key: "is_aigc", label: "Made with AI" },
-      {
-        kind: "text",
-        key: "video_cover_timestamp_ms",
-        label: "Cover frame (milliseconds into the video)",
-        integer: true,
-      },
-    ],
-  },
-  {
-    channel: "youtube",
-    name: "YouTube",
-    altText: false,
-    hint: "The video's title is the first line of item 1; the whole text is its description.",
-    fields: [
-      {
-        kind: "select",
-        key: "privacy_status",
-        label: "Privacy",
-        choices: [
-          ["public", "Public"],
-          ["unlisted", "Unlisted"],
-          ["private", "Private"],
-        ],
-      },
-      { kind: "yesno", key: "made_for_kids", label: "Made for kids" },
-      {
-        kind: "text",
-        key: "category_id",
-        label: "Category id",
-        hint: "A number, such as 22 (People & Blogs).",
-      },
-      { kind: "text", key: "tags", label: "Tags", list: true, hint: "Comma-separated." },
-      { kind: "yesno", key: "notify_subscribers", label: "Notify subscribers" },
-    ],
-  },
-  {
-    channel: "facebook",
-    name: "Facebook",
-    altText: false,
-    fields: [{ kind: "text", key: "link", label: "Link to share", hint: "An http(s) address." }],
-  },
-];
+/** A choice's label: its `title`, else the value in plain words (`accounts_you_follow` → "accounts you follow"). */
+const choiceLabel = (literal: TSchema) =>
+  (literal.title as string | undefined) ?? String(literal.const).replaceAll("_", " ").toLowerCase();
+
+/** The form field of one property, by the kind of its schema (null: nothing a person types). */
+export function optionField(key: string, schema: TSchema): OptionField | null {
+  const label = (schema.title as string | undefined) ?? key;
+  const hint = (schema.description as string | undefined) ?? undefined;
+  const withHint = hint === undefined ? {} : { hint };
+  if (Array.isArray(schema.anyOf) && schema.anyOf.every((s: TSchema) => s.const !== undefined))
+    return {
+      kind: "select",
+      key,
+      label,
+      choices: schema.anyOf.map((s: TSchema) => [String(s.const), choiceLabel(s)]),
+      ...withHint,
+    };
+  if (schema.type === "boolean")
+    return schema.default === false
+      ? { kind: "flag", key, label }
+      : { kind: "yesno", key, label, ...withHint };
+  if (schema.type === "array" && schema.items?.type === "string") {
+    const choices = schema.items.examples as string[] | undefined;
+    if (choices) return { kind: "flags", key, label, choices };
+    return { kind: "text", key, label, list: true, ...withHint };
+  }
+  if (schema.type === "integer") return { kind: "text", key, label, integer: true, ...withHint };
+  if (schema.type === "string") return { kind: "text", key, label, ...withHint };
+  return null;
+}
+
+/** What the compose form offers for a network: null when it takes no options. */
+export function networkOptions(adapter: ProviderAdapter): NetworkOptions | null {
+  const schema = adapter.optionsSchema;
+  if (!schema) return null;
+  const properties = (schema.properties ?? {}) as Record<string, TSchema>;
+  const fields = Object.entries(properties).flatMap(([key, property]) => {
+    if (key === ALT_TEXT) return [];
+    const field = optionField(key, property);
+    return field ? [field] : [];
+  });
+  const hint = schema.description as string | undefined;
+  return {
+    channel: adapter.channel,
+    name: adapter.displayName,
+    altText: ALT_TEXT in properties,
+    ...(hint === undefined ? {} : { hint }),
+    fields,
+  };
+}
+
+/** The compose options of a channel of the registry Herald was built with. */
+export function composeOptions(h: Herald, channel: string): NetworkOptions | null {
+  const adapter = h.providers.adapter(channel);
+  return adapter ? networkOptions(adapter) : null;
+}

@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
 import { randomBase62 } from "../../lib/crypto.ts";
 import type { FieldErrors } from "./api.ts";
-import { NETWORK_OPTIONS } from "./compose-networks.ts";
+import type { NetworkOptions } from "./compose-networks.ts";
 
 // The compose form's state (what the person typed, read back from the form on every round trip), the
 // Create Post body made of it, and the way the API's error pointers find their way back to its fields.
@@ -35,6 +35,8 @@ export interface ComposeDestination {
   name: string;
   status: string;
   isDefault: boolean;
+  /** Its network's option fields (compose-networks.ts), null when the network takes none. */
+  network: NetworkOptions | null;
 }
 
 /** The form field of an option and of an asset's alt text. */
@@ -83,9 +85,9 @@ export function readState(form: URLSearchParams): ComposeState {
 }
 
 /** The `destination_options` of one channel from the typed fields (empty fields are left out). */
-function optionsOf(state: ComposeState, channel: string): Record<string, unknown> | null {
-  const network = NETWORK_OPTIONS.find((n) => n.channel === channel);
+function optionsOf(state: ComposeState, network: NetworkOptions | null): Record<string, unknown> | null {
   if (!network) return null;
+  const channel = network.channel;
   const out: Record<string, unknown> = {};
   const one = (key: string) => (state.options.get(optionName(channel, key))?.[0] ?? "").trim();
   for (const field of network.fields) {
@@ -140,7 +142,7 @@ export function createBody(state: ComposeState, chosen: ComposeDestination[], ti
     ...(state.when === "now" || state.when === "at" ? { time_zone: timeZone } : {}),
     group: state.group,
     posts: chosen.map((d) => {
-      const options = optionsOf(state, d.channel);
+      const options = optionsOf(state, d.network);
       return {
         destination_id: d.id,
         body: state.items.map((i) => i.text),

@@ -12,6 +12,7 @@ import {
 } from "./compose-read.ts";
 import type { FieldErrors } from "./api.ts";
 import type { Asset, Destination, Listing, PostSet, PostValidation } from "./api-resources.ts";
+import { composeOptions } from "./compose-networks.ts";
 import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from "./multipart.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES, storeAsset, tooLargeText, uploadRoutes } from "./uploads.ts";
@@ -88,6 +89,7 @@ async function loadLists(r: DashboardRequest): Promise<Lists> {
         name: d.display_name,
         status: d.status,
         isDefault: d.is_default,
+        network: composeOptions(r.h, d.channel),
       })),
     library: (assets.ok ? assets.body.data : [])
       .filter((a) => a.status === "ready")

@@ -1,5 +1,6 @@
 import type { Herald } from "../../herald.ts";
 import { NETWORK_RULES } from "../../providers/registry.ts";
+import type { ProviderAdapter } from "../../providers/types.ts";
 import { html, type Markup } from "../pages/html.ts";
 import { type ApiAnswer, type FieldErrors, fieldErrorsOf } from "./api.ts";
 import type { DashboardRequest } from "./router.ts";
@@ -14,11 +15,17 @@ export interface ConnectFailure {
   /** The problem's own words, for what no field explains. */
   detail: string | null;
   status: number;
+  /** The error summary's labels of the form's fields. */
+  labels: Record<string, string>;
 }
 
-/** The name people know a network by ("Bluesky"), or the channel itself. */
-export function networkName(channel: string): string {
-  return NETWORK_RULES.find((n) => n.channel === channel)?.displayName ?? channel;
+/**
+ * The name people know a network by ("Bluesky"), or the channel itself; `h` adds the networks Herald
+ * was built with beside the contract's nine.
+ */
+export function networkName(channel: string, h?: Herald): string {
+  const rules = h?.providers.adapter(channel) ?? NETWORK_RULES.find((n) => n.channel === channel);
+  return rules?.displayName ?? channel;
 }
 
 /** Whether a network is connected through Herald's own app (one button: no instance to name). */
@@ -39,26 +46,37 @@ const path = (r: DashboardRequest) => `/dashboard/workspaces/${r.workspace!.id}/
 
 /** The error summary's labels of a failure's fields. */
 export function connectErrorLabels(failure: ConnectFailure | null): Record<string, string> {
-  if (!failure) return {};
-  const name = networkName(failure.channel);
-  const c = failure.channel;
+  return failure?.labels ?? {};
+}
+
+/** The labels of a network's connect fields in the error summary ("Mastodon instance"). */
+function fieldLabels(adapter: ProviderAdapter): Record<string, string> {
+  const { channel: c, displayName: name, connection } = adapter;
+  const origin =
+    connection.kind === "oauth" && connection.registration === "fixed-app" ? null : connection.form.origin;
   return {
     [`/${c}/provider`]: name,
-    [`/${c}/instance_origin`]: c === "mastodon" ? `${name} instance` : `${name} PDS origin`,
+    ...(origin ? { [`/${c}/instance_origin`]: `${name} ${origin.inSentence}` } : {}),
     [`/${c}/handle`]: `${name} handle`,
     [`/${c}/app_password`]: `${name} app password`,
   };
 }
 
-/** The inputs a network's form asks for. */
-function connectFields(channel: string, values: Record<string, string>, errors: FieldErrors): Markup {
+/** The inputs a network's form asks for, by how the network is connected. */
+function connectFields(
+  adapter: ProviderAdapter,
+  values: Record<string, string>,
+  errors: FieldErrors,
+): Markup {
+  const { channel, connection } = adapter;
   const at = (field: string) => `/${channel}/${field}`;
-  if (channel === "bluesky")
+  if (connection.kind === "password") {
+    const { handleHint, passwordHint, origin } = connection.form;
     return html`${input({
       name: "handle",
       pointer: at("handle"),
       label: "Handle",
-      hint: "Like alice.bsky.social.",
+      hint: handleHint,
       value: values.handle,
       errors,
       required: true,
@@ -66,36 +84,38 @@ function connectFields(channel: string, values: Record<string, string>, errors: 
       name: "app_password",
       pointer: at("app_password"),
       label: "App password",
-      hint: "Create one in Bluesky under Settings, Privacy and security, App passwords.",
+      hint: passwordHint,
       type: "password",
       errors,
       required: true,
     })}${input({
       name: "instance_origin",
       pointer: at("instance_origin"),
-      label: "PDS origin (optional)",
-      hint: "Only for an account hosted elsewhere than bsky.social, like https://pds.example.com.",
+      label: `${origin.label} (optional)`,
+      hint: origin.hint,
       type: "url",
       value: values.instance_origin,
       errors,
     })}`;
-  if (channel === "mastodon")
+  }
+  if (connection.registration === "per-instance")
     return input({
       name: "instance_origin",
       pointer: at("instance_origin"),
-      label: "Instance",
-      hint: "Its address, like https://mastodon.social. You approve Herald there, then come back here.",
+      label: connection.form.origin.label,
+      hint: connection.form.origin.hint,
       type: "url",
       value: values.instance_origin,
       errors,
       required: true,
     });
-  return html`<p class="hint">You approve Herald on ${networkName(channel)}, then come back here.</p>`;
+  return html`<p class="hint">You approve Herald on ${adapter.displayName}, then come back here.</p>`;
 }
 
 /** "Connect an account": one form per network of the registry, a failed one with its problems. */
 export function connectSection(r: DashboardRequest, failure: ConnectFailure | null): Markup {
-  const forms = NETWORK_RULES.map(({ channel, displayName }) => {
+  const forms = r.h.providers.adapters.map((adapter) => {
+    const { channel, displayName } = adapter;
     const mine = failure?.channel === channel ? failure : null;
     const errors = mine?.errors ?? new Map<string, string>();
     const providerError = errors.get(`/${channel}/provider`);
@@ -104,7 +124,7 @@ export function connectSection(r: DashboardRequest, failure: ConnectFailure | nu
 ${providerError ? html`<p class="error" id="${fieldId(`/${channel}/provider`)}">${providerError}</p>` : ""}
 ${postForm(
   { action: `${path(r)}/connect/${channel}`, csrf: r.csrf, label: `Connect ${displayName}` },
-  html`${connectFields(channel, mine?.values ?? {}, errors)}
+  html`${connectFields(adapter, mine?.values ?? {}, errors)}
 <button type="submit">Connect ${displayName}</button>`,
 )}
 </section>`;
@@ -114,14 +134,19 @@ ${postForm(
 }
 
 /** The API's answer to a connect form as a failure of that network's form. */
-function failureOf(channel: string, values: Record<string, string>, answer: ApiAnswer): ConnectFailure {
+function failureOf(
+  adapter: ProviderAdapter,
+  values: Record<string, string>,
+  answer: ApiAnswer,
+): ConnectFailure {
+  const channel = adapter.channel;
   const errors: FieldErrors = new Map();
   for (const [pointer, detail] of fieldErrorsOf(answer)) errors.set(`/${channel}${pointer}`, detail);
   const detail: string | null = answer.body?.detail ?? null;
   // A network whose app is not configured (or any problem without a field): its detail says what to do.
   if (errors.has(`/${channel}/provider`) || errors.size === 0)
     errors.set(`/${channel}/provider`, detail ?? "Connecting failed; try again.");
-  return { channel, values, errors, detail, status: answer.status };
+  return { channel, values, errors, detail, status: answer.status, labels: fieldLabels(adapter) };
 }
 
 /**
@@ -134,15 +159,18 @@ export async function connectAccount(
   renderWithFailure: (failure: ConnectFailure) => Promise<Response>,
 ): Promise<Response> {
   const channel = r.params.provider!;
-  if (!NETWORK_RULES.some((n) => n.channel === channel))
+  const adapter = r.h.providers.adapter(channel);
+  if (!adapter)
     return r.message(404, "Network not found", [html`<a href="${path(r)}">Back to the destinations</a>`]);
+  const flow = adapter.connection;
   const text = (name: string) => form.get(name)?.trim() || undefined;
   const body: Record<string, string | undefined> = { provider: channel };
-  if (channel === "bluesky") {
+  if (flow.kind === "password") {
     body.handle = text("handle");
     body.app_password = form.get("app_password") || undefined;
   }
-  if (channel === "bluesky" || channel === "mastodon") body.instance_origin = text("instance_origin");
+  if (flow.kind === "password" || flow.registration === "per-instance")
+    body.instance_origin = text("instance_origin");
   const answer = await r.api.call("POST", `/workspaces/${r.workspace!.id}/destination-connections`, {
     body,
     idempotencyKey: form.get("idempotency_key") ?? undefined,
@@ -154,7 +182,7 @@ export async function connectAccount(
     ]);
   if (!answer.ok) {
     const values = { handle: body.handle ?? "", instance_origin: body.instance_origin ?? "" };
-    return renderWithFailure(failureOf(channel, values, answer));
+    return renderWithFailure(failureOf(adapter, values, answer));
   }
   const connection = answer.body as { id: string; status: string; authorization_url: string | null };
   if (connection.authorization_url) return r.redirect(connection.authorization_url);
@@ -181,7 +209,7 @@ export async function connectionNotice(
     destination_id: string | null;
     error: string | null;
   };
-  const network = networkName(c.provider);
+  const network = networkName(c.provider, r.h);
   if (c.status === "completed") {
     const account = destinations.find((d) => d.id === c.destination_id)?.display_name ?? "the account";
     return html`<div class="notice ok" role="status"><p>Connected ${network}: ${account}.</p></div>`;

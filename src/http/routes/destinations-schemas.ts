@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
 import { Closed, Deleted } from "./common-schemas.ts";
-import { Channel } from "./posts-schemas.ts";
+import { CHANNELS } from "../../providers/types.ts";
 
 /** A connected account the workspace publishes to. */
 export const Destination = t.Object(
@@ -55,10 +55,17 @@ export const PatchDestinationBody = Closed(
 /** The answer of DELETE one destination. */
 export const DeletedDestination = Deleted("destination");
 
-/** Body of POST /destination-connections. */
-export const StartConnectionBody = Closed({
-  provider: Channel,
-  instance_origin: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
-  handle: t.Optional(t.String({ minLength: 1, maxLength: 253 })),
-  app_password: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-});
+/**
+ * Body of POST /destination-connections; `provider` is one of `channels`: the networks of the registry
+ * Herald was built with (the contract's nine unless `openHerald` was given others, docs/networks.md).
+ */
+export const startConnectionBody = (channels: readonly string[]) =>
+  Closed({
+    provider: t.Union(channels.map((c) => t.Literal(c))),
+    instance_origin: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
+    handle: t.Optional(t.String({ minLength: 1, maxLength: 253 })),
+    app_password: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+  });
+
+/** Body of POST /destination-connections over the contract's channels. */
+export const StartConnectionBody = startConnectionBody(CHANNELS);

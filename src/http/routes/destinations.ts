@@ -28,6 +28,7 @@ import {
   DestinationParams,
   ListDestinationsQuery,
   PatchDestinationBody,
+  startConnectionBody,
   StartConnectionBody,
 } from "./destinations-schemas.ts";
 
@@ -162,7 +163,8 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
       ...doc.connect,
       parse: JSON_PARSER,
       params: WorkspaceParams,
-      body: StartConnectionBody,
+      // The registry's networks: the contract's nine, in its order (the same schema as StartConnectionBody).
+      body: startConnectionBody(h.providers.adapters.map((a) => a.channel)),
       response: { 201: DestinationConnection },
     })
     .get("/destination-connections/:connection_id", (c) => getConnection(h, c), {

@@ -2,6 +2,7 @@ import { Type, type TRecord, type TString, type TUnknown } from "@sinclair/typeb
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
 import { Closed, Deleted, Nullable } from "./common-schemas.ts";
+import { validationSchema } from "../../providers/options.ts";
 import { NETWORK_RULES } from "../../providers/registry.ts";
 import { CHANNELS } from "../../providers/types.ts";
 import { POST_STATES } from "../../modules/posts/states.ts";
@@ -20,7 +21,9 @@ const AssetItem = t.Object(
 /** `destination_options`: one optional object per network that has options (from the registry). */
 const DestinationOptions = t.Object(
   Object.fromEntries(
-    NETWORK_RULES.flatMap((n) => (n.optionsSchema ? [[n.channel, t.Optional(n.optionsSchema)]] : [])),
+    NETWORK_RULES.flatMap((n) =>
+      n.optionsSchema ? [[n.channel, t.Optional(validationSchema(n.optionsSchema))]] : [],
+    ),
   ),
   { additionalProperties: false },
   // Typed as what the domain reads (options by channel); validation and OpenAPI use the object above.

@@ -58,7 +58,7 @@ function appNotConfigured(channel: string): ProblemError {
 async function appCredentials(h: Herald, adapter: OAuthAdapter, origin: string, redirectUri: string) {
   const channel = adapter.channel;
   if (adapter.connection.kind === "oauth" && adapter.connection.registration === "fixed-app") {
-    const app = h.config.networks[channel];
+    const app = h.providers.app(channel);
     if (!app?.clientId || !app.clientSecret) throw appNotConfigured(channel);
     return { clientId: app.clientId, clientSecret: app.clientSecret };
   }

@@ -10,7 +10,7 @@ import type { ConnectionRow, DestinationRow } from "./repo.ts";
 export function unavailableReason(h: Herald, row: DestinationRow): string | null {
   if (row.unavailableReason) return row.unavailableReason;
   const flow = h.providers.adapter(row.channel)?.connection;
-  const app = h.config.networks[row.channel];
+  const app = h.providers.app(row.channel);
   const fixedApp = flow?.kind === "oauth" && flow.registration === "fixed-app";
   return fixedApp && (!app?.clientId || !app.clientSecret) ? "app_not_configured" : null;
 }

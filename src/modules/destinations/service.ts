@@ -105,7 +105,7 @@ async function connectWithPassword(
   // Without instance_origin: the operator's HERALD_<CH>_API_BASE, else the network's own host.
   const origin =
     input.instance_origin === undefined
-      ? new URL(h.config.networks[adapter.channel]?.apiBase ?? args.defaultOrigin).origin
+      ? new URL(h.providers.app(adapter.channel)?.apiBase ?? args.defaultOrigin).origin
       : await checkedOrigin(h, input.instance_origin, null, "/instance_origin");
   let account: ConnectedAccount;
   try {
@@ -178,7 +178,7 @@ async function startOAuth(
   const origin =
     registration === "per-instance"
       ? await checkedOrigin(h, input.instance_origin, null, "/instance_origin")
-      : h.config.networks[adapter.channel]!.apiBase;
+      : h.providers.app(adapter.channel)!.apiBase;
   if (registration === "fixed-app" && input.instance_origin !== undefined) {
     throw invalid("/instance_origin", `is not used for ${adapter.channel}`);
   }

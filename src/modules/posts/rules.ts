@@ -117,7 +117,7 @@ export function publicationErrors(
         detail: `no asset ${item.asset_id} in this workspace`,
       });
   }
-  const rules = networkRules(content.channel);
+  const rules = h.providers.adapter(content.channel);
   if (rules && !rules.supportsThreads) {
     // Each later item is refused where it is, so a client can highlight exactly what to remove.
     for (let index = 1; index < content.body.length; index++)

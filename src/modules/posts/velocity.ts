@@ -1,13 +1,12 @@
 import type { Herald } from "../../herald.ts";
 import type { Db } from "../../db/open.ts";
-import { networkRules } from "../../providers/registry.ts";
 import { destinationPace, type PostRow } from "./repo.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The daily cap of a channel: HERALD_DAILY_CAP_<CHANNEL>, else what the network documents (or none). */
 export function dailyCap(h: Herald, channel: string): number | null {
-  return h.config.engine.dailyCapOverrides[channel] ?? networkRules(channel)?.dailyCap ?? null;
+  return h.config.engine.dailyCapOverrides[channel] ?? h.providers.adapter(channel)?.dailyCap ?? null;
 }
 
 /**

@@ -1,0 +1,352 @@
+// Meta's container flow, shared by Instagram (providers.md §5.2) and Threads (§4.2): create the item's
+// container (for a carousel, its items first, then the CAROUSEL container once they are FINISHED),
+// poll its status until FINISHED, publish it once, then read its permalink. Polls inline only briefly;
+// a container still processing becomes a pending item that `checkPending` continues from the stored
+// ids. What differs between the two networks (paths, fields, parameters, error wording, how a post
+// published without a receipt is found) is a `ContainerNetwork`, in each network's folder.
+import { idOf, parseGraphTime, sleep } from "../facebook/graph.ts";
+import { metaProvider, type MetaAnswer } from "./graph.ts";
+import {
+  ProviderError,
+  type AdapterDeps,
+  type DestinationRef,
+  type PendingPublisher,
+  type PendingStatus,
+  type PublishedItem,
+  type PublishItemInput,
+} from "../types.ts";
+
+/** When to check a pending container again (Meta suggests about once a minute while media processes). */
+export const META_CONTAINER_CHECK_MS = 30_000;
+
+/** A container not published within 24 h expires; one still processing after that is given up. */
+export const META_CONTAINER_LIFETIME_MS = 24 * 60 * 60_000;
+
+/** How far before the pending time a post found on the account may be dated (clock skew). */
+const RECOVERY_SLACK_MS = 10 * 60_000;
+
+/** How many of the account's latest posts are searched for a container published without a receipt. */
+export const META_RECOVERY_SCAN = 25;
+
+/** What a pending item stores (no secrets): its containers' ids. */
+export interface ContainerData {
+  /** Carousel item containers, in media order ([] for a post of one container). */
+  children: string[];
+  /** The container to publish; null while carousel items are still processing. */
+  container: string | null;
+  [key: string]: unknown;
+}
+
+/** One Graph call of the flow, on the destination's origin with its token. */
+export interface ContainerCall {
+  method: "GET" | "POST";
+  path: string;
+  params: Record<string, string>;
+  operation: string;
+  idempotent: boolean;
+}
+
+/** A container's status as the network reports it: its code (FINISHED, ERROR, …) and its reason. */
+export interface ContainerStatus {
+  code: string;
+  detail: string | null;
+}
+
+/** Where a post published without a receipt is looked for, and which listed post it is. */
+export interface RecoverySearch {
+  operation: string;
+  path: string;
+  params: Record<string, string>;
+  /** Whether a listed post is this item's (its time is checked by the flow). */
+  matches(post: Record<string, any>): boolean;
+  /** The listed post's time. */
+  timestamp(post: Record<string, any>): unknown;
+}
+
+/** What a network of the flow says: its calls, its fields and its documented differences. */
+export interface ContainerNetwork {
+  /** "Instagram", "Threads": in messages. */
+  name: string;
+  /** What holds the posts, in messages: "account", "profile". */
+  owner: string;
+  call(destination: DestinationRef, request: ContainerCall): Promise<MetaAnswer>;
+  /** Where containers are created (`<user>/media`, `<user>/threads`) and published. */
+  create: { operation: string; path(destination: DestinationRef): string };
+  publish: { operation: string; path(destination: DestinationRef): string };
+  /** The status fields to ask for, and how the answer reads. */
+  statusFields: string;
+  readStatus(body: Record<string, any>): ContainerStatus;
+  /** Creates the item's first containers: its own, or a carousel's items (`createContainer` each). */
+  firstContainers(
+    input: PublishItemInput,
+    createContainer: (params: Record<string, string>) => Promise<string>,
+  ): Promise<ContainerData>;
+  /** What the CAROUSEL container carries besides its children (caption; text, reply and reply control). */
+  carouselParams(input: PublishItemInput): Record<string, string>;
+  /** Whether a carousel's items report PUBLISHED once the carousel is (Instagram does). */
+  itemsReportPublished: boolean;
+  /**
+   * Whether a CAROUSEL container made in a status check is handed back to be stored before it is
+   * published (Threads): a check that dies after publishing is run again, and only a stored container
+   * id lets that run see it PUBLISHED and find the post instead of publishing a second carousel.
+   */
+  storeCarouselFirst: boolean;
+  /** A container's ERROR as a refusal, with the network's reason and hints. */
+  containerError(input: PublishItemInput, reason: string | null, mediaIndex: number | null): ProviderError;
+  /** The account's public URL, the receipt URL when a post's permalink cannot be read. */
+  profileUrl(destination: DestinationRef): string;
+  recovery(input: PublishItemInput): RecoverySearch;
+  /** Checks made before any container is created (Instagram's publishing limit). */
+  beforeCreate?(destination: DestinationRef): Promise<void>;
+}
+
+/**
+ * One status round: ready to publish, still processing, a CAROUSEL container just made (to be stored
+ * before it is published), expired unpublished, or already published.
+ */
+type Round =
+  | { kind: "ready"; container: string }
+  | { kind: "created"; data: ContainerData }
+  | { kind: "waiting"; data: ContainerData }
+  | { kind: "expired"; reason: string }
+  | { kind: "published"; container: string };
+
+/** Builds the container flow of `network` over `deps` (fetch, clock, poll pace). */
+export function createContainerPublisher(deps: AdapterDeps, network: ContainerNetwork): PendingPublisher {
+  const pollIntervalMs = deps.pollIntervalMs ?? 1000;
+  const maxPolls = Math.max(1, deps.maxPolls ?? 5);
+  const { name } = network;
+
+  /** Creates one container; idempotent: a container publishes nothing and expires unused. */
+  async function createContainer(input: PublishItemInput, params: Record<string, string>): Promise<string> {
+    const { operation } = network.create;
+    const { body } = await network.call(input.destination, {
+      method: "POST",
+      path: network.create.path(input.destination),
+      params,
+      operation,
+      idempotent: true,
+    });
+    return idOf(body, "id", operation, true);
+  }
+
+  async function statusOf(destination: DestinationRef, container: string): Promise<ContainerStatus> {
+    const { body } = await network.call(destination, {
+      method: "GET",
+      path: encodeURIComponent(container),
+      params: { fields: network.statusFields },
+      operation: "GET /{container-id}",
+      idempotent: true,
+    });
+    return network.readStatus(body);
+  }
+
+  /** One look at the item's containers; creates the CAROUSEL container once its items are FINISHED. */
+  async function round(input: PublishItemInput, data: ContainerData, inCheck: boolean): Promise<Round> {
+    let container = data.container;
+    if (container === null) {
+      const statuses = [];
+      for (const child of data.children) statuses.push(await statusOf(input.destination, child));
+      statuses.forEach((s, i) => {
+        if (s.code === "ERROR") throw network.containerError(input, s.detail, i);
+      });
+      // Items of a carousel an earlier run published: that run's post is looked up, never re-sent.
+      const published = network.itemsReportPublished ? statuses.findIndex((s) => s.code === "PUBLISHED") : -1;
+      if (published >= 0) return { kind: "published", container: data.children[published]! };
+      if (statuses.some((s) => s.code === "EXPIRED"))
+        return { kind: "expired", reason: "a carousel item's container expired before it was published" };
+      if (!statuses.every((s) => s.code === "FINISHED")) return { kind: "waiting", data };
+      container = await createContainer(input, {
+        media_type: "CAROUSEL",
+        children: data.children.join(","),
+        ...network.carouselParams(input),
+      });
+      if (inCheck && network.storeCarouselFirst) return { kind: "created", data: { ...data, container } };
+    }
+    const { code, detail } = await statusOf(input.destination, container);
+    if (code === "FINISHED") return { kind: "ready", container };
+    if (code === "PUBLISHED") return { kind: "published", container };
+    if (code === "ERROR") throw network.containerError(input, detail, null);
+    if (code === "EXPIRED")
+      return {
+        kind: "expired",
+        reason: "the container expired before it was published (nothing was published)",
+      };
+    return { kind: "waiting", data: { ...data, container } };
+  }
+
+  /** Rounds until the container is ready (then publishes it) or the inline polls are used up. */
+  async function drive(
+    input: PublishItemInput,
+    start: ContainerData,
+    since: number,
+    inCheck: boolean,
+  ): Promise<PendingStatus> {
+    let data = start;
+    for (let poll = 1; ; poll++) {
+      const step = await round(input, data, inCheck);
+      if (step.kind === "created")
+        return { state: "pending", checkAgainAt: deps.clock.now(), data: step.data };
+      if (step.kind === "ready")
+        return { state: "published", item: await publish(input, step.container, since) };
+      if (step.kind === "published")
+        return { state: "published", item: await recover(input, step.container, since) };
+      if (step.kind === "expired") return { state: "gone", reason: step.reason };
+      data = step.data;
+      if (poll >= maxPolls)
+        return { state: "pending", checkAgainAt: deps.clock.now() + META_CONTAINER_CHECK_MS, data };
+      await sleep(pollIntervalMs);
+    }
+  }
+
+  /**
+   * The publish call, once (not idempotent: an unanswered publish is `outcome_unknown`). A refusal of a
+   * container that turns out PUBLISHED is an earlier publish: its post is looked up, never re-sent.
+   * Nothing after a successful publish throws anything but `outcome_unknown`.
+   */
+  async function publish(input: PublishItemInput, container: string, since: number): Promise<PublishedItem> {
+    const { operation } = network.publish;
+    let answer: MetaAnswer;
+    try {
+      answer = await network.call(input.destination, {
+        method: "POST",
+        path: network.publish.path(input.destination),
+        params: { creation_id: container },
+        operation,
+        idempotent: false,
+      });
+    } catch (error) {
+      if (
+        error instanceof ProviderError &&
+        error.kind === "rejected" &&
+        (await isPublished(input.destination, container))
+      )
+        return recover(input, container, since);
+      throw error;
+    }
+    const id = answer.body.id;
+    if (typeof id !== "string" && typeof id !== "number") return recover(input, container, since);
+    const mediaId = String(id);
+    return {
+      providerObjectId: mediaId,
+      url: await permalinkOf(input.destination, mediaId),
+      extra: { id: mediaId, container },
+      provider: metaProvider(operation, answer),
+    };
+  }
+
+  async function isPublished(destination: DestinationRef, container: string): Promise<boolean> {
+    try {
+      return (await statusOf(destination, container)).code === "PUBLISHED";
+    } catch {
+      return false;
+    }
+  }
+
+  /** The post's permalink; never throws (the post exists): falls back to the account's URL. */
+  async function permalinkOf(destination: DestinationRef, mediaId: string): Promise<string> {
+    try {
+      const { body } = await network.call(destination, {
+        method: "GET",
+        path: encodeURIComponent(mediaId),
+        params: { fields: "permalink" },
+        operation: "GET /{media-id}?fields=permalink",
+        idempotent: true,
+      });
+      if (typeof body.permalink === "string" && /^https:\/\//.test(body.permalink)) return body.permalink;
+    } catch {
+      // The post is published; a missing permalink is no reason to fail it.
+    }
+    return network.profileUrl(destination);
+  }
+
+  /**
+   * A container the network reports PUBLISHED although Herald holds no receipt (a run that died after
+   * publishing): the post is looked up among the account's latest posts by the network's search and
+   * its time. One match is the receipt; otherwise `outcome_unknown`, and the container is never
+   * published again.
+   */
+  async function recover(input: PublishItemInput, container: string, since: number): Promise<PublishedItem> {
+    const search = network.recovery(input);
+    const { owner } = network;
+    let reason: string;
+    try {
+      const { body } = await network.call(input.destination, {
+        method: "GET",
+        path: search.path,
+        params: search.params,
+        operation: search.operation,
+        idempotent: true,
+      });
+      const posts: Record<string, any>[] = Array.isArray(body.data) ? body.data : [];
+      const matches = posts.filter(
+        (p) => search.matches(p) && parseGraphTime(search.timestamp(p)) >= since - RECOVERY_SLACK_MS,
+      );
+      if (matches.length === 1) {
+        const post = matches[0]!;
+        const mediaId = String(post.id);
+        return {
+          providerObjectId: mediaId,
+          url: typeof post.permalink === "string" ? post.permalink : network.profileUrl(input.destination),
+          extra: { id: mediaId, container, recovered: true },
+          provider: { operation: search.operation, requestId: null, statusCode: 200 },
+        };
+      }
+      reason =
+        matches.length === 0
+          ? `none of the ${owner}'s latest posts matches it`
+          : `${matches.length} of the ${owner}'s latest posts match it`;
+    } catch (error) {
+      reason = `the ${owner}'s latest posts could not be read (${error instanceof Error ? error.message : error})`;
+    }
+    throw new ProviderError(
+      "outcome_unknown",
+      `${name} reports container ${container} as already published, but Herald cannot tell which post ` +
+        `it became: ${reason}. Herald will not publish it again; check the ${owner}.`,
+      { operation: network.publish.operation },
+    );
+  }
+
+  /** The stored pending data, read defensively (it round-trips through the database as JSON). */
+  function pendingData(data: Record<string, unknown>): ContainerData {
+    const children = Array.isArray(data.children) ? data.children.map(String) : [];
+    const container = typeof data.container === "string" ? data.container : null;
+    if (container === null && children.length === 0)
+      throw new ProviderError("outcome_unknown", `the pending ${name} item has no container ids`, {
+        operation: "checkPending",
+      });
+    return { children, container };
+  }
+
+  return {
+    async publishItem(input) {
+      const since = deps.clock.now();
+      await network.beforeCreate?.(input.destination);
+      // Every URL is signed before anything is sent: a failure here leaves nothing on the network.
+      const data = await network.firstContainers(input, (params) => createContainer(input, params));
+      const status = await drive(input, data, since, false);
+      if (status.state === "published") return status.item;
+      if (status.state === "gone")
+        throw new ProviderError("transient", `${name}: ${status.reason}`, {
+          operation: "GET /{container-id}",
+        });
+      return {
+        pending: true,
+        data: status.data ?? data,
+        checkAgainAt: status.checkAgainAt,
+        provider: { operation: "GET /{container-id}", requestId: null, statusCode: 200 },
+      };
+    },
+
+    async checkPending({ item, data, since }) {
+      const status = await drive(item, pendingData(data), since, true);
+      if (status.state === "pending" && deps.clock.now() - since > META_CONTAINER_LIFETIME_MS)
+        throw new ProviderError(
+          "rejected",
+          `${name} was still processing the media 24 hours later; nothing was published`,
+          { operation: "GET /{container-id}" },
+        );
+      return status;
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import type { TSchema } from "@sinclair/typebox";
+
+// A network's `optionsSchema` is also how people see its options: `title` names a field, `description`
+// helps with it (on the whole schema: a note for the network), a literal's `title` names a choice,
+// `default: false` marks a switch that is off unless turned on, and `examples` on a list's items are
+// the values to pick from. The dashboard's compose form is built from these. The API's request schema
+// and the OpenAPI document take the schema without them: they describe validation only, and a default
+// there would be filled into requests.
+
+/** Keywords that only present an option. */
+const PRESENTATION = new Set(["title", "description", "default", "examples"]);
+
+/** Keywords whose value maps names to schemas (a property may itself be called `title`). */
+const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions"]);
+
+/** A copy of a schema without its presentation keywords, TypeBox's symbols kept. */
+export function validationSchema<T extends TSchema>(schema: T): T {
+  return strip(schema, false) as T;
+}
+
+function strip(node: unknown, isMap: boolean): unknown {
+  if (Array.isArray(node)) return node.map((value) => strip(value, false));
+  if (node === null || typeof node !== "object") return node;
+  const copy: Record<string | symbol, unknown> = {};
+  for (const symbol of Object.getOwnPropertySymbols(node))
+    copy[symbol] = (node as Record<symbol, unknown>)[symbol];
+  for (const [key, value] of Object.entries(node)) {
+    if (!isMap && PRESENTATION.has(key)) continue;
+    copy[key] = strip(value, !isMap && SCHEMA_MAPS.has(key));
+  }
+  return copy;
+}
