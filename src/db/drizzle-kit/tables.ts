@@ -1,8 +1,12 @@
-// What drizzle-kit reads to generate PostgreSQL's migrations (drizzle.pg.config.ts): every table under its own
-// name, since drizzle-kit finds tables among a module's named exports only. The application never
-// imports this file; it reads the tables of the open database (`tablesOf(db)`).
+// What drizzle-kit reads to generate the migrations of one dialect: every table under its own name,
+// since drizzle-kit finds tables among a module's named exports only. The dialect is the config's
+// (drizzle.config.ts and drizzle.pg.config.ts set HERALD_MIGRATIONS_DIALECT before drizzle-kit loads
+// this file). The application never imports it; it reads the tables of the open database (`tablesOf`).
 import { defineTables, type Tables } from "../tables.ts";
+import { sqliteBuilders } from "../tables/builders.ts";
 import { pgBuilders } from "../tables/builders-pg.ts";
+
+const builders = process.env.HERALD_MIGRATIONS_DIALECT === "postgresql" ? pgBuilders : sqliteBuilders;
 
 export const {
   accounts,
@@ -42,8 +46,8 @@ export const {
   billingStripeEvents,
   billingWorkspaceCancellations,
   billingInstallation,
-} = defineTables(pgBuilders);
+} = defineTables(builders);
 
 /** Compiles only while every table of `defineTables` is exported above. */
-export const everyTableExported: keyof Tables extends keyof typeof import("./pg-tables.ts") ? true : never =
+export const everyTableExported: keyof Tables extends keyof typeof import("./tables.ts") ? true : never =
   true;
