@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { NETWORKS } from "../../src/providers/registry.ts";
 import { completeBody, planUpload, sendAllParts, uploadBody } from "../assets/helpers.ts";
 import { dashboardWorld, type DashboardWorld, type TestBrowser } from "../dashboard/support.ts";
+import { attributeOf, formOf, screenOf } from "../helpers/screen.ts";
 import { idem } from "../posts/helpers.ts";
 import { makePng } from "../providers/support.ts";
 import { EXAMPLE_NETWORK } from "./adapter.ts";
@@ -41,9 +42,10 @@ afterAll(async () => {
 describe("a network registered from outside src/", () => {
   test("a person connects it with the form its connection kind gives", async () => {
     const page = `/dashboard/workspaces/${ws}/destinations`;
-    const listed = await owner.get(page);
-    expect(listed.text).toContain("Connect Example Social");
-    expect(listed.text).toContain("Like ada.example.");
+    const listed = screenOf((await owner.get(page)).text);
+    const connect = listed.getByRole("button", { name: "Connect Example Social" });
+    const form = listed.within(formOf(connect)!);
+    expect(listed.descriptionOf(form.getByLabelText(/Handle/))).toContain("Like ada.example.");
     const connected = await owner.submit(
       page,
       { handle: "ada.example", app_password: "ada-app-pass" },
@@ -121,16 +123,17 @@ describe("a network registered from outside src/", () => {
       page,
     );
     expect(r.status).toBe(200);
-    expect(r.text).toContain("<legend>Example Social</legend>");
-    expect(r.text).toContain("Example Social shows the first image large.");
-    for (const label of [
-      "Audience",
-      "Followers only",
-      "Mark as sensitive",
-      "Topic",
-      "One word the post is filed under.",
-    ])
-      expect(r.text).toContain(label);
-    expect(r.text).toContain('name="opt_example_sensitive"');
+    const screen = screenOf(r.text);
+    const group = screen.getByRole("group", { name: "Example Social" });
+    const options = screen.within(group);
+    expect(options.text()).toContain("Example Social shows the first image large.");
+    const audience = options.getByRole("combobox", { name: "Audience" });
+    expect(options.within(audience).namesOf("option")).toEqual(
+      expect.arrayContaining(["Everyone", "Followers only"]),
+    );
+    const sensitive = options.getByRole("checkbox", { name: "Mark as sensitive" });
+    expect(attributeOf(sensitive, "name")).toBe("opt_example_sensitive");
+    const topic = options.getByRole("textbox", { name: "Topic" });
+    expect(screen.descriptionOf(topic)).toContain("One word the post is filed under.");
   });
 });
