@@ -9,8 +9,9 @@ import { openDatabase } from "../../src/db/open.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";
 import type { FailSpec, FakeControls } from "../fakes/shared.ts";
+import { herald } from "../cli/helpers.ts";
 import { freshDatabase } from "../helpers/database.ts";
-import { BUN, MAIN, ROOT, cleanEnv, spawnHerald, type HeraldChild } from "../helpers/process.ts";
+import { spawnHerald, type HeraldChild } from "../helpers/process.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { connectMastodon, idem, type PostsWorld } from "./helpers.ts";
 import { freePort } from "../helpers/ports.ts";
@@ -164,21 +165,10 @@ export async function tempDataDir(): Promise<SharedData> {
 
 /** `herald admin bootstrap --json` on shared data: the first account's workspace and live key. */
 export async function bootstrapCli(data: SharedData): Promise<{ workspaceId: string; apiKey: string }> {
-  const proc = Bun.spawn(
-    [BUN, MAIN, "admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "Engine", "--json"],
-    {
-      cwd: ROOT,
-      env: cleanEnv(data.env),
-      stdout: "pipe",
-      stderr: "pipe",
-      stdin: "ignore",
-    },
+  const { code, stdout, stderr } = await herald(
+    ["admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "Engine", "--json"],
+    data.env,
   );
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
   if (code !== 0) throw new Error(`bootstrap failed (${code}): ${stderr}`);
   const out = JSON.parse(stdout);
   return { workspaceId: out.workspace_id, apiKey: out.api_key };
