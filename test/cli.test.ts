@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { herald } from "./cli/helpers.ts";
-import { BUN, MAIN, ROOT, cleanEnv } from "./helpers/process.ts";
-import { freePort } from "./helpers/ports.ts";
+import { spawnHerald } from "./helpers/process.ts";
 
 // The real CLI, run as a process the way a user runs it from a checkout.
 
@@ -415,37 +414,20 @@ describe("admin commands on a data dir", () => {
 describe("serve as a process", () => {
   test("on an empty data dir: first-start hint, /health, then admin commands while it runs", async () => {
     const dataDir = join(tempDataDir(), "fresh"); // does not exist yet
-    const port = await freePort();
-    const origin = `http://127.0.0.1:${port}`;
-    const env = { HERALD_DATA_DIR: dataDir, HERALD_PORT: String(port) };
-    const server = Bun.spawn([BUN, MAIN, "serve"], {
-      cwd: ROOT,
-      env: cleanEnv(env),
-      stdout: "pipe",
-      stderr: "pipe",
-      stdin: "ignore",
-    });
-    let stdout = "";
-    let stderr = "";
-    const pump = async (stream: ReadableStream<Uint8Array>, onText: (t: string) => void) => {
-      const decoder = new TextDecoder();
-      for await (const chunk of stream) onText(decoder.decode(chunk, { stream: true }));
-    };
-    const pumping = Promise.all([
-      pump(server.stdout, (t) => (stdout += t)),
-      pump(server.stderr, (t) => (stderr += t)),
-    ]);
+    const server = await spawnHerald({ env: { HERALD_DATA_DIR: dataDir } });
+    const origin = server.url;
+    const env = { HERALD_DATA_DIR: dataDir, HERALD_PORT: String(server.port) };
     try {
       await waitFor("the first-start hint", () => {
-        if (stdout.includes("admin bootstrap")) return true;
-        if (server.exitCode !== null) throw new Error(`serve exited ${server.exitCode}: ${stderr}`);
+        if (server.stdout().includes("admin bootstrap")) return true;
+        if (!server.running()) throw new Error(`serve exited ${server.proc.exitCode}: ${server.stderr()}`);
         return undefined;
       });
-      expect(stdout).toContain(`listening on ${origin}`);
-      expect(stdout).toContain("No account exists yet");
-      expect(stdout).toContain(`admin bootstrap --email`);
-      expect(stdout).toContain(`HERALD_DATA_DIR=${JSON.stringify(dataDir)}`);
-      expect(stdout).toContain(`${origin}/v1/account`);
+      expect(server.stdout()).toContain(`listening on ${origin}`);
+      expect(server.stdout()).toContain("No account exists yet");
+      expect(server.stdout()).toContain(`admin bootstrap --email`);
+      expect(server.stdout()).toContain(`HERALD_DATA_DIR=${JSON.stringify(dataDir)}`);
+      expect(server.stdout()).toContain(`${origin}/v1/account`);
 
       const health = await waitFor("/health", async () => {
         try {
@@ -549,16 +531,13 @@ describe("serve as a process", () => {
       expect(actions).toContain(`api_key.created ${credential_id}`);
 
       // Nothing secret reached the server's output.
-      expect(stdout + stderr).not.toContain(created.api_key);
-      expect(stdout + stderr).not.toContain(api_key);
+      expect(server.log()).not.toContain(created.api_key);
+      expect(server.log()).not.toContain(api_key);
 
       // SIGTERM stops it cleanly.
-      server.kill("SIGTERM");
-      expect(await server.exited).toBe(0);
+      expect(await server.stop()).toBe(0);
     } finally {
-      if (server.exitCode === null) server.kill("SIGKILL");
-      await server.exited;
-      await pumping.catch(() => {});
+      await server.kill();
     }
   }, 60_000);
 
@@ -573,27 +552,13 @@ describe("serve as a process", () => {
         )
       ).code,
     ).toBe(0);
-    const port = await freePort();
-    const server = Bun.spawn([BUN, MAIN, "serve"], {
-      cwd: ROOT,
-      env: cleanEnv({ ...env, HERALD_PORT: String(port) }),
-      stdout: "pipe",
-      stderr: "ignore",
-      stdin: "ignore",
-    });
+    const server = await spawnHerald({ env });
     try {
-      await waitFor("/health", async () => {
-        try {
-          return (await fetch(`http://127.0.0.1:${port}/health`)).ok ? true : undefined;
-        } catch {
-          return undefined;
-        }
-      });
+      await server.waitForHealth({ timeoutMs: 10_000, pollMs: 25 });
     } finally {
-      server.kill("SIGTERM");
-      await server.exited;
+      await server.stop();
     }
-    const stdout = await new Response(server.stdout).text();
+    const stdout = server.stdout();
     expect(stdout).toContain("listening on");
     expect(stdout).not.toContain("No account exists yet");
   }, 60_000);

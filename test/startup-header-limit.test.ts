@@ -2,8 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BUN, MAIN, ROOT, cleanEnv } from "./helpers/process.ts";
-import { freePort } from "./helpers/ports.ts";
+import { spawnHerald } from "./helpers/process.ts";
 
 // Bun answers a bare 431 past its native request-head limit, before any JS runs; `serve` raises that
 // limit so that the app's own, lower one answers with a problem. It skips loading node:http for it
@@ -15,31 +14,18 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Starts `bun [runtimeFlags] src/main.ts serve`, sends a request with a 100 KB header, stops it. */
 async function bigHeadAnswer(runtimeFlags: string[]): Promise<{ status: number; type: string | null }> {
-  const port = await freePort();
-  const server = Bun.spawn([BUN, ...runtimeFlags, MAIN, "serve"], {
-    cwd: ROOT,
-    env: cleanEnv({ HERALD_DATA_DIR: mkdtempSync(join(dir, "data-")), HERALD_PORT: String(port) }),
-    stdout: "ignore",
-    stderr: "pipe",
-    stdin: "ignore",
+  const server = await spawnHerald({
+    runtimeFlags,
+    env: { HERALD_DATA_DIR: mkdtempSync(join(dir, "data-")) },
   });
   try {
-    const origin = `http://127.0.0.1:${port}`;
-    for (let up = false; !up; ) {
-      if (server.exitCode !== null)
-        throw new Error(`serve exited: ${await new Response(server.stderr).text()}`);
-      up = await fetch(`${origin}/health`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (!up) await Bun.sleep(25);
-    }
+    await server.waitForHealth({ pollMs: 25 });
+    const origin = server.url;
     const response = await fetch(`${origin}/v1/account`, { headers: { "x-padding": "a".repeat(100_000) } });
     await response.arrayBuffer();
     return { status: response.status, type: response.headers.get("content-type") };
   } finally {
-    server.kill();
-    await server.exited;
+    await server.stop();
   }
 }
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BUN, MAIN, ROOT, cleanEnv } from "./helpers/process.ts";
+import { BUN, MAIN, spawnHerald } from "./helpers/process.ts";
 import { freePort } from "./helpers/ports.ts";
 
 // `herald serve` loads what its first requests need and nothing else: the S3 and SMTP clients only
@@ -47,18 +47,15 @@ interface Probe {
 async function probeServe(env: Record<string, string>): Promise<Probe> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(dir, "data-"));
-  const proc = Bun.spawn([BUN, PROBE, MAIN, String(port)], {
-    cwd: ROOT,
-    env: cleanEnv({ HERALD_DATA_DIR: dataDir, HERALD_PORT: String(port), HERALD_ACCESS_LOG: "0", ...env }),
-    stdout: "pipe",
-    stderr: "pipe",
-    stdin: "ignore",
+  // The probe runs serve inside itself on the port it is given.
+  const probe = await spawnHerald({
+    port,
+    program: [BUN, PROBE, MAIN, String(port)],
+    args: [],
+    env: { HERALD_DATA_DIR: dataDir, HERALD_ACCESS_LOG: "0", ...env },
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+  const code = await probe.exited();
+  const [stdout, stderr] = [probe.stdout(), probe.stderr()];
   const line = stdout.split("\n").find((l) => l.startsWith("PROBE "));
   if (code !== 0 || !line) throw new Error(`serve probe failed (${code}): ${stderr}`);
   return JSON.parse(line.slice("PROBE ".length)) as Probe;

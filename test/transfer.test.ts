@@ -18,12 +18,11 @@ import { uploadAsset } from "./assets/helpers.ts";
 import { png } from "./assets/samples.ts";
 import { startMastodonFake } from "./fakes/mastodon.ts";
 import { freshDatabase, POSTGRES_URL, TEST_SECRET_KEY, type TestDatabase } from "./helpers/database.ts";
-import { BUN, cleanEnv, MAIN, ROOT } from "./helpers/process.ts";
+import { spawnHerald } from "./helpers/process.ts";
 import { herald } from "./cli/helpers.ts";
 import { startTestServer, type TestAccount } from "./helpers/server.ts";
 import { connectMastodon, idem } from "./posts/helpers.ts";
 import { mustCreateEndpoint, runWebhooks, startReceiver } from "./webhooks/helpers.ts";
-import { freePort } from "./helpers/ports.ts";
 
 /** Runs the CLI and expects success. */
 async function mustRun(args: string[], env: Record<string, string>): Promise<string> {
@@ -181,22 +180,13 @@ describe(`export and import (${path})`, () => {
   });
 
   test("a server on the imported installation serves the same posts, asset and bytes", async () => {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const proc = Bun.spawn([BUN, MAIN, "serve"], {
-      cwd: ROOT,
-      env: cleanEnv({
-        ...middle,
-        HERALD_HOST: "127.0.0.1",
-        HERALD_PORT: String(port),
-        HERALD_BASE_URL: base,
-        HERALD_ACCESS_LOG: "0",
-      }),
-      stdout: "ignore",
-      stderr: "inherit",
+    const server = await spawnHerald({
+      baseUrl: true,
+      env: { ...middle, HERALD_HOST: "127.0.0.1", HERALD_ACCESS_LOG: "0" },
     });
+    const base = server.url;
     try {
-      await waitForHealth(base);
+      await server.waitForHealth({ timeoutMs: 15_000, pollMs: 100 });
       const get = async (path: string) => {
         const r = await fetch(`${base}/v1/workspaces/${seen.owner!.workspaceId}${path}`, {
           headers: { authorization: `Bearer ${seen.owner!.apiKey}` },
@@ -224,8 +214,7 @@ describe(`export and import (${path})`, () => {
       });
       expect(invited.status).toBe(201);
     } finally {
-      proc.kill("SIGTERM");
-      await proc.exited;
+      await server.stop();
     }
   });
 
@@ -300,15 +289,3 @@ describe(`export and import (${path})`, () => {
     }
   });
 });
-
-async function waitForHealth(base: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const ok = await fetch(`${base}/health`)
-      .then((r) => r.status === 200)
-      .catch(() => false);
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`no server answered at ${base}`);
-    await Bun.sleep(100);
-  }
-}

@@ -4,13 +4,11 @@
 // bench/assets.ts.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { combineCrc64Nvme, createCrc64Nvme, crc64nvmeToBase64 } from "../../src/lib/crc64nvme.ts";
 import { partCountFor, partLength, partSizeFor } from "../../src/modules/assets/parts.ts";
 import { ftyp, moov } from "./samples.ts";
-import { freePort } from "../helpers/ports.ts";
-
-const ROOT = resolve(import.meta.dir, "../..");
+import { BUN, MAIN, cleanEnv, spawnHerald } from "../helpers/process.ts";
 
 /** A video of `size` bytes that exists only as a function from part number to bytes. */
 export interface VirtualVideo {
@@ -178,37 +176,16 @@ export async function startServerProcess(
   bunArgs: string[] = [],
 ): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "herald-big-"));
-  const port = await freePort();
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env))
-    if (!name.startsWith("HERALD_") && value !== undefined) env[name] = value;
-  Object.assign(env, {
-    HERALD_DATA_DIR: dataDir,
-    HERALD_PORT: String(port),
-    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
-    ...extraEnv,
-  });
-  const bun = join(ROOT, "node_modules/.bin/bun");
-  const main = join(ROOT, "src/main.ts");
+  const env = { HERALD_DATA_DIR: dataDir, HERALD_RATE_LIMIT_PER_MINUTE: "1000000", ...extraEnv };
   const boot = Bun.spawnSync(
-    [bun, main, "admin", "bootstrap", "--email", "big@example.com", "--workspace-name", "Big", "--json"],
-    { env, stdout: "pipe", stderr: "pipe" },
+    [BUN, MAIN, "admin", "bootstrap", "--email", "big@example.com", "--workspace-name", "Big", "--json"],
+    { env: cleanEnv(env), stdout: "pipe", stderr: "pipe" },
   );
   if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
   const account = JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
-  const proc = Bun.spawn([bun, ...bunArgs, main, "serve"], {
-    env,
-    stdout: "ignore",
-    stderr: "pipe",
-    stdin: "ignore",
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if ((await fetch(`${url}/health`).catch(() => null))?.ok) break;
-    if (i > 200 || proc.exitCode !== null)
-      throw new Error(`herald serve did not start: ${await new Response(proc.stderr).text()}`);
-    await Bun.sleep(50);
-  }
+  const server = await spawnHerald({ env, runtimeFlags: bunArgs });
+  await server.waitForHealth({ timeoutMs: 10_000 });
+  const { url, proc } = server;
   const status = (field: string) =>
     Number(
       /(\d+) kB/.exec(
@@ -225,8 +202,7 @@ export async function startServerProcess(
     workspaceId: account.workspace_id,
     memory: () => ({ rss: status("VmRSS:"), peak: status("VmHWM:") }),
     async stop() {
-      proc.kill("SIGTERM");
-      await proc.exited;
+      await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -4,16 +4,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { runAssets } from "../../src/cli/assets.ts";
 import { ConfigError, loadClientConfig } from "../../src/config.ts";
+import { herald as runCli } from "../cli/helpers.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { ok } from "./helpers.ts";
 import { mp4, png } from "./samples.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const BUN = join(ROOT, "node_modules/.bin/bun");
-const MAIN = join(ROOT, "src/main.ts");
 const MiB = 1024 * 1024;
 
 let s: TestServer;
@@ -27,31 +25,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The parent's environment without HERALD_* variables, plus `extra`. */
-function env(extra: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env))
-    if (!name.startsWith("HERALD_") && value !== undefined) out[name] = value;
-  return { ...out, ...extra };
-}
-
-async function herald(
+/** The CLI as a process in the test's directory; against the test server with its owner's key by default. */
+function herald(
   args: string[],
   extra: Record<string, string> = { HERALD_API_URL: s.url, HERALD_API_KEY: s.owner.apiKey },
 ) {
-  const proc = Bun.spawn([BUN, MAIN, ...args], {
-    cwd: dir,
-    env: env(extra),
-    stdout: "pipe",
-    stderr: "pipe",
-    stdin: "ignore",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
+  return runCli(args, extra, { cwd: dir });
 }
 
 function file(name: string, bytes: Uint8Array): string {

@@ -9,7 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { POSTGRES_URL } from "../helpers/database.ts";
-import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
+import { spawnHerald } from "../helpers/process.ts";
 import { bootstrapCli, waitFor } from "../posts/engine-helpers.ts";
 import { ext4Image, loopUnavailable, mountsUnavailable, smallTmpfs } from "./mounts.ts";
 import { client, logDir, serve, type Client, type Serve } from "./support.ts";
@@ -59,14 +59,9 @@ function inspect(dataDir: string): { integrity: string; posts: number } {
 
 /** `herald serve` that is expected to exit at once: its exit code and stderr. */
 async function startRefused(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
-  const proc = Bun.spawn([BUN, MAIN, "serve"], {
-    cwd: ROOT,
-    env: cleanEnv({ ...env, HERALD_PORT: "0" }),
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  const server = await spawnHerald({ port: 0, env });
+  const code = await server.exited();
+  const stderr = server.stderr();
   return { code, stderr };
 }
 
@@ -90,11 +85,6 @@ async function expectHealthWarns(server: Serve, code: string, storage: Record<st
   expect(health.status).toBe(200);
   expect(health.body.status).toBe("ok");
   expect(health.body.storage).toMatchObject(storage);
-}
-
-async function stop(server: Serve): Promise<number | null> {
-  await server.kill("SIGTERM");
-  return server.proc.exitCode;
 }
 
 /** A storage scenario's server on its disk: `server` is replaced when the scenario restarts it. */
@@ -168,7 +158,7 @@ describe("storage faults", () => {
         disk.free();
         // The refused requests left nothing behind: the same keys now create their posts.
         for (let i = 0; i < 5; i++) expect((await draft(api, workspaceId, `during-${i}`)).status).toBe(201);
-        expect(await stop(run.server)).toBe(0);
+        expect(await run.server.stop()).toBe(0);
         expect(inspect(disk.dir)).toEqual({ integrity: "ok", posts: 10 });
         console.log(`[faults] storage: disk full held; ${Date.now() - started} ms`);
       });
@@ -198,7 +188,7 @@ describe("storage faults", () => {
         expect(listed.body.data).toHaveLength(3);
         expect(run.server.log()).toContain('"fault":"read_only"');
         await expectHealthWarns(run.server, "storage_read_only", { state: "read_only", writable: false });
-        await stop(run.server);
+        await run.server.stop();
 
         // Repaired and mounted read-only: a server does not start, and says why in one line.
         disk.remount("ro");
@@ -213,7 +203,7 @@ describe("storage faults", () => {
         expect(inspect(env.HERALD_DATA_DIR)).toEqual({ integrity: "ok", posts: 3 });
         run.server = await serve({ env, logs });
         for (let i = 0; i < 3; i++) expect((await draft(api, workspaceId, `during-${i}`)).status).toBe(201);
-        expect(await stop(run.server)).toBe(0);
+        expect(await run.server.stop()).toBe(0);
         expect(inspect(env.HERALD_DATA_DIR)).toEqual({ integrity: "ok", posts: 6 });
         console.log(`[faults] storage: read-only held; ${Date.now() - started} ms`);
       });

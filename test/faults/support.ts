@@ -5,7 +5,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { apiClient, type HeraldProcess, spawnHerald } from "../posts/engine-helpers.ts";
+import { apiClient, type HeraldProcess, serveOnLogs } from "../posts/engine-helpers.ts";
 
 /** The seed of this run: HERALD_FAULTS_SEED, else `fallback` (CI's fixed seed); printed for replays. */
 export function faultSeed(name: string, fallback: number): number {
@@ -56,7 +56,7 @@ export function serve(input: {
   timeoutMs?: number;
 }): Promise<Serve> {
   // Any answer below 500 counts as up: a fault script may start a server whose /health reports trouble.
-  return spawnHerald({ ...input, pollMs: 25, ready: (status) => status < 500 });
+  return serveOnLogs({ ...input, pollMs: 25, ready: (status) => status < 500 });
 }
 
 /**

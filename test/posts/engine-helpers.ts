@@ -1,7 +1,7 @@
 // Helpers of the engine tests: worlds with Mastodon and Bluesky fakes, outbox reads, a fault that
 // hits only the n-th matching request, and real `herald serve` child processes.
 import { expect } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { engineOf, type Db } from "../../src/db/engine.ts";
@@ -9,8 +9,9 @@ import { openDatabase } from "../../src/db/open.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";
 import type { FailSpec, FakeControls } from "../fakes/shared.ts";
+import { herald } from "../cli/helpers.ts";
 import { freshDatabase } from "../helpers/database.ts";
-import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
+import { spawnHerald, type HeraldChild } from "../helpers/process.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { connectMastodon, idem, type PostsWorld } from "./helpers.ts";
 import { freePort } from "../helpers/ports.ts";
@@ -164,47 +165,23 @@ export async function tempDataDir(): Promise<SharedData> {
 
 /** `herald admin bootstrap --json` on shared data: the first account's workspace and live key. */
 export async function bootstrapCli(data: SharedData): Promise<{ workspaceId: string; apiKey: string }> {
-  const proc = Bun.spawn(
-    [BUN, MAIN, "admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "Engine", "--json"],
-    {
-      cwd: ROOT,
-      env: cleanEnv(data.env),
-      stdout: "pipe",
-      stderr: "pipe",
-      stdin: "ignore",
-    },
+  const { code, stdout, stderr } = await herald(
+    ["admin", "bootstrap", "--email", "owner@example.com", "--workspace-name", "Engine", "--json"],
+    data.env,
   );
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
   if (code !== 0) throw new Error(`bootstrap failed (${code}): ${stderr}`);
   const out = JSON.parse(stdout);
   return { workspaceId: out.workspace_id, apiKey: out.api_key };
 }
 
 /** A running `herald serve` child process. */
-export interface HeraldProcess {
-  url: string;
-  port: number;
-  proc: ReturnType<typeof Bun.spawn>;
-  /** Its stdout and stderr so far (for failure messages). */
-  log(): string;
-  kill(signal?: NodeJS.Signals): Promise<void>;
-}
-
-// Children still running when the test process exits (a timed-out test) are killed with it.
-const live = new Set<ReturnType<typeof Bun.spawn>>();
-process.on("exit", () => {
-  for (const proc of live) proc.kill("SIGKILL");
-});
+export type HeraldProcess = HeraldChild;
 
 /**
  * Starts `bun src/main.ts serve` with `env` on `port` (a free one if omitted), its output in a file
  * under `logs`, and waits until /health answers with a status `ready` accepts (default 2xx).
  */
-export async function spawnHerald(input: {
+export async function serveOnLogs(input: {
   env: Record<string, string>;
   logs: string;
   port?: number;
@@ -213,64 +190,19 @@ export async function spawnHerald(input: {
   ready?: (status: number) => boolean;
 }): Promise<HeraldProcess> {
   const port = input.port ?? (await freePort());
-  const url = `http://127.0.0.1:${port}`;
-  const logPath = join(input.logs, `serve-${port}-${Date.now()}.log`);
-  const proc = Bun.spawn([BUN, MAIN, "serve"], {
-    cwd: ROOT,
-    stdin: "ignore",
-    stdout: Bun.file(logPath),
-    stderr: Bun.file(logPath),
-    env: cleanEnv({
-      HERALD_PORT: String(port),
-      HERALD_BASE_URL: url,
-      HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
-      ...input.env,
-    }),
-  });
-  live.add(proc);
-  void proc.exited.then(() => live.delete(proc));
-  const log = () => {
-    try {
-      return readFileSync(logPath, "utf8");
-    } catch {
-      return "";
-    }
-  };
-  const herald: HeraldProcess = {
-    url,
+  const herald = await spawnHerald({
     port,
-    proc,
-    log,
-    async kill(signal = "SIGKILL") {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
-      await proc.exited;
-    },
-  };
-  const ready = input.ready ?? ((status: number) => status >= 200 && status < 300);
-  try {
-    await waitFor(
-      `herald serve on ${url}`,
-      async () => {
-        if (proc.exitCode !== null) throw new Error(`herald serve exited with ${proc.exitCode}: ${log()}`);
-        try {
-          return ready((await fetch(`${url}/health`)).status) ? true : undefined;
-        } catch {
-          return undefined;
-        }
-      },
-      input.timeoutMs ?? 20_000,
-      input.pollMs ?? 50,
-    );
-  } catch (error) {
-    await herald.kill();
-    throw error;
-  }
+    baseUrl: true,
+    env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1", ...input.env },
+    logFile: join(input.logs, `serve-${port}-${Date.now()}.log`),
+  });
+  await herald.waitForHealth(input);
   return herald;
 }
 
 /** Starts `bun src/main.ts serve` on shared data at a free port and waits until /health answers. */
 export function startHerald(data: SharedData, env: Record<string, string> = {}): Promise<HeraldProcess> {
-  return spawnHerald({ env: { ...data.env, ...env }, logs: data.dir });
+  return serveOnLogs({ env: { ...data.env, ...env }, logs: data.dir });
 }
 
 /**
