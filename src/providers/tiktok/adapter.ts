@@ -2,6 +2,7 @@
 // app (`client_key`, no PKCE), short-lived access tokens renewed with rotating refresh tokens, and
 // direct posts of one video (chunked FILE_UPLOAD) or photos (PULL_FROM_URL) through
 // publish.ts, with the rules of rules.ts; published posts' numbers through metrics.ts.
+import { appForRenewal, storedRefreshToken } from "../refresh-grant.ts";
 import type { NetworkDefinition } from "../registry.ts";
 import { TIKTOK_OPERATIONS, tiktokBase, tiktokCall, tiktokToken } from "./api.ts";
 import { fetchTikTokMetrics, TIKTOK_METRICS_BATCH_SIZE } from "./metrics.ts";
@@ -194,17 +195,15 @@ export function createTikTokAdapter(deps: TikTokDeps): TikTokAdapter {
      * refuses (`invalid_grant`), is `auth_revoked`.
      */
     async refreshCredentials({ destination }): Promise<Credentials> {
-      const app = deps.apps.tiktok;
       const operation = TIKTOK_OPERATIONS.token;
-      if (!app?.clientId || !app.clientSecret)
-        throw new ProviderError(
-          "not_sent",
-          "TikTok tokens cannot be renewed: HERALD_TIKTOK_CLIENT_ID and HERALD_TIKTOK_CLIENT_SECRET are not set",
-          { operation },
-        );
+      const app = appForRenewal({
+        app: deps.apps.tiktok,
+        channel: "tiktok",
+        displayName: "TikTok",
+        operation,
+      });
       const stored = destination.credentials as Partial<TikTokCredentials>;
-      if (typeof stored.refreshToken !== "string" || stored.refreshToken === "")
-        throw new ProviderError("auth_revoked", "the TikTok destination has no refresh token", { operation });
+      const refreshToken = storedRefreshToken({ credentials: stored, displayName: "TikTok", operation });
       if (typeof stored.refreshExpiresAt === "number" && stored.refreshExpiresAt <= deps.clock.now())
         throw new ProviderError(
           "auth_revoked",
@@ -220,7 +219,7 @@ export function createTikTokAdapter(deps: TikTokDeps): TikTokAdapter {
           client_key: app.clientId,
           client_secret: app.clientSecret,
           grant_type: "refresh_token",
-          refresh_token: stored.refreshToken,
+          refresh_token: refreshToken,
         },
         // Repeating a refresh creates nothing: at worst the used token is refused (auth_revoked).
         idempotent: true,

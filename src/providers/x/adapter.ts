@@ -1,6 +1,7 @@
 // The X (API v2) adapter: OAuth 2.0 authorization code + PKCE for Herald's confidential app,
 // two-hour access tokens renewed with rotating single-use refresh tokens, POST /2/tweets with
 // replies for threads, publishing in publish.ts (media through media.ts; a video still processing becomes a pending item).
+import { appForRenewal, storedRefreshToken } from "../refresh-grant.ts";
 import type { NetworkDefinition } from "../registry.ts";
 import type { XMediaDeps } from "./media.ts";
 import { createXPublisher } from "./publish.ts";
@@ -153,18 +154,13 @@ export function createXAdapter(deps: XDeps): XAdapter {
      * single-use).
      */
     async refreshCredentials({ destination }): Promise<Credentials> {
-      const app = deps.apps.x;
-      if (!app?.clientId || !app.clientSecret)
-        throw new ProviderError(
-          "not_sent",
-          "X tokens cannot be renewed: HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET are not set",
-          { operation: X_OPERATIONS.token },
-        );
-      const refreshToken = destination.credentials.refreshToken;
-      if (typeof refreshToken !== "string" || refreshToken === "")
-        throw new ProviderError("auth_revoked", "the X destination has no refresh token", {
-          operation: X_OPERATIONS.token,
-        });
+      const operation = X_OPERATIONS.token;
+      const app = appForRenewal({ app: deps.apps.x, channel: "x", displayName: "X", operation });
+      const refreshToken = storedRefreshToken({
+        credentials: destination.credentials,
+        displayName: "X",
+        operation,
+      });
       const answer = await token({
         tokenBase: app.tokenBase,
         clientId: app.clientId,

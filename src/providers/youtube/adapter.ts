@@ -5,6 +5,7 @@
 // status checks, which can run again at any point (the session says what it holds), then the checks
 // wait for YouTube's processing. The post is published when YouTube has processed the video. Its
 // numbers are read through metrics.ts.
+import { appForRenewal, storedRefreshToken } from "../refresh-grant.ts";
 import type { NetworkDefinition } from "../registry.ts";
 import { checkYouTubeItem, YOUTUBE_LIMITS, YOUTUBE_RULES } from "./rules.ts";
 import { YOUTUBE_OPERATIONS, bearer, youtubeBase, youtubeJson } from "./api.ts";
@@ -198,19 +199,18 @@ export function createYouTubeAdapter(deps: YouTubeDeps): YouTubeAdapter {
 
     /** The refresh grant; Google usually answers without a refresh token, and the stored one stays. */
     async refreshCredentials({ destination }): Promise<Credentials> {
-      const { clientId, clientSecret } = app();
       const operation = YOUTUBE_OPERATIONS.token;
-      if (!clientId || !clientSecret)
-        throw new ProviderError(
-          "not_sent",
-          "YouTube tokens cannot be renewed: HERALD_YOUTUBE_CLIENT_ID and HERALD_YOUTUBE_CLIENT_SECRET are not set",
-          { operation },
-        );
-      const refreshToken = destination.credentials.refreshToken;
-      if (typeof refreshToken !== "string" || refreshToken === "")
-        throw new ProviderError("auth_revoked", "the YouTube destination has no refresh token", {
-          operation,
-        });
+      const { clientId, clientSecret } = appForRenewal({
+        app: app(),
+        channel: "youtube",
+        displayName: "YouTube",
+        operation,
+      });
+      const refreshToken = storedRefreshToken({
+        credentials: destination.credentials,
+        displayName: "YouTube",
+        operation,
+      });
       const answer = await token({
         form: {
           grant_type: "refresh_token",
