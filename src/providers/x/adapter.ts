@@ -125,6 +125,7 @@ function credentialsOf(
   };
 }
 
+/** The scopes asked for: HERALD_X_SCOPES, else Herald's set. */
 function scopes(deps: XDeps): string {
   return deps.apps.x?.scopes ?? X_SCOPES;
 }
