@@ -103,42 +103,7 @@ export function createYouTubePublisher(deps: YouTubePublishDeps): YouTubePublish
      * never complete, so a new one is safe), then waits briefly for processing. Uploaded: reads the
      * processing status; processed → published, failed or rejected → `rejected` with YouTube's reason.
      */
-    async checkPending({ destination, item, data, since }): Promise<PendingStatus> {
-      if (typeof data.video_id === "string" && data.video_id !== "")
-        return checkProcessing(yt, {
-          destination,
-          videoId: data.video_id,
-          uploadedAt: typeof data.uploaded_at === "number" ? data.uploaded_at : since,
-          since,
-        });
-      const sessionUri = data.session_uri;
-      if (!sessionUriIsSafe({ destination, sessionUri }) || typeof data.total !== "number")
-        return { state: "gone", reason: "the pending YouTube upload session could not be read" };
-      const video = item.media.find(isVideo);
-      if (!video)
-        throw new ProviderError("rejected", "the post's video is no longer attached", {
-          operation: "checkPending",
-        });
-      const bytes = await video.read();
-      if (bytes.length !== data.total)
-        throw new ProviderError(
-          "rejected",
-          `the video is ${bytes.length} bytes but its upload session was opened for ${data.total}`,
-          { operation: "checkPending" },
-        );
-      const outcome = await uploads.upload({
-        destination,
-        sessionUri: sessionUri as string,
-        bytes,
-        contentType: typeof data.content_type === "string" ? data.content_type : video.contentType,
-      });
-      if (outcome.kind === "expired")
-        return {
-          state: "gone",
-          reason: `YouTube's upload session expired (${outcome.statusCode}) before it had the whole video`,
-        };
-      return afterUpload(yt, { destination, video: outcome.video, statusCode: outcome.statusCode });
-    },
+    checkPending: (input) => continueYouTubeUpload(yt, input),
   };
 }
 
@@ -294,4 +259,45 @@ function sleep(ms: number): Promise<void> {
 /** The public page of a video. */
 export function watchUrl(videoId: string): string {
   return `https://www.youtube.com/watch?v=${encodeURIComponent(videoId)}`;
+}
+
+/** Continues a pending video: the upload while bytes are missing, then processing until it settles. */
+async function continueYouTubeUpload(
+  yt: YouTubePublishing,
+  { destination, item, data, since }: Parameters<YouTubePublisher["checkPending"]>[0],
+): Promise<PendingStatus> {
+  if (typeof data.video_id === "string" && data.video_id !== "")
+    return checkProcessing(yt, {
+      destination,
+      videoId: data.video_id,
+      uploadedAt: typeof data.uploaded_at === "number" ? data.uploaded_at : since,
+      since,
+    });
+  const sessionUri = data.session_uri;
+  if (!sessionUriIsSafe({ destination, sessionUri }) || typeof data.total !== "number")
+    return { state: "gone", reason: "the pending YouTube upload session could not be read" };
+  const video = item.media.find(isVideo);
+  if (!video)
+    throw new ProviderError("rejected", "the post's video is no longer attached", {
+      operation: "checkPending",
+    });
+  const bytes = await video.read();
+  if (bytes.length !== data.total)
+    throw new ProviderError(
+      "rejected",
+      `the video is ${bytes.length} bytes but its upload session was opened for ${data.total}`,
+      { operation: "checkPending" },
+    );
+  const outcome = await yt.uploads.upload({
+    destination,
+    sessionUri: sessionUri as string,
+    bytes,
+    contentType: typeof data.content_type === "string" ? data.content_type : video.contentType,
+  });
+  if (outcome.kind === "expired")
+    return {
+      state: "gone",
+      reason: `YouTube's upload session expired (${outcome.statusCode}) before it had the whole video`,
+    };
+  return afterUpload(yt, { destination, video: outcome.video, statusCode: outcome.statusCode });
 }
