@@ -183,21 +183,28 @@ ${choices({
   checked: values.workspaceIds,
   errors,
 })}
-${choices({
-  name: "expiry",
-  pointer: "/expiry",
-  legend: "Expiry",
-  type: "radio",
-  options: [
-    { value: "never", label: "Never" },
-    { value: "30", label: "In 30 days" },
-    { value: "90", label: "In 90 days" },
-    { value: "365", label: "In a year" },
-    { value: "date", label: "On the date below" },
-  ],
-  checked: [values.expiry],
-  errors,
-})}
+${keyExpiryFields(values, errors)}
+<button type="submit">Create key</button>`,
+)}`;
+}
+
+/** When the key stops working: never, after a period, or at the end of a chosen day (UTC). */
+function keyExpiryFields(values: KeyFormValues, errors: FieldErrors): Markup {
+  return html`${choices({
+    name: "expiry",
+    pointer: "/expiry",
+    legend: "Expiry",
+    type: "radio",
+    options: [
+      { value: "never", label: "Never" },
+      { value: "30", label: "In 30 days" },
+      { value: "90", label: "In 90 days" },
+      { value: "365", label: "In a year" },
+      { value: "date", label: "On the date below" },
+    ],
+    checked: [values.expiry],
+    errors,
+  })}
 ${input({
   name: "expires_on",
   pointer: "/expires_on",
@@ -206,7 +213,5 @@ ${input({
   type: "date",
   value: values.expiresOn,
   errors,
-})}
-<button type="submit">Create key</button>`,
-)}`;
+})}`;
 }

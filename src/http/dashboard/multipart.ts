@@ -125,104 +125,146 @@ export async function readMultipartForm(request: Request, limits: ReadLimits): P
     files: [],
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
+  const parts = new PartCollector(form, dir, limits);
   const delimiter = Buffer.from(`\r\n--${boundary}`);
   const reader = request.body.getReader();
   // The leading CRLF lets the first boundary be found like every later one.
   let buffer: Buffer = Buffer.from("\r\n");
-  let state: "preamble" | "after" | "headers" | "body" | "done" = "preamble";
-  let field: { name: string; chunks: Buffer[] } | null = null;
-  let file: { sink: FileSink; info: Omit<ReceivedFile, "byteSize" | "partChecksums" | "checksum"> } | null =
-    null;
-  let fieldBytes = 0;
-  let fileBytes = 0;
-
-  const emit = async (bytes: Buffer) => {
-    if (field) {
-      fieldBytes += bytes.length;
-      if (fieldBytes > MAX_FIELD_BYTES) throw new BodyTooLarge();
-      field.chunks.push(bytes);
-    } else if (file) {
-      fileBytes += bytes.length;
-      if (fileBytes > limits.maxFileBytes) throw new BodyTooLarge();
-      await file.sink.write(bytes);
-    }
-  };
-  const endPart = async () => {
-    if (field) {
-      const value = Buffer.concat(field.chunks).toString("utf8");
-      // As readForm: no browser sends a NUL from a form, and PostgreSQL text cannot hold one.
-      if (field.name.includes("\0") || value.includes("\0")) throw new FormRefused();
-      form.fields.append(field.name, value);
-    }
-    if (file) {
-      const done = await file.sink.close();
-      // An empty file input still sends a part: no file was chosen.
-      if (file.sink.size > 0) form.files.push({ ...file.info, byteSize: file.sink.size, ...done });
-    }
-    field = null;
-    file = null;
-  };
-  const startPart = async (headers: string) => {
-    const { name, fileName, type } = dispositionOf(headers);
-    if (fileName === null) return void (field = { name, chunks: [] });
-    if (fileName === "") return; // no file chosen: its (empty) bytes are skipped
-    if (fileName.includes("\0") || name.includes("\0")) throw new FormRefused();
-    if (!limits.allowFiles(form.fields)) throw new FormRefused();
-    const path = join(dir, `file-${form.files.length + 1}`);
-    file = {
-      sink: await FileSink.open(path, limits.maxFileBytes),
-      info: { field: name, fileName: fileName.slice(0, 500), contentType: type.slice(0, 200), path },
-    };
-  };
+  let state: ParseState = "preamble";
 
   try {
     while (state !== "done") {
       const { done, value } = await reader.read();
       if (value) buffer = buffer.length ? Buffer.concat([buffer, value]) : Buffer.from(value);
-      for (;;) {
-        if (state === "preamble" || state === "body") {
-          const at = buffer.indexOf(delimiter);
-          if (at < 0) {
-            // Keep what could be the start of a delimiter; the rest belongs to the part.
-            const safe = Math.max(0, buffer.length - delimiter.length);
-            if (state === "body") await emit(buffer.subarray(0, safe));
-            buffer = buffer.subarray(safe);
-            break;
-          }
-          if (state === "body") {
-            await emit(buffer.subarray(0, at));
-            await endPart();
-          }
-          buffer = buffer.subarray(at + delimiter.length);
-          state = "after";
-        } else if (state === "after") {
-          if (buffer.length < 2) break;
-          if (buffer.subarray(0, 2).toString() === "--") state = "done";
-          else state = "headers";
-          buffer = buffer.subarray(2);
-          if (state === "done") break;
-        } else if (state === "headers") {
-          const end = buffer.indexOf("\r\n\r\n");
-          if (end < 0) {
-            if (buffer.length > 16 * 1024) throw new BodyTooLarge();
-            break;
-          }
-          await startPart(buffer.subarray(0, end).toString("utf8"));
-          buffer = buffer.subarray(end + 4);
-          state = "body";
-        } else break;
-      }
+      ({ state, buffer } = await advance(state, buffer, delimiter, parts));
       if (done) break;
     }
     await reader.cancel().catch(() => {});
     // A body cut short leaves its last file unfinished: it is closed and not kept.
-    if (file) await (file as { sink: FileSink }).sink.close();
+    await parts.closeUnfinished();
     return form;
   } catch (error) {
     await reader.cancel().catch(() => {});
-    await (file as { sink: FileSink } | null)?.sink.close().catch(() => {});
+    await parts.closeUnfinished().catch(() => {});
     await form.cleanup();
     throw error;
+  }
+}
+
+/** Where the parser is: before the first boundary, after a boundary, in a part's headers or body. */
+type ParseState = "preamble" | "after" | "headers" | "body" | "done";
+
+/**
+ * Parses what `buffer` holds as far as it goes, handing the parts' bytes to `parts`; returns the state
+ * and what is kept for the next bytes (a possible delimiter start, incomplete headers).
+ */
+async function advance(
+  state: ParseState,
+  buffer: Buffer,
+  delimiter: Buffer,
+  parts: PartCollector,
+): Promise<{ state: ParseState; buffer: Buffer }> {
+  for (;;) {
+    if (state === "preamble" || state === "body") {
+      const at = buffer.indexOf(delimiter);
+      if (at < 0) {
+        // Keep what could be the start of a delimiter; the rest belongs to the part.
+        const safe = Math.max(0, buffer.length - delimiter.length);
+        if (state === "body") await parts.emit(buffer.subarray(0, safe));
+        return { state, buffer: buffer.subarray(safe) };
+      }
+      if (state === "body") {
+        await parts.emit(buffer.subarray(0, at));
+        await parts.endPart();
+      }
+      buffer = buffer.subarray(at + delimiter.length);
+      state = "after";
+    } else if (state === "after") {
+      if (buffer.length < 2) return { state, buffer };
+      if (buffer.subarray(0, 2).toString() === "--") state = "done";
+      else state = "headers";
+      buffer = buffer.subarray(2);
+      if (state === "done") return { state, buffer };
+    } else if (state === "headers") {
+      const end = buffer.indexOf("\r\n\r\n");
+      if (end < 0) {
+        if (buffer.length > 16 * 1024) throw new BodyTooLarge();
+        return { state, buffer };
+      }
+      await parts.startPart(buffer.subarray(0, end).toString("utf8"));
+      buffer = buffer.subarray(end + 4);
+      state = "body";
+    } else return { state, buffer };
+  }
+}
+
+/** The form's parts as they arrive: a field's bytes kept (within MAX_FIELD_BYTES), a file's written to disk. */
+class PartCollector {
+  private field: { name: string; chunks: Buffer[] } | null = null;
+  private file: {
+    sink: FileSink;
+    info: Omit<ReceivedFile, "byteSize" | "partChecksums" | "checksum">;
+  } | null = null;
+  private fieldBytes = 0;
+  private fileBytes = 0;
+
+  constructor(
+    private readonly form: ReceivedForm,
+    private readonly dir: string,
+    private readonly limits: ReadLimits,
+  ) {}
+
+  /** Bytes of the current part's body. */
+  async emit(bytes: Buffer): Promise<void> {
+    if (this.field) {
+      this.fieldBytes += bytes.length;
+      if (this.fieldBytes > MAX_FIELD_BYTES) throw new BodyTooLarge();
+      this.field.chunks.push(bytes);
+    } else if (this.file) {
+      this.fileBytes += bytes.length;
+      if (this.fileBytes > this.limits.maxFileBytes) throw new BodyTooLarge();
+      await this.file.sink.write(bytes);
+    }
+  }
+
+  /** The current part is complete: its field is added, its file closed and listed. */
+  async endPart(): Promise<void> {
+    if (this.field) {
+      const value = Buffer.concat(this.field.chunks).toString("utf8");
+      // As readForm: no browser sends a NUL from a form, and PostgreSQL text cannot hold one.
+      if (this.field.name.includes("\0") || value.includes("\0")) throw new FormRefused();
+      this.form.fields.append(this.field.name, value);
+    }
+    if (this.file) {
+      const done = await this.file.sink.close();
+      // An empty file input still sends a part: no file was chosen.
+      if (this.file.sink.size > 0)
+        this.form.files.push({ ...this.file.info, byteSize: this.file.sink.size, ...done });
+    }
+    this.field = null;
+    this.file = null;
+  }
+
+  /** A part begins with these headers: a field, a file (once the form allows files) or nothing chosen. */
+  async startPart(headers: string): Promise<void> {
+    const { name, fileName, type } = dispositionOf(headers);
+    if (fileName === null) {
+      this.field = { name, chunks: [] };
+      return;
+    }
+    if (fileName === "") return; // no file chosen: its (empty) bytes are skipped
+    if (fileName.includes("\0") || name.includes("\0")) throw new FormRefused();
+    if (!this.limits.allowFiles(this.form.fields)) throw new FormRefused();
+    const path = join(this.dir, `file-${this.form.files.length + 1}`);
+    this.file = {
+      sink: await FileSink.open(path, this.limits.maxFileBytes),
+      info: { field: name, fileName: fileName.slice(0, 500), contentType: type.slice(0, 200), path },
+    };
+  }
+
+  /** Closes a file whose part never ended (a body cut short); it is not kept. */
+  async closeUnfinished(): Promise<void> {
+    if (this.file) await this.file.sink.close();
   }
 }
 

@@ -102,81 +102,8 @@ export function dashboardRouter(
 ) {
   const app = new Elysia();
 
-  async function open(
-    request: Request,
-    params: Record<string, string>,
-  ): Promise<DashboardRequest | Response> {
-    const browser = await browserOf(h, request);
-    const session = browser.session;
-    const url = new URL(request.url);
-    if (!session) {
-      const next = request.method === "GET" ? url.pathname + url.search : "/dashboard";
-      return redirect(h, browser, `/login?next=${encodeURIComponent(next)}`);
-    }
-    const actor = sessionActor(session, requestIdOf(request));
-    const api = new DashboardApi(handle, actor);
-    const csrf = csrfOf(h, browser);
-    const listed = await api.get<Listing<Workspace>>("/workspaces?limit=100");
-    const workspaces: WorkspaceRef[] = (listed.ok ? listed.body.data : []).map((w) => ({
-      id: w.id,
-      name: w.name,
-      timeZone: w.time_zone,
-    }));
-    const r: DashboardRequest = {
-      h,
-      request,
-      browser,
-      session,
-      actor,
-      api,
-      csrf,
-      params,
-      query: url.searchParams,
-      workspace: null,
-      workspaces,
-      render(title, content, options = {}) {
-        const frame: DashboardFrame = {
-          title,
-          email: session.email,
-          role: session.role,
-          accountName: session.accountName,
-          csrf,
-          workspace: r.workspace,
-          workspaces,
-          section: options.section ?? null,
-        };
-        return pageResponse(h, browser, dashboardLayout(frame, content), {
-          status: options.status ?? 200,
-          headers: { "content-security-policy": dashboardCsp(options.formActions) },
-        });
-      },
-      redirect: (location) => redirect(h, browser, location),
-      message: (status, heading, paragraphs) =>
-        r.render(heading, html`<h1>${heading}</h1>${paragraphs.map((p) => html`<p>${p}</p>`)}`, { status }),
-      csrfValid: (token) => formFromThisBrowser(h, browser, new URLSearchParams({ csrf_token: token ?? "" })),
-      refused: () => refused(r),
-    };
-    const workspaceId = params.workspace_id;
-    if (workspaceId !== undefined) {
-      r.workspace = workspaces.find((w) => w.id === workspaceId) ?? null;
-      if (!r.workspace && /^[A-Za-z0-9_-]{1,64}$/.test(workspaceId)) {
-        // The navigation lists the first hundred; a later one is looked up on its own.
-        const one = await api.get<Workspace>(`/workspaces/${workspaceId}`);
-        if (one.ok) r.workspace = { id: one.body.id, name: one.body.name, timeZone: one.body.time_zone };
-      }
-      if (!r.workspace)
-        return r.message(404, "Workspace not found", [
-          "It does not exist, or it belongs to another account.",
-          html`<a href="/dashboard">Back to your account</a>`,
-        ]);
-    }
-    return r;
-  }
-
-  const refused = (r: DashboardRequest) =>
-    r.message(403, "This form cannot be used", [
-      "It has expired, or it was not sent from Herald's own page. Go back, reload the page and try again.",
-    ]);
+  const open = (request: Request, params: Record<string, string>) =>
+    openDashboardRequest(h, handle, request, params);
 
   const routes: DashboardRoutes = {
     page(path, handler) {
@@ -232,4 +159,97 @@ export function dashboardRouter(
   };
   register(routes);
   return app;
+}
+
+/**
+ * The page's request: the browser's session (none: to the login page, coming back to a GET), the
+ * person's API, the workspaces the navigation lists, and the workspace of the path when it has one.
+ */
+async function openDashboardRequest(
+  h: Herald,
+  handle: (request: Request) => Promise<Response>,
+  request: Request,
+  params: Record<string, string>,
+): Promise<DashboardRequest | Response> {
+  const browser = await browserOf(h, request);
+  const session = browser.session;
+  const url = new URL(request.url);
+  if (!session) {
+    const next = request.method === "GET" ? url.pathname + url.search : "/dashboard";
+    return redirect(h, browser, `/login?next=${encodeURIComponent(next)}`);
+  }
+  const actor = sessionActor(session, requestIdOf(request));
+  const api = new DashboardApi(handle, actor);
+  const csrf = csrfOf(h, browser);
+  const workspaces = await navigationWorkspaces(api);
+  const r: DashboardRequest = {
+    h,
+    request,
+    browser,
+    session,
+    actor,
+    api,
+    csrf,
+    params,
+    query: url.searchParams,
+    workspace: null,
+    workspaces,
+    render(title, content, options = {}) {
+      const frame: DashboardFrame = {
+        title,
+        email: session.email,
+        role: session.role,
+        accountName: session.accountName,
+        csrf,
+        workspace: r.workspace,
+        workspaces,
+        section: options.section ?? null,
+      };
+      return pageResponse(h, browser, dashboardLayout(frame, content), {
+        status: options.status ?? 200,
+        headers: { "content-security-policy": dashboardCsp(options.formActions) },
+      });
+    },
+    redirect: (location) => redirect(h, browser, location),
+    message: (status, heading, paragraphs) =>
+      r.render(heading, html`<h1>${heading}</h1>${paragraphs.map((p) => html`<p>${p}</p>`)}`, { status }),
+    csrfValid: (token) => formFromThisBrowser(h, browser, new URLSearchParams({ csrf_token: token ?? "" })),
+    refused: () => refused(r),
+  };
+  const workspaceId = params.workspace_id;
+  if (workspaceId === undefined) return r;
+  r.workspace = await pathWorkspace(api, workspaces, workspaceId);
+  if (!r.workspace)
+    return r.message(404, "Workspace not found", [
+      "It does not exist, or it belongs to another account.",
+      html`<a href="/dashboard">Back to your account</a>`,
+    ]);
+  return r;
+}
+
+/** The first hundred workspaces the person can use, as the navigation lists them. */
+async function navigationWorkspaces(api: DashboardApi): Promise<WorkspaceRef[]> {
+  const listed = await api.get<Listing<Workspace>>("/workspaces?limit=100");
+  return (listed.ok ? listed.body.data : []).map((w) => ({ id: w.id, name: w.name, timeZone: w.time_zone }));
+}
+
+/** The path's workspace when the person can use it, else null. */
+async function pathWorkspace(
+  api: DashboardApi,
+  workspaces: WorkspaceRef[],
+  workspaceId: string,
+): Promise<WorkspaceRef | null> {
+  const listed = workspaces.find((w) => w.id === workspaceId);
+  if (listed) return listed;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(workspaceId)) return null;
+  // The navigation lists the first hundred; a later one is looked up on its own.
+  const one = await api.get<Workspace>(`/workspaces/${workspaceId}`);
+  return one.ok ? { id: one.body.id, name: one.body.name, timeZone: one.body.time_zone } : null;
+}
+
+/** A POST whose CSRF token is not this browser's: nothing is done. */
+function refused(r: DashboardRequest): Response {
+  return r.message(403, "This form cannot be used", [
+    "It has expired, or it was not sent from Herald's own page. Go back, reload the page and try again.",
+  ]);
 }

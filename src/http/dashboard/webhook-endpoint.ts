@@ -117,56 +117,11 @@ async function endpointPage(r: DashboardRequest, failure: SettingsFailure | null
   const e = got.body;
   const tz = r.workspace!.timeZone;
   const canWrite = r.actor.scopes.includes("webhooks:write");
-  const at = pagePath(r);
-  const stale = failure?.answer.status === 412;
-  const values = failure?.values ?? endpointFormValues(e);
   const events = e.event_types.map(
     (t) => html`${t} <span class="muted">(${EVENT_TYPE_MEANINGS[t]})</span><br>`,
   );
-  const summary = failure
-    ? errorSummary(
-        failure.errors,
-        stale
-          ? "The endpoint changed since this page was opened: check the settings below and save again."
-          : failure.errors.size
-            ? null
-            : problemOf(failure.answer)?.detail,
-        WEBHOOK_FIELD_LABELS,
-      )
-    : "";
-  const actions = canWrite
-    ? html`<h2>Actions</h2>
-<div class="actions">
-${e.enabled ? buttonForm({ action: `${at}/test`, csrf: r.csrf, label: "Send a test event" }) : ""}
-${
-  e.enabled
-    ? buttonForm({ action: `${at}/disable`, csrf: r.csrf, label: "Disable", secondary: true })
-    : buttonForm({ action: `${at}/enable`, csrf: r.csrf, label: "Enable" })
-}
-${buttonForm({
-  action: `${at}/rotate-secret`,
-  csrf: r.csrf,
-  label: "Rotate the secret",
-  secondary: true,
-  confirm: "Make a new signing secret? The current one keeps signing for 24 hours, then stops.",
-})}
-${buttonForm({
-  action: `${at}/delete`,
-  csrf: r.csrf,
-  label: "Delete the endpoint",
-  danger: true,
-  confirm: `Delete “${e.name}” and its delivery log? No more events are sent to it.`,
-})}
-</div>
-<h2>Settings</h2>
-${postForm(
-  { action: at, csrf: r.csrf, label: "Endpoint settings" },
-  // The version this page shows: saving over someone else's later change is refused (412), not lost.
-  html`<input type="hidden" name="etag" value="${got.headers.get("etag") ?? ""}">
-${webhookFields(values, failure?.errors ?? new Map(), await destinationChoices(r))}
-<button type="submit">Save settings</button>`,
-)}`
-    : "";
+  const summary = failure ? settingsSummary(failure) : "";
+  const actions = canWrite ? await endpointActions(r, e, got.headers.get("etag") ?? "", failure) : "";
   return r.render(
     e.name,
     html`<p><a href="${webhooksPath(r)}">Webhooks</a></p>
@@ -196,4 +151,63 @@ ${actions}
 ${await deliveryLog(r, e, canWrite)}`,
     { section: "webhooks", status: failure?.answer.status ?? 200 },
   );
+}
+
+/** The settings form's summary when it came back: a stale version, its field problems, or the API's refusal. */
+function settingsSummary(failure: SettingsFailure) {
+  const stale = failure.answer.status === 412;
+  return errorSummary(
+    failure.errors,
+    stale
+      ? "The endpoint changed since this page was opened: check the settings below and save again."
+      : failure.errors.size
+        ? null
+        : problemOf(failure.answer)?.detail,
+    WEBHOOK_FIELD_LABELS,
+  );
+}
+
+/**
+ * What a person who may write webhooks sees: test, enable or disable, rotate, delete, and the settings
+ * form (the values that came back, else the endpoint's) carrying the version shown (`etag`).
+ */
+async function endpointActions(
+  r: DashboardRequest,
+  e: WebhookEndpoint,
+  etag: string,
+  failure: SettingsFailure | null,
+) {
+  const at = pagePath(r);
+  const values = failure?.values ?? endpointFormValues(e);
+  return html`<h2>Actions</h2>
+<div class="actions">
+${e.enabled ? buttonForm({ action: `${at}/test`, csrf: r.csrf, label: "Send a test event" }) : ""}
+${
+  e.enabled
+    ? buttonForm({ action: `${at}/disable`, csrf: r.csrf, label: "Disable", secondary: true })
+    : buttonForm({ action: `${at}/enable`, csrf: r.csrf, label: "Enable" })
+}
+${buttonForm({
+  action: `${at}/rotate-secret`,
+  csrf: r.csrf,
+  label: "Rotate the secret",
+  secondary: true,
+  confirm: "Make a new signing secret? The current one keeps signing for 24 hours, then stops.",
+})}
+${buttonForm({
+  action: `${at}/delete`,
+  csrf: r.csrf,
+  label: "Delete the endpoint",
+  danger: true,
+  confirm: `Delete “${e.name}” and its delivery log? No more events are sent to it.`,
+})}
+</div>
+<h2>Settings</h2>
+${postForm(
+  { action: at, csrf: r.csrf, label: "Endpoint settings" },
+  // The version this page shows: saving over someone else's later change is refused (412), not lost.
+  html`<input type="hidden" name="etag" value="${etag}">
+${webhookFields(values, failure?.errors ?? new Map(), await destinationChoices(r))}
+<button type="submit">Save settings</button>`,
+)}`;
 }

@@ -79,43 +79,15 @@ export const BLUESKY_RULES: NetworkRules = {
   monthlyPostLimit: null,
 };
 
+/** The XRPC caller over the adapter's deps (xrpc.ts). */
+type Xrpc = ReturnType<typeof xrpcCaller>;
+
 /**
  * The Bluesky adapter: app-password sessions (refreshed, never a login per post), createRecord with facets,
  * images and replies.
  */
 export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdapter> {
   const xrpc = xrpcCaller(deps);
-
-  /** createSession; a 401 (wrong or revoked app password, 2FA required) means the grant is gone. */
-  async function createSession(input: {
-    origin: string;
-    identifier: string;
-    password: string;
-  }): Promise<Record<string, any>> {
-    try {
-      return await xrpc({
-        origin: input.origin,
-        nsid: "com.atproto.server.createSession",
-        init: {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ identifier: input.identifier, password: input.password }),
-        },
-        idempotent: true, // a second session is harmless
-      });
-    } catch (error) {
-      if (error instanceof ProviderError && (error.kind === "auth_expired" || error.statusCode === 401)) {
-        const { operation, statusCode, errorCode, requestId } = error;
-        throw new ProviderError("auth_revoked", error.message, {
-          operation,
-          statusCode,
-          errorCode,
-          requestId,
-        });
-      }
-      throw error;
-    }
-  }
 
   return {
     ...BLUESKY_RULES,
@@ -141,103 +113,50 @@ export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdap
     metricsBatchSize: 25,
 
     /** app.bsky.feed.getPosts (≤ 25 uris; the PDS proxies it to the AppView): counts of each post. */
-    async fetchMetrics({ destination, targets }): Promise<MetricsResult[]> {
-      const operation = "app.bsky.feed.getPosts";
-      const query = new URLSearchParams();
-      for (const target of targets) query.append("uris", target.providerObjectId);
-      const response = await providerFetch({
-        deps,
-        operation,
-        url: `${base(destination.origin)}/xrpc/${operation}?${query}`,
-        init: { headers: { authorization: `Bearer ${String(destination.credentials.accessJwt ?? "")}` } },
-        idempotent: true,
-        retryAt: blueskyRetryAt,
-      });
-      if (!response.ok) throw await xrpcError({ operation, response });
-      const body = await expectJson({ operation, response });
-      const posts: Record<string, any>[] = Array.isArray(body.posts) ? body.posts : [];
-      const count = (value: unknown) => (typeof value === "number" && value >= 0 ? value : 0);
-      return targets.map(({ providerObjectId }): MetricsResult => {
-        const post = posts.find((p) => p.uri === providerObjectId);
-        if (!post)
-          return { providerObjectId, kind: "missing", reason: "Bluesky did not return the post (deleted?)" };
-        const values: MetricsResult & { kind: "metrics" } = {
-          providerObjectId,
-          kind: "metrics",
-          values: {
-            comments: count(post.replyCount),
-            reactions: count(post.likeCount),
-            shares: count(post.repostCount) + count(post.quoteCount),
-          },
-          providerAsOf: null,
-        };
-        // Bookmarks are counted by newer AppViews only.
-        if (typeof post.bookmarkCount === "number") values.values.saves = count(post.bookmarkCount);
-        return values;
-      });
-    },
+    fetchMetrics: (input) => fetchBlueskyMetrics(deps, input),
 
-    async connectWithPassword({ origin, identifier, password }): Promise<ConnectedAccount> {
-      const session = await createSession({ origin, identifier, password });
-      const credentials: BlueskyCredentials = {
-        accessJwt: session.accessJwt,
-        refreshJwt: session.refreshJwt,
-        did: session.did,
-        handle: session.handle,
-        appPassword: password,
-      };
-      return {
-        externalId: session.did,
-        handle: session.handle,
-        displayName: session.handle,
-        profileImageUrl: null,
-        credentials,
-        limits: { ...BLUESKY_LIMITS },
-      };
-    },
+    connectWithPassword: (input) => connectBlueskyAccount(xrpc, input),
 
     /**
      * refreshSession with the refresh token (it rotates: store the returned pair); when the refresh token
      * is dead, one createSession with the stored app password; when that is refused, `auth_revoked`.
      */
-    async refreshCredentials({ destination }): Promise<Credentials> {
-      const credentials = destination.credentials as Partial<BlueskyCredentials>;
-      try {
-        const session = await xrpc({
-          origin: destination.origin,
-          nsid: "com.atproto.server.refreshSession",
-          init: { method: "POST", headers: { authorization: `Bearer ${credentials.refreshJwt ?? ""}` } },
-          idempotent: true, // the PDS answers a repeated refresh within its grace period
-        });
-        return {
-          ...credentials,
-          accessJwt: session.accessJwt,
-          refreshJwt: session.refreshJwt,
-          did: session.did ?? credentials.did,
-          handle: session.handle ?? credentials.handle,
-        };
-      } catch (error) {
-        if (!(error instanceof ProviderError) || (error.kind !== "auth_expired" && error.kind !== "rejected"))
-          throw error;
-      }
-      if (!credentials.appPassword)
-        throw new ProviderError("auth_revoked", "the Bluesky session ended and no app password is stored", {
-          operation: "refreshCredentials",
-        });
-      const session = await createSession({
-        origin: destination.origin,
-        identifier: credentials.did ?? destination.externalId,
-        password: credentials.appPassword,
-      });
-      return {
-        ...credentials,
-        accessJwt: session.accessJwt,
-        refreshJwt: session.refreshJwt,
-        did: session.did,
-        handle: session.handle,
-      };
-    },
+    refreshCredentials: (input) => renewBlueskySession(xrpc, input),
   };
+}
+
+/** createSession; a 401 (wrong or revoked app password, 2FA required) means the grant is gone. */
+async function createSession(
+  xrpc: Xrpc,
+  input: {
+    origin: string;
+    identifier: string;
+    password: string;
+  },
+): Promise<Record<string, any>> {
+  try {
+    return await xrpc({
+      origin: input.origin,
+      nsid: "com.atproto.server.createSession",
+      init: {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ identifier: input.identifier, password: input.password }),
+      },
+      idempotent: true, // a second session is harmless
+    });
+  } catch (error) {
+    if (error instanceof ProviderError && (error.kind === "auth_expired" || error.statusCode === 401)) {
+      const { operation, statusCode, errorCode, requestId } = error;
+      throw new ProviderError("auth_revoked", error.message, {
+        operation,
+        statusCode,
+        errorCode,
+        requestId,
+      });
+    }
+    throw error;
+  }
 }
 
 /**
@@ -309,3 +228,105 @@ export const BLUESKY_NETWORK: NetworkDefinition = {
   origins: { api: "https://bsky.social", auth: "https://bsky.social" },
   create: createBlueskyAdapter,
 };
+
+async function fetchBlueskyMetrics(
+  deps: ProviderDeps,
+  { destination, targets }: Parameters<NonNullable<PasswordAdapter["fetchMetrics"]>>[0],
+): Promise<MetricsResult[]> {
+  const operation = "app.bsky.feed.getPosts";
+  const query = new URLSearchParams();
+  for (const target of targets) query.append("uris", target.providerObjectId);
+  const response = await providerFetch({
+    deps,
+    operation,
+    url: `${base(destination.origin)}/xrpc/${operation}?${query}`,
+    init: { headers: { authorization: `Bearer ${String(destination.credentials.accessJwt ?? "")}` } },
+    idempotent: true,
+    retryAt: blueskyRetryAt,
+  });
+  if (!response.ok) throw await xrpcError({ operation, response });
+  const body = await expectJson({ operation, response });
+  const posts: Record<string, any>[] = Array.isArray(body.posts) ? body.posts : [];
+  const count = (value: unknown) => (typeof value === "number" && value >= 0 ? value : 0);
+  return targets.map(({ providerObjectId }): MetricsResult => {
+    const post = posts.find((p) => p.uri === providerObjectId);
+    if (!post)
+      return { providerObjectId, kind: "missing", reason: "Bluesky did not return the post (deleted?)" };
+    const values: MetricsResult & { kind: "metrics" } = {
+      providerObjectId,
+      kind: "metrics",
+      values: {
+        comments: count(post.replyCount),
+        reactions: count(post.likeCount),
+        shares: count(post.repostCount) + count(post.quoteCount),
+      },
+      providerAsOf: null,
+    };
+    // Bookmarks are counted by newer AppViews only.
+    if (typeof post.bookmarkCount === "number") values.values.saves = count(post.bookmarkCount);
+    return values;
+  });
+}
+
+async function connectBlueskyAccount(
+  xrpc: Xrpc,
+  { origin, identifier, password }: Parameters<PasswordAdapter["connectWithPassword"]>[0],
+): Promise<ConnectedAccount> {
+  const session = await createSession(xrpc, { origin, identifier, password });
+  const credentials: BlueskyCredentials = {
+    accessJwt: session.accessJwt,
+    refreshJwt: session.refreshJwt,
+    did: session.did,
+    handle: session.handle,
+    appPassword: password,
+  };
+  return {
+    externalId: session.did,
+    handle: session.handle,
+    displayName: session.handle,
+    profileImageUrl: null,
+    credentials,
+    limits: { ...BLUESKY_LIMITS },
+  };
+}
+
+async function renewBlueskySession(
+  xrpc: Xrpc,
+  { destination }: Parameters<PasswordAdapter["refreshCredentials"]>[0],
+): Promise<Credentials> {
+  const credentials = destination.credentials as Partial<BlueskyCredentials>;
+  try {
+    const session = await xrpc({
+      origin: destination.origin,
+      nsid: "com.atproto.server.refreshSession",
+      init: { method: "POST", headers: { authorization: `Bearer ${credentials.refreshJwt ?? ""}` } },
+      idempotent: true, // the PDS answers a repeated refresh within its grace period
+    });
+    return {
+      ...credentials,
+      accessJwt: session.accessJwt,
+      refreshJwt: session.refreshJwt,
+      did: session.did ?? credentials.did,
+      handle: session.handle ?? credentials.handle,
+    };
+  } catch (error) {
+    if (!(error instanceof ProviderError) || (error.kind !== "auth_expired" && error.kind !== "rejected"))
+      throw error;
+  }
+  if (!credentials.appPassword)
+    throw new ProviderError("auth_revoked", "the Bluesky session ended and no app password is stored", {
+      operation: "refreshCredentials",
+    });
+  const session = await createSession(xrpc, {
+    origin: destination.origin,
+    identifier: credentials.did ?? destination.externalId,
+    password: credentials.appPassword,
+  });
+  return {
+    ...credentials,
+    accessJwt: session.accessJwt,
+    refreshJwt: session.refreshJwt,
+    did: session.did,
+    handle: session.handle,
+  };
+}

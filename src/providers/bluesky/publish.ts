@@ -20,70 +20,15 @@ export function createBlueskyPublisher(deps: ProviderDeps): {
 } {
   const xrpc = xrpcCaller(deps);
 
-  async function uploadBlob(input: {
-    destination: DestinationRef;
-    media: MediaItem;
-  }): Promise<Record<string, unknown>> {
-    const body = await xrpc({
-      origin: input.destination.origin,
-      nsid: "com.atproto.repo.uploadBlob",
-      init: {
-        method: "POST",
-        headers: { ...bearer(input.destination), "content-type": input.media.contentType },
-        body: await input.media.read(),
-      },
-      idempotent: true, // an unreferenced blob is garbage-collected
-    });
-    return body.blob;
-  }
-
-  async function resolveHandle(input: { origin: string; handle: string }): Promise<string | null> {
-    const operation = "com.atproto.identity.resolveHandle";
-    const url = `${base(input.origin)}/xrpc/${operation}?${new URLSearchParams({ handle: input.handle })}`;
-    const response = await providerFetch({ deps, operation, url, idempotent: true, retryAt: blueskyRetryAt });
-    if (!response.ok) return null; // unknown handle: the mention stays plain text
-    const did = (await readJson(response))?.did;
-    return typeof did === "string" && did.startsWith("did:") ? did : null;
-  }
-
-  async function buildEmbed(input: PublishItemInput): Promise<Record<string, unknown> | undefined> {
-    const altById = (input.options.alt_text_by_asset_id ?? {}) as Record<string, unknown>;
-    const alt = (m: MediaItem) =>
-      m.altText ?? (typeof altById[m.assetId] === "string" ? (altById[m.assetId] as string) : "");
-    const videos = input.media.filter((m) => m.contentType.startsWith("video/"));
-    if (videos.length > 0) {
-      if (input.media.length > 1)
-        throw new ProviderError("rejected", "a Bluesky post takes one video and nothing else", {
-          operation: "app.bsky.embed.video",
-        });
-      const video = videos[0]!;
-      return {
-        $type: "app.bsky.embed.video",
-        video: await uploadBlob({ destination: input.destination, media: video }),
-        ...(alt(video) ? { alt: alt(video) } : {}),
-        ...aspectRatio(video),
-      };
-    }
-    if (input.media.length === 0) return undefined;
-    const images = [];
-    for (const media of input.media)
-      images.push({
-        image: await uploadBlob({ destination: input.destination, media }),
-        alt: alt(media),
-        ...aspectRatio(media),
-      });
-    return { $type: "app.bsky.embed.images", images };
-  }
-
   return {
     async publishItem(input: PublishItemInput): Promise<PublishedItem> {
       const { destination } = input;
       const credentials = destination.credentials as Partial<BlueskyCredentials>;
       const did = credentials.did ?? destination.externalId;
-      const embed = await buildEmbed(input);
+      const embed = await buildEmbed(xrpc, input);
       const facets = await buildFacets({
         text: input.text,
-        resolveHandle: (handle) => resolveHandle({ origin: destination.origin, handle }),
+        resolveHandle: (handle) => resolveHandle(deps, { origin: destination.origin, handle }),
       });
       const langs = stringList(input.options.languages);
       const labels = stringList(input.options.content_labels);
@@ -131,6 +76,73 @@ export function createBlueskyPublisher(deps: ProviderDeps): {
       };
     },
   };
+}
+
+/** Uploads one media item's bytes as a blob on the PDS; the blob reference. */
+async function uploadBlob(
+  xrpc: ReturnType<typeof xrpcCaller>,
+  input: {
+    destination: DestinationRef;
+    media: MediaItem;
+  },
+): Promise<Record<string, unknown>> {
+  const body = await xrpc({
+    origin: input.destination.origin,
+    nsid: "com.atproto.repo.uploadBlob",
+    init: {
+      method: "POST",
+      headers: { ...bearer(input.destination), "content-type": input.media.contentType },
+      body: await input.media.read(),
+    },
+    idempotent: true, // an unreferenced blob is garbage-collected
+  });
+  return body.blob;
+}
+
+/** The DID of a mentioned handle, or null when the PDS does not know it. */
+async function resolveHandle(
+  deps: ProviderDeps,
+  input: { origin: string; handle: string },
+): Promise<string | null> {
+  const operation = "com.atproto.identity.resolveHandle";
+  const url = `${base(input.origin)}/xrpc/${operation}?${new URLSearchParams({ handle: input.handle })}`;
+  const response = await providerFetch({ deps, operation, url, idempotent: true, retryAt: blueskyRetryAt });
+  if (!response.ok) return null; // unknown handle: the mention stays plain text
+  const did = (await readJson(response))?.did;
+  return typeof did === "string" && did.startsWith("did:") ? did : null;
+}
+
+/** The post's embed: its video, or its images with alt text; none without media. */
+async function buildEmbed(
+  xrpc: ReturnType<typeof xrpcCaller>,
+  input: PublishItemInput,
+): Promise<Record<string, unknown> | undefined> {
+  const altById = (input.options.alt_text_by_asset_id ?? {}) as Record<string, unknown>;
+  const alt = (m: MediaItem) =>
+    m.altText ?? (typeof altById[m.assetId] === "string" ? (altById[m.assetId] as string) : "");
+  const videos = input.media.filter((m) => m.contentType.startsWith("video/"));
+  if (videos.length > 0) {
+    if (input.media.length > 1)
+      throw new ProviderError("rejected", "a Bluesky post takes one video and nothing else", {
+        operation: "app.bsky.embed.video",
+      });
+    const video = videos[0]!;
+    return {
+      $type: "app.bsky.embed.video",
+      video: await uploadBlob(xrpc, { destination: input.destination, media: video }),
+      ...(alt(video) ? { alt: alt(video) } : {}),
+      ...aspectRatio(video),
+    };
+  }
+  if (input.media.length === 0) return undefined;
+  const images = [];
+  for (const media of input.media)
+    images.push({
+      image: await uploadBlob(xrpc, { destination: input.destination, media }),
+      alt: alt(media),
+      ...aspectRatio(media),
+    });
+  return { $type: "app.bsky.embed.images", images };
 }
 
 function strongRef(item: PublishedItem): { uri: string; cid: string } {

@@ -7,12 +7,7 @@ import { graphCall } from "../facebook/graph.ts";
 import { fetchInstagramMetrics, INSTAGRAM_METRICS_BATCH_SIZE } from "./metrics.ts";
 import { createInstagramPublisher } from "./publish.ts";
 import { checkInstagramItem, INSTAGRAM_LIMITS, INSTAGRAM_RULES } from "./rules.ts";
-import {
-  exchangeCodeForLongLivedToken,
-  facebookDialogUrl,
-  listManagedPages,
-  META_DEFAULT_APP,
-} from "../meta/login.ts";
+import { facebookLoginConnector, META_DEFAULT_APP, type ManagedPage } from "../meta/login.ts";
 import {
   ProviderError,
   type AdapterDeps,
@@ -48,19 +43,15 @@ export type InstagramAdapter = OAuthAdapter & Required<Pick<ProviderAdapter, "ch
 
 /** The Instagram adapter over `deps.apps.instagram` (Facebook Login origins, scope override). */
 export function createInstagramAdapter(deps: AdapterDeps): InstagramAdapter {
-  const app = () => deps.apps.instagram ?? META_DEFAULT_APP;
   const publisher = createInstagramPublisher(deps);
 
   return {
     ...INSTAGRAM_RULES,
     checkItem: checkInstagramItem,
-    connection: { kind: "oauth", registration: "fixed-app" },
     // media_publish has no idempotency key: an unanswered publish may have posted.
     idempotentCreate: false,
     // Instagram publishes a container once: a check cut short is checked again, never re-published.
     pendingChecksRepeatable: true,
-    // Page tokens do not expire; there is nothing to renew ahead.
-    refreshAheadMs: null,
     publishItem: publisher.publishItem,
     checkPending: publisher.checkPending,
 
@@ -69,81 +60,60 @@ export function createInstagramAdapter(deps: AdapterDeps): InstagramAdapter {
     /** Each media's insights, or its like and comment counts when they have nothing (metrics.ts). */
     fetchMetrics: (input) => fetchInstagramMetrics(deps, input),
 
-    /** Facebook Login's dialog (no PKCE: the app secret guards the code exchange). */
-    authorizationUrl({ clientId, redirectUri, state }) {
-      return facebookDialogUrl({
-        app: app(),
-        clientId,
-        redirectUri,
-        state,
-        scopes: app().scopes ?? INSTAGRAM_SCOPES.join(","),
-      });
-    },
-
-    /**
-     * Code → long-lived user token → the Pages with their linked Instagram accounts → one destination
-     * per professional account (its profile read with the Page's token). Pages without one are skipped.
-     */
-    async completeAuthorization({
-      origin,
-      clientId,
-      clientSecret,
-      redirectUri,
-      code,
-    }): Promise<ConnectedAccount[]> {
-      const userToken = await exchangeCodeForLongLivedToken({
-        deps,
-        app: app(),
-        clientId,
-        clientSecret,
-        redirectUri,
-        code,
-      });
-      const pages = await listManagedPages({ deps, origin, userToken, instagram: true });
-      const accounts: ConnectedAccount[] = [];
-      for (const page of pages) {
-        const igId = page.instagramAccountId;
-        if (igId === null || accounts.some((a) => a.externalId === igId)) continue;
-        const { body } = await graphCall({
-          deps,
-          origin,
-          method: "GET",
-          path: encodeURIComponent(igId),
-          params: { fields: "id,username,name,profile_picture_url" },
-          token: page.accessToken,
-          operation: "GET /{ig-user-id}",
-          idempotent: true,
-        });
-        const username = typeof body.username === "string" ? body.username : igId;
-        accounts.push({
-          externalId: igId,
-          handle: username,
-          displayName: typeof body.name === "string" && body.name !== "" ? body.name : username,
-          profileImageUrl: typeof body.profile_picture_url === "string" ? body.profile_picture_url : null,
-          credentials: { accessToken: page.accessToken, pageId: page.id } satisfies InstagramCredentials,
-          limits: { ...INSTAGRAM_LIMITS },
-        });
-      }
-      if (accounts.length === 0)
-        throw new ProviderError(
-          "rejected",
-          pages.length === 0
-            ? "Facebook gave Herald no Page: Instagram is connected through the Facebook Page it is linked to"
-            : "none of the chosen Facebook Pages has an Instagram professional account linked to it",
-          { operation: "GET /me/accounts" },
-        );
-      return accounts;
-    },
-
-    /** Page tokens never expire; one Meta refuses (code 190) can only be replaced by connecting again. */
-    async refreshCredentials(): Promise<Credentials> {
-      throw new ProviderError(
-        "auth_revoked",
+    /** Facebook Login (meta/login.ts): one destination per linked professional account. */
+    ...facebookLoginConnector(deps, {
+      app: () => deps.apps.instagram ?? META_DEFAULT_APP,
+      scopes: INSTAGRAM_SCOPES,
+      instagram: true,
+      accountsOf: ({ origin, pages }) => linkedInstagramAccounts(deps, origin, pages),
+      renewalRefusal:
         "Instagram (through a Facebook Page) tokens cannot be renewed; connect the account again",
-        { operation: "refreshCredentials" },
-      );
-    },
+    }),
   };
+}
+
+/**
+ * The Pages' linked Instagram accounts → one destination per professional account (its profile read
+ * with the Page's token). Pages without one are skipped; none at all is refused.
+ */
+async function linkedInstagramAccounts(
+  deps: AdapterDeps,
+  origin: string,
+  pages: ManagedPage[],
+): Promise<ConnectedAccount[]> {
+  const accounts: ConnectedAccount[] = [];
+  for (const page of pages) {
+    const igId = page.instagramAccountId;
+    if (igId === null || accounts.some((a) => a.externalId === igId)) continue;
+    const { body } = await graphCall({
+      deps,
+      origin,
+      method: "GET",
+      path: encodeURIComponent(igId),
+      params: { fields: "id,username,name,profile_picture_url" },
+      token: page.accessToken,
+      operation: "GET /{ig-user-id}",
+      idempotent: true,
+    });
+    const username = typeof body.username === "string" ? body.username : igId;
+    accounts.push({
+      externalId: igId,
+      handle: username,
+      displayName: typeof body.name === "string" && body.name !== "" ? body.name : username,
+      profileImageUrl: typeof body.profile_picture_url === "string" ? body.profile_picture_url : null,
+      credentials: { accessToken: page.accessToken, pageId: page.id } satisfies InstagramCredentials,
+      limits: { ...INSTAGRAM_LIMITS },
+    });
+  }
+  if (accounts.length === 0)
+    throw new ProviderError(
+      "rejected",
+      pages.length === 0
+        ? "Facebook gave Herald no Page: Instagram is connected through the Facebook Page it is linked to"
+        : "none of the chosen Facebook Pages has an Instagram professional account linked to it",
+      { operation: "GET /me/accounts" },
+    );
+  return accounts;
 }
 
 /** Instagram as the registry lists it. */

@@ -36,68 +36,7 @@ export type InstagramPublisher = PendingPublisher;
 
 /** Builds the container flow over `deps` (fetch, clock, poll pace). */
 export function createInstagramPublisher(deps: AdapterDeps): InstagramPublisher {
-  const account = (destination: DestinationRef) => encodeURIComponent(destination.externalId);
-  const call: ContainerNetwork["call"] = (destination, request) =>
-    graphCall({
-      deps,
-      origin: destination.origin,
-      token: String(destination.credentials.accessToken ?? ""),
-      ...request,
-    });
-
-  /**
-   * Refuses to start when the account used its API posts of the last 24 h (content_publishing_limit):
-   * `transient`, retried in an hour (the window frees one post at a time).
-   */
-  async function checkPublishingLimit(destination: DestinationRef): Promise<void> {
-    const operation = "GET /{ig-user-id}/content_publishing_limit";
-    const { body } = await call(destination, {
-      method: "GET",
-      path: `${account(destination)}/content_publishing_limit`,
-      params: { fields: "quota_usage,config" },
-      operation,
-      idempotent: true,
-    });
-    const limit = Array.isArray(body.data) ? body.data[0] : null;
-    const used = Number(limit?.quota_usage);
-    const total = Number(limit?.config?.quota_total);
-    if (Number.isFinite(used) && Number.isFinite(total) && total > 0 && used >= total)
-      throw new ProviderError(
-        "transient",
-        `Instagram: the account published ${used} of its ${total} API posts in the last 24 hours`,
-        {
-          operation,
-          errorCode: "content_publishing_limit",
-          retryAt: deps.clock.now() + META_PUBLISHING_LIMIT_FALLBACK_MS,
-        },
-      );
-  }
-
-  const caption = (input: PublishItemInput): Record<string, string> =>
-    input.text !== "" ? { caption: input.text } : {};
-
-  /** A media item's container fields: `alt_text_by_asset_id` wins over the asset's own alt text. */
-  function mediaParams(
-    input: PublishItemInput,
-    media: MediaItem,
-    url: string,
-    carousel: boolean,
-  ): Record<string, string> {
-    if (INSTAGRAM_VIDEO_TYPES.includes(media.contentType))
-      return {
-        media_type: carousel ? "VIDEO" : "REELS",
-        video_url: url,
-        ...(carousel ? { is_carousel_item: "true" } : {}),
-      };
-    const byId = (input.options.alt_text_by_asset_id ?? {}) as Record<string, unknown>;
-    const alt = typeof byId[media.assetId] === "string" ? (byId[media.assetId] as string) : media.altText;
-    return {
-      image_url: url,
-      ...(carousel ? { is_carousel_item: "true" } : {}),
-      ...(alt ? { alt_text: alt } : {}),
-    };
-  }
-
+  const call: ContainerNetwork["call"] = (destination, request) => instagramCall(deps, destination, request);
   return createContainerPublisher(deps, {
     name: "Instagram",
     owner: "account",
@@ -141,8 +80,82 @@ export function createInstagramPublisher(deps: AdapterDeps): InstagramPublisher 
       matches: (post) => (post.caption ?? "") === input.text,
       timestamp: (post) => post.timestamp,
     }),
-    beforeCreate: checkPublishingLimit,
+    beforeCreate: (destination) => checkPublishingLimit(deps, destination),
   });
+}
+
+/** A Graph call with the account's Page token. */
+function instagramCall(
+  deps: AdapterDeps,
+  destination: DestinationRef,
+  request: Parameters<ContainerNetwork["call"]>[1],
+): ReturnType<ContainerNetwork["call"]> {
+  return graphCall({
+    deps,
+    origin: destination.origin,
+    token: String(destination.credentials.accessToken ?? ""),
+    ...request,
+  });
+}
+
+/**
+ * Refuses to start when the account used its API posts of the last 24 h (content_publishing_limit):
+ * `transient`, retried in an hour (the window frees one post at a time).
+ */
+async function checkPublishingLimit(deps: AdapterDeps, destination: DestinationRef): Promise<void> {
+  const operation = "GET /{ig-user-id}/content_publishing_limit";
+  const { body } = await instagramCall(deps, destination, {
+    method: "GET",
+    path: `${account(destination)}/content_publishing_limit`,
+    params: { fields: "quota_usage,config" },
+    operation,
+    idempotent: true,
+  });
+  const limit = Array.isArray(body.data) ? body.data[0] : null;
+  const used = Number(limit?.quota_usage);
+  const total = Number(limit?.config?.quota_total);
+  if (Number.isFinite(used) && Number.isFinite(total) && total > 0 && used >= total)
+    throw new ProviderError(
+      "transient",
+      `Instagram: the account published ${used} of its ${total} API posts in the last 24 hours`,
+      {
+        operation,
+        errorCode: "content_publishing_limit",
+        retryAt: deps.clock.now() + META_PUBLISHING_LIMIT_FALLBACK_MS,
+      },
+    );
+}
+
+/** The account id as a path segment. */
+function account(destination: DestinationRef): string {
+  return encodeURIComponent(destination.externalId);
+}
+
+/** The caption field, when the item has text. */
+function caption(input: PublishItemInput): Record<string, string> {
+  return input.text !== "" ? { caption: input.text } : {};
+}
+
+/** A media item's container fields: `alt_text_by_asset_id` wins over the asset's own alt text. */
+function mediaParams(
+  input: PublishItemInput,
+  media: MediaItem,
+  url: string,
+  carousel: boolean,
+): Record<string, string> {
+  if (INSTAGRAM_VIDEO_TYPES.includes(media.contentType))
+    return {
+      media_type: carousel ? "VIDEO" : "REELS",
+      video_url: url,
+      ...(carousel ? { is_carousel_item: "true" } : {}),
+    };
+  const byId = (input.options.alt_text_by_asset_id ?? {}) as Record<string, unknown>;
+  const alt = typeof byId[media.assetId] === "string" ? (byId[media.assetId] as string) : media.altText;
+  return {
+    image_url: url,
+    ...(carousel ? { is_carousel_item: "true" } : {}),
+    ...(alt ? { alt_text: alt } : {}),
+  };
 }
 
 /** A container's ERROR as a refusal, with Meta's reason (the container's `status`). */

@@ -21,48 +21,6 @@ export const LINKEDIN_MAX_PROCESSING_MS = 2 * 60 * 60 * 1000;
 
 /** The publishing half of the LinkedIn adapter. */
 export function createLinkedInPublisher(deps: AdapterDeps): PendingPublisher {
-  /** Creates the post (NOT idempotent: LinkedIn takes no key); 201 with the URN in `x-restli-id`. */
-  async function createPost(input: {
-    destination: DestinationRef;
-    item: PublishItemInput;
-    uploaded: UploadedMedia[];
-  }): Promise<PublishedItem> {
-    const { destination, item, uploaded } = input;
-    const operation = "POST /rest/posts";
-    const response = await linkedinCall({
-      deps,
-      operation,
-      url: `${base(destination.origin)}/rest/posts`,
-      init: {
-        method: "POST",
-        headers: { ...restHeaders(accessTokenOf(destination)), "content-type": "application/json" },
-        body: JSON.stringify({
-          author: destination.externalId,
-          commentary: escapeLittleText(item.text),
-          visibility: visibilityOf({ destination, options: item.options }),
-          distribution: {
-            feedDistribution: "MAIN_FEED",
-            targetEntities: [],
-            thirdPartyDistributionChannels: [],
-          },
-          ...postContent({ item, uploaded }),
-          lifecycleState: "PUBLISHED",
-          isReshareDisabledByAuthor: item.options.allow_resharing === false,
-        }),
-      },
-      idempotent: false,
-    });
-    // The post exists now: nothing below may throw.
-    const header = response.headers.get("x-restli-id") ?? response.headers.get("x-linkedin-id") ?? "";
-    const urn = header.startsWith("urn%3A") ? safeDecode(header) : header;
-    return {
-      providerObjectId: urn,
-      url: urn ? `https://www.linkedin.com/feed/update/${urn}` : "https://www.linkedin.com/feed/",
-      extra: { urn },
-      provider: { operation, requestId: null, statusCode: response.status },
-    };
-  }
-
   return {
     async publishItem(input: PublishItemInput): Promise<PublishOutcome> {
       const { destination } = input;
@@ -77,12 +35,12 @@ export function createLinkedInPublisher(deps: AdapterDeps): PendingPublisher {
         });
       const uploaded: UploadedMedia[] = [];
       for (const media of input.media) uploaded.push(await uploadMedia({ deps, destination, media }));
-      if (uploaded.length === 0) return createPost({ destination, item: input, uploaded });
+      if (uploaded.length === 0) return createPost(deps, { destination, item: input, uploaded });
       const polls = Math.max(1, deps.maxPolls ?? 5);
       for (let poll = 0; poll < polls; poll++) {
         if (poll > 0) await sleep(deps.pollIntervalMs ?? 1000);
         const round = await mediaRound({ deps, destination, media: uploaded });
-        if (round === "available") return createPost({ destination, item: input, uploaded });
+        if (round === "available") return createPost(deps, { destination, item: input, uploaded });
         if (round === "missing")
           throw new ProviderError("transient", "LinkedIn lost an upload it had just accepted", {
             operation: "publishItem",
@@ -105,7 +63,7 @@ export function createLinkedInPublisher(deps: AdapterDeps): PendingPublisher {
       if (round === "missing")
         return { state: "gone", reason: "LinkedIn no longer knows the uploaded media" };
       if (round === "available")
-        return { state: "published", item: await createPost({ destination, item, uploaded }) };
+        return { state: "published", item: await createPost(deps, { destination, item, uploaded }) };
       const now = deps.clock.now();
       if (now - since > LINKEDIN_MAX_PROCESSING_MS)
         throw new ProviderError("rejected", "LinkedIn did not finish processing the media within 2 hours", {
@@ -113,6 +71,51 @@ export function createLinkedInPublisher(deps: AdapterDeps): PendingPublisher {
         });
       return { state: "pending", checkAgainAt: now + LINKEDIN_RECHECK_MS };
     },
+  };
+}
+
+/** Creates the post (NOT idempotent: LinkedIn takes no key); 201 with the URN in `x-restli-id`. */
+async function createPost(
+  deps: AdapterDeps,
+  input: {
+    destination: DestinationRef;
+    item: PublishItemInput;
+    uploaded: UploadedMedia[];
+  },
+): Promise<PublishedItem> {
+  const { destination, item, uploaded } = input;
+  const operation = "POST /rest/posts";
+  const response = await linkedinCall({
+    deps,
+    operation,
+    url: `${base(destination.origin)}/rest/posts`,
+    init: {
+      method: "POST",
+      headers: { ...restHeaders(accessTokenOf(destination)), "content-type": "application/json" },
+      body: JSON.stringify({
+        author: destination.externalId,
+        commentary: escapeLittleText(item.text),
+        visibility: visibilityOf({ destination, options: item.options }),
+        distribution: {
+          feedDistribution: "MAIN_FEED",
+          targetEntities: [],
+          thirdPartyDistributionChannels: [],
+        },
+        ...postContent({ item, uploaded }),
+        lifecycleState: "PUBLISHED",
+        isReshareDisabledByAuthor: item.options.allow_resharing === false,
+      }),
+    },
+    idempotent: false,
+  });
+  // The post exists now: nothing below may throw.
+  const header = response.headers.get("x-restli-id") ?? response.headers.get("x-linkedin-id") ?? "";
+  const urn = header.startsWith("urn%3A") ? safeDecode(header) : header;
+  return {
+    providerObjectId: urn,
+    url: urn ? `https://www.linkedin.com/feed/update/${urn}` : "https://www.linkedin.com/feed/",
+    extra: { urn },
+    provider: { operation, requestId: null, statusCode: response.status },
   };
 }
 

@@ -59,18 +59,6 @@ export const MASTODON_RULES: NetworkRules = {
 
 /** The Mastodon adapter: OAuth per instance, statuses with Idempotency-Key, media with processing polls. */
 export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
-  const call = async (input: {
-    operation: string;
-    url: string;
-    init?: RequestInit;
-    idempotent: boolean;
-  }): Promise<Response> => {
-    const response = await providerFetch({ deps, ...input, retryAt: mastodonRetryAt });
-    if (!response.ok && response.status !== 206)
-      throw await mastodonError({ operation: input.operation, response });
-    return response;
-  };
-
   return {
     ...MASTODON_RULES,
     checkItem: checkMastodonItem,
@@ -88,48 +76,12 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
     idempotentCreate: true,
     pendingChecksRepeatable: false,
     refreshAheadMs: null,
-    ...createMastodonPublisher(deps, call),
+    ...createMastodonPublisher(deps, (input) => call(deps, input)),
 
     metricsBatchSize: 20,
 
     /** `GET /api/v1/statuses/{id}` for each status (works on every Mastodon version): its counts. */
-    async fetchMetrics({ destination, targets }): Promise<MetricsResult[]> {
-      const results: MetricsResult[] = [];
-      for (const { providerObjectId } of targets) {
-        const operation = "GET /api/v1/statuses/{id}";
-        const response = await providerFetch({
-          deps,
-          operation,
-          url: `${base(destination.origin)}/api/v1/statuses/${encodeURIComponent(providerObjectId)}`,
-          init: { headers: bearer(destination) },
-          idempotent: true,
-          retryAt: mastodonRetryAt,
-        });
-        if (response.status === 404) {
-          results.push({
-            providerObjectId,
-            kind: "missing",
-            reason: "the instance no longer has the status",
-          });
-          continue;
-        }
-        if (!response.ok) throw await mastodonError({ operation, response });
-        const status = await expectJson({ operation, response });
-        const count = (value: unknown) => (typeof value === "number" && value >= 0 ? value : 0);
-        results.push({
-          providerObjectId,
-          kind: "metrics",
-          values: {
-            comments: count(status.replies_count),
-            reactions: count(status.favourites_count),
-            // Quotes exist from Mastodon 4.5; older instances leave the field out.
-            shares: count(status.reblogs_count) + count(status.quotes_count),
-          },
-          providerAsOf: null,
-        });
-      }
-      return results;
-    },
+    fetchMetrics: (input) => fetchMastodonMetrics(deps, input),
 
     async refreshCredentials(): Promise<never> {
       throw new ProviderError(
@@ -139,26 +91,7 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
       );
     },
 
-    async registerApp({ origin, redirectUri, clientName, website }) {
-      const operation = "POST /api/v1/apps";
-      const response = await call({
-        operation,
-        url: `${base(origin)}/api/v1/apps`,
-        init: {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            client_name: clientName,
-            redirect_uris: redirectUri,
-            scopes: SCOPES,
-            website,
-          }),
-        },
-        idempotent: true, // a second app registration is harmless
-      });
-      const app = await expectJson({ operation, response });
-      return { clientId: String(app.client_id), clientSecret: String(app.client_secret) };
-    },
+    registerApp: (input) => registerMastodonApp(deps, input),
 
     authorizationUrl({ origin, clientId, redirectUri, state, codeChallenge }) {
       const query = new URLSearchParams({
@@ -173,109 +106,11 @@ export function createMastodonAdapter(deps: MastodonDeps): MastodonAdapter {
       return `${base(origin)}/oauth/authorize?${query}`;
     },
 
-    async completeAuthorization({
-      origin,
-      clientId,
-      clientSecret,
-      redirectUri,
-      code,
-      codeVerifier,
-    }): Promise<ConnectedAccount[]> {
-      const tokenOperation = "POST /oauth/token";
-      const tokenResponse = await call({
-        operation: tokenOperation,
-        url: `${base(origin)}/oauth/token`,
-        init: {
-          method: "POST",
-          headers: { "content-type": "application/x-www-form-urlencoded" },
-          body: new URLSearchParams({
-            grant_type: "authorization_code",
-            code,
-            client_id: clientId,
-            client_secret: clientSecret,
-            redirect_uri: redirectUri,
-            code_verifier: codeVerifier,
-            scope: SCOPES,
-          }),
-        },
-        idempotent: false, // the code is single-use: an unanswered exchange cannot be repeated
-      });
-      const token = await expectJson({ operation: tokenOperation, response: tokenResponse });
-      const accessToken = String(token.access_token);
-      const headers = { authorization: `Bearer ${accessToken}` };
-      const accountOperation = "GET /api/v1/accounts/verify_credentials";
-      const account = await expectJson({
-        operation: accountOperation,
-        response: await call({
-          operation: accountOperation,
-          url: `${base(origin)}/api/v1/accounts/verify_credentials`,
-          init: { headers },
-          idempotent: true,
-        }),
-      });
-      return [
-        {
-          externalId: String(account.id),
-          handle: String(account.username),
-          displayName: account.display_name || String(account.username),
-          profileImageUrl: typeof account.avatar === "string" ? account.avatar : null,
-          credentials: { accessToken, clientId, clientSecret, scope: token.scope ?? SCOPES },
-          limits: await readInstanceLimits({ origin, headers }),
-        },
-      ];
-    },
+    completeAuthorization: (input) => connectMastodonAccount(deps, input),
 
     /** A client-credentials grant: 401 `invalid_client` means the instance no longer knows the app. */
-    async appIsKnown({ origin, clientId, clientSecret }) {
-      const operation = "POST /oauth/token";
-      const body = new URLSearchParams({
-        grant_type: "client_credentials",
-        client_id: clientId,
-        client_secret: clientSecret,
-        scope: "read",
-      });
-      const response = await providerFetch({
-        deps,
-        operation,
-        url: `${base(origin)}/oauth/token`,
-        idempotent: true,
-        retryAt: mastodonRetryAt,
-        init: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body },
-      });
-      if (response.ok) return true;
-      const error = (await readJson(response))?.error;
-      if (response.status === 401 && error === "invalid_client") return false;
-      throw await mastodonError({ operation, response });
-    },
+    appIsKnown: (input) => mastodonAppIsKnown(deps, input),
   };
-
-  /** Limits from `GET /api/v2/instance` → `configuration`; an older server without v2 gets the defaults. */
-  async function readInstanceLimits(input: {
-    origin: string;
-    headers: Record<string, string>;
-  }): Promise<ChannelLimits> {
-    const operation = "GET /api/v2/instance";
-    const response = await providerFetch({
-      deps,
-      operation,
-      url: `${base(input.origin)}/api/v2/instance`,
-      init: { headers: input.headers },
-      idempotent: true,
-      retryAt: mastodonRetryAt,
-    });
-    const configuration = response.ok ? (await readJson(response))?.configuration : null;
-    const positive = (value: unknown, fallback: number) =>
-      typeof value === "number" && Number.isInteger(value) && value > 0 ? value : fallback;
-    return {
-      maxCharacters: positive(configuration?.statuses?.max_characters, MASTODON_DEFAULT_LIMITS.maxCharacters),
-      maxImages: positive(configuration?.statuses?.max_media_attachments, MASTODON_DEFAULT_LIMITS.maxImages),
-      maxVideos: MASTODON_DEFAULT_LIMITS.maxVideos,
-      maxImageBytes: positive(
-        configuration?.media_attachments?.image_size_limit,
-        MASTODON_DEFAULT_LIMITS.maxImageBytes,
-      ),
-    };
-  }
 }
 
 /**
@@ -377,6 +212,53 @@ async function mastodonError(input: { operation: string; response: Response }): 
   return new ProviderError("rejected", message, details);
 }
 
+/** One call to the instance with its rate-limit reading; a refusal becomes a typed ProviderError. */
+async function call(
+  deps: MastodonDeps,
+  input: {
+    operation: string;
+    url: string;
+    init?: RequestInit;
+    idempotent: boolean;
+  },
+): Promise<Response> {
+  const response = await providerFetch({ deps, ...input, retryAt: mastodonRetryAt });
+  if (!response.ok && response.status !== 206)
+    throw await mastodonError({ operation: input.operation, response });
+  return response;
+}
+
+/** Limits from `GET /api/v2/instance` → `configuration`; an older server without v2 gets the defaults. */
+async function readInstanceLimits(
+  deps: MastodonDeps,
+  input: {
+    origin: string;
+    headers: Record<string, string>;
+  },
+): Promise<ChannelLimits> {
+  const operation = "GET /api/v2/instance";
+  const response = await providerFetch({
+    deps,
+    operation,
+    url: `${base(input.origin)}/api/v2/instance`,
+    init: { headers: input.headers },
+    idempotent: true,
+    retryAt: mastodonRetryAt,
+  });
+  const configuration = response.ok ? (await readJson(response))?.configuration : null;
+  const positive = (value: unknown, fallback: number) =>
+    typeof value === "number" && Number.isInteger(value) && value > 0 ? value : fallback;
+  return {
+    maxCharacters: positive(configuration?.statuses?.max_characters, MASTODON_DEFAULT_LIMITS.maxCharacters),
+    maxImages: positive(configuration?.statuses?.max_media_attachments, MASTODON_DEFAULT_LIMITS.maxImages),
+    maxVideos: MASTODON_DEFAULT_LIMITS.maxVideos,
+    maxImageBytes: positive(
+      configuration?.media_attachments?.image_size_limit,
+      MASTODON_DEFAULT_LIMITS.maxImageBytes,
+    ),
+  };
+}
+
 /** Mastodon as the registry lists it. */
 export const MASTODON_NETWORK: NetworkDefinition = {
   rules: MASTODON_RULES,
@@ -385,3 +267,148 @@ export const MASTODON_NETWORK: NetworkDefinition = {
   origins: { api: "https://mastodon.social", auth: "https://mastodon.social" },
   create: createMastodonAdapter,
 };
+
+async function fetchMastodonMetrics(
+  deps: MastodonDeps,
+  { destination, targets }: Parameters<NonNullable<MastodonAdapter["fetchMetrics"]>>[0],
+): Promise<MetricsResult[]> {
+  const results: MetricsResult[] = [];
+  for (const { providerObjectId } of targets) {
+    const operation = "GET /api/v1/statuses/{id}";
+    const response = await providerFetch({
+      deps,
+      operation,
+      url: `${base(destination.origin)}/api/v1/statuses/${encodeURIComponent(providerObjectId)}`,
+      init: { headers: bearer(destination) },
+      idempotent: true,
+      retryAt: mastodonRetryAt,
+    });
+    if (response.status === 404) {
+      results.push({
+        providerObjectId,
+        kind: "missing",
+        reason: "the instance no longer has the status",
+      });
+      continue;
+    }
+    if (!response.ok) throw await mastodonError({ operation, response });
+    const status = await expectJson({ operation, response });
+    const count = (value: unknown) => (typeof value === "number" && value >= 0 ? value : 0);
+    results.push({
+      providerObjectId,
+      kind: "metrics",
+      values: {
+        comments: count(status.replies_count),
+        reactions: count(status.favourites_count),
+        // Quotes exist from Mastodon 4.5; older instances leave the field out.
+        shares: count(status.reblogs_count) + count(status.quotes_count),
+      },
+      providerAsOf: null,
+    });
+  }
+  return results;
+}
+
+async function registerMastodonApp(
+  deps: MastodonDeps,
+  { origin, redirectUri, clientName, website }: Parameters<NonNullable<MastodonAdapter["registerApp"]>>[0],
+) {
+  const operation = "POST /api/v1/apps";
+  const response = await call(deps, {
+    operation,
+    url: `${base(origin)}/api/v1/apps`,
+    init: {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_name: clientName,
+        redirect_uris: redirectUri,
+        scopes: SCOPES,
+        website,
+      }),
+    },
+    idempotent: true, // a second app registration is harmless
+  });
+  const app = await expectJson({ operation, response });
+  return { clientId: String(app.client_id), clientSecret: String(app.client_secret) };
+}
+
+async function connectMastodonAccount(
+  deps: MastodonDeps,
+  {
+    origin,
+    clientId,
+    clientSecret,
+    redirectUri,
+    code,
+    codeVerifier,
+  }: Parameters<NonNullable<MastodonAdapter["completeAuthorization"]>>[0],
+): Promise<ConnectedAccount[]> {
+  const tokenOperation = "POST /oauth/token";
+  const tokenResponse = await call(deps, {
+    operation: tokenOperation,
+    url: `${base(origin)}/oauth/token`,
+    init: {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code,
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uri: redirectUri,
+        code_verifier: codeVerifier,
+        scope: SCOPES,
+      }),
+    },
+    idempotent: false, // the code is single-use: an unanswered exchange cannot be repeated
+  });
+  const token = await expectJson({ operation: tokenOperation, response: tokenResponse });
+  const accessToken = String(token.access_token);
+  const headers = { authorization: `Bearer ${accessToken}` };
+  const accountOperation = "GET /api/v1/accounts/verify_credentials";
+  const account = await expectJson({
+    operation: accountOperation,
+    response: await call(deps, {
+      operation: accountOperation,
+      url: `${base(origin)}/api/v1/accounts/verify_credentials`,
+      init: { headers },
+      idempotent: true,
+    }),
+  });
+  return [
+    {
+      externalId: String(account.id),
+      handle: String(account.username),
+      displayName: account.display_name || String(account.username),
+      profileImageUrl: typeof account.avatar === "string" ? account.avatar : null,
+      credentials: { accessToken, clientId, clientSecret, scope: token.scope ?? SCOPES },
+      limits: await readInstanceLimits(deps, { origin, headers }),
+    },
+  ];
+}
+
+async function mastodonAppIsKnown(
+  deps: MastodonDeps,
+  { origin, clientId, clientSecret }: Parameters<NonNullable<MastodonAdapter["appIsKnown"]>>[0],
+) {
+  const operation = "POST /oauth/token";
+  const body = new URLSearchParams({
+    grant_type: "client_credentials",
+    client_id: clientId,
+    client_secret: clientSecret,
+    scope: "read",
+  });
+  const response = await providerFetch({
+    deps,
+    operation,
+    url: `${base(origin)}/oauth/token`,
+    idempotent: true,
+    retryAt: mastodonRetryAt,
+    init: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body },
+  });
+  if (response.ok) return true;
+  const error = (await readJson(response))?.error;
+  if (response.status === 401 && error === "invalid_client") return false;
+  throw await mastodonError({ operation, response });
+}

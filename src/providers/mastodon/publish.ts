@@ -24,46 +24,11 @@ export function createMastodonPublisher(
   deps: MastodonDeps,
   call: MastodonCall,
 ): { publishItem(input: PublishItemInput): Promise<PublishedItem> } {
-  const pollIntervalMs = deps.mediaPollIntervalMs ?? 1000;
-  const maxPolls = deps.mediaMaxPolls ?? 60;
-
-  async function uploadMedia(input: { destination: DestinationRef; media: MediaItem }): Promise<string> {
-    const { destination, media } = input;
-    const form = new FormData();
-    form.append("file", new Blob([await media.read()], { type: media.contentType }), fileName(media));
-    if (media.altText) form.append("description", media.altText);
-    const uploaded = await call({
-      operation: "POST /api/v2/media",
-      url: `${base(destination.origin)}/api/v2/media`,
-      init: { method: "POST", headers: bearer(destination), body: form },
-      idempotent: true, // an unattached upload is invisible and cleaned up by the instance
-    });
-    const attachment = await expectJson({ operation: "POST /api/v2/media", response: uploaded });
-    const id = String(attachment.id);
-    if (uploaded.status === 200 && attachment.url) return id;
-    for (let poll = 0; poll < maxPolls; poll++) {
-      await sleep(pollIntervalMs);
-      const operation = "GET /api/v1/media/{id}";
-      const response = await call({
-        operation,
-        url: `${base(destination.origin)}/api/v1/media/${encodeURIComponent(id)}`,
-        init: { headers: bearer(destination) },
-        idempotent: true,
-      });
-      if (response.status === 200 && (await expectJson({ operation, response })).url) return id;
-    }
-    throw new ProviderError(
-      "transient",
-      `media ${media.assetId} was still processing after ${maxPolls} polls`,
-      { operation: "GET /api/v1/media/{id}" },
-    );
-  }
-
   return {
     async publishItem(input: PublishItemInput): Promise<PublishedItem> {
       const { destination } = input;
       const mediaIds: string[] = [];
-      for (const media of input.media) mediaIds.push(await uploadMedia({ destination, media }));
+      for (const media of input.media) mediaIds.push(await uploadMedia(deps, call, { destination, media }));
       const language =
         typeof input.options.language === "string"
           ? input.options.language
@@ -106,6 +71,45 @@ export function createMastodonPublisher(
       };
     },
   };
+}
+
+/** Uploads one media item and waits (polling) until the instance has processed it; its attachment id. */
+async function uploadMedia(
+  deps: MastodonDeps,
+  call: MastodonCall,
+  input: { destination: DestinationRef; media: MediaItem },
+): Promise<string> {
+  const pollIntervalMs = deps.mediaPollIntervalMs ?? 1000;
+  const maxPolls = deps.mediaMaxPolls ?? 60;
+  const { destination, media } = input;
+  const form = new FormData();
+  form.append("file", new Blob([await media.read()], { type: media.contentType }), fileName(media));
+  if (media.altText) form.append("description", media.altText);
+  const uploaded = await call({
+    operation: "POST /api/v2/media",
+    url: `${base(destination.origin)}/api/v2/media`,
+    init: { method: "POST", headers: bearer(destination), body: form },
+    idempotent: true, // an unattached upload is invisible and cleaned up by the instance
+  });
+  const attachment = await expectJson({ operation: "POST /api/v2/media", response: uploaded });
+  const id = String(attachment.id);
+  if (uploaded.status === 200 && attachment.url) return id;
+  for (let poll = 0; poll < maxPolls; poll++) {
+    await sleep(pollIntervalMs);
+    const operation = "GET /api/v1/media/{id}";
+    const response = await call({
+      operation,
+      url: `${base(destination.origin)}/api/v1/media/${encodeURIComponent(id)}`,
+      init: { headers: bearer(destination) },
+      idempotent: true,
+    });
+    if (response.status === 200 && (await expectJson({ operation, response })).url) return id;
+  }
+  throw new ProviderError(
+    "transient",
+    `media ${media.assetId} was still processing after ${maxPolls} polls`,
+    { operation: "GET /api/v1/media/{id}" },
+  );
 }
 
 export function bearer(destination: DestinationRef): Record<string, string> {

@@ -113,218 +113,16 @@ type Round =
 
 /** Builds the container flow of `network` over `deps` (fetch, clock, poll pace). */
 export function createContainerPublisher(deps: AdapterDeps, network: ContainerNetwork): PendingPublisher {
-  const pollIntervalMs = deps.pollIntervalMs ?? 1000;
-  const maxPolls = Math.max(1, deps.maxPolls ?? 5);
   const { name } = network;
-
-  /** Creates one container; idempotent: a container publishes nothing and expires unused. */
-  async function createContainer(input: PublishItemInput, params: Record<string, string>): Promise<string> {
-    const { operation } = network.create;
-    const { body } = await network.call(input.destination, {
-      method: "POST",
-      path: network.create.path(input.destination),
-      params,
-      operation,
-      idempotent: true,
-    });
-    return idOf(body, "id", operation, true);
-  }
-
-  async function statusOf(destination: DestinationRef, container: string): Promise<ContainerStatus> {
-    const { body } = await network.call(destination, {
-      method: "GET",
-      path: encodeURIComponent(container),
-      params: { fields: network.statusFields },
-      operation: "GET /{container-id}",
-      idempotent: true,
-    });
-    return network.readStatus(body);
-  }
-
-  /** One look at the item's containers; creates the CAROUSEL container once its items are FINISHED. */
-  async function round(input: PublishItemInput, data: ContainerData, inCheck: boolean): Promise<Round> {
-    let container = data.container;
-    if (container === null) {
-      const statuses = [];
-      for (const child of data.children) statuses.push(await statusOf(input.destination, child));
-      statuses.forEach((s, i) => {
-        if (s.code === "ERROR") throw network.containerError(input, s.detail, i);
-      });
-      // Items of a carousel an earlier run published: that run's post is looked up, never re-sent.
-      const published = network.itemsReportPublished ? statuses.findIndex((s) => s.code === "PUBLISHED") : -1;
-      if (published >= 0) return { kind: "published", container: data.children[published]! };
-      if (statuses.some((s) => s.code === "EXPIRED"))
-        return { kind: "expired", reason: "a carousel item's container expired before it was published" };
-      if (!statuses.every((s) => s.code === "FINISHED")) return { kind: "waiting", data };
-      container = await createContainer(input, {
-        media_type: "CAROUSEL",
-        children: data.children.join(","),
-        ...network.carouselParams(input),
-      });
-      if (inCheck && network.storeCarouselFirst) return { kind: "created", data: { ...data, container } };
-    }
-    const { code, detail } = await statusOf(input.destination, container);
-    if (code === "FINISHED") return { kind: "ready", container };
-    if (code === "PUBLISHED") return { kind: "published", container };
-    if (code === "ERROR") throw network.containerError(input, detail, null);
-    if (code === "EXPIRED")
-      return {
-        kind: "expired",
-        reason: "the container expired before it was published (nothing was published)",
-      };
-    return { kind: "waiting", data: { ...data, container } };
-  }
-
-  /** Rounds until the container is ready (then publishes it) or the inline polls are used up. */
-  async function drive(
-    input: PublishItemInput,
-    start: ContainerData,
-    since: number,
-    inCheck: boolean,
-  ): Promise<PendingStatus> {
-    let data = start;
-    for (let poll = 1; ; poll++) {
-      const step = await round(input, data, inCheck);
-      if (step.kind === "created")
-        return { state: "pending", checkAgainAt: deps.clock.now(), data: step.data };
-      if (step.kind === "ready")
-        return { state: "published", item: await publish(input, step.container, since) };
-      if (step.kind === "published")
-        return { state: "published", item: await recover(input, step.container, since) };
-      if (step.kind === "expired") return { state: "gone", reason: step.reason };
-      data = step.data;
-      if (poll >= maxPolls)
-        return { state: "pending", checkAgainAt: deps.clock.now() + META_CONTAINER_CHECK_MS, data };
-      await sleep(pollIntervalMs);
-    }
-  }
-
-  /**
-   * The publish call, once (not idempotent: an unanswered publish is `outcome_unknown`). A refusal of a
-   * container that turns out PUBLISHED is an earlier publish: its post is looked up, never re-sent.
-   * Nothing after a successful publish throws anything but `outcome_unknown`.
-   */
-  async function publish(input: PublishItemInput, container: string, since: number): Promise<PublishedItem> {
-    const { operation } = network.publish;
-    let answer: MetaAnswer;
-    try {
-      answer = await network.call(input.destination, {
-        method: "POST",
-        path: network.publish.path(input.destination),
-        params: { creation_id: container },
-        operation,
-        idempotent: false,
-      });
-    } catch (error) {
-      if (
-        error instanceof ProviderError &&
-        error.kind === "rejected" &&
-        (await isPublished(input.destination, container))
-      )
-        return recover(input, container, since);
-      throw error;
-    }
-    const id = answer.body.id;
-    if (typeof id !== "string" && typeof id !== "number") return recover(input, container, since);
-    const mediaId = String(id);
-    return {
-      providerObjectId: mediaId,
-      url: await permalinkOf(input.destination, mediaId),
-      extra: { id: mediaId, container },
-      provider: metaProvider(operation, answer),
-    };
-  }
-
-  async function isPublished(destination: DestinationRef, container: string): Promise<boolean> {
-    try {
-      return (await statusOf(destination, container)).code === "PUBLISHED";
-    } catch {
-      return false;
-    }
-  }
-
-  /** The post's permalink; never throws (the post exists): falls back to the account's URL. */
-  async function permalinkOf(destination: DestinationRef, mediaId: string): Promise<string> {
-    try {
-      const { body } = await network.call(destination, {
-        method: "GET",
-        path: encodeURIComponent(mediaId),
-        params: { fields: "permalink" },
-        operation: "GET /{media-id}?fields=permalink",
-        idempotent: true,
-      });
-      if (typeof body.permalink === "string" && /^https:\/\//.test(body.permalink)) return body.permalink;
-    } catch {
-      // The post is published; a missing permalink is no reason to fail it.
-    }
-    return network.profileUrl(destination);
-  }
-
-  /**
-   * A container the network reports PUBLISHED although Herald holds no receipt (a run that died after
-   * publishing): the post is looked up among the account's latest posts by the network's search and
-   * its time. One match is the receipt; otherwise `outcome_unknown`, and the container is never
-   * published again.
-   */
-  async function recover(input: PublishItemInput, container: string, since: number): Promise<PublishedItem> {
-    const search = network.recovery(input);
-    const { owner } = network;
-    let reason: string;
-    try {
-      const { body } = await network.call(input.destination, {
-        method: "GET",
-        path: search.path,
-        params: search.params,
-        operation: search.operation,
-        idempotent: true,
-      });
-      const posts: Record<string, any>[] = Array.isArray(body.data) ? body.data : [];
-      const matches = posts.filter(
-        (p) => search.matches(p) && parseGraphTime(search.timestamp(p)) >= since - RECOVERY_SLACK_MS,
-      );
-      if (matches.length === 1) {
-        const post = matches[0]!;
-        const mediaId = String(post.id);
-        return {
-          providerObjectId: mediaId,
-          url: typeof post.permalink === "string" ? post.permalink : network.profileUrl(input.destination),
-          extra: { id: mediaId, container, recovered: true },
-          provider: { operation: search.operation, requestId: null, statusCode: 200 },
-        };
-      }
-      reason =
-        matches.length === 0
-          ? `none of the ${owner}'s latest posts matches it`
-          : `${matches.length} of the ${owner}'s latest posts match it`;
-    } catch (error) {
-      reason = `the ${owner}'s latest posts could not be read (${error instanceof Error ? error.message : error})`;
-    }
-    throw new ProviderError(
-      "outcome_unknown",
-      `${name} reports container ${container} as already published, but Herald cannot tell which post ` +
-        `it became: ${reason}. Herald will not publish it again; check the ${owner}.`,
-      { operation: network.publish.operation },
-    );
-  }
-
-  /** The stored pending data, read defensively (it round-trips through the database as JSON). */
-  function pendingData(data: Record<string, unknown>): ContainerData {
-    const children = Array.isArray(data.children) ? data.children.map(String) : [];
-    const container = typeof data.container === "string" ? data.container : null;
-    if (container === null && children.length === 0)
-      throw new ProviderError("outcome_unknown", `the pending ${name} item has no container ids`, {
-        operation: "checkPending",
-      });
-    return { children, container };
-  }
+  const flow: ContainerFlow = { deps, network };
 
   return {
     async publishItem(input) {
       const since = deps.clock.now();
       await network.beforeCreate?.(input.destination);
       // Every URL is signed before anything is sent: a failure here leaves nothing on the network.
-      const data = await network.firstContainers(input, (params) => createContainer(input, params));
-      const status = await drive(input, data, since, false);
+      const data = await network.firstContainers(input, (params) => createContainer(flow, input, params));
+      const status = await drive(flow, input, data, since, false);
       if (status.state === "published") return status.item;
       if (status.state === "gone")
         throw new ProviderError("transient", `${name}: ${status.reason}`, {
@@ -339,7 +137,7 @@ export function createContainerPublisher(deps: AdapterDeps, network: ContainerNe
     },
 
     async checkPending({ item, data, since }) {
-      const status = await drive(item, pendingData(data), since, true);
+      const status = await drive(flow, item, pendingData(flow, data), since, true);
       if (status.state === "pending" && deps.clock.now() - since > META_CONTAINER_LIFETIME_MS)
         throw new ProviderError(
           "rejected",
@@ -349,4 +147,247 @@ export function createContainerPublisher(deps: AdapterDeps, network: ContainerNe
       return status;
     },
   };
+}
+
+/** What every step of the flow works over: Herald's provider deps and the network's own parts. */
+interface ContainerFlow {
+  deps: AdapterDeps;
+  network: ContainerNetwork;
+}
+
+/** Creates one container; idempotent: a container publishes nothing and expires unused. */
+async function createContainer(
+  flow: ContainerFlow,
+  input: PublishItemInput,
+  params: Record<string, string>,
+): Promise<string> {
+  const { operation } = flow.network.create;
+  const { body } = await flow.network.call(input.destination, {
+    method: "POST",
+    path: flow.network.create.path(input.destination),
+    params,
+    operation,
+    idempotent: true,
+  });
+  return idOf(body, "id", operation, true);
+}
+
+async function statusOf(
+  flow: ContainerFlow,
+  destination: DestinationRef,
+  container: string,
+): Promise<ContainerStatus> {
+  const { body } = await flow.network.call(destination, {
+    method: "GET",
+    path: encodeURIComponent(container),
+    params: { fields: flow.network.statusFields },
+    operation: "GET /{container-id}",
+    idempotent: true,
+  });
+  return flow.network.readStatus(body);
+}
+
+/** One look at the item's containers; creates the CAROUSEL container once its items are FINISHED. */
+async function round(
+  flow: ContainerFlow,
+  input: PublishItemInput,
+  data: ContainerData,
+  inCheck: boolean,
+): Promise<Round> {
+  let container = data.container;
+  if (container === null) {
+    const statuses = [];
+    for (const child of data.children) statuses.push(await statusOf(flow, input.destination, child));
+    statuses.forEach((s, i) => {
+      if (s.code === "ERROR") throw flow.network.containerError(input, s.detail, i);
+    });
+    // Items of a carousel an earlier run published: that run's post is looked up, never re-sent.
+    const published = flow.network.itemsReportPublished
+      ? statuses.findIndex((s) => s.code === "PUBLISHED")
+      : -1;
+    if (published >= 0) return { kind: "published", container: data.children[published]! };
+    if (statuses.some((s) => s.code === "EXPIRED"))
+      return { kind: "expired", reason: "a carousel item's container expired before it was published" };
+    if (!statuses.every((s) => s.code === "FINISHED")) return { kind: "waiting", data };
+    container = await createContainer(flow, input, {
+      media_type: "CAROUSEL",
+      children: data.children.join(","),
+      ...flow.network.carouselParams(input),
+    });
+    if (inCheck && flow.network.storeCarouselFirst) return { kind: "created", data: { ...data, container } };
+  }
+  const { code, detail } = await statusOf(flow, input.destination, container);
+  if (code === "FINISHED") return { kind: "ready", container };
+  if (code === "PUBLISHED") return { kind: "published", container };
+  if (code === "ERROR") throw flow.network.containerError(input, detail, null);
+  if (code === "EXPIRED")
+    return {
+      kind: "expired",
+      reason: "the container expired before it was published (nothing was published)",
+    };
+  return { kind: "waiting", data: { ...data, container } };
+}
+
+/** Rounds until the container is ready (then publishes it) or the inline polls are used up. */
+async function drive(
+  flow: ContainerFlow,
+  input: PublishItemInput,
+  start: ContainerData,
+  since: number,
+  inCheck: boolean,
+): Promise<PendingStatus> {
+  const pollIntervalMs = flow.deps.pollIntervalMs ?? 1000;
+  const maxPolls = Math.max(1, flow.deps.maxPolls ?? 5);
+  let data = start;
+  for (let poll = 1; ; poll++) {
+    const step = await round(flow, input, data, inCheck);
+    if (step.kind === "created")
+      return { state: "pending", checkAgainAt: flow.deps.clock.now(), data: step.data };
+    if (step.kind === "ready")
+      return { state: "published", item: await publish(flow, input, step.container, since) };
+    if (step.kind === "published")
+      return { state: "published", item: await recover(flow, input, step.container, since) };
+    if (step.kind === "expired") return { state: "gone", reason: step.reason };
+    data = step.data;
+    if (poll >= maxPolls)
+      return { state: "pending", checkAgainAt: flow.deps.clock.now() + META_CONTAINER_CHECK_MS, data };
+    await sleep(pollIntervalMs);
+  }
+}
+
+/**
+ * The publish call, once (not idempotent: an unanswered publish is `outcome_unknown`). A refusal of a
+ * container that turns out PUBLISHED is an earlier publish: its post is looked up, never re-sent.
+ * Nothing after a successful publish throws anything but `outcome_unknown`.
+ */
+async function publish(
+  flow: ContainerFlow,
+  input: PublishItemInput,
+  container: string,
+  since: number,
+): Promise<PublishedItem> {
+  const { operation } = flow.network.publish;
+  let answer: MetaAnswer;
+  try {
+    answer = await flow.network.call(input.destination, {
+      method: "POST",
+      path: flow.network.publish.path(input.destination),
+      params: { creation_id: container },
+      operation,
+      idempotent: false,
+    });
+  } catch (error) {
+    if (
+      error instanceof ProviderError &&
+      error.kind === "rejected" &&
+      (await isPublished(flow, input.destination, container))
+    )
+      return recover(flow, input, container, since);
+    throw error;
+  }
+  const id = answer.body.id;
+  if (typeof id !== "string" && typeof id !== "number") return recover(flow, input, container, since);
+  const mediaId = String(id);
+  return {
+    providerObjectId: mediaId,
+    url: await permalinkOf(flow, input.destination, mediaId),
+    extra: { id: mediaId, container },
+    provider: metaProvider(operation, answer),
+  };
+}
+
+async function isPublished(
+  flow: ContainerFlow,
+  destination: DestinationRef,
+  container: string,
+): Promise<boolean> {
+  try {
+    return (await statusOf(flow, destination, container)).code === "PUBLISHED";
+  } catch {
+    return false;
+  }
+}
+
+/** The post's permalink; never throws (the post exists): falls back to the account's URL. */
+async function permalinkOf(
+  flow: ContainerFlow,
+  destination: DestinationRef,
+  mediaId: string,
+): Promise<string> {
+  try {
+    const { body } = await flow.network.call(destination, {
+      method: "GET",
+      path: encodeURIComponent(mediaId),
+      params: { fields: "permalink" },
+      operation: "GET /{media-id}?fields=permalink",
+      idempotent: true,
+    });
+    if (typeof body.permalink === "string" && /^https:\/\//.test(body.permalink)) return body.permalink;
+  } catch {
+    // The post is published; a missing permalink is no reason to fail it.
+  }
+  return flow.network.profileUrl(destination);
+}
+
+/**
+ * A container the network reports PUBLISHED although Herald holds no receipt (a run that died after
+ * publishing): the post is looked up among the account's latest posts by the network's search and
+ * its time. One match is the receipt; otherwise `outcome_unknown`, and the container is never
+ * published again.
+ */
+async function recover(
+  flow: ContainerFlow,
+  input: PublishItemInput,
+  container: string,
+  since: number,
+): Promise<PublishedItem> {
+  const search = flow.network.recovery(input);
+  const { owner } = flow.network;
+  let reason: string;
+  try {
+    const { body } = await flow.network.call(input.destination, {
+      method: "GET",
+      path: search.path,
+      params: search.params,
+      operation: search.operation,
+      idempotent: true,
+    });
+    const posts: Record<string, any>[] = Array.isArray(body.data) ? body.data : [];
+    const matches = posts.filter(
+      (p) => search.matches(p) && parseGraphTime(search.timestamp(p)) >= since - RECOVERY_SLACK_MS,
+    );
+    if (matches.length === 1) {
+      const post = matches[0]!;
+      const mediaId = String(post.id);
+      return {
+        providerObjectId: mediaId,
+        url: typeof post.permalink === "string" ? post.permalink : flow.network.profileUrl(input.destination),
+        extra: { id: mediaId, container, recovered: true },
+        provider: { operation: search.operation, requestId: null, statusCode: 200 },
+      };
+    }
+    reason =
+      matches.length === 0
+        ? `none of the ${owner}'s latest posts matches it`
+        : `${matches.length} of the ${owner}'s latest posts match it`;
+  } catch (error) {
+    reason = `the ${owner}'s latest posts could not be read (${error instanceof Error ? error.message : error})`;
+  }
+  throw new ProviderError(
+    "outcome_unknown",
+    `${flow.network.name} reports container ${container} as already published, but Herald cannot tell which post ` +
+      `it became: ${reason}. Herald will not publish it again; check the ${owner}.`,
+    { operation: flow.network.publish.operation },
+  );
+}
+
+/** The stored pending data, read defensively (it round-trips through the database as JSON). */
+function pendingData(flow: ContainerFlow, data: Record<string, unknown>): ContainerData {
+  const children = Array.isArray(data.children) ? data.children.map(String) : [];
+  const container = typeof data.container === "string" ? data.container : null;
+  if (container === null && children.length === 0)
+    throw new ProviderError("outcome_unknown", `the pending ${flow.network.name} item has no container ids`, {
+      operation: "checkPending",
+    });
+  return { children, container };
 }

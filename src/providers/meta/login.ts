@@ -5,7 +5,14 @@
 import type { NetworkApp } from "../types.ts";
 import { baseOf, graphCall, META_GRAPH_VERSION } from "../facebook/graph.ts";
 import { metaGraphCall } from "./graph.ts";
-import { ProviderError, type ProviderDeps } from "../types.ts";
+import {
+  ProviderError,
+  type AdapterDeps,
+  type ConnectedAccount,
+  type Credentials,
+  type OAuthAdapter,
+  type ProviderDeps,
+} from "../types.ts";
 
 /** Meta's documented origins, used when the registry was built without the channel's app settings. */
 export const META_DEFAULT_APP: NetworkApp = {
@@ -152,4 +159,66 @@ function pageOf(entry: Record<string, any> | null): ManagedPage | null {
 function tokenOf(body: Record<string, any>, operation: string): string {
   if (typeof body.access_token === "string" && body.access_token !== "") return body.access_token;
   throw new ProviderError("auth_revoked", `${operation}: the answer has no access token`, { operation });
+}
+
+/** What differs between the networks connected through Facebook Login (Facebook Pages, Instagram). */
+export interface FacebookLoginNetwork {
+  /** The channel's app settings, read at each call (`deps.apps.<channel>`, else Meta's defaults). */
+  app: () => NetworkApp;
+  /** The default scopes, sent comma-separated unless the app's scopes replace them. */
+  scopes: readonly string[];
+  /** Whether /me/accounts is asked for each Page's linked Instagram account. */
+  instagram: boolean;
+  /** The destinations the managed Pages become; refuses (`rejected`) when there is none. */
+  accountsOf(input: { origin: string; pages: ManagedPage[] }): Promise<ConnectedAccount[]>;
+  /** What a renewal says: Page tokens cannot be renewed. */
+  renewalRefusal: string;
+}
+
+/**
+ * The connecting half of a Facebook Login adapter: the dialog (no PKCE: the app secret guards the code
+ * exchange), code → long-lived user token → managed Pages → destinations, and a renewal that always
+ * refuses, since Page tokens never expire and one Meta refuses (code 190) can only be replaced by
+ * connecting again.
+ */
+export function facebookLoginConnector(
+  deps: AdapterDeps,
+  network: FacebookLoginNetwork,
+): Pick<
+  OAuthAdapter,
+  "connection" | "refreshAheadMs" | "authorizationUrl" | "completeAuthorization" | "refreshCredentials"
+> {
+  return {
+    connection: { kind: "oauth", registration: "fixed-app" },
+    // Page tokens do not expire; there is nothing to renew ahead.
+    refreshAheadMs: null,
+
+    authorizationUrl({ clientId, redirectUri, state }) {
+      const app = network.app();
+      return facebookDialogUrl({
+        app,
+        clientId,
+        redirectUri,
+        state,
+        scopes: app.scopes ?? network.scopes.join(","),
+      });
+    },
+
+    async completeAuthorization({ origin, clientId, clientSecret, redirectUri, code }) {
+      const userToken = await exchangeCodeForLongLivedToken({
+        deps,
+        app: network.app(),
+        clientId,
+        clientSecret,
+        redirectUri,
+        code,
+      });
+      const pages = await listManagedPages({ deps, origin, userToken, instagram: network.instagram });
+      return network.accountsOf({ origin, pages });
+    },
+
+    async refreshCredentials(): Promise<Credentials> {
+      throw new ProviderError("auth_revoked", network.renewalRefusal, { operation: "refreshCredentials" });
+    },
+  };
 }

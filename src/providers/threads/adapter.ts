@@ -63,20 +63,6 @@ export function createThreadsAdapter(deps: AdapterDeps): ThreadsAdapter {
   const app = () => deps.apps.threads ?? DEFAULT_APP;
   const publisher = createThreadsPublisher(deps);
 
-  /** The long-lived token's credentials from an answer with `access_token` and `expires_in` (seconds). */
-  function credentialsFrom(body: Record<string, any>, operation: string): ThreadsCredentials {
-    if (typeof body.access_token !== "string" || body.access_token === "")
-      throw new ProviderError("auth_revoked", `${operation}: the answer has no access token`, { operation });
-    const now = deps.clock.now();
-    const expiresIn = Number(body.expires_in);
-    return {
-      accessToken: body.access_token,
-      expiresAt:
-        now + (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * 1000 : DEFAULT_TOKEN_LIFETIME_MS),
-      issuedAt: now,
-    };
-  }
-
   return {
     ...THREADS_RULES,
     checkItem: checkThreadsItem,
@@ -107,85 +93,31 @@ export function createThreadsAdapter(deps: AdapterDeps): ThreadsAdapter {
     },
 
     /** Code → short-lived token (1 h) → long-lived token (60 days) → the profile. */
-    async completeAuthorization({
-      origin,
-      clientId,
-      clientSecret,
-      redirectUri,
-      code,
-    }): Promise<ConnectedAccount[]> {
-      const short = await metaGraphCall({
-        deps,
-        operation: "POST /oauth/access_token",
-        url: `${base(app().tokenBase)}/oauth/access_token`,
-        init: {
-          method: "POST",
-          headers: { "content-type": "application/x-www-form-urlencoded" },
-          body: new URLSearchParams({
-            client_id: clientId,
-            client_secret: clientSecret,
-            grant_type: "authorization_code",
-            redirect_uri: redirectUri,
-            code,
-          }),
-        },
-        idempotent: false, // the code is single-use
-      });
-      const exchange = "GET /access_token?grant_type=th_exchange_token";
-      const long = await metaGraphCall({
-        deps,
-        operation: exchange,
-        url: `${base(origin)}/access_token?${new URLSearchParams({
-          grant_type: "th_exchange_token",
-          client_secret: clientSecret,
-          access_token: String(short.body.access_token ?? ""),
-        })}`,
-        idempotent: true,
-      });
-      const credentials = credentialsFrom(long.body, exchange);
-      const { body: me } = await metaGraphCall({
-        deps,
-        operation: "GET /me",
-        url: `${base(origin)}/${THREADS_API_VERSION}/me?${new URLSearchParams({
-          fields: "id,username,name,threads_profile_picture_url",
-          access_token: credentials.accessToken,
-        })}`,
-        idempotent: true,
-      });
-      const username = String(me.username ?? "");
-      return [
-        {
-          externalId: String(me.id ?? short.body.user_id),
-          handle: username,
-          displayName: typeof me.name === "string" && me.name !== "" ? me.name : username,
-          profileImageUrl:
-            typeof me.threads_profile_picture_url === "string" ? me.threads_profile_picture_url : null,
-          credentials,
-          limits: { ...THREADS_LIMITS },
-        },
-      ];
-    },
+    completeAuthorization: (input) => connectThreadsAccount(deps, app, input),
 
     /**
      * th_refresh_token: the same grant, a new token valid 60 days. Meta refuses tokens younger than
      * 24 h, so those come back unchanged; a dead token (code 190) is `auth_revoked`.
      */
-    async refreshCredentials({ destination }): Promise<Credentials> {
-      const stored = destination.credentials as Partial<ThreadsCredentials>;
-      const issuedAt = typeof stored.issuedAt === "number" ? stored.issuedAt : 0;
-      if (deps.clock.now() - issuedAt < THREADS_MIN_REFRESH_AGE_MS) return { ...stored };
-      const operation = "GET /refresh_access_token";
-      const { body } = await metaGraphCall({
-        deps,
-        operation,
-        url: `${base(destination.origin)}/refresh_access_token?${new URLSearchParams({
-          grant_type: "th_refresh_token",
-          access_token: String(stored.accessToken ?? ""),
-        })}`,
-        idempotent: true, // refreshing twice yields two valid tokens; nothing is lost
-      });
-      return credentialsFrom(body, operation);
-    },
+    refreshCredentials: (input) => renewThreadsToken(deps, input),
+  };
+}
+
+/** The long-lived token's credentials from an answer with `access_token` and `expires_in` (seconds). */
+function credentialsFrom(
+  deps: AdapterDeps,
+  body: Record<string, any>,
+  operation: string,
+): ThreadsCredentials {
+  if (typeof body.access_token !== "string" || body.access_token === "")
+    throw new ProviderError("auth_revoked", `${operation}: the answer has no access token`, { operation });
+  const now = deps.clock.now();
+  const expiresIn = Number(body.expires_in);
+  return {
+    accessToken: body.access_token,
+    expiresAt:
+      now + (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * 1000 : DEFAULT_TOKEN_LIFETIME_MS),
+    issuedAt: now,
   };
 }
 
@@ -200,3 +132,88 @@ export const THREADS_NETWORK: NetworkDefinition = {
   origins: { api: "https://graph.threads.net", auth: "https://threads.net" },
   create: createThreadsAdapter,
 };
+
+/** Code → short-lived token (1 h) → long-lived token (60 days) → the profile, as one destination. */
+async function connectThreadsAccount(
+  deps: AdapterDeps,
+  app: () => NetworkApp,
+  {
+    origin,
+    clientId,
+    clientSecret,
+    redirectUri,
+    code,
+  }: Parameters<ThreadsAdapter["completeAuthorization"]>[0],
+): Promise<ConnectedAccount[]> {
+  const short = await metaGraphCall({
+    deps,
+    operation: "POST /oauth/access_token",
+    url: `${base(app().tokenBase)}/oauth/access_token`,
+    init: {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        client_id: clientId,
+        client_secret: clientSecret,
+        grant_type: "authorization_code",
+        redirect_uri: redirectUri,
+        code,
+      }),
+    },
+    idempotent: false, // the code is single-use
+  });
+  const exchange = "GET /access_token?grant_type=th_exchange_token";
+  const long = await metaGraphCall({
+    deps,
+    operation: exchange,
+    url: `${base(origin)}/access_token?${new URLSearchParams({
+      grant_type: "th_exchange_token",
+      client_secret: clientSecret,
+      access_token: String(short.body.access_token ?? ""),
+    })}`,
+    idempotent: true,
+  });
+  const credentials = credentialsFrom(deps, long.body, exchange);
+  const { body: me } = await metaGraphCall({
+    deps,
+    operation: "GET /me",
+    url: `${base(origin)}/${THREADS_API_VERSION}/me?${new URLSearchParams({
+      fields: "id,username,name,threads_profile_picture_url",
+      access_token: credentials.accessToken,
+    })}`,
+    idempotent: true,
+  });
+  const username = String(me.username ?? "");
+  return [
+    {
+      externalId: String(me.id ?? short.body.user_id),
+      handle: username,
+      displayName: typeof me.name === "string" && me.name !== "" ? me.name : username,
+      profileImageUrl:
+        typeof me.threads_profile_picture_url === "string" ? me.threads_profile_picture_url : null,
+      credentials,
+      limits: { ...THREADS_LIMITS },
+    },
+  ];
+}
+
+/** th_refresh_token, unless the token is too young to be refreshed. */
+async function renewThreadsToken(
+  deps: AdapterDeps,
+  { destination }: Parameters<ThreadsAdapter["refreshCredentials"]>[0],
+): Promise<Credentials> {
+  const stored = destination.credentials as Partial<ThreadsCredentials>;
+  const issuedAt = typeof stored.issuedAt === "number" ? stored.issuedAt : 0;
+  if (deps.clock.now() - issuedAt < THREADS_MIN_REFRESH_AGE_MS) return { ...stored };
+  const operation = "GET /refresh_access_token";
+  const { body } = await metaGraphCall({
+    deps,
+    operation,
+    url: `${base(destination.origin)}/refresh_access_token?${new URLSearchParams({
+      grant_type: "th_refresh_token",
+      access_token: String(stored.accessToken ?? ""),
+    })}`,
+    idempotent: true, // refreshing twice yields two valid tokens; nothing is lost
+  });
+  return credentialsFrom(deps, body, operation);
+}

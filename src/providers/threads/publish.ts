@@ -39,55 +39,7 @@ export type ThreadsPublisher = PendingPublisher;
 
 /** Builds the container flow over `deps` (fetch, clock, poll pace). */
 export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {
-  const user = (destination: DestinationRef) => encodeURIComponent(destination.externalId);
-
-  /**
-   * A Graph call on the destination's API origin; the token goes as the documented `access_token`
-   * parameter.
-   */
-  const call: ContainerNetwork["call"] = (destination, input) => {
-    const { method, params } = input;
-    const url = new URL(`${destination.origin.replace(/\/+$/, "")}/${THREADS_API_VERSION}/${input.path}`);
-    const withToken = { ...params, access_token: String(destination.credentials.accessToken ?? "") };
-    let init: RequestInit = {};
-    if (method === "GET")
-      for (const [key, value] of Object.entries(withToken)) url.searchParams.set(key, value);
-    else
-      init = {
-        method,
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams(withToken),
-      };
-    return metaGraphCall({
-      deps,
-      operation: input.operation,
-      url: String(url),
-      init,
-      idempotent: input.idempotent,
-    });
-  };
-
-  /** What the post's own container carries besides media: text, the item it replies to, reply_control. */
-  function postParams(input: PublishItemInput): Record<string, string> {
-    const replyControl = input.options.reply_control;
-    return {
-      ...(input.text !== "" ? { text: input.text } : {}),
-      ...(input.parent ? { reply_to_id: input.parent.providerObjectId } : {}),
-      ...(typeof replyControl === "string" ? { reply_control: replyControl } : {}),
-    };
-  }
-
-  function mediaParams(input: PublishItemInput, media: MediaItem, url: string): Record<string, string> {
-    const altById = (input.options.alt_text_by_asset_id ?? {}) as Record<string, unknown>;
-    const alt = media.altText ?? (typeof altById[media.assetId] === "string" ? altById[media.assetId] : null);
-    const video = THREADS_VIDEO_TYPES.includes(media.contentType);
-    return {
-      media_type: video ? "VIDEO" : "IMAGE",
-      [video ? "video_url" : "image_url"]: url,
-      ...(typeof alt === "string" && alt !== "" ? { alt_text: alt } : {}),
-    };
-  }
-
+  const call: ContainerNetwork["call"] = (destination, input) => threadsCall(deps, destination, input);
   return createContainerPublisher(deps, {
     name: "Threads",
     owner: "profile",
@@ -142,6 +94,63 @@ export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {
       timestamp: (post) => post.timestamp,
     }),
   });
+}
+
+/** The profile id as a path segment. */
+function user(destination: DestinationRef): string {
+  return encodeURIComponent(destination.externalId);
+}
+
+/**
+ * A Graph call on the destination's API origin; the token goes as the documented `access_token`
+ * parameter.
+ */
+function threadsCall(
+  deps: AdapterDeps,
+  destination: DestinationRef,
+  input: Parameters<ContainerNetwork["call"]>[1],
+): ReturnType<ContainerNetwork["call"]> {
+  const { method, params } = input;
+  const url = new URL(`${destination.origin.replace(/\/+$/, "")}/${THREADS_API_VERSION}/${input.path}`);
+  const withToken = { ...params, access_token: String(destination.credentials.accessToken ?? "") };
+  let init: RequestInit = {};
+  if (method === "GET")
+    for (const [key, value] of Object.entries(withToken)) url.searchParams.set(key, value);
+  else
+    init = {
+      method,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(withToken),
+    };
+  return metaGraphCall({
+    deps,
+    operation: input.operation,
+    url: String(url),
+    init,
+    idempotent: input.idempotent,
+  });
+}
+
+/** What the post's own container carries besides media: text, the item it replies to, reply_control. */
+function postParams(input: PublishItemInput): Record<string, string> {
+  const replyControl = input.options.reply_control;
+  return {
+    ...(input.text !== "" ? { text: input.text } : {}),
+    ...(input.parent ? { reply_to_id: input.parent.providerObjectId } : {}),
+    ...(typeof replyControl === "string" ? { reply_control: replyControl } : {}),
+  };
+}
+
+/** A media item's container fields: the asset's alt text wins over `alt_text_by_asset_id`. */
+function mediaParams(input: PublishItemInput, media: MediaItem, url: string): Record<string, string> {
+  const altById = (input.options.alt_text_by_asset_id ?? {}) as Record<string, unknown>;
+  const alt = media.altText ?? (typeof altById[media.assetId] === "string" ? altById[media.assetId] : null);
+  const video = THREADS_VIDEO_TYPES.includes(media.contentType);
+  return {
+    media_type: video ? "VIDEO" : "IMAGE",
+    [video ? "video_url" : "image_url"]: url,
+    ...(typeof alt === "string" && alt !== "" ? { alt_text: alt } : {}),
+  };
 }
 
 /** A container's ERROR as a refusal, with Meta's reason (FAILED_DOWNLOADING_VIDEO, INVALID_DURATION, …). */

@@ -2,10 +2,11 @@
 // app (`client_key`, no PKCE), short-lived access tokens renewed with rotating refresh tokens, and
 // direct posts of one video (chunked FILE_UPLOAD) or photos (PULL_FROM_URL) through
 // publish.ts, with the rules of rules.ts; published posts' numbers through metrics.ts.
+import { appForRenewal, storedRefreshToken } from "../refresh-grant.ts";
 import type { NetworkDefinition } from "../registry.ts";
 import { TIKTOK_OPERATIONS, tiktokBase, tiktokCall, tiktokToken } from "./api.ts";
 import { fetchTikTokMetrics, TIKTOK_METRICS_BATCH_SIZE } from "./metrics.ts";
-import { createTikTokPublisher, type CreatorInfo, type TikTokDeps } from "./publish.ts";
+import { createTikTokPublisher, type CreatorInfo, type TikTokDeps, type TikTokPublisher } from "./publish.ts";
 import { checkTikTokItem, TIKTOK_LIMITS, TIKTOK_RULES } from "./rules.ts";
 import {
   ProviderError,
@@ -56,37 +57,7 @@ export type TikTokAdapter = OAuthAdapter & Required<Pick<ProviderAdapter, "check
 /** Builds the TikTok adapter; app credentials and origins come from `deps.apps.tiktok` (HERALD_TIKTOK_*). */
 export function createTikTokAdapter(deps: TikTokDeps): TikTokAdapter {
   const publisher = createTikTokPublisher(deps);
-  const scopes = () => deps.apps.tiktok?.scopes?.trim() || TIKTOK_SCOPES;
-
-  /** Credentials from a token answer; what it leaves out keeps its value from `previous`. */
-  function credentialsFrom(
-    token: Record<string, any>,
-    previous: Partial<TikTokCredentials>,
-  ): TikTokCredentials {
-    const now = deps.clock.now();
-    const seconds = (value: unknown) => {
-      const n = Number(value);
-      return Number.isFinite(n) && n > 0 ? n : null;
-    };
-    const refreshToken =
-      typeof token.refresh_token === "string" && token.refresh_token !== ""
-        ? token.refresh_token
-        : (previous.refreshToken ?? "");
-    const refreshTtl = seconds(token.refresh_expires_in);
-    const refreshExpiresAt =
-      refreshTtl !== null ? now + refreshTtl * 1000 : (previous.refreshExpiresAt ?? null);
-    return {
-      accessToken: token.access_token,
-      expiresAt: now + (seconds(token.expires_in) ?? FALLBACK_ACCESS_TTL_S) * 1000,
-      refreshToken,
-      refreshExpiresAt,
-      renewBy: refreshExpiresAt === null ? null : refreshExpiresAt - TIKTOK_RENEW_BEFORE_REFRESH_EXPIRY_MS,
-      openId:
-        typeof token.open_id === "string" && token.open_id !== "" ? token.open_id : (previous.openId ?? ""),
-      scope:
-        typeof token.scope === "string" && token.scope !== "" ? token.scope : (previous.scope ?? scopes()),
-    };
-  }
+  const scopes = () => tiktokScopes(deps);
 
   return {
     ...TIKTOK_RULES,
@@ -126,107 +97,47 @@ export function createTikTokAdapter(deps: TikTokDeps): TikTokAdapter {
      * creator's username from creator_info (needed for post URLs). A grant without video.publish
      * cannot post and is refused.
      */
-    async completeAuthorization({ origin, clientId, clientSecret, redirectUri, code }) {
-      const token = await tiktokToken({
-        deps,
-        tokenBase: deps.apps.tiktok?.tokenBase ?? origin,
-        form: {
-          client_key: clientId,
-          client_secret: clientSecret,
-          code,
-          grant_type: "authorization_code",
-          redirect_uri: redirectUri,
-        },
-        idempotent: false, // the code is single-use
-      });
-      const credentials = credentialsFrom(token, {});
-      const granted = credentials.scope.split(/[\s,]+/);
-      if (!granted.includes("video.publish"))
-        throw new ProviderError(
-          "auth_revoked",
-          "the TikTok account did not allow video.publish, without which Herald cannot post; connect it again and allow posting",
-          { operation: TIKTOK_OPERATIONS.token },
-        );
-      const fields = ["open_id", "union_id", "avatar_url", "display_name"];
-      if (granted.includes("user.info.profile")) fields.push("username");
-      const { data } = await tiktokCall({
-        deps,
-        operation: TIKTOK_OPERATIONS.userInfo,
-        url: `${tiktokBase(origin)}/v2/user/info/?${new URLSearchParams({ fields: fields.join(",") })}`,
-        init: { headers: { authorization: `Bearer ${credentials.accessToken}` } },
-        idempotent: true,
-      });
-      const user = (data.user ?? {}) as Record<string, unknown>;
-      const destination = { origin, externalId: "", handle: "", credentials, limits: TIKTOK_LIMITS };
-      let creator: CreatorInfo | null = null;
-      try {
-        creator = await publisher.creatorInfo(destination);
-      } catch {
-        // The profile connects without it; each post reads creator_info again anyway.
-      }
-      const openId =
-        typeof user.open_id === "string" && user.open_id !== "" ? user.open_id : credentials.openId;
-      if (!openId)
-        throw new ProviderError(
-          "transient",
-          `${TIKTOK_OPERATIONS.userInfo}: TikTok's answer has no open_id`,
-          {
-            operation: TIKTOK_OPERATIONS.userInfo,
-          },
-        );
-      const handle = (typeof user.username === "string" && user.username) || creator?.username || "";
-      const displayName =
-        (typeof user.display_name === "string" && user.display_name) || creator?.nickname || handle || openId;
-      const account: ConnectedAccount = {
-        externalId: openId,
-        handle,
-        displayName,
-        profileImageUrl: typeof user.avatar_url === "string" ? user.avatar_url : (creator?.avatarUrl ?? null),
-        credentials: { ...credentials, openId },
-        limits: { ...TIKTOK_LIMITS },
-      };
-      return [account];
-    },
+    completeAuthorization: (input) => connectTikTokAccount(deps, publisher, input),
 
     /**
      * The refresh grant. TikTok rotates refresh tokens: the answer's replaces the stored one (the engine
      * serialises refreshes, so two never race). A refresh token past `refreshExpiresAt`, or one TikTok
      * refuses (`invalid_grant`), is `auth_revoked`.
      */
-    async refreshCredentials({ destination }): Promise<Credentials> {
-      const app = deps.apps.tiktok;
-      const operation = TIKTOK_OPERATIONS.token;
-      if (!app?.clientId || !app.clientSecret)
-        throw new ProviderError(
-          "not_sent",
-          "TikTok tokens cannot be renewed: HERALD_TIKTOK_CLIENT_ID and HERALD_TIKTOK_CLIENT_SECRET are not set",
-          { operation },
-        );
-      const stored = destination.credentials as Partial<TikTokCredentials>;
-      if (typeof stored.refreshToken !== "string" || stored.refreshToken === "")
-        throw new ProviderError("auth_revoked", "the TikTok destination has no refresh token", { operation });
-      if (typeof stored.refreshExpiresAt === "number" && stored.refreshExpiresAt <= deps.clock.now())
-        throw new ProviderError(
-          "auth_revoked",
-          "the TikTok refresh token expired; connect the account again",
-          {
-            operation,
-          },
-        );
-      const token = await tiktokToken({
-        deps,
-        tokenBase: app.tokenBase,
-        form: {
-          client_key: app.clientId,
-          client_secret: app.clientSecret,
-          grant_type: "refresh_token",
-          refresh_token: stored.refreshToken,
-        },
-        // Repeating a refresh creates nothing: at worst the used token is refused (auth_revoked).
-        idempotent: true,
-      });
-      return credentialsFrom(token, stored);
-    },
+    refreshCredentials: (input) => renewTikTokToken(deps, input),
+  };
+}
+
+/** Credentials from a token answer; what it leaves out keeps its value from `previous`. */
+function credentialsFrom(
+  deps: TikTokDeps,
+  token: Record<string, any>,
+  previous: Partial<TikTokCredentials>,
+): TikTokCredentials {
+  const now = deps.clock.now();
+  const seconds = (value: unknown) => {
+    const n = Number(value);
+    return Number.isFinite(n) && n > 0 ? n : null;
+  };
+  const refreshToken =
+    typeof token.refresh_token === "string" && token.refresh_token !== ""
+      ? token.refresh_token
+      : (previous.refreshToken ?? "");
+  const refreshTtl = seconds(token.refresh_expires_in);
+  const refreshExpiresAt =
+    refreshTtl !== null ? now + refreshTtl * 1000 : (previous.refreshExpiresAt ?? null);
+  return {
+    accessToken: token.access_token,
+    expiresAt: now + (seconds(token.expires_in) ?? FALLBACK_ACCESS_TTL_S) * 1000,
+    refreshToken,
+    refreshExpiresAt,
+    renewBy: refreshExpiresAt === null ? null : refreshExpiresAt - TIKTOK_RENEW_BEFORE_REFRESH_EXPIRY_MS,
+    openId:
+      typeof token.open_id === "string" && token.open_id !== "" ? token.open_id : (previous.openId ?? ""),
+    scope:
+      typeof token.scope === "string" && token.scope !== ""
+        ? token.scope
+        : (previous.scope ?? tiktokScopes(deps)),
   };
 }
 
@@ -237,3 +148,109 @@ export const TIKTOK_NETWORK: NetworkDefinition = {
   origins: { api: "https://open.tiktokapis.com", auth: "https://www.tiktok.com" },
   create: createTikTokAdapter,
 };
+
+/** The scopes asked for: HERALD_TIKTOK_SCOPES, else Herald's set. */
+function tiktokScopes(deps: TikTokDeps): string {
+  return deps.apps.tiktok?.scopes?.trim() || TIKTOK_SCOPES;
+}
+
+/** Code → tokens → the creator's profile and posting settings, as one destination. */
+async function connectTikTokAccount(
+  deps: TikTokDeps,
+  publisher: TikTokPublisher,
+  {
+    origin,
+    clientId,
+    clientSecret,
+    redirectUri,
+    code,
+  }: Parameters<TikTokAdapter["completeAuthorization"]>[0],
+) {
+  const token = await tiktokToken({
+    deps,
+    tokenBase: deps.apps.tiktok?.tokenBase ?? origin,
+    form: {
+      client_key: clientId,
+      client_secret: clientSecret,
+      code,
+      grant_type: "authorization_code",
+      redirect_uri: redirectUri,
+    },
+    idempotent: false, // the code is single-use
+  });
+  const credentials = credentialsFrom(deps, token, {});
+  const granted = credentials.scope.split(/[\s,]+/);
+  if (!granted.includes("video.publish"))
+    throw new ProviderError(
+      "auth_revoked",
+      "the TikTok account did not allow video.publish, without which Herald cannot post; connect it again and allow posting",
+      { operation: TIKTOK_OPERATIONS.token },
+    );
+  const fields = ["open_id", "union_id", "avatar_url", "display_name"];
+  if (granted.includes("user.info.profile")) fields.push("username");
+  const { data } = await tiktokCall({
+    deps,
+    operation: TIKTOK_OPERATIONS.userInfo,
+    url: `${tiktokBase(origin)}/v2/user/info/?${new URLSearchParams({ fields: fields.join(",") })}`,
+    init: { headers: { authorization: `Bearer ${credentials.accessToken}` } },
+    idempotent: true,
+  });
+  const user = (data.user ?? {}) as Record<string, unknown>;
+  const destination = { origin, externalId: "", handle: "", credentials, limits: TIKTOK_LIMITS };
+  let creator: CreatorInfo | null = null;
+  try {
+    creator = await publisher.creatorInfo(destination);
+  } catch {
+    // The profile connects without it; each post reads creator_info again anyway.
+  }
+  const openId = typeof user.open_id === "string" && user.open_id !== "" ? user.open_id : credentials.openId;
+  if (!openId)
+    throw new ProviderError("transient", `${TIKTOK_OPERATIONS.userInfo}: TikTok's answer has no open_id`, {
+      operation: TIKTOK_OPERATIONS.userInfo,
+    });
+  const handle = (typeof user.username === "string" && user.username) || creator?.username || "";
+  const displayName =
+    (typeof user.display_name === "string" && user.display_name) || creator?.nickname || handle || openId;
+  const account: ConnectedAccount = {
+    externalId: openId,
+    handle,
+    displayName,
+    profileImageUrl: typeof user.avatar_url === "string" ? user.avatar_url : (creator?.avatarUrl ?? null),
+    credentials: { ...credentials, openId },
+    limits: { ...TIKTOK_LIMITS },
+  };
+  return [account];
+}
+
+/** The refresh grant with TikTok's rotating refresh token. */
+async function renewTikTokToken(
+  deps: TikTokDeps,
+  { destination }: Parameters<TikTokAdapter["refreshCredentials"]>[0],
+): Promise<Credentials> {
+  const operation = TIKTOK_OPERATIONS.token;
+  const app = appForRenewal({
+    app: deps.apps.tiktok,
+    channel: "tiktok",
+    displayName: "TikTok",
+    operation,
+  });
+  const stored = destination.credentials as Partial<TikTokCredentials>;
+  const refreshToken = storedRefreshToken({ credentials: stored, displayName: "TikTok", operation });
+  if (typeof stored.refreshExpiresAt === "number" && stored.refreshExpiresAt <= deps.clock.now())
+    throw new ProviderError("auth_revoked", "the TikTok refresh token expired; connect the account again", {
+      operation,
+    });
+  const token = await tiktokToken({
+    deps,
+    tokenBase: app.tokenBase,
+    form: {
+      client_key: app.clientId,
+      client_secret: app.clientSecret,
+      grant_type: "refresh_token",
+      refresh_token: refreshToken,
+    },
+    // Repeating a refresh creates nothing: at worst the used token is refused (auth_revoked).
+    idempotent: true,
+  });
+  return credentialsFrom(deps, token, stored);
+}

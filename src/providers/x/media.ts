@@ -54,118 +54,8 @@ export interface XMedia {
 
 /** Builds the media half over `deps`. */
 export function createXMedia(deps: XMediaDeps): XMedia {
-  const chunkBytes = Math.max(1, deps.xChunkBytes ?? DEFAULT_CHUNK_BYTES);
   const pollIntervalMs = deps.pollIntervalMs ?? 1000;
   const maxPolls = Math.max(1, deps.maxPolls ?? 5);
-  const mediaUrl = (destination: DestinationRef, path = "") =>
-    `${xBase(destination.origin)}/2/media/upload${path}`;
-
-  /** The simple upload (multipart `media` + `media_category`): still images. */
-  async function uploadImage(destination: DestinationRef, media: MediaItem, type: string) {
-    const form = new FormData();
-    form.append("media", new Blob([await media.read()], { type }), fileName(media, type));
-    form.append("media_category", CATEGORY.image);
-    form.append("media_type", type);
-    const body = await xJson({
-      deps,
-      operation: X_OPERATIONS.upload,
-      url: mediaUrl(destination),
-      init: { method: "POST", headers: xBearer(destination), body: form },
-      idempotent: true,
-    });
-    return { data: dataOf(body, X_OPERATIONS.upload), processing: null };
-  }
-
-  /** The chunked upload: initialize, one append per segment, finalize (which may start processing). */
-  async function uploadChunked(
-    destination: DestinationRef,
-    media: MediaItem,
-    type: string,
-    kind: "gif" | "video",
-  ) {
-    const bytes = await media.read();
-    const init = dataOf(
-      await xJson({
-        deps,
-        operation: X_OPERATIONS.initialize,
-        url: mediaUrl(destination, "/initialize"),
-        init: {
-          method: "POST",
-          headers: { ...xBearer(destination), "content-type": "application/json" },
-          body: JSON.stringify({
-            media_type: type,
-            total_bytes: bytes.length,
-            media_category: CATEGORY[kind],
-          }),
-        },
-        idempotent: true,
-      }),
-      X_OPERATIONS.initialize,
-    );
-    const id = encodeURIComponent(init.id);
-    for (let segment = 0; segment * chunkBytes < bytes.length; segment++) {
-      const form = new FormData();
-      form.append("segment_index", String(segment));
-      const chunk = bytes.subarray(segment * chunkBytes, (segment + 1) * chunkBytes);
-      form.append("media", new Blob([chunk], { type: "application/octet-stream" }), "chunk");
-      await xCall({
-        deps,
-        operation: X_OPERATIONS.append,
-        url: mediaUrl(destination, `/${id}/append`),
-        init: { method: "POST", headers: xBearer(destination), body: form },
-        idempotent: true, // the same segment index again replaces the segment
-      });
-    }
-    const finalized = dataOf(
-      await xJson({
-        deps,
-        operation: X_OPERATIONS.finalize,
-        url: mediaUrl(destination, `/${id}/finalize`),
-        init: { method: "POST", headers: xBearer(destination) },
-        idempotent: true,
-      }),
-      X_OPERATIONS.finalize,
-    );
-    return { data: { ...init, ...finalized }, processing: processingOf(finalized, init.id) };
-  }
-
-  async function setAltText(destination: DestinationRef, id: string, text: string): Promise<void> {
-    await xCall({
-      deps,
-      operation: X_OPERATIONS.metadata,
-      url: `${xBase(destination.origin)}/2/media/metadata`,
-      init: {
-        method: "POST",
-        headers: { ...xBearer(destination), "content-type": "application/json" },
-        body: JSON.stringify({ id, metadata: { alt_text: { text } } }),
-      },
-      idempotent: true, // setting the same alt text twice is harmless
-    });
-  }
-
-  async function status(destination: DestinationRef, id: string): Promise<Processing> {
-    const query = new URLSearchParams({ command: "STATUS", media_id: id });
-    const body = await xJson({
-      deps,
-      operation: X_OPERATIONS.status,
-      url: `${mediaUrl(destination)}?${query}`,
-      init: { headers: xBearer(destination) },
-      idempotent: true,
-    });
-    return processingOf(dataOf(body, X_OPERATIONS.status), id) ?? { done: true };
-  }
-
-  async function checkOnce(input: { destination: DestinationRef; processing: string[] }) {
-    const left: string[] = [];
-    let checkAfterMs = 0;
-    for (const id of input.processing) {
-      const state = await status(input.destination, id);
-      if (state.done) continue;
-      left.push(id);
-      checkAfterMs = Math.max(checkAfterMs, state.checkAfterMs);
-    }
-    return { processing: left, checkAfterMs };
-  }
 
   return {
     async uploadAll({ destination, media, options }) {
@@ -185,8 +75,8 @@ export function createXMedia(deps: XMediaDeps): XMedia {
         const started = deps.clock.now();
         const { data, processing } =
           kind === "image"
-            ? await uploadImage(destination, item, type)
-            : await uploadChunked(destination, item, type, kind);
+            ? await uploadImage(deps, destination, item, type)
+            : await uploadChunked(deps, destination, item, type, kind);
         const id = String(data.id);
         const expiresSecs =
           Number(data.expires_after_secs) > 0 ? Number(data.expires_after_secs) : DEFAULT_EXPIRY_SECS;
@@ -198,7 +88,7 @@ export function createXMedia(deps: XMediaDeps): XMedia {
         }
         // X's media metadata takes alt text for images and GIFs (not videos).
         const alt = kind === "video" ? null : xAltText(item, options);
-        if (alt !== null) await setAltText(destination, id, alt);
+        if (alt !== null) await setAltText(deps, destination, id, alt);
       }
       return uploads;
     },
@@ -207,13 +97,127 @@ export function createXMedia(deps: XMediaDeps): XMedia {
       let left = { processing, checkAfterMs: 0 };
       for (let poll = 0; poll < maxPolls && left.processing.length > 0; poll++) {
         await Bun.sleep(pollIntervalMs);
-        left = await checkOnce({ destination, processing: left.processing });
+        left = await checkOnce(deps, { destination, processing: left.processing });
       }
       return left;
     },
 
-    checkOnce,
+    checkOnce: (input) => checkOnce(deps, input),
   };
+}
+
+/** The simple upload (multipart `media` + `media_category`): still images. */
+async function uploadImage(deps: XMediaDeps, destination: DestinationRef, media: MediaItem, type: string) {
+  const form = new FormData();
+  form.append("media", new Blob([await media.read()], { type }), fileName(media, type));
+  form.append("media_category", CATEGORY.image);
+  form.append("media_type", type);
+  const body = await xJson({
+    deps,
+    operation: X_OPERATIONS.upload,
+    url: mediaUrl(destination),
+    init: { method: "POST", headers: xBearer(destination), body: form },
+    idempotent: true,
+  });
+  return { data: dataOf(body, X_OPERATIONS.upload), processing: null };
+}
+
+/** The chunked upload: initialize, one append per segment, finalize (which may start processing). */
+async function uploadChunked(
+  deps: XMediaDeps,
+  destination: DestinationRef,
+  media: MediaItem,
+  type: string,
+  kind: "gif" | "video",
+) {
+  const bytes = await media.read();
+  const init = dataOf(
+    await xJson({
+      deps,
+      operation: X_OPERATIONS.initialize,
+      url: mediaUrl(destination, "/initialize"),
+      init: {
+        method: "POST",
+        headers: { ...xBearer(destination), "content-type": "application/json" },
+        body: JSON.stringify({
+          media_type: type,
+          total_bytes: bytes.length,
+          media_category: CATEGORY[kind],
+        }),
+      },
+      idempotent: true,
+    }),
+    X_OPERATIONS.initialize,
+  );
+  const id = encodeURIComponent(init.id);
+  const chunkBytes = Math.max(1, deps.xChunkBytes ?? DEFAULT_CHUNK_BYTES);
+  for (let segment = 0; segment * chunkBytes < bytes.length; segment++) {
+    const form = new FormData();
+    form.append("segment_index", String(segment));
+    const chunk = bytes.subarray(segment * chunkBytes, (segment + 1) * chunkBytes);
+    form.append("media", new Blob([chunk], { type: "application/octet-stream" }), "chunk");
+    await xCall({
+      deps,
+      operation: X_OPERATIONS.append,
+      url: mediaUrl(destination, `/${id}/append`),
+      init: { method: "POST", headers: xBearer(destination), body: form },
+      idempotent: true, // the same segment index again replaces the segment
+    });
+  }
+  const finalized = dataOf(
+    await xJson({
+      deps,
+      operation: X_OPERATIONS.finalize,
+      url: mediaUrl(destination, `/${id}/finalize`),
+      init: { method: "POST", headers: xBearer(destination) },
+      idempotent: true,
+    }),
+    X_OPERATIONS.finalize,
+  );
+  return { data: { ...init, ...finalized }, processing: processingOf(finalized, init.id) };
+}
+
+async function setAltText(
+  deps: XMediaDeps,
+  destination: DestinationRef,
+  id: string,
+  text: string,
+): Promise<void> {
+  await xCall({
+    deps,
+    operation: X_OPERATIONS.metadata,
+    url: `${xBase(destination.origin)}/2/media/metadata`,
+    init: {
+      method: "POST",
+      headers: { ...xBearer(destination), "content-type": "application/json" },
+      body: JSON.stringify({ id, metadata: { alt_text: { text } } }),
+    },
+    idempotent: true, // setting the same alt text twice is harmless
+  });
+}
+
+async function status(deps: XMediaDeps, destination: DestinationRef, id: string): Promise<Processing> {
+  const query = new URLSearchParams({ command: "STATUS", media_id: id });
+  const body = await xJson({
+    deps,
+    operation: X_OPERATIONS.status,
+    url: `${mediaUrl(destination)}?${query}`,
+    init: { headers: xBearer(destination) },
+    idempotent: true,
+  });
+  return processingOf(dataOf(body, X_OPERATIONS.status), id) ?? { done: true };
+}
+
+async function checkOnce(deps: XMediaDeps, input: { destination: DestinationRef; processing: string[] }) {
+  const left: string[] = [];
+  let checkAfterMs = 0;
+  for (const id of input.processing) {
+    const state = await status(deps, input.destination, id);
+    if (state.done) continue;
+    left.push(id);
+    checkAfterMs = Math.max(checkAfterMs, state.checkAfterMs);
+  }
+  return { processing: left, checkAfterMs };
 }
 
 /** `data` of an X media answer, which must name the media id. */
@@ -245,4 +249,9 @@ function processingOf(data: Record<string, any>, id: string): Processing | null 
 
 function fileName(media: MediaItem, type: string): string {
   return `${media.assetId}.${type.split("/")[1] ?? "bin"}`;
+}
+
+/** The media upload endpoint (X API v2), with an optional sub-path. */
+function mediaUrl(destination: DestinationRef, path = ""): string {
+  return `${xBase(destination.origin)}/2/media/upload${path}`;
 }

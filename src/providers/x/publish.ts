@@ -27,54 +27,6 @@ interface XPendingData {
 export function createXPublisher(deps: XMediaDeps): PendingPublisher {
   const media = createXMedia(deps);
 
-  /** POST /2/tweets; once X answered 201, nothing here throws except for an answer without an id. */
-  async function createTweet(input: PublishItemInput, mediaIds: string[]): Promise<PublishedItem> {
-    const { destination } = input;
-    const operation = X_OPERATIONS.tweet;
-    const response = await xCall({
-      deps,
-      operation,
-      url: `${xBase(destination.origin)}/2/tweets`,
-      init: {
-        method: "POST",
-        headers: { ...xBearer(destination), "content-type": "application/json" },
-        body: JSON.stringify({
-          ...(input.text !== "" ? { text: input.text } : {}),
-          ...(mediaIds.length > 0 ? { media: { media_ids: mediaIds } } : {}),
-          ...(input.parent ? { reply: { in_reply_to_tweet_id: input.parent.providerObjectId } } : {}),
-        }),
-      },
-      idempotent: false, // X has no idempotency key: an unanswered create may have posted
-    });
-    const id = (await readJson(response))?.data?.id;
-    if (typeof id !== "string" && typeof id !== "number")
-      throw new ProviderError(
-        "outcome_unknown",
-        `${operation}: X accepted the post (${response.status}) but its answer has no id`,
-        responseDetails({ operation, response }),
-      );
-    const handle = destination.handle || null;
-    return {
-      providerObjectId: String(id),
-      url: handle ? `https://x.com/${handle}/status/${id}` : `https://x.com/i/web/status/${id}`,
-      extra: { id: String(id) },
-      provider: {
-        operation,
-        requestId: responseDetails({ operation, response }).requestId,
-        statusCode: response.status,
-      },
-    };
-  }
-
-  function pendingItem(data: XPendingData, checkAfterMs: number): PendingItem {
-    return {
-      pending: true,
-      data: { ...data },
-      checkAgainAt: deps.clock.now() + Math.max(checkAfterMs, deps.pollIntervalMs ?? 1000),
-      provider: { operation: X_OPERATIONS.status, requestId: null, statusCode: null },
-    };
-  }
-
   return {
     async publishItem(input) {
       const { destination } = input;
@@ -87,10 +39,10 @@ export function createXPublisher(deps: XMediaDeps): PendingPublisher {
             processing: left.processing,
             expires_at: uploads.expiresAt,
           };
-          return pendingItem(data, left.checkAfterMs);
+          return pendingItem(deps, data, left.checkAfterMs);
         }
       }
-      return createTweet(input, uploads.mediaIds);
+      return createTweet(deps, input, uploads.mediaIds);
     },
 
     /**
@@ -114,11 +66,66 @@ export function createXPublisher(deps: XMediaDeps): PendingPublisher {
         throw error;
       }
       if (left.processing.length > 0) {
-        const next = pendingItem({ ...pending, processing: left.processing }, left.checkAfterMs);
+        const next = pendingItem(deps, { ...pending, processing: left.processing }, left.checkAfterMs);
         return { state: "pending", checkAgainAt: next.checkAgainAt, data: next.data };
       }
-      return { state: "published", item: await createTweet({ ...item, destination }, pending.media_ids) };
+      return {
+        state: "published",
+        item: await createTweet(deps, { ...item, destination }, pending.media_ids),
+      };
     },
+  };
+}
+
+/** POST /2/tweets; once X answered 201, nothing here throws except for an answer without an id. */
+async function createTweet(
+  deps: XMediaDeps,
+  input: PublishItemInput,
+  mediaIds: string[],
+): Promise<PublishedItem> {
+  const { destination } = input;
+  const operation = X_OPERATIONS.tweet;
+  const response = await xCall({
+    deps,
+    operation,
+    url: `${xBase(destination.origin)}/2/tweets`,
+    init: {
+      method: "POST",
+      headers: { ...xBearer(destination), "content-type": "application/json" },
+      body: JSON.stringify({
+        ...(input.text !== "" ? { text: input.text } : {}),
+        ...(mediaIds.length > 0 ? { media: { media_ids: mediaIds } } : {}),
+        ...(input.parent ? { reply: { in_reply_to_tweet_id: input.parent.providerObjectId } } : {}),
+      }),
+    },
+    idempotent: false, // X has no idempotency key: an unanswered create may have posted
+  });
+  const id = (await readJson(response))?.data?.id;
+  if (typeof id !== "string" && typeof id !== "number")
+    throw new ProviderError(
+      "outcome_unknown",
+      `${operation}: X accepted the post (${response.status}) but its answer has no id`,
+      responseDetails({ operation, response }),
+    );
+  const handle = destination.handle || null;
+  return {
+    providerObjectId: String(id),
+    url: handle ? `https://x.com/${handle}/status/${id}` : `https://x.com/i/web/status/${id}`,
+    extra: { id: String(id) },
+    provider: {
+      operation,
+      requestId: responseDetails({ operation, response }).requestId,
+      statusCode: response.status,
+    },
+  };
+}
+
+function pendingItem(deps: XMediaDeps, data: XPendingData, checkAfterMs: number): PendingItem {
+  return {
+    pending: true,
+    data: { ...data },
+    checkAgainAt: deps.clock.now() + Math.max(checkAfterMs, deps.pollIntervalMs ?? 1000),
+    provider: { operation: X_OPERATIONS.status, requestId: null, statusCode: null },
   };
 }
 

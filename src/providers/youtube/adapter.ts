@@ -5,6 +5,7 @@
 // status checks, which can run again at any point (the session says what it holds), then the checks
 // wait for YouTube's processing. The post is published when YouTube has processed the video. Its
 // numbers are read through metrics.ts.
+import { appForRenewal, storedRefreshToken } from "../refresh-grant.ts";
 import type { NetworkDefinition } from "../registry.ts";
 import { checkYouTubeItem, YOUTUBE_LIMITS, YOUTUBE_RULES } from "./rules.ts";
 import { YOUTUBE_OPERATIONS, bearer, youtubeBase, youtubeJson } from "./api.ts";
@@ -59,56 +60,6 @@ export type YouTubeAdapter = OAuthAdapter & Required<Pick<ProviderAdapter, "chec
 /** Builds the YouTube adapter; app credentials and origins come from `deps.apps.youtube` (HERALD_YOUTUBE_*). */
 export function createYouTubeAdapter(deps: YouTubeDeps): YouTubeAdapter {
   const publisher = createYouTubePublisher(deps);
-  const app = () => {
-    const configured = deps.apps.youtube;
-    return {
-      clientId: configured?.clientId ?? null,
-      clientSecret: configured?.clientSecret ?? null,
-      authBase: youtubeBase(configured?.authBase ?? DEFAULT_AUTH_BASE),
-      tokenBase: youtubeBase(configured?.tokenBase ?? DEFAULT_TOKEN_BASE),
-      scopes: configured?.scopes?.trim() || YOUTUBE_SCOPES,
-    };
-  };
-
-  /** Google's token endpoint (client credentials in the form, as Google's web-server flow shows). */
-  function token(input: { form: Record<string, string>; idempotent: boolean }) {
-    return youtubeJson({
-      deps,
-      operation: YOUTUBE_OPERATIONS.token,
-      url: `${app().tokenBase}/token`,
-      init: {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams(input.form),
-      },
-      idempotent: input.idempotent,
-    });
-  }
-
-  /** Credentials from a token answer; a refresh token Google left out keeps the one given. */
-  function credentialsOf(answer: Record<string, any>, previousRefresh: string | null): YouTubeCredentials {
-    const operation = YOUTUBE_OPERATIONS.token;
-    const refreshToken =
-      typeof answer.refresh_token === "string" && answer.refresh_token !== ""
-        ? answer.refresh_token
-        : previousRefresh;
-    if (typeof answer.access_token !== "string" || answer.access_token === "")
-      throw new ProviderError("transient", "Google's token answer has no access_token", { operation });
-    if (!refreshToken)
-      throw new ProviderError(
-        "rejected",
-        "Google granted no refresh token (Herald asks for offline access with prompt=consent); connect again",
-        { operation },
-      );
-    const expiresIn = Number(answer.expires_in) > 0 ? Number(answer.expires_in) : 3600;
-    return {
-      accessToken: answer.access_token,
-      refreshToken,
-      expiresAt: deps.clock.now() + expiresIn * 1000,
-      scope: typeof answer.scope === "string" ? answer.scope : app().scopes,
-    };
-  }
-
   return {
     ...YOUTUBE_RULES,
     checkItem: (input) => checkYouTubeItem(input),
@@ -128,102 +79,66 @@ export function createYouTubeAdapter(deps: YouTubeDeps): YouTubeAdapter {
         client_id: clientId,
         redirect_uri: redirectUri,
         response_type: "code",
-        scope: app().scopes,
+        scope: youtubeApp(deps).scopes,
         state,
         access_type: "offline",
         prompt: "consent",
         code_challenge: codeChallenge,
         code_challenge_method: "S256",
       });
-      return `${app().authBase}/o/oauth2/v2/auth?${query}`;
+      return `${youtubeApp(deps).authBase}/o/oauth2/v2/auth?${query}`;
     },
 
     /** Code → tokens (with PKCE) → the channel of the account; an account without a channel is refused. */
-    async completeAuthorization({ origin, clientId, clientSecret, redirectUri, code, codeVerifier }) {
-      const answer = await token({
-        form: {
-          grant_type: "authorization_code",
-          code,
-          client_id: clientId,
-          client_secret: clientSecret,
-          redirect_uri: redirectUri,
-          code_verifier: codeVerifier,
-        },
-        idempotent: false, // the code is single-use
-      });
-      const credentials = credentialsOf(answer, null);
-      // Google lets the user untick permissions on the consent screen.
-      if (typeof answer.scope === "string" && !answer.scope.split(" ").some((s) => UPLOAD_SCOPES.has(s)))
-        throw new ProviderError(
-          "rejected",
-          "the permission to upload videos was not granted; connect again and keep “Manage your YouTube videos” ticked",
-          { operation: YOUTUBE_OPERATIONS.token, errorCode: "upload_scope_not_granted" },
-        );
-      const query = new URLSearchParams({ part: "snippet", mine: "true" });
-      const listed = await youtubeJson({
-        deps,
-        operation: YOUTUBE_OPERATIONS.channels,
-        url: `${youtubeBase(origin)}/youtube/v3/channels?${query}`,
-        init: { headers: bearer(credentials.accessToken) },
-        idempotent: true,
-      });
-      const channels: Record<string, any>[] = Array.isArray(listed.items) ? listed.items : [];
-      const accounts = channels
-        .filter((c) => typeof c?.id === "string" && c.id !== "")
-        .map((channel): ConnectedAccount => {
-          const snippet = channel.snippet ?? {};
-          const handle =
-            typeof snippet.customUrl === "string" && snippet.customUrl !== ""
-              ? snippet.customUrl.replace(/^@/, "")
-              : channel.id;
-          return {
-            externalId: channel.id,
-            handle,
-            displayName: typeof snippet.title === "string" && snippet.title !== "" ? snippet.title : handle,
-            profileImageUrl:
-              typeof snippet.thumbnails?.default?.url === "string" ? snippet.thumbnails.default.url : null,
-            credentials,
-            limits: { ...YOUTUBE_LIMITS },
-          };
-        });
-      if (accounts.length === 0)
-        throw new ProviderError(
-          "rejected",
-          "this Google account has no YouTube channel: create one on youtube.com (or pick the account " +
-            "that owns the channel when signing in), then connect again",
-          { operation: YOUTUBE_OPERATIONS.channels, errorCode: "no_channel" },
-        );
-      return accounts;
-    },
+    completeAuthorization: (input) => connectYouTubeChannel(deps, input),
 
     /** The refresh grant; Google usually answers without a refresh token, and the stored one stays. */
-    async refreshCredentials({ destination }): Promise<Credentials> {
-      const { clientId, clientSecret } = app();
-      const operation = YOUTUBE_OPERATIONS.token;
-      if (!clientId || !clientSecret)
-        throw new ProviderError(
-          "not_sent",
-          "YouTube tokens cannot be renewed: HERALD_YOUTUBE_CLIENT_ID and HERALD_YOUTUBE_CLIENT_SECRET are not set",
-          { operation },
-        );
-      const refreshToken = destination.credentials.refreshToken;
-      if (typeof refreshToken !== "string" || refreshToken === "")
-        throw new ProviderError("auth_revoked", "the YouTube destination has no refresh token", {
-          operation,
-        });
-      const answer = await token({
-        form: {
-          grant_type: "refresh_token",
-          refresh_token: refreshToken,
-          client_id: clientId,
-          client_secret: clientSecret,
-        },
-        idempotent: true, // a refresh creates nothing
-      });
-      return credentialsOf(answer, refreshToken);
-    },
+    refreshCredentials: (input) => renewYouTubeToken(deps, input),
 
     ...publisher,
+  };
+}
+
+/** Google's token endpoint (client credentials in the form, as Google's web-server flow shows). */
+function token(deps: YouTubeDeps, input: { form: Record<string, string>; idempotent: boolean }) {
+  return youtubeJson({
+    deps,
+    operation: YOUTUBE_OPERATIONS.token,
+    url: `${youtubeApp(deps).tokenBase}/token`,
+    init: {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(input.form),
+    },
+    idempotent: input.idempotent,
+  });
+}
+
+/** Credentials from a token answer; a refresh token Google left out keeps the one given. */
+function credentialsOf(
+  deps: YouTubeDeps,
+  answer: Record<string, any>,
+  previousRefresh: string | null,
+): YouTubeCredentials {
+  const operation = YOUTUBE_OPERATIONS.token;
+  const refreshToken =
+    typeof answer.refresh_token === "string" && answer.refresh_token !== ""
+      ? answer.refresh_token
+      : previousRefresh;
+  if (typeof answer.access_token !== "string" || answer.access_token === "")
+    throw new ProviderError("transient", "Google's token answer has no access_token", { operation });
+  if (!refreshToken)
+    throw new ProviderError(
+      "rejected",
+      "Google granted no refresh token (Herald asks for offline access with prompt=consent); connect again",
+      { operation },
+    );
+  const expiresIn = Number(answer.expires_in) > 0 ? Number(answer.expires_in) : 3600;
+  return {
+    accessToken: answer.access_token,
+    refreshToken,
+    expiresAt: deps.clock.now() + expiresIn * 1000,
+    scope: typeof answer.scope === "string" ? answer.scope : youtubeApp(deps).scopes,
   };
 }
 
@@ -239,3 +154,112 @@ export const YOUTUBE_NETWORK: NetworkDefinition = {
   },
   create: createYouTubeAdapter,
 };
+
+/** The app settings as the adapter uses them: Google's origins unless configured, Herald's scopes unless replaced. */
+function youtubeApp(deps: YouTubeDeps) {
+  const configured = deps.apps.youtube;
+  return {
+    clientId: configured?.clientId ?? null,
+    clientSecret: configured?.clientSecret ?? null,
+    authBase: youtubeBase(configured?.authBase ?? DEFAULT_AUTH_BASE),
+    tokenBase: youtubeBase(configured?.tokenBase ?? DEFAULT_TOKEN_BASE),
+    scopes: configured?.scopes?.trim() || YOUTUBE_SCOPES,
+  };
+}
+
+/** Code (with the PKCE verifier) → tokens → the account's channel as a destination. */
+async function connectYouTubeChannel(
+  deps: YouTubeDeps,
+  {
+    origin,
+    clientId,
+    clientSecret,
+    redirectUri,
+    code,
+    codeVerifier,
+  }: Parameters<YouTubeAdapter["completeAuthorization"]>[0],
+) {
+  const answer = await token(deps, {
+    form: {
+      grant_type: "authorization_code",
+      code,
+      client_id: clientId,
+      client_secret: clientSecret,
+      redirect_uri: redirectUri,
+      code_verifier: codeVerifier,
+    },
+    idempotent: false, // the code is single-use
+  });
+  const credentials = credentialsOf(deps, answer, null);
+  // Google lets the user untick permissions on the consent screen.
+  if (typeof answer.scope === "string" && !answer.scope.split(" ").some((s) => UPLOAD_SCOPES.has(s)))
+    throw new ProviderError(
+      "rejected",
+      "the permission to upload videos was not granted; connect again and keep “Manage your YouTube videos” ticked",
+      { operation: YOUTUBE_OPERATIONS.token, errorCode: "upload_scope_not_granted" },
+    );
+  const query = new URLSearchParams({ part: "snippet", mine: "true" });
+  const listed = await youtubeJson({
+    deps,
+    operation: YOUTUBE_OPERATIONS.channels,
+    url: `${youtubeBase(origin)}/youtube/v3/channels?${query}`,
+    init: { headers: bearer(credentials.accessToken) },
+    idempotent: true,
+  });
+  const channels: Record<string, any>[] = Array.isArray(listed.items) ? listed.items : [];
+  const accounts = channels
+    .filter((c) => typeof c?.id === "string" && c.id !== "")
+    .map((channel): ConnectedAccount => {
+      const snippet = channel.snippet ?? {};
+      const handle =
+        typeof snippet.customUrl === "string" && snippet.customUrl !== ""
+          ? snippet.customUrl.replace(/^@/, "")
+          : channel.id;
+      return {
+        externalId: channel.id,
+        handle,
+        displayName: typeof snippet.title === "string" && snippet.title !== "" ? snippet.title : handle,
+        profileImageUrl:
+          typeof snippet.thumbnails?.default?.url === "string" ? snippet.thumbnails.default.url : null,
+        credentials,
+        limits: { ...YOUTUBE_LIMITS },
+      };
+    });
+  if (accounts.length === 0)
+    throw new ProviderError(
+      "rejected",
+      "this Google account has no YouTube channel: create one on youtube.com (or pick the account " +
+        "that owns the channel when signing in), then connect again",
+      { operation: YOUTUBE_OPERATIONS.channels, errorCode: "no_channel" },
+    );
+  return accounts;
+}
+
+/** The refresh grant; the stored refresh token stays when Google sends none. */
+async function renewYouTubeToken(
+  deps: YouTubeDeps,
+  { destination }: Parameters<YouTubeAdapter["refreshCredentials"]>[0],
+): Promise<Credentials> {
+  const operation = YOUTUBE_OPERATIONS.token;
+  const { clientId, clientSecret } = appForRenewal({
+    app: youtubeApp(deps),
+    channel: "youtube",
+    displayName: "YouTube",
+    operation,
+  });
+  const refreshToken = storedRefreshToken({
+    credentials: destination.credentials,
+    displayName: "YouTube",
+    operation,
+  });
+  const answer = await token(deps, {
+    form: {
+      grant_type: "refresh_token",
+      refresh_token: refreshToken,
+      client_id: clientId,
+      client_secret: clientSecret,
+    },
+    idempotent: true, // a refresh creates nothing
+  });
+  return credentialsOf(deps, answer, refreshToken);
+}

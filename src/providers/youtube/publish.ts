@@ -48,122 +48,16 @@ export type YouTubePublishDeps = AdapterDeps & YouTubeUploadDeps;
 /** The publishing half of the YouTube adapter. */
 export type YouTubePublisher = PendingPublisher;
 
+/** What the publishing steps work over: the adapter's deps and the upload calls made from them. */
+interface YouTubePublishing {
+  deps: YouTubePublishDeps;
+  uploads: ReturnType<typeof createYouTubeUploads>;
+}
+
 /** Builds the session → upload → processing flow over `deps` (fetch, clock, poll pace, chunk size). */
 export function createYouTubePublisher(deps: YouTubePublishDeps): YouTubePublisher {
   const uploads = createYouTubeUploads(deps);
-
-  /** The pending item that continues from `data`, checked again at `at`. */
-  function pendingItem(data: YouTubePendingData, at: number, statusCode: number | null): PendingItem {
-    return {
-      pending: true,
-      data: { ...data },
-      checkAgainAt: at,
-      provider: { operation: YOUTUBE_OPERATIONS.session, requestId: null, statusCode },
-    };
-  }
-
-  /**
-   * After the upload: the video's state from YouTube's answer, then a few inline polls. Only YouTube's
-   * refusal of the video throws (the video exists): a failed read leaves the item pending on its id.
-   */
-  async function afterUpload(input: {
-    destination: DestinationRef;
-    video: Record<string, any>;
-    statusCode: number;
-  }): Promise<PendingStatus> {
-    const { destination, video } = input;
-    const videoId = String(video.id);
-    const now = deps.clock.now();
-    const waiting: PendingStatus = {
-      state: "pending",
-      checkAgainAt: now + YOUTUBE_RECHECK_MS,
-      data: { video_id: videoId, uploaded_at: now },
-    };
-    let state: VideoState = stateOf(video);
-    const polls = Math.max(1, deps.maxPolls ?? 5);
-    for (let poll = 0; state.state === "processing" && poll < polls; poll++) {
-      await sleep(deps.pollIntervalMs ?? 1000);
-      try {
-        state = await uploads.videoState({ destination, videoId });
-      } catch {
-        return waiting;
-      }
-    }
-    if (state.state === "missing") return waiting; // not listed yet: checked again later
-    return settled({ destination, videoId, state, statusCode: input.statusCode }) ?? waiting;
-  }
-
-  /** Published or rejected for a settled state; null while processing. */
-  function settled(input: {
-    destination: DestinationRef;
-    videoId: string;
-    state: VideoState;
-    statusCode: number | null;
-  }): PendingStatus | null {
-    const { videoId, state } = input;
-    if (state.state === "failed")
-      throw new ProviderError("rejected", `${watchUrl(videoId)}: ${state.reason}`, {
-        operation: YOUTUBE_OPERATIONS.videos,
-        errorCode: state.reason,
-      });
-    if (state.state !== "processed") return null;
-    const item: PublishedItem = {
-      providerObjectId: videoId,
-      url: watchUrl(videoId),
-      extra: {
-        video_id: videoId,
-        privacy_status:
-          typeof state.video.status?.privacyStatus === "string" ? state.video.status.privacyStatus : null,
-      },
-      provider: { operation: YOUTUBE_OPERATIONS.videos, requestId: null, statusCode: input.statusCode },
-    };
-    return { state: "published", item };
-  }
-
-  /**
-   * One processing check of an uploaded video. The video exists, so a status read that fails (a
-   * spent quota, YouTube unreachable or refusing the read) keeps the item pending rather than failing
-   * the post (a retry would upload it again), until the 24-hour limit, which fails it naming the video.
-   */
-  async function checkProcessing(input: {
-    destination: DestinationRef;
-    videoId: string;
-    uploadedAt: number;
-    since: number;
-  }): Promise<PendingStatus> {
-    const { destination, videoId } = input;
-    let state: VideoState | null = null;
-    let retryAt = 0;
-    let unread = "";
-    try {
-      state = await uploads.videoState({ destination, videoId });
-    } catch (error) {
-      // An expired or revoked token is the engine's to renew; any other failure to read is waited out.
-      if (!(error instanceof ProviderError) || error.kind === "auth_expired" || error.kind === "auth_revoked")
-        throw error;
-      retryAt = error.retryAt ?? 0;
-      unread = error.message;
-    }
-    const now = deps.clock.now();
-    if (state?.state === "missing" && now - input.uploadedAt > MISSING_GRACE_MS)
-      throw new ProviderError("rejected", `YouTube no longer lists ${watchUrl(videoId)} (deleted?)`, {
-        operation: YOUTUBE_OPERATIONS.videos,
-      });
-    const done = state && settled({ destination, videoId, state, statusCode: 200 });
-    if (done) return done;
-    if (now - input.since > YOUTUBE_MAX_PROCESSING_MS)
-      throw new ProviderError(
-        "rejected",
-        state
-          ? `YouTube has not finished processing ${watchUrl(videoId)} within 24 hours; check it in ` +
-              `YouTube Studio (retrying uploads the video again)`
-          : `the status of ${watchUrl(videoId)} could not be read for 24 hours (${unread}); check it in ` +
-              `YouTube Studio (retrying uploads the video again)`,
-        { operation: YOUTUBE_OPERATIONS.videos },
-      );
-    const wait = Math.min(YOUTUBE_MAX_RECHECK_MS, Math.max(YOUTUBE_RECHECK_MS, (now - input.since) / 10));
-    return { state: "pending", checkAgainAt: Math.max(retryAt, now + Math.round(wait)) };
-  }
+  const yt: YouTubePublishing = { deps, uploads };
 
   return {
     /**
@@ -201,7 +95,7 @@ export function createYouTubePublisher(deps: YouTubePublishDeps): YouTubePublish
         contentType: video.contentType,
       });
       const data = { session_uri: sessionUri, total: bytes.length, content_type: video.contentType };
-      return pendingItem(data, deps.clock.now(), 200);
+      return pendingItem(yt, data, deps.clock.now(), 200);
     },
 
     /**
@@ -209,43 +103,135 @@ export function createYouTubePublisher(deps: YouTubePublishDeps): YouTubePublish
      * never complete, so a new one is safe), then waits briefly for processing. Uploaded: reads the
      * processing status; processed → published, failed or rejected → `rejected` with YouTube's reason.
      */
-    async checkPending({ destination, item, data, since }): Promise<PendingStatus> {
-      if (typeof data.video_id === "string" && data.video_id !== "")
-        return checkProcessing({
-          destination,
-          videoId: data.video_id,
-          uploadedAt: typeof data.uploaded_at === "number" ? data.uploaded_at : since,
-          since,
-        });
-      const sessionUri = data.session_uri;
-      if (!sessionUriIsSafe({ destination, sessionUri }) || typeof data.total !== "number")
-        return { state: "gone", reason: "the pending YouTube upload session could not be read" };
-      const video = item.media.find(isVideo);
-      if (!video)
-        throw new ProviderError("rejected", "the post's video is no longer attached", {
-          operation: "checkPending",
-        });
-      const bytes = await video.read();
-      if (bytes.length !== data.total)
-        throw new ProviderError(
-          "rejected",
-          `the video is ${bytes.length} bytes but its upload session was opened for ${data.total}`,
-          { operation: "checkPending" },
-        );
-      const outcome = await uploads.upload({
-        destination,
-        sessionUri: sessionUri as string,
-        bytes,
-        contentType: typeof data.content_type === "string" ? data.content_type : video.contentType,
-      });
-      if (outcome.kind === "expired")
-        return {
-          state: "gone",
-          reason: `YouTube's upload session expired (${outcome.statusCode}) before it had the whole video`,
-        };
-      return afterUpload({ destination, video: outcome.video, statusCode: outcome.statusCode });
-    },
+    checkPending: (input) => continueYouTubeUpload(yt, input),
   };
+}
+
+/** The pending item that continues from `data`, checked again at `at`. */
+function pendingItem(
+  yt: YouTubePublishing,
+  data: YouTubePendingData,
+  at: number,
+  statusCode: number | null,
+): PendingItem {
+  return {
+    pending: true,
+    data: { ...data },
+    checkAgainAt: at,
+    provider: { operation: YOUTUBE_OPERATIONS.session, requestId: null, statusCode },
+  };
+}
+
+/**
+ * After the upload: the video's state from YouTube's answer, then a few inline polls. Only YouTube's
+ * refusal of the video throws (the video exists): a failed read leaves the item pending on its id.
+ */
+async function afterUpload(
+  yt: YouTubePublishing,
+  input: {
+    destination: DestinationRef;
+    video: Record<string, any>;
+    statusCode: number;
+  },
+): Promise<PendingStatus> {
+  const { destination, video } = input;
+  const videoId = String(video.id);
+  const now = yt.deps.clock.now();
+  const waiting: PendingStatus = {
+    state: "pending",
+    checkAgainAt: now + YOUTUBE_RECHECK_MS,
+    data: { video_id: videoId, uploaded_at: now },
+  };
+  let state: VideoState = stateOf(video);
+  const polls = Math.max(1, yt.deps.maxPolls ?? 5);
+  for (let poll = 0; state.state === "processing" && poll < polls; poll++) {
+    await sleep(yt.deps.pollIntervalMs ?? 1000);
+    try {
+      state = await yt.uploads.videoState({ destination, videoId });
+    } catch {
+      return waiting;
+    }
+  }
+  if (state.state === "missing") return waiting; // not listed yet: checked again later
+  return settled(yt, { destination, videoId, state, statusCode: input.statusCode }) ?? waiting;
+}
+
+/** Published or rejected for a settled state; null while processing. */
+function settled(
+  yt: YouTubePublishing,
+  input: {
+    destination: DestinationRef;
+    videoId: string;
+    state: VideoState;
+    statusCode: number | null;
+  },
+): PendingStatus | null {
+  const { videoId, state } = input;
+  if (state.state === "failed")
+    throw new ProviderError("rejected", `${watchUrl(videoId)}: ${state.reason}`, {
+      operation: YOUTUBE_OPERATIONS.videos,
+      errorCode: state.reason,
+    });
+  if (state.state !== "processed") return null;
+  const item: PublishedItem = {
+    providerObjectId: videoId,
+    url: watchUrl(videoId),
+    extra: {
+      video_id: videoId,
+      privacy_status:
+        typeof state.video.status?.privacyStatus === "string" ? state.video.status.privacyStatus : null,
+    },
+    provider: { operation: YOUTUBE_OPERATIONS.videos, requestId: null, statusCode: input.statusCode },
+  };
+  return { state: "published", item };
+}
+
+/**
+ * One processing check of an uploaded video. The video exists, so a status read that fails (a
+ * spent quota, YouTube unreachable or refusing the read) keeps the item pending rather than failing
+ * the post (a retry would upload it again), until the 24-hour limit, which fails it naming the video.
+ */
+async function checkProcessing(
+  yt: YouTubePublishing,
+  input: {
+    destination: DestinationRef;
+    videoId: string;
+    uploadedAt: number;
+    since: number;
+  },
+): Promise<PendingStatus> {
+  const { destination, videoId } = input;
+  let state: VideoState | null = null;
+  let retryAt = 0;
+  let unread = "";
+  try {
+    state = await yt.uploads.videoState({ destination, videoId });
+  } catch (error) {
+    // An expired or revoked token is the engine's to renew; any other failure to read is waited out.
+    if (!(error instanceof ProviderError) || error.kind === "auth_expired" || error.kind === "auth_revoked")
+      throw error;
+    retryAt = error.retryAt ?? 0;
+    unread = error.message;
+  }
+  const now = yt.deps.clock.now();
+  if (state?.state === "missing" && now - input.uploadedAt > MISSING_GRACE_MS)
+    throw new ProviderError("rejected", `YouTube no longer lists ${watchUrl(videoId)} (deleted?)`, {
+      operation: YOUTUBE_OPERATIONS.videos,
+    });
+  const done = state && settled(yt, { destination, videoId, state, statusCode: 200 });
+  if (done) return done;
+  if (now - input.since > YOUTUBE_MAX_PROCESSING_MS)
+    throw new ProviderError(
+      "rejected",
+      state
+        ? `YouTube has not finished processing ${watchUrl(videoId)} within 24 hours; check it in ` +
+            `YouTube Studio (retrying uploads the video again)`
+        : `the status of ${watchUrl(videoId)} could not be read for 24 hours (${unread}); check it in ` +
+            `YouTube Studio (retrying uploads the video again)`,
+      { operation: YOUTUBE_OPERATIONS.videos },
+    );
+  const wait = Math.min(YOUTUBE_MAX_RECHECK_MS, Math.max(YOUTUBE_RECHECK_MS, (now - input.since) / 10));
+  return { state: "pending", checkAgainAt: Math.max(retryAt, now + Math.round(wait)) };
 }
 
 /** The session's metadata from the post: title, description, options (privacy public by default). */
@@ -273,4 +259,45 @@ function sleep(ms: number): Promise<void> {
 /** The public page of a video. */
 export function watchUrl(videoId: string): string {
   return `https://www.youtube.com/watch?v=${encodeURIComponent(videoId)}`;
+}
+
+/** Continues a pending video: the upload while bytes are missing, then processing until it settles. */
+async function continueYouTubeUpload(
+  yt: YouTubePublishing,
+  { destination, item, data, since }: Parameters<YouTubePublisher["checkPending"]>[0],
+): Promise<PendingStatus> {
+  if (typeof data.video_id === "string" && data.video_id !== "")
+    return checkProcessing(yt, {
+      destination,
+      videoId: data.video_id,
+      uploadedAt: typeof data.uploaded_at === "number" ? data.uploaded_at : since,
+      since,
+    });
+  const sessionUri = data.session_uri;
+  if (!sessionUriIsSafe({ destination, sessionUri }) || typeof data.total !== "number")
+    return { state: "gone", reason: "the pending YouTube upload session could not be read" };
+  const video = item.media.find(isVideo);
+  if (!video)
+    throw new ProviderError("rejected", "the post's video is no longer attached", {
+      operation: "checkPending",
+    });
+  const bytes = await video.read();
+  if (bytes.length !== data.total)
+    throw new ProviderError(
+      "rejected",
+      `the video is ${bytes.length} bytes but its upload session was opened for ${data.total}`,
+      { operation: "checkPending" },
+    );
+  const outcome = await yt.uploads.upload({
+    destination,
+    sessionUri: sessionUri as string,
+    bytes,
+    contentType: typeof data.content_type === "string" ? data.content_type : video.contentType,
+  });
+  if (outcome.kind === "expired")
+    return {
+      state: "gone",
+      reason: `YouTube's upload session expired (${outcome.statusCode}) before it had the whole video`,
+    };
+  return afterUpload(yt, { destination, video: outcome.video, statusCode: outcome.statusCode });
 }

@@ -43,153 +43,179 @@ export interface VideoMetadata {
   notifySubscribers: boolean | null;
 }
 
+/** What the upload steps work over: the adapter's deps and the checked chunk size. */
+interface UploadSession {
+  deps: YouTubeUploadDeps;
+  chunkBytes: number;
+}
+
 /** The resumable-upload half of the YouTube adapter. */
 export function createYouTubeUploads(deps: YouTubeUploadDeps) {
   const chunkBytes = deps.youtubeChunkBytes ?? YOUTUBE_DEFAULT_CHUNK_BYTES;
   if (chunkBytes <= 0 || chunkBytes % YOUTUBE_CHUNK_UNIT !== 0)
     throw new Error(`youtubeChunkBytes must be a positive multiple of ${YOUTUBE_CHUNK_UNIT}`);
 
-  /**
-   * Creates the upload session (quota is charged here) and answers its URI. Idempotent: a session
-   * holds no video until its last byte arrives, so one whose answer was lost is simply never used.
-   */
-  async function startSession(input: {
+  const up: UploadSession = { deps, chunkBytes };
+  return {
+    startSession: (input: Parameters<typeof startSession>[1]) => startSession(up, input),
+    upload: (input: Parameters<typeof upload>[1]) => upload(up, input),
+    videoState: (input: Parameters<typeof videoState>[1]) => videoState(up, input),
+  };
+}
+
+/**
+ * Creates the upload session (quota is charged here) and answers its URI. Idempotent: a session
+ * holds no video until its last byte arrives, so one whose answer was lost is simply never used.
+ */
+async function startSession(
+  up: UploadSession,
+  input: {
     destination: DestinationRef;
     metadata: VideoMetadata;
     total: number;
     contentType: string;
-  }): Promise<string> {
-    const { destination, metadata } = input;
-    const query = new URLSearchParams({ uploadType: "resumable", part: "snippet,status" });
-    if (metadata.notifySubscribers !== null)
-      query.set("notifySubscribers", String(metadata.notifySubscribers));
-    const operation = YOUTUBE_OPERATIONS.session;
-    const response = await youtubeCall({
-      deps,
-      operation,
-      url: `${youtubeBase(destination.origin)}/upload/youtube/v3/videos?${query}`,
-      init: {
-        method: "POST",
-        headers: {
-          ...bearer(destination.credentials.accessToken),
-          "content-type": "application/json; charset=UTF-8",
-          "x-upload-content-type": input.contentType,
-          "x-upload-content-length": String(input.total),
-        },
-        body: JSON.stringify({ snippet: metadata.snippet, status: metadata.status }),
+  },
+): Promise<string> {
+  const { destination, metadata } = input;
+  const query = new URLSearchParams({ uploadType: "resumable", part: "snippet,status" });
+  if (metadata.notifySubscribers !== null) query.set("notifySubscribers", String(metadata.notifySubscribers));
+  const operation = YOUTUBE_OPERATIONS.session;
+  const response = await youtubeCall({
+    deps: up.deps,
+    operation,
+    url: `${youtubeBase(destination.origin)}/upload/youtube/v3/videos?${query}`,
+    init: {
+      method: "POST",
+      headers: {
+        ...bearer(destination.credentials.accessToken),
+        "content-type": "application/json; charset=UTF-8",
+        "x-upload-content-type": input.contentType,
+        "x-upload-content-length": String(input.total),
       },
-      idempotent: true,
-    });
-    const location = response.headers.get("location") ?? "";
-    if (!sessionUriIsSafe({ destination, sessionUri: location }))
-      throw new ProviderError(
-        "transient",
-        `${operation}: YouTube's session URI is not on the API origin ${destination.origin} ` +
-          `(${location || "no Location header"}); Herald does not send the token elsewhere`,
-        { operation, statusCode: response.status },
-      );
-    return location;
-  }
+      body: JSON.stringify({ snippet: metadata.snippet, status: metadata.status }),
+    },
+    idempotent: true,
+  });
+  const location = response.headers.get("location") ?? "";
+  if (!sessionUriIsSafe({ destination, sessionUri: location }))
+    throw new ProviderError(
+      "transient",
+      `${operation}: YouTube's session URI is not on the API origin ${destination.origin} ` +
+        `(${location || "no Location header"}); Herald does not send the token elsewhere`,
+      { operation, statusCode: response.status },
+    );
+  return location;
+}
 
-  /** One PUT to the session: a chunk of bytes, or (no range) the status probe. */
-  async function sessionPut(input: {
+/** One PUT to the session: a chunk of bytes, or (no range) the status probe. */
+async function sessionPut(
+  up: UploadSession,
+  input: {
     destination: DestinationRef;
     sessionUri: string;
     total: number;
     chunk: { start: number; bytes: Uint8Array; contentType: string } | null;
-  }): Promise<SessionPosition> {
-    const { destination, sessionUri, total, chunk } = input;
-    const operation = chunk ? YOUTUBE_OPERATIONS.chunk : YOUTUBE_OPERATIONS.probe;
-    const headers: Record<string, string> = {
-      ...bearer(destination.credentials.accessToken),
-      "content-range": chunk
-        ? `bytes ${chunk.start}-${chunk.start + chunk.bytes.length - 1}/${total}`
-        : `bytes */${total}`,
-    };
-    if (chunk) headers["content-type"] = chunk.contentType;
-    const response = await youtubeCall({
-      deps,
-      operation,
-      url: sessionUri,
-      init: { method: "PUT", headers, body: chunk ? chunk.bytes : new Uint8Array(0) },
-      idempotent: true, // one session makes at most one video; a lost answer is settled by a probe
-      allow: [RESUME_INCOMPLETE, 404, 410],
-    });
-    if (response.status === 404 || response.status === 410)
-      return { kind: "expired", statusCode: response.status };
-    if (response.status === RESUME_INCOMPLETE)
-      return { kind: "offset", offset: heldBytes(response.headers.get("range")) };
-    const video = await youtubeJsonOf(response, operation);
-    return { kind: "complete", video, statusCode: response.status };
-  }
+  },
+): Promise<SessionPosition> {
+  const { destination, sessionUri, total, chunk } = input;
+  const operation = chunk ? YOUTUBE_OPERATIONS.chunk : YOUTUBE_OPERATIONS.probe;
+  const headers: Record<string, string> = {
+    ...bearer(destination.credentials.accessToken),
+    "content-range": chunk
+      ? `bytes ${chunk.start}-${chunk.start + chunk.bytes.length - 1}/${total}`
+      : `bytes */${total}`,
+  };
+  if (chunk) headers["content-type"] = chunk.contentType;
+  const response = await youtubeCall({
+    deps: up.deps,
+    operation,
+    url: sessionUri,
+    init: { method: "PUT", headers, body: chunk ? chunk.bytes : new Uint8Array(0) },
+    idempotent: true, // one session makes at most one video; a lost answer is settled by a probe
+    allow: [RESUME_INCOMPLETE, 404, 410],
+  });
+  if (response.status === 404 || response.status === 410)
+    return { kind: "expired", statusCode: response.status };
+  if (response.status === RESUME_INCOMPLETE)
+    return { kind: "offset", offset: heldBytes(response.headers.get("range")) };
+  const video = await youtubeJsonOf(response, operation);
+  return { kind: "complete", video, statusCode: response.status };
+}
 
-  /**
-   * Sends what the session does not hold yet, from the offset its probe reports, until YouTube
-   * answers with the video (or says the session expired). An interrupted chunk is probed and
-   * resumed; a probe that fails, or chunks that stop making progress, throw (`transient`).
-   */
-  async function upload(input: {
+/**
+ * Sends what the session does not hold yet, from the offset its probe reports, until YouTube
+ * answers with the video (or says the session expired). An interrupted chunk is probed and
+ * resumed; a probe that fails, or chunks that stop making progress, throw (`transient`).
+ */
+async function upload(
+  up: UploadSession,
+  input: {
     destination: DestinationRef;
     sessionUri: string;
     bytes: Uint8Array;
     contentType: string;
-  }): Promise<Exclude<SessionPosition, { kind: "offset" }>> {
-    const { destination, sessionUri, bytes, contentType } = input;
-    const total = bytes.length;
-    const probe = () => sessionPut({ destination, sessionUri, total, chunk: null });
-    let position = await probe();
-    let stalled = 0;
-    while (position.kind === "offset") {
-      const start = position.offset;
-      if (start >= total)
-        throw new ProviderError(
-          "transient",
-          `${YOUTUBE_OPERATIONS.probe}: YouTube holds ${start} of ${total} bytes but has not finished the video`,
-          { operation: YOUTUBE_OPERATIONS.probe },
-        );
-      const chunk = { start, bytes: bytes.subarray(start, Math.min(start + chunkBytes, total)), contentType };
-      let failure: ProviderError | null = null;
-      try {
-        position = await sessionPut({ destination, sessionUri, total, chunk });
-      } catch (error) {
-        // Cut off, timed out or 5xx: what YouTube kept is what its probe says, not what was sent.
-        if (!(error instanceof ProviderError) || error.kind !== "transient") throw error;
-        failure = error;
-        position = await probe();
-      }
-      const progressed = position.kind !== "offset" || position.offset > start;
-      stalled = progressed ? 0 : stalled + 1;
-      if (stalled >= MAX_STALLED_CHUNKS)
-        throw (
-          failure ??
-          new ProviderError(
-            "transient",
-            `${YOUTUBE_OPERATIONS.chunk}: YouTube's session stopped taking bytes`,
-            {
-              operation: YOUTUBE_OPERATIONS.chunk,
-            },
-          )
-        );
+  },
+): Promise<Exclude<SessionPosition, { kind: "offset" }>> {
+  const { destination, sessionUri, bytes, contentType } = input;
+  const total = bytes.length;
+  const probe = () => sessionPut(up, { destination, sessionUri, total, chunk: null });
+  let position = await probe();
+  let stalled = 0;
+  while (position.kind === "offset") {
+    const start = position.offset;
+    if (start >= total)
+      throw new ProviderError(
+        "transient",
+        `${YOUTUBE_OPERATIONS.probe}: YouTube holds ${start} of ${total} bytes but has not finished the video`,
+        { operation: YOUTUBE_OPERATIONS.probe },
+      );
+    const chunk = {
+      start,
+      bytes: bytes.subarray(start, Math.min(start + up.chunkBytes, total)),
+      contentType,
+    };
+    let failure: ProviderError | null = null;
+    try {
+      position = await sessionPut(up, { destination, sessionUri, total, chunk });
+    } catch (error) {
+      // Cut off, timed out or 5xx: what YouTube kept is what its probe says, not what was sent.
+      if (!(error instanceof ProviderError) || error.kind !== "transient") throw error;
+      failure = error;
+      position = await probe();
     }
-    return position;
+    const progressed = position.kind !== "offset" || position.offset > start;
+    stalled = progressed ? 0 : stalled + 1;
+    if (stalled >= MAX_STALLED_CHUNKS)
+      throw (
+        failure ??
+        new ProviderError(
+          "transient",
+          `${YOUTUBE_OPERATIONS.chunk}: YouTube's session stopped taking bytes`,
+          {
+            operation: YOUTUBE_OPERATIONS.chunk,
+          },
+        )
+      );
   }
+  return position;
+}
 
-  /** Reads an uploaded video's status and processing details (one quota unit). */
-  async function videoState(input: { destination: DestinationRef; videoId: string }): Promise<VideoState> {
-    const { destination, videoId } = input;
-    const query = new URLSearchParams({ part: "status,processingDetails", id: videoId });
-    const body = await youtubeJson({
-      deps,
-      operation: YOUTUBE_OPERATIONS.videos,
-      url: `${youtubeBase(destination.origin)}/youtube/v3/videos?${query}`,
-      init: { headers: bearer(destination.credentials.accessToken) },
-      idempotent: true,
-    });
-    const video = Array.isArray(body.items) ? body.items.find((v: any) => v?.id === videoId) : undefined;
-    return video ? stateOf(video) : { state: "missing" };
-  }
-
-  return { startSession, upload, videoState };
+/** Reads an uploaded video's status and processing details (one quota unit). */
+async function videoState(
+  up: UploadSession,
+  input: { destination: DestinationRef; videoId: string },
+): Promise<VideoState> {
+  const { destination, videoId } = input;
+  const query = new URLSearchParams({ part: "status,processingDetails", id: videoId });
+  const body = await youtubeJson({
+    deps: up.deps,
+    operation: YOUTUBE_OPERATIONS.videos,
+    url: `${youtubeBase(destination.origin)}/youtube/v3/videos?${query}`,
+    init: { headers: bearer(destination.credentials.accessToken) },
+    idempotent: true,
+  });
+  const video = Array.isArray(body.items) ? body.items.find((v: any) => v?.id === videoId) : undefined;
+  return video ? stateOf(video) : { state: "missing" };
 }
 
 /**
