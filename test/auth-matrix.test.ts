@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { engineOf } from "../src/db/engine.ts";
 import { newId } from "../src/db/ids.ts";
 import { inTransaction } from "../src/db/transaction.ts";
-import { destinationConnections, users } from "./helpers/tables.ts";
+import { tables } from "./helpers/tables.ts";
 import { ALL_SCOPES, type Scope } from "../src/core/scopes.ts";
 import { sha256Hex } from "../src/lib/crypto.ts";
 import { setWebhookTransport } from "../src/modules/webhooks/transport.ts";
@@ -11,6 +11,8 @@ import { startTestServer, type RequestOptions, type TestResponse } from "./helpe
 import { insertPostAnalytics } from "../src/modules/analytics/repo.ts";
 import { findPostById } from "../src/modules/posts/repo.ts";
 import { insertAsset, insertXDestination, X_APP_ENV } from "./posts/fixtures.ts";
+
+const { destinationConnections, users } = tables;
 
 // The auth matrix walks every operation of the server's own OpenAPI document, so a new route is
 // covered the moment it is documented: no key, a bad key, a missing scope, a foreign workspace.

@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createServer, type AddressInfo, type Socket } from "node:net";
 import { SMTPServer } from "smtp-server";
-import { mailOutbox, users } from "./helpers/tables.ts";
+import { tables } from "./helpers/tables.ts";
 import { MAIL_MAX_ATTEMPTS, mailRetryDelayMs } from "../src/modules/mail/outbox.ts";
 import { smtpTransport } from "../src/modules/mail/transport.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+
+const { mailOutbox, users } = tables;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

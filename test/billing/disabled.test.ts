@@ -1,10 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
-import { xUsage } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { billing, deliverSigned, WEBHOOK_SECRET } from "./helpers.ts";
+
+const { xUsage } = tables;
 
 // HERALD_BILLING_MODE unset: the self-hoster's default. Everything is allowed, the processor
 // operations are 409, and GET /billing still reports X usage.

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
 import { engineOf } from "../../src/db/engine.ts";
-import { billingInstallation } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { createLogger } from "../../src/lib/logger.ts";
@@ -18,6 +18,8 @@ import { markBillingStart, openHerald, resolveSecretKey } from "../../src/server
 import { freshDatabase } from "../helpers/database.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { billing, DAY_MS, newAccount, START, startBillingServer } from "./helpers.ts";
+
+const { billingInstallation } = tables;
 
 // The server opened its database at START in processor_test: billing started then.
 const b = await startBillingServer();

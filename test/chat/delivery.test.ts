@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { chatNotifications, destinations } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { markDestinationForReauthorization } from "../../src/modules/chat/events.ts";
 import { CHAT_RETRY_WINDOW_MS, chatRetryDelayMs } from "../../src/modules/chat/delivery.ts";
@@ -8,6 +8,8 @@ import { insertOutboxEvent } from "../../src/modules/webhooks/repo.ts";
 import { startSlackFake, type SlackFake } from "../fakes/slack.ts";
 import { insertXDestination } from "../posts/fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+const { chatNotifications, destinations } = tables;
 
 const HOUR = 60 * 60 * 1000;
 let slack: SlackFake;

@@ -3,7 +3,7 @@
 // network's form, a member's read-only view, another account's workspace, and forms without CSRF.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { destinations } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { startXFake, type XFake } from "../fakes/x.ts";
@@ -24,6 +24,8 @@ import {
   valueOf,
 } from "./support.ts";
 import type { Screen } from "../helpers/screen.ts";
+
+const { destinations } = tables;
 
 let world: DashboardWorld;
 let bluesky: BlueskyFake;

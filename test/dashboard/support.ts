@@ -1,5 +1,5 @@
 import { expect } from "bun:test";
-import { users } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { newId } from "../../src/db/ids.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { DASHBOARD_CSP, dashboardCsp } from "../../src/http/dashboard/router.ts";
@@ -11,6 +11,8 @@ import { hiddenFields, type PageResponse, TestBrowser } from "../helpers/browser
 import type { Element } from "domhandler";
 import { DomUtils } from "htmlparser2";
 import { attributeOf, formOf, type Screen, screenOf, textOf } from "../helpers/screen.ts";
+
+const { users } = tables;
 
 export { TestBrowser, csrfTokenOf, formAction, hiddenFields } from "../helpers/browser.ts";
 export { attributeOf, formOf, screenOf, textOf, valueOf } from "../helpers/screen.ts";

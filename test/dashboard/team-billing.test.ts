@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { xUsage } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { usageMonth } from "../../src/modules/posts/x-usage.ts";
 import { listInvitations } from "../../src/modules/invitations/repo.ts";
@@ -20,6 +20,8 @@ import {
   type TestBrowser,
   valueOf,
 } from "./support.ts";
+
+const { xUsage } = tables;
 
 let world: DashboardWorld;
 let owner: TestBrowser;

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { feedback } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { smtpTransport } from "../../src/modules/mail/transport.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { startSmtpSink, type SmtpSink } from "./smtp-sink.ts";
+
+const { feedback } = tables;
 
 const send = (s: TestServer, body: unknown, key?: string) => s.request("POST", "/v1/feedback", { key, body });
 const stored = async (s: TestServer, id: string) =>

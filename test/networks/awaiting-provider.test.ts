@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { engineOf } from "../../src/db/engine.ts";
-import { posts } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { MAX_AUTOMATIC_RETRIES } from "../../src/modules/publishing/failures.ts";
@@ -19,6 +19,8 @@ import { outbox } from "../posts/engine-helpers.ts";
 import type { StoredProviderPending } from "../../src/db/pending.ts";
 import { openPending, sealPending } from "../../src/modules/publishing/pending.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
+
+const { posts } = tables;
 
 const DAY_MS = 24 * 60 * 60_000;
 let s: TestServer;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { destinations } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { createBlueskyAdapter } from "../../src/providers/bluesky/adapter.ts";
 import { destinationRef } from "../../src/modules/destinations/present.ts";
@@ -13,6 +13,8 @@ import { findDestinationById } from "../../src/modules/destinations/repo.ts";
 import { insertAsset } from "./fixtures.ts";
 import { createPosts, getPost } from "./helpers.ts";
 import { posted, publish, startEngineWorld, type EngineWorld } from "./engine-helpers.ts";
+
+const { destinations } = tables;
 
 let w: EngineWorld;
 beforeAll(async () => {

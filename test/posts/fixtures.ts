@@ -8,11 +8,13 @@ import { countAll } from "../../src/db/dialect.ts";
 import { firstRow } from "../../src/db/engine.ts";
 import { newId } from "../../src/db/ids.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
-import { assets, destinations, posts } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import type { BlueskyFake } from "../fakes/bluesky.ts";
 import type { TestResponse, TestServer } from "../helpers/server.ts";
 import { idem } from "./helpers.ts";
 import { png } from "../assets/samples.ts";
+
+const { assets, destinations, posts } = tables;
 
 // ---- a real PNG -------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { engineOf } from "../../src/db/engine.ts";
 import { newId } from "../../src/db/ids.ts";
-import { xUsage } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { ProblemError } from "../../src/core/problem.ts";
 import { findPostById, insertPost, type PostRow } from "../../src/modules/posts/repo.ts";
@@ -31,6 +31,8 @@ import { X_MONTHLY_LIMIT } from "../../src/modules/posts/x-usage.ts";
 import { ROOT } from "../helpers/process.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { insertXDestination, X_APP_ENV } from "./fixtures.ts";
+
+const { xUsage } = tables;
 
 let s: TestServer;
 let ws: string;

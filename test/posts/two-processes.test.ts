@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { engineOf, type Db } from "../../src/db/engine.ts";
-import { posts as postsTable } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import {
   apiClient,
   bootstrapCli,
@@ -16,6 +16,8 @@ import {
   waitFor,
   type HeraldProcess,
 } from "./engine-helpers.ts";
+
+const { posts: postsTable } = tables;
 
 const GROUPS = 3;
 const PER_GROUP = 100;

@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { cliAuthorizations } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { sha256Hex } from "../../src/lib/crypto.ts";
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import { CLI_KEY_SCOPES } from "../../src/modules/cli-auth/service.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { TestBrowser, pathOf } from "../helpers/browser.ts";
+
+const { cliAuthorizations } = tables;
 
 const MINUTE_MS = 60 * 1000;
 const PASSWORD = "correct horse battery";

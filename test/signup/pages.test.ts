@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { sessions } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { sha256Hex } from "../../src/lib/crypto.ts";
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import { DASHBOARD_CSP } from "../../src/http/dashboard/router.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { csrfTokenOf, TestBrowser, pathOf } from "../helpers/browser.ts";
+
+const { sessions } = tables;
 
 const PASSWORD = "correct horse battery";
 

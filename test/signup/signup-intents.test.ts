@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import { cliAuthorizations, signupIntents } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { sha256Hex } from "../../src/lib/crypto.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+const { cliAuthorizations, signupIntents } = tables;
 
 const HOUR_MS = 60 * 60 * 1000;
 

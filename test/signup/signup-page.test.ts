@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { accounts, emailConfirmations, mailOutbox, users, workspaces } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import type { MailMessage } from "../../src/modules/mail/transport.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { TestBrowser, pathOf } from "../helpers/browser.ts";
+
+const { accounts, emailConfirmations, mailOutbox, users, workspaces } = tables;
 
 const PASSWORD = "a long enough password";
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { mailOutbox, users } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { TestBrowser } from "../helpers/browser.ts";
 import type { SmtpSink } from "../feedback/smtp-sink.ts";
 import { invitationLink, invite, startTeamServer } from "./helpers.ts";
+
+const { mailOutbox, users } = tables;
 
 const DAY = 24 * 60 * 60 * 1000;
 let s: TestServer;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { apiKeys, cliAuthorizations, sessions, users } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { createApiKey } from "../../src/modules/keys/service.ts";
 import { expectProblem } from "../helpers/problems.ts";
@@ -8,6 +8,8 @@ import type { TestServer } from "../helpers/server.ts";
 import { TestBrowser } from "../helpers/browser.ts";
 import type { SmtpSink } from "../feedback/smtp-sink.ts";
 import { invitationLink, invite, startTeamServer } from "./helpers.ts";
+
+const { apiKeys, cliAuthorizations, sessions, users } = tables;
 
 let s: TestServer;
 let sink: SmtpSink;

@@ -5,10 +5,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { asc } from "drizzle-orm";
 import { newId } from "../../src/db/ids.ts";
-import { eventsOutbox } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { createPosts, startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
 import { count, deliveriesOf, mustCreateEndpoint, startReceiver, type Receiver } from "./helpers.ts";
+
+const { eventsOutbox } = tables;
 
 let w: PostsWorld;
 let receiver: Receiver;

@@ -4,11 +4,13 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { loadConfig } from "../../src/config.ts";
-import { eventsOutbox } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { createMemoryLogger } from "../../src/lib/logger.ts";
 import { openHerald, startServer, type RunningServer } from "../../src/server.ts";
 import { createPosts, startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
 import { count, mustCreateEndpoint, startReceiver, verifies, type Receiver } from "./helpers.ts";
+
+const { eventsOutbox } = tables;
 
 let w: PostsWorld;
 let receiver: Receiver;

@@ -2,7 +2,7 @@
 // server's ManualClock. Re-enabling does not resend; redelivery does.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { eventsOutbox, webhookEndpoints } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { RETRY_WINDOW_MS, retryDelayMs } from "../../src/modules/webhooks/sender.ts";
 import { setWebhookTransport } from "../../src/modules/webhooks/transport.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -16,6 +16,8 @@ import {
   verifies,
   type Receiver,
 } from "./helpers.ts";
+
+const { eventsOutbox, webhookEndpoints } = tables;
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

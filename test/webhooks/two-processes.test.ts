@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { loadConfig } from "../../src/config.ts";
 import { engineOf } from "../../src/db/engine.ts";
 import { newId } from "../../src/db/ids.ts";
-import { eventsOutbox } from "../helpers/tables.ts";
+import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import type { Herald } from "../../src/herald.ts";
 import { createMemoryLogger } from "../../src/lib/logger.ts";
@@ -17,6 +17,8 @@ import { openHerald } from "../../src/server.ts";
 import { POSTGRES_URL } from "../helpers/database.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { count, mustCreateEndpoint } from "./helpers.ts";
+
+const { eventsOutbox } = tables;
 
 const sent: string[] = [];
 const mail: MailTransport = {
