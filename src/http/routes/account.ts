@@ -10,6 +10,7 @@ import { presentAccount } from "../../modules/account/present.ts";
 import { revokeCallingKey } from "../../modules/cli-auth/revoke.ts";
 import { Account, RevokedKey } from "./account-schemas.ts";
 import { EmptyBody } from "./common-schemas.ts";
+import { handler } from "./context.ts";
 
 async function getAccount(h: Herald, { actor }: { actor: Actor }) {
   const account = await findAccount(h.db, actor.accountId);
@@ -46,9 +47,9 @@ const doc = {
 export function accountRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia()
     .use(rails)
-    .get("/account", (c) => getAccount(h, c), { ...doc.account, response: { 200: Account } })
-    .get("/me", (c) => getAccount(h, c), { ...doc.me, response: { 200: Account } })
-    .post("/me/revoke", (c) => revokeKey(h, c), {
+    .get("/account", handler(h, getAccount), { ...doc.account, response: { 200: Account } })
+    .get("/me", handler(h, getAccount), { ...doc.me, response: { 200: Account } })
+    .post("/me/revoke", handler(h, revokeKey), {
       ...doc.revoke,
       parse: JSON_PARSER,
       body: EmptyBody,

@@ -8,6 +8,7 @@ import { analyticsSeries, groupAnalytics, refreshGroupAnalytics } from "../../mo
 import { AnalyticsSeries, AnalyticsSeriesQuery, GroupAnalytics, GroupParams } from "./analytics-schemas.ts";
 import { EmptyBody, WorkspaceParams } from "./common-schemas.ts";
 import type { RouteContext } from "./context.ts";
+import { handler } from "./context.ts";
 
 type GroupContext = RouteContext<unknown, unknown, Static<typeof GroupParams>>;
 
@@ -55,19 +56,19 @@ const doc = {
 export function analyticsRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id/analytics" })
     .use(rails)
-    .get("/post-groups/:group", (c) => getGroupAnalytics(h, c), {
+    .get("/post-groups/:group", handler(h, getGroupAnalytics), {
       ...doc.group,
       params: GroupParams,
       response: { 200: GroupAnalytics },
     })
-    .post("/post-groups/:group/refresh", (c) => refreshGroup(h, c), {
+    .post("/post-groups/:group/refresh", handler(h, refreshGroup), {
       ...doc.refresh,
       parse: JSON_PARSER,
       params: GroupParams,
       body: EmptyBody,
       response: { 202: GroupAnalytics },
     })
-    .get("/posts", (c) => getSeries(h, c), {
+    .get("/posts", handler(h, getSeries), {
       ...doc.series,
       params: WorkspaceParams,
       query: AnalyticsSeriesQuery,

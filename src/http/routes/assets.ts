@@ -31,7 +31,7 @@ import {
   UploadParams,
 } from "./assets-schemas.ts";
 import { WorkspaceParams } from "./common-schemas.ts";
-import { workspaceOf, type RouteContext } from "./context.ts";
+import { handler, publicHandler, workspaceOf, type RouteContext } from "./context.ts";
 
 type AssetContext<Query = unknown> = RouteContext<unknown, Query, Static<typeof AssetParams>>;
 
@@ -129,33 +129,33 @@ const doc = {
 export function assetRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)
-    .post("/asset-uploads", (c) => startUpload(h, c), {
+    .post("/asset-uploads", handler(h, startUpload), {
       ...doc.startUpload,
       parse: JSON_PARSER,
       params: WorkspaceParams,
       body: CreateUploadBody,
       response: { 201: AssetUpload },
     })
-    .post("/asset-uploads/:upload_id/complete", (c) => finishUpload(h, c), {
+    .post("/asset-uploads/:upload_id/complete", handler(h, finishUpload), {
       ...doc.completeUpload,
       parse: JSON_PARSER,
       params: UploadParams,
       body: CompleteUploadBody,
       response: { 200: Asset },
     })
-    .get("/assets", (c) => listAssetPage(h, c), {
+    .get("/assets", handler(h, listAssetPage), {
       ...doc.list,
       params: WorkspaceParams,
       query: ListAssetsQuery,
       response: { 200: listingSchema(Asset) },
     })
-    .get("/assets/:asset_id", (c) => getAsset(h, c), {
+    .get("/assets/:asset_id", handler(h, getAsset), {
       ...doc.get,
       params: AssetParams,
       query: IncludeQuery,
       response: { 200: Asset },
     })
-    .delete("/assets/:asset_id", (c) => deleteOneAsset(h, c), {
+    .delete("/assets/:asset_id", handler(h, deleteOneAsset), {
       ...doc.delete,
       params: AssetParams,
       response: { 200: DeletedAsset },
@@ -183,7 +183,7 @@ async function putPart(
  */
 export function assetTransferRoutes(h: Herald) {
   return new Elysia()
-    .put("/uploads/:upload_id/parts/:part_number", (c) => putPart(h, c), {
+    .put("/uploads/:upload_id/parts/:part_number", publicHandler(h, putPart), {
       parse: "none",
       query: SignedQuery,
       detail: { hide: true },

@@ -9,6 +9,7 @@ import { listAuditRecords, type AuditRow } from "../../modules/audit/repo.ts";
 import { AuditRecord } from "./account-schemas.ts";
 import { PageQuery } from "./common-schemas.ts";
 import type { RouteContext } from "./context.ts";
+import { handler } from "./context.ts";
 
 function presentAuditRecord(row: AuditRow) {
   return {
@@ -39,7 +40,7 @@ const doc = { list: operation({ scope: "audit:read", summary: "List audit record
 
 /** The audit log: who changed what, newest first. */
 export function auditRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
-  return new Elysia().use(rails).get("/audit-records", (c) => listRecords(h, c), {
+  return new Elysia().use(rails).get("/audit-records", handler(h, listRecords), {
     ...doc.list,
     query: PageQuery,
     response: { 200: listingSchema(AuditRecord) },

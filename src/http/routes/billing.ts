@@ -21,7 +21,7 @@ import {
   PortalBody,
 } from "./billing-schemas.ts";
 import { WorkspaceParams } from "./common-schemas.ts";
-import { workspaceOf, type RouteContext } from "./context.ts";
+import { handler, publicHandler, workspaceOf, type RouteContext } from "./context.ts";
 
 async function showBilling(h: Herald, { actor }: RouteContext) {
   return resourceResponse(await getBilling({ h, actor }));
@@ -116,26 +116,26 @@ const doc = {
 export function billingRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   const v1 = new Elysia()
     .use(rails)
-    .get("/billing", (c) => showBilling(h, c), { ...doc.get, response: { 200: Billing } })
-    .post("/billing/checkout-sessions", (c) => startCheckout(h, c), {
+    .get("/billing", handler(h, showBilling), { ...doc.get, response: { 200: Billing } })
+    .post("/billing/checkout-sessions", handler(h, startCheckout), {
       ...doc.checkout,
       parse: JSON_PARSER,
       body: CheckoutBody,
       response: { 201: BillingCheckoutSession },
     })
-    .post("/billing/portal-sessions", (c) => openPortal(h, c), {
+    .post("/billing/portal-sessions", handler(h, openPortal), {
       ...doc.portal,
       parse: JSON_PARSER,
       body: PortalBody,
       response: { 201: BillingPortalSession },
     })
-    .post("/billing/conversion", (c) => endTrial(h, c), {
+    .post("/billing/conversion", handler(h, endTrial), {
       ...doc.conversion,
       parse: JSON_PARSER,
       body: ConversionBody,
       response: { 200: BillingConversion },
     })
-    .post("/workspaces/:workspace_id/subscription/cancel", (c) => cancelSubscription(h, c), {
+    .post("/workspaces/:workspace_id/subscription/cancel", handler(h, cancelSubscription), {
       ...doc.cancel,
       parse: JSON_PARSER,
       params: WorkspaceParams,
@@ -143,7 +143,7 @@ export function billingRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
       response: { 200: Billing },
     });
   return new Elysia()
-    .post("/billing/stripe/webhook", (c) => receiveStripeWebhook(h, c), {
+    .post("/billing/stripe/webhook", publicHandler(h, receiveStripeWebhook), {
       parse: "none",
       detail: { hide: true },
     })

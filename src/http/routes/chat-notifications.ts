@@ -7,7 +7,7 @@ import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
 import { getChatSettings, patchChatSettings } from "../../modules/chat/settings.ts";
 import { ChatSettings, PatchChatSettingsBody } from "./chat-notifications-schemas.ts";
 import { WorkspaceParams } from "./common-schemas.ts";
-import { workspaceOf, type RouteContext } from "./context.ts";
+import { handler, workspaceOf, type RouteContext } from "./context.ts";
 
 async function getSettings(h: Herald, c: RouteContext) {
   return resourceResponse(await getChatSettings(h, workspaceOf(c).id));
@@ -49,12 +49,12 @@ const doc = {
 export function chatNotificationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id/chat-notifications" })
     .use(rails)
-    .get("", (c) => getSettings(h, c), {
+    .get("", handler(h, getSettings), {
       ...doc.get,
       params: WorkspaceParams,
       response: { 200: ChatSettings },
     })
-    .patch("", (c) => patchSettings(h, c), {
+    .patch("", handler(h, patchSettings), {
       ...doc.patch,
       parse: JSON_PARSER,
       params: WorkspaceParams,

@@ -31,6 +31,7 @@ import {
   startConnectionBody,
   StartConnectionBody,
 } from "./destinations-schemas.ts";
+import { handler, publicHandler } from "./context.ts";
 
 type DestinationContext<Body = unknown> = RouteContext<Body, unknown, Static<typeof DestinationParams>>;
 
@@ -136,30 +137,30 @@ const doc = {
 export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)
-    .get("/destinations", (c) => listWorkspaceDestinations(h, c), {
+    .get("/destinations", handler(h, listWorkspaceDestinations), {
       ...doc.list,
       params: WorkspaceParams,
       query: ListDestinationsQuery,
       response: { 200: listingSchema(Destination) },
     })
-    .get("/destinations/:destination_id", (c) => getDestination(h, c), {
+    .get("/destinations/:destination_id", handler(h, getDestination), {
       ...doc.get,
       params: DestinationParams,
       response: { 200: Destination },
     })
-    .patch("/destinations/:destination_id", (c) => patchOneDestination(h, c), {
+    .patch("/destinations/:destination_id", handler(h, patchOneDestination), {
       ...doc.patch,
       parse: JSON_PARSER,
       params: DestinationParams,
       body: PatchDestinationBody,
       response: { 200: Destination },
     })
-    .delete("/destinations/:destination_id", (c) => disconnect(h, c), {
+    .delete("/destinations/:destination_id", handler(h, disconnect), {
       ...doc.delete,
       params: DestinationParams,
       response: { 200: DeletedDestination },
     })
-    .post("/destination-connections", (c) => startDestinationConnection(h, c), {
+    .post("/destination-connections", handler(h, startDestinationConnection), {
       ...doc.connect,
       parse: JSON_PARSER,
       params: WorkspaceParams,
@@ -167,7 +168,7 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
       body: startConnectionBody(h.providers.adapters.map((a) => a.channel)),
       response: { 201: DestinationConnection },
     })
-    .get("/destination-connections/:connection_id", (c) => getConnection(h, c), {
+    .get("/destination-connections/:connection_id", handler(h, getConnection), {
       ...doc.getConnection,
       params: ConnectionParams,
       response: { 200: DestinationConnection },
@@ -187,7 +188,7 @@ function startedInDashboard(credentialId: string | null): boolean {
  * session).
  */
 export function oauthCallbackRoutes(h: Herald) {
-  return new Elysia().get("/oauth/callback/:provider", (c) => oauthCallback(h, c), {
+  return new Elysia().get("/oauth/callback/:provider", publicHandler(h, oauthCallback), {
     detail: { hide: true },
   });
 }

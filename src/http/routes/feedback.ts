@@ -8,6 +8,7 @@ import { runIdempotent } from "../../modules/idempotency/service.ts";
 import { submitFeedback } from "../../modules/feedback/service.ts";
 import type { RouteContext } from "./context.ts";
 import { Feedback, FeedbackBody } from "./feedback-schemas.ts";
+import { handler } from "./context.ts";
 
 function sendFeedback(h: Herald, { actor, request, body }: RouteContext<Static<typeof FeedbackBody>>) {
   return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () =>
@@ -30,7 +31,7 @@ const doc = {
 
 /** POST /feedback: a message to the operator, e-mailed at once. */
 export function feedbackRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
-  return new Elysia().use(rails).post("/feedback", (c) => sendFeedback(h, c), {
+  return new Elysia().use(rails).post("/feedback", handler(h, sendFeedback), {
     ...doc.send,
     parse: JSON_PARSER,
     body: FeedbackBody,

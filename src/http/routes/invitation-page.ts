@@ -24,6 +24,7 @@ import {
   SESSION_COOKIE,
 } from "../pages/respond.ts";
 import { csrfRefused, formPost, hidden, newPersonFields, pageMessage } from "./page-kit.ts";
+import { publicHandler } from "./context.ts";
 
 /**
  * The hosted page of an invitation's e-mailed link, `/invitations/{token}` (outside /v1, HTML, no
@@ -32,8 +33,8 @@ import { csrfRefused, formPost, hidden, newPersonFields, pageMessage } from "./p
  */
 export function invitationPageRoutes(h: Herald) {
   return new Elysia()
-    .get(`${INVITATION_PAGE_PATH}/:token`, (c) => showInvitation(h, c), hidden)
-    .post(`${INVITATION_PAGE_PATH}/:token`, (c) => acceptInvitationForm(h, c), formPost);
+    .get(`${INVITATION_PAGE_PATH}/:token`, publicHandler(h, showInvitation), hidden)
+    .post(`${INVITATION_PAGE_PATH}/:token`, publicHandler(h, acceptInvitationForm), formPost);
 }
 
 type TokenPage = { request: Request; params: { token: string } };

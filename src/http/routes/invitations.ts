@@ -17,6 +17,7 @@ import {
 import { EmptyBody, PageQuery } from "./common-schemas.ts";
 import type { RouteContext } from "./context.ts";
 import { Invitation, InvitationParams, InviteBody, RevokedInvitation } from "./team-schemas.ts";
+import { handler } from "./context.ts";
 
 type InvitationContext = RouteContext<
   Static<typeof EmptyBody> | null,
@@ -95,25 +96,25 @@ const doc = {
 export function invitationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia()
     .use(rails)
-    .post("/account/invitations", (c) => invite(h, c), {
+    .post("/account/invitations", handler(h, invite), {
       ...doc.invite,
       parse: JSON_PARSER,
       body: InviteBody,
       response: { 201: Invitation },
     })
-    .get("/account/invitations", (c) => listInvitations(h, c), {
+    .get("/account/invitations", handler(h, listInvitations), {
       ...doc.list,
       query: PageQuery,
       response: { 200: listingSchema(Invitation) },
     })
-    .post("/account/invitations/:invitation_id/resend", (c) => resend(h, c), {
+    .post("/account/invitations/:invitation_id/resend", handler(h, resend), {
       ...doc.resend,
       parse: JSON_PARSER,
       params: InvitationParams,
       body: EmptyBody,
       response: { 200: Invitation },
     })
-    .post("/account/invitations/:invitation_id/revoke", (c) => revoke(h, c), {
+    .post("/account/invitations/:invitation_id/revoke", handler(h, revoke), {
       ...doc.revoke,
       parse: JSON_PARSER,
       params: InvitationParams,

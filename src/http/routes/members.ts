@@ -11,6 +11,7 @@ import { presentMember, removeMember } from "../../modules/team/service.ts";
 import { PageQuery } from "./common-schemas.ts";
 import type { RouteContext } from "./context.ts";
 import { Member, MemberParams, RemovedMember, RemoveMemberBody } from "./team-schemas.ts";
+import { handler } from "./context.ts";
 
 async function listMembers(
   h: Herald,
@@ -57,12 +58,12 @@ const doc = {
 export function memberRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia()
     .use(rails)
-    .get("/account/members", (c) => listMembers(h, c), {
+    .get("/account/members", handler(h, listMembers), {
       ...doc.list,
       query: PageQuery,
       response: { 200: listingSchema(Member) },
     })
-    .post("/account/members/:member_id/remove", (c) => remove(h, c), {
+    .post("/account/members/:member_id/remove", handler(h, remove), {
       ...doc.remove,
       parse: JSON_PARSER,
       params: MemberParams,

@@ -24,7 +24,7 @@ import { putQueueWindows } from "../../modules/posts/queue.ts";
 import { listQueueWindows } from "../../modules/posts/repo-queue.ts";
 import { listPosts, type PostRow } from "../../modules/posts/repo.ts";
 import { isTerminal, isActionRequired, type PostState } from "../../modules/posts/states.ts";
-import { workspaceOf, type RouteContext } from "./context.ts";
+import { handler, workspaceOf, type RouteContext } from "./context.ts";
 import {
   CancelPostBody,
   CreatePostsBody,
@@ -343,85 +343,85 @@ const PostSetCreated = { 201: PostSet, 202: PostSet };
 export function postRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id" })
     .use(rails)
-    .post("/posts", (c) => createPostSet(h, c), {
+    .post("/posts", handler(h, createPostSet), {
       ...doc.create,
       parse: JSON_PARSER,
       params: WorkspaceParams,
       body: CreatePostsBody,
       response: PostSetCreated,
     })
-    .get("/posts", (c) => listPostPage(h, c), {
+    .get("/posts", handler(h, listPostPage), {
       ...doc.list,
       params: WorkspaceParams,
       query: ListPostsQuery,
       response: { 200: listingSchema(Post) },
     })
-    .post("/posts/validate", (c) => validatePostSet(h, c), {
+    .post("/posts/validate", handler(h, validatePostSet), {
       ...doc.validate,
       parse: JSON_PARSER,
       params: WorkspaceParams,
       body: CreatePostsBody,
       response: { 200: PostValidation },
     })
-    .post("/posts/publish", (c) => publishDraftSet(h, c), {
+    .post("/posts/publish", handler(h, publishDraftSet), {
       ...doc.publish,
       parse: JSON_PARSER,
       params: WorkspaceParams,
       body: PublishDraftsBody,
       response: PostSetCreated,
     })
-    .post("/posts/move", (c) => movePostSet(h, c), {
+    .post("/posts/move", handler(h, movePostSet), {
       ...doc.move,
       parse: JSON_PARSER,
       params: WorkspaceParams,
       body: MovePostsBody,
       response: { 200: PostSet },
     })
-    .get("/posts/:post_id", (c) => getPost(h, c), {
+    .get("/posts/:post_id", handler(h, getPost), {
       ...doc.get,
       params: PostParams,
       query: GetPostQuery,
       response: { 200: Post },
     })
-    .patch("/posts/:post_id", (c) => patchPost(h, c), {
+    .patch("/posts/:post_id", handler(h, patchPost), {
       ...doc.patch,
       parse: JSON_PARSER,
       params: PostParams,
       body: PatchDraftBody,
       response: { 200: Post },
     })
-    .delete("/posts/:post_id", (c) => deletePost(h, c), {
+    .delete("/posts/:post_id", handler(h, deletePost), {
       ...doc.delete,
       params: PostParams,
       response: { 200: DeletedPost },
     })
-    .post("/posts/:post_id/cancel", (c) => cancelOnePost(h, c), {
+    .post("/posts/:post_id/cancel", handler(h, cancelOnePost), {
       ...doc.cancel,
       parse: JSON_PARSER,
       params: PostParams,
       body: CancelPostBody,
       response: { 200: Post },
     })
-    .post("/posts/:post_id/retry", (c) => retryOnePost(h, c), {
+    .post("/posts/:post_id/retry", handler(h, retryOnePost), {
       ...doc.retry,
       parse: JSON_PARSER,
       params: PostParams,
       body: RetryPostBody,
       response: { 200: Post },
     })
-    .post("/posts/:post_id/reschedule", (c) => rescheduleOnePost(h, c), {
+    .post("/posts/:post_id/reschedule", handler(h, rescheduleOnePost), {
       ...doc.reschedule,
       parse: JSON_PARSER,
       params: PostParams,
       body: ReschedulePostBody,
       response: { 200: Post },
     })
-    .get("/queue", (c) => getQueue(h, c), {
+    .get("/queue", handler(h, getQueue), {
       ...doc.getQueue,
       params: WorkspaceParams,
       response: { 200: Queue },
     })
-    .put("/queue", (c) => putQueue(h, c), {
+    .put("/queue", handler(h, putQueue), {
       ...doc.putQueue,
       parse: JSON_PARSER,
       params: WorkspaceParams,

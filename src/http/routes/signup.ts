@@ -20,6 +20,7 @@ import {
   SignupIntent,
   SignupIntentBody,
 } from "./signup-schemas.ts";
+import { publicHandler } from "./context.ts";
 
 // One-time credentials: never kept by a cache (RFC 6749 §5.1 asks the same of token responses).
 const NO_STORE = { "cache-control": "no-store" };
@@ -104,7 +105,7 @@ export function signupRoutes(
   // The rails bring the size-limited JSON parser; these routes declare no `scope`, so nothing authenticates.
   return new Elysia()
     .use(rails)
-    .post("/signup-intents", (c) => startSignup(h, c), {
+    .post("/signup-intents", publicHandler(h, startSignup), {
       ...doc.signup,
       parse: JSON_PARSER,
       transform(context) {
@@ -114,14 +115,14 @@ export function signupRoutes(
       body: SignupIntentBody,
       response: { 201: SignupIntent },
     })
-    .post("/cli-authorizations", (c) => startCliAuthorization(h, c), {
+    .post("/cli-authorizations", publicHandler(h, startCliAuthorization), {
       ...doc.cli,
       parse: JSON_PARSER,
       transform: countStart,
       body: CliAuthorizationBody,
       response: { 201: CliAuthorizationStart },
     })
-    .post("/cli-authorizations/token", (c) => exchangeSecret(h, c), {
+    .post("/cli-authorizations/token", publicHandler(h, exchangeSecret), {
       ...doc.token,
       parse: JSON_PARSER,
       body: DeviceSecretBody,

@@ -15,7 +15,7 @@ import {
   type DeliveryRow,
   type EndpointRow,
 } from "../../modules/webhooks/repo.ts";
-import { workspaceOf, type RouteContext } from "./context.ts";
+import { handler, workspaceOf, type RouteContext } from "./context.ts";
 import { EmptyBody, WorkspaceParams } from "./common-schemas.ts";
 import {
   CreateEndpointBody,
@@ -302,57 +302,57 @@ const doc = {
 export function webhookRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia({ prefix: "/workspaces/:workspace_id/webhook-endpoints" })
     .use(rails)
-    .post("", (c) => createEndpoint(h, c), {
+    .post("", handler(h, createEndpoint), {
       ...doc.create,
       parse: JSON_PARSER,
       params: WorkspaceParams,
       body: CreateEndpointBody,
       response: { 201: WebhookEndpointWithSecret },
     })
-    .get("", (c) => listEndpointPage(h, c), {
+    .get("", handler(h, listEndpointPage), {
       ...doc.list,
       params: WorkspaceParams,
       query: ListQuery,
       response: { 200: listingSchema(WebhookEndpoint) },
     })
-    .get("/:endpoint_id", (c) => getEndpoint(h, c), {
+    .get("/:endpoint_id", handler(h, getEndpoint), {
       ...doc.get,
       params: EndpointParams,
       response: { 200: WebhookEndpoint },
     })
-    .patch("/:endpoint_id", (c) => patchEndpoint(h, c), {
+    .patch("/:endpoint_id", handler(h, patchEndpoint), {
       ...doc.patch,
       parse: JSON_PARSER,
       params: EndpointParams,
       body: PatchEndpointBody,
       response: { 200: WebhookEndpoint },
     })
-    .delete("/:endpoint_id", (c) => deleteEndpoint(h, c), {
+    .delete("/:endpoint_id", handler(h, deleteEndpoint), {
       ...doc.delete,
       params: EndpointParams,
       response: { 200: DeletedEndpoint },
     })
-    .post("/:endpoint_id/rotate-secret", (c) => rotateSecret(h, c), {
+    .post("/:endpoint_id/rotate-secret", handler(h, rotateSecret), {
       ...doc.rotateSecret,
       parse: JSON_PARSER,
       params: EndpointParams,
       body: t.Optional(RotateSecretBody),
       response: { 200: WebhookEndpointWithSecret },
     })
-    .post("/:endpoint_id/test", (c) => sendTest(h, c), {
+    .post("/:endpoint_id/test", handler(h, sendTest), {
       ...doc.test,
       parse: JSON_PARSER,
       params: EndpointParams,
       body: EmptyBody,
       response: { 202: WebhookDelivery },
     })
-    .get("/:endpoint_id/deliveries", (c) => listDeliveryPage(h, c), {
+    .get("/:endpoint_id/deliveries", handler(h, listDeliveryPage), {
       ...doc.deliveries,
       params: EndpointParams,
       query: ListDeliveriesQuery,
       response: { 200: listingSchema(WebhookDelivery) },
     })
-    .post("/:endpoint_id/deliveries/:delivery_id/redeliver", (c) => redeliver(h, c), {
+    .post("/:endpoint_id/deliveries/:delivery_id/redeliver", handler(h, redeliver), {
       ...doc.redeliver,
       parse: JSON_PARSER,
       params: DeliveryParams,

@@ -9,7 +9,7 @@ import { runIdempotent } from "../../modules/idempotency/service.ts";
 import { listWorkspaces } from "../../modules/workspaces/repo.ts";
 import { createWorkspace, patchWorkspace, presentWorkspace } from "../../modules/workspaces/service.ts";
 import { WorkspaceParams } from "./common-schemas.ts";
-import { workspaceOf, type RouteContext } from "./context.ts";
+import { handler, workspaceOf, type RouteContext } from "./context.ts";
 import {
   CreateWorkspaceBody,
   ListWorkspacesQuery,
@@ -76,12 +76,12 @@ const doc = {
 export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
   return new Elysia()
     .use(rails)
-    .get("/workspaces", (c) => listUsableWorkspaces(h, c), {
+    .get("/workspaces", handler(h, listUsableWorkspaces), {
       ...doc.list,
       query: ListWorkspacesQuery,
       response: { 200: listingSchema(Workspace) },
     })
-    .post("/workspaces", (c) => create(h, c), {
+    .post("/workspaces", handler(h, create), {
       ...doc.create,
       parse: JSON_PARSER,
       body: CreateWorkspaceBody,
@@ -92,7 +92,7 @@ export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin
       params: WorkspaceParams,
       response: { 200: Workspace },
     })
-    .patch("/workspaces/:workspace_id", (c) => patch(h, c), {
+    .patch("/workspaces/:workspace_id", handler(h, patch), {
       ...doc.patch,
       parse: JSON_PARSER,
       params: WorkspaceParams,
