@@ -336,7 +336,8 @@ export class Screen {
     if (found.length !== 1) {
       const names = this.getAllByRole(role, { ...query, name: undefined }).map((el) => this.nameOf(el));
       throw new Error(
-        `expected one ${role}${query.name === undefined ? "" : ` named ${String(query.name)}`}, found ${found.length}; the ${role}s are: ${JSON.stringify(names)}`,
+        `expected one ${role}${query.name === undefined ? "" : ` named ${String(query.name)}`}, ` +
+          `found ${found.length}; the ${role}s are: ${JSON.stringify(names)}`,
       );
     }
     return found[0]!;

@@ -100,7 +100,8 @@ const doc = {
     errors: [404],
     idempotency: "required",
     description:
-      "part_size is 5,242,880, or the smallest multiple of 1 MiB that fits in 10,000 parts; send ceil(byte_size / part_size) parts, each with its CRC64NVME.",
+      "part_size is 5,242,880, or the smallest multiple of 1 MiB that fits in 10,000 parts; " +
+      "send ceil(byte_size / part_size) parts, each with its CRC64NVME.",
   }),
   completeUpload: operation({
     scope: "assets:write",

@@ -100,7 +100,9 @@ async function listPostPage(h: Herald, c: RouteContext<unknown, Static<typeof Li
   const { actor, request, query } = c;
   const workspace = workspaceOf(c);
   const filter = postListingFilter(query);
-  const scope = `posts:${workspace.id}:${actor.credentialId}:${JSON.stringify({ ...query, limit: undefined, after: undefined, include: undefined })}`;
+  // The cursor is bound to the filter: everything of the query but the paging and presentation.
+  const filterKey = JSON.stringify({ ...query, limit: undefined, after: undefined, include: undefined });
+  const scope = `posts:${workspace.id}:${actor.credentialId}:${filterKey}`;
   const page = parsePageQuery(h, query, scope);
   const rows = await listPosts(h.db, workspace.id, filter, page.afterId, page.limit);
   const presented = new Map(

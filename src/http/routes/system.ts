@@ -14,7 +14,7 @@ import type { PublishingEngine } from "../../modules/publishing/engine.ts";
 import { healthReport } from "../../modules/health/health.ts";
 import { scrape } from "../../modules/metrics/scrape.ts";
 import { safeEqual } from "../../lib/crypto.ts";
-import { html } from "../pages/html.ts";
+import { html, Markup } from "../pages/html.ts";
 
 /** Adds the parts toOpenAPISchema cannot know: info, servers, the bearer scheme, the Problem schema. */
 function completeDocument(
@@ -141,16 +141,29 @@ function docsBundle() {
   });
 }
 
+const ERROR_PAGE_STYLE = new Markup(
+  "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto}" +
+    "td,th{padding:.3rem .6rem;border-bottom:1px solid #ddd;text-align:left}:target{background:#ffd}",
+);
+
 /** Every problem code of the catalog, one row each (problem `type`s link to their row). */
 function errorReference(h: Herald) {
+  const cell = (value: unknown) => html`<td>${value}</td>`;
   const rows = Object.entries(problemCatalog).map(
     ([code, e], i) =>
-      html`${i > 0 ? "\n" : ""}<tr id="${code}"><td><code>${code}</code></td><td>${e.status}</td><td>${e.title}</td><td>${e.category ?? "—"}</td><td>${e.userAction ?? "—"}</td></tr>`,
+      html`${i > 0 ? "\n" : ""}<tr id="${code}"><td><code>${code}</code></td>${[
+        e.status,
+        e.title,
+        e.category ?? "—",
+        e.userAction ?? "—",
+      ].map(cell)}</tr>`,
   );
+  const reference = html`API reference: <a href="${docsUrl(h)}">${docsUrl(h)}</a>.`;
+  const intro = html`<p>Every error is <code>application/problem+json</code>; <code>type</code> links here. ${reference}</p>`;
   return new Response(
     html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald error codes</title>
-<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto}td,th{padding:.3rem .6rem;border-bottom:1px solid #ddd;text-align:left}:target{background:#ffd}</style></head>
-<body><h1>Error codes</h1><p>Every error is <code>application/problem+json</code>; <code>type</code> links here. API reference: <a href="${docsUrl(h)}">${docsUrl(h)}</a>.</p>
+<style>${ERROR_PAGE_STYLE}</style></head>
+<body><h1>Error codes</h1>${intro}
 <table><tr><th>code</th><th>status</th><th>title</th><th>category</th><th>user_action</th></tr>
 ${rows}</table></body></html>`.text,
     { headers: { "content-type": "text/html; charset=utf-8" } },
