@@ -108,9 +108,9 @@ export function signupRoutes(
     .post("/signup-intents", publicHandler(h, startSignup), {
       ...doc.signup,
       parse: JSON_PARSER,
-      transform(context) {
+      transform({ request }) {
         requireSignupOpen(h);
-        countStart(context);
+        countStart({ request });
       },
       body: SignupIntentBody,
       response: { 201: SignupIntent },

@@ -35,7 +35,7 @@ function create(h: Herald, { actor, request, body }: RouteContext<Static<typeof 
   );
 }
 
-function getWorkspace(c: RouteContext) {
+function getWorkspace(_h: Herald, c: RouteContext) {
   return resourceResponse(presentWorkspace(workspaceOf(c)));
 }
 
@@ -87,7 +87,7 @@ export function workspaceRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin
       body: CreateWorkspaceBody,
       response: { 201: Workspace },
     })
-    .get("/workspaces/:workspace_id", getWorkspace, {
+    .get("/workspaces/:workspace_id", handler(h, getWorkspace), {
       ...doc.get,
       params: WorkspaceParams,
       response: { 200: Workspace },
