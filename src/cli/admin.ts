@@ -261,9 +261,7 @@ async function resetPasswordCommand(args: string[]): Promise<string> {
     if (v.json) return JSON.stringify({ reset_url: link.url, expires_at: expiresAt });
     return (
       `One-time link to choose a new password for ${email.trim().toLowerCase()} (works once, until ` +
-      `${expiresAt}):
-  ${link.url}
-Pass it on privately: whoever opens it can set the password. ` +
+      `${expiresAt}):\n  ${link.url}\nPass it on privately: whoever opens it can set the password.\n` +
       `Setting it signs the person out everywhere; API keys keep working.`
     );
   });
