@@ -91,6 +91,7 @@ describe("with mail", () => {
     const rows = await s.herald.db.select().from(passwordResets);
     expect(rows.some((r) => r.tokenHash === sha256Hex(token))).toBe(true);
     expect(JSON.stringify(rows)).not.toContain(token);
+    expect(s.logs.join("\n")).not.toContain(token);
   });
 
   test("the link sets a new password once; every session ends, API keys keep working", async () => {
