@@ -84,6 +84,15 @@ describe("with mail", () => {
     expect(mainText(known.text).replace(email, "ADDRESS")).toBe(
       mainText(unknown.text).replace("nobody-here@example.com", "ADDRESS"),
     );
+    // Something that is no address is sent back with the reason next to the field.
+    for (const typed of ["", "not an address"]) {
+      const r = await askForLink(s, typed, browser);
+      expect(r.status).toBe(400);
+      const form = screenOf(r.text);
+      const field = form.getByLabelText("E-mail address");
+      expect(attributeOf(field, "aria-invalid")).toBe("true");
+      expect(form.descriptionOf(field)).toMatch(/address/);
+    }
     // Only the person's address gets mail, and only the token's hash is stored.
     expect(await linksMailedTo(s, sink, "nobody-here@example.com")).toEqual([]);
     const [link] = await linksMailedTo(s, sink, email);

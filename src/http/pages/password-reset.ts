@@ -9,7 +9,13 @@ they make one with <code>herald admin reset-password --email</code> and your add
  * /password-reset: the address to send a link to. Without mail there is nothing to send, so the page
  * says who can make a link instead and shows no form.
  */
-export function resetRequestPage(view: { csrf: string; mailAvailable: boolean }): string {
+export function resetRequestPage(view: {
+  csrf: string;
+  mailAvailable: boolean;
+  /** What was typed, sent back with `error` when it is not an address. */
+  email?: string;
+  error?: string;
+}): string {
   if (!view.mailAvailable)
     return layout(
       { title: "Forgot your password?" },
@@ -20,6 +26,7 @@ export function resetRequestPage(view: { csrf: string; mailAvailable: boolean })
   return layout(
     { title: "Forgot your password?" },
     html`<h1>Forgot your password?</h1>
+${errorSummary(view.error ? [{ field: "email", message: view.error }] : [])}
 <p>Enter the address you sign in with. We will e-mail it a link to choose a new password.</p>
 <form method="post" action="/password-reset" novalidate>
 ${csrfField(view.csrf)}
@@ -27,6 +34,8 @@ ${field({
   name: "email",
   label: "E-mail address",
   type: "email",
+  value: view.email ?? "",
+  error: view.error,
   autocomplete: "username",
   required: true,
   autofocus: true,

@@ -78,6 +78,12 @@ async function submitResetRequest(p: ResetPages, { request }: PageRequest) {
     return tooMany(p, browser, error);
   }
   const email = (form.get("email") ?? "").trim().slice(0, 254);
+  const mailAvailable = resetByMailAvailable(h);
+  if (mailAvailable && !/^[^\s@]+@[^\s@]+$/.test(email)) {
+    const error = email ? "This is not an e-mail address: check it." : "Enter the address you sign in with.";
+    const page = resetRequestPage({ csrf: csrfOf(h, browser), mailAvailable, email, error });
+    return pageResponse(h, browser, page, { status: 400 });
+  }
   // Past an address's e-mails of the hour the answer is the same page, and nothing more is sent:
   // asking again and again floods no mailbox, and says nothing about the address.
   let withinMailLimit = true;
@@ -87,7 +93,7 @@ async function submitResetRequest(p: ResetPages, { request }: PageRequest) {
     withinMailLimit = false;
   }
   await requestPasswordReset(h, withinMailLimit ? email : "");
-  const page = resetRequestedPage({ email, mailAvailable: resetByMailAvailable(h) });
+  const page = resetRequestedPage({ email, mailAvailable });
   return pageResponse(h, browser, page);
 }
 
