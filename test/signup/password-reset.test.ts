@@ -117,6 +117,9 @@ describe("with mail", () => {
     expect(form.nameOf(form.getByRole("heading", { level: 1 }))).toBe("Choose a new password");
     expect(form.text()).toContain(email);
     expect(attributeOf(form.getByLabelText("Password"), "autocomplete")).toBe("new-password");
+    expect(form.descriptionOf(form.getByLabelText("Password"))).toBe(
+      "At least 10 characters, and hard to guess: a few unrelated words work well.",
+    );
     expect(attributeOf(form.getByLabelText("Password again"), "type")).toBe("password");
     form.getByRole("button", { name: "Set the new password" });
 
