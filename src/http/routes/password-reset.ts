@@ -53,11 +53,20 @@ export function passwordResetRoutes(h: Herald, clientAddress: ClientAddress) {
     perClient: new AddressLimiter(RESET_REQUESTS_PER_CLIENT_HOUR, hour, "password reset requests an hour"),
     perAddress: new AddressLimiter(RESET_MAILS_PER_ADDRESS_HOUR, hour, "password reset e-mails an hour"),
   };
+  // Handlers take the parts they read by name (Elysia compiles each route from its handler's source).
   return new Elysia()
-    .get(PASSWORD_RESET_PATH, (c) => showResetRequest(p, c), hidden)
-    .post(PASSWORD_RESET_PATH, (c) => submitResetRequest(p, c), formPost)
-    .get(`${PASSWORD_RESET_PATH}/:token`, (c) => showNewPassword(p, c), hidden)
-    .post(`${PASSWORD_RESET_PATH}/:token`, (c) => submitNewPassword(p, c), formPost);
+    .get(PASSWORD_RESET_PATH, ({ request }) => showResetRequest(p, { request }), hidden)
+    .post(PASSWORD_RESET_PATH, ({ request }) => submitResetRequest(p, { request }), formPost)
+    .get(
+      `${PASSWORD_RESET_PATH}/:token`,
+      ({ request, params }) => showNewPassword(p, { request, params }),
+      hidden,
+    )
+    .post(
+      `${PASSWORD_RESET_PATH}/:token`,
+      ({ request, params }) => submitNewPassword(p, { request, params }),
+      formPost,
+    );
 }
 
 async function showResetRequest({ h }: ResetPages, { request }: PageRequest) {
