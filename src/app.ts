@@ -25,6 +25,7 @@ import type { PublishingEngine } from "./modules/publishing/engine.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { signupRoutes } from "./http/routes/signup.ts";
 import { pageRoutes } from "./http/routes/pages.ts";
+import { passwordResetRoutes } from "./http/routes/password-reset.ts";
 import { dashboardRoutes } from "./http/dashboard/index.ts";
 import { teamRoutes } from "./http/routes/team.ts";
 import { billingRoutes } from "./http/routes/billing.ts";
@@ -183,6 +184,7 @@ function mountRoutes(
     .use(oauthCallbackRoutes(h))
     .use(assetTransferRoutes(h))
     .use(pageRoutes(h, clientAddress))
+    .use(passwordResetRoutes(h, clientAddress))
     .use(dashboardRoutes(h, (request) => app.handle(request)))
     .use(teamRoutes(h, rails))
     .use(billingRoutes(h, rails))

@@ -9,6 +9,8 @@ import { findAccount } from "../modules/account/repo.ts";
 import { bootstrapAccount } from "../modules/account/bootstrap.ts";
 import { recordAudit } from "../modules/audit/repo.ts";
 import { listApiKeys } from "../modules/keys/repo.ts";
+import { createAdminResetLink } from "../modules/password-reset/service.ts";
+import { confirmAddressByHand } from "../modules/signup/confirmation.ts";
 import {
   createApiKey,
   KeyReferenceError,
@@ -51,6 +53,17 @@ Commands:
                --key K              credential id (key_...) or prefix (hk_live_Ab3d) of the key (required)
                --json               print {"credential_id","revoked_at","already_revoked"} only
 
+  reset-password
+               Print a one-time link (it works for an hour) where a person chooses a new password;
+               setting it signs them out everywhere (API keys keep working). Needs no mail.
+               --email E            the person's e-mail address (required)
+               --json               print {"reset_url","expires_at"} only
+
+  confirm-email
+               Confirm a person's address by hand, as the link of its confirmation e-mail would.
+               --email E            the person's e-mail address (required)
+               --json               print {"email","already_confirmed"} only
+
 All work on HERALD_DATA_DIR (default ./storage), also while the server is running there.
 The API key is shown once; Herald keeps only its hash.`;
 
@@ -80,6 +93,8 @@ const ADMIN_COMMANDS: Record<string, (args: string[]) => Promise<string>> = {
   "create-key": createKeyCommand,
   "list-keys": listKeysCommand,
   "revoke-key": revokeKeyCommand,
+  "reset-password": resetPasswordCommand,
+  "confirm-email": confirmEmailCommand,
 };
 
 /** Runs `herald admin …`; returns the text to print on stdout. */
@@ -231,6 +246,39 @@ async function revokeKeyCommand(args: string[]): Promise<string> {
     return alreadyRevoked
       ? `API key ${key.id} (${key.prefix}) was already revoked at ${revokedAt}; nothing changed.`
       : `Revoked API key ${key.id} (${key.prefix}, "${key.name}"); the API refuses it from now on.`;
+  });
+}
+
+/** `herald admin reset-password`: a one-time link to choose a new password (the e-mailed kind). */
+async function resetPasswordCommand(args: string[]): Promise<string> {
+  const v = parse(args, { email: { type: "string" } });
+  if (v.help) return ADMIN_HELP;
+  const email = required(v, "email");
+  return withHerald(async (h) => {
+    const link = await createAdminResetLink(h, email);
+    if (!link) throw new UsageError(`no person has the address ${email}`);
+    const expiresAt = iso(link.expiresAt);
+    if (v.json) return JSON.stringify({ reset_url: link.url, expires_at: expiresAt });
+    return (
+      `One-time link to choose a new password for ${email.trim().toLowerCase()} (works once, until ` +
+      `${expiresAt}):\n  ${link.url}\nPass it on privately: whoever opens it can set the password.\n` +
+      `Setting it signs the person out everywhere; API keys keep working.`
+    );
+  });
+}
+
+/** `herald admin confirm-email`: confirms an address by hand. */
+async function confirmEmailCommand(args: string[]): Promise<string> {
+  const v = parse(args, { email: { type: "string" } });
+  if (v.help) return ADMIN_HELP;
+  const email = required(v, "email");
+  return withHerald(async (h) => {
+    const done = await confirmAddressByHand(h, email);
+    if (!done) throw new UsageError(`no person has the address ${email}`);
+    if (v.json) return JSON.stringify({ email: done.email, already_confirmed: done.alreadyConfirmed });
+    return done.alreadyConfirmed
+      ? `${done.email} was already confirmed; nothing changed.`
+      : `Confirmed ${done.email}: the account no longer waits for its confirmation e-mail.`;
   });
 }
 

@@ -31,7 +31,9 @@ export type IdPrefix =
   | "emc"
   // Feedback messages and chat notifications (issue 17).
   | "fb"
-  | "chn";
+  | "chn"
+  // Password reset links (issue 26); never in the API.
+  | "pwr";
 
 /**
  * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so

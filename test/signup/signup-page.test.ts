@@ -5,6 +5,7 @@ import type { MailMessage } from "../../src/modules/mail/transport.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { TestBrowser, pathOf } from "../helpers/browser.ts";
+import { expectPasswordFieldError, STRONG_PASSWORD, weakPasswords } from "../helpers/passwords.ts";
 
 const { accounts, emailConfirmations, mailOutbox, users, workspaces } = tables;
 
@@ -118,6 +119,31 @@ describe("the signup page (no mail, HERALD_SIGNUP_CONFIRM_EMAIL=off)", () => {
       expect((await browser.get(page)).status).toBe(200);
     });
   }
+
+  describe("weak passwords are refused next to the field (zxcvbn, score 3 or more)", () => {
+    for (const { what, password, message } of weakPasswords("weak-signup@example.com")) {
+      test(`${what}: 400, the field says why, nothing is created`, async () => {
+        const { page, email } = await startSignup(s, {
+          email: `weak-signup-${++counter}@example.com`,
+        });
+        const typed = password === "weak-signup@example.com" ? email : password;
+        const r = await new TestBrowser(s).submit(page, form("Ada", typed));
+        expect(r.status).toBe(400);
+        expectPasswordFieldError(r.text, message);
+        expect(await s.herald.db.select().from(users).where(eq(users.email, email))).toEqual([]);
+      });
+    }
+
+    test("a repeated workspace name is refused too; a strong password passes", async () => {
+      const { page } = await startSignup(s);
+      const browser = new TestBrowser(s);
+      const named = await browser.submit(page, form("Ada", "Launch Launch Launch"));
+      expect(named.status).toBe(400);
+      expectPasswordFieldError(named.text, /easy to guess/);
+      const r = await browser.submit(page, form("Ada", STRONG_PASSWORD));
+      expect(r.status).toBe(303);
+    });
+  });
 
   test("an expired link is 410, and so is its form", async () => {
     const { page } = await startSignup(s);

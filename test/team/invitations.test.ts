@@ -4,6 +4,7 @@ import { tables } from "../helpers/tables.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { TestBrowser } from "../helpers/browser.ts";
+import { expectPasswordFieldError, STRONG_PASSWORD, weakPasswords } from "../helpers/passwords.ts";
 import type { SmtpSink } from "../feedback/smtp-sink.ts";
 import { invitationLink, invite, startTeamServer } from "./helpers.ts";
 
@@ -207,6 +208,20 @@ describe("accepting through the e-mailed link", () => {
     const blank = await browser.submit(link, { ...JOIN, name: "  " });
     expect(blank.status).toBe(400);
     expect(await s.herald.db.select().from(users).where(eq(users.email, "typo@example.com"))).toEqual([]);
+  });
+
+  test("weak passwords are refused next to the field; the invitation stays open for a strong one", async () => {
+    await invite(s, "weakling@example.com");
+    const link = await invitationLink(s, sink, "weakling@example.com");
+    const browser = new TestBrowser(s);
+    for (const { what, password, message } of weakPasswords("weakling@example.com")) {
+      const r = await browser.submit(link, { name: "Weakling", password, password_confirmation: password });
+      expect({ what, status: r.status }).toEqual({ what, status: 400 });
+      expectPasswordFieldError(r.text, message);
+    }
+    expect(await s.herald.db.select().from(users).where(eq(users.email, "weakling@example.com"))).toEqual([]);
+    const strong = { name: "Weakling", password: STRONG_PASSWORD, password_confirmation: STRONG_PASSWORD };
+    expect((await browser.submit(link, strong)).status).toBe(303);
   });
 
   test("a form without this browser's CSRF token is refused", async () => {

@@ -39,6 +39,7 @@ export const {
   signupIntents,
   sessions,
   emailConfirmations,
+  passwordResets,
   feedback,
   chatNotificationSettings,
   chatNotifications,

@@ -1,5 +1,5 @@
 // Tables of the browser handoff (issue 15): signup intents, CLI authorizations (the device flow),
-// page sessions and e-mail confirmations. Every token is stored as its SHA-256 hash only.
+// page sessions, e-mail confirmations and password reset links. Every token is stored as its SHA-256 hash only.
 import type { TableBuilders } from "./builders.ts";
 import type { AccountTables } from "./accounts.ts";
 
@@ -110,5 +110,30 @@ export function defineSignupTables(
       b.index("email_confirmations_account").on(t.accountId),
     ],
   );
-  return { cliAuthorizations, signupIntents, sessions, emailConfirmations };
+
+  /**
+   * A password reset link (`/password-reset/{token}`): one hour, single use. Setting a new password
+   * uses it and ends every other open link of the same person.
+   */
+  const passwordResets = b.table(
+    "password_resets",
+    {
+      id: b.text("id").primaryKey(),
+      userId: b
+        .text("user_id")
+        .notNull()
+        .references(() => users.id, { onDelete: "cascade" }),
+      tokenHash: b.text("token_hash").notNull(),
+      /** `mail` (asked for on /password-reset) or `admin` (`herald admin reset-password`). */
+      origin: b.text("origin", { enum: ["mail", "admin"] }).notNull(),
+      createdAt: b.integer("created_at").notNull(),
+      expiresAt: b.integer("expires_at").notNull(),
+      usedAt: b.integer("used_at"),
+    },
+    (t) => [
+      b.uniqueIndex("password_resets_token").on(t.tokenHash),
+      b.index("password_resets_user").on(t.userId),
+    ],
+  );
+  return { cliAuthorizations, signupIntents, sessions, emailConfirmations, passwordResets };
 }

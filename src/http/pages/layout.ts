@@ -95,7 +95,7 @@ ${message.paragraphs.map((p) => html`<p>${p}</p>`)}`,
   );
 }
 
-/** A new password and its confirmation (signup, accepting an invitation). */
+/** A new password and its confirmation (signup, setup, accepting an invitation, a reset link). */
 export function newPasswordFields(
   passwordMin: number,
   errors: { password?: string; password_confirmation?: string },
@@ -104,7 +104,7 @@ export function newPasswordFields(
     name: "password",
     label: "Password",
     type: "password",
-    hint: `At least ${passwordMin} characters.`,
+    hint: `At least ${passwordMin} characters, and hard to guess: a few unrelated words work well.`,
     autocomplete: "new-password",
     required: true,
     minlength: passwordMin,

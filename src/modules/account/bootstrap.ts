@@ -5,6 +5,7 @@ import type { Herald } from "../../herald.ts";
 import { ALL_SCOPES } from "../../core/scopes.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { createApiKey } from "../keys/service.ts";
+import { newPasswordErrors } from "../signup/password.ts";
 import { insertWorkspace } from "../workspaces/repo.ts";
 import { findUserByEmail, insertAccount, insertUser } from "./repo.ts";
 
@@ -63,6 +64,11 @@ export async function bootstrapAccount(
   const workspaceName = input.workspaceName.trim();
   if (workspaceName.length < 1 || workspaceName.length > 200)
     throw new BootstrapError("the workspace name must be 1 to 200 characters");
+  if (input.password !== undefined) {
+    // The same rule as every page where a person chooses a password.
+    const problem = newPasswordErrors(input.password, input.password, [email, workspaceName]).password;
+    if (problem) throw new BootstrapError(`--password: ${problem}`);
+  }
   const passwordHash = input.password ? await Bun.password.hash(input.password) : null;
   const now = h.clock.now();
   return inTransaction(h.db, async (tx) => {

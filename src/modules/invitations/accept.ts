@@ -49,7 +49,7 @@ export async function acceptInvitation(
 ): Promise<AcceptOutcome> {
   const link = await inspectInvitationLink(h, input.token);
   if (link.kind !== "open") return link;
-  const errors = checkSignupForm(input.form);
+  const errors = checkSignupForm(input.form, [link.invitation.email, link.accountName]);
   if (Object.keys(errors).length > 0) return { kind: "invalid", errors };
   // Hashing takes tens of milliseconds: never inside the write transaction.
   const passwordHash = await Bun.password.hash(input.form.password, { algorithm: "argon2id" });

@@ -3,6 +3,7 @@ import { iso } from "../../lib/clock.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Db } from "../../db/open.ts";
 import type { Herald } from "../../herald.ts";
+import { findUserByEmail } from "../account/repo.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { enqueueMail } from "../mail/outbox.ts";
 import { hashToken, newSecretToken } from "../sessions/tokens.ts";
@@ -133,4 +134,28 @@ export async function resendEmailConfirmation(
   });
   if (sent) warnWithoutMail(h, who.accountId);
   return sent;
+}
+
+/**
+ * Confirms a person's address by hand (`herald admin confirm-email`), as its link would: every
+ * pending confirmation of the person. Null when no person has the address.
+ */
+export async function confirmAddressByHand(
+  h: Herald,
+  email: string,
+): Promise<{ email: string; alreadyConfirmed: boolean } | null> {
+  const now = h.clock.now();
+  return inTransaction(h.db, async (tx) => {
+    const user = await findUserByEmail(tx, email.trim());
+    if (!user) return null;
+    if (!(await hasUnconfirmedAddress(tx, user.id))) return { email: user.email, alreadyConfirmed: true };
+    await markAddressConfirmed(tx, user.id, now);
+    await recordAudit(
+      tx,
+      { accountId: user.accountId, credentialId: null, requestId: null },
+      { action: "user.email_confirmed", targetType: "user", targetId: user.id },
+      now,
+    );
+    return { email: user.email, alreadyConfirmed: false };
+  });
 }

@@ -16,6 +16,7 @@ import {
 } from "../cli-auth/service.ts";
 import { openSession } from "../sessions/service.ts";
 import { hashToken, newSecretToken } from "../sessions/tokens.ts";
+import { newPasswordErrors } from "./password.ts";
 import { emailConfirmationRequired, requestEmailConfirmation, warnWithoutMail } from "./confirmation.ts";
 import {
   deleteExpiredSignupIntents,
@@ -27,9 +28,7 @@ import {
 
 /** How long a signup page link (and a CLI authorization attached to it) works. */
 export const SIGNUP_INTENT_TTL_MS = 60 * 60 * 1000;
-/** Password length the signup page accepts (Argon2id hashes any length; the ceiling bounds the work). */
-export const PASSWORD_MIN_LENGTH = 10;
-export const PASSWORD_MAX_LENGTH = 200;
+export { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./password.ts";
 
 /** 403 `public_signup_closed` when the operator closed public signup (HERALD_SIGNUP=closed). */
 export function requireSignupOpen(h: Herald): void {
@@ -147,21 +146,22 @@ export interface SignupForm {
   password_confirmation: string;
 }
 
-/** Field problems of the signup form, by field name (empty when it is fine). */
-export function checkSignupForm(form: SignupForm): Partial<Record<keyof SignupForm, string>> {
+/**
+ * Field problems of the signup form, by field name (empty when it is fine). `userInputs` are what the
+ * password must not be built from: the person's e-mail address, the workspace or account name.
+ */
+export function checkSignupForm(
+  form: SignupForm,
+  userInputs: readonly string[] = [],
+): Partial<Record<keyof SignupForm, string>> {
   const errors: Partial<Record<keyof SignupForm, string>> = {};
   const name = form.name.trim();
   if (name.length === 0) errors.name = "Enter a name.";
   else if (name.length > 200) errors.name = "Use at most 200 characters.";
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
   else if (/[\u0000-\u001f\u007f]/.test(name)) errors.name = "Use letters, digits and punctuation only.";
-  if (form.password.length < PASSWORD_MIN_LENGTH)
-    errors.password = `Use at least ${PASSWORD_MIN_LENGTH} characters.`;
-  else if (form.password.length > PASSWORD_MAX_LENGTH)
-    errors.password = `Use at most ${PASSWORD_MAX_LENGTH} characters.`;
-  else if (form.password !== form.password_confirmation)
-    errors.password_confirmation = "The two passwords differ.";
-  return errors;
+  const inputs = name ? [...userInputs, name] : userInputs;
+  return { ...errors, ...newPasswordErrors(form.password, form.password_confirmation, inputs) };
 }
 
 /** What completing the signup page did. */
@@ -188,7 +188,7 @@ export async function completeSignup(
 ): Promise<SignupOutcome> {
   const link = await inspectSignupLink(h, input.token);
   if (link.kind !== "open") return link;
-  const errors = checkSignupForm(input.form);
+  const errors = checkSignupForm(input.form, [link.intent.email, link.intent.workspaceName]);
   if (Object.keys(errors).length > 0) return { kind: "invalid", errors };
   // Hashing takes tens of milliseconds: never inside the write transaction.
   const passwordHash = await Bun.password.hash(input.form.password, { algorithm: "argon2id" });
