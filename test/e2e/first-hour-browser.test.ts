@@ -11,7 +11,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { startSmtpSink, type SmtpSink } from "../feedback/smtp-sink.ts";
 import { herald } from "../cli/helpers.ts";
 import { BUN, MAIN, ROOT, cleanEnv, type HeraldChild, spawnHerald } from "../helpers/process.ts";
-import { CHROMIUM } from "./dashboard-kit.ts";
+import { CHROMIUM, expectAccessible } from "./dashboard-kit.ts";
 
 const OWNER = { email: "owner@example.com", name: "Ada Lovelace", password: "correct horse battery staple" };
 const SECOND = {
@@ -109,11 +109,13 @@ const STEPS: { name: string; run: (hour: Hour) => Promise<void> }[] = [
   },
   {
     name: "set up with the printed link",
-    async run({ server, page }) {
+    async run({ server, page, dir }) {
       const link = /(http:\/\/\S+\/setup\?token=[A-Za-z0-9_-]+)/.exec(server.stdout())?.[1];
       expect(link).toBeDefined();
       await page.goto(link!);
       expect(await heading(page)).toBe("Set up Herald");
+      await expectAccessible(page, "/setup");
+      await page.screenshot({ path: join(dir, "setup-form.png"), fullPage: true });
       expect(await page.getByRole("radio", { name: "Only people I invite" }).isChecked()).toBe(true);
       await page.getByLabel("E-mail address").fill(OWNER.email);
       await page.getByLabel("Name", { exact: true }).fill(OWNER.name);
@@ -142,6 +144,7 @@ const STEPS: { name: string; run: (hour: Hour) => Promise<void> }[] = [
     async run({ page }) {
       await page.getByRole("link", { name: "Create an account" }).click();
       expect(await heading(page)).toBe("Create a Herald account");
+      await expectAccessible(page, "/signup");
       await page.getByLabel("E-mail address").fill(SECOND.email);
       await page.getByLabel("First workspace").fill("Compilers");
       await page.getByRole("button", { name: "Continue" }).click();

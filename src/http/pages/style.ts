@@ -44,6 +44,7 @@ code, .code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .field { margin: 0 0 1.25rem; }
 label, legend { display: block; font-weight: 600; }
 fieldset { border: 0; padding: 0; margin: 0 0 1.25rem; min-width: 0; }
+legend { padding: 0; }
 .choice { margin: .5rem 0 0; }
 .choice label { display: inline; }
 .choice .hint { margin-left: 1.75rem; }
