@@ -388,3 +388,25 @@ describe("signup pages never promise an e-mail that is not sent (issue 26, item 
     }
   });
 });
+
+describe("/signup and the API share the per-address limit", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ env: { HERALD_SIGNUP_REQUESTS_PER_HOUR: "2" } });
+  });
+  afterAll(async () => {
+    await s.stop();
+  });
+
+  test("one start through the API and one through the page use it up; the page then says to wait", async () => {
+    expect((await signupIntent(s, "api@example.com")).status).toBe(201);
+    const browser = new TestBrowser(s);
+    const first = await browser.submit("/signup", { email: "page@example.com", workspace_name: "W" });
+    expect(first.status).toBe(303);
+    const third = await browser.submit("/signup", { email: "third@example.com", workspace_name: "W" });
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(headingOf(third.text)).toBe("Too many attempts");
+    await expectProblem(await signupIntent(s, "api2@example.com"), 429, "public_rate_limited");
+  });
+});
