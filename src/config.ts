@@ -30,7 +30,8 @@ export interface Config {
   billingMode: "disabled" | "processor_test" | "processor_live";
   /** Stripe settings of the processor modes (docs/billing.md); null values only when billing is disabled. */
   billing: BillingConfig;
-  signup: "open" | "closed";
+  /** HERALD_SIGNUP; null when unset: the installation's own setting decides (modules/installation). */
+  signup: "open" | "closed" | null;
   /**
    * Whether a new account waits for its address to be confirmed (HERALD_SIGNUP_CONFIRM_EMAIL, `on`).
    * `off` is accepted only without HERALD_SMTP_URL, and even then confirmation is asked for whenever a
@@ -318,7 +319,10 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     billingMode,
     billing: billingConfig(env, billingMode),
-    signup: oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
+    signup:
+      text(env, "HERALD_SIGNUP", null) === null
+        ? null
+        : oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
     signupConfirmEmail: confirmEmail === "on",
     signupRequestsPerHour: integer(env, "HERALD_SIGNUP_REQUESTS_PER_HOUR", 20, 1, 1_000_000),
     rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),

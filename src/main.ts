@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { ConfigError, loadConfig, type Config } from "./config.ts";
+import { ConfigError, loadConfig } from "./config.ts";
 import { HERALD_VERSION } from "./herald.ts";
 import type { CommandOutput } from "./cli/format.ts";
 
@@ -31,7 +31,7 @@ Client (talks to a Herald server; herald login first, or set HERALD_API_KEY):
 Server and operator (work on HERALD_DATA_DIR or HERALD_DATABASE_URL):
   serve                Start the API server and its schedules (HERALD_HOST:HERALD_PORT, default 127.0.0.1:8080).
   migrate              Apply pending database migrations (serve does this at start, too).
-  admin                Operator commands: bootstrap, create-key, list-keys, revoke-key (herald admin --help).
+  admin                Operator commands: bootstrap, setup-link, create-key, list-keys, revoke-key (herald admin --help).
   export               Write the whole installation (database and local blobs) to a file.
   import               Load an export into an empty installation, e.g. SQLite to PostgreSQL.
   backup               Write a consistent online backup (database and local blobs) to a file.
@@ -54,18 +54,6 @@ Stop it with Ctrl-C (SIGINT) or SIGTERM; in-flight requests finish first.`;
 /** How the user runs this program, so printed hints can be pasted as they are. */
 function selfCommand(): string {
   return Bun.main.startsWith("/$bunfs/") ? process.execPath : "npm run herald --";
-}
-
-function firstStartHint(config: Config): string {
-  const dataDirEnv = process.env.HERALD_DATA_DIR ? `HERALD_DATA_DIR=${JSON.stringify(config.dataDir)} ` : "";
-  return [
-    "No account exists yet. Create the first account and its API key with:",
-    "",
-    `  ${dataDirEnv}${selfCommand()} admin bootstrap --email you@example.com --workspace-name "My workspace" --json`,
-    "",
-    "It prints the API key once; then try:",
-    `  curl -H "Authorization: Bearer <api_key>" ${config.baseUrl}/v1/account`,
-  ].join("\n");
 }
 
 async function serve(args: string[]): Promise<void> {
@@ -99,14 +87,9 @@ async function serve(args: string[]): Promise<void> {
     throw error;
   }
   startedUp();
-  console.log(
-    `Herald ${HERALD_VERSION} listening on ${config.baseUrl} (API ${config.baseUrl}/v1, docs ` +
-      `${config.baseUrl}/v1/docs, data ${config.dataDir})`,
-  );
-  if (!config.smtpUrl)
-    console.log("HERALD_SMTP_URL is not set: invitation e-mails wait in the outbox until it is.");
-  const { hasAnyAccount } = await import("./modules/account/repo.ts");
-  if (!(await hasAnyAccount(herald.db))) console.log("\n" + firstStartHint(config) + "\n");
+  const { serveBanner } = await import("./cli/banner.ts");
+  const dataDirEnv = process.env.HERALD_DATA_DIR ? `HERALD_DATA_DIR=${JSON.stringify(config.dataDir)} ` : "";
+  console.log(await serveBanner(herald, { self: selfCommand(), dataDirEnv }));
   const shutdown = async () => {
     await server.stop();
     process.exit(0);

@@ -412,7 +412,7 @@ describe("admin commands on a data dir", () => {
 });
 
 describe("serve as a process", () => {
-  test("on an empty data dir: first-start hint, /health, then admin commands while it runs", async () => {
+  test("on an empty data dir: the setup link and the CLI path, /health, then admin commands while it runs", async () => {
     const dataDir = join(tempDataDir(), "fresh"); // does not exist yet
     const server = await spawnHerald({ env: { HERALD_DATA_DIR: dataDir } });
     const origin = server.url;
@@ -427,7 +427,19 @@ describe("serve as a process", () => {
       expect(server.stdout()).toContain("No account exists yet");
       expect(server.stdout()).toContain(`admin bootstrap --email`);
       expect(server.stdout()).toContain(`HERALD_DATA_DIR=${JSON.stringify(dataDir)}`);
-      expect(server.stdout()).toContain(`${origin}/v1/account`);
+      // Where things are, and what mail means for new accounts (no SMTP here).
+      expect(server.stdout()).toContain(`API     ${origin}/v1 (docs ${origin}/v1/docs)`);
+      expect(server.stdout()).toContain("Mail    not configured (HERALD_SMTP_URL is not set)");
+      // The one-time setup link opens the setup form; `admin setup-link` replaces it.
+      const printed = /(http:\/\/\S+\/setup\?token=[A-Za-z0-9_-]+)/.exec(server.stdout())![1]!;
+      expect(printed.startsWith(`${origin}/setup?token=`)).toBe(true);
+      expect((await fetch(printed)).status).toBe(200);
+      const relinked = await herald(["admin", "setup-link", "--json"], env);
+      expect(relinked.code).toBe(0);
+      const { setup_url } = JSON.parse(relinked.stdout);
+      expect(setup_url).toStartWith(`${origin}/setup?token=`);
+      expect((await fetch(setup_url)).status).toBe(200);
+      expect((await fetch(printed)).status).toBe(404);
 
       const health = await waitFor("/health", async () => {
         try {
@@ -447,6 +459,13 @@ describe("serve as a process", () => {
       );
       expect(boot.code).toBe(0);
       const created = JSON.parse(boot.stdout);
+      // Set up now: no more setup links, and the last one answers "already set up".
+      const noLink = await herald(["admin", "setup-link"], env);
+      expect(noLink.code).toBe(1);
+      expect(oneLine(noLink.stderr)).toContain(
+        `already has an account, so it has no setup page; sign in at ${origin}/login`,
+      );
+      expect((await fetch(setup_url)).status).toBe(410);
       const account = await fetch(`${origin}/v1/account`, {
         headers: { authorization: `Bearer ${created.api_key}` },
       });
@@ -561,6 +580,10 @@ describe("serve as a process", () => {
     const stdout = server.stdout();
     expect(stdout).toContain("listening on");
     expect(stdout).not.toContain("No account exists yet");
+    expect(stdout).not.toContain("/setup?token=");
+    // Made by admin bootstrap without choosing: signup stays open; the banner says where to sign in.
+    expect(stdout).toContain("Signup  anyone may sign up");
+    expect(stdout).toContain(`Next    sign in at ${server.url}/login`);
   }, 60_000);
 
   test("a bad config value makes serve exit non-zero with one line naming it", async () => {

@@ -43,7 +43,8 @@ describe("defaults", () => {
     expect(c.feedbackTo).toBeNull();
     expect(c.slackBotToken).toBeNull();
     expect(c.billingMode).toBe("disabled");
-    expect(c.signup).toBe("open");
+    // Unset: the installation's own setting decides (open until an owner chooses).
+    expect(c.signup).toBeNull();
     expect(c.rateLimitPerMinute).toBe(1200);
     expect(c.authFailuresPerMinute).toBe(20);
     expect(c.accessLog).toBe(true);

@@ -6,7 +6,8 @@ import type { Herald } from "../herald.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { ALL_SCOPES, isScope, type Scope } from "../core/scopes.ts";
 import { findAccount } from "../modules/account/repo.ts";
-import { bootstrapAccount } from "../modules/account/bootstrap.ts";
+import { BootstrapError, bootstrapAccount } from "../modules/account/bootstrap.ts";
+import { issueSetupToken, setupUrl } from "../modules/installation/service.ts";
 import { recordAudit } from "../modules/audit/repo.ts";
 import { listApiKeys } from "../modules/keys/repo.ts";
 import { createAdminResetLink } from "../modules/password-reset/service.ts";
@@ -48,6 +49,10 @@ Commands:
                scopes, workspaces, created, last used, expires, revoked.
                --account A          account id, acc_... (required)
                --json               print a JSON array instead of a table
+
+  setup-link   Print a new one-time link to /setup, where the first account is made in a browser (only
+               while no account exists; the link herald serve printed stops working).
+               --json               print {"setup_url"} only
 
   revoke-key   Revoke an API key: the API refuses it (401) from then on. Revoking it again changes nothing.
                --key K              credential id (key_...) or prefix (hk_live_Ab3d) of the key (required)
@@ -95,6 +100,7 @@ const ADMIN_COMMANDS: Record<string, (args: string[]) => Promise<string>> = {
   "revoke-key": revokeKeyCommand,
   "reset-password": resetPasswordCommand,
   "confirm-email": confirmEmailCommand,
+  "setup-link": setupLinkCommand,
 };
 
 /** Runs `herald admin …`; returns the text to print on stdout. */
@@ -279,6 +285,23 @@ async function confirmEmailCommand(args: string[]): Promise<string> {
     return done.alreadyConfirmed
       ? `${done.email} was already confirmed; nothing changed.`
       : `Confirmed ${done.email}: the account no longer waits for its confirmation e-mail.`;
+  });
+}
+
+/** `herald admin setup-link`: a new one-time /setup link for an installation without any account. */
+async function setupLinkCommand(args: string[]): Promise<string> {
+  const v = parse(args, {});
+  if (v.help) return ADMIN_HELP;
+  return withHerald(async (h) => {
+    const token = await issueSetupToken(h);
+    if (token === null)
+      throw new BootstrapError(
+        `this installation already has an account, so it has no setup page; sign in at ${h.config.baseUrl}/login`,
+      );
+    const url = setupUrl(h, token);
+    return v.json
+      ? JSON.stringify({ setup_url: url })
+      : `Open this one-time link in a browser to set Herald up (earlier links no longer work):\n  ${url}`;
   });
 }
 

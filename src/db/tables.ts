@@ -8,6 +8,7 @@ import { defineAssetTables } from "./tables/assets.ts";
 import { defineBillingTables } from "./tables/billing.ts";
 import type { TableBuilders } from "./tables/builders.ts";
 import { defineDestinationTables } from "./tables/destinations.ts";
+import { defineInstallationTables } from "./tables/installation.ts";
 import { definePostTables } from "./tables/posts.ts";
 import { defineSignupTables } from "./tables/signup.ts";
 import { defineTeamTables } from "./tables/team.ts";
@@ -28,6 +29,7 @@ export function defineTables(b: TableBuilders) {
     ...defineSignupTables(b, account),
     ...defineTeamTables(b, account),
     ...defineBillingTables(b, account),
+    ...defineInstallationTables(b),
   };
 }
 

@@ -20,7 +20,7 @@ export interface PageResponse {
 export class TestBrowser {
   readonly cookies = new Map<string, string>();
 
-  constructor(private readonly s: TestServer) {}
+  constructor(private readonly s: Pick<TestServer, "url">) {}
 
   /** Sends a request with the jar's cookies and keeps the cookies the answer sets. */
   async send(

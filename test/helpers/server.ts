@@ -64,18 +64,63 @@ export interface TestServer {
 
 let counter = 0;
 
+/** What starting a test server takes. */
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  mail?: MailTransport | null;
+  clock?: ManualClock;
+  /** The networks' HTTP client (the contract fuzzer admits loopback only). */
+  fetch?: typeof fetch;
+  /** The networks Herald publishes to (default the contract's nine; a test may add its own). */
+  networks?: readonly NetworkDefinition[];
+}
+
+/** A test server over an installation without any account (what `herald serve` finds on a fresh install). */
+export type EmptyTestServer = Omit<TestServer, "owner" | "request" | "createKey">;
+
 /** Starts a test server; jobs are not scheduled (tests run them with `server.scheduler.runNow`). */
-export async function startTestServer(
-  options: {
-    env?: Record<string, string>;
-    mail?: MailTransport | null;
-    clock?: ManualClock;
-    /** The networks' HTTP client (the contract fuzzer admits loopback only). */
-    fetch?: typeof fetch;
-    /** The networks Herald publishes to (default the contract's nine; a test may add its own). */
-    networks?: readonly NetworkDefinition[];
-  } = {},
-): Promise<TestServer> {
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const empty = await startEmptyTestServer(options);
+  const { herald, server, clock, bootstrap } = empty;
+  const owner = await bootstrap();
+  const request = async (method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse> => {
+    const headers: Record<string, string> = { ...opts.headers };
+    const key = opts.key === undefined ? owner.apiKey : opts.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const response = await fetch(server.url + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    if (/json/.test(response.headers.get("content-type") ?? "")) parsed = JSON.parse(text);
+    return { status: response.status, headers: response.headers, text, body: parsed };
+  };
+
+  const createKey: TestServer["createKey"] = (o) =>
+    inTransaction(herald.db, async (tx) =>
+      createApiKey(
+        tx,
+        {
+          accountId: o.accountId ?? owner.accountId,
+          name: "test key",
+          environment: o.environment ?? "live",
+          scopes: o.scopes ?? [...ALL_SCOPES],
+          workspaceAccessMode: o.workspaceIds === undefined || o.workspaceIds === "all" ? "all" : "selected",
+          workspaceIds: o.workspaceIds === undefined || o.workspaceIds === "all" ? [] : o.workspaceIds,
+          expiresAt: o.expiresAt ?? null,
+        },
+        clock.now(),
+      ),
+    ).then((created) => created.apiKey);
+
+  return { ...empty, owner, request, createKey };
+}
+
+/** Starts a test server whose installation has no account yet (setup, the front door). */
+export async function startEmptyTestServer(options: TestServerOptions = {}): Promise<EmptyTestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "herald-test-"));
   const database = await freshDatabase();
   const config = loadConfig({
@@ -114,41 +159,6 @@ export async function startTestServer(
       credentialId: out.credential_id,
     };
   };
-  const owner = await bootstrap();
-
-  const request = async (method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse> => {
-    const headers: Record<string, string> = { ...opts.headers };
-    const key = opts.key === undefined ? owner.apiKey : opts.key;
-    if (key !== null) headers.authorization = `Bearer ${key}`;
-    let body: string | undefined;
-    if (opts.body !== undefined) {
-      body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
-      headers["content-type"] ??= "application/json";
-    }
-    const response = await fetch(server.url + path, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown = undefined;
-    if (/json/.test(response.headers.get("content-type") ?? "")) parsed = JSON.parse(text);
-    return { status: response.status, headers: response.headers, text, body: parsed };
-  };
-
-  const createKey: TestServer["createKey"] = (o) =>
-    inTransaction(herald.db, async (tx) =>
-      createApiKey(
-        tx,
-        {
-          accountId: o.accountId ?? owner.accountId,
-          name: "test key",
-          environment: o.environment ?? "live",
-          scopes: o.scopes ?? [...ALL_SCOPES],
-          workspaceAccessMode: o.workspaceIds === undefined || o.workspaceIds === "all" ? "all" : "selected",
-          workspaceIds: o.workspaceIds === undefined || o.workspaceIds === "all" ? [] : o.workspaceIds,
-          expiresAt: o.expiresAt ?? null,
-        },
-        clock.now(),
-      ),
-    ).then((created) => created.apiKey);
-
   return {
     url: server.url,
     herald,
@@ -156,10 +166,7 @@ export async function startTestServer(
     clock,
     logs: logger.lines,
     dataDir,
-    owner,
-    request,
     bootstrap,
-    createKey,
     async stop() {
       await server.stop();
       await database.drop();

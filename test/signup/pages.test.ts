@@ -89,7 +89,7 @@ function expectWellFormedPage(path: string, r: { status: number; headers: Header
 describe("every page", () => {
   test("is HTML with the security headers, labelled controls, local assets only and CSRF on each form", async () => {
     const visitor = new TestBrowser(s);
-    const anonymous = ["/login", await signupUrl()];
+    const anonymous = ["/login", "/signup", await signupUrl()];
     for (const path of anonymous) {
       const r = await visitor.get(path);
       expect({ path, status: r.status }).toEqual({ path, status: 200 });

@@ -274,13 +274,13 @@ describe("e-mail confirmation", () => {
       await s.request("POST", "/v1/cli-authorizations", { key: null, body: { device_name: "pc" } })
     ).body;
     const question = await browser.get(pathOf(started.verification_uri_complete));
-    expect(question.text).toContain(`once you confirm ${email}`);
+    expect(question.text).toContain(`once ${email} is confirmed`);
     const approved = await browser.submit(
       pathOf(started.verification_uri_complete),
       { decision: "approve" },
       "/device",
     );
-    expect(approved.text).toContain(`once you confirm ${email}`);
+    expect(approved.text).toContain(`once ${email} is confirmed with the link we e-mailed you`);
     expect((await poll(s, started.device_secret)).status).toBe(202);
     await new TestBrowser(s).submit(pathOf(await linkFor(email)), {});
     s.clock.advance(5000);

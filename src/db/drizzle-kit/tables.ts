@@ -47,6 +47,7 @@ export const {
   billingStripeEvents,
   billingWorkspaceCancellations,
   billingInstallation,
+  installationSettings,
 } = defineTables(builders);
 
 /** Compiles only while every table of `defineTables` is exported above. */

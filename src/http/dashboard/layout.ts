@@ -23,6 +23,8 @@ export interface DashboardFrame {
   workspaces: WorkspaceRef[];
   /** The navigation entry marked `aria-current`. */
   section: string | null;
+  /** Whether the person may change the server's settings (the navigation then offers them). */
+  serverSettings?: boolean;
 }
 
 /** The account's sections, then the current workspace's. */
@@ -81,7 +83,9 @@ export function dashboardLayout(frame: DashboardFrame, content: Markup): string 
 </form></header>
 <div class="shell">
 <nav aria-label="Dashboard">
-<ul>${ACCOUNT_SECTIONS.map(([id, label, href]) => navLink(frame.section, id, label, href))}</ul>
+<ul>${ACCOUNT_SECTIONS.map(([id, label, href]) => navLink(frame.section, id, label, href))}${
+    frame.serverSettings ? navLink(frame.section, "server", "Server", "/dashboard/server") : ""
+  }</ul>
 ${switcher}
 ${
   base

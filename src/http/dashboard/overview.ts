@@ -12,17 +12,23 @@ export function overviewPages(routes: DashboardRoutes): void {
       const welcome = r.query.get("welcome");
       const awaiting = await userAwaitsConfirmation(r.h.db, r.session.userId);
       const welcomeNotice =
-        welcome === "cli" || welcome === "account"
-          ? html`<div class="notice ok" role="status"><p><strong>Your account is ready.</strong></p>${
-              welcome === "cli"
-                ? html`<p>The command line is approved: return to your terminal, where
+        welcome === "setup"
+          ? html`<div class="notice ok" role="status"><p><strong>Herald is set up.</strong> You own its first
+account; who may sign up can be changed under <a href="/dashboard/server">Server</a>.</p></div>`
+          : welcome === "cli" || welcome === "account"
+            ? html`<div class="notice ok" role="status"><p><strong>Your account is ready.</strong></p>${
+                welcome === "cli"
+                  ? html`<p>The command line is approved: return to your terminal, where
 <code>herald login</code> finishes by itself${awaiting ? " once your address is confirmed" : ""}.</p>`
-                : ""
-            }</div>`
-          : "";
+                  : ""
+              }</div>`
+            : "";
       const confirmation = awaiting
-        ? html`<div class="notice warn"><p>Confirm <strong>${r.session.email}</strong> with the link we
-e-mailed you: until then the account's command line keys are held back.</p>
+        ? html`<div class="notice warn"><p>Confirm <strong>${r.session.email}</strong> ${
+            r.h.mail
+              ? "with the link we e-mailed you"
+              : "(this server sends no e-mail yet: its operator can confirm the address)"
+          }: until then the account's command line keys are held back.</p>
 ${r.query.get("resent") === "1" ? html`<p role="status">A new link is on its way.</p>` : ""}
 ${buttonForm({
   action: "/dashboard/resend-confirmation",

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { Herald } from "../../herald.ts";
 import type { Actor } from "../../core/actor.ts";
 import { sessionActor } from "../../modules/account/roles.ts";
+import { mayManageInstallation } from "../../modules/installation/service.ts";
 import type { PageSession } from "../../modules/sessions/service.ts";
 import { requestIdOf } from "../plugin.ts";
 import {
@@ -182,6 +183,7 @@ async function openDashboardRequest(
   const api = new DashboardApi(handle, actor);
   const csrf = csrfOf(h, browser);
   const workspaces = await navigationWorkspaces(api);
+  const serverSettings = await mayManageInstallation(h, session);
   const r: DashboardRequest = {
     h,
     request,
@@ -204,6 +206,7 @@ async function openDashboardRequest(
         workspace: r.workspace,
         workspaces,
         section: options.section ?? null,
+        serverSettings,
       };
       return pageResponse(h, browser, dashboardLayout(frame, content), {
         status: options.status ?? 200,

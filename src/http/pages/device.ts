@@ -43,6 +43,8 @@ export function deviceConfirmPage(
     workspaces: { id: string; name: string }[];
     scopes: readonly string[];
     awaitingConfirmation: string | null;
+    /** Whether the confirmation link was e-mailed (false: this server has no mail). */
+    mailSent: boolean;
   },
 ): string {
   return layout(
@@ -62,8 +64,8 @@ workspaces, with these scopes: ${view.scopes.map((s, i) => html`${i > 0 ? ", " :
 <code>herald logout</code> revokes it.</p>
 ${
   view.awaitingConfirmation
-    ? html`<p class="notice warn">The key reaches the terminal once you confirm ${view.awaitingConfirmation}:
-use the link we e-mailed you.</p>`
+    ? html`<p class="notice warn">The key reaches the terminal once ${view.awaitingConfirmation} is confirmed:
+${view.mailSent ? "use the link we e-mailed you." : "this server sends no e-mail, so ask its operator to confirm it."}</p>`
     : ""
 }
 <form method="post" action="/device">

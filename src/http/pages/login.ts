@@ -8,6 +8,8 @@ export function loginPage(view: {
   next: string | null;
   failed?: boolean;
   signedOut?: boolean;
+  /** Whether strangers may sign up (the page then links to /signup). */
+  signupOpen: boolean;
 }): string {
   const errors = view.failed
     ? [{ field: "email", message: "The e-mail address or the password is not right." }]
@@ -38,7 +40,13 @@ ${field({
   required: true,
 })}
 <div class="actions"><button type="submit">Sign in</button></div>
-</form>`,
+</form>
+<p><a href="/password-reset">Forgot your password?</a></p>
+${
+  view.signupOpen
+    ? html`<p>New to Herald? <a href="/signup">Create an account</a>.</p>`
+    : html`<p class="muted">New people join this server by invitation from someone who uses it.</p>`
+}`,
   );
 }
 

@@ -43,6 +43,11 @@ code, .code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .hint { margin: .15rem 0 .35rem; font-size: .925rem; }
 .field { margin: 0 0 1.25rem; }
 label, legend { display: block; font-weight: 600; }
+fieldset { border: 0; padding: 0; margin: 0 0 1.25rem; min-width: 0; }
+legend { padding: 0; }
+.choice { margin: .5rem 0 0; }
+.choice label { display: inline; }
+.choice .hint { margin-left: 1.75rem; }
 input[type=text], input[type=email], input[type=password], select {
   display: block; width: 100%; margin-top: .35rem; padding: .55rem .65rem; font: inherit; color: var(--fg);
   background: var(--bg); border: 1px solid var(--muted); border-radius: .375rem;

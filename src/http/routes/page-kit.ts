@@ -1,8 +1,12 @@
 import type { Herald } from "../../herald.ts";
+import { ProblemError } from "../../core/problem.ts";
+import { SESSION_TTL_MS } from "../../modules/sessions/service.ts";
+import { emailConfirmationRequired } from "../../modules/signup/confirmation.ts";
 import type { SignupForm } from "../../modules/signup/service.ts";
 import type { Markup } from "../pages/html.ts";
 import { messagePage, type PageFrame } from "../pages/layout.ts";
-import { type Browser, csrfOf, pageResponse } from "../pages/respond.ts";
+import { type Browser, cookie, csrfOf, pageResponse, SESSION_COOKIE } from "../pages/respond.ts";
+import type { AddressConfirmation } from "../pages/signup.ts";
 
 /** What the hosted pages' handlers share (pages.ts, invitation-page.ts). */
 
@@ -48,4 +52,26 @@ export function newPersonFields(form: { get(name: string): string | null }): Sig
     password: form.get("password") ?? "",
     password_confirmation: form.get("password_confirmation") ?? "",
   };
+}
+
+/** `Set-Cookie` of a new session (sign-in, signup, setup). */
+export function sessionCookie(h: Herald, token: string): string {
+  return cookie(h, SESSION_COOKIE, token, SESSION_TTL_MS / 1000);
+}
+
+/** 429: too many attempts from this address or session, with the wait the limiter named. */
+export function tooManyAttempts(h: Herald, browser: Browser, error: unknown): Response {
+  const retryAfter = error instanceof ProblemError ? (error.retryAfter ?? 60) : 60;
+  return pageMessage(h, browser, 429, "Too many attempts", [`Wait ${retryAfter} seconds, then try again.`], {
+    "retry-after": String(retryAfter),
+  });
+}
+
+/**
+ * What a new account's address needs, as signup pages say it: a link by e-mail, the operator's
+ * confirmation when confirmation is required but no mail can be sent, or nothing.
+ */
+export function addressConfirmation(h: Herald): AddressConfirmation {
+  if (!emailConfirmationRequired(h)) return null;
+  return h.mail ? "mail" : "no_mail";
 }

@@ -39,7 +39,19 @@ import {
 } from "../pages/respond.ts";
 import { signupPage } from "../pages/signup.ts";
 import { PAGE_CSS } from "../pages/style.ts";
-import { csrfRefused, formPost, hidden, newPersonFields, pageFrame, pageMessage } from "./page-kit.ts";
+import {
+  addressConfirmation,
+  csrfRefused,
+  formPost,
+  hidden,
+  newPersonFields,
+  pageFrame,
+  pageMessage,
+  sessionCookie,
+  tooManyAttempts,
+} from "./page-kit.ts";
+import { frontDoorRoutes } from "./front-door.ts";
+import { signupIsOpen } from "../../modules/installation/service.ts";
 
 /** What every page handler shares: Herald, the peer address, and the failure limiters. */
 interface Pages {
@@ -69,6 +81,7 @@ export function pageRoutes(h: Herald, clientAddress: ClientAddress) {
   };
   return new Elysia()
     .get(PAGE_CSS_PATH, () => stylesheetResponse(PAGE_CSS), hidden)
+    .use(frontDoorRoutes(h, clientAddress))
     .get("/login", (c) => showLogin(p, c), hidden)
     .post("/login", (c) => submitLogin(p, c), formPost)
     .get("/logout", (c) => showLogout(p, c), hidden)
@@ -85,7 +98,12 @@ async function showLogin({ h }: Pages, { request, query }: PageQuery) {
   const browser = await browserOf(h, request);
   const next = localPath(query.next ?? null);
   if (browser.session) return redirect(h, browser, next ?? "/dashboard");
-  const page = loginPage({ csrf: csrfOf(h, browser), next, signedOut: query.signed_out === "1" });
+  const page = loginPage({
+    csrf: csrfOf(h, browser),
+    next,
+    signedOut: query.signed_out === "1",
+    signupOpen: await signupIsOpen(h),
+  });
   return pageResponse(h, browser, page);
 }
 
@@ -105,12 +123,18 @@ async function submitLogin(p: Pages, { request }: PageRequest) {
   const opened = await signIn(h, { email, password: form.get("password") ?? "" });
   if (!opened) {
     loginFailures.fail(address, h.clock.now());
-    const page = loginPage({ csrf: csrfOf(h, browser), email, next, failed: true });
+    const page = loginPage({
+      csrf: csrfOf(h, browser),
+      email,
+      next,
+      failed: true,
+      signupOpen: await signupIsOpen(h),
+    });
     return pageResponse(h, browser, page, { status: 400 });
   }
   // A browser signs in as one person at a time: an earlier session ends here.
   if (browser.session) await closeSession(h, browser.session.id);
-  return redirect(h, browser, next ?? "/dashboard", [sessionCookie(p, opened.token)]);
+  return redirect(h, browser, next ?? "/dashboard", [sessionCookie(h, opened.token)]);
 }
 
 async function showLogout({ h }: Pages, { request }: PageRequest) {
@@ -160,7 +184,7 @@ async function submitSignup(p: Pages, { request, params }: TokenPage) {
     case "done": {
       if (browser.session) await closeSession(h, browser.session.id);
       const welcome = outcome.cliApproved ? "cli" : "account";
-      return redirect(h, browser, `/dashboard?welcome=${welcome}`, [sessionCookie(p, outcome.session.token)]);
+      return redirect(h, browser, `/dashboard?welcome=${welcome}`, [sessionCookie(h, outcome.session.token)]);
     }
   }
 }
@@ -212,7 +236,7 @@ async function submitDevice(p: Pages, { request }: PageRequest) {
       const awaiting = await userAwaitsConfirmation(h.db, session.userId);
       return pageMessage(p.h, browser, 200, "Command line approved", [
         html`Return to your terminal: <code>herald login</code> on <strong>${decided.row!.deviceName}</strong>
-finishes by itself${awaiting ? html` once you confirm ${session.email} with the link we e-mailed you` : ""}.`,
+finishes by itself${awaiting ? html` once ${session.email} is confirmed${confirmedHow(h)}` : ""}.`,
       ]);
     }
   }
@@ -246,25 +270,18 @@ async function submitConfirmEmail(p: Pages, { request, params }: TokenPage) {
 }
 
 function tooMany(p: Pages, browser: Browser, error: unknown) {
-  const retryAfter = error instanceof ProblemError ? (error.retryAfter ?? 60) : 60;
-  return pageMessage(
-    p.h,
-    browser,
-    429,
-    "Too many attempts",
-    [`Wait ${retryAfter} seconds, then try again.`],
-    {
-      "retry-after": String(retryAfter),
-    },
-  );
+  return tooManyAttempts(p.h, browser, error);
+}
+
+/** How an address gets confirmed: by the e-mailed link, or by the operator when no mail is sent. */
+function confirmedHow(h: Herald): string {
+  return h.mail
+    ? " with the link we e-mailed you"
+    : " by the server's operator (this server sends no e-mail)";
 }
 
 function toLogin({ h }: Pages, browser: Browser, next: string) {
   return redirect(h, browser, `/login?next=${encodeURIComponent(next)}`);
-}
-
-function sessionCookie({ h }: Pages, token: string) {
-  return cookie(h, SESSION_COOKIE, token, SESSION_TTL_MS / 1000);
 }
 
 /** The approval question for a code, or what became of its authorization. */
@@ -300,6 +317,7 @@ async function deviceAnswer(p: Pages, browser: Browser, typed: string) {
     workspaces: await listAccountWorkspacesOldestFirst(h.db, session.accountId),
     scopes: CLI_KEY_SCOPES,
     awaitingConfirmation: awaiting,
+    mailSent: h.mail !== null,
   });
   return pageResponse(h, browser, page);
 }
@@ -331,7 +349,7 @@ async function signupForm(
     workspaceName: link.intent.workspaceName,
     name,
     cli: link.cli ? { deviceName: link.cli.deviceName, cliVersion: link.cli.cliVersion } : null,
-    confirmEmail: emailConfirmationRequired(h),
+    confirmEmail: addressConfirmation(h),
     passwordMin: PASSWORD_MIN_LENGTH,
     errors,
   });

@@ -9,7 +9,7 @@ import {
   exchangeDeviceSecret,
   presentCliAuthorizationStart,
 } from "../../modules/cli-auth/service.ts";
-import { AddressLimiter } from "../../modules/signup/limiter.ts";
+import { signupStartLimiter } from "../../modules/signup/limiter.ts";
 import { createSignupIntent, presentSignupIntent, requireSignupOpen } from "../../modules/signup/service.ts";
 import {
   CliAuthorizationBody,
@@ -96,11 +96,7 @@ export function signupRoutes(
   rails: ReturnType<typeof heraldPlugin>,
   clientAddress: ClientAddress,
 ) {
-  const starts = new AddressLimiter(
-    h.config.signupRequestsPerHour,
-    3_600_000,
-    "signups and CLI authorizations an hour",
-  );
+  const starts = signupStartLimiter(h);
   const countStart = ({ request }: { request: Request }) => starts.hit(clientAddress(request), h.clock.now());
   // The rails bring the size-limited JSON parser; these routes declare no `scope`, so nothing authenticates.
   return new Elysia()
@@ -108,8 +104,8 @@ export function signupRoutes(
     .post("/signup-intents", publicHandler(h, startSignup), {
       ...doc.signup,
       parse: JSON_PARSER,
-      transform({ request }) {
-        requireSignupOpen(h);
+      async transform({ request }) {
+        await requireSignupOpen(h);
         countStart({ request });
       },
       body: SignupIntentBody,

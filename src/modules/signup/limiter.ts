@@ -31,3 +31,22 @@ export class AddressLimiter {
     });
   }
 }
+
+const startLimiters = new WeakMap<object, AddressLimiter>();
+
+/**
+ * The one limiter of signup and CLI-authorization starts per client address
+ * (HERALD_SIGNUP_REQUESTS_PER_HOUR), shared by the API and the /signup page so neither doubles it.
+ */
+export function signupStartLimiter(h: { config: { signupRequestsPerHour: number } }): AddressLimiter {
+  let limiter = startLimiters.get(h);
+  if (!limiter) {
+    limiter = new AddressLimiter(
+      h.config.signupRequestsPerHour,
+      3_600_000,
+      "signups and CLI authorizations an hour",
+    );
+    startLimiters.set(h, limiter);
+  }
+  return limiter;
+}

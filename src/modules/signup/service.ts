@@ -5,6 +5,7 @@ import type { Herald } from "../../herald.ts";
 import { ProblemError } from "../../core/problem.ts";
 import { insertAccountWithOwner } from "../account/bootstrap.ts";
 import { findUserByEmail } from "../account/repo.ts";
+import { signupIsOpen } from "../installation/service.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { findCliAuthorization, type CliAuthorizationRow } from "../cli-auth/repo.ts";
 import {
@@ -30,9 +31,9 @@ import {
 export const SIGNUP_INTENT_TTL_MS = 60 * 60 * 1000;
 export { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./password.ts";
 
-/** 403 `public_signup_closed` when the operator closed public signup (HERALD_SIGNUP=closed). */
-export function requireSignupOpen(h: Herald): void {
-  if (h.config.signup === "closed")
+/** 403 `public_signup_closed` while signup is closed (HERALD_SIGNUP, else the installation's setting). */
+export async function requireSignupOpen(h: Herald): Promise<void> {
+  if (!(await signupIsOpen(h)))
     throw new ProblemError(
       "public_signup_closed",
       "Public signup is closed on this server; ask its operator for an account.",
@@ -68,7 +69,7 @@ function invalidField(pointer: string, detail: string, code: "public_invalid_req
  * ignored without it, like `cli_version`).
  */
 export async function createSignupIntent(h: Herald, input: SignupIntentInput): Promise<CreatedSignupIntent> {
-  requireSignupOpen(h);
+  await requireSignupOpen(h);
   const email = input.email.toLowerCase();
   if (email.slice(0, email.lastIndexOf("@")).length > 64)
     throw invalidField("/email", "must have at most 64 characters before the @", "public_invalid_request");

@@ -93,10 +93,11 @@ export async function importInstallation(
 }
 
 /**
- * Tables a server fills on its own when it starts (when billing was switched on): not content, so a
- * target that was started once still counts as empty, and the file's rows replace them.
+ * Tables a server fills on its own when it starts (when billing was switched on; the setup link of an
+ * empty installation): not content, so a target that was started once still counts as empty, and the
+ * file's rows replace them.
  */
-const SERVER_STATE_TABLES = new Set(["billing_installation"]);
+const SERVER_STATE_TABLES = new Set(["billing_installation", "installation_settings"]);
 
 /** Refuses a target that holds any row (an import never merges). */
 async function refuseUnlessEmpty(db: Db, tables: CatalogTable[]): Promise<void> {

@@ -1,0 +1,7 @@
+CREATE TABLE `installation_settings` (
+	`id` text PRIMARY KEY NOT NULL,
+	`signup_policy` text,
+	`setup_token_hash` text,
+	`setup_token_created_at` integer,
+	`updated_at` integer NOT NULL
+);
