@@ -257,14 +257,19 @@ export async function validatePosts(args: string[]): Promise<CommandOutput> {
   );
   const exitCode = result.valid ? 0 : 1;
   if (flag(p, "json")) return { stdout: json(result), exitCode };
-  if (result.valid)
-    return (
-      `valid: ${parts.targets.map((t) => t.label).join(", ")} would accept ` +
-      `${parts.items.length === 1 ? "the post" : `the ${parts.items.length}-item thread`}`
+  const what = parts.items.length === 1 ? "the post" : `the ${parts.items.length}-item thread`;
+  const warnings: any[] = result.warnings ?? [];
+  if (result.valid && warnings.length === 0)
+    return `valid: ${parts.targets.map((t) => t.label).join(", ")} would accept ${what}`;
+  const findings = (list: any[]) =>
+    table(
+      ["pointer", "channel", "code", "detail"],
+      list.map((e) => [e.pointer, e.channel, e.code, e.detail]),
+      "",
     );
-  const rows = result.errors.map((e: any) => [e.pointer, e.channel, e.code, e.detail]);
-  return {
-    stdout: `not valid:\n${table(["pointer", "channel", "code", "detail"], rows, "")}`,
-    exitCode,
-  };
+  // A draft is stored with these; they are what publishing it would refuse.
+  const warned = `publishing ${what} would be refused (warnings):\n${findings(warnings)}`;
+  if (result.valid) return `valid as a draft, but ${warned}`;
+  const refused = `not valid:\n${findings(result.errors)}`;
+  return { stdout: warnings.length ? `${refused}\n${warned}` : refused, exitCode };
 }

@@ -80,7 +80,8 @@ export const VALIDATE_HELP = `Usage: herald posts validate [TEXT…] [options]
 
 Checks what herald posts create would send, against the destinations' rules, without storing
 anything. Takes create's options (--media takes asset ids only: nothing is uploaded). Prints "valid",
-or each problem (pointer, channel, code, detail) and exits 1.`;
+or each problem (pointer, channel, code, detail) and exits 1. With --when draft the draft is valid
+as it is; what publishing it would refuse is listed as warnings (exit 0).`;
 
 /** Each command's help by its name. */
 export const HELPS: Record<string, string> = {

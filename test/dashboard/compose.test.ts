@@ -342,6 +342,26 @@ describe("the compose page", () => {
     expect((await v1("GET", "/posts?limit=100")).body.data.length).toBe(before);
   });
 
+  test("Check with “Save as a draft” says the draft can be saved and shows what publishing would refuse", async () => {
+    const opened = await owner.get(page);
+    const before = (await v1("GET", "/posts?limit=100")).body.data.length;
+    const r = await postForm(
+      owner,
+      opened.text,
+      { item_count: "1", item_0_text: "b".repeat(600), when: "draft", op: "check" },
+      [["destination_ids", alice]],
+    );
+    expect(r.status).toBe(200);
+    expect(noticesOf(r)).toContain(
+      "The draft can be saved as it is, but publishing it would be refused for the problems shown.",
+    );
+    const screen = screenOf(r.text);
+    const problem = problemAt(screen, itemsOf(r.text)[0]!.textBox);
+    expect(problem.leadsThere).toBe(true);
+    expect(problem.said).toContain("alice.test: text is 600 characters; Bluesky allows 300");
+    expect((await v1("GET", "/posts?limit=100")).body.data.length).toBe(before);
+  });
+
   test("save as a draft", async () => {
     const opened = await owner.get(page);
     const r = await postForm(

@@ -192,8 +192,16 @@ async function submit(
     if (answer.status === 403) return forbidden(r);
     const found = answer.ok ? answer.body.errors : (answer.body?.errors ?? [{ detail: answer.body?.detail }]);
     const mapped = formErrors(found, { state, chosen, fields });
-    if (answer.ok && found.length === 0)
+    const warnings = answer.ok ? answer.body.warnings : [];
+    if (answer.ok && found.length === 0 && warnings.length === 0)
       return show(r, lists, state, { errors: new Map(), problems: [], status: "No problems found." }, 200);
+    if (answer.ok && found.length === 0) {
+      // A draft is saved as it is: its problems are what publishing it would refuse.
+      const warned = formErrors(warnings, { state, chosen, fields });
+      const saved =
+        "The draft can be saved as it is, but publishing it would be refused for the problems shown.";
+      return show(r, lists, state, { errors: warned.fields, problems: warned.other, status: saved }, 200);
+    }
     return show(
       r,
       lists,

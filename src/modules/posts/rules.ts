@@ -109,6 +109,37 @@ export function publicationErrors(
         : `the destination is unavailable (${unavailableReason(h, destination)})`;
     errors.push({ pointer: `${base}/destination_id`, code: "custom", detail });
   }
+  return onePerPointer([...errors, ...contentPublicationErrors(h, content, destination, assets, base)]);
+}
+
+/**
+ * What publishing a draft would refuse (the draft itself is stored): the checks of
+ * `publicationErrors` against its destination, or, for a draft that names only its channel, against
+ * the network's default limits.
+ */
+export function draftWarnings(
+  h: Herald,
+  content: PostContent,
+  destination: DestinationRow | null,
+  assets: Map<string, AssetRow>,
+  base: string,
+): FieldError[] {
+  if (destination) return publicationErrors(h, content, destination, assets, base);
+  const network = h.providers.adapter(content.channel);
+  if (!network) return [];
+  const account = { limits: network.defaultLimits, externalId: "" };
+  return onePerPointer(contentPublicationErrors(h, content, account, assets, base));
+}
+
+/** The checks of a post's content against the network's rules and the account's limits. */
+function contentPublicationErrors(
+  h: Herald,
+  content: PostContent,
+  account: { limits: unknown; externalId: string },
+  assets: Map<string, AssetRow>,
+  base: string,
+): FieldError[] {
+  const errors: FieldError[] = [];
   for (const item of content.assetItems) {
     if (!assets.has(item.asset_id))
       errors.push({
@@ -149,9 +180,9 @@ export function publicationErrors(
         text,
         media,
         options: content.destinationOptions[content.channel] ?? {},
-        limits: destination.limits as unknown as ChannelLimits,
+        limits: account.limits as ChannelLimits,
         publicMediaUrls: publicMediaUrls(h),
-        externalId: destination.externalId,
+        externalId: account.externalId,
       })) {
         // An adapter points at "/media/<n>" of the item: translate that to where the request named the asset.
         const mediaIndex = /^\/media\/(\d+)/.exec(problem.pointer);
@@ -165,7 +196,11 @@ export function publicationErrors(
       }
     }
   });
-  // Herald's own check and the adapter's may both refuse the same item: one entry per pointer.
+  return errors;
+}
+
+/** Herald's own check and the adapter's may both refuse the same item: one entry per pointer. */
+function onePerPointer(errors: FieldError[]): FieldError[] {
   const seen = new Set<string>();
   return errors.filter((e) => !seen.has(e.pointer) && (seen.add(e.pointer), true));
 }
