@@ -291,6 +291,21 @@ describe("the compose page", () => {
       expected: /is in the past/,
       status: 422,
     },
+    {
+      name: "a local time the clocks skip (the workspace is in Europe/Berlin)",
+      fields: { item_count: "1", item_0_text: "in the gap", at: "2026-03-29T02:30" } as Record<
+        string,
+        string
+      >,
+      destinations: () => [alice],
+      when: "at",
+      field: (screen: Screen) => screen.getByLabelText("Date and time (Europe/Berlin)"),
+      expected: new RegExp(
+        "^2026-03-29T02:30 does not exist in Europe/Berlin: the clocks move forward from \\+01:00 to " +
+          "\\+02:00 that day; choose another time\\.$",
+      ),
+      status: 400,
+    },
   ])("validation errors land next to their field: $name", async (c) => {
     const opened = await owner.get(page);
     const fields = {

@@ -14,6 +14,7 @@ import { findAssets, findGroupDraft, type AssetRow, type PostRow } from "./repo.
 import {
   contentErrors,
   draftWarnings,
+  exactTimeDetail,
   parseWhen,
   publicationErrors,
   timeZoneErrors,
@@ -158,8 +159,10 @@ function checkWhen(input: CreatePostsInput, actor: Actor, findings: Findings): P
       {
         pointer: "/when",
         code: "custom",
-        detail:
+        detail: exactTimeDetail(
+          input.when,
           'must be "now", "draft", "queue" or an ISO 8601 time with a UTC offset (e.g. 2026-05-01T09:00:00+02:00)',
+        ),
       },
     ]);
   const draft = when?.mode === "draft";

@@ -3,6 +3,7 @@ import type { Herald } from "../../herald.ts";
 import type { FieldError } from "../../core/problem.ts";
 import { isIP } from "node:net";
 import { isPrivateAddress } from "../../lib/network-guard.ts";
+import { LOCAL_DATE_TIME } from "../../lib/local-time.ts";
 import { isIanaTimeZone } from "../../lib/time-zone.ts";
 import { networkRules } from "../../providers/registry.ts";
 import type { ChannelLimits } from "../../providers/types.ts";
@@ -30,6 +31,16 @@ export function parseWhen(
   // Luxon refuses impossible dates (2027-02-30) that Date.parse would roll into March.
   const parsed = DateTime.fromISO(when, { setZone: true });
   return parsed.isValid ? { mode: "exact", at: parsed.toMillis() } : null;
+}
+
+/**
+ * The detail for a time that is not one the API takes: `expected` says what it takes; a local date
+ * and time without an offset (what people type) is told to add one, since `time_zone` does not
+ * supply it (the command line and the dashboard read local times in a zone before sending).
+ */
+export function exactTimeDetail(value: string, expected: string): string {
+  if (!LOCAL_DATE_TIME.test(value)) return expected;
+  return `${value} has no UTC offset: add one (like ${value}+01:00); time_zone does not supply it`;
 }
 
 /** Field errors for a `time_zone` value. */
