@@ -69,6 +69,16 @@ describe("an instance that cannot be reached", () => {
   });
 });
 
+test("a network app the operator has not configured: the settings to set, said once", async () => {
+  const r = await herald(["destinations", "connect", "x"], env);
+  const detail =
+    "Connecting X needs Herald's own app on X, and this server has none yet: its operator must set " +
+    "HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET (docs/networks.md) and restart Herald.";
+  expect(failed(r, 1)).toMatch(
+    new RegExp(`^herald: ${escape(detail)} \\[public_provider_app_not_configured, ${REQUEST_ID}\\]$`),
+  );
+});
+
 describe("a wait before trying again", () => {
   test("is said on stderr: what the server answered and when the next try goes out", async () => {
     let calls = 0;
