@@ -97,7 +97,7 @@ describe("networks connected through Herald's own app", () => {
     "without HERALD_<CH>_CLIENT_ID/_SECRET connecting %s is a 422 naming both variables",
     async (channel) => {
       const r = await s.request("POST", connections(), { body: { provider: channel } });
-      expectProblem(r, 422, "public_unpublishable", ["/provider"]);
+      expectProblem(r, 422, "public_provider_app_not_configured", ["/provider"]);
       const prefix = `HERALD_${channel.toUpperCase()}`;
       expect(r.body.detail).toContain(`${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET`);
     },

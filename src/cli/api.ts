@@ -34,19 +34,23 @@ export interface ApiResponse {
 /** Longest wait between tries, even when Retry-After asks for more. */
 const MAX_PAUSE_MS = 30_000;
 
-/** The problem in a refused answer as an ApiError: detail, field errors, code and request id. */
+/**
+ * The problem in a refused answer as an ApiError: detail, the field errors it does not already say,
+ * code and request id.
+ */
 function problemError(status: number, headers: Headers, parsed: any): ApiError {
+  const detail: string = typeof parsed?.detail === "string" ? parsed.detail : `HTTP ${status}`;
   const fields = (Array.isArray(parsed?.errors) ? parsed.errors : [])
+    .filter((e: { detail: string }) => !detail.includes(e.detail))
     .map((e: { pointer: string; detail: string }) => `${e.pointer || "(body)"} ${e.detail}`)
     .join("; ");
-  const detail: string = typeof parsed?.detail === "string" ? parsed.detail : `HTTP ${status}`;
   const requestId: string | null = parsed?.request_id ?? headers.get("service-request-id");
   const context = [parsed?.code ?? `HTTP ${status}`, requestId ? `request_id ${requestId}` : null]
     .filter(Boolean)
     .join(", ");
   return new ApiError(
     status,
-    `${detail}${fields && !detail.includes(fields) ? ` (${fields})` : ""} [${context}]`,
+    `${detail}${fields ? ` (${fields})` : ""} [${context}]`,
     parsed?.code ?? null,
     parsed?.retryable === true,
     requestId,
@@ -97,14 +101,21 @@ async function once(
   return { status: response.status, headers: response.headers, body: parsed };
 }
 
-/** Whether a failed try may be sent again: lost connections, the server's bad moments, rate limits. */
+/**
+ * Whether a failed try may be sent again: lost connections, the server's bad moments, rate limits;
+ * never a problem Herald itself calls not retryable (a name that does not resolve: a person fixes it).
+ */
 function worthAnotherTry(error: ApiError, keyed: boolean): boolean {
   if (error instanceof NetworkError) return true;
-  if (error.status === 429 || (error.status >= 500 && error.status !== 501)) return true;
   // The first try under this key is still running (or its answer was lost mid-way): its result will be
   // replayed once it is stored.
-  return keyed && error.code === "public_idempotency_outcome_unknown";
+  if (keyed && error.code === "public_idempotency_outcome_unknown") return true;
+  if (error.code !== null && !error.retryable) return false;
+  return error.status === 429 || (error.status >= 500 && error.status !== 501);
 }
+
+/** Waits this long or more are said on stderr, so a command is never silent while it waits. */
+const NOTICED_PAUSE_MS = 2_000;
 
 /**
  * Calls the API and returns the whole answer; refusals throw ApiError, trouble on the way NetworkError.
@@ -130,8 +141,12 @@ export async function request(
       failure = error;
     }
     if (attempt >= tries || !worthAnotherTry(failure, keyed)) throw failure;
-    const pause = failure.retryAfterMs ?? 250 * 2 ** (attempt - 1);
-    await Bun.sleep(Math.min(pause, MAX_PAUSE_MS));
+    const pause = Math.min(failure.retryAfterMs ?? 250 * 2 ** (attempt - 1), MAX_PAUSE_MS);
+    if (pause >= NOTICED_PAUSE_MS)
+      process.stderr.write(
+        `${failure.message}\nTrying again in ${Math.round(pause / 1000)} s (${attempt + 1} of ${tries} tries)…\n`,
+      );
+    await Bun.sleep(pause);
   }
 }
 

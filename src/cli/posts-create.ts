@@ -4,6 +4,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { LOCAL_DATE_TIME, localTimeInZone } from "../lib/local-time.ts";
 import { CHANNELS } from "../providers/types.ts";
 import { call, request, resolveWorkspace, type Target } from "./api.ts";
 import { flag, many, parseCommand, str, type Parsed } from "./args.ts";
@@ -64,14 +65,33 @@ async function bodyItems(p: Parsed, help: string): Promise<string[]> {
   return items;
 }
 
-/** `--when` checked: now, draft, queue, or a time with a UTC offset. */
+/**
+ * An exact time as the API takes it (ISO 8601 with a UTC offset): given so, or a local date and
+ * time read in `--time-zone` (a time the zone skips is refused; one it has twice is the first).
+ * Null when `value` is neither form; a local time without a zone is a usage error saying what to add.
+ */
+export function exactTimeOf(value: string, zone: string | undefined, name: string): string | null {
+  if (EXACT_TIME.test(value) && !Number.isNaN(Date.parse(value))) return value;
+  if (!LOCAL_DATE_TIME.test(value)) return null;
+  if (zone === undefined)
+    throw new UsageError(
+      `${name} ${value} has no UTC offset: add one (like ${value}+01:00) or give --time-zone ` +
+        "(like --time-zone Europe/Berlin) to read it in that zone",
+    );
+  const zoned = localTimeInZone(value, zone);
+  if (!zoned.ok) throw new UsageError(`${name}: ${zoned.detail}; choose another time or give a UTC offset`);
+  return zoned.iso;
+}
+
+/** `--when` checked: now, draft, queue, or an exact time (with a UTC offset, or local with --time-zone). */
 function whenOf(p: Parsed): string {
   const when = str(p, "when") ?? "now";
   if (["now", "draft", "queue"].includes(when)) return when;
-  if (EXACT_TIME.test(when) && !Number.isNaN(Date.parse(when))) return when;
+  const exact = exactTimeOf(when, str(p, "time-zone"), "--when");
+  if (exact !== null) return exact;
   throw new UsageError(
     `--when must be now, draft, queue or an ISO 8601 time with a UTC offset (e.g. ` +
-      `2026-03-02T09:00:00+01:00), got ${JSON.stringify(when)}`,
+      `2026-03-02T09:00:00+01:00) or without one and --time-zone, got ${JSON.stringify(when)}`,
   );
 }
 
@@ -257,14 +277,19 @@ export async function validatePosts(args: string[]): Promise<CommandOutput> {
   );
   const exitCode = result.valid ? 0 : 1;
   if (flag(p, "json")) return { stdout: json(result), exitCode };
-  if (result.valid)
-    return (
-      `valid: ${parts.targets.map((t) => t.label).join(", ")} would accept ` +
-      `${parts.items.length === 1 ? "the post" : `the ${parts.items.length}-item thread`}`
+  const what = parts.items.length === 1 ? "the post" : `the ${parts.items.length}-item thread`;
+  const warnings: any[] = result.warnings ?? [];
+  if (result.valid && warnings.length === 0)
+    return `valid: ${parts.targets.map((t) => t.label).join(", ")} would accept ${what}`;
+  const findings = (list: any[]) =>
+    table(
+      ["pointer", "channel", "code", "detail"],
+      list.map((e) => [e.pointer, e.channel, e.code, e.detail]),
+      "",
     );
-  const rows = result.errors.map((e: any) => [e.pointer, e.channel, e.code, e.detail]);
-  return {
-    stdout: `not valid:\n${table(["pointer", "channel", "code", "detail"], rows, "")}`,
-    exitCode,
-  };
+  // A draft is stored with these; they are what publishing it would refuse.
+  const warned = `publishing ${what} would be refused (warnings):\n${findings(warnings)}`;
+  if (result.valid) return `valid as a draft, but ${warned}`;
+  const refused = `not valid:\n${findings(result.errors)}`;
+  return { stdout: warnings.length ? `${refused}\n${warned}` : refused, exitCode };
 }

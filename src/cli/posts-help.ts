@@ -24,7 +24,8 @@ dashes (---) separates the items.
 
 Options:
   --when now|draft|queue|TIME   publish now (default), save a draft, take the queue's next window, or
-                                schedule at TIME (ISO 8601 with a UTC offset, e.g. 2026-03-02T09:00:00+01:00)
+                                schedule at TIME: ISO 8601 with a UTC offset (2026-03-02T09:00:00+01:00),
+                                or a local time (2026-03-02T09:00) read in --time-zone
   --channel C          post to the workspace's default destination of channel C, or its only one
                        (bluesky, mastodon, x, …); repeat for several channels
   --destination D      post to destination D (dest_…); repeat for several
@@ -32,7 +33,8 @@ Options:
   --media FILE|ast_…   attach a media file (uploaded first, with a progress bar) or an existing asset;
                        repeat for several
   --group G            the post group (default: a new cli-… value; printed)
-  --time-zone ZONE     IANA zone for now or TIME (default: the workspace's)
+  --time-zone ZONE     IANA zone for now or TIME (default: the workspace's); a local TIME is read in
+                       it (a time the clocks skip is refused, one they pass twice is the first)
   --yes, -y            confirm publishing or scheduling without asking (needed without a terminal)
   --workspace ws_…     workspace
   --json               print the API's post_set
@@ -73,14 +75,16 @@ unless --yes.`;
 export const RESCHEDULE_HELP = `Usage: herald posts reschedule ID TIME [--time-zone ZONE] [--yes] [--acknowledge-duplicate-risk]
                                [--workspace ws_…] [--json]
 
-Moves a post to TIME (ISO 8601 with a UTC offset). Asks first unless --yes.`;
+Moves a post to TIME: ISO 8601 with a UTC offset, or a local time (2026-03-02T09:00) read in
+--time-zone ZONE. Asks first unless --yes.`;
 
 /** `herald posts validate --help`. */
 export const VALIDATE_HELP = `Usage: herald posts validate [TEXT…] [options]
 
 Checks what herald posts create would send, against the destinations' rules, without storing
 anything. Takes create's options (--media takes asset ids only: nothing is uploaded). Prints "valid",
-or each problem (pointer, channel, code, detail) and exits 1.`;
+or each problem (pointer, channel, code, detail) and exits 1. With --when draft the draft is valid
+as it is; what publishing it would refuse is listed as warnings (exit 0).`;
 
 /** Each command's help by its name. */
 export const HELPS: Record<string, string> = {

@@ -8,7 +8,7 @@ import type { ProgressSink } from "./assets.ts";
 import { connect } from "./credentials.ts";
 import { UsageError } from "./errors.ts";
 import { clip, type CommandOutput, fields, json, moreHint, table, time } from "./format.ts";
-import { createPosts, EXACT_TIME, validatePosts } from "./posts-create.ts";
+import { createPosts, exactTimeOf, validatePosts } from "./posts-create.ts";
 import { GET_HELP, HELPS, LIST_HELP, postsHelp } from "./posts-help.ts";
 import { confirm } from "./prompt.ts";
 
@@ -146,9 +146,13 @@ async function action(verb: "cancel" | "retry" | "reschedule", args: string[]): 
     help,
   );
   if (flag(p, "help")) return HELPS[verb]!;
-  const [id, at] = p.positionals as [string, string | undefined];
-  if (at !== undefined && !(EXACT_TIME.test(at) && !Number.isNaN(Date.parse(at))))
-    throw new UsageError(`TIME must be an ISO 8601 time with a UTC offset, got ${JSON.stringify(at)}`);
+  const [id, given] = p.positionals as [string, string | undefined];
+  const at = given === undefined ? undefined : exactTimeOf(given, str(p, "time-zone"), "TIME");
+  if (at === null)
+    throw new UsageError(
+      "TIME must be an ISO 8601 time with a UTC offset, or without one and --time-zone, got " +
+        JSON.stringify(given),
+    );
   const body: Record<string, unknown> = { confirmed: true };
   if (flag(p, "acknowledge-duplicate-risk")) body.acknowledge_duplicate_risk = true;
   if (at !== undefined) body.scheduled_at = at;

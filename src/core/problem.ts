@@ -1,6 +1,6 @@
 /**
- * Stable error codes: the contract's four, DESIGN.md's table, the rails' 405/415/431 and the CLI
- * authorization's outcomes (docs/decisions.md).
+ * Stable error codes: the contract's four, DESIGN.md's table, the rails' 405/415/431, the CLI
+ * authorization's outcomes and what connecting an account can meet (docs/decisions.md).
  */
 const CATALOG = {
   public_invalid_request: {
@@ -114,6 +114,18 @@ const CATALOG = {
     category: "validation",
     userAction: "check_request",
   },
+  public_provider_credentials_refused: {
+    status: 422,
+    title: "Credentials refused by the network",
+    category: "validation",
+    userAction: "check_request",
+  },
+  public_provider_app_not_configured: {
+    status: 422,
+    title: "Network app not configured",
+    category: "configuration",
+    userAction: "contact_operator",
+  },
   public_precondition_required: {
     status: 428,
     title: "Precondition required",
@@ -143,6 +155,12 @@ const CATALOG = {
     title: "Provider error",
     category: "provider",
     userAction: "retry_later",
+  },
+  public_provider_unreachable: {
+    status: 502,
+    title: "Network unreachable",
+    category: "provider",
+    userAction: "check_request",
   },
   public_unavailable: {
     status: 503,

@@ -253,6 +253,38 @@ function networkFailure(input: {
   });
 }
 
+/** What each network failure code says about the way to the server, completing "Herald could not reach X: …". */
+const UNREACHABLE: [codes: string[], reason: string][] = [
+  [["ENOTFOUND", "EAI_AGAIN", "ETIMEOUT"], "its name does not resolve"],
+  [["ECONNREFUSED", "ConnectionRefused"], "the connection was refused"],
+  [["EHOSTUNREACH", "ENETUNREACH", "FailedToOpenSocket"], "there is no route to it"],
+  [
+    [
+      "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+      "CERT_HAS_EXPIRED",
+      "DEPTH_ZERO_SELF_SIGNED_CERT",
+      "SELF_SIGNED_CERT_IN_CHAIN",
+      "ERR_TLS_CERT_ALTNAME_INVALID",
+    ],
+    "its TLS certificate is not valid",
+  ],
+  [["timeout", "UND_ERR_CONNECT_TIMEOUT"], "it did not answer in time"],
+  [["ECONNRESET", "EPIPE", "ConnectionClosed"], "the connection broke off"],
+];
+
+/**
+ * Why a failure that got no answer from the network happened, for people ("its name does not
+ * resolve (ENOTFOUND)"), or null when the network did answer (a status) or the cause is not one of
+ * the ways to a server failing.
+ */
+export function unreachableReason(error: ProviderError): string | null {
+  if (error.statusCode !== null || error.errorCode === null) return null;
+  const code = error.errorCode;
+  const found = UNREACHABLE.find(([codes]) => codes.includes(code));
+  if (!found) return null;
+  return code === "timeout" ? found[1] : `${found[1]} (${code})`;
+}
+
 /** Bun puts the code on the error, Node's fetch on `error.cause`. */
 function errorCode(error: unknown): string | null {
   for (const candidate of [error, (error as { cause?: unknown } | null)?.cause]) {

@@ -297,6 +297,11 @@ export interface NetworkRules {
   channel: string;
   /** Name shown in messages ("Bluesky"). */
   displayName: string;
+  /**
+   * The limits an account of this network has unless it says otherwise when connected (a Mastodon
+   * instance tells its own): what a draft that names only the channel is checked against.
+   */
+  defaultLimits: ChannelLimits;
   /** TypeBox schema of `destination_options[channel]` (becomes part of the OpenAPI document), or null. */
   optionsSchema: TSchema | null;
   /**

@@ -257,9 +257,9 @@ describe("posts create", () => {
       message: "--when must be now, draft",
     },
     {
-      name: "a time without an offset",
+      name: "a time without an offset or a zone",
       args: ["hi", "--when", "2026-03-02T09:00:00"],
-      message: "--when must be",
+      message: "--when 2026-03-02T09:00:00 has no UTC offset: add one",
     },
     {
       name: "an unknown channel",

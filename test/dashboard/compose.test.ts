@@ -291,6 +291,21 @@ describe("the compose page", () => {
       expected: /is in the past/,
       status: 422,
     },
+    {
+      name: "a local time the clocks skip (the workspace is in Europe/Berlin)",
+      fields: { item_count: "1", item_0_text: "in the gap", at: "2026-03-29T02:30" } as Record<
+        string,
+        string
+      >,
+      destinations: () => [alice],
+      when: "at",
+      field: (screen: Screen) => screen.getByLabelText("Date and time (Europe/Berlin)"),
+      expected: new RegExp(
+        "^2026-03-29T02:30 does not exist in Europe/Berlin: the clocks move forward from \\+01:00 to " +
+          "\\+02:00 that day; choose another time\\.$",
+      ),
+      status: 400,
+    },
   ])("validation errors land next to their field: $name", async (c) => {
     const opened = await owner.get(page);
     const fields = {
@@ -339,6 +354,26 @@ describe("the compose page", () => {
     );
     expect(good.status).toBe(200);
     expect(noticesOf(good)).toContain("No problems found.");
+    expect((await v1("GET", "/posts?limit=100")).body.data.length).toBe(before);
+  });
+
+  test("Check with “Save as a draft” says the draft can be saved and shows what publishing would refuse", async () => {
+    const opened = await owner.get(page);
+    const before = (await v1("GET", "/posts?limit=100")).body.data.length;
+    const r = await postForm(
+      owner,
+      opened.text,
+      { item_count: "1", item_0_text: "b".repeat(600), when: "draft", op: "check" },
+      [["destination_ids", alice]],
+    );
+    expect(r.status).toBe(200);
+    expect(noticesOf(r)).toContain(
+      "The draft can be saved as it is, but publishing it would be refused for the problems shown.",
+    );
+    const screen = screenOf(r.text);
+    const problem = problemAt(screen, itemsOf(r.text)[0]!.textBox);
+    expect(problem.leadsThere).toBe(true);
+    expect(problem.said).toContain("alice.test: text is 600 characters; Bluesky allows 300");
     expect((await v1("GET", "/posts?limit=100")).body.data.length).toBe(before);
   });
 

@@ -22,6 +22,7 @@ const LIMITS: ChannelLimits = { maxCharacters: 280, maxImages: 2, maxVideos: 0, 
 export const EXAMPLE_RULES: NetworkRules = {
   channel: "example",
   displayName: "Example Social",
+  defaultLimits: LIMITS,
   optionsSchema: Type.Object(
     {
       audience: Type.Optional(

@@ -232,7 +232,7 @@ describe("Bluesky media", () => {
       ["/posts/0/media/1"],
     );
     const dry = ok(await a.validate(toBluesky({ media: [edge], destination_options: alts([edge]) })), 200);
-    expect(dry.body).toEqual({ object: "post_validation", valid: true, errors: [] });
+    expect(dry.body).toEqual({ object: "post_validation", valid: true, errors: [], warnings: [] });
   });
 
   test("an asset still uploading: preparing, then needs-attention at its time, or on its way once ready", async () => {
@@ -372,7 +372,8 @@ describe("X rules (an X destination row as a fixture)", () => {
     expect(ok(await a.get(late.id), 200).body.state).toBe("missed");
     w.s.clock.set("2026-05-02T10:00:00Z");
     expect(ok(await a.action(late.id, "retry", { confirmed: true }), 200).body.state).toBe("ready");
-    await w.s.server.engine.runUntilIdle(); // no X adapter yet: the attempt fails and gives the reservation back
+    // The attempt fails (the fixture's X cannot be reached) and gives the reservation back.
+    await w.s.server.engine.runUntilIdle();
     expect(ok(await a.get(late.id), 200).body.state).toBe("failed");
     // May holds one post ("in May"); 49 more fit.
     ok(
@@ -541,7 +542,7 @@ describe("connection sessions", () => {
       handle: "alice.test",
       app_password: "wrong-password",
     });
-    expectProblem(r, 422, "public_unpublishable", ["/app_password"]);
+    expectProblem(r, 422, "public_provider_credentials_refused", ["/app_password"]);
     expect(r.text).not.toContain("wrong-password");
     expectProblem(
       await connect(w.s, {

@@ -92,7 +92,10 @@ export async function setAssetReady(
  */
 export const X_APP_ENV = { HERALD_X_CLIENT_ID: "x-test-client", HERALD_X_CLIENT_SECRET: "x-test-secret" };
 
-/** Inserts a connected X destination (no X adapter exists yet); returns its id. */
+/**
+ * Inserts a connected X destination; returns its id. Its origin is a name that can never resolve
+ * (`.invalid`), so an attempt to publish there is refused before anything is sent, on any machine.
+ */
 export async function insertXDestination(s: TestServer, workspaceId: string): Promise<string> {
   const id = newId("dest");
   const now = s.clock.now();
@@ -105,7 +108,7 @@ export async function insertXDestination(s: TestServer, workspaceId: string): Pr
       handle: "herald",
       externalId: `x-${id.slice(-6)}`,
       profileImageUrl: null,
-      origin: "https://api.x.com",
+      origin: "https://api.x.invalid",
       credentialsSealed: s.herald.secrets.encrypt("{}"),
       limits: {},
       enabled: true,

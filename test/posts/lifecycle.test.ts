@@ -576,7 +576,7 @@ describe("states, listing and validation (now = 2026-03-01 12:00Z)", () => {
         }),
         200,
       );
-      expect(r.body).toEqual({ object: "post_validation", valid: true, errors: [] });
+      expect(r.body).toEqual({ object: "post_validation", valid: true, errors: [], warnings: [] });
     }
     expect(await countPosts(w.s)).toBe(before);
     expect(await listAll("?group=dry-run")).toEqual([]);

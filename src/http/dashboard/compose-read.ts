@@ -1,5 +1,5 @@
-import { DateTime } from "luxon";
 import { randomBase62 } from "../../lib/crypto.ts";
+import { localTimeInZone } from "../../lib/local-time.ts";
 import type { FieldErrors } from "./api.ts";
 import type { NetworkOptions } from "./compose-networks.ts";
 
@@ -123,11 +123,13 @@ function optionsOf(state: ComposeState, network: NetworkOptions | null): Record<
   return Object.keys(out).length ? out : null;
 }
 
-/** A `datetime-local` value in a time zone as an instant with its offset, or null. */
+/**
+ * A `datetime-local` value in a time zone as an instant with its offset, or null (not a date and
+ * time, or one the zone skips; a time it has twice is the first: `localTimeInZone`).
+ */
 export function localToInstant(at: string, timeZone: string): string | null {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(at)) return null;
-  const time = DateTime.fromISO(at, { zone: timeZone });
-  return time.isValid ? time.toISO({ suppressMilliseconds: true }) : null;
+  const zoned = localTimeInZone(at, timeZone);
+  return zoned.ok ? zoned.iso : null;
 }
 
 /** The Create Post body of the form (`at` already checked), one post per chosen destination. */

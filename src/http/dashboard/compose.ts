@@ -1,11 +1,11 @@
 import { roleAllows } from "../../modules/account/roles.ts";
+import { LOCAL_DATE_TIME, localTimeInZone } from "../../lib/local-time.ts";
 import { readForm } from "../pages/respond.ts";
 import { composeContent, formFields, type ComposeView, type LibraryAsset } from "./compose-form.ts";
 import {
   createBody,
   emptyState,
   formErrors,
-  localToInstant,
   readState,
   type ComposeDestination,
   type ComposeState,
@@ -181,8 +181,14 @@ async function submit(
   const fields = new Set(formFields({ state, ...lists }).keys());
   const own: FieldErrors = new Map();
   if (chosen.length === 0) own.set("/destination_ids", "Choose at least one destination.");
-  if (state.when === "at" && !localToInstant(state.at, r.workspace!.timeZone))
-    own.set("/at", "Enter the date and time to publish at.");
+  const zoned = state.when === "at" ? localTimeInZone(state.at, r.workspace!.timeZone) : null;
+  if (zoned && !zoned.ok) {
+    const typed = LOCAL_DATE_TIME.test(state.at);
+    own.set(
+      "/at",
+      typed ? `${zoned.detail}; choose another time.` : "Enter the date and time to publish at.",
+    );
+  }
   if (own.size) return show(r, lists, state, { errors: own, problems: [], status }, 400);
 
   const body = createBody(state, chosen, r.workspace!.timeZone);
@@ -192,8 +198,16 @@ async function submit(
     if (answer.status === 403) return forbidden(r);
     const found = answer.ok ? answer.body.errors : (answer.body?.errors ?? [{ detail: answer.body?.detail }]);
     const mapped = formErrors(found, { state, chosen, fields });
-    if (answer.ok && found.length === 0)
+    const warnings = answer.ok ? answer.body.warnings : [];
+    if (answer.ok && found.length === 0 && warnings.length === 0)
       return show(r, lists, state, { errors: new Map(), problems: [], status: "No problems found." }, 200);
+    if (answer.ok && found.length === 0) {
+      // A draft is saved as it is: its problems are what publishing it would refuse.
+      const warned = formErrors(warnings, { state, chosen, fields });
+      const saved =
+        "The draft can be saved as it is, but publishing it would be refused for the problems shown.";
+      return show(r, lists, state, { errors: warned.fields, problems: warned.other, status: saved }, 200);
+    }
     return show(
       r,
       lists,

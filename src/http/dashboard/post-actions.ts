@@ -27,9 +27,9 @@ export function postActionForms(routes: DashboardRoutes): void {
       const local = form.get("scheduled_at") ?? "";
       const values = { scheduled_at: local };
       const scheduledAt = fromLocalInput(local, r.workspace!.timeZone);
-      if (!scheduledAt)
-        return invalidInput(r, "reschedule", ACTION_POINTERS.scheduledAt, "Enter a date and time.", values);
-      const body = { confirmed: true, scheduled_at: scheduledAt, ...acknowledged(form) };
+      if ("problem" in scheduledAt)
+        return invalidInput(r, "reschedule", ACTION_POINTERS.scheduledAt, scheduledAt.problem, values);
+      const body = { confirmed: true, scheduled_at: scheduledAt.iso, ...acknowledged(form) };
       const answer = await verb(r, form, "reschedule", body);
       return answer.ok
         ? r.redirect(`${detail(r)}?notice=rescheduled`)
@@ -44,8 +44,8 @@ export function postActionForms(routes: DashboardRoutes): void {
       let when = "now";
       if (values.when_mode === "at") {
         const at = fromLocalInput(values.when_at, r.workspace!.timeZone);
-        if (!at) return invalidInput(r, "publish", ACTION_POINTERS.when, "Enter a date and time.", values);
-        when = at;
+        if ("problem" in at) return invalidInput(r, "publish", ACTION_POINTERS.when, at.problem, values);
+        when = at.iso;
       }
       if (!values.destination_id)
         return invalidInput(r, "publish", ACTION_POINTERS.destination, "Choose a destination.", values);

@@ -1,4 +1,5 @@
 import { DateTime } from "luxon";
+import { LOCAL_DATE_TIME, localTimeInZone } from "../../lib/local-time.ts";
 import { html, type Markup } from "../pages/html.ts";
 import type { Post } from "./api-resources.ts";
 import { badge } from "./ui.ts";
@@ -63,12 +64,13 @@ export function toLocalInput(at: string | null, zone: string): string {
 
 /**
  * A `datetime-local` value read in `zone` → the ISO instant with its UTC offset that the API wants,
- * or null when it is not a date and time. A wall time that a DST change skips moves forward.
+ * or what is wrong with it: not a date and time, or a time the zone skips (a time it has twice is
+ * the first: `localTimeInZone`).
  */
-export function fromLocalInput(value: string, zone: string): string | null {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value)) return null;
-  const local = DateTime.fromISO(value, { zone });
-  return local.isValid ? local.toISO({ suppressMilliseconds: true }) : null;
+export function fromLocalInput(value: string, zone: string): { iso: string } | { problem: string } {
+  if (!LOCAL_DATE_TIME.test(value)) return { problem: "Enter a date and time." };
+  const zoned = localTimeInZone(value, zone);
+  return zoned.ok ? { iso: zoned.iso } : { problem: `${zoned.detail}; choose another time.` };
 }
 
 /** A short "what you can do" line per state, shown on a post's page. */

@@ -200,18 +200,26 @@ export const PostParams = t.Object({ workspace_id: t.String(), post_id: t.String
 /** Query of GET one post. */
 export const GetPostQuery = t.Object({ include: t.Optional(t.Literal("attempts")) });
 
-/** The answer of POST /posts/validate. */
+/** One finding of a validation: where, which problem code, what, and the post's channel. */
+const ValidationFinding = t.Object({
+  pointer: t.String(),
+  code: t.String(),
+  detail: t.String(),
+  channel: t.Union([t.String(), t.Null()]),
+});
+
+/**
+ * The answer of POST /posts/validate: `valid` and `errors` are about this request; `warnings` (an
+ * addition) say what publishing drafts would refuse.
+ */
 export const PostValidation = t.Object({
   object: t.Literal("post_validation"),
   valid: t.Boolean(),
-  errors: t.Array(
-    t.Object({
-      pointer: t.String(),
-      code: t.String(),
-      detail: t.String(),
-      channel: t.Union([t.String(), t.Null()]),
-    }),
-  ),
+  errors: t.Array(ValidationFinding),
+  warnings: t.Array(ValidationFinding, {
+    description:
+      "For drafts: what publishing them would refuse (code public_unpublishable); empty otherwise.",
+  }),
 });
 
 /** Body of POST /posts/publish: the drafts (with their versions) and when they go out. */

@@ -269,6 +269,9 @@ const doc = {
   validate: operation({
     scope: "posts:read",
     summary: "Check a Create Post request without storing anything",
+    description:
+      "`valid` and `errors` say whether this request would be accepted. With `when: draft` a draft is " +
+      "accepted as it is, and `warnings` (same shape) say what publishing it would refuse.",
     tag,
     errors: [404],
   }),

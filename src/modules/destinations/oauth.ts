@@ -35,17 +35,20 @@ export function redirectUriOf(h: Herald, channel: string): string {
   return `${h.config.baseUrl}/oauth/callback/${channel}`;
 }
 
-/** 422 naming the variables an operator must set before a fixed-app network can be connected. */
-function appNotConfigured(channel: string): ProblemError {
+/**
+ * 422 `public_provider_app_not_configured` naming the variables an operator must set before a
+ * fixed-app network can be connected.
+ */
+function appNotConfigured(h: Herald, channel: string): ProblemError {
   const prefix = `HERALD_${channel.toUpperCase()}`;
   const missing = [`${prefix}_CLIENT_ID`, `${prefix}_CLIENT_SECRET`];
+  const name = h.providers.adapter(channel)?.displayName ?? channel;
   return new ProblemError(
-    "public_unpublishable",
-    `Connecting ${channel} needs Herald's app on that network: set ${missing.join(" and ")}.`,
+    "public_provider_app_not_configured",
+    `Connecting ${name} needs Herald's own app on ${name}, and this server has none yet: its operator ` +
+      `must set ${missing.join(" and ")} (docs/networks.md) and restart Herald.`,
     {
-      errors: [
-        { pointer: "/provider", code: "custom", detail: `app not configured: set ${missing.join(", ")}` },
-      ],
+      errors: [{ pointer: "/provider", code: "app_not_configured", detail: `set ${missing.join(" and ")}` }],
     },
   );
 }
@@ -59,7 +62,7 @@ async function appCredentials(h: Herald, adapter: OAuthAdapter, origin: string, 
   const channel = adapter.channel;
   if (adapter.connection.kind === "oauth" && adapter.connection.registration === "fixed-app") {
     const app = h.providers.app(channel);
-    if (!app?.clientId || !app.clientSecret) throw appNotConfigured(channel);
+    if (!app?.clientId || !app.clientSecret) throw appNotConfigured(h, channel);
     return { clientId: app.clientId, clientSecret: app.clientSecret };
   }
   const cached = await findOAuthApp(h.db, channel, origin, redirectUri);
@@ -115,7 +118,7 @@ export async function startOAuthConnection(args: {
   try {
     app = await appCredentials(h, adapter, origin, redirectUri);
   } catch (error) {
-    throw connectionProblem(error, "/instance_origin");
+    throw connectionProblem(error, { origin, step: { kind: "registration" } });
   }
   const state = randomBytes(24).toString("base64url");
   const { verifier, challenge } = createPkcePair();

@@ -25,7 +25,7 @@ import {
   type DestinationRow,
 } from "./repo.ts";
 import { startOAuthConnection } from "./oauth.ts";
-import { connectionProblem, saveDestinations } from "./save.ts";
+import { connectionProblem, saveDestinations, unreachableProblem } from "./save.ts";
 
 async function checkedOrigin(
   h: Herald,
@@ -36,6 +36,11 @@ async function checkedOrigin(
   const value = raw ?? fallback;
   if (!value) throw invalid(pointer, "is required for this provider");
   const check = await checkPublicOrigin(value, { allowPrivateNetwork: h.config.devAllowPrivateNetwork });
+  if (!check.ok && check.reason === "unresolvable") {
+    // Said at once, like any other way to the network failing: a person fixes the name or the DNS.
+    const code = /\(([A-Z_]+)\)$/.exec(check.detail)?.[1];
+    throw unreachableProblem(new URL(value).host, `its name does not resolve${code ? ` (${code})` : ""}`);
+  }
   if (!check.ok) throw originCheckProblem(check, pointer);
   const url = new URL(value);
   if (url.pathname !== "/" || url.search || url.hash)
@@ -115,7 +120,7 @@ async function connectWithPassword(
       password: input.app_password,
     });
   } catch (error) {
-    throw connectionProblem(error, "/app_password");
+    throw connectionProblem(error, { origin, step: { kind: "password", pointer: "/app_password" } });
   }
   return saveCompletedConnection({ ...args, origin, account });
 }

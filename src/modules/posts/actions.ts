@@ -13,7 +13,14 @@ import { postEtag } from "./present.ts";
 import { findFreeQueueSlot, type QueueSlot } from "./queue.ts";
 import { inPostsTransaction } from "./constraints.ts";
 import { deletePostRow, findAssets, findPost, updatePost, type PostRow } from "./repo.ts";
-import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
+import {
+  contentErrors,
+  exactTimeDetail,
+  parseWhen,
+  publicationErrors,
+  timeZoneErrors,
+  type PostContent,
+} from "./rules.ts";
 import { availableActions, type PostAction, type PostState } from "./states.ts";
 import { transitionPost, transitionPosts, type PostChanges, type PostMoveRequest } from "./transition.ts";
 
@@ -258,7 +265,10 @@ export async function reschedulePost(args: {
   requireLive(actor, "Scheduling needs a live API key.");
   const when = parseWhen(input.scheduled_at);
   if (!when || when.mode !== "exact")
-    throw invalid("/scheduled_at", "must be an ISO 8601 time with a UTC offset");
+    throw invalid(
+      "/scheduled_at",
+      exactTimeDetail(input.scheduled_at, "must be an ISO 8601 time with a UTC offset"),
+    );
   const zoneErrors = timeZoneErrors(input.time_zone, "/time_zone");
   if (zoneErrors.length)
     throw new ProblemError("public_invalid_request", zoneErrors[0]!.detail, { errors: zoneErrors });
@@ -355,7 +365,7 @@ function checkPublishRequest(input: PublishDraftsInput, actor: Actor, now: numbe
       {
         pointer: "/when",
         code: "custom",
-        detail: 'must be "now", "queue" or an ISO 8601 time with a UTC offset',
+        detail: exactTimeDetail(input.when, 'must be "now", "queue" or an ISO 8601 time with a UTC offset'),
       },
     ]);
   if (input.confirmed !== true)

@@ -11,7 +11,15 @@ import type { WorkspaceRow } from "../workspaces/repo.ts";
 import { findFreeQueueSlot, type QueueSlot } from "./queue.ts";
 import { inPostsTransaction } from "./constraints.ts";
 import { findAssets, findGroupDraft, type AssetRow, type PostRow } from "./repo.ts";
-import { contentErrors, parseWhen, publicationErrors, timeZoneErrors, type PostContent } from "./rules.ts";
+import {
+  contentErrors,
+  draftWarnings,
+  exactTimeDetail,
+  parseWhen,
+  publicationErrors,
+  timeZoneErrors,
+  type PostContent,
+} from "./rules.ts";
 import { enterPosts } from "./transition.ts";
 import { isMetered, reserveXUsage, usageMonth } from "./x-usage.ts";
 
@@ -89,6 +97,8 @@ interface Planned {
   content: PostContent;
   destination: DestinationRow | null;
   assets: AssetRow[];
+  /** A draft's: what publishing it would refuse. */
+  warnings: FieldError[];
 }
 
 /** Everything Create Post decides before writing: the rows to store, or the findings that refuse it. */
@@ -96,6 +106,8 @@ export interface CreatePlan {
   findings: Findings;
   rows: PostRow[];
   immediate: boolean;
+  /** For drafts: what publishing them would refuse (a draft is stored all the same). */
+  warnings: FieldError[];
 }
 
 async function resolveAssets(
@@ -133,7 +145,8 @@ export async function planCreatePosts(args: {
   await checkGroupDrafts(db, workspace.id, input.group, planned, draft, findings);
   const schedule = await scheduleOf({ db, workspace, input, when, planned, now }, findings);
   const rows = planned.map((p) => plannedRow({ workspace, input, when, schedule, now }, p));
-  return { findings, rows, immediate: when?.mode === "now" };
+  const warnings = planned.flatMap((p) => p.warnings);
+  return { findings, rows, immediate: when?.mode === "now", warnings };
 }
 
 type ParsedWhen = ReturnType<typeof parseWhen>;
@@ -146,8 +159,10 @@ function checkWhen(input: CreatePostsInput, actor: Actor, findings: Findings): P
       {
         pointer: "/when",
         code: "custom",
-        detail:
+        detail: exactTimeDetail(
+          input.when,
           'must be "now", "draft", "queue" or an ISO 8601 time with a UTC offset (e.g. 2026-05-01T09:00:00+02:00)',
+        ),
       },
     ]);
   const draft = when?.mode === "draft";
@@ -188,16 +203,23 @@ async function planItem(
   };
   findings.add("public_invalid_request", contentErrors(content, base));
   const assets = await resolveAssets(db, workspaceId, content.assetItems);
+  let warnings: FieldError[] = [];
   if (draft) {
-    for (const a of content.assetItems)
-      if (!assets.has(a.asset_id))
-        findings.add("public_unpublishable", [
-          { pointer: a.pointer, code: "custom", detail: `no asset ${a.asset_id} in this workspace` },
-        ]);
+    const unknown = content.assetItems.filter((a) => !assets.has(a.asset_id));
+    findings.add(
+      "public_unpublishable",
+      unknown.map((a) => ({
+        pointer: a.pointer,
+        code: "custom",
+        detail: `no asset ${a.asset_id} in this workspace`,
+      })),
+    );
+    const refused = new Set(unknown.map((a) => a.pointer));
+    warnings = draftWarnings(h, content, destination, assets, base).filter((w) => !refused.has(w.pointer));
   } else if (destination) {
     findings.add("public_unpublishable", publicationErrors(h, content, destination, assets, base));
   }
-  return { content, destination, assets: [...assets.values()] };
+  return { content, destination, assets: [...assets.values()], warnings };
 }
 
 /** The item's destination: required to publish or schedule; a draft may name a channel instead. */
@@ -429,7 +451,11 @@ export async function createPosts(args: {
   return { rows: plan.rows, immediate: plan.immediate };
 }
 
-/** The dry run: every finding of Create Post as `{pointer, code, detail, channel}`, nothing stored. */
+/**
+ * The dry run: every finding of Create Post as `{pointer, code, detail, channel}`, nothing stored.
+ * `valid` says whether this request would be accepted; for drafts, `warnings` (same shape, code
+ * `public_unpublishable`) say what publishing them would refuse.
+ */
 export async function validatePosts(args: {
   h: Herald;
   actor: Actor;
@@ -438,14 +464,21 @@ export async function validatePosts(args: {
 }) {
   const { h, workspace } = args;
   const plan = await planCreatePosts({ ...args, db: h.db, now: h.clock.now() });
-  const errors: { pointer: string; code: string; detail: string; channel: string | null }[] = [];
+  const channelAt = (pointer: string) => {
+    const index = /^\/posts\/(\d+)/.exec(pointer);
+    return index ? plan.rows[Number(index[1])]?.channel || null : null;
+  };
+  const errors: ValidationFinding[] = [];
   for (const [code, list] of plan.findings.byCode) {
-    for (const e of list) {
-      const index = /^\/posts\/(\d+)/.exec(e.pointer);
-      const channel = index ? plan.rows[Number(index[1])]?.channel || null : null;
-      errors.push({ pointer: e.pointer, code, detail: e.detail, channel });
-    }
+    for (const e of list)
+      errors.push({ pointer: e.pointer, code, detail: e.detail, channel: channelAt(e.pointer) });
   }
+  const warnings: ValidationFinding[] = plan.warnings.map((w) => ({
+    pointer: w.pointer,
+    code: "public_unpublishable",
+    detail: w.detail,
+    channel: channelAt(w.pointer),
+  }));
   const reservations = xReservations(plan.rows);
   if (plan.findings.byCode.size === 0 && reservations.size > 0) {
     try {
@@ -464,7 +497,15 @@ export async function validatePosts(args: {
       else if (!(error instanceof RollBack)) throw error;
     }
   }
-  return { object: "post_validation" as const, valid: errors.length === 0, errors };
+  return { object: "post_validation" as const, valid: errors.length === 0, errors, warnings };
+}
+
+/** One entry of a post_validation's `errors` or `warnings`. */
+interface ValidationFinding {
+  pointer: string;
+  code: string;
+  detail: string;
+  channel: string | null;
 }
 
 class RollBack extends Error {}

@@ -3,6 +3,7 @@ import type { Herald } from "../../herald.ts";
 import type { FieldError } from "../../core/problem.ts";
 import { isIP } from "node:net";
 import { isPrivateAddress } from "../../lib/network-guard.ts";
+import { LOCAL_DATE_TIME } from "../../lib/local-time.ts";
 import { isIanaTimeZone } from "../../lib/time-zone.ts";
 import { networkRules } from "../../providers/registry.ts";
 import type { ChannelLimits } from "../../providers/types.ts";
@@ -30,6 +31,16 @@ export function parseWhen(
   // Luxon refuses impossible dates (2027-02-30) that Date.parse would roll into March.
   const parsed = DateTime.fromISO(when, { setZone: true });
   return parsed.isValid ? { mode: "exact", at: parsed.toMillis() } : null;
+}
+
+/**
+ * The detail for a time that is not one the API takes: `expected` says what it takes; a local date
+ * and time without an offset (what people type) is told to add one, since `time_zone` does not
+ * supply it (the command line and the dashboard read local times in a zone before sending).
+ */
+export function exactTimeDetail(value: string, expected: string): string {
+  if (!LOCAL_DATE_TIME.test(value)) return expected;
+  return `${value} has no UTC offset: add one (like ${value}+01:00); time_zone does not supply it`;
 }
 
 /** Field errors for a `time_zone` value. */
@@ -109,6 +120,37 @@ export function publicationErrors(
         : `the destination is unavailable (${unavailableReason(h, destination)})`;
     errors.push({ pointer: `${base}/destination_id`, code: "custom", detail });
   }
+  return onePerPointer([...errors, ...contentPublicationErrors(h, content, destination, assets, base)]);
+}
+
+/**
+ * What publishing a draft would refuse (the draft itself is stored): the checks of
+ * `publicationErrors` against its destination, or, for a draft that names only its channel, against
+ * the network's default limits.
+ */
+export function draftWarnings(
+  h: Herald,
+  content: PostContent,
+  destination: DestinationRow | null,
+  assets: Map<string, AssetRow>,
+  base: string,
+): FieldError[] {
+  if (destination) return publicationErrors(h, content, destination, assets, base);
+  const network = h.providers.adapter(content.channel);
+  if (!network) return [];
+  const account = { limits: network.defaultLimits, externalId: "" };
+  return onePerPointer(contentPublicationErrors(h, content, account, assets, base));
+}
+
+/** The checks of a post's content against the network's rules and the account's limits. */
+function contentPublicationErrors(
+  h: Herald,
+  content: PostContent,
+  account: { limits: unknown; externalId: string },
+  assets: Map<string, AssetRow>,
+  base: string,
+): FieldError[] {
+  const errors: FieldError[] = [];
   for (const item of content.assetItems) {
     if (!assets.has(item.asset_id))
       errors.push({
@@ -149,9 +191,9 @@ export function publicationErrors(
         text,
         media,
         options: content.destinationOptions[content.channel] ?? {},
-        limits: destination.limits as unknown as ChannelLimits,
+        limits: account.limits as ChannelLimits,
         publicMediaUrls: publicMediaUrls(h),
-        externalId: destination.externalId,
+        externalId: account.externalId,
       })) {
         // An adapter points at "/media/<n>" of the item: translate that to where the request named the asset.
         const mediaIndex = /^\/media\/(\d+)/.exec(problem.pointer);
@@ -165,7 +207,11 @@ export function publicationErrors(
       }
     }
   });
-  // Herald's own check and the adapter's may both refuse the same item: one entry per pointer.
+  return errors;
+}
+
+/** Herald's own check and the adapter's may both refuse the same item: one entry per pointer. */
+function onePerPointer(errors: FieldError[]): FieldError[] {
   const seen = new Set<string>();
   return errors.filter((e) => !seen.has(e.pointer) && (seen.add(e.pointer), true));
 }

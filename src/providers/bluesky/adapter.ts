@@ -47,6 +47,7 @@ const BLUESKY_LABELS = ["sexual", "nudity", "porn", "graphic-media"];
 export const BLUESKY_RULES: NetworkRules = {
   channel: "bluesky",
   displayName: "Bluesky",
+  defaultLimits: BLUESKY_LIMITS,
   optionsSchema: Type.Object(
     {
       languages: Type.Optional(

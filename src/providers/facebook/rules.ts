@@ -27,6 +27,7 @@ export const FACEBOOK_REEL_SECONDS = { min: 3, max: 90 };
 export const FACEBOOK_RULES: NetworkRules = {
   channel: "facebook",
   displayName: "Facebook",
+  defaultLimits: FACEBOOK_LIMITS,
   optionsSchema: Type.Object(
     {
       link: Type.Optional(

@@ -38,6 +38,7 @@ export const INSTAGRAM_VIDEO_TYPES = ["video/mp4", "video/quicktime"];
 export const INSTAGRAM_RULES: NetworkRules = {
   channel: "instagram",
   displayName: "Instagram",
+  defaultLimits: INSTAGRAM_LIMITS,
   optionsSchema: Type.Object(
     {
       alt_text_by_asset_id: Type.Optional(

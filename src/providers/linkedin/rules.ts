@@ -29,6 +29,7 @@ const IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif"];
 export const LINKEDIN_RULES: NetworkRules = {
   channel: "linkedin",
   displayName: "LinkedIn",
+  defaultLimits: LINKEDIN_LIMITS,
   optionsSchema: Type.Object(
     {
       visibility: Type.Optional(

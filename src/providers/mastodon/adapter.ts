@@ -50,6 +50,7 @@ export type MastodonAdapter = Immediate<OAuthAdapter> &
 export const MASTODON_RULES: NetworkRules = {
   channel: "mastodon",
   displayName: "Mastodon",
+  defaultLimits: MASTODON_DEFAULT_LIMITS,
   optionsSchema: null,
   checkItem: (input) => checkMastodonItem(input),
   supportsThreads: true,

@@ -36,6 +36,7 @@ export const THREADS_REPLY_CONTROLS = ["everyone", "accounts_you_follow", "menti
 export const THREADS_RULES: NetworkRules = {
   channel: "threads",
   displayName: "Threads",
+  defaultLimits: THREADS_LIMITS,
   optionsSchema: Type.Object(
     {
       alt_text_by_asset_id: Type.Optional(

@@ -79,6 +79,7 @@ function typeOf(contentType: string): string {
 export const TIKTOK_RULES: NetworkRules = {
   channel: "tiktok",
   displayName: "TikTok",
+  defaultLimits: TIKTOK_LIMITS,
   optionsSchema: Type.Object(
     {
       privacy_level: Type.Optional(

@@ -119,6 +119,7 @@ function positiveLimits(limits: Partial<ChannelLimits> | null | undefined): Part
 export const X_RULES: NetworkRules = {
   channel: "x",
   displayName: "X",
+  defaultLimits: X_LIMITS,
   optionsSchema: Type.Object(
     {
       alt_text_by_asset_id: Type.Optional(

@@ -34,6 +34,7 @@ const ANGLE_BRACKETS = /[<>]/;
 export const YOUTUBE_RULES: NetworkRules = {
   channel: "youtube",
   displayName: "YouTube",
+  defaultLimits: YOUTUBE_LIMITS,
   optionsSchema: Type.Object(
     {
       privacy_status: Type.Optional(
