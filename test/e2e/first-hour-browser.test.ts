@@ -1,8 +1,8 @@
 // The first hour of a new installation, end to end in headless Chromium (issue 26, "The front door"):
 // `herald serve` on an empty data dir with a real SMTP catcher → `/` → /setup with the link the server
 // printed → the dashboard → sign out → a second person signs up from /login → confirms the address
-// from the caught e-mail → `herald login` approved on /device. Each step is named in STEPS, so a step
-// can be put between two others (the forgot-password step goes between sign-out and the second signup).
+// from the caught e-mail → `herald login` approved on /device, with a forgotten password renewed through
+// /password-reset between. Each step is named in STEPS, so a step can be put between two others.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
@@ -13,7 +13,12 @@ import { herald } from "../cli/helpers.ts";
 import { BUN, MAIN, ROOT, cleanEnv, type HeraldChild, spawnHerald } from "../helpers/process.ts";
 import { CHROMIUM, expectAccessible } from "./dashboard-kit.ts";
 
-const OWNER = { email: "owner@example.com", name: "Ada Lovelace", password: "correct horse battery staple" };
+const OWNER = {
+  email: "owner@example.com",
+  name: "Ada Lovelace",
+  password: "correct horse battery staple",
+  newPassword: "the analytical engine weaves algebra",
+};
 const SECOND = {
   email: "grace@example.com",
   name: "Grace Hopper",
@@ -138,7 +143,41 @@ const STEPS: { name: string; run: (hour: Hour) => Promise<void> }[] = [
       expect(await page.getByRole("status").innerText()).toBe("You are signed out.");
     },
   },
-  // The forgot-password step (a new password through /password-reset and the caught mail) goes here.
+  {
+    name: "forgot the password: a new one through the e-mailed link",
+    async run({ smtp, page }) {
+      await page.getByRole("link", { name: "Forgot your password?" }).click();
+      expect(await heading(page)).toBe("Forgot your password?");
+      await expectAccessible(page, "/password-reset");
+      await page.getByLabel("E-mail address").fill(OWNER.email);
+      await page.getByRole("button", { name: "Send the link" }).click();
+      await page.waitForLoadState();
+      expect(await heading(page)).toBe("Check your e-mail");
+      const link = await eventually("the password reset e-mail", () =>
+        linkInMail(smtp, OWNER.email, "/password-reset/"),
+      );
+      await page.goto(link);
+      expect(await heading(page)).toBe("Choose a new password");
+      await page.getByLabel("Password", { exact: true }).fill(OWNER.newPassword);
+      await page.getByLabel("Password again").fill(OWNER.newPassword);
+      await page.getByRole("button", { name: "Set the new password" }).click();
+      await page.waitForLoadState();
+      expect(await heading(page)).toBe("Your password is changed");
+      // The old password no longer opens the dashboard; the new one does.
+      await page.getByRole("link", { name: "Sign in" }).click();
+      await page.getByLabel("E-mail address").fill(OWNER.email);
+      await page.getByLabel("Password").fill(OWNER.password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.waitForLoadState();
+      expect(new URL(page.url()).pathname).toBe("/login");
+      await page.getByLabel("Password").fill(OWNER.newPassword);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.waitForURL("**/dashboard");
+      expect(await heading(page)).toBe(OWNER.name);
+      await page.getByRole("button", { name: "Sign out", exact: true }).click();
+      await page.waitForURL("**/login?signed_out=1");
+    },
+  },
   {
     name: "a second person signs up from /login",
     async run({ page }) {
@@ -201,7 +240,7 @@ const STEPS: { name: string; run: (hour: Hour) => Promise<void> }[] = [
   },
 ];
 
-test("the first hour: / → setup → dashboard → sign out → a second signup → confirmation → herald login", async () => {
+test("the first hour: / → setup → dashboard → sign out → forgot password → a second signup → confirmation → herald login", async () => {
   const page = await browser.newPage();
   const hour: Hour = { server, smtp, page, dir };
   const done: string[] = [];
