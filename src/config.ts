@@ -32,11 +32,10 @@ export interface Config {
   billing: BillingConfig;
   signup: "open" | "closed";
   /**
-   * Whether a new account waits for its address to be confirmed (HERALD_SIGNUP_CONFIRM_EMAIL, `on`).
-   * `off` is accepted only without HERALD_SMTP_URL, and even then confirmation is asked for whenever a
-   * mail transport exists: it only lets an installation without mail use accounts at once.
+   * Whether a new account waits for its address to be confirmed (HERALD_SIGNUP_CONFIRM_EMAIL): `auto`
+   * (default) when mail can be sent, i.e. HERALD_SMTP_URL is set; `on` always; `off` never.
    */
-  signupConfirmEmail: boolean;
+  signupConfirmEmail: "auto" | "on" | "off";
   /** POST /v1/signup-intents and /v1/cli-authorizations per client address per hour, together. */
   signupRequestsPerHour: number;
   /** Requests per minute per credential before 429. */
@@ -284,10 +283,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (allowPrivate !== "0" && allowPrivate !== "1")
     throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got ${shown(allowPrivate)}`);
   const mailFrom = text(env, "HERALD_MAIL_FROM", "Herald <herald@localhost>");
-  const confirmEmail = oneOf(env, "HERALD_SIGNUP_CONFIRM_EMAIL", ["on", "off"] as const, "on");
-  // With SMTP configured every address can be confirmed, so skipping it would only weaken signup.
-  if (confirmEmail === "off" && text(env, "HERALD_SMTP_URL", null) !== null)
-    throw new ConfigError("HERALD_SIGNUP_CONFIRM_EMAIL=off is only allowed without HERALD_SMTP_URL");
+  const confirmEmail = oneOf(env, "HERALD_SIGNUP_CONFIRM_EMAIL", ["auto", "on", "off"] as const, "auto");
   const accessLog = text(env, "HERALD_ACCESS_LOG", "1");
   if (accessLog !== "0" && accessLog !== "1") {
     throw new ConfigError(`HERALD_ACCESS_LOG must be 0 or 1, got ${shown(accessLog)}`);
@@ -319,7 +315,7 @@ export function loadConfig(env: Env = process.env): Config {
     billingMode,
     billing: billingConfig(env, billingMode),
     signup: oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
-    signupConfirmEmail: confirmEmail === "on",
+    signupConfirmEmail: confirmEmail,
     signupRequestsPerHour: integer(env, "HERALD_SIGNUP_REQUESTS_PER_HOUR", 20, 1, 1_000_000),
     rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     authFailuresPerMinute: integer(env, "HERALD_AUTH_FAILURES_PER_MINUTE", 20, 1, 1_000_000),
