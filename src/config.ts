@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { parseCidrList } from "./lib/client-address.ts";
 
 /** Everything Herald can be configured with; read once from HERALD_* variables by `loadConfig`. */
 export interface Config {
@@ -42,6 +43,11 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Failed authentications (401) per minute per client address before every request from it is 429. */
   authFailuresPerMinute: number;
+  /**
+   * The reverse proxies whose `X-Forwarded-For` names the client (HERALD_TRUSTED_PROXIES, CIDR ranges
+   * or addresses); empty: the socket's peer is the client.
+   */
+  trustedProxies: string[];
   /** One structured log line per request (HERALD_ACCESS_LOG=0 turns it off). */
   accessLog: boolean;
   /** When set (HERALD_METRICS_TOKEN), GET /metrics requires it as a bearer token. */
@@ -284,6 +290,14 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got ${shown(allowPrivate)}`);
   const mailFrom = text(env, "HERALD_MAIL_FROM", "Herald <herald@localhost>");
   const confirmEmail = oneOf(env, "HERALD_SIGNUP_CONFIRM_EMAIL", ["auto", "on", "off"] as const, "auto");
+  const trustedProxies = text(env, "HERALD_TRUSTED_PROXIES", "")
+    .split(/[\s,]+/)
+    .filter((entry) => entry !== "");
+  try {
+    parseCidrList(trustedProxies.join(","));
+  } catch (error) {
+    throw new ConfigError(`HERALD_TRUSTED_PROXIES: ${(error as Error).message} (use e.g. 10.0.0.0/8, ::1)`);
+  }
   const accessLog = text(env, "HERALD_ACCESS_LOG", "1");
   if (accessLog !== "0" && accessLog !== "1") {
     throw new ConfigError(`HERALD_ACCESS_LOG must be 0 or 1, got ${shown(accessLog)}`);
@@ -319,6 +333,7 @@ export function loadConfig(env: Env = process.env): Config {
     signupRequestsPerHour: integer(env, "HERALD_SIGNUP_REQUESTS_PER_HOUR", 20, 1, 1_000_000),
     rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     authFailuresPerMinute: integer(env, "HERALD_AUTH_FAILURES_PER_MINUTE", 20, 1, 1_000_000),
+    trustedProxies,
     accessLog: accessLog === "1",
     metricsToken: text(env, "HERALD_METRICS_TOKEN", null),
     devAllowPrivateNetwork: allowPrivate === "1",
