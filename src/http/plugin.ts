@@ -59,8 +59,8 @@ export type ClientAddress = (request: Request) => string;
 export const JSON_PARSER = "heraldJson";
 
 /**
- * The plugin every route module `use`s: the `scope` macro (refuse an address past its failed
- * authentications, authenticate, check scope, rate limit, the workspace, the subscription's
+ * The plugin every route module `use`s: the `scope` macro (authenticate, answering 429 instead of 401
+ * once an address has used up its failed authentications, check scope, rate limit, the workspace, the subscription's
  * entitlement, before body validation so an anonymous
  * caller gets 401, not 400) and the size-limited JSON
  * parser. The parser is registered again on the root app, where the compiled routes look it up
@@ -78,8 +78,6 @@ export function heraldPlugin(
     .macro({
       scope: (required: RouteScope) => ({
         async transform({ request, params, route, set }) {
-          // Looking up the peer address costs; it is needed only once some address has failed.
-          if (failures.active) failures.check(clientAddress(request), h.clock.now());
           let actor: Actor;
           const internal = internalActors.get(request);
           if (internal) {
@@ -90,8 +88,14 @@ export function heraldPlugin(
               const authorization = request.headers.get("authorization");
               actor = await authenticate(h, { authorization, required, requestId: requestIdOf(request) });
             } catch (error) {
-              if (error instanceof ProblemError && error.status === 401)
-                failures.fail(clientAddress(request), h.clock.now());
+              // A valid key is never refused for its address's failures (a proxy's or an office's
+              // address is shared); further failures are 429 once the address has used up its own.
+              if (error instanceof ProblemError && error.status === 401) {
+                const address = clientAddress(request);
+                const now = h.clock.now();
+                failures.check(address, now);
+                failures.fail(address, now);
+              }
               throw error;
             }
           limiter.hit(actor.credentialId, h.clock.now());
