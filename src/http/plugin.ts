@@ -8,6 +8,7 @@ import { FailedAuthLimiter, RateLimiter } from "./rate-limit.ts";
 import type { RouteScope } from "../core/scopes.ts";
 import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 import { BILLING_WARNING_HEADER, checkEntitlement } from "../modules/billing/entitlement.ts";
+import { refusedWhileUnconfirmed, requireConfirmedAccount } from "../modules/signup/unconfirmed.ts";
 
 // Per-request values set in early hooks and read by later ones (the Request object is the key).
 const requestIds = new WeakMap<Request, string>();
@@ -60,7 +61,8 @@ export const JSON_PARSER = "heraldJson";
 
 /**
  * The plugin every route module `use`s: the `scope` macro (authenticate, answering 429 instead of 401
- * once an address has used up its failed authentications, check scope, rate limit, the workspace, the subscription's
+ * once an address has used up its failed authentications, check scope, rate limit, the workspace, an
+ * unconfirmed address's refusals (signup/unconfirmed.ts), the subscription's
  * entitlement, before body validation so an anonymous
  * caller gets 401, not 400) and the size-limited JSON
  * parser. The parser is registered again on the root app, where the compiled routes look it up
@@ -102,6 +104,8 @@ export function heraldPlugin(
           // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
           const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
           if (workspaceId !== undefined) workspaces.set(request, await requireWorkspace(actor, workspaceId));
+          // An account whose address is unconfirmed looks around but creates nothing (the table's writes).
+          if (refusedWhileUnconfirmed(request.method, route)) await requireConfirmedAccount(h.db, actor);
           // The subscription's one rule (402 for work-creating writes while read-only; a warning header
           // in grace), after the workspace so a foreign workspace stays 404 (docs/billing.md).
           const warning = await checkEntitlement(h, {

@@ -22,7 +22,8 @@ export function overviewPages(routes: DashboardRoutes): void {
           : "";
       const confirmation = awaiting
         ? html`<div class="notice warn"><p>Confirm <strong>${r.session.email}</strong> with the link we
-e-mailed you: until then the account's command line keys are held back.</p>
+e-mailed you: until then you can look around, but not create API keys, invitations, destinations or
+posts, and the command line's key is held back. An account left unconfirmed for 7 days is deleted.</p>
 ${r.query.get("resent") === "1" ? html`<p role="status">A new link is on its way.</p>` : ""}
 ${buttonForm({
   action: "/dashboard/resend-confirmation",

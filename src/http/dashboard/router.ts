@@ -3,6 +3,7 @@ import type { Herald } from "../../herald.ts";
 import type { Actor } from "../../core/actor.ts";
 import { sessionActor } from "../../modules/account/roles.ts";
 import type { PageSession } from "../../modules/sessions/service.ts";
+import { ProblemError } from "../../core/problem.ts";
 import { requestIdOf } from "../plugin.ts";
 import {
   type Browser,
@@ -111,7 +112,7 @@ export function dashboardRouter(
         path,
         async ({ request, params }) => {
           const r = await open(request, (params ?? {}) as Record<string, string>);
-          return r instanceof Response ? r : handler(r);
+          return r instanceof Response ? r : unconfirmedShown(r, () => handler(r));
         },
         hidden,
       );
@@ -125,7 +126,7 @@ export function dashboardRouter(
           const r = await open(request, (params ?? {}) as Record<string, string>);
           if (r instanceof Response) return r;
           if (!formFromThisBrowser(h, r.browser, form)) return refused(r);
-          return handler(r, form);
+          return unconfirmedShown(r, () => handler(r, form));
         },
         { ...hidden, parse: "none" as const },
       );
@@ -139,7 +140,7 @@ export function dashboardRouter(
           if (r instanceof Response) return r;
           const token = new URLSearchParams({ csrf_token: request.headers.get("x-csrf-token") ?? "" });
           if (!formFromThisBrowser(h, r.browser, token)) return refused(r);
-          return handler(r);
+          return unconfirmedShown(r, () => handler(r));
         },
         { ...hidden, parse: "none" as const },
       );
@@ -150,7 +151,7 @@ export function dashboardRouter(
         path,
         async ({ request, params }) => {
           const r = await open(request, (params ?? {}) as Record<string, string>);
-          return r instanceof Response ? r : handler(r);
+          return r instanceof Response ? r : unconfirmedShown(r, () => handler(r));
         },
         { ...hidden, parse: "none" as const },
       );
@@ -159,6 +160,30 @@ export function dashboardRouter(
   };
   register(routes);
   return app;
+}
+
+/**
+ * Runs a handler; a write refused because the account's address is not confirmed yet (403
+ * `public_email_unconfirmed`, from the API or the key form) becomes one page that says so and offers
+ * to send the link again, whichever page asked.
+ */
+async function unconfirmedShown(r: DashboardRequest, run: () => Response | Promise<Response>) {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof ProblemError) || error.code !== "public_email_unconfirmed") throw error;
+    return r.render(
+      "Confirm your address first",
+      html`<h1>Confirm your address first</h1>
+<div class="notice warn" role="alert"><p>${error.detail}</p>
+<p>We sent the link to <strong>${r.session.email}</strong>.</p>
+<form method="post" action="/dashboard/resend-confirmation" class="inline">
+<input type="hidden" name="csrf_token" value="${r.csrf}">
+<button type="submit" class="secondary">Send the link again</button></form></div>
+<p><a href="/dashboard">Back to your account</a></p>`,
+      { status: 403 },
+    );
+  }
 }
 
 /**

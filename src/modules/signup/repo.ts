@@ -91,3 +91,15 @@ export async function markAddressConfirmed(db: Db, userId: string, at: number): 
     .set({ confirmedAt: at })
     .where(and(eq(emailConfirmations.userId, userId), isNull(emailConfirmations.confirmedAt)));
 }
+
+/** Whether an account has an unconfirmed address (its owner signed up and has not confirmed yet). */
+export async function hasUnconfirmedAccount(db: Db, accountId: string): Promise<boolean> {
+  const { emailConfirmations } = tablesOf(db);
+  const row = await db
+    .select({ id: emailConfirmations.id })
+    .from(emailConfirmations)
+    .where(and(eq(emailConfirmations.accountId, accountId), isNull(emailConfirmations.confirmedAt)))
+    .limit(1)
+    .then(firstRow);
+  return row !== undefined;
+}
