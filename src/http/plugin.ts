@@ -12,6 +12,7 @@ import { refusedWhileUnconfirmed, requireConfirmedAccount } from "../modules/sig
 
 // Per-request values set in early hooks and read by later ones (the Request object is the key).
 const requestIds = new WeakMap<Request, string>();
+const clientRequestIds = new WeakMap<Request, string>();
 const actors = new WeakMap<Request, Actor>();
 const workspaces = new WeakMap<Request, WorkspaceRow>();
 const routes = new WeakMap<Request, string>();
@@ -28,14 +29,33 @@ export function actAs(request: Request, actor: Actor): Request {
   return request;
 }
 
-/** The request id assigned to a request in onRequest. */
+/** Herald's own id of a request, assigned in onRequest (audit records and logs name it). */
 export function requestIdOf(request: Request): string {
   return requestIds.get(request) ?? "req_unknown";
 }
 
-/** Records the request id of a request (done once, in onRequest). */
-export function setRequestId(request: Request, id: string): void {
-  requestIds.set(request, id);
+/** The caller's valid `Service-Request-Id`, or null when it sent none (never trusted as Herald's own). */
+export function clientRequestIdOf(request: Request): string | null {
+  return clientRequestIds.get(request) ?? null;
+}
+
+/**
+ * The id a response carries in `Service-Request-Id` and a problem's `request_id`: the caller's when
+ * valid (the contract echoes it), else Herald's own.
+ */
+export function answeredRequestIdOf(request: Request): string {
+  return clientRequestIds.get(request) ?? requestIdOf(request);
+}
+
+/**
+ * Records a request's ids (done once, in onRequest). An in-process request of the dashboard keeps the
+ * ids of the page request it serves.
+ */
+export function setRequestIds(request: Request, ids: { own: string; client: string | null }): void {
+  const internal = internalActors.get(request);
+  requestIds.set(request, internal?.requestId ?? ids.own);
+  const client = internal ? (internal.clientRequestId ?? null) : ids.client;
+  if (client !== null) clientRequestIds.set(request, client);
 }
 
 /** The credential that authenticated a request, once the scope macro has checked it. */
@@ -83,12 +103,17 @@ export function heraldPlugin(
           let actor: Actor;
           const internal = internalActors.get(request);
           if (internal) {
-            actor = { ...internal, requestId: requestIdOf(request) };
+            actor = {
+              ...internal,
+              requestId: requestIdOf(request),
+              clientRequestId: clientRequestIdOf(request),
+            };
             requireScope(actor, required);
           } else
             try {
               const authorization = request.headers.get("authorization");
               actor = await authenticate(h, { authorization, required, requestId: requestIdOf(request) });
+              actor.clientRequestId = clientRequestIdOf(request);
             } catch (error) {
               // A valid key is never refused for its address's failures (a proxy's or an office's
               // address is shared); further failures are 429 once the address has used up its own.

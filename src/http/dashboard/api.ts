@@ -57,7 +57,8 @@ export class DashboardApi {
     path: string,
     options: { body?: unknown; idempotencyKey?: string; ifMatch?: string } = {},
   ): Promise<ApiAnswer<T>> {
-    const headers: Record<string, string> = { "service-request-id": this.actor.requestId };
+    // No Service-Request-Id: an in-process request keeps the ids of the page request (plugin.ts).
+    const headers: Record<string, string> = {};
     if (options.body !== undefined) headers["content-type"] = "application/json";
     if (options.idempotencyKey) headers["idempotency-key"] = options.idempotencyKey;
     if (options.ifMatch) headers["if-match"] = options.ifMatch;

@@ -4,7 +4,7 @@ import type { Actor } from "../../core/actor.ts";
 import { sessionActor } from "../../modules/account/roles.ts";
 import type { PageSession } from "../../modules/sessions/service.ts";
 import { ProblemError } from "../../core/problem.ts";
-import { requestIdOf } from "../plugin.ts";
+import { clientRequestIdOf, requestIdOf } from "../plugin.ts";
 import {
   type Browser,
   browserOf,
@@ -203,7 +203,10 @@ async function openDashboardRequest(
     const next = request.method === "GET" ? url.pathname + url.search : "/dashboard";
     return redirect(h, browser, `/login?next=${encodeURIComponent(next)}`);
   }
-  const actor = sessionActor(session, requestIdOf(request));
+  const actor = {
+    ...sessionActor(session, requestIdOf(request)),
+    clientRequestId: clientRequestIdOf(request),
+  };
   const api = new DashboardApi(handle, actor);
   const csrf = csrfOf(h, browser);
   const workspaces = await navigationWorkspaces(api);
