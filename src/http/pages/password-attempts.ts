@@ -33,7 +33,8 @@ export class PasswordAttempts {
   private readonly byAccount = new FailedAuthLimiter(
     ACCOUNT_FAILURES,
     ACCOUNT_WINDOW_MS,
-    "failed sign-ins to this account in 15 minutes from new browsers; sign in from a browser you used before, or reset the password",
+    "failed sign-ins to this account in 15 minutes from new browsers; " +
+      "sign in from a browser you used before, or reset the password",
   );
   private readonly byBrowser: FailedAuthLimiter;
 
