@@ -7,7 +7,7 @@ import { inTransaction } from "../../src/db/transaction.ts";
 import { WRITE_OPERATIONS } from "../../src/modules/billing/work.ts";
 import { markAddressConfirmed } from "../../src/modules/signup/repo.ts";
 import { REFUSED_WHILE_UNCONFIRMED } from "../../src/modules/signup/unconfirmed.ts";
-import { pathOf, TestBrowser } from "../helpers/browser.ts";
+import { hiddenFields, pathOf, TestBrowser } from "../helpers/browser.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { screenOf, textOf } from "../helpers/screen.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -122,6 +122,10 @@ describe("before the address is confirmed", () => {
       .from(tables.apiKeys)
       .where(eq(tables.apiKeys.accountId, accountId));
     expect(keys.map((k) => k.name)).not.toContain("Sneaky");
+    // The page's button sends a new link.
+    const action = "/dashboard/resend-confirmation";
+    const resend = await browser.post(action, hiddenFields(r.text, action));
+    expect([resend.status, resend.location]).toEqual([303, "/dashboard?resent=1"]);
   });
 
   test("a dashboard write through the API shows the same page (an invitation)", async () => {
