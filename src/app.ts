@@ -3,13 +3,21 @@ import { docsUrl, type Herald } from "./herald.ts";
 import { fieldErrorsFromSchemaIssues } from "./http/validation.ts";
 import { readJsonBody } from "./http/body-limit.ts";
 import { AllowedMethods } from "./http/methods.ts";
-import { heraldPlugin, JSON_PARSER, requestIdOf, setRequestId, setRoute } from "./http/plugin.ts";
+import {
+  answeredRequestIdOf,
+  clientRequestIdOf,
+  heraldPlugin,
+  JSON_PARSER,
+  requestIdOf,
+  setRequestIds,
+  setRoute,
+} from "./http/plugin.ts";
 import type { ClientAddress } from "./http/plugin.ts";
 import { ProblemError, problemResponse } from "./core/problem.ts";
 import { storageFault, storageProblem } from "./core/storage-problem.ts";
 import { FailedAuthLimiter, RateLimiter } from "./http/rate-limit.ts";
 import { checkNoNul, checkQueryRepeats, checkRequestHead } from "./http/request-head.ts";
-import { requestIdFor } from "./http/request-id.ts";
+import { clientRequestIdFrom, newRequestId } from "./http/request-id.ts";
 import type { Scheduler } from "./jobs/scheduler.ts";
 import { accountRoutes } from "./http/routes/account.ts";
 import { assetRoutes, assetTransferRoutes } from "./http/routes/assets.ts";
@@ -110,11 +118,14 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
   return mountRoutes(app, h, rails, options, clientAddress);
 }
 
-/** Every request: its id (answered in `service-request-id`), then the checks of its head and URL. */
+/**
+ * Every request: its ids (Herald's own, and the caller's Service-Request-Id, which is echoed in the
+ * answer as the contract says), then the checks of its head and URL.
+ */
 function startRequest(request: Request, headers: Record<string, unknown>): void {
-  const id = requestIdFor(request.headers.get("service-request-id"));
-  setRequestId(request, id);
-  headers["service-request-id"] = id;
+  const client = clientRequestIdFrom(request.headers.get("service-request-id"));
+  setRequestIds(request, { own: newRequestId(), client });
+  headers["service-request-id"] = answeredRequestIdOf(request);
   checkRequestHead(request);
   checkQueryRepeats(request.url);
   checkNoNul(request.url);
@@ -132,7 +143,8 @@ interface RequestFailure {
 /** The problem document answering any error of a request (405, 4xx problems, 503, else 500). */
 function errorResponse(h: Herald, allowed: AllowedMethods, failure: RequestFailure): Response {
   const { code, error, request, route, path } = failure;
-  const requestId = requestIdOf(request);
+  const requestId = answeredRequestIdOf(request);
+  const ids = { request_id: requestIdOf(request), client_request_id: clientRequestIdOf(request) };
   if (route) setRoute(request, route);
   const wrongMethod = code === "NOT_FOUND" ? methodNotAllowed(allowed, request.method, path) : null;
   const problem = wrongMethod ?? toProblem(code, error);
@@ -141,7 +153,7 @@ function errorResponse(h: Herald, allowed: AllowedMethods, failure: RequestFailu
   const unavailable = storageProblem(error, h.config.dataDir);
   if (unavailable) {
     h.logger.error("storage unavailable", {
-      request_id: requestId,
+      ...ids,
       route: route || "(no route)",
       fault: storageFault(error, h.config.dataDir),
       error: error instanceof Error ? error.message : String(error),
@@ -149,7 +161,7 @@ function errorResponse(h: Herald, allowed: AllowedMethods, failure: RequestFailu
     return problemResponse(unavailable, requestId, docsUrl(h));
   }
   h.logger.error("unhandled error", {
-    request_id: requestId,
+    ...ids,
     method: request.method,
     // The route pattern, not the path: page paths carry one-time tokens (/signup/{token}).
     route: route || "(no route)",

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { parseCidrList } from "./lib/client-address.ts";
 
 /** Everything Herald can be configured with; read once from HERALD_* variables by `loadConfig`. */
 export interface Config {
@@ -33,17 +34,21 @@ export interface Config {
   /** HERALD_SIGNUP; null when unset: the installation's own setting decides (modules/installation). */
   signup: "open" | "closed" | null;
   /**
-   * Whether a new account waits for its address to be confirmed (HERALD_SIGNUP_CONFIRM_EMAIL, `on`).
-   * `off` is accepted only without HERALD_SMTP_URL, and even then confirmation is asked for whenever a
-   * mail transport exists: it only lets an installation without mail use accounts at once.
+   * Whether a new account waits for its address to be confirmed (HERALD_SIGNUP_CONFIRM_EMAIL): `auto`
+   * (default) when mail can be sent, i.e. HERALD_SMTP_URL is set; `on` always; `off` never.
    */
-  signupConfirmEmail: boolean;
+  signupConfirmEmail: "auto" | "on" | "off";
   /** POST /v1/signup-intents and /v1/cli-authorizations per client address per hour, together. */
   signupRequestsPerHour: number;
   /** Requests per minute per credential before 429. */
   rateLimitPerMinute: number;
   /** Failed authentications (401) per minute per client address before every request from it is 429. */
   authFailuresPerMinute: number;
+  /**
+   * The reverse proxies whose `X-Forwarded-For` names the client (HERALD_TRUSTED_PROXIES, CIDR ranges
+   * or addresses); empty: the socket's peer is the client.
+   */
+  trustedProxies: string[];
   /** One structured log line per request (HERALD_ACCESS_LOG=0 turns it off). */
   accessLog: boolean;
   /** When set (HERALD_METRICS_TOKEN), GET /metrics requires it as a bearer token. */
@@ -285,10 +290,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (allowPrivate !== "0" && allowPrivate !== "1")
     throw new ConfigError(`HERALD_DEV_ALLOW_PRIVATE_NETWORK must be 0 or 1, got ${shown(allowPrivate)}`);
   const mailFrom = text(env, "HERALD_MAIL_FROM", "Herald <herald@localhost>");
-  const confirmEmail = oneOf(env, "HERALD_SIGNUP_CONFIRM_EMAIL", ["on", "off"] as const, "on");
-  // With SMTP configured every address can be confirmed, so skipping it would only weaken signup.
-  if (confirmEmail === "off" && text(env, "HERALD_SMTP_URL", null) !== null)
-    throw new ConfigError("HERALD_SIGNUP_CONFIRM_EMAIL=off is only allowed without HERALD_SMTP_URL");
+  const confirmEmail = oneOf(env, "HERALD_SIGNUP_CONFIRM_EMAIL", ["auto", "on", "off"] as const, "auto");
+  const trustedProxies = text(env, "HERALD_TRUSTED_PROXIES", "")
+    .split(/[\s,]+/)
+    .filter((entry) => entry !== "");
+  try {
+    parseCidrList(trustedProxies.join(","));
+  } catch (error) {
+    throw new ConfigError(`HERALD_TRUSTED_PROXIES: ${(error as Error).message} (use e.g. 10.0.0.0/8, ::1)`);
+  }
   const accessLog = text(env, "HERALD_ACCESS_LOG", "1");
   if (accessLog !== "0" && accessLog !== "1") {
     throw new ConfigError(`HERALD_ACCESS_LOG must be 0 or 1, got ${shown(accessLog)}`);
@@ -323,10 +333,11 @@ export function loadConfig(env: Env = process.env): Config {
       text(env, "HERALD_SIGNUP", null) === null
         ? null
         : oneOf(env, "HERALD_SIGNUP", ["open", "closed"] as const, "open"),
-    signupConfirmEmail: confirmEmail === "on",
+    signupConfirmEmail: confirmEmail,
     signupRequestsPerHour: integer(env, "HERALD_SIGNUP_REQUESTS_PER_HOUR", 20, 1, 1_000_000),
     rateLimitPerMinute: integer(env, "HERALD_RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     authFailuresPerMinute: integer(env, "HERALD_AUTH_FAILURES_PER_MINUTE", 20, 1, 1_000_000),
+    trustedProxies,
     accessLog: accessLog === "1",
     metricsToken: text(env, "HERALD_METRICS_TOKEN", null),
     devAllowPrivateNetwork: allowPrivate === "1",

@@ -22,6 +22,7 @@ import type { MailTransport } from "./modules/mail/transport.ts";
 import { createProviderRegistry, type NetworkDefinition } from "./providers/registry.ts";
 import { createGuardedFetch } from "./lib/guarded-fetch.ts";
 import { armWebhookWake } from "./modules/webhooks/wake.ts";
+import { parseCidrList, TrustedProxies } from "./lib/client-address.ts";
 
 /**
  * The master secret: HERALD_SECRET_KEY, or `<dataDir>/secret.key`, created (mode 0600) on first
@@ -177,10 +178,16 @@ export function startServer(herald: Herald, options: { startJobs?: boolean } = {
   const engine = new PublishingEngine(herald);
   const scheduler = new Scheduler(herald, serverJobs(engine));
   const originals = new WeakMap<Request, Request>();
+  // X-Forwarded-For is believed only from the operator's proxies (docs/operations.md).
+  const proxies = new TrustedProxies(parseCidrList(herald.config.trustedProxies.join(",")));
   const app = buildApp(herald, {
     scheduler: () => scheduler,
     engine: () => engine,
-    clientAddress: (request) => server.requestIP(originals.get(request) ?? request)?.address ?? "unknown",
+    clientAddress: (request) =>
+      proxies.clientOf(
+        server.requestIP(originals.get(request) ?? request)?.address ?? "unknown",
+        proxies.empty ? null : request.headers.get("x-forwarded-for"),
+      ),
   });
   raiseNativeHeaderLimit();
   const accessLog = herald.config.accessLog;

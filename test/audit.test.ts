@@ -20,6 +20,7 @@ interface AuditRecord {
   workspace_id: string | null;
   target: { type: string; id: string };
   request_id: string | null;
+  client_request_id: string | null;
   created_at: string;
 }
 
@@ -46,9 +47,9 @@ async function credentialIdOf(key: string): Promise<string> {
   return (await s.request("GET", "/v1/account", { key })).body.authentication.credential_id;
 }
 
-/** The one record written by the request with this Service-Request-Id. */
+/** The one record written by the request with this Service-Request-Id (the caller's, kept apart). */
 async function recordOf(requestId: string): Promise<AuditRecord> {
-  const matches = (await allRecords()).filter((r) => r.request_id === requestId);
+  const matches = (await allRecords()).filter((r) => r.client_request_id === requestId);
   expect(matches).toHaveLength(1);
   return matches[0]!;
 }
@@ -122,9 +123,13 @@ describe("successful writes are recorded", () => {
         object: "audit_record",
         ...w.expected(r),
         credential_id: credentialId,
-        request_id: requestId,
+        request_id: expect.stringMatching(/^req_[a-z0-9]+$/),
+        client_request_id: requestId,
         created_at: new Date(s.clock.now()).toISOString(),
       });
+      // The answer echoes the caller's id, as the contract says; the record keeps Herald's own apart.
+      expect(r.headers.get("service-request-id")).toBe(requestId);
+      expect(record.request_id).not.toBe(requestId);
     });
   }
 
@@ -132,7 +137,26 @@ describe("successful writes are recorded", () => {
     const r = await s.request("POST", "/v1/workspaces", { body: { name: "Generated id" } });
     const generated = r.headers.get("service-request-id")!;
     expect(generated).toMatch(/^req_/);
-    expect((await recordOf(generated)).target.id).toBe(r.body.id);
+    const [record] = (await allRecords()).filter((a) => a.request_id === generated);
+    expect(record).toMatchObject({ client_request_id: null, target: { id: r.body.id } });
+  });
+
+  test("a caller cannot make its record carry another request's id", async () => {
+    const earlier = await s.request("PATCH", `/v1/workspaces/${s.owner.workspaceId}`, {
+      body: { name: "First" },
+    });
+    const victimId = earlier.headers.get("service-request-id")!;
+    const forged = await s.request("PATCH", `/v1/workspaces/${s.owner.workspaceId}`, {
+      body: { name: "Second" },
+      headers: withRequestId(victimId),
+    });
+    expect(forged.headers.get("service-request-id")).toBe(victimId);
+    const records = (await allRecords()).filter((a) => a.request_id === victimId);
+    expect(records).toHaveLength(1);
+    expect(records[0]!.client_request_id).toBeNull();
+    const theirs = (await allRecords()).filter((a) => a.client_request_id === victimId);
+    expect(theirs).toHaveLength(1);
+    expect(theirs[0]!.request_id).not.toBe(victimId);
   });
 
   test("an idempotent replay records nothing more", async () => {
@@ -224,7 +248,7 @@ describe("failed writes record nothing", () => {
       const requestId = newRequestId();
       expect((await f.run(requestId)).status).toBe(f.status);
       expect(await countAuditRows()).toBe(before);
-      expect((await allRecords()).some((r) => r.request_id === requestId)).toBe(false);
+      expect((await allRecords()).some((r) => r.client_request_id === requestId)).toBe(false);
     });
   }
 });

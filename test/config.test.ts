@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { ConfigError, loadConfig } from "../src/config.ts";
+import type { Herald } from "../src/herald.ts";
+import { emailConfirmationRequired } from "../src/modules/signup/confirmation.ts";
 
 /** The ConfigError `loadConfig(env)` throws (fails the test when it does not throw one). */
 function configError(env: Record<string, string>): ConfigError {
@@ -223,5 +225,39 @@ describe("secrets never reach a message", () => {
     expect(configError({ HERALD_SECRET_KEY: "tiny-secret" }).message).not.toContain("tiny-secret");
     const s3 = configError({ ...S3_ENV, HERALD_S3_BUCKET: "" });
     expect(s3.message).not.toContain("s3-secret-value");
+  });
+});
+
+describe("HERALD_SIGNUP_CONFIRM_EMAIL", () => {
+  /** What emailConfirmationRequired answers for a setting, with or without a mail transport. */
+  function required(setting: string | undefined, withMail: boolean): boolean {
+    const config = loadConfig(setting === undefined ? {} : { HERALD_SIGNUP_CONFIRM_EMAIL: setting });
+    const mail = withMail ? { send: async () => {} } : null;
+    return emailConfirmationRequired({ config, mail } as unknown as Herald);
+  }
+
+  test("auto by default: on with a mail transport (HERALD_SMTP_URL), off without", () => {
+    expect(loadConfig({}).signupConfirmEmail).toBe("auto");
+    expect(required(undefined, false)).toBe(false);
+    expect(required(undefined, true)).toBe(true);
+    expect(required("auto", false)).toBe(false);
+    expect(required("auto", true)).toBe(true);
+  });
+
+  test("on and off are what the operator says, mail or not", () => {
+    expect(required("on", false)).toBe(true);
+    expect(required("on", true)).toBe(true);
+    expect(required("off", false)).toBe(false);
+    expect(required("off", true)).toBe(false);
+    const smtp = "smtp://mail.example:25";
+    expect(loadConfig({ HERALD_SIGNUP_CONFIRM_EMAIL: "off", HERALD_SMTP_URL: smtp }).signupConfirmEmail).toBe(
+      "off",
+    );
+  });
+
+  test("any other value stops the start with a message naming the variable and the choices", () => {
+    expect(configError({ HERALD_SIGNUP_CONFIRM_EMAIL: "yes" }).message).toBe(
+      'HERALD_SIGNUP_CONFIRM_EMAIL must be one of auto, on, off, got "yes"',
+    );
   });
 });

@@ -154,7 +154,9 @@ describe("unknown routes and crashes", () => {
       expect(r.body.retryable).toBe(true);
       expect(r.text).not.toMatch(/sqlite|Database|at .*\.ts/i);
       const logged = t.logs.map((l) => JSON.parse(l)).find((l) => l.message === "unhandled error");
-      expect(logged.request_id).toBe("crash-1");
+      // Herald's own id, and the caller's apart (the answer echoes the caller's).
+      expect(logged.request_id).toMatch(/^req_/);
+      expect(logged.client_request_id).toBe("crash-1");
       // The route pattern, never the path (hosted pages carry one-time tokens in theirs).
       expect(logged).toMatchObject({ route: "/v1/workspaces", method: "GET" });
       expect(logged.path).toBeUndefined();

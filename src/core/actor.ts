@@ -19,8 +19,10 @@ export interface Actor {
   /** Selected workspaces; empty when the mode is `all`. */
   workspaceIds: string[];
   expiresAt: number | null;
-  /** The request this act belongs to (audit records and connection sessions keep it). */
+  /** Herald's own id of the request this act belongs to (audit records and connection sessions keep it). */
   requestId: string;
+  /** The caller's `Service-Request-Id` (audit records keep it apart: the caller can write anything). */
+  clientRequestId?: string | null;
 }
 
 /** Whether the actor may use a workspace of its account (ownership is checked by the caller's query). */
@@ -37,6 +39,16 @@ export function requireLive(
 }
 
 /** The fields an audit record takes from the actor. */
-export function auditActorOf(actor: Actor): { accountId: string; credentialId: string; requestId: string } {
-  return { accountId: actor.accountId, credentialId: actor.credentialId, requestId: actor.requestId };
+export function auditActorOf(actor: Actor): {
+  accountId: string;
+  credentialId: string;
+  requestId: string;
+  clientRequestId: string | null;
+} {
+  return {
+    accountId: actor.accountId,
+    credentialId: actor.credentialId,
+    requestId: actor.requestId,
+    clientRequestId: actor.clientRequestId ?? null,
+  };
 }

@@ -45,6 +45,12 @@ const CATALOG = {
     category: "permission",
     userAction: "check_credentials",
   },
+  public_email_unconfirmed: {
+    status: 403,
+    title: "Address not confirmed",
+    category: "permission",
+    userAction: "check_credentials",
+  },
   public_cli_authorization_denied: {
     status: 403,
     title: "CLI authorization denied",

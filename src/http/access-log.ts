@@ -1,5 +1,5 @@
 import type { Logger } from "../lib/logger.ts";
-import { credentialIdOf, requestIdOf, routeOf } from "./plugin.ts";
+import { clientRequestIdOf, credentialIdOf, requestIdOf, routeOf } from "./plugin.ts";
 
 /**
  * Writes the access-log line of one request: method, the route pattern it matched (never the raw
@@ -13,6 +13,7 @@ export function logAccess(logger: Logger, request: Request, status: number, star
     status,
     duration_ms: Math.round((performance.now() - startedAt) * 100) / 100,
     request_id: requestIdOf(request),
+    client_request_id: clientRequestIdOf(request),
     credential_id: credentialIdOf(request),
   });
 }

@@ -34,7 +34,9 @@ const STATUS_TEXT: Record<number, string> = {
   400: "Invalid request (public_invalid_request)",
   401: "Missing or invalid API key (public_authentication_required)",
   402: "The subscription does not permit it (public_subscription_required) or a usage limit",
-  403: "The API key lacks the scope (public_scope_missing) or is not live",
+  403:
+    "The API key lacks the scope (public_scope_missing), is not live, or its account's address is not " +
+    "confirmed yet (public_email_unconfirmed)",
   404: "Not found, or a workspace the key cannot use (public_not_found)",
   405: "The path does not support this method (public_method_not_allowed); see Allow",
   409: "Conflict with current state or an earlier request",

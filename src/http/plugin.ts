@@ -8,9 +8,11 @@ import { FailedAuthLimiter, RateLimiter } from "./rate-limit.ts";
 import type { RouteScope } from "../core/scopes.ts";
 import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 import { BILLING_WARNING_HEADER, checkEntitlement } from "../modules/billing/entitlement.ts";
+import { refusedWhileUnconfirmed, requireConfirmedAccount } from "../modules/signup/unconfirmed.ts";
 
 // Per-request values set in early hooks and read by later ones (the Request object is the key).
 const requestIds = new WeakMap<Request, string>();
+const clientRequestIds = new WeakMap<Request, string>();
 const actors = new WeakMap<Request, Actor>();
 const workspaces = new WeakMap<Request, WorkspaceRow>();
 const routes = new WeakMap<Request, string>();
@@ -27,14 +29,33 @@ export function actAs(request: Request, actor: Actor): Request {
   return request;
 }
 
-/** The request id assigned to a request in onRequest. */
+/** Herald's own id of a request, assigned in onRequest (audit records and logs name it). */
 export function requestIdOf(request: Request): string {
   return requestIds.get(request) ?? "req_unknown";
 }
 
-/** Records the request id of a request (done once, in onRequest). */
-export function setRequestId(request: Request, id: string): void {
-  requestIds.set(request, id);
+/** The caller's valid `Service-Request-Id`, or null when it sent none (never trusted as Herald's own). */
+export function clientRequestIdOf(request: Request): string | null {
+  return clientRequestIds.get(request) ?? null;
+}
+
+/**
+ * The id a response carries in `Service-Request-Id` and a problem's `request_id`: the caller's when
+ * valid (the contract echoes it), else Herald's own.
+ */
+export function answeredRequestIdOf(request: Request): string {
+  return clientRequestIds.get(request) ?? requestIdOf(request);
+}
+
+/**
+ * Records a request's ids (done once, in onRequest). An in-process request of the dashboard keeps the
+ * ids of the page request it serves.
+ */
+export function setRequestIds(request: Request, ids: { own: string; client: string | null }): void {
+  const internal = internalActors.get(request);
+  requestIds.set(request, internal?.requestId ?? ids.own);
+  const client = internal ? (internal.clientRequestId ?? null) : ids.client;
+  if (client !== null) clientRequestIds.set(request, client);
 }
 
 /** The credential that authenticated a request, once the scope macro has checked it. */
@@ -59,8 +80,9 @@ export type ClientAddress = (request: Request) => string;
 export const JSON_PARSER = "heraldJson";
 
 /**
- * The plugin every route module `use`s: the `scope` macro (refuse an address past its failed
- * authentications, authenticate, check scope, rate limit, the workspace, the subscription's
+ * The plugin every route module `use`s: the `scope` macro (authenticate, answering 429 instead of 401
+ * once an address has used up its failed authentications, check scope, rate limit, the workspace, an
+ * unconfirmed address's refusals (signup/unconfirmed.ts), the subscription's
  * entitlement, before body validation so an anonymous
  * caller gets 401, not 400) and the size-limited JSON
  * parser. The parser is registered again on the root app, where the compiled routes look it up
@@ -78,26 +100,37 @@ export function heraldPlugin(
     .macro({
       scope: (required: RouteScope) => ({
         async transform({ request, params, route, set }) {
-          // Looking up the peer address costs; it is needed only once some address has failed.
-          if (failures.active) failures.check(clientAddress(request), h.clock.now());
           let actor: Actor;
           const internal = internalActors.get(request);
           if (internal) {
-            actor = { ...internal, requestId: requestIdOf(request) };
+            actor = {
+              ...internal,
+              requestId: requestIdOf(request),
+              clientRequestId: clientRequestIdOf(request),
+            };
             requireScope(actor, required);
           } else
             try {
               const authorization = request.headers.get("authorization");
               actor = await authenticate(h, { authorization, required, requestId: requestIdOf(request) });
+              actor.clientRequestId = clientRequestIdOf(request);
             } catch (error) {
-              if (error instanceof ProblemError && error.status === 401)
-                failures.fail(clientAddress(request), h.clock.now());
+              // A valid key is never refused for its address's failures (a proxy's or an office's
+              // address is shared); further failures are 429 once the address has used up its own.
+              if (error instanceof ProblemError && error.status === 401) {
+                const address = clientAddress(request);
+                const now = h.clock.now();
+                failures.check(address, now);
+                failures.fail(address, now);
+              }
               throw error;
             }
           limiter.hit(actor.credentialId, h.clock.now());
           // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
           const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
           if (workspaceId !== undefined) workspaces.set(request, await requireWorkspace(actor, workspaceId));
+          // An account whose address is unconfirmed looks around but creates nothing (the table's writes).
+          if (refusedWhileUnconfirmed(request.method, route)) await requireConfirmedAccount(h.db, actor);
           // The subscription's one rule (402 for work-creating writes while read-only; a warning header
           // in grace), after the workspace so a foreign workspace stays 404 (docs/billing.md).
           const warning = await checkEntitlement(h, {

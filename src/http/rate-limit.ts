@@ -35,41 +35,46 @@ export class RateLimiter {
 }
 
 /**
- * Failed authentications per client address in fixed one-minute windows, in memory (per process):
- * past the limit every request from the address is 429 until the window ends, before its key is
- * looked at, so keys cannot be guessed quickly. Successful authentications are not counted.
+ * Failures per key (a client address, an account, a browser) in fixed windows, in memory (per
+ * process): once a key has used up its failures, `check` throws 429 with Retry-After until the window
+ * ends. Successes are not counted. What a caller refuses with it is the caller's choice: the API
+ * refuses only further failures (a valid key is never refused), the sign-in page refuses to check a
+ * password at all (a password can be guessed; a key cannot).
  */
 export class FailedAuthLimiter {
   private windows = new Map<string, { start: number; count: number }>();
 
-  constructor(private readonly perMinute: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs = 60_000,
+    private readonly what = `failed authentications a minute from this address`,
+  ) {}
 
-  /** Whether any address has failed lately (when none has, `check` need not know the address). */
+  /** Whether any key has failed lately (when none has, `check` need not know the key). */
   get active(): boolean {
     return this.windows.size > 0;
   }
 
-  /** Throws 429 with Retry-After when `address` has used up its failures in the current window. */
-  check(address: string, now: number): void {
-    const windowStart = now - (now % 60_000);
-    const window = this.windows.get(address);
-    if (!window || window.start !== windowStart || window.count < this.perMinute) return;
-    const retryAfter = Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000));
-    const detail = `More than ${this.perMinute} failed authentications a minute from this address.`;
-    throw new ProblemError("public_rate_limited", detail, { retryAfter });
+  /** Throws 429 with Retry-After when `key` has used up its failures in the current window. */
+  check(key: string, now: number): void {
+    const windowStart = now - (now % this.windowMs);
+    const window = this.windows.get(key);
+    if (!window || window.start !== windowStart || window.count < this.limit) return;
+    const retryAfter = Math.max(1, Math.ceil((windowStart + this.windowMs - now) / 1000));
+    throw new ProblemError("public_rate_limited", `More than ${this.limit} ${this.what}.`, { retryAfter });
   }
 
-  /** Counts one failed authentication from `address` at `now`. */
-  fail(address: string, now: number): void {
-    const windowStart = now - (now % 60_000);
-    const window = this.windows.get(address);
+  /** Counts one failure of `key` at `now`. */
+  fail(key: string, now: number): void {
+    const windowStart = now - (now % this.windowMs);
+    const window = this.windows.get(key);
     if (window && window.start === windowStart) {
       window.count += 1;
       return;
     }
     if (this.windows.size > 10_000) {
-      for (const [key, old] of this.windows) if (old.start !== windowStart) this.windows.delete(key);
+      for (const [old, w] of this.windows) if (w.start !== windowStart) this.windows.delete(old);
     }
-    this.windows.set(address, { start: windowStart, count: 1 });
+    this.windows.set(key, { start: windowStart, count: 1 });
   }
 }

@@ -9,6 +9,7 @@ import { refreshDueAnalytics } from "../modules/analytics/refresh.ts";
 import { webhookJobs } from "../modules/webhooks/jobs.ts";
 import { chatJobs } from "../modules/chat/jobs.ts";
 import { raiseDueQuantities } from "../modules/billing/quantity.ts";
+import { deleteUnconfirmedAccounts } from "../modules/signup/cleanup.ts";
 import type { Job } from "./scheduler.ts";
 
 /** Every recurring job of the server; `engine` is this process's publishing engine. */
@@ -36,6 +37,8 @@ export function serverJobs(engine: PublishingEngine): Job[] {
       run: (h) => inTransaction(h.db, (tx) => deleteExpiredIdempotencyKeys(tx, h.clock.now())),
     },
     { id: "assets-cleanup", pattern: "0 23 * * * *", run: (h) => cleanupAssets(h) },
+    // Accounts whose address stayed unconfirmed for 7 days go, with everything of them (docs/signup.md).
+    { id: "unconfirmed-accounts", pattern: "0 41 * * * *", run: (h) => deleteUnconfirmedAccounts(h) },
     // Published posts' numbers, as their cadence comes due (and within seconds of an on-demand refresh).
     {
       id: "analytics-refresh",

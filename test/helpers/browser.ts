@@ -19,6 +19,8 @@ export interface PageResponse {
  */
 export class TestBrowser {
   readonly cookies = new Map<string, string>();
+  /** Headers sent with every request (e.g. the `x-forwarded-for` a trusted proxy would add). */
+  readonly headers: Record<string, string> = {};
 
   constructor(private readonly s: Pick<TestServer, "url">) {}
 
@@ -28,7 +30,7 @@ export class TestBrowser {
     path: string,
     form?: Record<string, string> | [string, string][] | FormData,
   ): Promise<PageResponse> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...this.headers };
     const jar = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
     if (jar) headers.cookie = jar;
     let body: string | FormData | undefined;

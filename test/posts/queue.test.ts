@@ -350,6 +350,27 @@ describe("moving queued posts (Europe/Berlin, now = Monday 2026-11-02 07:00 CET)
     );
   });
 
+  test("a test key cannot move a post (403 like reschedule); the post keeps its time", async () => {
+    const key = await w.s.createKey({ environment: "test" });
+    const base = `/v1/workspaces/${w.ws}/posts`;
+    const before = ok(await a.get(first.id), 200).body;
+    const body = {
+      confirmed: true,
+      local_date: "2026-11-06",
+      posts: [{ id: first.id, expected_scheduled_at: before.scheduled_at }],
+    };
+    const moved = await w.s.request("POST", `${base}/move`, { key, body });
+    const rescheduled = await w.s.request("POST", `${base}/${first.id}/reschedule`, {
+      key,
+      body: { confirmed: true, scheduled_at: "2026-11-06T10:00:00+01:00" },
+    });
+    expectProblem(moved, 403, "public_live_credential_required");
+    expectProblem(rescheduled, 403, "public_live_credential_required");
+    const shape = (r: typeof moved) => ({ ...r.body, instance: null, request_id: null });
+    expect(shape(moved)).toEqual(shape(rescheduled));
+    expect(ok(await a.get(first.id), 200).body.scheduled_at).toBe(before.scheduled_at);
+  });
+
   test("confirmed is required, and expected_scheduled_at needs an offset", async () => {
     expectProblem(
       await move("2026-11-06", [{ id: first.id, expected_scheduled_at: "2026-11-05T01:30:00.000Z" }], {}),

@@ -64,7 +64,7 @@ describe("POST /v1/me/revoke", () => {
     expect(records.find((r: { action: string }) => r.action === "api_key.revoked")).toMatchObject({
       credential_id: id,
       target: { type: "api_key", id },
-      request_id: "revoke-audit",
+      client_request_id: "revoke-audit",
     });
   });
 });

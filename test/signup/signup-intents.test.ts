@@ -272,15 +272,6 @@ describe("rate limit per client address", () => {
 });
 
 describe("settings", () => {
-  test("HERALD_SIGNUP_CONFIRM_EMAIL is on by default; off only without HERALD_SMTP_URL", () => {
-    expect(loadConfig({}).signupConfirmEmail).toBe(true);
-    expect(loadConfig({ HERALD_SIGNUP_CONFIRM_EMAIL: "off" }).signupConfirmEmail).toBe(false);
-    expect(() =>
-      loadConfig({ HERALD_SIGNUP_CONFIRM_EMAIL: "off", HERALD_SMTP_URL: "smtp://mail.example:25" }),
-    ).toThrow(new ConfigError("HERALD_SIGNUP_CONFIRM_EMAIL=off is only allowed without HERALD_SMTP_URL"));
-    expect(() => loadConfig({ HERALD_SIGNUP_CONFIRM_EMAIL: "no" })).toThrow(ConfigError);
-  });
-
   test("HERALD_SIGNUP_REQUESTS_PER_HOUR defaults to 20 and must be a positive integer", () => {
     expect(loadConfig({}).signupRequestsPerHour).toBe(20);
     expect(loadConfig({ HERALD_SIGNUP_REQUESTS_PER_HOUR: "5" }).signupRequestsPerHour).toBe(5);

@@ -324,10 +324,10 @@ describe("e-mail confirmation", () => {
   });
 });
 
-describe("without SMTP, confirmation on (the default)", () => {
+describe("without SMTP, HERALD_SIGNUP_CONFIRM_EMAIL=on", () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer();
+    s = await startTestServer({ env: { HERALD_SIGNUP_CONFIRM_EMAIL: "on" } });
   });
   afterAll(async () => {
     await s.stop();

@@ -122,7 +122,10 @@ export function defineAccountTables(b: TableBuilders) {
       workspaceId: b.text("workspace_id"),
       targetType: b.text("target_type").notNull(),
       targetId: b.text("target_id").notNull(),
+      /** Herald's own id of the request that made the change (`req_…`, never the caller's). */
       requestId: b.text("request_id"),
+      /** The caller's `Service-Request-Id`, as sent (null when none): kept apart, as it is the caller's word. */
+      clientRequestId: b.text("client_request_id"),
       createdAt: b.integer("created_at").notNull(),
     },
     (t) => [b.index("audit_records_account").on(t.accountId, t.id)],

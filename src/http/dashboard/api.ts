@@ -1,4 +1,5 @@
 import type { Actor } from "../../core/actor.ts";
+import { ProblemError } from "../../core/problem.ts";
 import { actAs } from "../plugin.ts";
 import type { Listing, Problem } from "./api-resources.ts";
 
@@ -56,7 +57,8 @@ export class DashboardApi {
     path: string,
     options: { body?: unknown; idempotencyKey?: string; ifMatch?: string } = {},
   ): Promise<ApiAnswer<T>> {
-    const headers: Record<string, string> = { "service-request-id": this.actor.requestId };
+    // No Service-Request-Id: an in-process request keeps the ids of the page request (plugin.ts).
+    const headers: Record<string, string> = {};
     if (options.body !== undefined) headers["content-type"] = "application/json";
     if (options.idempotencyKey) headers["idempotency-key"] = options.idempotencyKey;
     if (options.ifMatch) headers["if-match"] = options.ifMatch;
@@ -68,6 +70,9 @@ export class DashboardApi {
     const response = await this.handle(actAs(request, this.actor));
     const text = await response.text();
     const json = /json/.test(response.headers.get("content-type") ?? "") && text ? JSON.parse(text) : null;
+    // One answer every page shows the same way (router.ts): confirm your address first.
+    if (response.status === 403 && json?.code === "public_email_unconfirmed")
+      throw new ProblemError("public_email_unconfirmed", json.detail);
     const answered = { status: response.status, headers: response.headers };
     return response.ok ? { ...answered, ok: true, body: json as T } : { ...answered, ok: false, body: json };
   }

@@ -28,7 +28,8 @@ account; who may sign up can be changed under <a href="/dashboard/server">Server
             r.h.mail
               ? "with the link we e-mailed you"
               : "(this server sends no e-mail yet: its operator can confirm the address)"
-          }: until then the account's command line keys are held back.</p>
+          }: until then you can look around, but not create API keys, invitations, destinations or posts,
+and the command line's key is held back. An account left unconfirmed for 7 days is deleted.</p>
 ${r.query.get("resent") === "1" ? html`<p role="status">A new link is on its way.</p>` : ""}
 ${buttonForm({
   action: "/dashboard/resend-confirmation",

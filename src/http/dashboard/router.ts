@@ -4,7 +4,8 @@ import type { Actor } from "../../core/actor.ts";
 import { sessionActor } from "../../modules/account/roles.ts";
 import { mayManageInstallation } from "../../modules/installation/service.ts";
 import type { PageSession } from "../../modules/sessions/service.ts";
-import { requestIdOf } from "../plugin.ts";
+import { ProblemError } from "../../core/problem.ts";
+import { clientRequestIdOf, requestIdOf } from "../plugin.ts";
 import {
   type Browser,
   browserOf,
@@ -112,7 +113,7 @@ export function dashboardRouter(
         path,
         async ({ request, params }) => {
           const r = await open(request, (params ?? {}) as Record<string, string>);
-          return r instanceof Response ? r : handler(r);
+          return r instanceof Response ? r : unconfirmedShown(r, () => handler(r));
         },
         hidden,
       );
@@ -126,7 +127,7 @@ export function dashboardRouter(
           const r = await open(request, (params ?? {}) as Record<string, string>);
           if (r instanceof Response) return r;
           if (!formFromThisBrowser(h, r.browser, form)) return refused(r);
-          return handler(r, form);
+          return unconfirmedShown(r, () => handler(r, form));
         },
         { ...hidden, parse: "none" as const },
       );
@@ -140,7 +141,7 @@ export function dashboardRouter(
           if (r instanceof Response) return r;
           const token = new URLSearchParams({ csrf_token: request.headers.get("x-csrf-token") ?? "" });
           if (!formFromThisBrowser(h, r.browser, token)) return refused(r);
-          return handler(r);
+          return unconfirmedShown(r, () => handler(r));
         },
         { ...hidden, parse: "none" as const },
       );
@@ -151,7 +152,7 @@ export function dashboardRouter(
         path,
         async ({ request, params }) => {
           const r = await open(request, (params ?? {}) as Record<string, string>);
-          return r instanceof Response ? r : handler(r);
+          return r instanceof Response ? r : unconfirmedShown(r, () => handler(r));
         },
         { ...hidden, parse: "none" as const },
       );
@@ -160,6 +161,30 @@ export function dashboardRouter(
   };
   register(routes);
   return app;
+}
+
+/**
+ * Runs a handler; a write refused because the account's address is not confirmed yet (403
+ * `public_email_unconfirmed`, from the API or the key form) becomes one page that says so and offers
+ * to send the link again, whichever page asked.
+ */
+async function unconfirmedShown(r: DashboardRequest, run: () => Response | Promise<Response>) {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof ProblemError) || error.code !== "public_email_unconfirmed") throw error;
+    return r.render(
+      "Confirm your address first",
+      html`<h1>Confirm your address first</h1>
+<div class="notice warn" role="alert"><p>${error.detail}</p>
+<p>We sent the link to <strong>${r.session.email}</strong>.</p>
+<form method="post" action="/dashboard/resend-confirmation" class="inline">
+<input type="hidden" name="csrf_token" value="${r.csrf}">
+<button type="submit" class="secondary">Send the link again</button></form></div>
+<p><a href="/dashboard">Back to your account</a></p>`,
+      { status: 403 },
+    );
+  }
 }
 
 /**
@@ -179,7 +204,10 @@ async function openDashboardRequest(
     const next = request.method === "GET" ? url.pathname + url.search : "/dashboard";
     return redirect(h, browser, `/login?next=${encodeURIComponent(next)}`);
   }
-  const actor = sessionActor(session, requestIdOf(request));
+  const actor = {
+    ...sessionActor(session, requestIdOf(request)),
+    clientRequestId: clientRequestIdOf(request),
+  };
   const api = new DashboardApi(handle, actor);
   const csrf = csrfOf(h, browser);
   const workspaces = await navigationWorkspaces(api);

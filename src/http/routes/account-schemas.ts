@@ -38,7 +38,10 @@ export const AuditRecord = t.Object(
     credential_id: t.Union([t.String(), t.Null()]),
     workspace_id: t.Union([t.String(), t.Null()]),
     target: t.Object({ type: t.String(), id: t.String() }),
+    /** Herald's own id of the request (`req_…`). */
     request_id: t.Union([t.String(), t.Null()]),
+    /** The caller's `Service-Request-Id` of that request, as sent; null when none. */
+    client_request_id: t.Union([t.String(), t.Null()]),
     created_at: Timestamp,
   },
   { title: "AuditRecord" },

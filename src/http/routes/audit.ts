@@ -20,6 +20,7 @@ function presentAuditRecord(row: AuditRow) {
     workspace_id: row.workspaceId,
     target: { type: row.targetType, id: row.targetId },
     request_id: row.requestId,
+    client_request_id: row.clientRequestId,
     created_at: iso(row.createdAt),
   };
 }

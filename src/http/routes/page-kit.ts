@@ -62,9 +62,18 @@ export function sessionCookie(h: Herald, token: string): string {
 /** 429: too many attempts from this address or session, with the wait the limiter named. */
 export function tooManyAttempts(h: Herald, browser: Browser, error: unknown): Response {
   const retryAfter = error instanceof ProblemError ? (error.retryAfter ?? 60) : 60;
-  return pageMessage(h, browser, 429, "Too many attempts", [`Wait ${retryAfter} seconds, then try again.`], {
-    "retry-after": String(retryAfter),
-  });
+  // The reason first (per address, or per account across addresses), then when to try again.
+  const why = error instanceof ProblemError ? [error.detail] : [];
+  return pageMessage(
+    h,
+    browser,
+    429,
+    "Too many attempts",
+    [...why, `Wait ${retryAfter} seconds, then try again.`],
+    {
+      "retry-after": String(retryAfter),
+    },
+  );
 }
 
 /**

@@ -37,6 +37,7 @@ import {
   SESSION_COOKIE,
   stylesheetResponse,
 } from "../pages/respond.ts";
+import { PasswordAttempts } from "../pages/password-attempts.ts";
 import { signupPage } from "../pages/signup.ts";
 import { PAGE_CSS } from "../pages/style.ts";
 import {
@@ -57,8 +58,8 @@ import { signupIsOpen } from "../../modules/installation/service.ts";
 interface Pages {
   h: Herald;
   clientAddress: ClientAddress;
-  /** Wrong passwords per client address. */
-  loginFailures: FailedAuthLimiter;
+  /** Wrong passwords per client address, per account, and per browser that signed in before. */
+  passwords: PasswordAttempts;
   /** Wrong device codes per session. */
   codeFailures: FailedAuthLimiter;
 }
@@ -76,7 +77,7 @@ export function pageRoutes(h: Herald, clientAddress: ClientAddress) {
   const p: Pages = {
     h,
     clientAddress,
-    loginFailures: new FailedAuthLimiter(h.config.authFailuresPerMinute),
+    passwords: new PasswordAttempts(h),
     codeFailures: new FailedAuthLimiter(h.config.authFailuresPerMinute),
   };
   return new Elysia()
@@ -108,21 +109,21 @@ async function showLogin({ h }: Pages, { request, query }: PageQuery) {
 }
 
 async function submitLogin(p: Pages, { request }: PageRequest) {
-  const { h, loginFailures } = p;
+  const { h, passwords } = p;
   const browser = await browserOf(h, request);
   const form = await readForm(request);
   if (!formFromThisBrowser(h, browser, form)) return csrfRefused(p.h, browser);
-  const address = p.clientAddress(request);
+  const email = form.get("email") ?? "";
+  const attempt = passwords.attemptOf(request, email, p.clientAddress(request));
   try {
-    loginFailures.check(address, h.clock.now());
+    passwords.check(attempt, h.clock.now());
   } catch (error) {
     return tooMany(p, browser, error);
   }
-  const email = form.get("email") ?? "";
   const next = localPath(form.get("next"));
   const opened = await signIn(h, { email, password: form.get("password") ?? "" });
   if (!opened) {
-    loginFailures.fail(address, h.clock.now());
+    passwords.fail(attempt, h.clock.now());
     const page = loginPage({
       csrf: csrfOf(h, browser),
       email,
@@ -134,7 +135,8 @@ async function submitLogin(p: Pages, { request }: PageRequest) {
   }
   // A browser signs in as one person at a time: an earlier session ends here.
   if (browser.session) await closeSession(h, browser.session.id);
-  return redirect(h, browser, next ?? "/dashboard", [sessionCookie(h, opened.token)]);
+  const cookies = [sessionCookie(h, opened.token), passwords.knownBrowserCookie(attempt)];
+  return redirect(h, browser, next ?? "/dashboard", cookies);
 }
 
 async function showLogout({ h }: Pages, { request }: PageRequest) {

@@ -12,6 +12,8 @@ export interface AuditActor {
   accountId: string;
   credentialId: string | null;
   requestId: string | null;
+  /** The caller's Service-Request-Id, when it sent one. */
+  clientRequestId?: string | null;
 }
 
 /** Appends an audit record; call inside the transaction of the write it describes. */
@@ -27,6 +29,7 @@ export async function recordAudit(
     accountId: actor.accountId,
     credentialId: actor.credentialId,
     requestId: actor.requestId,
+    clientRequestId: actor.clientRequestId ?? null,
     action: entry.action,
     workspaceId: entry.workspaceId ?? null,
     targetType: entry.targetType,

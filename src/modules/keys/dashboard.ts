@@ -1,3 +1,4 @@
+import { requireConfirmedAccount } from "../signup/unconfirmed.ts";
 import { auditActorOf, type Actor } from "../../core/actor.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
@@ -74,6 +75,7 @@ export async function createKeyFromForm(
   input: Omit<NewKeyInput, "accountId" | "createdByUserId" | "creationFormKey">,
   formKey: string | null,
 ): Promise<FormKeyOutcome> {
+  await requireConfirmedAccount(h.db, who.actor);
   const beyond = input.scopes.filter((s) => !roleAllows(who.role, s));
   if (beyond.length > 0)
     throw new ScopesBeyondRoleError(`not allowed to a ${who.role}: ${beyond.join(", ")}`);

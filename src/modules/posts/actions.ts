@@ -588,6 +588,8 @@ export async function movePostsInQueue(args: {
 }): Promise<PostRow[]> {
   const { h, actor, workspace, input } = args;
   requireConfirmed(input.confirmed);
+  // Moving reschedules live posts: the same refusal as reschedule for a test key.
+  requireLive(actor, "Scheduling needs a live API key.");
   // Strict: a calendar date that exists (Date.parse would take 2026-02-30 as March 2nd).
   if (
     !/^\d{4}-\d{2}-\d{2}$/.test(input.local_date) ||

@@ -18,11 +18,13 @@ import {
 export const EMAIL_CONFIRMATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 /**
- * Whether new accounts wait for their address to be confirmed: always when mail can be sent, and
- * without mail unless the operator chose HERALD_SIGNUP_CONFIRM_EMAIL=off.
+ * Whether new accounts wait for their address to be confirmed (HERALD_SIGNUP_CONFIRM_EMAIL): `on` and
+ * `off` as the operator says; `auto` (the default) when Herald can send mail (HERALD_SMTP_URL), so an
+ * installation without mail does not promise a link it will never send.
  */
 export function emailConfirmationRequired(h: Herald): boolean {
-  return h.config.signupConfirmEmail || h.mail !== null;
+  const setting = h.config.signupConfirmEmail;
+  return setting === "auto" ? h.mail !== null : setting === "on";
 }
 
 /**

@@ -91,3 +91,46 @@ export async function markAddressConfirmed(db: Db, userId: string, at: number): 
     .set({ confirmedAt: at })
     .where(and(eq(emailConfirmations.userId, userId), isNull(emailConfirmations.confirmedAt)));
 }
+
+/** Whether an account has an unconfirmed address (its owner signed up and has not confirmed yet). */
+export async function hasUnconfirmedAccount(db: Db, accountId: string): Promise<boolean> {
+  const { emailConfirmations } = tablesOf(db);
+  const row = await db
+    .select({ id: emailConfirmations.id })
+    .from(emailConfirmations)
+    .where(and(eq(emailConfirmations.accountId, accountId), isNull(emailConfirmations.confirmedAt)))
+    .limit(1)
+    .then(firstRow);
+  return row !== undefined;
+}
+
+/**
+ * Accounts whose address waits for confirmation and that were created before `before` (oldest first,
+ * at most `limit`): the unconfirmed-accounts job's work.
+ */
+export async function listUnconfirmedAccountsCreatedBefore(
+  db: Db,
+  before: number,
+  limit: number,
+): Promise<string[]> {
+  const { emailConfirmations, accounts } = tablesOf(db);
+  const rows = await db
+    .selectDistinct({ id: accounts.id, createdAt: accounts.createdAt })
+    .from(accounts)
+    .innerJoin(emailConfirmations, eq(emailConfirmations.accountId, accounts.id))
+    .where(and(isNull(emailConfirmations.confirmedAt), lt(accounts.createdAt, before)))
+    .orderBy(asc(accounts.createdAt), asc(accounts.id))
+    .limit(limit);
+  return rows.map((row) => row.id);
+}
+
+/** When an account was created (null when it does not exist). */
+export async function accountCreatedAt(db: Db, accountId: string): Promise<number | null> {
+  const { accounts } = tablesOf(db);
+  const row = await db
+    .select({ createdAt: accounts.createdAt })
+    .from(accounts)
+    .where(eq(accounts.id, accountId))
+    .then(firstRow);
+  return row?.createdAt ?? null;
+}
