@@ -33,7 +33,10 @@ export function teamPages(routes: DashboardRoutes): void {
     .form("/dashboard/team/invitations/:invitation_id/:verb", async (r) => {
       const { invitation_id: id, verb } = r.params;
       if (verb !== "resend" && verb !== "revoke") return r.message(404, "Page not found", []);
-      const answer = await r.api.call("POST", `/account/invitations/${encodeURIComponent(id!)}/${verb}`);
+      // The Confirmed action: the person pressed the button (and, for revoke, confirmed the dialog).
+      const answer = await r.api.call("POST", `/account/invitations/${encodeURIComponent(id!)}/${verb}`, {
+        body: { confirmed: true },
+      });
       if (answer.ok) return r.redirect(`/dashboard/team?notice=${verb === "resend" ? "resent" : "revoked"}`);
       return refusal(r, answer.status) ?? teamPage(r, "", new Map(), answer.status, answer.body?.detail);
     })

@@ -14,16 +14,12 @@ import {
   resendInvitation,
   revokeInvitation,
 } from "../../modules/invitations/service.ts";
-import { EmptyBody, PageQuery } from "./common-schemas.ts";
+import { ConfirmedBody, OptionallyConfirmedBody, PageQuery } from "./common-schemas.ts";
 import type { RouteContext } from "./context.ts";
 import { Invitation, InvitationParams, InviteBody, RevokedInvitation } from "./team-schemas.ts";
 import { handler } from "./context.ts";
 
-type InvitationContext = RouteContext<
-  Static<typeof EmptyBody> | null,
-  unknown,
-  Static<typeof InvitationParams>
->;
+type InvitationContext<Body> = RouteContext<Body, unknown, Static<typeof InvitationParams>>;
 
 /** POST: the key is required (an e-mail goes out). */
 function invite(h: Herald, { actor, request, body }: RouteContext<Static<typeof InviteBody>>) {
@@ -46,7 +42,10 @@ async function listInvitations(
   return pageResponse(h, request, keyed, page, scope, (r) => presentInvitation(r.row, now));
 }
 
-function resend(h: Herald, { actor, request, params, body }: InvitationContext) {
+function resend(
+  h: Herald,
+  { actor, request, params, body }: InvitationContext<Static<typeof OptionallyConfirmedBody> | null>,
+) {
   return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
     const id = invitationIdOf(params.invitation_id);
     const invitation = await resendInvitation({ h, actor, id });
@@ -54,7 +53,10 @@ function resend(h: Herald, { actor, request, params, body }: InvitationContext) 
   });
 }
 
-function revoke(h: Herald, { actor, request, params, body }: InvitationContext) {
+function revoke(
+  h: Herald,
+  { actor, request, params, body }: InvitationContext<Static<typeof ConfirmedBody>>,
+) {
   return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
     const id = invitationIdOf(params.invitation_id);
     return resourceResponse(await revokeInvitation({ h, actor, id }));
@@ -80,6 +82,7 @@ const doc = {
     scope: "team:write",
     summary: "Send an invitation again: a new e-mail, a new link and a new expiry",
     tag,
+    description: 'The body may be omitted, `{}`, or the Confirmed action `{"confirmed": true}`.',
     errors: [404],
     idempotency: "optional",
   }),
@@ -87,6 +90,7 @@ const doc = {
     scope: "team:write",
     summary: "Revoke an invitation (its link stops working)",
     tag,
+    description: 'The body is the Confirmed action, `{"confirmed": true}`.',
     errors: [404],
     idempotency: "optional",
   }),
@@ -111,14 +115,14 @@ export function invitationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugi
       ...doc.resend,
       parse: JSON_PARSER,
       params: InvitationParams,
-      body: EmptyBody,
+      body: OptionallyConfirmedBody,
       response: { 200: Invitation },
     })
     .post("/account/invitations/:invitation_id/revoke", handler(h, revoke), {
       ...doc.revoke,
       parse: JSON_PARSER,
       params: InvitationParams,
-      body: EmptyBody,
+      body: ConfirmedBody,
       response: { 200: RevokedInvitation },
     });
 }
