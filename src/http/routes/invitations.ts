@@ -10,6 +10,7 @@ import { listInvitationsPage } from "../../modules/invitations/repo.ts";
 import {
   invitationIdOf,
   inviteToAccount,
+  type IssuedInvitation,
   presentInvitation,
   resendInvitation,
   revokeInvitation,
@@ -23,10 +24,20 @@ type InvitationContext<Body> = RouteContext<Body, unknown, Static<typeof Invitat
 
 /** POST: the key is required (an e-mail goes out). */
 function invite(h: Herald, { actor, request, body }: RouteContext<Static<typeof InviteBody>>) {
-  return runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () => {
+  const idempotent = { accountId: actor.accountId, request, body, required: true, shownOnce: SHOWN_ONCE };
+  return runIdempotent(h, idempotent, async () => {
     const invitation = await inviteToAccount({ h, actor, email: body.email, role: body.role });
-    return resourceResponse(presentInvitation(invitation, h.clock.now()), 201);
+    return resourceResponse(presentIssuedInvitation(invitation, h.clock.now()), 201);
   });
+}
+
+/** The one-time link an inviter passes on while no mail is sent: never stored for a replay. */
+const SHOWN_ONCE = ["invitation_url"];
+
+/** A created or resent invitation, with its link when the inviter must pass it on. */
+function presentIssuedInvitation(invitation: IssuedInvitation, now: number) {
+  const presented = presentInvitation(invitation, now);
+  return invitation.link ? { ...presented, invitation_url: invitation.link } : presented;
 }
 
 async function listInvitations(
@@ -46,10 +57,11 @@ function resend(
   h: Herald,
   { actor, request, params, body }: InvitationContext<Static<typeof OptionallyConfirmedBody> | null>,
 ) {
-  return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
+  const idempotent = { accountId: actor.accountId, request, body, required: false, shownOnce: SHOWN_ONCE };
+  return runIdempotent(h, idempotent, async () => {
     const id = invitationIdOf(params.invitation_id);
     const invitation = await resendInvitation({ h, actor, id });
-    return resourceResponse(presentInvitation(invitation, h.clock.now()));
+    return resourceResponse(presentIssuedInvitation(invitation, h.clock.now()));
   });
 }
 
@@ -71,7 +83,8 @@ const doc = {
     tag: "Account",
     idempotency: "required",
     description:
-      "`role` defaults to `member`; `admin` or `owner` need a credential holding every scope of that role.",
+      "`role` defaults to `member`; `admin` or `owner` need a credential holding every scope of that role. " +
+      "While the server has no mail configured, the answer carries `invitation_url`, the link to pass on.",
   }),
   list: operation({
     scope: "team:read",
