@@ -9,6 +9,7 @@ import type { MastodonFake } from "../fakes/mastodon.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { TestBrowser, hiddenFields, pathOf } from "../helpers/browser.ts";
 import { herald, remoteServer } from "./helpers.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 /** What the scenario needs from the server it runs against. */
 export interface Target {
@@ -87,7 +88,7 @@ export async function runSecretsScenario(t: Target): Promise<Record<string, stri
   });
   expect(started.status).toBe(201);
   const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
-  const callback = await fetch(authorize.headers.get("location")!);
+  const callback = await returnFromOAuth(authorize.headers.get("location")!);
   expect(callback.status).toBe(200);
   secrets.oauth_state = new URL(authorize.headers.get("location")!).searchParams.get("state")!;
   secrets.oauth_code = new URL(authorize.headers.get("location")!).searchParams.get("code")!;
