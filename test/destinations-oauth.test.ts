@@ -6,6 +6,7 @@ import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { systemClock } from "../src/lib/clock.ts";
 import { createProviderRegistry } from "../src/providers/registry.ts";
+import { returnFromOAuth } from "./helpers/oauth-return.ts";
 
 let s: TestServer;
 let fake: MastodonFake;
@@ -26,7 +27,7 @@ const start = () =>
 async function authorize(url: string): Promise<Response> {
   const consent = await fetch(url, { redirect: "manual" });
   expect(consent.status).toBe(302);
-  return fetch(consent.headers.get("location")!);
+  return returnFromOAuth(consent.headers.get("location")!);
 }
 
 describe("the OAuth return page", () => {
@@ -74,7 +75,7 @@ describe("an instance that forgot Herald's app", () => {
     const started = await start();
     const consent = await fetch(started.body.authorization_url, { redirect: "manual" });
     fake.apps.length = 0; // reset after the user approved, before Herald exchanged the code
-    const page = await fetch(consent.headers.get("location")!);
+    const page = await returnFromOAuth(consent.headers.get("location")!);
     expect(page.status).toBe(400);
     const failed = await s.request("GET", `${connections()}/${started.body.id}`);
     expect(failed.body.status).toBe("failed");

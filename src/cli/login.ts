@@ -232,7 +232,7 @@ export async function runLogout(args: string[], env: Env = process.env): Promise
   if (login && !flag(p, "local")) {
     const apiUrl = env.HERALD_API_URL ? loadClientConfig(env).apiUrl : login.base_url;
     try {
-      await call({ apiUrl, apiKey: login.api_key }, "POST", "/me/revoke", {}, { tries: 3 });
+      await call({ apiUrl, apiKey: login.api_key }, "POST", "/me/revoke", { confirmed: true }, { tries: 3 });
       revoked = true;
       note = `revoked the key on ${apiUrl}; `;
     } catch (error) {

@@ -173,7 +173,7 @@ async function connectDestination(args: string[]): Promise<string> {
     const opened = openBrowser(session.authorization_url, process.env, flag(p, "no-browser"));
     process.stderr.write(
       `${opened ? "Opened" : "Open"} this page to authorize Herald on ${body.provider}:\n  ${session.authorization_url}\n` +
-        "Waiting for the network to send you back…\n",
+        "Waiting for the network to send you back, and for you to confirm on Herald's page…\n",
     );
     while (session.status === "pending") {
       await Bun.sleep(CONNECTION_POLL_MS);

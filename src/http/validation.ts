@@ -9,6 +9,7 @@ interface SchemaIssue {
     anyOf?: { type?: string; format?: string; const?: unknown }[];
     format?: string;
     enum?: unknown[];
+    required?: string[];
   };
   value?: unknown;
 }
@@ -69,6 +70,20 @@ export function fieldErrorsFromSchemaIssues(issues: SchemaIssue[], location: str
   const out: FieldError[] = [];
   for (const issue of issues) {
     const pointer = issue.path ?? "";
+    // An absent body where an object is required: name each required property, as `{}` would.
+    if (
+      location === "body" &&
+      pointer === "" &&
+      issue.value === undefined &&
+      issue.schema?.required?.length
+    ) {
+      for (const name of issue.schema.required) {
+        if (seen.has(`/${name}`)) continue;
+        seen.add(`/${name}`);
+        out.push({ pointer: `/${name}`, code: "custom", detail: "is required" });
+      }
+      continue;
+    }
     if (seen.has(pointer)) continue;
     seen.add(pointer);
     const entry: FieldError = { pointer, code: "custom", detail: describe(issue) };

@@ -14,6 +14,7 @@ import { startTikTokFake, type TikTokFake } from "../fakes/tiktok.ts";
 import { startYouTubeFake, type YouTubeFake } from "../fakes/youtube.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { idem } from "../posts/helpers.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 const MINUTE = 60_000;
 
@@ -76,7 +77,7 @@ async function connect(provider: string): Promise<void> {
   expect({ status: started.status, text: started.text }).toMatchObject({ status: 201 });
   const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
   expect(authorize.status).toBe(302);
-  const callback = await fetch(authorize.headers.get("location")!);
+  const callback = await returnFromOAuth(authorize.headers.get("location")!);
   expect({ status: callback.status, text: await callback.text() }).toMatchObject({ status: 200 });
   const done = await s.request("GET", `/v1/workspaces/${ws}/destination-connections/${started.body.id}`);
   expect(done.body).toMatchObject({ status: "completed", error: null });

@@ -21,6 +21,7 @@ import {
   succeeded,
   tempDir,
 } from "./helpers.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 let w: PostsWorld;
 let env: Record<string, string>;
@@ -649,7 +650,7 @@ describe("herald destinations connect", () => {
   test("an OAuth network: the page is printed, the command waits for the return and names the destination", async () => {
     const { proc, url } = await startConnect(["mastodon", "--instance", w.mastodon.origin]);
     const consent = await fetch(url, { redirect: "manual" });
-    expect((await fetch(consent.headers.get("location")!)).status).toBe(200);
+    expect((await returnFromOAuth(consent.headers.get("location")!)).status).toBe(200);
     const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
     expect(code).toBe(0);
     // Connecting the same account again keeps its destination.

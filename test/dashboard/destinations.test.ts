@@ -24,6 +24,7 @@ import {
   valueOf,
 } from "./support.ts";
 import type { Screen } from "../helpers/screen.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 const { destinations } = tables;
 
@@ -187,16 +188,17 @@ describe("the destinations page", () => {
     expect(noticesOf(back)).toContain("X was not connected: access_denied. Connect it again below.");
   });
 
-  test("a connection started with an API key keeps the callback's own page", async () => {
+  test("a connection started with an API key keeps the callback's own pages (confirm, then connected)", async () => {
     const started = await world.s.request(
       "POST",
       `/v1/workspaces/${world.owner.workspaceId}/destination-connections`,
       { key: world.owner.apiKey, body: { provider: "x" } },
     );
     const consent = await fetch(started.body.authorization_url, { redirect: "manual" });
-    const callback = await fetch(consent.headers.get("location")!, { redirect: "manual" });
-    expect(callback.status).toBe(200);
-    expect(headingOf({ text: await callback.text() })).toBe("Connected");
+    // The confirmation page first (test/destinations-oauth-binding.test.ts), then the outcome.
+    const done = await returnFromOAuth(consent.headers.get("location")!);
+    expect(done.status).toBe(200);
+    expect(headingOf({ text: await done.text() })).toBe("Connected");
   });
 
   test("disable, enable, make default and disconnect, each back to the list with a notice", async () => {

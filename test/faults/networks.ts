@@ -5,6 +5,7 @@ import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";
 import { startXFake, type XFake } from "../fakes/x.ts";
 import { slowProxy, type Client } from "./support.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 export interface Networks {
   mastodon: MastodonFake;
@@ -59,7 +60,7 @@ export async function startNetworks(random: () => number): Promise<Networks> {
 async function approve(authorizationUrl: string): Promise<void> {
   const authorize = await fetch(authorizationUrl, { redirect: "manual" });
   expect(authorize.status).toBe(302);
-  expect((await fetch(authorize.headers.get("location")!)).status).toBe(200);
+  expect((await returnFromOAuth(authorize.headers.get("location")!)).status).toBe(200);
 }
 
 /** Connects the three accounts through the Herald at `baseUrl`; destination ids by channel. */

@@ -19,6 +19,7 @@ import { outbox } from "../posts/engine-helpers.ts";
 import type { StoredProviderPending } from "../../src/db/pending.ts";
 import { openPending, sealPending } from "../../src/modules/publishing/pending.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 const { posts } = tables;
 
@@ -56,7 +57,7 @@ async function connectThreads(): Promise<string> {
   });
   expect(started.status).toBe(201);
   const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
-  expect((await fetch(authorize.headers.get("location")!)).status).toBe(200);
+  expect((await returnFromOAuth(authorize.headers.get("location")!)).status).toBe(200);
   const done = await s.request("GET", `/v1/workspaces/${ws}/destination-connections/${started.body.id}`);
   expect(done.body.status).toBe("completed");
   return done.body.destination_id;

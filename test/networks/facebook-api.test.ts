@@ -13,6 +13,7 @@ import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
 import { FACEBOOK_REEL_CHECK_MS } from "../../src/providers/facebook/publish.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 let s: TestServer;
 let fake: FacebookFake;
@@ -51,7 +52,7 @@ async function connectFacebook(): Promise<{ id: string; destination_id: string }
   expect(started.body.authorization_url).toStartWith(`${fake.origin}/v25.0/dialog/oauth?`);
   const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
   expect(authorize.status).toBe(302);
-  const callback = await fetch(authorize.headers.get("location")!);
+  const callback = await returnFromOAuth(authorize.headers.get("location")!);
   expect({ status: callback.status, text: await callback.text() }).toMatchObject({ status: 200 });
   const done = await s.request("GET", `/v1/workspaces/${ws}/destination-connections/${started.body.id}`);
   expect(done.body).toMatchObject({ status: "completed", error: null });

@@ -13,6 +13,7 @@ import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
 import { LINKEDIN_RECHECK_MS } from "../../src/providers/linkedin/adapter.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 let s: TestServer;
 let fake: LinkedInFake;
@@ -56,7 +57,7 @@ describe("connecting LinkedIn", () => {
     expect(url.searchParams.get("redirect_uri")).toBe(`${s.url}/oauth/callback/linkedin`);
     const authorize = await fetch(url, { redirect: "manual" });
     expect(authorize.status).toBe(302);
-    const callback = await fetch(authorize.headers.get("location")!);
+    const callback = await returnFromOAuth(authorize.headers.get("location")!);
     expect({ status: callback.status, text: await callback.text() }).toMatchObject({ status: 200 });
     const done = await s.request("GET", `/v1/workspaces/${ws}/destination-connections/${started.body.id}`);
     expect(done.body).toMatchObject({ status: "completed", error: null });
@@ -217,7 +218,7 @@ describe("a self-serve app (no refresh tokens)", () => {
         body: { provider: "linkedin" },
       });
       const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
-      expect((await fetch(authorize.headers.get("location")!)).status).toBe(200);
+      expect((await returnFromOAuth(authorize.headers.get("location")!)).status).toBe(200);
       const done = await server.request(
         "GET",
         `/v1/workspaces/${workspace}/destination-connections/${started.body.id}`,

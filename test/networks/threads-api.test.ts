@@ -12,6 +12,7 @@ import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
 import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads/publish.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 let s: TestServer;
 let fake: ThreadsFake;
@@ -59,7 +60,7 @@ describe("connecting Threads", () => {
       scope: "threads_basic,threads_content_publish,threads_manage_replies,threads_manage_insights",
       response_type: "code",
     });
-    const callback = await fetch(authorize.headers.get("location")!);
+    const callback = await returnFromOAuth(authorize.headers.get("location")!);
     expect({ status: callback.status, text: await callback.text() }).toMatchObject({ status: 200 });
     const done = await s.request("GET", `/v1/workspaces/${ws}/destination-connections/${started.body.id}`);
     expect(done.body).toMatchObject({ status: "completed", error: null });

@@ -13,6 +13,7 @@ import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
 import { TIKTOK_MAX_RECHECK_MS } from "../../src/providers/tiktok/publish.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 let s: TestServer;
 let fake: TikTokFake;
@@ -60,7 +61,7 @@ describe("connecting TikTok", () => {
       scope: "user.info.basic,video.publish,video.upload,video.list",
       response_type: "code",
     });
-    const callback = await fetch(authorize.headers.get("location")!);
+    const callback = await returnFromOAuth(authorize.headers.get("location")!);
     expect({ status: callback.status, text: await callback.text() }).toMatchObject({ status: 200 });
     const done = await s.request("GET", `/v1/workspaces/${ws}/destination-connections/${started.body.id}`);
     expect(done.body).toMatchObject({ status: "completed", error: null });

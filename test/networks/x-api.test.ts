@@ -13,6 +13,7 @@ import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 let s: TestServer;
 let fake: XFake;
@@ -59,7 +60,7 @@ describe("connecting X", () => {
       redirectUri: `${s.url}/oauth/callback/x`,
       scope: "tweet.read tweet.write users.read offline.access media.write",
     });
-    const callback = await fetch(authorize.headers.get("location")!);
+    const callback = await returnFromOAuth(authorize.headers.get("location")!);
     expect({ status: callback.status, text: await callback.text() }).toMatchObject({ status: 200 });
     const done = await s.request("GET", `/v1/workspaces/${ws}/destination-connections/${started.body.id}`);
     expect(done.body).toMatchObject({ status: "completed", error: null });

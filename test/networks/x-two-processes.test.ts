@@ -11,6 +11,7 @@ import {
   waitFor,
   type HeraldProcess,
 } from "../posts/engine-helpers.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 const POSTS = 12;
 
@@ -35,7 +36,7 @@ test("a rotated refresh token is used once across two processes; every post is p
     });
     expect(started.status).toBe(201);
     const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
-    expect((await fetch(authorize.headers.get("location")!)).status).toBe(200);
+    expect((await returnFromOAuth(authorize.headers.get("location")!)).status).toBe(200);
     const done = await apis[0]!(
       "GET",
       `/workspaces/${workspaceId}/destination-connections/${started.body.id}`,

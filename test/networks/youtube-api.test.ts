@@ -16,6 +16,7 @@ import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 const KIB256 = 256 * 1024;
 let s: TestServer;
@@ -52,7 +53,7 @@ async function startConnection() {
 async function consentAndReturn(connection: { id: string; authorization_url: string }) {
   const authorize = await fetch(connection.authorization_url, { redirect: "manual" });
   expect(authorize.status).toBe(302);
-  const callback = await fetch(authorize.headers.get("location")!);
+  const callback = await returnFromOAuth(authorize.headers.get("location")!);
   const page = await callback.text();
   const done = await s.request("GET", `/v1/workspaces/${ws}/destination-connections/${connection.id}`);
   return { page, connection: done.body };

@@ -51,8 +51,6 @@ const SECRET_KINDS = [
   "mastodon_client_secret_0",
 ];
 
-const mailQuery = "SELECT to_address, subject, text_body FROM mail_outbox";
-
 describe("logs hold no secrets", () => {
   test("a test server's structured log (memory logger)", async () => {
     const s = await startTestServer({ env: ENV });
@@ -71,8 +69,6 @@ describe("logs hold no secrets", () => {
           await runWebhooks(s.server);
           await s.server.scheduler.runNow("mail-outbox");
         },
-        mailBodies: async () =>
-          (await engineOf(s.herald.db).query(mailQuery)).map((row) => JSON.stringify(row)),
         mastodon,
         bluesky,
         receiverUrl: receiver.url,
@@ -104,7 +100,6 @@ describe("logs hold no secrets", () => {
           );
           await waitFor("a webhook delivery", () => (receiver.received.length > 0 ? true : undefined));
         },
-        mailBodies: async () => (await engineOf(db).query(mailQuery)).map((row) => JSON.stringify(row)),
         mastodon,
         bluesky,
         receiverUrl: receiver.url,

@@ -15,6 +15,7 @@ import {
   setAssetReady,
 } from "./fixtures.ts";
 import { startPostsWorld, type PostsWorld } from "./helpers.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 let w: PostsWorld;
 let bluesky: BlueskyFake;
@@ -603,7 +604,7 @@ describe("connection sessions", () => {
     ).body;
     expect(expired).toMatchObject({ status: "expired", authorization_url: null, destination_id: null });
     const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
-    const callback = await fetch(authorize.headers.get("location")!);
+    const callback = await returnFromOAuth(authorize.headers.get("location")!);
     expect(callback.status).toBe(400);
     expect(await callback.text()).toContain("expired");
     expect(

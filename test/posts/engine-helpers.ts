@@ -15,6 +15,7 @@ import { spawnHerald, type HeraldChild } from "../helpers/process.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { connectMastodon, idem, type PostsWorld } from "./helpers.ts";
 import { freePort } from "../helpers/ports.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 /** A posts world with a Bluesky destination too. */
 export interface EngineWorld extends PostsWorld {
@@ -256,7 +257,7 @@ export async function connectMastodonVia(
   expect(started.status).toBe(201);
   const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
   expect(authorize.status).toBe(302);
-  expect((await fetch(authorize.headers.get("location")!)).status).toBe(200);
+  expect((await returnFromOAuth(authorize.headers.get("location")!)).status).toBe(200);
   const done = await api("GET", `/workspaces/${workspaceId}/destination-connections/${started.body.id}`);
   expect(done.body.status).toBe("completed");
   return done.body.destination_id;

@@ -1,6 +1,7 @@
 import { expect } from "bun:test";
 import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 /** A test server that may talk to loopback fakes, plus a connected Mastodon destination. */
 export interface PostsWorld {
@@ -24,7 +25,7 @@ export async function connectMastodon(
   expect(started.body.status).toBe("pending");
   const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
   expect(authorize.status).toBe(302);
-  const callback = await fetch(authorize.headers.get("location")!);
+  const callback = await returnFromOAuth(authorize.headers.get("location")!);
   expect(callback.status).toBe(200);
   const done = await s.request(
     "GET",

@@ -146,15 +146,16 @@ describe("cookies and CSRF", () => {
     expect(JSON.stringify(row)).not.toContain(token);
   });
 
-  test("cookies are Secure when HERALD_BASE_URL is https", async () => {
+  test("cookies are Secure and __Host- prefixed when HERALD_BASE_URL is https", async () => {
     const base = s.herald.config.baseUrl;
     s.herald.config.baseUrl = "https://herald.example";
     try {
       const browser = new TestBrowser(s);
       const first = await browser.get("/login");
+      expect(first.setCookies[0]).toStartWith("__Host-herald_csrf=");
       expect(first.setCookies[0]).toEndWith("; HttpOnly; SameSite=Lax; Secure");
       const signIn = await browser.signIn(person.email, PASSWORD);
-      expect(signIn.setCookies.find((c) => c.startsWith("herald_session="))).toMatch(
+      expect(signIn.setCookies.find((c) => c.startsWith("__Host-herald_session="))).toMatch(
         /; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=604800$/,
       );
     } finally {

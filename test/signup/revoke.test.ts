@@ -10,37 +10,37 @@ afterAll(async () => {
   await s.stop();
 });
 
+const CONFIRMED = { confirmed: true };
 const keyIdOf = async (key: string) =>
   (await s.request("GET", "/v1/me", { key })).body.authentication.credential_id;
 
 describe("POST /v1/me/revoke", () => {
-  for (const [name, body] of [
-    ["with no body", undefined],
-    ["with {}", {}],
-  ] as const) {
-    test(`${name}: 200 {id, object: "api_key", revoked: true}, then the key is 401`, async () => {
-      const key = await s.createKey({ scopes: [] });
-      const id = await keyIdOf(key);
-      const r = await s.request("POST", "/v1/me/revoke", { key, body });
-      expect(r.status).toBe(200);
-      expect(r.body).toEqual({ id, object: "api_key", revoked: true });
-      const after = await s.request("GET", "/v1/me", { key });
-      expectProblem(after, 401, "public_authentication_required");
-      expect(after.body.detail).toBe("The API key has been revoked.");
-      expectProblem(await s.request("POST", "/v1/me/revoke", { key }), 401, "public_authentication_required");
-    });
-  }
+  test('{confirmed: true}: 200 {id, object: "api_key", revoked: true}, then the key is 401', async () => {
+    const key = await s.createKey({ scopes: [] });
+    const id = await keyIdOf(key);
+    const r = await s.request("POST", "/v1/me/revoke", { key, body: CONFIRMED });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ id, object: "api_key", revoked: true });
+    const after = await s.request("GET", "/v1/me", { key });
+    expectProblem(after, 401, "public_authentication_required");
+    expect(after.body.detail).toBe("The API key has been revoked.");
+    expectProblem(
+      await s.request("POST", "/v1/me/revoke", { key, body: CONFIRMED }),
+      401,
+      "public_authentication_required",
+    );
+  });
 
   test("only the calling key is revoked; the account's other keys keep working", async () => {
     const key = await s.createKey({});
-    expect((await s.request("POST", "/v1/me/revoke", { key })).status).toBe(200);
+    expect((await s.request("POST", "/v1/me/revoke", { key, body: CONFIRMED })).status).toBe(200);
     expect((await s.request("GET", "/v1/me")).status).toBe(200);
   });
 
   test("a body with properties is 400, and the key stays valid", async () => {
     const key = await s.createKey({});
     expectProblem(
-      await s.request("POST", "/v1/me/revoke", { key, body: { id: "key_x" } }),
+      await s.request("POST", "/v1/me/revoke", { key, body: { confirmed: true, id: "key_x" } }),
       400,
       "public_invalid_request",
       ["/id"],
@@ -50,7 +50,7 @@ describe("POST /v1/me/revoke", () => {
 
   test("without a key it is 401", async () => {
     expectProblem(
-      await s.request("POST", "/v1/me/revoke", { key: null }),
+      await s.request("POST", "/v1/me/revoke", { key: null, body: CONFIRMED }),
       401,
       "public_authentication_required",
     );
@@ -59,7 +59,11 @@ describe("POST /v1/me/revoke", () => {
   test("the revocation is in the audit log", async () => {
     const key = await s.createKey({});
     const id = await keyIdOf(key);
-    await s.request("POST", "/v1/me/revoke", { key, headers: { "service-request-id": "revoke-audit" } });
+    await s.request("POST", "/v1/me/revoke", {
+      key,
+      body: CONFIRMED,
+      headers: { "service-request-id": "revoke-audit" },
+    });
     const records = (await s.request("GET", "/v1/audit-records?limit=100")).body.data;
     expect(records.find((r: { action: string }) => r.action === "api_key.revoked")).toMatchObject({
       credential_id: id,

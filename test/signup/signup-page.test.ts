@@ -339,7 +339,8 @@ describe("without SMTP, HERALD_SIGNUP_CONFIRM_EMAIL=on", () => {
     const queued = await s.herald.db.select().from(mailOutbox).where(eq(mailOutbox.toAddress, email));
     expect(queued).toHaveLength(1);
     expect(queued[0]).toMatchObject({ status: "pending", subject: "Confirm your address for Herald" });
-    expect(queued[0]!.textBody).toContain(`${s.url}/confirm-email/`);
+    // The link is only in the sealed text (test/mail/at-rest.test.ts).
+    expect(s.herald.secrets.decrypt(queued[0]!.sealedBody!)).toContain(`${s.url}/confirm-email/`);
     const warnings = s.logs
       .map((l) => JSON.parse(l))
       .filter((l) => l.message.startsWith("confirmation e-mail stored but not sent"));

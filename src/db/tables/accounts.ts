@@ -166,7 +166,16 @@ export function defineAccountTables(b: TableBuilders) {
       id: b.text("id").primaryKey(),
       toAddress: b.text("to_address").notNull(),
       subject: b.text("subject").notNull(),
+      /**
+       * The text as kept: every link replaced by a marker, so no one-time token is ever readable here
+       * (nor in backups and exports). Legacy rows are rewritten at start (`sealLegacyMail`).
+       */
       textBody: b.text("text_body").notNull(),
+      /**
+       * The whole text, sealed with SecretBox (AES-256-GCM), while the message waits to be sent;
+       * cleared once it is sent or given up.
+       */
+      sealedBody: b.text("sealed_body"),
       /**
        * `pending` waits for a sender (or for SMTP to be configured), `sent`, or `failed` after the last
        * retry.

@@ -9,6 +9,10 @@ import { refusal } from "./workspaces.ts";
 const NOTICES = {
   invited: "The invitation is stored and its e-mail is on its way.",
   resent: "A new invitation e-mail is on its way; the earlier link no longer works.",
+  // A form sent twice while no mail goes out: the link was on the first answer only.
+  "invited-link-shown":
+    "The invitation is stored; its link was shown once, when it was created. Resend it for a new link.",
+  "resent-link-shown": "A new link was made and shown once; resend again for another.",
   revoked: "The invitation is revoked; its link no longer works.",
   removed: "The person is removed: their sessions ended and the keys they held are revoked.",
 };
@@ -33,8 +37,15 @@ export function teamPages(routes: DashboardRoutes): void {
     .form("/dashboard/team/invitations/:invitation_id/:verb", async (r) => {
       const { invitation_id: id, verb } = r.params;
       if (verb !== "resend" && verb !== "revoke") return r.message(404, "Page not found", []);
-      const answer = await r.api.call("POST", `/account/invitations/${encodeURIComponent(id!)}/${verb}`);
-      if (answer.ok) return r.redirect(`/dashboard/team?notice=${verb === "resend" ? "resent" : "revoked"}`);
+      // The Confirmed action: the person pressed the button (and, for revoke, confirmed the dialog).
+      const answer = await r.api.call<Invitation>(
+        "POST",
+        `/account/invitations/${encodeURIComponent(id!)}/${verb}`,
+        { body: { confirmed: true } },
+      );
+      if (answer.ok && answer.body.invitation_url) return linkToPassOn(r, answer.body, "resent");
+      const resent = r.h.mail ? "resent" : "resent-link-shown";
+      if (answer.ok) return r.redirect(`/dashboard/team?notice=${verb === "resend" ? resent : "revoked"}`);
       return refusal(r, answer.status) ?? teamPage(r, "", new Map(), answer.status, answer.body?.detail);
     })
     .form("/dashboard/team/members/:member_id/remove", async (r, form) => {
@@ -56,11 +67,13 @@ export function teamPages(routes: DashboardRoutes): void {
     .form("/dashboard/team/invitations", async (r, form) => {
       const email = (form.get("email") ?? "").trim();
       const role = form.get("role") ?? "member";
-      const answer = await r.api.call("POST", "/account/invitations", {
+      const answer = await r.api.call<Invitation>("POST", "/account/invitations", {
         body: { email, role },
         idempotencyKey: form.get("idempotency_key") ?? undefined,
       });
-      if (answer.ok) return r.redirect("/dashboard/team?notice=invited");
+      if (answer.ok && answer.body.invitation_url) return linkToPassOn(r, answer.body, "invited");
+      if (answer.ok)
+        return r.redirect(`/dashboard/team?notice=${r.h.mail ? "invited" : "invited-link-shown"}`);
       const refused = refusal(r, answer.status);
       if (refused) return refused;
       const errors = fieldErrorsOf(answer);
@@ -72,6 +85,29 @@ export function teamPages(routes: DashboardRoutes): void {
         errors.size ? null : (answer.body?.detail ?? "Not sent."),
       );
     });
+}
+
+/**
+ * The answer to inviting (or resending) while no mail server is configured: the one-time link for the
+ * inviter to pass on, shown this once (Herald keeps only its hash; the e-mail waits in the outbox).
+ */
+function linkToPassOn(r: DashboardRequest, invitation: Invitation, outcome: "invited" | "resent"): Response {
+  const heading = outcome === "invited" ? "Invitation created" : "New invitation link";
+  return r.render(
+    heading,
+    html`<h1>${heading}</h1>
+<div class="notice ok" role="status"><p><strong>No e-mail goes out: this server has no mail configured.</strong>
+Pass this link on to ${invitation.email} yourself. It is shown only this once, and works until
+${localTime(invitation.expires_at)}.</p></div>
+<p>Invitation link for ${invitation.email}:</p>
+<div class="secret"><code id="invitation-link">${invitation.invitation_url}</code>
+<button type="button" data-copy="invitation-link" hidden>Copy</button>
+<span id="invitation-link-status" role="status"></span></div>
+${outcome === "resent" ? html`<p>The earlier link no longer works.</p>` : ""}
+<p>The e-mail stays queued and is sent if a mail server (<code>HERALD_SMTP_URL</code>) is configured later.</p>
+<p><a href="/dashboard/team">Back to the team</a></p>`,
+    { section: "team", status: outcome === "invited" ? 201 : 200 },
+  );
 }
 
 async function teamPage(
@@ -138,7 +174,9 @@ ${postForm(
     name: "email",
     pointer: "/email",
     label: "E-mail address",
-    hint: "We e-mail them an invitation; it expires after seven days.",
+    hint: r.h.mail
+      ? "We e-mail them an invitation; it expires after seven days."
+      : "This server sends no mail: you get the invitation link to pass on; it expires after seven days.",
     type: "email",
     value: email,
     required: true,

@@ -45,12 +45,21 @@ export function parseCookies(header: string | null): Map<string, string> {
   return cookies;
 }
 
-/** Reads the browser's cookies and session. */
+/**
+ * The name a cookie of the pages goes by: `__Host-<name>` when the base URL is https (the browser then
+ * keeps it Secure, Path=/ and to this host only, so a sibling subdomain cannot set or shadow it), the
+ * plain name on http, where browsers refuse the prefix.
+ */
+export function cookieName(h: Herald, name: string): string {
+  return h.config.baseUrl.startsWith("https:") ? `__Host-${name}` : name;
+}
+
+/** Reads the browser's cookies (by the names this base URL uses) and session. */
 export async function browserOf(h: Herald, request: Request): Promise<Browser> {
   const cookies = parseCookies(request.headers.get("cookie"));
-  const existing = cookies.get(CSRF_COOKIE);
+  const existing = cookies.get(cookieName(h, CSRF_COOKIE));
   const valid = existing !== undefined && /^[A-Za-z0-9]{32}$/.test(existing);
-  const sessionToken = cookies.get(SESSION_COOKIE) ?? null;
+  const sessionToken = cookies.get(cookieName(h, SESSION_COOKIE)) ?? null;
   return {
     browserKey: valid ? existing : newBrowserKey(),
     newKey: !valid,
@@ -70,11 +79,14 @@ export function formFromThisBrowser(h: Herald, browser: Browser, form: URLSearch
   return csrfTokenValid(h.secrets, browser.browserKey, browser.session?.id ?? null, form.get("csrf_token"));
 }
 
-/** `Set-Cookie` for a cookie of the pages: HttpOnly, SameSite=Lax, Path=/, Secure on an https base URL. */
+/**
+ * `Set-Cookie` for a cookie of the pages: HttpOnly, SameSite=Lax, Path=/, and on an https base URL
+ * Secure with the `__Host-` prefix (`cookieName`).
+ */
 export function cookie(h: Herald, name: string, value: string, maxAgeSeconds?: number): string {
   const secure = h.config.baseUrl.startsWith("https:") ? "; Secure" : "";
   const age = maxAgeSeconds === undefined ? "" : `; Max-Age=${maxAgeSeconds}`;
-  return `${name}=${value}; Path=/; HttpOnly; SameSite=Lax${secure}${age}`;
+  return `${cookieName(h, name)}=${value}; Path=/; HttpOnly; SameSite=Lax${secure}${age}`;
 }
 
 /** An HTML response with the pages' headers, any cookies, and the CSRF cookie when the browser is new. */

@@ -9,7 +9,7 @@ import { findAccount } from "../../modules/account/repo.ts";
 import { presentAccount } from "../../modules/account/present.ts";
 import { revokeCallingKey } from "../../modules/cli-auth/revoke.ts";
 import { Account, RevokedKey } from "./account-schemas.ts";
-import { EmptyBody } from "./common-schemas.ts";
+import { ConfirmedBody } from "./common-schemas.ts";
 import { handler } from "./context.ts";
 
 async function getAccount(h: Herald, { actor }: { actor: Actor }) {
@@ -39,7 +39,7 @@ const doc = {
     tag: "Account",
     description:
       "The key that sends this request is revoked at once: any later request with it is 401. The " +
-      "body may be omitted or `{}`.",
+      'body is the Confirmed action, `{"confirmed": true}`.',
   }),
 };
 
@@ -52,7 +52,7 @@ export function accountRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>)
     .post("/me/revoke", handler(h, revokeKey), {
       ...doc.revoke,
       parse: JSON_PARSER,
-      body: EmptyBody,
+      body: ConfirmedBody,
       response: { 200: RevokedKey },
     });
 }

@@ -24,3 +24,9 @@ export const PageQuery = t.Object({ limit: t.Optional(t.String()), after: t.Opti
 
 /** A body that carries nothing: `{}` or no body at all. */
 export const EmptyBody = t.Optional(Closed({}));
+
+/** The contract's "Confirmed action": `{confirmed: true}`, required (missing or false is a 400 at /confirmed). */
+export const ConfirmedBody = Closed({ confirmed: t.Literal(true) });
+
+/** A body that may carry the Confirmed action's `{confirmed: true}`, or be `{}` or absent. */
+export const OptionallyConfirmedBody = t.Optional(Closed({ confirmed: t.Optional(t.Literal(true)) }));

@@ -9,7 +9,21 @@ import { JSON_PARSER, type heraldPlugin } from "../plugin.ts";
 import { runIdempotent } from "../../modules/idempotency/service.ts";
 import { presentConnection, presentDestination } from "../../modules/destinations/present.ts";
 import { listDestinations } from "../../modules/destinations/repo.ts";
-import { completeOAuthCallback } from "../../modules/destinations/oauth.ts";
+import {
+  completeOAuthCallback,
+  confirmOAuthConnection,
+  startedInDashboard,
+} from "../../modules/destinations/oauth.ts";
+import { iso } from "../../lib/clock.ts";
+import { oauthConfirmPage, oauthOutcomePage, otherBrowserPage } from "../pages/oauth-return.ts";
+import {
+  browserOf,
+  csrfOf,
+  formFromThisBrowser,
+  pageResponse,
+  readForm,
+  redirect,
+} from "../pages/respond.ts";
 import {
   disconnectDestination,
   patchDestination,
@@ -17,9 +31,8 @@ import {
   requireDestination,
   startConnection,
 } from "../../modules/destinations/service.ts";
-import { html } from "../pages/html.ts";
 import { WorkspaceParams } from "./common-schemas.ts";
-import type { RouteContext } from "./context.ts";
+import type { PublicRouteContext, RouteContext } from "./context.ts";
 import {
   ConnectionParams,
   DeletedDestination,
@@ -176,53 +189,89 @@ export function destinationRoutes(h: Herald, rails: ReturnType<typeof heraldPlug
 }
 
 /**
- * Whether a connection session was started by a person in the dashboard: their actor's credential is
- * their session (`sessionActor`, ids `ses_…`), an API key's is `key_…`.
- */
-function startedInDashboard(credentialId: string | null): boolean {
-  return credentialId?.startsWith("ses_") ?? false;
-}
-
-/**
  * The OAuth return page `<origin>/oauth/callback/{provider}` (no bearer: the `state` identifies the
- * session).
+ * session, and the browser's session or the person's confirmation binds it; see `completeOAuthCallback`),
+ * and the confirmation form of a connection started with an API key (POST, CSRF-checked).
  */
 export function oauthCallbackRoutes(h: Herald) {
-  return new Elysia().get("/oauth/callback/:provider", publicHandler(h, oauthCallback), {
-    detail: { hide: true },
-  });
+  return new Elysia()
+    .get("/oauth/callback/:provider", publicHandler(h, oauthCallback), { detail: { hide: true } })
+    .post("/oauth/callback/:provider", publicHandler(h, oauthConfirmation), {
+      parse: "none",
+      detail: { hide: true },
+    });
 }
+
+/** The return page's frame: no header account (the page is reached from another site). */
+const FRAME = (title: string) => ({ title });
 
 async function oauthCallback(
   h: Herald,
-  { params, query }: { params: { provider: string }; query: Record<string, string | undefined> },
+  {
+    request,
+    params,
+    query,
+  }: PublicRouteContext<unknown, Record<string, string | undefined>, { provider: string }>,
 ) {
+  const browser = await browserOf(h, request);
   const result = await completeOAuthCallback({
     h,
     channel: params.provider,
     query: query as Record<string, string>,
+    browserSessionId: browser.session?.id ?? null,
   });
+  if (result.kind === "other_browser")
+    return pageResponse(h, browser, otherBrowserPage(FRAME("Started in another browser")), { status: 403 });
+  if (result.kind === "confirm") {
+    const { question } = result;
+    const body = oauthConfirmPage(FRAME("Confirm the connection"), {
+      action: `/oauth/callback/${encodeURIComponent(params.provider)}`,
+      csrf: csrfOf(h, browser),
+      confirmation: result.confirmation,
+      ...question,
+      expiresAt: iso(question.expiresAt),
+    });
+    return pageResponse(h, browser, body);
+  }
   // A connection started from the dashboard goes back there (the page says how it went); one started
   // with an API key keeps this page.
-  if (result.connection && startedInDashboard(result.connection.credentialId)) {
-    const { id, workspaceId } = result.connection;
-    const notice = result.ok ? "connected" : "not_connected";
-    return new Response(null, {
-      status: 303,
-      headers: {
-        location: `/dashboard/workspaces/${workspaceId}/destinations?notice=${notice}&connection=${id}`,
-        "cache-control": "no-store",
-      },
-    });
-  }
+  if (result.connection && startedInDashboard(result.connection.credentialId))
+    return redirect(h, browser, dashboardReturn(result.connection, result.ok));
   const title = result.ok ? "Connected" : "Not connected";
-  return new Response(
-    html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Herald: ${title}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>
-<body><h1>${title}</h1><p>${result.message}</p></body></html>`.text,
-    {
-      status: result.ok ? 200 : 400,
-      headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
-    },
-  );
+  return pageResponse(h, browser, oauthOutcomePage(FRAME(title), result), { status: result.ok ? 200 : 400 });
+}
+
+/** Where a dashboard-started connection lands: its workspace's destinations, saying how it went. */
+function dashboardReturn(connection: { id: string; workspaceId: string }, ok: boolean): string {
+  const notice = ok ? "connected" : "not_connected";
+  return `/dashboard/workspaces/${connection.workspaceId}/destinations?notice=${notice}&connection=${connection.id}`;
+}
+
+/** The answer of the confirmation page: attach the accounts, or cancel. */
+async function oauthConfirmation(
+  h: Herald,
+  { request, params }: PublicRouteContext<unknown, unknown, { provider: string }>,
+) {
+  const browser = await browserOf(h, request);
+  const form = await readForm(request);
+  if (!formFromThisBrowser(h, browser, form))
+    return pageResponse(
+      h,
+      browser,
+      oauthOutcomePage(FRAME("Not connected"), {
+        ok: false,
+        message: "This form did not come from this browser's confirmation page. Nothing was connected.",
+      }),
+      { status: 403 },
+    );
+  const outcome = await confirmOAuthConnection({
+    h,
+    channel: params.provider,
+    confirmation: form.get("confirmation") ?? "",
+    decision: form.get("decision") === "attach" ? "attach" : "cancel",
+  });
+  const title = outcome.ok ? "Connected" : "Not connected";
+  return pageResponse(h, browser, oauthOutcomePage(FRAME(title), outcome), {
+    status: outcome.ok ? 200 : 400,
+  });
 }

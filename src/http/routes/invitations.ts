@@ -10,27 +10,34 @@ import { listInvitationsPage } from "../../modules/invitations/repo.ts";
 import {
   invitationIdOf,
   inviteToAccount,
+  type IssuedInvitation,
   presentInvitation,
   resendInvitation,
   revokeInvitation,
 } from "../../modules/invitations/service.ts";
-import { EmptyBody, PageQuery } from "./common-schemas.ts";
+import { ConfirmedBody, OptionallyConfirmedBody, PageQuery } from "./common-schemas.ts";
 import type { RouteContext } from "./context.ts";
 import { Invitation, InvitationParams, InviteBody, RevokedInvitation } from "./team-schemas.ts";
 import { handler } from "./context.ts";
 
-type InvitationContext = RouteContext<
-  Static<typeof EmptyBody> | null,
-  unknown,
-  Static<typeof InvitationParams>
->;
+type InvitationContext<Body> = RouteContext<Body, unknown, Static<typeof InvitationParams>>;
 
 /** POST: the key is required (an e-mail goes out). */
 function invite(h: Herald, { actor, request, body }: RouteContext<Static<typeof InviteBody>>) {
-  return runIdempotent(h, { accountId: actor.accountId, request, body, required: true }, async () => {
+  const idempotent = { accountId: actor.accountId, request, body, required: true, shownOnce: SHOWN_ONCE };
+  return runIdempotent(h, idempotent, async () => {
     const invitation = await inviteToAccount({ h, actor, email: body.email, role: body.role });
-    return resourceResponse(presentInvitation(invitation, h.clock.now()), 201);
+    return resourceResponse(presentIssuedInvitation(invitation, h.clock.now()), 201);
   });
+}
+
+/** The one-time link an inviter passes on while no mail is sent: never stored for a replay. */
+const SHOWN_ONCE = ["invitation_url"];
+
+/** A created or resent invitation, with its link when the inviter must pass it on. */
+function presentIssuedInvitation(invitation: IssuedInvitation, now: number) {
+  const presented = presentInvitation(invitation, now);
+  return invitation.link ? { ...presented, invitation_url: invitation.link } : presented;
 }
 
 async function listInvitations(
@@ -46,15 +53,22 @@ async function listInvitations(
   return pageResponse(h, request, keyed, page, scope, (r) => presentInvitation(r.row, now));
 }
 
-function resend(h: Herald, { actor, request, params, body }: InvitationContext) {
-  return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
+function resend(
+  h: Herald,
+  { actor, request, params, body }: InvitationContext<Static<typeof OptionallyConfirmedBody> | null>,
+) {
+  const idempotent = { accountId: actor.accountId, request, body, required: false, shownOnce: SHOWN_ONCE };
+  return runIdempotent(h, idempotent, async () => {
     const id = invitationIdOf(params.invitation_id);
     const invitation = await resendInvitation({ h, actor, id });
-    return resourceResponse(presentInvitation(invitation, h.clock.now()));
+    return resourceResponse(presentIssuedInvitation(invitation, h.clock.now()));
   });
 }
 
-function revoke(h: Herald, { actor, request, params, body }: InvitationContext) {
+function revoke(
+  h: Herald,
+  { actor, request, params, body }: InvitationContext<Static<typeof ConfirmedBody>>,
+) {
   return runIdempotent(h, { accountId: actor.accountId, request, body, required: false }, async () => {
     const id = invitationIdOf(params.invitation_id);
     return resourceResponse(await revokeInvitation({ h, actor, id }));
@@ -69,7 +83,8 @@ const doc = {
     tag: "Account",
     idempotency: "required",
     description:
-      "`role` defaults to `member`; `admin` or `owner` need a credential holding every scope of that role.",
+      "`role` defaults to `member`; `admin` or `owner` need a credential holding every scope of that role. " +
+      "While the server has no mail configured, the answer carries `invitation_url`, the link to pass on.",
   }),
   list: operation({
     scope: "team:read",
@@ -80,6 +95,7 @@ const doc = {
     scope: "team:write",
     summary: "Send an invitation again: a new e-mail, a new link and a new expiry",
     tag,
+    description: 'The body may be omitted, `{}`, or the Confirmed action `{"confirmed": true}`.',
     errors: [404],
     idempotency: "optional",
   }),
@@ -87,6 +103,7 @@ const doc = {
     scope: "team:write",
     summary: "Revoke an invitation (its link stops working)",
     tag,
+    description: 'The body is the Confirmed action, `{"confirmed": true}`.',
     errors: [404],
     idempotency: "optional",
   }),
@@ -111,14 +128,14 @@ export function invitationRoutes(h: Herald, rails: ReturnType<typeof heraldPlugi
       ...doc.resend,
       parse: JSON_PARSER,
       params: InvitationParams,
-      body: EmptyBody,
+      body: OptionallyConfirmedBody,
       response: { 200: Invitation },
     })
     .post("/account/invitations/:invitation_id/revoke", handler(h, revoke), {
       ...doc.revoke,
       parse: JSON_PARSER,
       params: InvitationParams,
-      body: EmptyBody,
+      body: ConfirmedBody,
       response: { 200: RevokedInvitation },
     });
 }

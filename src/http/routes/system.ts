@@ -120,6 +120,29 @@ async function metrics(h: Herald, parts: SystemParts, { request }: { request: Re
   });
 }
 
+/**
+ * Headers of the docs page: Scalar's bundle runs from this server only (no inline script: the
+ * configuration sits in a data attribute of an empty script element), and it injects its own styles
+ * (inline `<style>` and `style` attributes), shows images and fonts as data: or blob: URLs and calls
+ * this server for the document and "Test request". Never framed, nothing sniffed.
+ */
+const DOCS_PAGE_HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+    "font-src 'self' data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
+/** The error reference: a static page whose only style is its own `<style>`. */
+const ERROR_PAGE_HEADERS = {
+  ...DOCS_PAGE_HEADERS,
+  "content-security-policy":
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
+};
+
 /** The offline docs UI: Scalar's bundle, served from here, reading /v1/openapi.json. */
 function docsPage() {
   return new Response(
@@ -128,7 +151,7 @@ function docsPage() {
 <title>Herald API reference</title></head>
 <body><script id="api-reference" data-url="/v1/openapi.json" data-configuration="${JSON.stringify(DOCS_UI_CONFIG)}"></script>
 <script src="/v1/docs/assets/api-reference.js"></script></body></html>`.text,
-    { headers: { "content-type": "text/html; charset=utf-8" } },
+    { headers: DOCS_PAGE_HEADERS },
   );
 }
 
@@ -137,6 +160,7 @@ function docsBundle() {
     headers: {
       "content-type": "text/javascript; charset=utf-8",
       "cache-control": "public, max-age=86400",
+      "x-content-type-options": "nosniff",
     },
   });
 }
@@ -166,7 +190,7 @@ function errorReference(h: Herald) {
 <body><h1>Error codes</h1>${intro}
 <table><tr><th>code</th><th>status</th><th>title</th><th>category</th><th>user_action</th></tr>
 ${rows}</table></body></html>`.text,
-    { headers: { "content-type": "text/html; charset=utf-8" } },
+    { headers: ERROR_PAGE_HEADERS },
   );
 }
 

@@ -16,6 +16,15 @@ export const Invitation = t.Object(
     created_at: Timestamp,
     expires_at: Timestamp,
     delivery: t.Object({ status: t.String(), requested_at: Timestamp }),
+    invitation_url: t.Optional(
+      t.String({
+        format: "uri",
+        description:
+          "Only in the answer of creating or resending an invitation, and only while the server sends " +
+          "no mail: the one-time link to pass on to the invited person. Herald keeps only its hash, so " +
+          "it is shown once (an idempotent replay leaves it out).",
+      }),
+    ),
   },
   { title: "AccountInvitation" },
 );

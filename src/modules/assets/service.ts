@@ -808,6 +808,8 @@ export async function downloadAsset(
       "content-length": String(asset.byteSize),
       "content-disposition": `attachment; filename="${safeName}"; filename*=UTF-8''${encodeURIComponent(asset.label)}`,
       "cache-control": "private, no-store",
+      // The declared type is the uploader's: a browser must not guess another (HTML, script) from the bytes.
+      "x-content-type-options": "nosniff",
       etag: `"${asset.checksum ?? asset.id}"`,
     },
   });

@@ -4,8 +4,9 @@ import type { Herald } from "../../herald.ts";
 import type { Actor } from "../../core/actor.ts";
 import { ProblemError } from "../../core/problem.ts";
 import { createPkcePair } from "../../providers/pkce.ts";
-import { ProviderError, type OAuthAdapter } from "../../providers/types.ts";
+import { type ConnectedAccount, ProviderError, type OAuthAdapter } from "../../providers/types.ts";
 import { inTransaction } from "../../db/transaction.ts";
+import { findAccount } from "../account/repo.ts";
 import { findWorkspaceById } from "../workspaces/repo.ts";
 import {
   deleteOAuthApp,
@@ -155,43 +156,85 @@ export async function startOAuthConnection(args: {
   return row;
 }
 
+/** How long a person has to answer the confirmation page of a connection started with an API key. */
+export const CONFIRMATION_TTL_MS = 15 * 60 * 1000;
+
+/** Where a connection awaiting confirmation is found: its `state` is then this prefix and a new secret. */
+const CONFIRMATION_PREFIX = "confirm.";
+
+/** What a connection awaiting confirmation keeps, sealed: the accounts the network returned. */
+interface AwaitingSecrets extends SessionSecrets {
+  accounts: ConnectedAccount[];
+}
+
+/** The session a return page belongs to (the page may lead back to it). */
+export type CallbackConnection = Pick<ConnectionRow, "id" | "workspaceId" | "credentialId" | "provider">;
+
 /** What the OAuth return page shows. */
-export interface CallbackResult {
-  ok: boolean;
-  message: string;
-  /** The session the callback belonged to, when it named one (the return page may lead back to it). */
-  connection?: Pick<ConnectionRow, "id" | "workspaceId" | "credentialId">;
+export type CallbackResult =
+  | { kind: "done"; ok: boolean; message: string; connection?: CallbackConnection }
+  /** A dashboard-started connection came back to a browser that is not signed in as the session that started it. */
+  | { kind: "other_browser"; connection: CallbackConnection }
+  /** An API-started connection: the person must confirm where the accounts go before they are attached. */
+  | { kind: "confirm"; confirmation: string; question: ConfirmationQuestion };
+
+/** What the confirmation page names: the accounts, and the workspace and Herald account they would join. */
+export interface ConfirmationQuestion {
+  channel: string;
+  origin: string;
+  accounts: { handle: string; displayName: string }[];
+  workspaceName: string;
+  accountName: string;
+  expiresAt: number;
+}
+
+/**
+ * Whether a connection session was started by a person in the dashboard: their actor's credential is
+ * their session (`sessionActor`, ids `ses_…`), an API key's is `key_…`.
+ */
+export function startedInDashboard(credentialId: string | null): boolean {
+  return credentialId?.startsWith("ses_") ?? false;
 }
 
 /**
  * Finishes an authorization from the return page of `channel`. Never throws for a user-caused
  * problem (the page shows it). The session's `state` is taken atomically first, so a
  * double-submitted callback (even to two processes) connects once.
+ *
+ * The return is bound to who started the connection, not only to `state` (which a person can be
+ * tricked into completing for someone else): one started in the dashboard completes only in the
+ * browser signed in with that session (`browserSessionId`); one started with an API key has no
+ * browser to compare, so its accounts wait, sealed, for the person to confirm on a page naming the
+ * workspace and account they would join (`confirmOAuthConnection`).
  */
 export async function completeOAuthCallback(args: {
   h: Herald;
   channel: string;
   query: { code?: string; state?: string; error?: string; error_description?: string };
+  browserSessionId: string | null;
 }): Promise<CallbackResult> {
   const { h, channel, query } = args;
+  const failed = (message: string): CallbackResult => ({ kind: "done", ok: false, message });
   const adapter = h.providers.adapter(channel);
-  if (!adapter || adapter.connection.kind !== "oauth") return { ok: false, message: "Unknown provider." };
-  if (!query.state)
-    return { ok: false, message: "The authorization response has no state; start connecting again." };
-  const connection = await findConnectionByState(h.db, query.state);
+  if (!adapter || adapter.connection.kind !== "oauth") return failed("Unknown provider.");
+  if (!query.state) return failed("The authorization response has no state; start connecting again.");
+  const connection = query.state.startsWith(CONFIRMATION_PREFIX)
+    ? undefined
+    : await findConnectionByState(h.db, query.state);
   const now = h.clock.now();
-  if (!connection || connection.status !== "pending" || connection.provider !== channel) {
-    return {
-      ok: false,
-      message: "This authorization link was already used or is unknown; start connecting again.",
-    };
-  }
-  const { id, workspaceId, credentialId } = connection;
+  if (!connection || connection.status !== "pending" || connection.provider !== channel)
+    return failed("This authorization link was already used or is unknown; start connecting again.");
+  const { id, workspaceId, credentialId, provider } = connection;
+  const ref = { id, workspaceId, credentialId, provider };
   const result = (ok: boolean, message: string): CallbackResult => ({
+    kind: "done",
     ok,
     message,
-    connection: { id, workspaceId, credentialId },
+    connection: ref,
   });
+  const dashboard = startedInDashboard(credentialId);
+  // Another browser changes nothing: the one that started it may still come back.
+  if (dashboard && args.browserSessionId !== credentialId) return { kind: "other_browser", connection: ref };
   if (connection.expiresAt <= now) {
     await inTransaction(h.db, (tx) =>
       updateConnection(tx, connection.id, { status: "expired", secretsSealed: null }),
@@ -212,14 +255,15 @@ export async function completeOAuthCallback(args: {
     return result(false, "This authorization link was already used; start connecting again.");
   }
   try {
-    const names = await connectAccounts({
-      h,
+    const accounts = await exchangeCode({
       adapter: adapter as OAuthAdapter,
       connection,
       secrets,
       code: query.code,
     });
-    return result(true, `Connected ${names}. You can close this window.`);
+    if (!dashboard) return await awaitConfirmation(h, connection, secrets, accounts);
+    await attachAccounts(h, connection, accounts);
+    return result(true, `Connected ${namesOf(accounts)}. You can close this window.`);
   } catch (error) {
     const message = error instanceof ProviderError ? error.message : "unexpected error";
     await failConnection(h, connection, secrets, error, message);
@@ -227,16 +271,19 @@ export async function completeOAuthCallback(args: {
   }
 }
 
-/** Exchanges the code for the accounts and stores one destination per account; their names. */
-async function connectAccounts(args: {
-  h: Herald;
+/** The accounts' names as a person reads them. */
+function namesOf(accounts: { displayName: string; handle: string }[]): string {
+  return accounts.map((a) => a.displayName || a.handle).join(", ");
+}
+
+/** Exchanges the code for the accounts the person authorized. */
+async function exchangeCode(args: {
   adapter: OAuthAdapter;
   connection: ConnectionRow;
   secrets: SessionSecrets;
   code: string;
-}): Promise<string> {
-  const { h, adapter, connection, secrets, code } = args;
-  const channel = connection.provider;
+}): Promise<ConnectedAccount[]> {
+  const { adapter, connection, secrets, code } = args;
   const accounts = await adapter.completeAuthorization({
     origin: connection.origin,
     clientId: secrets.clientId,
@@ -249,6 +296,95 @@ async function connectAccounts(args: {
     throw new ProviderError("rejected", "the network returned no account to connect", {
       operation: "completeAuthorization",
     });
+  return accounts;
+}
+
+/** Keeps the accounts sealed behind a new single-use confirmation secret; the page's question. */
+async function awaitConfirmation(
+  h: Herald,
+  connection: ConnectionRow,
+  secrets: SessionSecrets,
+  accounts: ConnectedAccount[],
+): Promise<CallbackResult> {
+  const confirmation = CONFIRMATION_PREFIX + randomBytes(24).toString("base64url");
+  const expiresAt = h.clock.now() + CONFIRMATION_TTL_MS;
+  const awaiting: AwaitingSecrets = { ...secrets, accounts };
+  await inTransaction(h.db, (tx) =>
+    updateConnection(tx, connection.id, {
+      state: confirmation,
+      expiresAt,
+      secretsSealed: h.secrets.encrypt(JSON.stringify(awaiting)),
+    }),
+  );
+  return { kind: "confirm", confirmation, question: await questionOf(h, connection, accounts, expiresAt) };
+}
+
+async function questionOf(
+  h: Herald,
+  connection: ConnectionRow,
+  accounts: ConnectedAccount[],
+  expiresAt: number,
+): Promise<ConfirmationQuestion> {
+  const workspace = (await findWorkspaceById(h.db, connection.workspaceId))!;
+  const account = await findAccount(h.db, workspace.accountId);
+  return {
+    channel: connection.provider,
+    origin: connection.origin,
+    accounts: accounts.map((a) => ({ handle: a.handle, displayName: a.displayName })),
+    workspaceName: workspace.name,
+    accountName: account?.name ?? workspace.accountId,
+    expiresAt,
+  };
+}
+
+/**
+ * The answer of the confirmation page of an API-started connection (its form, CSRF-checked by the
+ * caller): `attach` stores the accounts as destinations, `cancel` ends the session without them.
+ */
+export async function confirmOAuthConnection(args: {
+  h: Herald;
+  channel: string;
+  confirmation: string;
+  decision: "attach" | "cancel";
+}): Promise<{ ok: boolean; message: string; connection?: CallbackConnection }> {
+  const { h, channel, confirmation, decision } = args;
+  const gone = {
+    ok: false,
+    message: "This confirmation was already answered or is unknown; start connecting again.",
+  };
+  if (!confirmation.startsWith(CONFIRMATION_PREFIX)) return gone;
+  const connection = await findConnectionByState(h.db, confirmation);
+  if (!connection || connection.status !== "pending" || connection.provider !== channel) return gone;
+  const { id, workspaceId, credentialId, provider } = connection;
+  const ref = { id, workspaceId, credentialId, provider };
+  if (!(await inTransaction(h.db, (tx) => takeConnectionState(tx, connection.id, confirmation)))) return gone;
+  if (connection.expiresAt <= h.clock.now()) {
+    await inTransaction(h.db, (tx) =>
+      updateConnection(tx, connection.id, { status: "expired", secretsSealed: null }),
+    );
+    return { ok: false, message: "This confirmation expired; start connecting again.", connection: ref };
+  }
+  if (decision === "cancel") {
+    await inTransaction(h.db, (tx) =>
+      updateConnection(tx, connection.id, {
+        status: "failed",
+        secretsSealed: null,
+        error: "declined on the confirmation page",
+      }),
+    );
+    return { ok: false, message: "Nothing was connected.", connection: ref };
+  }
+  const { accounts } = JSON.parse(h.secrets.decrypt(connection.secretsSealed!)) as AwaitingSecrets;
+  await attachAccounts(h, connection, accounts);
+  return { ok: true, message: `Connected ${namesOf(accounts)}. You can close this window.`, connection: ref };
+}
+
+/** Stores one destination per account and completes the session. */
+async function attachAccounts(
+  h: Herald,
+  connection: ConnectionRow,
+  accounts: ConnectedAccount[],
+): Promise<void> {
   const workspace = (await findWorkspaceById(h.db, connection.workspaceId))!;
   const actor = {
     accountId: workspace.accountId,
@@ -261,7 +397,7 @@ async function connectAccounts(args: {
       tx,
       actor,
       workspaceId: connection.workspaceId,
-      channel,
+      channel: connection.provider,
       origin: connection.origin,
       accounts,
     });
@@ -271,7 +407,6 @@ async function connectAccounts(args: {
       secretsSealed: null,
     });
   });
-  return accounts.map((a) => a.displayName || a.handle).join(", ");
 }
 
 /** The connection fails; an instance that forgot Herald's app (invalid_client) gets a new one next time. */

@@ -28,6 +28,20 @@ export interface IdempotentRequest {
    * call out (files, networks) keep their own transactions so no lock is held meanwhile.
    */
   atomic?: boolean;
+  /**
+   * Top-level fields of the JSON answer shown once and never stored (a one-time link): a replay answers
+   * the rest without them.
+   */
+  shownOnce?: string[];
+}
+
+/** The answer's text as stored for replays: without the fields that are shown once. */
+function storedBody(text: string, shownOnce: string[] | undefined): string {
+  if (!shownOnce?.length) return text;
+  const parsed = JSON.parse(text) as Record<string, unknown>;
+  if (!parsed || typeof parsed !== "object") return text;
+  for (const field of shownOnce) delete parsed[field];
+  return JSON.stringify(parsed);
 }
 
 /** Same JSON with object keys sorted, so the same input in another key order is the same request. */
@@ -141,7 +155,7 @@ async function runWithKey(
       await inTransaction(h.db, (tx) => deleteIdempotencyKey(tx, req.accountId, key));
     throw error;
   }
-  const body = await response.clone().text();
+  const body = storedBody(await response.clone().text(), req.shownOnce);
   const headers: Record<string, string> = {};
   for (const name of REPLAYED_HEADERS) {
     const value = response.headers.get(name);

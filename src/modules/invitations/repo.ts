@@ -137,6 +137,6 @@ export async function withdrawPendingMail(db: Db, invitationId: number, reason: 
   const { mailOutbox } = tablesOf(db);
   await db
     .update(mailOutbox)
-    .set({ status: "failed", lastError: reason })
+    .set({ status: "failed", lastError: reason, sealedBody: null })
     .where(and(eq(mailOutbox.invitationId, invitationId), eq(mailOutbox.status, "pending")));
 }

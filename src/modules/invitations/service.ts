@@ -54,16 +54,18 @@ function checkRoleGrantable(actor: Actor, role: Role): void {
   );
 }
 
-/** Queues the invitation's e-mail with a fresh one-time link; returns the link's token hash. */
+/** Queues the invitation's e-mail with a fresh one-time link; returns the link and its token's hash. */
 async function queueInvitationMail(
   h: Herald,
   tx: Db,
   invitation: { id: number; accountId: string; email: string; role: Role; expiresAt: number },
   now: number,
-): Promise<string> {
+): Promise<{ hash: string; link: string }> {
   const account = (await findAccount(tx, invitation.accountId))!;
   const { token, hash } = newSecretToken();
+  const link = `${h.config.baseUrl}${INVITATION_PAGE_PATH}/${token}`;
   await enqueueMail(
+    h,
     tx,
     {
       to: invitation.email,
@@ -72,7 +74,7 @@ async function queueInvitationMail(
         `You have been invited to join the Herald account "${account.name}" as ${invitation.role}.`,
         ``,
         `Accept the invitation and choose your password here:`,
-        `${h.config.baseUrl}${INVITATION_PAGE_PATH}/${token}`,
+        link,
         ``,
         `Invitation number: ${invitation.id}`,
         `The invitation expires on ${iso(invitation.expiresAt)}.`,
@@ -83,8 +85,15 @@ async function queueInvitationMail(
     },
     now,
   );
-  return hash;
+  return { hash, link };
 }
+
+/**
+ * An invitation as its inviter gets it back: with the one-time link to pass on when no mail server is
+ * configured (the e-mail waits in the outbox until one is), else without. Herald keeps only the
+ * link's hash, so this answer is the only place it ever appears.
+ */
+export type IssuedInvitation = InvitationWithDelivery & { link: string | null };
 
 function warnWithoutMail(h: Herald, id: number): void {
   if (!h.mail)
@@ -104,7 +113,7 @@ export async function inviteToAccount(args: {
   actor: Actor;
   email: string;
   role?: Role;
-}): Promise<InvitationWithDelivery> {
+}): Promise<IssuedInvitation> {
   const { h, actor, email } = args;
   const role = args.role ?? "member";
   checkRoleGrantable(actor, role);
@@ -115,7 +124,7 @@ export async function inviteToAccount(args: {
       errors: [{ pointer: "/email", code: "custom", detail: "is already a member" }],
     });
   }
-  const id = await inTransaction(h.db, async (tx) => {
+  const { id, link } = await inTransaction(h.db, async (tx) => {
     const expiresAt = now + INVITATION_TTL_MS;
     const invitationId = await insertInvitation(tx, {
       accountId: actor.accountId,
@@ -126,18 +135,18 @@ export async function inviteToAccount(args: {
       deliveryRequestedAt: now,
     });
     const invitation = { id: invitationId, accountId: actor.accountId, email, role, expiresAt };
-    const tokenHash = await queueInvitationMail(h, tx, invitation, now);
-    await updateInvitation(tx, invitationId, { tokenHash });
+    const queued = await queueInvitationMail(h, tx, invitation, now);
+    await updateInvitation(tx, invitationId, { tokenHash: queued.hash });
     await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "invitation.created", targetType: "account_invitation", targetId: String(invitationId) },
       now,
     );
-    return invitationId;
+    return { id: invitationId, link: queued.link };
   });
   warnWithoutMail(h, id);
-  return (await findInvitation(h.db, id))!;
+  return { ...(await findInvitation(h.db, id))!, link: h.mail ? null : link };
 }
 
 /** The numeric id of a path parameter, or 404 (ids are numeric strings). */
@@ -155,25 +164,26 @@ export async function resendInvitation(args: {
   h: Herald;
   actor: Actor;
   id: number;
-}): Promise<InvitationWithDelivery> {
+}): Promise<IssuedInvitation> {
   const { h, actor, id } = args;
   const now = h.clock.now();
-  await inTransaction(h.db, async (tx) => {
+  const link = await inTransaction(h.db, async (tx) => {
     const row = await findOpenInvitation(tx, actor.accountId, id);
     if (!row) throw notFound("invitation");
     await withdrawPendingMail(tx, id, "replaced by a newer e-mail");
     const expiresAt = now + INVITATION_TTL_MS;
-    const tokenHash = await queueInvitationMail(h, tx, { ...row, expiresAt }, now);
-    await updateInvitation(tx, id, { tokenHash, expiresAt, deliveryRequestedAt: now });
+    const queued = await queueInvitationMail(h, tx, { ...row, expiresAt }, now);
+    await updateInvitation(tx, id, { tokenHash: queued.hash, expiresAt, deliveryRequestedAt: now });
     await recordAudit(
       tx,
       auditActorOf(actor),
       { action: "invitation.resent", targetType: "account_invitation", targetId: String(id) },
       now,
     );
+    return queued.link;
   });
   warnWithoutMail(h, id);
-  return (await findInvitation(h.db, id))!;
+  return { ...(await findInvitation(h.db, id))!, link: h.mail ? null : link };
 }
 
 /**

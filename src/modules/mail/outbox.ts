@@ -1,8 +1,8 @@
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
-import { inGuardedTransaction } from "../../db/transaction.ts";
+import { inGuardedTransaction, inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
-import { claimDueMail, insertMail, updateMail, type MailRow } from "./repo.ts";
+import { claimDueMail, findMailWithLinks, insertMail, updateMail, type MailRow } from "./repo.ts";
 
 /** Attempts before a message is marked `failed`. */
 export const MAIL_MAX_ATTEMPTS = 10;
@@ -19,8 +19,25 @@ export function mailRetryDelayMs(attempt: number): number {
   return Math.min(30_000 * 2 ** (attempt - 1), 3_600_000);
 }
 
-/** Queues a message; call inside the transaction of the write that causes it. */
+/** What every link becomes in the copy of a message the outbox keeps. */
+export const LINK_REMOVED = "[link removed]";
+
+/**
+ * The text as the outbox keeps it: every link (`scheme://…` up to the next space) replaced by
+ * LINK_REMOVED. Mail carries one-time links (invitations, confirmations, password resets) whose
+ * tokens are stored hashed elsewhere; the kept copy must not be a way around that.
+ */
+export function withoutLinks(text: string): string {
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, LINK_REMOVED);
+}
+
+/**
+ * Queues a message; call inside the transaction of the write that causes it. Only the copy without
+ * links is kept readable; the whole text is sealed with the installation's secret key until it is
+ * sent or given up, so no usable token is in the database, its backups or its exports.
+ */
 export async function enqueueMail(
+  h: Pick<Herald, "secrets">,
   db: Db,
   message: { to: string; subject: string; text: string; invitationId?: number },
   now: number,
@@ -30,7 +47,8 @@ export async function enqueueMail(
     id,
     toAddress: message.to,
     subject: message.subject,
-    textBody: message.text,
+    textBody: withoutLinks(message.text),
+    sealedBody: h.secrets.encrypt(message.text),
     status: "pending",
     nextAttemptAt: now,
     invitationId: message.invitationId ?? null,
@@ -56,12 +74,20 @@ async function changeMail(h: Herald, id: string, changes: Partial<MailRow>): Pro
   await inGuardedTransaction(h.db, (tx) => updateMail(tx, id, changes));
 }
 
+/** The Herald values whose outbox was checked for messages queued before sealing (once per process). */
+const legacySealed = new WeakSet<Herald>();
+
 /**
  * Sends due messages from the outbox (no-op without SMTP), one claimed message at a time so each
  * lease covers a single SMTP exchange. A failure schedules a retry with backoff; after
- * MAIL_MAX_ATTEMPTS the message is `failed`. Returns how many were sent.
+ * MAIL_MAX_ATTEMPTS the message is `failed`. The first run of a process (with SMTP or without) seals
+ * what an older version left readable (`sealLegacyMail`). Returns how many were sent.
  */
 export async function deliverDueMail(h: Herald, batch = 20): Promise<number> {
+  if (!legacySealed.has(h)) {
+    await sealLegacyMail(h);
+    legacySealed.add(h);
+  }
   if (!h.mail) return 0;
   let sent = 0;
   for (let i = 0; i < batch; i++) {
@@ -80,7 +106,7 @@ async function sendOne(h: Herald, mail: NonNullable<Herald["mail"]>, message: Ma
       from: h.config.mailFrom,
       to: message.toAddress,
       subject: message.subject,
-      text: message.textBody,
+      text: wholeText(h, message),
     });
   } catch (error) {
     const failed = attempts >= MAIL_MAX_ATTEMPTS;
@@ -90,6 +116,8 @@ async function sendOne(h: Herald, mail: NonNullable<Herald["mail"]>, message: Ma
       lastError: reason,
       status: failed ? "failed" : "pending",
       nextAttemptAt: h.clock.now() + mailRetryDelayMs(attempts),
+      // Given up: the sealed text goes too.
+      ...(failed ? { sealedBody: null } : {}),
     });
     h.logger.warn(failed ? "mail delivery failed for good" : "mail delivery failed; will retry", {
       mail_id: message.id,
@@ -98,6 +126,45 @@ async function sendOne(h: Herald, mail: NonNullable<Herald["mail"]>, message: Ma
     });
     return false;
   }
-  await changeMail(h, message.id, { status: "sent", attempts, sentAt: h.clock.now(), lastError: null });
+  await changeMail(h, message.id, {
+    status: "sent",
+    attempts,
+    sentAt: h.clock.now(),
+    lastError: null,
+    sealedBody: null,
+  });
   return true;
+}
+
+/** The text to send: the sealed whole text (a row queued before sealing has only its own text). */
+function wholeText(h: Herald, message: MailRow): string {
+  if (message.sealedBody === null) return message.textBody;
+  try {
+    return h.secrets.decrypt(message.sealedBody);
+  } catch {
+    throw new Error("the sealed text cannot be opened with this installation's secret key");
+  }
+}
+
+/**
+ * Rewrites messages queued before the outbox sealed its texts (their text still holds links): a waiting
+ * one has its whole text sealed, and every one keeps only the copy without links. Run at start; a
+ * rewritten row no longer matches, so later runs find nothing.
+ */
+export async function sealLegacyMail(h: Herald): Promise<number> {
+  let rewritten = 0;
+  for (;;) {
+    // Read and rewritten in one transaction, so a message sent meanwhile is not sealed again.
+    const count = await inTransaction(h.db, async (tx) => {
+      const rows = await findMailWithLinks(tx, 100);
+      for (const row of rows) {
+        const waiting = row.status === "pending" && row.sealedBody === null;
+        const sealedBody = waiting ? h.secrets.encrypt(row.textBody) : row.sealedBody;
+        await updateMail(tx, row.id, { textBody: withoutLinks(row.textBody), sealedBody });
+      }
+      return rows.length;
+    });
+    if (count === 0) return rewritten;
+    rewritten += count;
+  }
 }

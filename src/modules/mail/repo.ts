@@ -1,5 +1,5 @@
 // The mail outbox's rows (`mail_outbox`): messages queued with the write that causes them.
-import { and, asc, eq, lte } from "drizzle-orm";
+import { and, asc, eq, like, lte } from "drizzle-orm";
 import { countAll, skipLocked } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
@@ -47,4 +47,13 @@ export async function claimDueMail(db: Db, now: number, leaseUntil: number): Pro
 export async function updateMail(db: Db, id: string, changes: Partial<MailRow>): Promise<void> {
   const { mailOutbox } = tablesOf(db);
   await db.update(mailOutbox).set(changes).where(eq(mailOutbox.id, id));
+}
+
+/**
+ * Messages whose kept text still holds a link (`://`): only rows queued before texts were sealed, since
+ * the outbox keeps every other text without links.
+ */
+export async function findMailWithLinks(db: Db, limit: number): Promise<MailRow[]> {
+  const { mailOutbox } = tablesOf(db);
+  return db.select().from(mailOutbox).where(like(mailOutbox.textBody, "%://%")).limit(limit);
 }

@@ -74,6 +74,7 @@ export async function requestPasswordReset(h: Herald, email: string): Promise<vo
     if (!user || !mailable) return;
     const link = await insertResetLink(h, tx, user.id, "mail", now);
     await enqueueMail(
+      h,
       tx,
       {
         to: user.email,

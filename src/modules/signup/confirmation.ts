@@ -58,6 +58,7 @@ export async function requestEmailConfirmation(
     confirmedAt: null,
   });
   await enqueueMail(
+    h,
     db,
     {
       to: who.email,

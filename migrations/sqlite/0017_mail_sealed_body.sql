@@ -1,0 +1,1 @@
+ALTER TABLE `mail_outbox` ADD `sealed_body` text;
