@@ -103,7 +103,7 @@ describe("cookies", () => {
     expect(r.setCookies.find((c) => c.startsWith("herald_session="))).toMatch(
       /^herald_session=[A-Za-z0-9]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/,
     );
-    expect([...browser.cookies.keys()].sort()).toEqual(["herald_csrf", "herald_session"]);
+    expect([...browser.cookies.keys()].sort()).toEqual(["herald_csrf", "herald_known", "herald_session"]);
     expect((await browser.get("/dashboard")).status).toBe(200);
   });
 
@@ -117,7 +117,11 @@ describe("cookies", () => {
         /^__Host-herald_session=[A-Za-z0-9]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=\d+$/,
       );
       expect(r.setCookies.some((c) => c.startsWith("herald_session="))).toBe(false);
-      expect([...browser.cookies.keys()].sort()).toEqual(["__Host-herald_csrf", "__Host-herald_session"]);
+      expect([...browser.cookies.keys()].sort()).toEqual([
+        "__Host-herald_csrf",
+        "__Host-herald_known",
+        "__Host-herald_session",
+      ]);
       expect((await browser.get("/dashboard")).status).toBe(200);
 
       // The same values under the plain names (what a sibling subdomain could set) sign nobody in.

@@ -91,3 +91,31 @@ describe("per account, across addresses", () => {
 });
 
 let ownerBrowser: TestBrowser;
+
+describe("on https", () => {
+  test("the known-browser cookie is read under its __Host- name", async () => {
+    const secure = await startTestServer({
+      env: { HERALD_TRUSTED_PROXIES: "127.0.0.1", HERALD_AUTH_FAILURES_PER_MINUTE: "3" },
+    });
+    try {
+      // Served behind a TLS proxy: the base URL says https, so every page cookie is __Host-.
+      secure.herald.config.baseUrl = "https://herald.example";
+      await bootstrapAccount(secure.herald, { email: EMAIL, workspaceName: "T", password: PASSWORD });
+      const at = (address: string) => {
+        const browser = new TestBrowser(secure);
+        browser.headers["x-forwarded-for"] = address;
+        return browser;
+      };
+      const owner = at("198.51.100.7");
+      expect((await signIn(owner, EMAIL, PASSWORD)).status).toBe(303);
+      expect(owner.cookies.has("__Host-herald_known")).toBe(true);
+      owner.cookies.delete("__Host-herald_session");
+      for (let i = 0; i < ACCOUNT_FAILURES; i++)
+        expect((await signIn(at(`203.0.113.${i + 1}`), EMAIL, `wrong-guess-${i}`)).status).toBe(400);
+      expect((await signIn(at("203.0.113.100"), EMAIL, PASSWORD)).status).toBe(429);
+      expect((await signIn(owner, EMAIL, PASSWORD)).status).toBe(303);
+    } finally {
+      await secure.stop();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 import type { Herald } from "../../herald.ts";
 import { randomBase62 } from "../../lib/crypto.ts";
 import { FailedAuthLimiter } from "../rate-limit.ts";
-import { cookie, parseCookies } from "./respond.ts";
+import { cookie, cookieName, parseCookies } from "./respond.ts";
 
 /** A browser that has signed in to an address before: `<nonce>.<signature of nonce and address>`. */
 export const KNOWN_BROWSER_COOKIE = "herald_known";
@@ -47,7 +47,9 @@ export class PasswordAttempts {
   /** The attempt of a request to sign in as `email` from `address`. */
   attemptOf(request: Request, email: string, address: string): PasswordAttempt {
     const normalized = email.trim().toLowerCase();
-    const value = parseCookies(request.headers.get("cookie")).get(KNOWN_BROWSER_COOKIE) ?? "";
+    // On https the cookie carries the `__Host-` prefix, as every page cookie does (`cookieName`).
+    const cookies = parseCookies(request.headers.get("cookie"));
+    const value = cookies.get(cookieName(this.h, KNOWN_BROWSER_COOKIE)) ?? "";
     const [nonce, signature] = value.split(".");
     const known =
       nonce !== undefined &&
