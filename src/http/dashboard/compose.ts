@@ -16,6 +16,7 @@ import { composeOptions } from "./compose-networks.ts";
 import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from "./multipart.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES, storeAsset, tooLargeText, uploadRoutes } from "./uploads.ts";
+import { withNotice } from "./notices.ts";
 
 /** `/dashboard/workspaces/:workspace_id/posts/new`: compose a thread, attach media, choose when. */
 export function composePages(routes: DashboardRoutes): void {
@@ -205,7 +206,11 @@ async function submit(
   const answer = await r.api.call<PostSet>("POST", base, { body, idempotencyKey: key || undefined });
   if (answer.ok)
     return r.redirect(
-      `/dashboard/workspaces/${r.workspace!.id}/posts/${answer.body.posts[0]!.id}?notice=created`,
+      withNotice(
+        `/dashboard/workspaces/${r.workspace!.id}/posts/${answer.body.posts[0]!.id}`,
+        "post",
+        "created",
+      ),
     );
   if (answer.status === 403) return forbidden(r);
   if (answer.status >= 500 || answer.status === 401)

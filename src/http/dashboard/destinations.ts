@@ -12,16 +12,11 @@ import {
   networkName,
 } from "./destination-connect.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { badge, buttonForm, errorSummary, notice, table } from "./ui.ts";
+import { badge, buttonForm, errorSummary, table } from "./ui.ts";
+import { type NoticeOf, withNotice } from "./notices.ts";
 import { webhookPages } from "./webhooks.ts";
 
 /** A destination as the API lists it. */
-const NOTICES = {
-  enabled: "The destination is enabled: posts can go to it again.",
-  disabled: "The destination is disabled: no post goes to it until it is enabled again.",
-  default: "The destination is now the default of its network.",
-  disconnected: "The destination is disconnected and its credentials are erased.",
-};
 
 const BASE = "/dashboard/workspaces/:workspace_id/destinations";
 const pathOf = (r: DashboardRequest) => `/dashboard/workspaces/${r.workspace!.id}/destinations`;
@@ -53,11 +48,11 @@ async function change(
   r: DashboardRequest,
   method: "PATCH" | "DELETE",
   body: Record<string, boolean> | undefined,
-  outcome: keyof typeof NOTICES,
+  outcome: NoticeOf<"destinations">,
 ): Promise<Response> {
   const id = encodeURIComponent(r.params.destination_id!);
   const answer = await r.api.call(method, `/workspaces/${r.workspace!.id}/destinations/${id}`, { body });
-  if (answer.ok) return r.redirect(`${pathOf(r)}?notice=${outcome}`);
+  if (answer.ok) return r.redirect(withNotice(pathOf(r), "destinations", outcome));
   return refusal(r, answer);
 }
 
@@ -138,7 +133,6 @@ async function destinationsPage(r: DashboardRequest, failure: ConnectFailure | n
     "Destinations",
     html`<h1>Destinations</h1>
 ${failure ? errorSummary(failure.errors, null, connectErrorLabels(failure)) : ""}
-${notice(r.query, NOTICES)}
 ${await connectionNotice(r, destinations)}
 <p>The social accounts this workspace publishes to. Each network can mark one of its accounts as the
 default.</p>

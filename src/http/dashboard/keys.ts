@@ -20,12 +20,8 @@ import {
   validateKeyForm,
 } from "./keys-form.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { badge, buttonForm, localTime, notice, table } from "./ui.ts";
-
-const NOTICES = {
-  revoked: "The key is revoked: the API refuses it from now on.",
-  "already-revoked": "That key was already revoked; nothing changed.",
-};
+import { badge, buttonForm, localTime, table } from "./ui.ts";
+import { notice, withNotice } from "./notices.ts";
 
 const STATUS_ORDER = { active: 0, expired: 1, revoked: 2 } as const;
 const STATUS_TONE = { active: "ok", expired: "warn", revoked: "neutral" } as const;
@@ -92,7 +88,9 @@ its hash; later pages show the prefix <code>${prefix}…</code> only.</p></div>
           "It does not exist, or it is not one you can manage.",
           html`<a href="/dashboard/keys">Back to the API keys</a>`,
         ]);
-      return r.redirect(`/dashboard/keys?notice=${out.alreadyRevoked ? "already-revoked" : "revoked"}`);
+      return r.redirect(
+        withNotice("/dashboard/keys", "keys", out.alreadyRevoked ? "already-revoked" : "revoked"),
+      );
     });
 }
 
@@ -128,7 +126,7 @@ async function keysPage(r: DashboardRequest, values: KeyFormValues, errors: Fiel
   return r.render(
     "API keys",
     html`<h1>API keys</h1>
-${notice(r.query, NOTICES)}
+${notice(r.query, "keys")}
 <p>Keys let programs use Herald's API. A key's secret is shown once, when it is created; it cannot be
 shown again. ${
       member

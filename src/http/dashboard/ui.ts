@@ -169,12 +169,6 @@ ${items.length ? html`<ul>${items}</ul>` : ""}
 </div>`;
 }
 
-/** A status notice after a redirect (`?notice=`), from the page's own table of texts. */
-export function notice(query: URLSearchParams, texts: Record<string, string>): Markup {
-  const text = texts[query.get("notice") ?? ""];
-  return text ? html`<div class="notice ok" role="status"><p>${text}</p></div>` : html``;
-}
-
 /** A table with a caption (visually hidden when `hideCaption`), header cells and rows. */
 export function table(spec: {
   caption: string;
