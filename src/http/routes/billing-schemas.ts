@@ -81,7 +81,10 @@ export const PortalBody = t.Optional(Closed({}));
 export const ConversionBody = Closed({ confirmed: t.Literal(true) });
 
 /** Body of taking a workspace out of the subscription. */
-export const CancelSubscriptionBody = Closed({
-  confirmed: t.Literal(true),
-  confirmation: t.String({ description: 'exactly "CANCEL <workspace name>"' }),
-});
+export const CancelSubscriptionBody = Closed(
+  {
+    confirmed: t.Literal(true),
+    confirmation: t.String({ description: 'exactly "CANCEL <workspace name>"' }),
+  },
+  { examples: [{ confirmed: true, confirmation: "CANCEL Marketing" }] },
+);
