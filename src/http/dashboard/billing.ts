@@ -9,7 +9,8 @@ import { html, type Markup } from "../pages/html.ts";
 import { problemOf } from "./api.ts";
 import type { Billing, BillingSession } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { badge, buttonForm, choices, localTime, postForm, table } from "./ui.ts";
+import { zonedTime } from "../pages/time.ts";
+import { badge, buttonForm, choices, postForm, table } from "./ui.ts";
 import { notice, withNotice } from "./notices.ts";
 
 type Subscription = NonNullable<Billing["subscription"]>;
@@ -134,9 +135,9 @@ function subscriptionFacts(sub: Subscription): Markup {
 <dt>Status</dt><dd>${sub.status.replaceAll("_", " ")}</dd>
 <dt>Billed</dt><dd>${sub.interval ? `every ${sub.interval}` : "—"}</dd>
 <dt>Workspaces paid for</dt><dd>${String(sub.workspace_quantity)}</dd>
-<dt>Trial ends</dt><dd>${localTime(sub.trial_ends_at)}</dd>
-<dt>Current period ends</dt><dd>${localTime(sub.current_period_ends_at)}</dd>
-<dt>Ends</dt><dd>${sub.cancel_at_period_end ? "at the end of the period" : localTime(sub.cancel_at)}</dd>
+<dt>Trial ends</dt><dd>${zonedTime(sub.trial_ends_at)}</dd>
+<dt>Current period ends</dt><dd>${zonedTime(sub.current_period_ends_at)}</dd>
+<dt>Ends</dt><dd>${sub.cancel_at_period_end ? "at the end of the period" : zonedTime(sub.cancel_at)}</dd>
 </dl>`;
 }
 

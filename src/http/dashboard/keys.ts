@@ -20,7 +20,8 @@ import {
   validateKeyForm,
 } from "./keys-form.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { badge, buttonForm, localTime, table } from "./ui.ts";
+import { zonedTime } from "../pages/time.ts";
+import { badge, buttonForm, table } from "./ui.ts";
 import { notice, withNotice } from "./notices.ts";
 
 const STATUS_ORDER = { active: 0, expired: 1, revoked: 2 } as const;
@@ -105,20 +106,21 @@ async function keysPage(r: DashboardRequest, values: KeyFormValues, errors: Fiel
     k.workspaceAccessMode === "all" ? "All" : k.workspaceIds.map((id) => names.get(id) ?? id).join(", ");
   const rows = keys.map((k) => [
     k.name,
-    html`<code>${k.prefix}…</code>`,
-    k.environment,
+    html`<code>${k.prefix}…</code> ${k.environment}`,
     compactScopes(k.scopes),
     workspacesOf(k),
-    localTime(iso(k.createdAt)),
-    k.lastUsedAt === null ? "Never" : localTime(iso(k.lastUsedAt)),
-    k.expiresAt === null ? "Never" : localTime(iso(k.expiresAt)),
+    zonedTime(iso(k.createdAt)),
+    k.lastUsedAt === null ? "Never" : zonedTime(iso(k.lastUsedAt)),
+    k.expiresAt === null ? "Never" : zonedTime(iso(k.expiresAt)),
     badge(k.status, STATUS_TONE[k.status]),
     k.status === "revoked"
       ? ""
       : buttonForm({
           action: `/dashboard/keys/${k.id}/revoke`,
           csrf: r.csrf,
-          label: `Revoke ${k.name}`,
+          label: "Revoke",
+          // The visible word stays short; the key's name completes what the button says aloud.
+          hiddenLabel: ` ${k.name}`,
           danger: true,
           confirm: `Revoke the key “${k.name}”? Whatever uses it stops working at once.`,
         }),
@@ -135,18 +137,7 @@ shown again. ${
     }</p>
 ${table({
   caption: member ? "Your API keys" : "The account's API keys",
-  head: [
-    "Name",
-    "Prefix",
-    "Environment",
-    "Scopes",
-    "Workspaces",
-    "Created",
-    "Last used",
-    "Expires",
-    "Status",
-    "Action",
-  ],
+  head: ["Name", "Prefix", "Scopes", "Workspaces", "Created", "Last used", "Expires", "Status", "Action"],
   rows,
   empty: "No API keys yet.",
 })}

@@ -137,6 +137,8 @@ export function buttonForm(spec: {
   action: string;
   csrf: string;
   label: string;
+  /** Words of the button's accessible name that are not shown (after `label`). */
+  hiddenLabel?: string;
   secondary?: boolean;
   danger?: boolean;
   fields?: Record<string, string>;
@@ -147,7 +149,9 @@ export function buttonForm(spec: {
     { action: spec.action, csrf: spec.csrf, className: "inline", confirm: spec.confirm },
     html`${Object.entries(spec.fields ?? {}).map(
       ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
-    )}<button type="submit"${cls ? html` class="${cls}"` : ""}>${spec.label}</button>`,
+    )}<button type="submit"${cls ? html` class="${cls}"` : ""}>${spec.label}${
+      spec.hiddenLabel ? html`<span class="visually-hidden">${spec.hiddenLabel}</span>` : ""
+    }</button>`,
   );
 }
 
