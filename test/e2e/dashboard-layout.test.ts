@@ -69,6 +69,11 @@ describe("the dashboard's layout", () => {
       const box = await page.getByRole("heading", { level: 1 }).boundingBox();
       // In the top half of the screen: the navigation takes a few rows, not the screen.
       expect({ path, bottom: box!.y + box!.height <= 667 / 2 }).toEqual({ path, bottom: true });
+      // Only the navigation's rows scroll sideways, never the page.
+      const overflow = await page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+      );
+      expect({ path, overflow }).toEqual({ path, overflow: 0 });
       // The navigation is still there for whoever opens it.
       await expect(page.getByRole("navigation", { name: "Dashboard" }).count()).resolves.toBe(1);
     }

@@ -1,4 +1,5 @@
 import { roleAllows } from "../../modules/account/roles.ts";
+import { defaultDestinationIds } from "../../modules/destinations/default.ts";
 import { readForm } from "../pages/respond.ts";
 import { composeContent, formFields, type ComposeView, type LibraryAsset } from "./compose-form.ts";
 import {
@@ -81,17 +82,18 @@ async function loadLists(r: DashboardRequest): Promise<Lists> {
     r.api.get<Listing<Destination>>(`/workspaces/${ws}/destinations`),
     r.api.get<Listing<Asset>>(`/workspaces/${ws}/assets?limit=100`),
   ]);
+  const usable = (destinations.ok ? destinations.body.data : []).filter((d) => d.status !== "disabled");
+  // A network's only destination is its default (preselected) as much as one marked so.
+  const defaults = defaultDestinationIds(usable);
   return {
-    destinations: (destinations.ok ? destinations.body.data : [])
-      .filter((d) => d.status !== "disabled")
-      .map((d) => ({
-        id: d.id,
-        channel: d.channel,
-        name: d.display_name,
-        status: d.status,
-        isDefault: d.is_default,
-        network: composeOptions(r.h, d.channel),
-      })),
+    destinations: usable.map((d) => ({
+      id: d.id,
+      channel: d.channel,
+      name: d.display_name,
+      status: d.status,
+      isDefault: defaults.has(d.id),
+      network: composeOptions(r.h, d.channel),
+    })),
     library: (assets.ok ? assets.body.data : [])
       .filter((a) => a.status === "ready")
       .map((a) => ({

@@ -1,4 +1,5 @@
 import { html, type Markup } from "../pages/html.ts";
+import { defaultDestinationIds } from "../../modules/destinations/default.ts";
 import { type ApiAnswer, problemOf } from "./api.ts";
 import type { Destination, Listing } from "./api-resources.ts";
 import {
@@ -122,11 +123,13 @@ async function destinationsPage(r: DashboardRequest, failure: ConnectFailure | n
     (a, b) => a.channel.localeCompare(b.channel) || a.display_name.localeCompare(b.display_name),
   );
   const canWrite = r.actor.scopes.includes("destinations:write");
+  // A network's only (enabled) account acts as its default, as the compose page preselects it.
+  const defaults = defaultDestinationIds(destinations.filter((d) => d.status !== "disabled"));
   const rows = destinations.map((d) => [
     networkName(d.channel),
     d.display_name,
     statusCell(d),
-    d.is_default ? badge("Default", "ok") : "",
+    defaults.has(d.id) ? badge("Default", "ok") : "",
     ...(canWrite ? [actionsCell(r, d)] : []),
   ]);
   return r.render(
@@ -135,7 +138,7 @@ async function destinationsPage(r: DashboardRequest, failure: ConnectFailure | n
 ${failure ? errorSummary(failure.errors, null, connectErrorLabels(failure)) : ""}
 ${await connectionNotice(r, destinations)}
 <p>The social accounts this workspace publishes to. Each network can mark one of its accounts as the
-default.</p>
+default; a network with one account has it as its default. Compose chooses the defaults for you.</p>
 ${table({
   caption: "Connected accounts",
   head: ["Network", "Account", "Status", "Default", ...(canWrite ? ["Actions"] : [])],

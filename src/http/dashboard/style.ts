@@ -18,8 +18,10 @@ body.dashboard main { max-width: 64rem; margin: 1.5rem 0 4rem; }
 /* A phone: the navigation becomes a few rows that scroll sideways (no script), so the page's heading stays
    in the first screen. */
 @media (max-width: 48rem) {
-  .shell { grid-template-columns: 1fr; }
-  .shell > nav { border-right: none; border-bottom: 1px solid var(--line); padding: .25rem .5rem; }
+  .shell { grid-template-columns: minmax(0, 1fr); }
+  .shell > nav {
+    border-right: none; border-bottom: 1px solid var(--line); padding: .25rem .5rem; min-width: 0;
+  }
   .shell > nav ul {
     display: flex; flex-wrap: nowrap; gap: .25rem; margin: 0; overflow-x: auto; white-space: nowrap;
     scrollbar-width: thin;
