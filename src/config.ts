@@ -68,6 +68,11 @@ export interface Config {
     minSpacingMs: number;
     /** Per-channel daily cap overrides (HERALD_DAILY_CAP_<CHANNEL>). */
     dailyCapOverrides: Record<string, number>;
+    /**
+     * The operator's monthly post limits (HERALD_<CH>_MONTHLY_POST_LIMIT) for a network whose rules carry
+     * one (X: the contract's `x_usage.limit`, 50 when unset).
+     */
+    monthlyPostLimitOverrides: Record<string, number>;
     /** Timeout of one provider HTTP call. */
     providerTimeoutMs: number;
     /** How many posts one process publishes at once. */
@@ -210,6 +215,15 @@ function dailyCapOverrides(env: Env): Record<string, number> {
   return caps;
 }
 
+function monthlyPostLimitOverrides(env: Env): Record<string, number> {
+  const limits: Record<string, number> = {};
+  for (const channel of channelsIn(env, /^HERALD_([A-Z0-9]+)_MONTHLY_POST_LIMIT$/)) {
+    const name = `HERALD_${channel.toUpperCase()}_MONTHLY_POST_LIMIT`;
+    if (text(env, name, null) !== null) limits[channel] = integer(env, name, 0, 1, 1_000_000);
+  }
+  return limits;
+}
+
 const DAY_MS = 86_400_000;
 
 /** HERALD_STRIPE_* and HERALD_BILLING_*; a processor mode without its keys and prices refuses to start. */
@@ -346,6 +360,7 @@ export function loadConfig(env: Env = process.env): Config {
       missedToleranceMs: integer(env, "HERALD_MISSED_TOLERANCE_MINUTES", 30, 1, 10_080) * 60_000,
       minSpacingMs: integer(env, "HERALD_MIN_SPACING_SECONDS", 0, 0, 86_400) * 1000,
       dailyCapOverrides: dailyCapOverrides(env),
+      monthlyPostLimitOverrides: monthlyPostLimitOverrides(env),
       providerTimeoutMs: integer(env, "HERALD_PROVIDER_TIMEOUT_SECONDS", 30, 1, 600) * 1000,
       concurrency: integer(env, "HERALD_PUBLISH_CONCURRENCY", 8, 1, 256),
       leaseMs: integer(env, "HERALD_LEASE_SECONDS", 60, 3, 3600) * 1000,

@@ -30,7 +30,7 @@ export function parseCommand(
       strict: true,
     }) as Parsed;
   } catch (error) {
-    throw new UsageError(`${(error as Error).message} (see ${help})`);
+    throw new UsageError(usageMessage(error as Error & { code?: string }, help));
   }
   const [least, most] = positionals;
   const count = parsed.positionals.length;
@@ -41,6 +41,27 @@ export function parseCommand(
         : `unexpected argument ${JSON.stringify(parsed.positionals[most])} (see ${help})`,
     );
   return parsed;
+}
+
+/**
+ * The parser's refusal in the CLI's words: the option, the command it is not an option of, and where to
+ * read the command's options (`help` is e.g. "herald posts create --help").
+ */
+function usageMessage(error: Error & { code?: string }, help: string): string {
+  const command = help.replace(/ --help$/, "");
+  const quoted = /'(-{1,2}[^'\s]+)/.exec(error.message)?.[1];
+  const option = quoted?.replace(/ <value>$/, "");
+  switch (error.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown option ${option ?? "given"} for \`${command}\`; see \`${help}\``;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      if (!option) return `an option has a value of the wrong kind; see \`${help}\``;
+      return /does not take an argument/i.test(error.message)
+        ? `${option} takes no value; see \`${help}\``
+        : `${option} needs a value; see \`${help}\``;
+    default:
+      return `${error.message} (see \`${help}\`)`;
+  }
 }
 
 /** A string option, or undefined. */

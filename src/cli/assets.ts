@@ -7,7 +7,7 @@ import { ApiError, call, list, resolveWorkspace, type Target } from "./api.ts";
 import { flag, limitOf, PAGING, parseCommand, str } from "./args.ts";
 import { connect } from "./credentials.ts";
 import { UsageError } from "./errors.ts";
-import { bytes, json, moreHint, table, time } from "./format.ts";
+import { bytes, json, moreHint, table, time, byteSize } from "./format.ts";
 
 export { ApiError };
 
@@ -60,10 +60,6 @@ interface PartPlan {
   checksum: string;
 }
 
-function mib(bytes: number): string {
-  return `${(bytes / 1048576).toFixed(1)} MiB`;
-}
-
 /** Upload progress: a bar with percentage and throughput on a TTY, a line per 10% otherwise. */
 class Progress {
   private done = 0;
@@ -87,7 +83,7 @@ class Progress {
   private draw(final: boolean): void {
     const fraction = this.total === 0 ? 1 : this.done / this.total;
     const seconds = Math.max(0.001, (performance.now() - this.started) / 1000);
-    const rate = `${mib(this.done / seconds)}/s`;
+    const rate = `${byteSize(this.done / seconds)}/s`;
     if (this.sink.isTTY) {
       const now = performance.now();
       if (!final && now - this.lastDraw < 100) return;
@@ -96,8 +92,8 @@ class Progress {
       const filled = Math.round(fraction * width);
       const bar = "#".repeat(filled) + "-".repeat(width - filled);
       this.sink.write(
-        `\r\x1b[2KUploading [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}%  ${mib(this.done)} of ` +
-          `${mib(this.total)}  ${rate}  ${this.parts}/${this.totalParts} parts${final ? "\n" : ""}`,
+        `\r\x1b[2KUploading [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}%  ${byteSize(this.done)} of ` +
+          `${byteSize(this.total)}  ${rate}  ${this.parts}/${this.totalParts} parts${final ? "\n" : ""}`,
       );
       return;
     }
@@ -105,7 +101,7 @@ class Progress {
     if (step === this.lastStep && !final) return;
     this.lastStep = step;
     this.sink.write(
-      `uploaded ${this.parts}/${this.totalParts} parts, ${mib(this.done)} of ${mib(this.total)} ` +
+      `uploaded ${this.parts}/${this.totalParts} parts, ${byteSize(this.done)} of ${byteSize(this.total)} ` +
         `(${(fraction * 100).toFixed(0)}%), ${rate}\n`,
     );
   }
@@ -231,7 +227,7 @@ function describe(asset: any, file: string): string {
     : "not inspected";
   return (
     `${asset.id} ${asset.status}: ${basename(file)} (${asset.content_type}, ${shape}, ` +
-    `${mib(asset.byte_size)}, crc64nvme ${asset.checksum?.value ?? "-"})`
+    `${byteSize(asset.byte_size)}, crc64nvme ${asset.checksum?.value ?? "-"})`
   );
 }
 
@@ -270,7 +266,7 @@ export async function uploadAsset(
   progress: ProgressSink,
 ): Promise<any> {
   const { path } = file;
-  if (!progress.isTTY) progress.write(`computing checksums of ${basename(path)} (${mib(file.size)})\n`);
+  if (!progress.isTTY) progress.write(`computing checksums of ${basename(path)} (${byteSize(file.size)})\n`);
   const plan = await planParts(path, file.size);
   const started = await call(
     config,

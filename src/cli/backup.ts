@@ -1,4 +1,5 @@
 // `herald backup` and `herald restore`: arguments, help and output; the work is in src/modules/backup.
+import { byteSize } from "./format.ts";
 import { loadConfig } from "../config.ts";
 import { takeBackup } from "../modules/backup/backup.ts";
 import { BackupError } from "../modules/backup/format.ts";
@@ -35,10 +36,6 @@ set to it (checked against the backup). Then start the server: herald serve.
 
   --json   print a JSON summary`;
 
-function megabytes(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
-
 async function backup(args: string[]): Promise<string> {
   const options = { out: { type: "string" }, "with-secret-key": { type: "boolean" } } as const;
   const parsed = parseCommand(args, options, [0, 0], "herald backup --help");
@@ -48,13 +45,13 @@ async function backup(args: string[]): Promise<string> {
   const summary = await takeBackup(loadConfig(), out, { withSecretKey: flag(parsed, "with-secret-key") });
   if (flag(parsed, "json")) return JSON.stringify(summary);
   const blobs = summary.blobs_in_file
-    ? `${summary.blobs} blobs (${megabytes(summary.blob_bytes)})`
+    ? `${summary.blobs} blobs (${byteSize(summary.blob_bytes)})`
     : "no blobs (HERALD_STORAGE=s3: they stay in the bucket)";
   const key = summary.secret_key_included
     ? "The secret key IS in the file: keep it as safe as the key."
     : "The secret key is not in the file: keep HERALD_SECRET_KEY or secret.key safe elsewhere.";
   return (
-    `Backed up ${summary.dialect} database (${megabytes(summary.database_bytes)}) and ${blobs} ` +
+    `Backed up ${summary.dialect} database (${byteSize(summary.database_bytes)}) and ${blobs} ` +
     `to ${summary.file} in ${summary.seconds} s.\n${key}`
   );
 }
@@ -66,7 +63,7 @@ async function restore(args: string[]): Promise<string> {
   if (flag(parsed, "json")) return JSON.stringify(summary);
   return (
     `Restored the ${summary.dialect} backup of ${summary.created_at} into ${summary.data_dir}: ` +
-    `${summary.blobs} blobs (${megabytes(summary.blob_bytes)})` +
+    `${summary.blobs} blobs (${byteSize(summary.blob_bytes)})` +
     `${summary.secret_key_restored ? ", the secret key" : ""}. Start it with: herald serve`
   );
 }

@@ -44,12 +44,26 @@ export function clip(text: string, max = 48): string {
   return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
 }
 
-/** A byte count for people (`12.0 MiB`, `512 B`). */
+/**
+ * A byte count for people, in the unit that fits (`512 B`, `43.9 KiB`, `12.0 MiB`, `1.5 GiB`): the one
+ * formatter of sizes the CLI prints (progress, summaries, lists).
+ */
+export function byteSize(n: number): string {
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  if (n < 1024) return `${Math.round(n)} B`;
+  let value = n / 1024;
+  let unit = 0;
+  // Past 1023.95 the value would print as "1024.0": the next unit then.
+  while (value >= 1023.95 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** A byte count for people, or null when there is none. */
 export function bytes(n: number | null | undefined): string | null {
-  if (n === null || n === undefined) return null;
-  if (n < 1024) return `${n} B`;
-  if (n < 1048576) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1048576).toFixed(1)} MiB`;
+  return n === null || n === undefined ? null : byteSize(n);
 }
 
 /** What --json prints: the API's own object, indented. */

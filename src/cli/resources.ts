@@ -90,9 +90,13 @@ export async function runDestinations(args: string[]): Promise<string> {
   return table(
     ["id", "channel", "name", "status", "default"],
     rows,
-    `No destinations in ${workspace}: connect one (README, Connecting networks).`,
+    `No destinations in ${workspace}: connect one with \`herald destinations connect <network>\` ` +
+      `(see ${CONNECTING_DOCS}).`,
   );
 }
+
+/** Where connecting a network is described (a heading of the repository's docs; a test checks it exists). */
+export const CONNECTING_DOCS = "docs/networks.md#what-every-network-has-in-common";
 
 /** Runs `herald webhooks …`. */
 export async function runWebhooks(args: string[]): Promise<string> {

@@ -1,5 +1,6 @@
 // `herald export` and `herald import`: moving an installation between SQLite and PostgreSQL (and
 // between machines). The work is in src/modules/transfer; this is arguments, help and output.
+import { byteSize } from "./format.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -129,10 +130,6 @@ function databaseOf(config: Config): string {
   return `PostgreSQL ${url.host}${url.pathname}`;
 }
 
-function mebibytes(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
-
 function exportJson(s: ExportSummary) {
   return {
     file: s.file,
@@ -154,7 +151,7 @@ function exportText(s: ExportSummary, config: Config): string {
   const lines = [
     `Exported ${s.totalRows} rows of ${Object.keys(s.rows).length} tables ` +
       `from ${databaseOf(config)} to ${s.file}` +
-      (s.blobsIncluded ? `, with ${s.blobs} blobs (${mebibytes(s.blobBytes)}).` : "."),
+      (s.blobsIncluded ? `, with ${s.blobs} blobs (${byteSize(s.blobBytes)}).` : "."),
   ];
   if (!s.blobsIncluded)
     lines.push("Blobs are not in the file (HERALD_STORAGE=s3): give the target the same bucket.");
@@ -184,7 +181,7 @@ function importText(s: ImportSummary, config: Config): string {
     .map(([table, n]) => `${table} ${n}`)
     .join(", ");
   const lines = [
-    `Imported ${s.totalRows} rows and ${s.blobs} blobs (${mebibytes(s.blobBytes)}) ` +
+    `Imported ${s.totalRows} rows and ${s.blobs} blobs (${byteSize(s.blobBytes)}) ` +
       `into ${databaseOf(config)}` +
       ` (exported by Herald ${s.source.herald} from ${s.source.dialect}).`,
     `Rows: ${counts}.`,

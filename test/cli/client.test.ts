@@ -268,7 +268,11 @@ describe("posts create", () => {
       message: "--channel must be one of",
     },
     { name: "a bad group", args: ["hi", "--group", "no spaces", "--yes"], message: "--group must be" },
-    { name: "an unknown option", args: ["hi", "--colour", "red"], message: "--colour" },
+    {
+      name: "an unknown option",
+      args: ["hi", "--colour", "red"],
+      message: "unknown option --colour for `herald posts create`; see `herald posts create --help`",
+    },
     { name: "text and --file", args: ["hi", "--file", "x.txt"], message: "not both" },
     {
       name: "a missing file",

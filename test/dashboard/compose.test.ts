@@ -190,6 +190,7 @@ describe("the compose page", () => {
     });
     const id = postIdOf(created.location);
     expect(created.location).toBe(`/dashboard/workspaces/${ws}/posts/${id}?notice=created`);
+    expect(noticesOf(await owner.get(created.location!))).toEqual(["The post is created."]);
     const post = (await v1("GET", `/posts/${id}`)).body;
     expect(post.state).toBe("scheduled");
     expect(post.scheduled_at).toBe("2026-03-05T08:30:00.000Z"); // 09:30 in Berlin (UTC+1)

@@ -68,7 +68,7 @@ describe("the API keys page", () => {
     const screen = screenOf(r.text);
     const nav = screen.within(screen.getByRole("navigation", { name: "Dashboard" }));
     expect(attributeOf(nav.getByRole("link", { name: "API keys" }), "aria-current")).toBe("page");
-    expect(keyRows(r.text).map((k) => k.Prefix)).toContain(`${world.owner.apiKey.slice(0, 12)}…`);
+    expect(keyRows(r.text).map((k) => k.Prefix)).toContain(`${world.owner.apiKey.slice(0, 12)}… live`);
     expect(r.text).not.toContain(world.owner.apiKey);
     const form = screen.getByRole("form", { name: "Create a key" });
     expect([attributeOf(form, "method"), attributeOf(form, "action")]).toEqual(["post", "/dashboard/keys"]);
@@ -131,8 +131,10 @@ describe("the API keys page", () => {
     const list = await owner.get("/dashboard/keys");
     expect(list.text).not.toContain(secret!);
     expect(keyRows(list.text).find((k) => k.Name === "Reporting")).toMatchObject({
-      Prefix: `${secret!.slice(0, 12)}…`,
+      Prefix: `${secret!.slice(0, 12)}… live`,
       Scopes: "workspaces: read; posts: read",
+      // An account page: times in UTC, named.
+      Created: "1 Mar 2026, 12:00 UTC",
     });
   });
 
@@ -227,7 +229,7 @@ describe("the API keys page", () => {
     // Revoked keys come after active ones.
     const rows = keyRows(list.text);
     expect(rows.findIndex((k) => k.Name === "Short-lived")).toBeGreaterThan(
-      rows.findIndex((k) => k.Prefix === `${world.owner.apiKey.slice(0, 12)}…`),
+      rows.findIndex((k) => k.Prefix === `${world.owner.apiKey.slice(0, 12)}… live`),
     );
     expect(rows.find((k) => k.Name === "Short-lived")?.Status).toBe("revoked");
 

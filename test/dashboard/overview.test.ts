@@ -62,6 +62,8 @@ describe("the dashboard's frame", () => {
     const sessions = screen.rowsOf(screen.getByRole("table", { name: "Your sessions" })).slice(1);
     expect(sessions.length).toBeGreaterThanOrEqual(2);
     expect(sessions.filter((cells) => cells[2] === "This browser")).toHaveLength(1);
+    // An account page: times in UTC, named as such.
+    for (const cells of sessions) expect(cells[0]).toMatch(/^\d{1,2} \w{3} \d{4}, \d{2}:\d{2} UTC$/);
     const r = await laptop.submit("/dashboard", {}, "/dashboard/sessions/close-all");
     expect(r.status).toBe(303);
     expect(r.location).toBe("/login?signed_out=1");

@@ -27,7 +27,7 @@ import {
   type PostMoveRequest,
 } from "../../src/modules/posts/transition.ts";
 import { findXUsage } from "../../src/modules/posts/repo-x-usage.ts";
-import { X_MONTHLY_LIMIT } from "../../src/modules/posts/x-usage.ts";
+import { X_MONTHLY_LIMIT_DEFAULT as X_MONTHLY_LIMIT } from "../../src/modules/posts/x-usage.ts";
 import { ROOT } from "../helpers/process.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { insertXDestination, X_APP_ENV } from "./fixtures.ts";
@@ -101,7 +101,9 @@ async function stored(state: PostState, extra: Partial<PostRow> = {}): Promise<P
 
 function move(request: PostMoveRequest & { xErrors?: [] }): Promise<PostRow | null> {
   const lease = request.to === "processing" ? { owner: "proc_b", until: NOW + 60_000 } : undefined;
-  return inTransaction(s.herald.db, (tx) => transitionPost({ tx, now: NOW, lease, ...request }));
+  return inTransaction(s.herald.db, (tx) =>
+    transitionPost({ tx, now: NOW, xLimit: X_MONTHLY_LIMIT, lease, ...request }),
+  );
 }
 
 /** The error `work` rejects with, or null when it succeeds. */
@@ -183,7 +185,7 @@ describe("the table", () => {
       const r = row(state, { leaseOwner: null, leaseExpiresAt: null });
       const expected = documented.has(`new>${state}`);
       const refused = await failureOf(() =>
-        inTransaction(s.herald.db, (tx) => enterPosts({ tx, rows: [r] })),
+        inTransaction(s.herald.db, (tx) => enterPosts({ tx, rows: [r], xLimit: X_MONTHLY_LIMIT })),
       );
       expect({ state, entered: refused === null }).toEqual({ state, entered: expected });
       if (!expected) expect(refused).toBeInstanceOf(PostMoveRefused);
@@ -325,7 +327,7 @@ describe("X usage", () => {
   test("a new scheduled X post reserves its month; a draft reserves nothing", async () => {
     const r = row("scheduled", { workspaceId: xws, channel: "x" });
     const d = row("draft", { workspaceId: xws, channel: "x", groupKey: "xd" });
-    await inTransaction(s.herald.db, (tx) => enterPosts({ tx, rows: [r, d] }));
+    await inTransaction(s.herald.db, (tx) => enterPosts({ tx, rows: [r, d], xLimit: X_MONTHLY_LIMIT }));
     expect(await usage("2026-04")).toEqual({ reserved: 1, used: 0 });
   });
 

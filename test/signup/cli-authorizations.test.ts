@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { screenOf } from "../helpers/screen.ts";
 import { eq } from "drizzle-orm";
 import { tables } from "../helpers/tables.ts";
 import { sha256Hex } from "../../src/lib/crypto.ts";
@@ -205,6 +206,10 @@ describe("the device flow", () => {
     expect(question.text).toContain("1.2.3");
     expect(question.text).toContain(code);
     for (const scope of CLI_KEY_SCOPES) expect(question.text).toContain(`<code>${scope}</code>`);
+    // Times as people read them, with the zone named (not raw ISO).
+    const said = screenOf(question.text).text();
+    expect(said).toMatch(/Requested 1 Mar 2026, \d\d:\d\d UTC/);
+    expect(said).toMatch(/Expires 1 Mar 2026, \d\d:\d\d UTC/);
 
     const approved = await decide(browser, started, "approve");
     expect(approved.status).toBe(200);

@@ -3,7 +3,8 @@ import { html, type Markup } from "../pages/html.ts";
 import { barChart } from "./charts.ts";
 import { postPath } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { localTime, notice, postForm, table } from "./ui.ts";
+import { localTime, postForm, table } from "./ui.ts";
+import { notice, withNotice } from "./notices.ts";
 import type { GroupAnalytics } from "./api-resources.ts";
 
 /** The seven metrics of the contract, in its order, with their words. */
@@ -55,7 +56,11 @@ export function analyticsGroupPages(routes: DashboardRoutes): void {
       );
       if (answer.ok)
         return r.redirect(
-          `/dashboard/workspaces/${ws.id}/analytics/${encodeURIComponent(group)}?notice=refreshing`,
+          withNotice(
+            `/dashboard/workspaces/${ws.id}/analytics/${encodeURIComponent(group)}`,
+            "analytics-group",
+            "refreshing",
+          ),
         );
       if (answer.status === 429) {
         const after = Number(answer.headers.get("retry-after") ?? answer.body?.retry?.after ?? 60);
@@ -87,7 +92,7 @@ async function groupPage(r: DashboardRequest, refused: { status: number; text: s
   const zone = ws.timeZone;
   const content = html`<p><a href="/dashboard/workspaces/${ws.id}/analytics">← Analytics</a></p>
 <h1>Group ${data.group}</h1>
-${notice(r.query, { refreshing: "The networks are asked for fresh numbers; reload in a minute." })}
+${notice(r.query, "analytics-group")}
 ${refused ? html`<div class="notice warn" role="alert"><p>${refused.text}</p></div>` : ""}
 ${
   roleAllows(r.session.role, "posts:write")

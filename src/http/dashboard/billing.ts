@@ -1,12 +1,17 @@
 import { roleAllows } from "../../modules/account/roles.ts";
-import { usageMonth } from "../../modules/posts/x-usage.ts";
+import {
+  usageMonth,
+  X_MONTHLY_LIMIT_DEFAULT,
+  X_MONTHLY_LIMIT_SETTING,
+  xMonthlyLimit,
+} from "../../modules/posts/x-usage.ts";
 import { html, type Markup } from "../pages/html.ts";
 import { problemOf } from "./api.ts";
 import type { Billing, BillingSession } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { badge, buttonForm, choices, localTime, notice, postForm, table } from "./ui.ts";
-
-const NOTICES = { converted: "The trial has ended: the subscription is active from now on." };
+import { zonedTime } from "../pages/time.ts";
+import { badge, buttonForm, choices, postForm, table } from "./ui.ts";
+import { notice, withNotice } from "./notices.ts";
 
 type Subscription = NonNullable<Billing["subscription"]>;
 
@@ -59,7 +64,7 @@ export function billingPages(routes: DashboardRoutes): void {
         body: { confirmed: true },
         idempotencyKey: form.get("idempotency_key") ?? undefined,
       });
-      if (answer.ok) return r.redirect("/dashboard/billing?notice=converted");
+      if (answer.ok) return r.redirect(withNotice("/dashboard/billing", "billing", "converted"));
       return r.message(answer.status, "The trial was not converted", [answer.body?.detail ?? ""]);
     });
 }
@@ -83,7 +88,7 @@ function billingContent(r: DashboardRequest, billing: Billing): Markup {
   const sub = billing.subscription;
   const owner = roleAllows(r.session.role, "billing:write");
   return html`<h1>Billing</h1>
-${notice(r.query, NOTICES)}
+${notice(r.query, "billing")}
 ${
   billing.mode === "disabled"
     ? html`<p>Billing is disabled on this server: it is self-hosted, and every feature is available without
@@ -94,8 +99,7 @@ a subscription.</p>`
 ${sub ? subscriptionFacts(sub) : ""}
 ${owner && billing.mode !== "disabled" ? actions(r, sub) : ""}
 <h2>X posts this month</h2>
-<p>Each workspace may publish at most 50 posts on X per calendar month (UTC). Published posts count as
-used; scheduled ones are reserved until they are published or cancelled.</p>
+${xLimitText(billing.x_usage[0]?.limit ?? xMonthlyLimit(r.h.config))}
 ${table({
   caption: `X usage in ${usageMonth(r.h.clock.now())} (UTC)`,
   head: ["Workspace", "Used", "Reserved", "Total"],
@@ -109,15 +113,31 @@ ${table({
 })}`;
 }
 
+/**
+ * Where the monthly X limit comes from: the operator's setting, not the plan (every plan and a disabled
+ * billing have the same limit).
+ */
+function xLimitText(limit: number): Markup {
+  const setting = html`<code>${X_MONTHLY_LIMIT_SETTING}</code>`;
+  const source =
+    limit === X_MONTHLY_LIMIT_DEFAULT
+      ? html`${setting}, at its default of ${String(X_MONTHLY_LIMIT_DEFAULT)}`
+      : html`${setting}, set to ${String(limit)} (the default is ${String(X_MONTHLY_LIMIT_DEFAULT)})`;
+  return html`<p>Each workspace may publish at most ${String(limit)} posts on X per calendar month (UTC).
+This limit is not a billing plan's: it comes from the server's settings, chosen by whoever runs this
+server (${source}). Published posts count as used; scheduled ones are reserved until they are published
+or cancelled.</p>`;
+}
+
 function subscriptionFacts(sub: Subscription): Markup {
   return html`<h2>Subscription</h2>
 <dl>
 <dt>Status</dt><dd>${sub.status.replaceAll("_", " ")}</dd>
 <dt>Billed</dt><dd>${sub.interval ? `every ${sub.interval}` : "—"}</dd>
 <dt>Workspaces paid for</dt><dd>${String(sub.workspace_quantity)}</dd>
-<dt>Trial ends</dt><dd>${localTime(sub.trial_ends_at)}</dd>
-<dt>Current period ends</dt><dd>${localTime(sub.current_period_ends_at)}</dd>
-<dt>Ends</dt><dd>${sub.cancel_at_period_end ? "at the end of the period" : localTime(sub.cancel_at)}</dd>
+<dt>Trial ends</dt><dd>${zonedTime(sub.trial_ends_at)}</dd>
+<dt>Current period ends</dt><dd>${zonedTime(sub.current_period_ends_at)}</dd>
+<dt>Ends</dt><dd>${sub.cancel_at_period_end ? "at the end of the period" : zonedTime(sub.cancel_at)}</dd>
 </dl>`;
 }
 

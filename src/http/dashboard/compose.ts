@@ -1,5 +1,6 @@
 import { roleAllows } from "../../modules/account/roles.ts";
 import { LOCAL_DATE_TIME, localTimeInZone } from "../../lib/local-time.ts";
+import { defaultDestinationIds } from "../../modules/destinations/default.ts";
 import { readForm } from "../pages/respond.ts";
 import { composeContent, formFields, type ComposeView, type LibraryAsset } from "./compose-form.ts";
 import {
@@ -16,6 +17,7 @@ import { composeOptions } from "./compose-networks.ts";
 import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from "./multipart.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES, storeAsset, tooLargeText, uploadRoutes } from "./uploads.ts";
+import { withNotice } from "./notices.ts";
 
 /** `/dashboard/workspaces/:workspace_id/posts/new`: compose a thread, attach media, choose when. */
 export function composePages(routes: DashboardRoutes): void {
@@ -80,17 +82,18 @@ async function loadLists(r: DashboardRequest): Promise<Lists> {
     r.api.get<Listing<Destination>>(`/workspaces/${ws}/destinations`),
     r.api.get<Listing<Asset>>(`/workspaces/${ws}/assets?limit=100`),
   ]);
+  const usable = (destinations.ok ? destinations.body.data : []).filter((d) => d.status !== "disabled");
+  // A network's only destination is its default (preselected) as much as one marked so.
+  const defaults = defaultDestinationIds(usable);
   return {
-    destinations: (destinations.ok ? destinations.body.data : [])
-      .filter((d) => d.status !== "disabled")
-      .map((d) => ({
-        id: d.id,
-        channel: d.channel,
-        name: d.display_name,
-        status: d.status,
-        isDefault: d.is_default,
-        network: composeOptions(r.h, d.channel),
-      })),
+    destinations: usable.map((d) => ({
+      id: d.id,
+      channel: d.channel,
+      name: d.display_name,
+      status: d.status,
+      isDefault: defaults.has(d.id),
+      network: composeOptions(r.h, d.channel),
+    })),
     library: (assets.ok ? assets.body.data : [])
       .filter((a) => a.status === "ready")
       .map((a) => ({
@@ -219,7 +222,11 @@ async function submit(
   const answer = await r.api.call<PostSet>("POST", base, { body, idempotencyKey: key || undefined });
   if (answer.ok)
     return r.redirect(
-      `/dashboard/workspaces/${r.workspace!.id}/posts/${answer.body.posts[0]!.id}?notice=created`,
+      withNotice(
+        `/dashboard/workspaces/${r.workspace!.id}/posts/${answer.body.posts[0]!.id}`,
+        "post",
+        "created",
+      ),
     );
   if (answer.status === 403) return forbidden(r);
   if (answer.status >= 500 || answer.status === 401)

@@ -4,6 +4,7 @@ import type { ProviderAdapter } from "../../providers/types.ts";
 import { html, type Markup } from "../pages/html.ts";
 import { type ApiAnswer, type FieldErrors, fieldErrorsOf } from "./api.ts";
 import type { DashboardRequest } from "./router.ts";
+import { notice, withNotice } from "./notices.ts";
 import { fieldId, input, postForm } from "./ui.ts";
 
 /** A connect form that came back: its network, what it held (never the app password) and the problems. */
@@ -187,22 +188,25 @@ export async function connectAccount(
   const connection = answer.body as { id: string; status: string; authorization_url: string | null };
   if (connection.authorization_url) return r.redirect(connection.authorization_url);
   const outcome = connection.status === "completed" ? "connected" : "not_connected";
-  return r.redirect(`${path(r)}?notice=${outcome}&connection=${encodeURIComponent(connection.id)}`);
+  return r.redirect(withNotice(path(r), "destinations", outcome, { connection: connection.id }));
 }
 
 /**
- * The outcome of a connection the page was sent back for (`?notice=connected|not_connected&connection=…`,
- * by the form or by the OAuth return page), read from the API so the text names the real account.
+ * The destinations page's notice. The outcome of a connection the page was sent back for
+ * (`?notice=connected|not_connected&connection=…`, by the form or by the OAuth return page) is read from
+ * the API so the text names the real account; every other notice is the table's text.
  */
 export async function connectionNotice(
   r: DashboardRequest,
   destinations: { id: string; display_name: string }[],
 ): Promise<Markup> {
   const code = r.query.get("notice");
+  if (code !== "connected" && code !== "not_connected") return notice(r.query, "destinations");
   const id = r.query.get("connection") ?? "";
-  if ((code !== "connected" && code !== "not_connected") || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) return html``;
-  const answer = await r.api.get(`/workspaces/${r.workspace!.id}/destination-connections/${id}`);
-  if (!answer.ok) return html``;
+  const answer = /^[A-Za-z0-9_-]{1,64}$/.test(id)
+    ? await r.api.get(`/workspaces/${r.workspace!.id}/destination-connections/${id}`)
+    : null;
+  if (!answer?.ok) return notice(r.query, "destinations");
   const c = answer.body as {
     provider: string;
     status: string;

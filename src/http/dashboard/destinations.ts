@@ -1,4 +1,5 @@
 import { html, type Markup } from "../pages/html.ts";
+import { defaultDestinationIds } from "../../modules/destinations/default.ts";
 import { type ApiAnswer, problemOf } from "./api.ts";
 import type { Destination, Listing } from "./api-resources.ts";
 import {
@@ -12,16 +13,11 @@ import {
   networkName,
 } from "./destination-connect.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { badge, buttonForm, errorSummary, notice, table } from "./ui.ts";
+import { badge, buttonForm, errorSummary, table } from "./ui.ts";
+import { type NoticeOf, withNotice } from "./notices.ts";
 import { webhookPages } from "./webhooks.ts";
 
 /** A destination as the API lists it. */
-const NOTICES = {
-  enabled: "The destination is enabled: posts can go to it again.",
-  disabled: "The destination is disabled: no post goes to it until it is enabled again.",
-  default: "The destination is now the default of its network.",
-  disconnected: "The destination is disconnected and its credentials are erased.",
-};
 
 const BASE = "/dashboard/workspaces/:workspace_id/destinations";
 const pathOf = (r: DashboardRequest) => `/dashboard/workspaces/${r.workspace!.id}/destinations`;
@@ -53,11 +49,11 @@ async function change(
   r: DashboardRequest,
   method: "PATCH" | "DELETE",
   body: Record<string, boolean> | undefined,
-  outcome: keyof typeof NOTICES,
+  outcome: NoticeOf<"destinations">,
 ): Promise<Response> {
   const id = encodeURIComponent(r.params.destination_id!);
   const answer = await r.api.call(method, `/workspaces/${r.workspace!.id}/destinations/${id}`, { body });
-  if (answer.ok) return r.redirect(`${pathOf(r)}?notice=${outcome}`);
+  if (answer.ok) return r.redirect(withNotice(pathOf(r), "destinations", outcome));
   return refusal(r, answer);
 }
 
@@ -127,21 +123,22 @@ async function destinationsPage(r: DashboardRequest, failure: ConnectFailure | n
     (a, b) => a.channel.localeCompare(b.channel) || a.display_name.localeCompare(b.display_name),
   );
   const canWrite = r.actor.scopes.includes("destinations:write");
+  // A network's only (enabled) account acts as its default, as the compose page preselects it.
+  const defaults = defaultDestinationIds(destinations.filter((d) => d.status !== "disabled"));
   const rows = destinations.map((d) => [
     networkName(d.channel),
     d.display_name,
     statusCell(d),
-    d.is_default ? badge("Default", "ok") : "",
+    defaults.has(d.id) ? badge("Default", "ok") : "",
     ...(canWrite ? [actionsCell(r, d)] : []),
   ]);
   return r.render(
     "Destinations",
     html`<h1>Destinations</h1>
 ${failure ? errorSummary(failure.errors, null, connectErrorLabels(failure)) : ""}
-${notice(r.query, NOTICES)}
 ${await connectionNotice(r, destinations)}
 <p>The social accounts this workspace publishes to. Each network can mark one of its accounts as the
-default.</p>
+default; a network with one account has it as its default. Compose chooses the defaults for you.</p>
 ${table({
   caption: "Connected accounts",
   head: ["Network", "Account", "Status", "Default", ...(canWrite ? ["Actions"] : [])],

@@ -20,12 +20,9 @@ import {
   validateKeyForm,
 } from "./keys-form.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { badge, buttonForm, localTime, notice, table } from "./ui.ts";
-
-const NOTICES = {
-  revoked: "The key is revoked: the API refuses it from now on.",
-  "already-revoked": "That key was already revoked; nothing changed.",
-};
+import { zonedTime } from "../pages/time.ts";
+import { badge, buttonForm, table } from "./ui.ts";
+import { notice, withNotice } from "./notices.ts";
 
 const STATUS_ORDER = { active: 0, expired: 1, revoked: 2 } as const;
 const STATUS_TONE = { active: "ok", expired: "warn", revoked: "neutral" } as const;
@@ -92,7 +89,9 @@ its hash; later pages show the prefix <code>${prefix}…</code> only.</p></div>
           "It does not exist, or it is not one you can manage.",
           html`<a href="/dashboard/keys">Back to the API keys</a>`,
         ]);
-      return r.redirect(`/dashboard/keys?notice=${out.alreadyRevoked ? "already-revoked" : "revoked"}`);
+      return r.redirect(
+        withNotice("/dashboard/keys", "keys", out.alreadyRevoked ? "already-revoked" : "revoked"),
+      );
     });
 }
 
@@ -107,20 +106,21 @@ async function keysPage(r: DashboardRequest, values: KeyFormValues, errors: Fiel
     k.workspaceAccessMode === "all" ? "All" : k.workspaceIds.map((id) => names.get(id) ?? id).join(", ");
   const rows = keys.map((k) => [
     k.name,
-    html`<code>${k.prefix}…</code>`,
-    k.environment,
+    html`<code>${k.prefix}…</code> ${k.environment}`,
     compactScopes(k.scopes),
     workspacesOf(k),
-    localTime(iso(k.createdAt)),
-    k.lastUsedAt === null ? "Never" : localTime(iso(k.lastUsedAt)),
-    k.expiresAt === null ? "Never" : localTime(iso(k.expiresAt)),
+    zonedTime(iso(k.createdAt)),
+    k.lastUsedAt === null ? "Never" : zonedTime(iso(k.lastUsedAt)),
+    k.expiresAt === null ? "Never" : zonedTime(iso(k.expiresAt)),
     badge(k.status, STATUS_TONE[k.status]),
     k.status === "revoked"
       ? ""
       : buttonForm({
           action: `/dashboard/keys/${k.id}/revoke`,
           csrf: r.csrf,
-          label: `Revoke ${k.name}`,
+          label: "Revoke",
+          // The visible word stays short; the key's name completes what the button says aloud.
+          hiddenLabel: ` ${k.name}`,
           danger: true,
           confirm: `Revoke the key “${k.name}”? Whatever uses it stops working at once.`,
         }),
@@ -128,7 +128,7 @@ async function keysPage(r: DashboardRequest, values: KeyFormValues, errors: Fiel
   return r.render(
     "API keys",
     html`<h1>API keys</h1>
-${notice(r.query, NOTICES)}
+${notice(r.query, "keys")}
 <p>Keys let programs use Herald's API. A key's secret is shown once, when it is created; it cannot be
 shown again. ${
       member
@@ -137,18 +137,7 @@ shown again. ${
     }</p>
 ${table({
   caption: member ? "Your API keys" : "The account's API keys",
-  head: [
-    "Name",
-    "Prefix",
-    "Environment",
-    "Scopes",
-    "Workspaces",
-    "Created",
-    "Last used",
-    "Expires",
-    "Status",
-    "Action",
-  ],
+  head: ["Name", "Prefix", "Scopes", "Workspaces", "Created", "Last used", "Expires", "Status", "Action"],
   rows,
   empty: "No API keys yet.",
 })}

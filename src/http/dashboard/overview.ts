@@ -3,7 +3,8 @@ import { html } from "../pages/html.ts";
 import { closeUserSessions, liveSessionsOf } from "../../modules/sessions/service.ts";
 import { cookie, redirect as redirectWith, SESSION_COOKIE } from "../pages/respond.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { buttonForm, localTime, table } from "./ui.ts";
+import { zonedTime } from "../pages/time.ts";
+import { buttonForm, table } from "./ui.ts";
 
 /** `/dashboard`: the account, its workspaces, a pending address confirmation, the command line. */
 export function overviewPages(routes: DashboardRoutes): void {
@@ -81,8 +82,8 @@ ${table({
   hideCaption: true,
   head: ["Signed in", "Ends", ""],
   rows: live.map((s) => [
-    localTime(new Date(s.createdAt).toISOString()),
-    localTime(new Date(s.expiresAt).toISOString()),
+    zonedTime(new Date(s.createdAt).toISOString()),
+    zonedTime(new Date(s.expiresAt).toISOString()),
     s.id === r.session.id ? "This browser" : "",
   ]),
   empty: "No sessions.",

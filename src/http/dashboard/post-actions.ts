@@ -4,6 +4,7 @@ import { ACTION_POINTERS } from "./post-action-forms.ts";
 import { renderPostDetail } from "./post-detail.ts";
 import { fromLocalInput, postPath } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
+import { withNotice } from "./notices.ts";
 
 const POST = "/dashboard/workspaces/:workspace_id/posts/:post_id";
 
@@ -16,12 +17,16 @@ export function postActionForms(routes: DashboardRoutes): void {
   routes
     .form(`${POST}/cancel`, async (r, form) => {
       const answer = await verb(r, form, "cancel", { confirmed: true });
-      return answer.ok ? r.redirect(`${detail(r)}?notice=cancelled`) : refused(r, answer, "cancel", {});
+      return answer.ok
+        ? r.redirect(withNotice(detail(r), "post", "cancelled"))
+        : refused(r, answer, "cancel", {});
     })
     .form(`${POST}/retry`, async (r, form) => {
       const body = { confirmed: true, ...acknowledged(form) };
       const answer = await verb(r, form, "retry", body);
-      return answer.ok ? r.redirect(`${detail(r)}?notice=retried`) : refused(r, answer, "retry", {});
+      return answer.ok
+        ? r.redirect(withNotice(detail(r), "post", "retried"))
+        : refused(r, answer, "retry", {});
     })
     .form(`${POST}/reschedule`, async (r, form) => {
       const local = form.get("scheduled_at") ?? "";
@@ -32,7 +37,7 @@ export function postActionForms(routes: DashboardRoutes): void {
       const body = { confirmed: true, scheduled_at: scheduledAt.iso, ...acknowledged(form) };
       const answer = await verb(r, form, "reschedule", body);
       return answer.ok
-        ? r.redirect(`${detail(r)}?notice=rescheduled`)
+        ? r.redirect(withNotice(detail(r), "post", "rescheduled"))
         : refused(r, answer, "reschedule", values);
     })
     .form(`${POST}/publish`, async (r, form) => {
@@ -64,7 +69,7 @@ export function postActionForms(routes: DashboardRoutes): void {
         },
       });
       if (!answer.ok) return refused(r, answer, "publish", values);
-      return r.redirect(`${detail(r)}?notice=${when === "now" ? "published" : "scheduled"}`);
+      return r.redirect(withNotice(detail(r), "post", when === "now" ? "published" : "scheduled"));
     })
     .form(`${POST}/delete`, async (r, form) => {
       const answer = await r.api.call("DELETE", apiPath(r), {
@@ -72,7 +77,9 @@ export function postActionForms(routes: DashboardRoutes): void {
         ifMatch: form.get("etag") || undefined,
       });
       if (!answer.ok) return refused(r, answer, "delete", {});
-      return r.redirect(`/dashboard/workspaces/${r.workspace!.id}/posts?view=drafts&notice=deleted`);
+      return r.redirect(
+        withNotice(`/dashboard/workspaces/${r.workspace!.id}/posts?view=drafts`, "posts", "deleted"),
+      );
     });
 }
 

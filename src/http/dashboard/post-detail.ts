@@ -4,7 +4,8 @@ import { actionForms, ACTION_LABELS } from "./post-action-forms.ts";
 import type { Destination, Listing, Post } from "./api-resources.ts";
 import { excerpt, postPath, stateBadge, stateHint, whereTo } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { errorSummary, localTime, notice, table } from "./ui.ts";
+import { errorSummary, localTime, table } from "./ui.ts";
+import { notice } from "./notices.ts";
 
 /** What came back from an action form that the API refused: the page is shown again with it. */
 export interface ActionOutcome {
@@ -17,14 +18,6 @@ export interface ActionOutcome {
   /** The values the person entered, kept in the form. */
   values: Record<string, string>;
 }
-
-const NOTICES: Record<string, string> = {
-  cancelled: "The post was cancelled.",
-  retried: "The post is being sent again.",
-  rescheduled: "The post was moved to its new time.",
-  published: "The post is on its way to the network.",
-  scheduled: "The post is scheduled.",
-};
 
 /** `/dashboard/workspaces/:ws/posts/:post_id`: one post, its attempts and receipts, and its actions. */
 export function postDetailPages(routes: DashboardRoutes): void {
@@ -56,7 +49,7 @@ export async function renderPostDetail(r: DashboardRequest, outcome?: ActionOutc
   const analyticsPath = `/dashboard/workspaces/${ws.id}/analytics/${encodeURIComponent(post.group)}`;
   const content = html`<p><a href="/dashboard/workspaces/${ws.id}/posts">← Posts</a></p>
 <h1>${excerpt(post, 60)}</h1>
-${notice(r.query, NOTICES)}
+${notice(r.query, "post")}
 ${outcome ? errorSummary(outcome.errors, outcome.fallback, ACTION_LABELS) : ""}
 <p>${stateBadge(post.state)} ${stateHint(post)}</p>
 ${facts(r, post)}

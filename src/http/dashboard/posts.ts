@@ -7,7 +7,8 @@ import { postDetailPages } from "./post-detail.ts";
 import { excerpt, POST_VIEWS, postPath, postTime, stateBadge, whereTo } from "./post-view.ts";
 import type { Destination, Listing, Post } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { errorSummary, input, localTime, notice, pager, select, table } from "./ui.ts";
+import { errorSummary, input, localTime, pager, select, table } from "./ui.ts";
+import { notice } from "./notices.ts";
 
 /** The filters of the listing the page passes on to the API (besides the view and the cursor). */
 const FILTERS = ["channel", "destination_id", "group"] as const;
@@ -69,7 +70,7 @@ async function postList(r: DashboardRequest): Promise<Response> {
   ]);
   const content = html`<h1>Posts</h1>
 <p><a class="button" href="${base}/new">New post</a></p>
-${notice(r.query, { deleted: "The draft was deleted." })}
+${notice(r.query, "posts")}
 ${listed.ok ? "" : errorSummary(errors, listed.body?.detail ?? "The posts could not be listed.", LABELS)}
 ${tabs}
 ${filterForm(r, view.id, destinations.ok ? destinations.body.data : [], errors)}

@@ -7,12 +7,9 @@ import {
 import { emailConfirmationRequired } from "../../modules/signup/confirmation.ts";
 import { html } from "../pages/html.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { choices, notice, postForm } from "./ui.ts";
+import { notice, withNotice } from "./notices.ts";
+import { choices, postForm } from "./ui.ts";
 
-const NOTICES = {
-  open: "Saved: anyone may sign up now.",
-  closed: "Saved: only people invited by someone in an account may join now.",
-};
 const OPTIONS = [
   {
     value: "closed",
@@ -37,7 +34,7 @@ export function serverSettingsPages(routes: DashboardRoutes): void {
       if (policy !== "open" && policy !== "closed") return serverPage(r, 400, "Choose who may sign up.");
       if ((await signupSetting(r.h)).source === "environment") return serverPage(r, 409);
       await changeSignupPolicy(r.h, auditActorOf(r.actor), policy);
-      return r.redirect(`/dashboard/server?notice=${policy}`);
+      return r.redirect(withNotice("/dashboard/server", "server", policy));
     });
 }
 
@@ -77,7 +74,7 @@ decides this, so it cannot be changed here; without the variable, the choice her
   return r.render(
     "Server",
     html`<h1>Server</h1>
-${notice(r.query, NOTICES)}
+${notice(r.query, "server")}
 <h2>Who may sign up</h2>
 ${signup}
 <h2>Mail</h2>

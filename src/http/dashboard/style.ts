@@ -15,10 +15,21 @@ body.dashboard main { max-width: 64rem; margin: 1.5rem 0 4rem; }
 .switcher { margin: 0 0 .75rem; }
 .switcher summary { cursor: pointer; font-weight: 600; padding: .35rem .5rem; }
 .shell > main { min-width: 0; padding: 0 1rem; }
+/* A phone: the navigation becomes a few rows that scroll sideways (no script), so the page's heading stays
+   in the first screen. */
 @media (max-width: 48rem) {
-  .shell { grid-template-columns: 1fr; }
-  .shell > nav { border-right: none; border-bottom: 1px solid var(--line); }
-  .shell > nav ul { display: flex; flex-wrap: wrap; gap: .25rem; }
+  .shell { grid-template-columns: minmax(0, 1fr); }
+  .shell > nav {
+    border-right: none; border-bottom: 1px solid var(--line); padding: .25rem .5rem; min-width: 0;
+  }
+  .shell > nav ul {
+    display: flex; flex-wrap: nowrap; gap: .25rem; margin: 0; overflow-x: auto; white-space: nowrap;
+    scrollbar-width: thin;
+  }
+  .shell > nav li a { padding: .3rem .5rem; }
+  .switcher { margin: 0; }
+  .switcher summary { padding: .3rem .5rem; }
+  body.dashboard main { margin-top: .75rem; }
 }
 .visually-hidden {
   position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap;

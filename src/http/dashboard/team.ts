@@ -3,19 +3,10 @@ import { html, type Markup } from "../pages/html.ts";
 import { fieldErrorsOf, type FieldErrors } from "./api.ts";
 import type { Invitation, Member } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { badge, buttonForm, errorSummary, input, localTime, notice, postForm, select, table } from "./ui.ts";
+import { badge, buttonForm, errorSummary, input, localTime, postForm, select, table } from "./ui.ts";
+import { notice, withNotice } from "./notices.ts";
 import { refusal } from "./workspaces.ts";
 
-const NOTICES = {
-  invited: "The invitation is stored and its e-mail is on its way.",
-  resent: "A new invitation e-mail is on its way; the earlier link no longer works.",
-  // A form sent twice while no mail goes out: the link was on the first answer only.
-  "invited-link-shown":
-    "The invitation is stored; its link was shown once, when it was created. Resend it for a new link.",
-  "resent-link-shown": "A new link was made and shown once; resend again for another.",
-  revoked: "The invitation is revoked; its link no longer works.",
-  removed: "The person is removed: their sessions ended and the keys they held are revoked.",
-};
 const ROLES: [string, string][] = [
   ["member", "Member: publishes and reads the setup"],
   ["admin", "Admin: everything but billing changes"],
@@ -45,7 +36,8 @@ export function teamPages(routes: DashboardRoutes): void {
       );
       if (answer.ok && answer.body.invitation_url) return linkToPassOn(r, answer.body, "resent");
       const resent = r.h.mail ? "resent" : "resent-link-shown";
-      if (answer.ok) return r.redirect(`/dashboard/team?notice=${verb === "resend" ? resent : "revoked"}`);
+      if (answer.ok)
+        return r.redirect(withNotice("/dashboard/team", "team", verb === "resend" ? resent : "revoked"));
       return refusal(r, answer.status) ?? teamPage(r, "", new Map(), answer.status, answer.body?.detail);
     })
     .form("/dashboard/team/members/:member_id/remove", async (r, form) => {
@@ -57,7 +49,7 @@ export function teamPages(routes: DashboardRoutes): void {
           body: { confirmed: true, confirmation },
         },
       );
-      if (answer.ok) return r.redirect("/dashboard/team?notice=removed");
+      if (answer.ok) return r.redirect(withNotice("/dashboard/team", "team", "removed"));
       const refused = refusal(r, answer.status);
       if (refused) return refused;
       const errors = fieldErrorsOf(answer);
@@ -73,7 +65,7 @@ export function teamPages(routes: DashboardRoutes): void {
       });
       if (answer.ok && answer.body.invitation_url) return linkToPassOn(r, answer.body, "invited");
       if (answer.ok)
-        return r.redirect(`/dashboard/team?notice=${r.h.mail ? "invited" : "invited-link-shown"}`);
+        return r.redirect(withNotice("/dashboard/team", "team", r.h.mail ? "invited" : "invited-link-shown"));
       const refused = refusal(r, answer.status);
       if (refused) return refused;
       const errors = fieldErrorsOf(answer);
@@ -125,7 +117,7 @@ async function teamPage(
   return r.render(
     "Team",
     html`<h1>Team</h1>
-${notice(r.query, NOTICES)}
+${notice(r.query, "team")}
 <p>Everyone in the account can use every workspace; their role decides what they may do. Owners do
 everything, admins everything but change billing, members publish and read the rest.</p>
 ${problem && errors.size === 0 ? html`<div class="errors" role="alert"><p>${problem}</p></div>` : ""}

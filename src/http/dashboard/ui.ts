@@ -137,6 +137,8 @@ export function buttonForm(spec: {
   action: string;
   csrf: string;
   label: string;
+  /** Words of the button's accessible name that are not shown (after `label`). */
+  hiddenLabel?: string;
   secondary?: boolean;
   danger?: boolean;
   fields?: Record<string, string>;
@@ -147,7 +149,9 @@ export function buttonForm(spec: {
     { action: spec.action, csrf: spec.csrf, className: "inline", confirm: spec.confirm },
     html`${Object.entries(spec.fields ?? {}).map(
       ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
-    )}<button type="submit"${cls ? html` class="${cls}"` : ""}>${spec.label}</button>`,
+    )}<button type="submit"${cls ? html` class="${cls}"` : ""}>${spec.label}${
+      spec.hiddenLabel ? html`<span class="visually-hidden">${spec.hiddenLabel}</span>` : ""
+    }</button>`,
   );
 }
 
@@ -167,12 +171,6 @@ export function errorSummary(
 ${fallback ? html`<p>${fallback}</p>` : ""}
 ${items.length ? html`<ul>${items}</ul>` : ""}
 </div>`;
-}
-
-/** A status notice after a redirect (`?notice=`), from the page's own table of texts. */
-export function notice(query: URLSearchParams, texts: Record<string, string>): Markup {
-  const text = texts[query.get("notice") ?? ""];
-  return text ? html`<div class="notice ok" role="status"><p>${text}</p></div>` : html``;
 }
 
 /** A table with a caption (visually hidden when `hideCaption`), header cells and rows. */

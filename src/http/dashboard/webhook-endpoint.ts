@@ -20,15 +20,8 @@ import {
   type WebhookFormValues,
   webhookFormValues,
 } from "./webhook-form.ts";
-import { buttonForm, errorSummary, localTime, notice, postForm } from "./ui.ts";
-
-const NOTICES = {
-  saved: "The endpoint's settings are saved.",
-  enabled: "The endpoint is enabled: new events are sent to it again.",
-  disabled: "The endpoint is disabled: no event is sent to it, and pending deliveries are ended.",
-  test_sent: "A test event is on its way; it appears in the delivery log below.",
-  redelivered: "The event is sent again, as a new delivery in the log below.",
-};
+import { buttonForm, errorSummary, localTime, postForm } from "./ui.ts";
+import { type NoticeOf, notice, withNotice } from "./notices.ts";
 
 const BASE = "/dashboard/workspaces/:workspace_id/webhooks/:endpoint_id";
 
@@ -58,7 +51,7 @@ export function webhookEndpointPages(routes: DashboardRoutes): void {
       });
       if (answer.status === 403 || answer.status === 404) return refused(r, answer);
       if (!answer.ok) return endpointPage(r, { values, errors: fieldErrorsOf(answer), answer });
-      return r.redirect(`${pagePath(r)}?notice=saved`);
+      return r.redirect(withNotice(pagePath(r), "webhook-endpoint", "saved"));
     })
     .form(`${BASE}/enable`, (r) => act(r, "PATCH", "", { enabled: true }, "enabled"))
     .form(`${BASE}/disable`, (r) => act(r, "PATCH", "", { enabled: false }, "disabled"))
@@ -70,7 +63,7 @@ export function webhookEndpointPages(routes: DashboardRoutes): void {
     .form(`${BASE}/delete`, async (r, form) => {
       const answer = await r.api.call("DELETE", apiPath(r), { idempotencyKey: key(form) });
       if (!answer.ok) return refused(r, answer, pagePath(r));
-      return r.redirect(`${webhooksPath(r)}?notice=deleted`);
+      return r.redirect(withNotice(webhooksPath(r), "webhooks", "deleted"));
     })
     .form(`${BASE}/rotate-secret`, async (r, form) => {
       const answer = await r.api.call<WebhookEndpointWithSecret>("POST", `${apiPath(r)}/rotate-secret`, {
@@ -102,12 +95,12 @@ async function act(
   method: "PATCH" | "POST",
   suffix: string,
   body: Record<string, unknown>,
-  outcome: keyof typeof NOTICES,
+  outcome: NoticeOf<"webhook-endpoint">,
   idempotencyKey?: string,
 ): Promise<Response> {
   const answer = await r.api.call(method, `${apiPath(r)}${suffix}`, { body, idempotencyKey });
   if (!answer.ok) return refused(r, answer, pagePath(r));
-  return r.redirect(`${pagePath(r)}?notice=${outcome}`);
+  return r.redirect(withNotice(pagePath(r), "webhook-endpoint", outcome));
 }
 
 /** The endpoint's page; a settings form that came back is shown with its values and problems. */
@@ -127,7 +120,7 @@ async function endpointPage(r: DashboardRequest, failure: SettingsFailure | null
     html`<p><a href="${webhooksPath(r)}">Webhooks</a></p>
 <h1>${e.name}</h1>
 ${summary}
-${notice(r.query, NOTICES)}
+${notice(r.query, "webhook-endpoint")}
 <dl>
 <dt>URL</dt><dd><code>${e.url}</code></dd>
 <dt>Status</dt><dd>${endpointStatus(e)}</dd>

@@ -26,9 +26,9 @@ import {
   type WebhookFormValues,
   webhookFormValues,
 } from "./webhook-form.ts";
-import { badge, errorSummary, localTime, notice, pager, postForm, table } from "./ui.ts";
+import { badge, errorSummary, localTime, pager, postForm, table } from "./ui.ts";
+import { notice } from "./notices.ts";
 
-const NOTICES = { deleted: "The endpoint is deleted, with its delivery log." };
 const BASE = "/dashboard/workspaces/:workspace_id/webhooks";
 
 /** `…/webhooks`: the endpoints and the form that adds one (its secret shown once, in the answer). */
@@ -108,7 +108,7 @@ changes them.</p>`;
     "Webhooks",
     html`<h1>Webhooks</h1>
 ${failed ? errorSummary(errors, errors.size ? null : problemOf(failed)?.detail, WEBHOOK_FIELD_LABELS) : ""}
-${notice(r.query, NOTICES)}
+${notice(r.query, "webhooks")}
 <p>Herald sends signed events about this workspace's posts to these endpoints.</p>
 ${table({
   caption: "Endpoints",

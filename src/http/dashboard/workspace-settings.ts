@@ -14,14 +14,9 @@ import {
 } from "./queue-editor.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { accountMembers } from "./team.ts";
-import { errorSummary, input, notice, postForm, select, table } from "./ui.ts";
+import { errorSummary, input, postForm, select, table } from "./ui.ts";
+import { notice, withNotice } from "./notices.ts";
 import { refusal, timeZoneOptions } from "./workspaces.ts";
-
-const NOTICES = {
-  created: "The workspace is created. Set its posting times below, then connect destinations.",
-  saved: "The workspace's settings are saved.",
-  "queue-saved": "The posting times are saved.",
-};
 
 /** A form that came back with problems, to render again as posted. */
 interface Returned<V> {
@@ -50,7 +45,10 @@ export function workspaceSettingsPages(routes: DashboardRoutes): void {
         body: { name: values.name.trim(), time_zone: values.time_zone },
         ifMatch: values.etag || undefined,
       });
-      if (answer.ok) return r.redirect(`/dashboard/workspaces/${r.workspace!.id}/settings?notice=saved`);
+      if (answer.ok)
+        return r.redirect(
+          withNotice(`/dashboard/workspaces/${r.workspace!.id}/settings`, "workspace-settings", "saved"),
+        );
       const refused = refusal(r, answer.status);
       if (refused) return refused;
       const errors = fieldErrorsOf(answer);
@@ -75,7 +73,13 @@ export function workspaceSettingsPages(routes: DashboardRoutes): void {
         body: { windows: wanted.windows },
       });
       if (answer.ok)
-        return r.redirect(`/dashboard/workspaces/${r.workspace!.id}/settings?notice=queue-saved`);
+        return r.redirect(
+          withNotice(
+            `/dashboard/workspaces/${r.workspace!.id}/settings`,
+            "workspace-settings",
+            "queue-saved",
+          ),
+        );
       const refused = refusal(r, answer.status);
       if (refused) return refused;
       const { errors, problem } = rowErrorsOf(answer, wanted.rowOfWindow);
@@ -103,7 +107,7 @@ async function settingsPage(r: DashboardRequest, state: PageState): Promise<Resp
   return r.render(
     `Settings of ${ws.name}`,
     html`<h1>Settings of ${ws.name}</h1>
-${notice(r.query, NOTICES)}
+${notice(r.query, "workspace-settings")}
 <p class="muted">Workspace id <code>${ws.id}</code></p>
 <h2>Name and time zone</h2>
 ${

@@ -4,6 +4,7 @@ import { fieldErrorsOf, type FieldErrors } from "./api.ts";
 import type { Listing, Workspace } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { errorSummary, input, pager, postForm, select, table } from "./ui.ts";
+import { withNotice } from "./notices.ts";
 
 const NAME_MAX = 200;
 const PAGE_SIZE = 50;
@@ -34,7 +35,10 @@ export function workspacePages(routes: DashboardRoutes): void {
         body: { name: values.name.trim(), time_zone: values.time_zone },
         idempotencyKey: form.get("idempotency_key") ?? undefined,
       });
-      if (answer.ok) return r.redirect(`/dashboard/workspaces/${answer.body.id}/settings?notice=created`);
+      if (answer.ok)
+        return r.redirect(
+          withNotice(`/dashboard/workspaces/${answer.body.id}/settings`, "workspace-settings", "created"),
+        );
       const refused = refusal(r, answer.status);
       if (refused) return refused;
       const errors = fieldErrorsOf(answer);

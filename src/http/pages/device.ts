@@ -1,4 +1,5 @@
 import { html } from "./html.ts";
+import { zonedTime } from "./time.ts";
 import { csrfField, errorSummary, field, layout, type PageFrame } from "./layout.ts";
 
 /** The form where a person types the code their terminal shows (a POST: typed codes stay out of URLs). */
@@ -56,8 +57,8 @@ export function deviceConfirmPage(
 <dt>Code</dt><dd class="code">${view.code}</dd>
 <dt>Device</dt><dd>${view.deviceName}</dd>
 <dt>CLI version</dt><dd>${view.cliVersion ?? "not given"}</dd>
-<dt>Requested</dt><dd><time datetime="${view.requestedAt}">${view.requestedAt}</time></dd>
-<dt>Expires</dt><dd><time datetime="${view.expiresAt}">${view.expiresAt}</time></dd>
+<dt>Requested</dt><dd>${zonedTime(view.requestedAt)}</dd>
+<dt>Expires</dt><dd>${zonedTime(view.expiresAt)}</dd>
 </dl>
 <p>Approving gives this device a live API key named <strong>${view.deviceName}</strong> for all the account's
 workspaces, with these scopes: ${view.scopes.map((s, i) => html`${i > 0 ? ", " : ""}<code>${s}</code>`)}.

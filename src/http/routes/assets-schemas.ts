@@ -78,7 +78,18 @@ export const CreateUploadBody = t.Object(
       { minItems: 1, maxItems: MAX_PARTS },
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        kind: "card",
+        file_name: "launch.png",
+        content_type: "image/png",
+        byte_size: 48213,
+        parts: [{ part_number: 1, checksum_crc64nvme: "yZNbHw1qTxo=" }],
+      },
+    ],
+  },
 );
 
 /** Body of completing an upload. */
@@ -98,7 +109,18 @@ export const CompleteUploadBody = t.Object(
       { minItems: 1, maxItems: MAX_PARTS },
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        byte_size: 48213,
+        checksum_crc64nvme: "yZNbHw1qTxo=",
+        parts: [
+          { part_number: 1, etag: '"9b2cf535f27731c974343645a3985328"', checksum_crc64nvme: "yZNbHw1qTxo=" },
+        ],
+      },
+    ],
+  },
 );
 
 export const AssetParams = t.Object({ workspace_id: t.String(), asset_id: t.String() });

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
 import { Closed, Nullable } from "./common-schemas.ts";
+import { X_MONTHLY_LIMIT_DEFAULT } from "../../modules/posts/x-usage.ts";
 
 /** The account's Stripe subscription, as Herald last heard of it. */
 export const Subscription = t.Object({
@@ -19,33 +20,41 @@ export const Subscription = t.Object({
   cancel_at_period_end: t.Boolean(),
 });
 
-/** The account's billing: subscription, entitlement and X usage. */
-export const Billing = t.Object(
-  {
-    object: t.Literal("billing"),
-    mode: t.Union([t.Literal("disabled"), t.Literal("processor_test"), t.Literal("processor_live")]),
-    entitlement: t.Union([
-      t.Literal("trialing"),
-      t.Literal("active"),
-      t.Literal("grace"),
-      t.Literal("read_only"),
-    ]),
-    subscription: Nullable(Subscription),
-    x_usage: t.Array(
-      t.Object({
-        workspace_id: t.String(),
-        used: Type.Integer({ minimum: 0, maximum: 50 }),
-        reserved: Type.Integer({ minimum: 0, maximum: 50 }),
-        limit: t.Literal(50),
-      }),
-    ),
-    grace_ends_at: Nullable(Timestamp),
-    cancelled_workspaces: t.Array(
-      t.Object({ workspace_id: t.String(), cancelled_at: Timestamp, ends_at: Timestamp }),
-    ),
-  },
-  { title: "Billing" },
-);
+/**
+ * The account's billing: subscription, entitlement and X usage, whose counts run up to the server's
+ * monthly X limit (`xMonthlyLimit`: the contract's constant 50 unless the operator sets
+ * HERALD_X_MONTHLY_POST_LIMIT), so the OpenAPI document describes this server.
+ */
+export const billingSchema = (xLimit: number) =>
+  t.Object(
+    {
+      object: t.Literal("billing"),
+      mode: t.Union([t.Literal("disabled"), t.Literal("processor_test"), t.Literal("processor_live")]),
+      entitlement: t.Union([
+        t.Literal("trialing"),
+        t.Literal("active"),
+        t.Literal("grace"),
+        t.Literal("read_only"),
+      ]),
+      subscription: Nullable(Subscription),
+      x_usage: t.Array(
+        t.Object({
+          workspace_id: t.String(),
+          used: Type.Integer({ minimum: 0, maximum: xLimit }),
+          reserved: Type.Integer({ minimum: 0, maximum: xLimit }),
+          limit: t.Literal(xLimit),
+        }),
+      ),
+      grace_ends_at: Nullable(Timestamp),
+      cancelled_workspaces: t.Array(
+        t.Object({ workspace_id: t.String(), cancelled_at: Timestamp, ends_at: Timestamp }),
+      ),
+    },
+    { title: "Billing" },
+  );
+
+/** The billing object with the contract's limit (the type pages read it as). */
+export const Billing = billingSchema(X_MONTHLY_LIMIT_DEFAULT);
 
 /** A Stripe-hosted page to send the person to. */
 const HostedSession = (object: string, title: string) =>
@@ -72,7 +81,10 @@ export const PortalBody = t.Optional(Closed({}));
 export const ConversionBody = Closed({ confirmed: t.Literal(true) });
 
 /** Body of taking a workspace out of the subscription. */
-export const CancelSubscriptionBody = Closed({
-  confirmed: t.Literal(true),
-  confirmation: t.String({ description: 'exactly "CANCEL <workspace name>"' }),
-});
+export const CancelSubscriptionBody = Closed(
+  {
+    confirmed: t.Literal(true),
+    confirmation: t.String({ description: 'exactly "CANCEL <workspace name>"' }),
+  },
+  { examples: [{ confirmed: true, confirmation: "CANCEL Marketing" }] },
+);

@@ -8,10 +8,11 @@ import { MAX_JSON_BODY_BYTES, payloadTooLarge } from "../body-limit.ts";
 import { runIdempotent } from "../../modules/idempotency/service.ts";
 import { cancelWorkspaceSubscription } from "../../modules/billing/cancel.ts";
 import { getBilling } from "../../modules/billing/service.ts";
+import { xMonthlyLimit } from "../../modules/posts/x-usage.ts";
 import { convertTrial, createCheckoutSession, createPortalSession } from "../../modules/billing/sessions.ts";
 import { receiveStripeEvent, webhookReceipt } from "../../modules/billing/webhook.ts";
 import {
-  Billing,
+  billingSchema,
   BillingCheckoutSession,
   BillingConversion,
   BillingPortalSession,
@@ -114,6 +115,7 @@ const doc = {
 
 /** The account's billing under /v1, and Stripe's webhook receiver outside it (signed, no bearer). */
 export function billingRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {
+  const Billing = billingSchema(xMonthlyLimit(h.config));
   const v1 = new Elysia()
     .use(rails)
     .get("/billing", handler(h, showBilling), { ...doc.get, response: { 200: Billing } })

@@ -28,8 +28,11 @@ export const ChatSettings = t.Object(
 );
 
 /** Body of PATCH the settings. */
-export const PatchChatSettingsBody = Closed({
-  chat_channel_id: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])),
-  enabled: t.Optional(t.Boolean()),
-  event_types: t.Optional(t.Array(EventType, { maxItems: CHAT_EVENT_TYPES.length * 2 })),
-});
+export const PatchChatSettingsBody = Closed(
+  {
+    chat_channel_id: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])),
+    enabled: t.Optional(t.Boolean()),
+    event_types: t.Optional(t.Array(EventType, { maxItems: CHAT_EVENT_TYPES.length * 2 })),
+  },
+  { examples: [{ chat_channel_id: "C0123456789", enabled: true, event_types: ["post.failed"] }] },
+);

@@ -9,7 +9,7 @@ export const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema
 /** An object that refuses properties it does not list. */
 export const Closed = <P extends Parameters<typeof t.Object>[0]>(
   properties: P,
-  options: { minProperties?: number } = {},
+  options: { minProperties?: number; examples?: Record<string, unknown>[] } = {},
 ) => t.Object(properties, { additionalProperties: false, ...options });
 
 /** The path of every route under /workspaces/{workspace_id}. */

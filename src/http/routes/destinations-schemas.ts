@@ -49,7 +49,7 @@ export const ListDestinationsQuery = t.Object({
 /** Body of PATCH one destination. */
 export const PatchDestinationBody = Closed(
   { enabled: t.Optional(t.Boolean()), is_default: t.Optional(t.Boolean()) },
-  { minProperties: 1 },
+  { minProperties: 1, examples: [{ is_default: true }] },
 );
 
 /** The answer of DELETE one destination. */
@@ -60,12 +60,16 @@ export const DeletedDestination = Deleted("destination");
  * Herald was built with (the contract's nine unless `openHerald` was given others, docs/networks.md).
  */
 export const startConnectionBody = (channels: readonly string[]) =>
-  Closed({
-    provider: t.Union(channels.map((c) => t.Literal(c))),
-    instance_origin: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
-    handle: t.Optional(t.String({ minLength: 1, maxLength: 253 })),
-    app_password: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-  });
+  Closed(
+    {
+      provider: t.Union(channels.map((c) => t.Literal(c))),
+      instance_origin: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
+      handle: t.Optional(t.String({ minLength: 1, maxLength: 253 })),
+      app_password: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    },
+    // A network connected by OAuth: the answer holds the authorization URL to open.
+    { examples: [{ provider: "mastodon", instance_origin: "https://mastodon.social" }] },
+  );
 
 /** Body of POST /destination-connections over the contract's channels. */
 export const StartConnectionBody = startConnectionBody(CHANNELS);

@@ -9,8 +9,11 @@ export const Feedback = t.Object(
 );
 
 /** Body of POST /feedback; the length is checked in code points by the module (400 at /message). */
-export const FeedbackBody = Closed({
-  message: t.String({
-    description: "1 to 10,000 characters (Unicode code points), not only white space",
-  }),
-});
+export const FeedbackBody = Closed(
+  {
+    message: t.String({
+      description: "1 to 10,000 characters (Unicode code points), not only white space",
+    }),
+  },
+  { examples: [{ message: "The calendar would help me more if it started on Sunday." }] },
+);

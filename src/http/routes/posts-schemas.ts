@@ -9,7 +9,12 @@ import { POST_STATES } from "../../modules/posts/states.ts";
 
 /** A channel value. */
 export const Channel = t.Union(CHANNELS.map((c) => t.Literal(c)));
-const Group = t.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9_-]+$" });
+const Group = t.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: "^[A-Za-z0-9_-]+$",
+  examples: ["launch-2026-12"],
+});
 const AssetItem = t.Object(
   {
     asset_id: t.String({ minLength: 1, maxLength: 200 }),
@@ -49,13 +54,29 @@ export const CreatePostsBody = t.Object(
       minLength: 1,
       maxLength: 64,
       description: '"now", "draft", "queue" or an ISO 8601 time with a UTC offset',
+      examples: ["draft", "2026-12-01T09:30:00+01:00"],
     }),
     confirmed: t.Optional(t.Boolean()),
-    time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+    time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64, examples: ["Europe/Berlin"] })),
     group: Group,
     posts: t.Array(PostItemBody, { minItems: 1, maxItems: 100 }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // The request the API reference shows (a draft: it needs no time, queue or confirmation).
+    examples: [
+      {
+        when: "draft",
+        group: "launch-2026-12",
+        posts: [
+          {
+            destination_id: "dest_01jdq3tz8w1e5r9y2u6i4o7p3q",
+            body: ["Herald 2.0 is out: schedule posts from the command line."],
+          },
+        ],
+      },
+    ],
+  },
 );
 
 const PostErrorSchema = t.Object({
@@ -223,32 +244,60 @@ export const PostValidation = t.Object({
 });
 
 /** Body of POST /posts/publish: the drafts (with their versions) and when they go out. */
-export const PublishDraftsBody = Closed({
-  confirmed: t.Optional(t.Boolean()),
-  when: t.String({ minLength: 1, maxLength: 64 }),
-  time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-  posts: t.Array(
-    Closed({
-      id: t.String({ minLength: 1 }),
-      version: Type.Integer({ minimum: 1 }),
-      destination_id: t.String({ minLength: 1, maxLength: 200 }),
-    }),
-    { minItems: 1, maxItems: 100 },
-  ),
-});
+export const PublishDraftsBody = Closed(
+  {
+    confirmed: t.Optional(t.Boolean()),
+    when: t.String({ minLength: 1, maxLength: 64 }),
+    time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+    posts: t.Array(
+      Closed({
+        id: t.String({ minLength: 1 }),
+        version: Type.Integer({ minimum: 1 }),
+        destination_id: t.String({ minLength: 1, maxLength: 200 }),
+      }),
+      { minItems: 1, maxItems: 100 },
+    ),
+  },
+  {
+    examples: [
+      {
+        confirmed: true,
+        when: "now",
+        posts: [
+          {
+            id: "post_01jdq3v9m2x7k4r8t6w5n0c1ab",
+            version: 1,
+            destination_id: "dest_01jdq3tz8w1e5r9y2u6i4o7p3q",
+          },
+        ],
+      },
+    ],
+  },
+);
 
 /** Body of POST /posts/move: queued posts (as the caller last saw them) and the date to move them to. */
-export const MovePostsBody = Closed({
-  confirmed: t.Optional(t.Boolean()),
-  local_date: t.String({ minLength: 10, maxLength: 10 }),
-  posts: t.Array(
-    Closed({
-      id: t.String({ minLength: 1 }),
-      expected_scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
-    }),
-    { minItems: 1, maxItems: 100 },
-  ),
-});
+export const MovePostsBody = Closed(
+  {
+    confirmed: t.Optional(t.Boolean()),
+    local_date: t.String({ minLength: 10, maxLength: 10 }),
+    posts: t.Array(
+      Closed({
+        id: t.String({ minLength: 1 }),
+        expected_scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
+      }),
+      { minItems: 1, maxItems: 100 },
+    ),
+  },
+  {
+    examples: [
+      {
+        confirmed: true,
+        local_date: "2026-12-01",
+        posts: [{ id: "post_01jdq3v9m2x7k4r8t6w5n0c1ab", expected_scheduled_at: "2026-11-30T08:00:00.000Z" }],
+      },
+    ],
+  },
+);
 
 /** Body of PATCH one draft: its body, its assets or both. */
 export const PatchDraftBody = Closed(
@@ -264,40 +313,58 @@ export const PatchDraftBody = Closed(
       ),
     ),
   },
-  { minProperties: 1 },
+  { minProperties: 1, examples: [{ body: ["The corrected first post.", "And its reply."] }] },
 );
 
 /** The answer of DELETE one draft. */
 export const DeletedPost = Deleted("post");
 
 /** Body of cancel. */
-export const CancelPostBody = Closed({ confirmed: t.Optional(t.Boolean()) });
+export const CancelPostBody = Closed(
+  { confirmed: t.Optional(t.Boolean()) },
+  { examples: [{ confirmed: true }] },
+);
 
 /** Body of retry. */
-export const RetryPostBody = Closed({
-  confirmed: t.Optional(t.Boolean()),
-  acknowledge_duplicate_risk: t.Optional(t.Boolean()),
-});
+export const RetryPostBody = Closed(
+  { confirmed: t.Optional(t.Boolean()), acknowledge_duplicate_risk: t.Optional(t.Boolean()) },
+  { examples: [{ confirmed: true }] },
+);
 
 /** Body of reschedule. */
-export const ReschedulePostBody = Closed({
-  confirmed: t.Optional(t.Boolean()),
-  scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
-  time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-  acknowledge_duplicate_risk: t.Optional(
-    t.Boolean({
-      description: "Needed when the post's last outcome is unknown (retry_safety unsafe), as for retry.",
-    }),
-  ),
-});
+export const ReschedulePostBody = Closed(
+  {
+    confirmed: t.Optional(t.Boolean()),
+    scheduled_at: t.String({ minLength: 1, maxLength: 64 }),
+    time_zone: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+    acknowledge_duplicate_risk: t.Optional(
+      t.Boolean({
+        description: "Needed when the post's last outcome is unknown (retry_safety unsafe), as for retry.",
+      }),
+    ),
+  },
+  { examples: [{ confirmed: true, scheduled_at: "2026-12-01T09:30:00+01:00" }] },
+);
 
 /** Body of PUT /queue: every posting window of the workspace. */
-export const PutQueueBody = Closed({
-  windows: t.Array(
-    Closed({
-      weekday: Type.Integer({ minimum: 1, maximum: 7 }),
-      local_time: t.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$" }),
-    }),
-    { maxItems: 500 },
-  ),
-});
+export const PutQueueBody = Closed(
+  {
+    windows: t.Array(
+      Closed({
+        weekday: Type.Integer({ minimum: 1, maximum: 7 }),
+        local_time: t.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$" }),
+      }),
+      { maxItems: 500 },
+    ),
+  },
+  {
+    examples: [
+      {
+        windows: [
+          { weekday: 1, local_time: "09:00" },
+          { weekday: 3, local_time: "12:30" },
+        ],
+      },
+    ],
+  },
+);

@@ -53,16 +53,25 @@ const DeviceName = t.String({ minLength: 1, maxLength: 200 });
 const CliVersion = t.String({ minLength: 1, maxLength: 100 });
 
 /** Body of POST /signup-intents. */
-export const SignupIntentBody = Closed({
-  email: t.String({ format: "email", maxLength: 254 }),
-  workspace_name: t.String({ minLength: 1, maxLength: 200 }),
-  authorize_cli: t.Optional(t.Boolean({ default: false })),
-  device_name: t.Optional(DeviceName),
-  cli_version: t.Optional(CliVersion),
-});
+export const SignupIntentBody = Closed(
+  {
+    email: t.String({ format: "email", maxLength: 254 }),
+    workspace_name: t.String({ minLength: 1, maxLength: 200 }),
+    authorize_cli: t.Optional(t.Boolean({ default: false })),
+    device_name: t.Optional(DeviceName),
+    cli_version: t.Optional(CliVersion),
+  },
+  { examples: [{ email: "ada@example.com", workspace_name: "Ada's posts" }] },
+);
 
 /** Body of POST /cli-authorizations. */
-export const CliAuthorizationBody = Closed({ device_name: DeviceName, cli_version: t.Optional(CliVersion) });
+export const CliAuthorizationBody = Closed(
+  { device_name: DeviceName, cli_version: t.Optional(CliVersion) },
+  { examples: [{ device_name: "laptop", cli_version: "1.0.0" }] },
+);
 
 /** Body of POST /cli-authorizations/token. */
-export const DeviceSecretBody = Closed({ device_secret: t.String({ minLength: 32, maxLength: 200 }) });
+export const DeviceSecretBody = Closed(
+  { device_secret: t.String({ minLength: 32, maxLength: 200 }) },
+  { examples: [{ device_secret: "hds_8Kq2vX5mN9pR3tW7yZ1bC4fH6jL0sD2g" }] },
+);

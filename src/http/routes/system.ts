@@ -53,7 +53,18 @@ function completeDocument(
 type AnyElysia = Elysia<any, any, any, any, any, any, any>;
 
 /** The docs UI works offline: no web fonts from the vendor's CDN, no telemetry. */
-const DOCS_UI_CONFIG = { withDefaultFonts: false, telemetry: false };
+/**
+ * Scalar's settings: nothing leaves this server. No web fonts or telemetry, and none of the buttons that
+ * lead to Scalar's hosted services: the "Ask AI" agent, "Generate MCP", and the developer tools'
+ * "Deploy" and "Share" (shown on localhost by default).
+ */
+export const DOCS_UI_CONFIG = {
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: "never",
+};
 
 /**
  * The app as the OpenAPI generator reads it, with Herald's size-limited JSON parser presented under

@@ -42,10 +42,10 @@ export const RevokedInvitation = t.Object(
 export const InvitationParams = t.Object({ invitation_id: t.String() });
 
 /** Body of POST /account/invitations. */
-export const InviteBody = Closed({
-  email: t.String({ format: "email", maxLength: 254 }),
-  role: t.Optional(Role),
-});
+export const InviteBody = Closed(
+  { email: t.String({ format: "email", maxLength: 254 }), role: t.Optional(Role) },
+  { examples: [{ email: "sam@example.com", role: "member" }] },
+);
 
 /** A person of the account. */
 export const Member = t.Object(
@@ -74,7 +74,7 @@ export const RemovedMember = t.Object(
 export const MemberParams = t.Object({ member_id: t.String() });
 
 /** Body of removing a member: `confirmation` is the member's e-mail address. */
-export const RemoveMemberBody = Closed({
-  confirmed: t.Literal(true),
-  confirmation: t.String({ maxLength: 254 }),
-});
+export const RemoveMemberBody = Closed(
+  { confirmed: t.Literal(true), confirmation: t.String({ maxLength: 254 }) },
+  { examples: [{ confirmed: true, confirmation: "sam@example.com" }] },
+);

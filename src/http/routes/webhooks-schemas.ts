@@ -40,7 +40,16 @@ export const CreateEndpointBody = t.Object(
     content_mode: t.Optional(fields.content_mode),
     enabled: t.Optional(fields.enabled),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        name: "Publishing log",
+        url: "https://hooks.example.com/herald",
+        event_types: ["post.published", "post.failed"],
+      },
+    ],
+  },
 );
 
 /** Body of Patch Webhook Endpoint: any of the endpoint's settings. */
@@ -54,7 +63,7 @@ export const PatchEndpointBody = t.Object(
     destination_ids: t.Optional(fields.destination_ids),
     content_mode: t.Optional(fields.content_mode),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ enabled: false }] },
 );
 
 /** Body of Rotate Secret. */

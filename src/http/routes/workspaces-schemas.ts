@@ -28,10 +28,13 @@ export const ListWorkspacesQuery = t.Object({
 });
 
 /** Body of POST /workspaces. */
-export const CreateWorkspaceBody = Closed({ name: Name, time_zone: t.Optional(TimeZone) });
+export const CreateWorkspaceBody = Closed(
+  { name: Name, time_zone: t.Optional(TimeZone) },
+  { examples: [{ name: "Marketing", time_zone: "Europe/Berlin" }] },
+);
 
 /** Body of PATCH one workspace. */
 export const PatchWorkspaceBody = Closed(
   { name: t.Optional(Name), time_zone: t.Optional(TimeZone) },
-  { minProperties: 1 },
+  { minProperties: 1, examples: [{ time_zone: "America/New_York" }] },
 );

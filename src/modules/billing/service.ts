@@ -2,7 +2,7 @@ import type { Actor } from "../../core/actor.ts";
 import { ProblemError } from "../../core/problem.ts";
 import type { Herald } from "../../herald.ts";
 import { iso } from "../../lib/clock.ts";
-import { usageMonth, X_MONTHLY_LIMIT } from "../posts/x-usage.ts";
+import { usageMonth, xMonthlyLimit } from "../posts/x-usage.ts";
 import { entitlementOf } from "./entitlement.ts";
 import { findBillingState, listCancellations, listWorkspaceUsage, type SubscriptionRow } from "./repo.ts";
 
@@ -54,7 +54,8 @@ export async function getBilling(args: { h: Herald; actor: Actor }) {
   const state = await billingStateOf(h, actor.accountId);
   const onlyIds = actor.workspaceAccessMode === "selected" ? actor.workspaceIds : null;
   const usage = await listWorkspaceUsage(h.db, actor.accountId, onlyIds, usageMonth(state.now));
-  const clamp = (n: number | null) => Math.min(X_MONTHLY_LIMIT, Math.max(0, n ?? 0));
+  const limit = xMonthlyLimit(h.config);
+  const clamp = (n: number | null) => Math.min(limit, Math.max(0, n ?? 0));
   const disabled = h.config.billingMode === "disabled";
   const visible = new Set(usage.map((u) => u.workspaceId));
   const cancelled = disabled ? [] : await listCancellations(h.db, actor.accountId);
@@ -67,7 +68,7 @@ export async function getBilling(args: { h: Herald; actor: Actor }) {
       workspace_id: u.workspaceId,
       used: clamp(u.used),
       reserved: clamp(u.reserved),
-      limit: X_MONTHLY_LIMIT,
+      limit,
     })),
     grace_ends_at: iso(state.entitlement === "grace" ? state.graceEndsAt : null),
     cancelled_workspaces: cancelled

@@ -1,4 +1,5 @@
 import { DateTime } from "luxon";
+import { xMonthlyLimit } from "./x-usage.ts";
 import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
@@ -148,7 +149,7 @@ export async function cancelPost(args: {
     const now = h.clock.now();
     // The door gives back the X reservation (a missed post gave it back when it was missed).
     const changes = { cancelledAt: now, nextActionAt: null, queueWindowId: null, queueLocalDate: null };
-    await transitionPost({ tx, now, post, to: "cancelled", changes });
+    await transitionPost({ tx, xLimit: xMonthlyLimit(h.config), now, post, to: "cancelled", changes });
     await audit(tx, actor, "post.cancelled", post, now);
     return reload(tx, post);
   });
@@ -181,7 +182,7 @@ export async function retryPost(args: {
       retrySafety: "safe",
       nextTrigger: "manual_retry",
     };
-    await transitionPost({ tx, now, post, to: "ready", changes });
+    await transitionPost({ tx, xLimit: xMonthlyLimit(h.config), now, post, to: "ready", changes });
     await audit(tx, actor, "post.retried", post, now);
     return reload(tx, post);
   });
@@ -300,7 +301,16 @@ export async function reschedulePost(args: {
     // An X post gives back its reservation and takes one for the new time: the limit is checked again.
     const xErrors = [{ pointer: "/scheduled_at", code: "custom", detail: "X post over the monthly limit" }];
     const to = at <= now ? "ready" : "scheduled";
-    await transitionPost({ tx, now, post, to, changes, reReserve: true, xErrors });
+    await transitionPost({
+      tx,
+      xLimit: xMonthlyLimit(h.config),
+      now,
+      post,
+      to,
+      changes,
+      reReserve: true,
+      xErrors,
+    });
     await audit(tx, actor, "post.rescheduled", post, now);
     return reload(tx, post);
   });
@@ -335,7 +345,9 @@ export async function publishDrafts(args: {
     const moves: PostMoveRequest[] = [];
     for (const draft of drafts) moves.push(await draftMove({ tx, workspace, when, schedule, now }, draft));
     // X posts reserve their month together (the door's rule for drafts leaving `draft`).
-    const rows = (await transitionPosts({ tx, now, moves })).map((row) => row!);
+    const rows = (await transitionPosts({ tx, xLimit: xMonthlyLimit(h.config), now, moves })).map(
+      (row) => row!,
+    );
     for (const row of rows) await audit(tx, actor, "post.submitted", row, now);
     return { rows, immediate: when.mode === "now" };
   });
@@ -641,7 +653,17 @@ export async function movePostsInQueue(args: {
         queueLocalDate: slot.localDate,
       };
       const xErrors = [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }];
-      moved.push((await transitionPost({ tx, now, post, to: "scheduled", changes, xErrors }))!);
+      moved.push(
+        (await transitionPost({
+          tx,
+          xLimit: xMonthlyLimit(h.config),
+          now,
+          post,
+          to: "scheduled",
+          changes,
+          xErrors,
+        }))!,
+      );
       await audit(tx, actor, "post.moved", post, now);
     }
     return moved;

@@ -21,7 +21,7 @@ import {
   type PostContent,
 } from "./rules.ts";
 import { enterPosts } from "./transition.ts";
-import { isMetered, reserveXUsage, usageMonth } from "./x-usage.ts";
+import { isMetered, reserveXUsage, usageMonth, xMonthlyLimit } from "./x-usage.ts";
 
 /** One item of `posts` in Create Post. */
 export interface PostItemInput {
@@ -440,7 +440,7 @@ export async function createPosts(args: {
         ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
         : [],
     );
-    await enterPosts({ tx, rows: planned.rows, xErrors });
+    await enterPosts({ tx, xLimit: xMonthlyLimit(h.config), rows: planned.rows, xErrors });
     for (const row of planned.rows) {
       const action = row.state === "draft" ? "post.drafted" : "post.submitted";
       const target = { action, workspaceId: workspace.id, targetType: "post", targetId: row.id };
@@ -483,7 +483,12 @@ export async function validatePosts(args: {
   if (plan.findings.byCode.size === 0 && reservations.size > 0) {
     try {
       await inTransaction(h.db, async (tx) => {
-        for (const [month, count] of reservations) await reserveXUsage(tx, workspace.id, month, count, []);
+        for (const [month, count] of reservations)
+          await reserveXUsage(
+            tx,
+            { workspaceId: workspace.id, month, count, limit: xMonthlyLimit(h.config) },
+            [],
+          );
         throw new RollBack();
       });
     } catch (error) {

@@ -170,6 +170,8 @@ export async function transitionPosts(args: {
   tx: Db;
   now: number;
   moves: PostMoveRequest[];
+  /** The monthly X limit a reservation may not pass (`xMonthlyLimit(h.config)`). */
+  xLimit: number;
   xErrors?: FieldError[];
 }): Promise<(PostRow | null)[]> {
   const { tx, now, moves } = args;
@@ -217,7 +219,7 @@ export async function transitionPosts(args: {
   for (const key of releases) await releaseXUsage(tx, ...splitKey(key));
   for (const key of consumes) await consumeXUsage(tx, ...splitKey(key));
   const xErrors = args.xErrors ?? [];
-  for (const r of reserves.values()) await reserveXUsage(tx, r.workspaceId, r.month, r.count, xErrors);
+  for (const r of reserves.values()) await reserveXUsage(tx, { ...r, limit: args.xLimit }, xErrors);
   for (const [i, after] of results.entries()) {
     if (!after) continue;
     // A published post starts its analytics (read on a cadence from now on).
@@ -234,10 +236,10 @@ function splitKey(key: string): [string, string] {
 
 /** One move of the table (see `transitionPosts`): the post after it, or null when it had moved on. */
 export async function transitionPost(
-  args: { tx: Db; now: number; xErrors?: FieldError[] } & PostMoveRequest,
+  args: { tx: Db; now: number; xLimit: number; xErrors?: FieldError[] } & PostMoveRequest,
 ): Promise<PostRow | null> {
-  const { tx, now, xErrors, ...move } = args;
-  return (await transitionPosts({ tx, now, xErrors, moves: [move] }))[0]!;
+  const { tx, now, xLimit, xErrors, ...move } = args;
+  return (await transitionPosts({ tx, now, xLimit, xErrors, moves: [move] }))[0]!;
 }
 
 /**
@@ -245,7 +247,12 @@ export async function transitionPost(
  * allows for a new post, without lease or deferral; X posts reserve their scheduled month (taken
  * together per month, 402 with `xErrors` past the limit). New posts' states have no events.
  */
-export async function enterPosts(args: { tx: Db; rows: PostRow[]; xErrors?: FieldError[] }): Promise<void> {
+export async function enterPosts(args: {
+  tx: Db;
+  rows: PostRow[];
+  xLimit: number;
+  xErrors?: FieldError[];
+}): Promise<void> {
   const { tx, rows } = args;
   const months = new Map<string, { workspaceId: string; month: string; count: number }>();
   for (const row of rows) {
@@ -260,6 +267,6 @@ export async function enterPosts(args: { tx: Db; rows: PostRow[]; xErrors?: Fiel
     months.set(key, { ...entry, count: entry.count + 1 });
   }
   const xErrors = args.xErrors ?? [];
-  for (const r of months.values()) await reserveXUsage(tx, r.workspaceId, r.month, r.count, xErrors);
+  for (const r of months.values()) await reserveXUsage(tx, { ...r, limit: args.xLimit }, xErrors);
   for (const row of rows) await insertPost(tx, row);
 }

@@ -1,3 +1,4 @@
+import type { Config } from "../../config.ts";
 import type { Db } from "../../db/open.ts";
 import { ProblemError, type FieldError } from "../../core/problem.ts";
 import { NETWORK_RULES } from "../../providers/registry.ts";
@@ -9,8 +10,19 @@ import { addXUsageReservations, findXUsage } from "./repo-x-usage.ts";
  */
 const METERED = NETWORK_RULES.find((n) => n.monthlyPostLimit !== null)!;
 
-/** Posts a workspace may publish per calendar month on the metered network (`x_usage.limit`). */
-export const X_MONTHLY_LIMIT = METERED.monthlyPostLimit!;
+/** The contract's posts per workspace and calendar month on the metered network (`x_usage.limit`: 50). */
+export const X_MONTHLY_LIMIT_DEFAULT = METERED.monthlyPostLimit!;
+
+/** The setting by which the operator changes that limit (`HERALD_X_MONTHLY_POST_LIMIT`). */
+export const X_MONTHLY_LIMIT_SETTING = `HERALD_${METERED.channel.toUpperCase()}_MONTHLY_POST_LIMIT`;
+
+/**
+ * Posts a workspace may publish per calendar month on the metered network on this server: the
+ * operator's setting, else the contract's 50. Reported as `x_usage.limit` and enforced on reservation.
+ */
+export function xMonthlyLimit(config: Pick<Config, "engine">): number {
+  return config.engine.monthlyPostLimitOverrides[METERED.channel] ?? X_MONTHLY_LIMIT_DEFAULT;
+}
 
 /** Whether posts on a channel count toward the monthly usage (`x_usage`). */
 export function isMetered(channel: string): boolean {
@@ -23,21 +35,20 @@ export function usageMonth(ms: number): string {
 }
 
 /**
- * Reserves `count` X posts for a month; 402 when that would pass the limit. Call in the write's
- * transaction.
+ * Reserves `count` X posts for a month; 402 when that would pass `limit` (`xMonthlyLimit`). Call in the
+ * write's transaction.
  */
 export async function reserveXUsage(
   db: Db,
-  workspaceId: string,
-  month: string,
-  count: number,
+  reservation: { workspaceId: string; month: string; count: number; limit: number },
   errors: FieldError[],
 ): Promise<void> {
+  const { workspaceId, month, count, limit } = reservation;
   const current = await findXUsage(db, workspaceId, month);
-  if (current.reserved + current.used + count > X_MONTHLY_LIMIT) {
+  if (current.reserved + current.used + count > limit) {
     throw new ProblemError(
       "public_usage_limit_reached",
-      `This would take the workspace past ${X_MONTHLY_LIMIT} ${METERED.displayName} posts in ${month} ` +
+      `This would take the workspace past ${limit} ${METERED.displayName} posts in ${month} ` +
         `(${current.used} published, ${current.reserved} scheduled).`,
       { errors },
     );

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { xMonthlyLimit } from "../posts/x-usage.ts";
 import { newId } from "../../db/ids.ts";
 import { isPostgres } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
@@ -169,7 +170,7 @@ export class PublishingEngine {
             ? missedMove(post, now)
             : { post, to: "ready" as const, changes: { nextActionAt: post.scheduledAt } },
         );
-        if (moves.length > 0) await transitionPosts({ tx, now, moves });
+        if (moves.length > 0) await transitionPosts({ tx, xLimit: xMonthlyLimit(this.h.config), now, moves });
         return due.length;
       });
       if (promoted < PROMOTE_BATCH) break;
@@ -190,7 +191,9 @@ export class PublishingEngine {
 
   /** One engine move of a post through the state door, in its own write transaction. */
   private async move(post: PostRow, to: PostState, changes: PostChanges, now: number): Promise<void> {
-    await inGuardedTransaction(this.h.db, (tx) => transitionPost({ tx, now, post, to, changes }));
+    await inGuardedTransaction(this.h.db, (tx) =>
+      transitionPost({ tx, xLimit: xMonthlyLimit(this.h.config), now, post, to, changes }),
+    );
   }
 
   /** Preparing posts go on once every asset is ready, or need attention if their time comes first. */
@@ -231,7 +234,15 @@ export class PublishingEngine {
         const sent = (await listReceipts(tx, [post.id])).length;
         if (adapter?.pendingChecksRepeatable && current.providerPending?.item_index === sent) {
           const changes = { nextActionAt: now };
-          await transitionPost({ tx, now, post: current, to: "awaiting-provider", changes, quiet: true });
+          await transitionPost({
+            tx,
+            xLimit: xMonthlyLimit(this.h.config),
+            now,
+            post: current,
+            to: "awaiting-provider",
+            changes,
+            quiet: true,
+          });
           return true;
         }
         for (const attempt of await findStartedAttempts(tx, post.id)) {
@@ -250,7 +261,14 @@ export class PublishingEngine {
         }
         if (idempotent) {
           const changes = { nextActionAt: now, nextTrigger: "recovery" };
-          await transitionPost({ tx, now, post: current, to: "ready", changes });
+          await transitionPost({
+            tx,
+            xLimit: xMonthlyLimit(this.h.config),
+            now,
+            post: current,
+            to: "ready",
+            changes,
+          });
           return true;
         }
         const lastError = {
@@ -263,7 +281,14 @@ export class PublishingEngine {
           user_action: "inspect_resource",
         };
         const changes: PostChanges = { nextActionAt: null, retrySafety: "unsafe", lastError };
-        await transitionPost({ tx, now, post: current, to: "needs-attention", changes });
+        await transitionPost({
+          tx,
+          xLimit: xMonthlyLimit(this.h.config),
+          now,
+          post: current,
+          to: "needs-attention",
+          changes,
+        });
         return true;
       });
       // Another process may have recovered it first (its transaction saw the lease still expired).
@@ -342,7 +367,9 @@ export class PublishingEngine {
           changes: { attemptCount: post.attemptCount + 1 },
         })),
       ];
-      const after = (await transitionPosts({ tx, now, moves })).filter((p) => p !== null);
+      const after = (await transitionPosts({ tx, xLimit: xMonthlyLimit(this.h.config), now, moves })).filter(
+        (p) => p !== null,
+      );
       const continued = await this.continueAttempts(
         tx,
         after.filter((p) => checks.some((c) => c.id === p.id)),
@@ -371,7 +398,14 @@ export class PublishingEngine {
           return [];
         }
         // Claiming clears any deferral (the door keeps one only on a post entering `ready`).
-        const after = await transitionPost({ tx, now, post, to: "processing", lease: this.lease(now) });
+        const after = await transitionPost({
+          tx,
+          xLimit: xMonthlyLimit(this.h.config),
+          now,
+          post,
+          to: "processing",
+          lease: this.lease(now),
+        });
         if (!after) return [];
         // `post` was read before this transaction: the count is taken from the row as claimed.
         const count = { attemptCount: after.attemptCount + 1 };

@@ -1,4 +1,5 @@
 import { markDestinationForReauthorization } from "../chat/events.ts";
+import { xMonthlyLimit } from "../posts/x-usage.ts";
 import { newId } from "../../db/ids.ts";
 import { inGuardedTransaction, inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
@@ -472,7 +473,18 @@ async function writeOutcome(
       if (!(await holdLease(tx, post.id, owner, now, now + h.config.engine.leaseMs))) throw new LeaseLost();
       await insertReceiptRow(tx, receipt);
     }
-    if (!(await transitionPost({ tx, now, post, to, changes, leasedBy: owner, quiet }))) {
+    if (
+      !(await transitionPost({
+        tx,
+        xLimit: xMonthlyLimit(h.config),
+        now,
+        post,
+        to,
+        changes,
+        leasedBy: owner,
+        quiet,
+      }))
+    ) {
       if (receipt) throw new LeaseLost(); // the receipt goes with the outcome it belongs to
       return;
     }

@@ -1,0 +1,17 @@
+import { html, type Markup } from "./html.ts";
+
+/**
+ * An instant as people read it, formatted like the workspace pages' times, with its zone named
+ * ("28 Nov 2026, 09:30 UTC"), in a `<time>` element carrying the exact instant. Pages that belong to no
+ * workspace (the overview, API keys, billing, the device approval) show UTC, labelled as such.
+ */
+export function zonedTime(at: string | null | undefined, timeZone = "UTC"): Markup | string {
+  if (!at) return "—";
+  const text = new Intl.DateTimeFormat("en-GB", {
+    timeZone,
+    dateStyle: "medium",
+    timeStyle: "short",
+  }).format(new Date(at));
+  const zone = timeZone === "UTC" ? "UTC" : timeZone;
+  return html`<time datetime="${at}">${text} ${zone}</time>`;
+}
