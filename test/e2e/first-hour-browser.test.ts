@@ -240,7 +240,10 @@ const STEPS: { name: string; run: (hour: Hour) => Promise<void> }[] = [
   },
 ];
 
-test("the first hour: / → setup → dashboard → sign out → forgot password → a second signup → confirmation → herald login", async () => {
+const TITLE =
+  "the first hour: / → setup → dashboard → sign out → forgot password → a second signup → confirmation → CLI";
+
+test(TITLE, async () => {
   const page = await browser.newPage();
   const hour: Hour = { server, smtp, page, dir };
   const done: string[] = [];

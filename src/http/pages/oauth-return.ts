@@ -50,10 +50,10 @@ export function oauthConfirmPage(
 anything is attached. Continue only if you started it yourself (with <code>herald destinations connect</code>
 or the API). If someone sent you the link, cancel: their workspace would publish as you.</p>
 <dl>
-<dt>${names.length === 1 ? "Account" : "Accounts"}</dt><dd>${view.accounts.map(
-      (a, i) =>
-        html`${i > 0 ? ", " : ""}${a.displayName && a.displayName !== a.handle ? html`${a.displayName} ` : ""}<strong>${a.handle}</strong>`,
-    )}</dd>
+<dt>${names.length === 1 ? "Account" : "Accounts"}</dt><dd>${view.accounts.map((a, i) => {
+      const shownName = a.displayName && a.displayName !== a.handle ? html`${a.displayName} ` : "";
+      return html`${i > 0 ? ", " : ""}${shownName}<strong>${a.handle}</strong>`;
+    })}</dd>
 <dt>Network</dt><dd>${view.channel} (${view.origin})</dd>
 <dt>Workspace</dt><dd><strong>${view.workspaceName}</strong></dd>
 <dt>Herald account</dt><dd><strong>${view.accountName}</strong></dd>
