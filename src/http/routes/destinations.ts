@@ -45,6 +45,7 @@ import {
   StartConnectionBody,
 } from "./destinations-schemas.ts";
 import { handler, publicHandler } from "./context.ts";
+import { withNotice } from "../dashboard/notices.ts";
 
 type DestinationContext<Body = unknown> = RouteContext<Body, unknown, Static<typeof DestinationParams>>;
 
@@ -243,8 +244,8 @@ async function oauthCallback(
 
 /** Where a dashboard-started connection lands: its workspace's destinations, saying how it went. */
 function dashboardReturn(connection: { id: string; workspaceId: string }, ok: boolean): string {
-  const notice = ok ? "connected" : "not_connected";
-  return `/dashboard/workspaces/${connection.workspaceId}/destinations?notice=${notice}&connection=${connection.id}`;
+  const page = `/dashboard/workspaces/${connection.workspaceId}/destinations`;
+  return withNotice(page, "destinations", ok ? "connected" : "not_connected", { connection: connection.id });
 }
 
 /** The answer of the confirmation page: attach the accounts, or cancel. */
