@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { startSmtpSink, type SmtpSink } from "../feedback/smtp-sink.ts";
 import { herald } from "../cli/helpers.ts";
-import { BUN, MAIN, ROOT, cleanEnv, type HeraldChild, spawnHerald } from "../helpers/process.ts";
+import { BUN, MAIN, ROOT, cleanEnv, type HeraldChild, readUntil, spawnHerald } from "../helpers/process.ts";
 import { CHROMIUM, expectAccessible } from "./dashboard-kit.ts";
 
 const OWNER = {
@@ -77,23 +77,6 @@ function linkInMail(smtp: SmtpSink, to: string, path: string): string | undefine
     if (match) return match[0];
   }
   return undefined;
-}
-
-/** Reads a stream until `pattern` appears; returns the first match. */
-async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<RegExpExecArray> {
-  const decoder = new TextDecoder();
-  const reader = stream.getReader();
-  let text = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
-    text += decoder.decode(value);
-    const match = pattern.exec(text);
-    if (match) {
-      reader.releaseLock();
-      return match;
-    }
-  }
 }
 
 const heading = (page: Page) => page.getByRole("heading", { level: 1 }).innerText();
