@@ -6,22 +6,20 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { BUN, MAIN, ROOT, cleanEnv, readUntil } from "../helpers/process.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { herald } from "../cli/helpers.ts";
-import { CHROMIUM } from "./dashboard-kit.ts";
+import { launchChromium } from "./dashboard-kit.ts";
 
 let s: TestServer;
 let browser: Browser;
 let dir: string;
 
 beforeAll(async () => {
-  if (!CHROMIUM)
-    throw new Error("Debian's chromium is needed (apt-get install chromium); .ci/run installs it");
+  browser = await launchChromium();
   dir = mkdtempSync(join(tmpdir(), "herald-e2e-"));
   s = await startTestServer({ env: { HERALD_SIGNUP_CONFIRM_EMAIL: "off" } });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 });
 afterAll(async () => {
   await browser?.close();
