@@ -4,7 +4,7 @@
 // accounts, the workspace and the Herald account, and only its "Connect" button (a POST with this
 // browser's CSRF token) attaches them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startXFake, type XFake } from "./fakes/x.ts";
+import { startXFake, type XFake, xFakeEnv } from "./fakes/x.ts";
 import { TestBrowser } from "./helpers/browser.ts";
 import { attributeOf, formOf, screenOf, textOf, valueOf } from "./helpers/screen.ts";
 import { dashboardWorld, type DashboardWorld, headingOf } from "./dashboard/support.ts";
@@ -19,10 +19,7 @@ beforeAll(async () => {
   world = await dashboardWorld({
     env: {
       HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
-      HERALD_X_CLIENT_ID: x.clientId,
-      HERALD_X_CLIENT_SECRET: x.clientSecret,
-      HERALD_X_API_BASE: x.origin,
-      HERALD_X_AUTH_BASE: x.origin,
+      ...xFakeEnv(x),
     },
   });
   x.redirectUris.push(`${world.s.url}/oauth/callback/x`);

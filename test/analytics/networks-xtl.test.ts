@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startLinkedInFake, type LinkedInFake } from "../fakes/linkedin.ts";
 import { startThreadsFake, type ThreadsFake } from "../fakes/threads.ts";
-import { startXFake, type XFake } from "../fakes/x.ts";
+import { startXFake, type XFake, xFakeEnv } from "../fakes/x.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { idem } from "../posts/helpers.ts";
 import { returnFromOAuth } from "../helpers/oauth-return.ts";
@@ -33,10 +33,7 @@ beforeAll(async () => {
   s = await startTestServer({
     env: {
       HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
-      HERALD_X_CLIENT_ID: x.clientId,
-      HERALD_X_CLIENT_SECRET: x.clientSecret,
-      HERALD_X_API_BASE: x.origin,
-      HERALD_X_AUTH_BASE: x.origin,
+      ...xFakeEnv(x),
       HERALD_THREADS_CLIENT_ID: threads.app.clientId,
       HERALD_THREADS_CLIENT_SECRET: threads.app.clientSecret,
       HERALD_THREADS_API_BASE: threads.origin,

@@ -79,60 +79,45 @@ test("a network app the operator has not configured: the settings to set, said o
   );
 });
 
+/**
+ * Runs `herald destinations list` against a stand-in API whose `answer` sees each request's number
+ * (from 1); the result and how many requests the client made.
+ */
+async function listAgainst(answer: (call: number) => Response) {
+  let calls = 0;
+  const api = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => answer(++calls) });
+  try {
+    const result = await herald(["destinations", "list", "--workspace", "ws_1"], {
+      ...env,
+      HERALD_API_URL: `http://127.0.0.1:${api.port}`,
+    });
+    return { result, calls };
+  } finally {
+    await api.stop(true);
+  }
+}
+
 describe("a wait before trying again", () => {
   test("is said on stderr: what the server answered and when the next try goes out", async () => {
-    let calls = 0;
-    const api = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      fetch: () => {
-        calls++;
-        if (calls > 1) return Response.json({ object: "list", data: [], has_more: false, next_cursor: null });
-        const problem = { code: "public_unavailable", detail: "Busy.", retryable: true, request_id: "req_1" };
-        return Response.json(problem, { status: 503, headers: { "retry-after": "2" } });
-      },
+    const { result, calls } = await listAgainst((call) => {
+      if (call > 1) return Response.json({ object: "list", data: [], has_more: false, next_cursor: null });
+      const problem = { code: "public_unavailable", detail: "Busy.", retryable: true, request_id: "req_1" };
+      return Response.json(problem, { status: 503, headers: { "retry-after": "2" } });
     });
-    try {
-      const result = await herald(["destinations", "list", "--workspace", "ws_1"], {
-        ...env,
-        HERALD_API_URL: `http://127.0.0.1:${api.port}`,
-      });
-      expect(result.code).toBe(0);
-      expect(result.stdout).toContain("No destinations in ws_1");
-      expect(result.stderr).toBe(
-        "Busy. [public_unavailable, request_id req_1]\nTrying again in 2 s (2 of 4 tries)…\n",
-      );
-      expect(calls).toBe(2);
-    } finally {
-      await api.stop(true);
-    }
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("No destinations in ws_1");
+    expect(result.stderr).toBe(
+      "Busy. [public_unavailable, request_id req_1]\nTrying again in 2 s (2 of 4 tries)…\n",
+    );
+    expect(calls).toBe(2);
   });
 
   test("a problem Herald calls not retryable is not sent again", async () => {
-    let calls = 0;
-    const api = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      fetch: () => {
-        calls++;
-        const problem = {
-          code: "public_provider_error",
-          detail: "No.",
-          retryable: false,
-          request_id: "req_2",
-        };
-        return Response.json(problem, { status: 502 });
-      },
+    const { result, calls } = await listAgainst(() => {
+      const problem = { code: "public_provider_error", detail: "No.", retryable: false, request_id: "req_2" };
+      return Response.json(problem, { status: 502 });
     });
-    try {
-      const result = await herald(["destinations", "list", "--workspace", "ws_1"], {
-        ...env,
-        HERALD_API_URL: `http://127.0.0.1:${api.port}`,
-      });
-      expect(failed(result, 1)).toBe("herald: No. [public_provider_error, request_id req_2]");
-      expect(calls).toBe(1);
-    } finally {
-      await api.stop(true);
-    }
+    expect(failed(result, 1)).toBe("herald: No. [public_provider_error, request_id req_2]");
+    expect(calls).toBe(1);
   });
 });

@@ -9,6 +9,7 @@ import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { daily, insertAsset, insertXDestination, makePng, X_APP_ENV } from "../posts/fixtures.ts";
 import {
   attributeOf,
+  connectOwnersBluesky,
   dashboardWorld,
   type DashboardWorld,
   expectDashboardPage,
@@ -40,17 +41,7 @@ beforeAll(async () => {
   ws = world.owner.workspaceId;
   page = `/dashboard/workspaces/${ws}/posts/new`;
   bluesky = await startBlueskyFake();
-  const connected = await world.s.request("POST", `/v1/workspaces/${ws}/destination-connections`, {
-    key: world.owner.apiKey,
-    body: {
-      provider: "bluesky",
-      instance_origin: bluesky.origin,
-      handle: "alice.test",
-      app_password: "alice-app-pass",
-    },
-  });
-  expect(connected.status).toBe(201);
-  alice = connected.body.destination_id;
+  alice = await connectOwnersBluesky(world, bluesky);
   xDestination = await insertXDestination(world.s, ws);
   expect((await v1("PATCH", "", { time_zone: "Europe/Berlin" })).status).toBe(200);
   owner = await world.signedIn();

@@ -3,7 +3,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { insertXDestination, X_APP_ENV } from "../posts/fixtures.ts";
-import { dashboardWorld, type DashboardWorld, screenOf, type TestBrowser } from "./support.ts";
+import {
+  connectOwnersBluesky,
+  dashboardWorld,
+  type DashboardWorld,
+  screenOf,
+  type TestBrowser,
+} from "./support.ts";
 
 let world: DashboardWorld;
 let bluesky: BlueskyFake;
@@ -14,16 +20,7 @@ beforeAll(async () => {
   world = await dashboardWorld({ env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1", ...X_APP_ENV } });
   ws = world.owner.workspaceId;
   bluesky = await startBlueskyFake();
-  const connected = await world.s.request("POST", `/v1/workspaces/${ws}/destination-connections`, {
-    key: world.owner.apiKey,
-    body: {
-      provider: "bluesky",
-      instance_origin: bluesky.origin,
-      handle: "alice.test",
-      app_password: "alice-app-pass",
-    },
-  });
-  expect(connected.status).toBe(201);
+  await connectOwnersBluesky(world, bluesky);
   await insertXDestination(world.s, ws);
   await insertXDestination(world.s, ws);
   owner = await world.signedIn();

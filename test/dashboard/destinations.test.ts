@@ -6,7 +6,7 @@ import { eq } from "drizzle-orm";
 import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
-import { startXFake, type XFake } from "../fakes/x.ts";
+import { startXFake, type XFake, xFakeEnv } from "../fakes/x.ts";
 import type { Element } from "domhandler";
 import {
   attributeOf,
@@ -41,10 +41,7 @@ beforeAll(async () => {
   world = await dashboardWorld({
     env: {
       HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
-      HERALD_X_CLIENT_ID: x.clientId,
-      HERALD_X_CLIENT_SECRET: x.clientSecret,
-      HERALD_X_API_BASE: x.origin,
-      HERALD_X_AUTH_BASE: x.origin,
+      ...xFakeEnv(x),
     },
   });
   x.redirectUris.push(`${world.s.url}/oauth/callback/x`);

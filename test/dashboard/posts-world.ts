@@ -4,7 +4,7 @@ import { expect } from "bun:test";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import type { TestResponse } from "../helpers/server.ts";
 import { idem } from "../posts/helpers.ts";
-import { dashboardWorld, type DashboardWorld } from "./support.ts";
+import { connectOwnersBluesky, dashboardWorld, type DashboardWorld } from "./support.ts";
 
 export interface PostsWorld extends DashboardWorld {
   bluesky: BlueskyFake;
@@ -33,14 +33,7 @@ export async function postsWorld(): Promise<PostsWorld> {
   const ws = world.owner.workspaceId;
   const call: PostsWorld["call"] = (method, path, body, headers) =>
     world.s.request(method, path, { key: world.owner.apiKey, body, headers });
-  const connected = await call("POST", `/v1/workspaces/${ws}/destination-connections`, {
-    provider: "bluesky",
-    instance_origin: bluesky.origin,
-    handle: "alice.test",
-    app_password: "alice-app-pass",
-  });
-  expect({ status: connected.status, text: connected.text }).toMatchObject({ status: 201 });
-  const destinationId: string = connected.body.destination_id;
+  const destinationId = await connectOwnersBluesky(world, bluesky);
   return {
     ...world,
     bluesky,

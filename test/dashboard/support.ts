@@ -5,6 +5,7 @@ import { inTransaction } from "../../src/db/transaction.ts";
 import { DASHBOARD_CSP, dashboardCsp } from "../../src/http/dashboard/router.ts";
 import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
 import type { Role } from "../../src/modules/account/roles.ts";
+import type { BlueskyFake } from "../fakes/bluesky.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { hiddenFields, type PageResponse, TestBrowser } from "../helpers/browser.ts";
 
@@ -74,6 +75,28 @@ export async function dashboardWorld(
     },
     stop: () => s.stop(),
   };
+}
+
+/**
+ * Connects alice.test of the Bluesky fake to the owner's workspace with the owner's key (the server's
+ * default key belongs to another account); its destination id.
+ */
+export async function connectOwnersBluesky(world: DashboardWorld, bluesky: BlueskyFake): Promise<string> {
+  const connected = await world.s.request(
+    "POST",
+    `/v1/workspaces/${world.owner.workspaceId}/destination-connections`,
+    {
+      key: world.owner.apiKey,
+      body: {
+        provider: "bluesky",
+        instance_origin: bluesky.origin,
+        handle: "alice.test",
+        app_password: "alice-app-pass",
+      },
+    },
+  );
+  expect({ status: connected.status, text: connected.text }).toMatchObject({ status: 201 });
+  return connected.body.destination_id;
 }
 
 /** The badges (a state in a word, its tone in colour) inside an element, in order. */

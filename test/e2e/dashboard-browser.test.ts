@@ -6,13 +6,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { ROOT } from "../helpers/process.ts";
 import { startReceiver, runWebhooks, type Receiver } from "../webhooks/helpers.ts";
 import { makePng } from "../posts/fixtures.ts";
 import { postsWorld, type PostsWorld } from "../dashboard/posts-world.ts";
 import { PASSWORD } from "../dashboard/support.ts";
-import { CHROMIUM, lookAt } from "./dashboard-kit.ts";
+import { launchChromium, lookAt } from "./dashboard-kit.ts";
 
 const ARTIFACTS = join(ROOT, "test-artifacts", "dashboard");
 // A browser test clicks through several pages, each checked by axe in two schemes and screenshotted
@@ -27,13 +27,11 @@ let receiver: Receiver;
 let ws: string;
 
 beforeAll(async () => {
-  if (!CHROMIUM)
-    throw new Error("Debian's chromium is needed (apt-get install chromium); .ci/run installs it");
+  browser = await launchChromium();
   rmSync(ARTIFACTS, { recursive: true, force: true });
   world = await postsWorld();
   ws = world.owner.workspaceId;
   receiver = startReceiver();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
 afterAll(async () => {

@@ -1,12 +1,19 @@
-// What the dashboard's end-to-end tests share: Debian's chromium through playwright-core, an axe-core
+// What the end-to-end tests share: Debian's chromium through playwright-core, an axe-core
 // check of a page (no serious or critical violation), and screenshots at 1280 and 375 px.
 import { expect } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Page } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { ROOT } from "../helpers/process.ts";
 
-export const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
+const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
+
+/** Debian's chromium, headless; without it the test fails first, naming the package to install. */
+export function launchChromium(): Promise<Browser> {
+  if (!CHROMIUM)
+    throw new Error("Debian's chromium is needed (apt-get install chromium); .ci/run installs it");
+  return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+}
 
 const AXE_SOURCE = readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
 

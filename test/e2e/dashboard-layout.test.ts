@@ -2,20 +2,19 @@
 // inside the page at 1280 px (nothing cut off or scrolled away), and on a 375 px phone the navigation
 // leaves the page's main heading in the first screen.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { dashboardWorld, type DashboardWorld, PASSWORD } from "../dashboard/support.ts";
-import { CHROMIUM } from "./dashboard-kit.ts";
+import { launchChromium } from "./dashboard-kit.ts";
 
 let world: DashboardWorld;
 let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!CHROMIUM) throw new Error("Debian's chromium is needed (apt-get install chromium)");
+  browser = await launchChromium();
   world = await dashboardWorld();
   // Keys as people name them, with every scope: the widest rows the table has.
   for (let i = 0; i < 3; i++) await world.s.createKey({});
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   await page.goto(`${world.s.url}/login`);
   await page.getByLabel("E-mail address").fill(world.owner.email);

@@ -5,19 +5,17 @@
 // ("Ask AI", "Generate MCP", the developer tools' "Deploy"), and Create Post's generated request
 // example is the valid one of the schema.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { CHROMIUM } from "./dashboard-kit.ts";
+import { launchChromium } from "./dashboard-kit.ts";
 
 let s: TestServer;
 let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!CHROMIUM)
-    throw new Error("Debian's chromium is needed (apt-get install chromium); .ci/run installs it");
+  browser = await launchChromium();
   s = await startTestServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   // Loopback: where Scalar shows its developer tools unless told not to.
   await page.goto(`${s.url}/v1/docs`);

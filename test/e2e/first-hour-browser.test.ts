@@ -7,11 +7,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { startSmtpSink, type SmtpSink } from "../feedback/smtp-sink.ts";
 import { herald } from "../cli/helpers.ts";
-import { BUN, MAIN, ROOT, cleanEnv, type HeraldChild, spawnHerald } from "../helpers/process.ts";
-import { CHROMIUM, expectAccessible } from "./dashboard-kit.ts";
+import { BUN, MAIN, ROOT, cleanEnv, type HeraldChild, readUntil, spawnHerald } from "../helpers/process.ts";
+import { launchChromium, expectAccessible } from "./dashboard-kit.ts";
 
 const OWNER = {
   email: "owner@example.com",
@@ -39,8 +39,7 @@ let browser: Browser;
 let dir: string;
 
 beforeAll(async () => {
-  if (!CHROMIUM)
-    throw new Error("Debian's chromium is needed (apt-get install chromium); .ci/run installs it");
+  browser = await launchChromium();
   dir = mkdtempSync(join(tmpdir(), "herald-first-hour-"));
   smtp = await startSmtpSink();
   server = await spawnHerald({
@@ -48,7 +47,6 @@ beforeAll(async () => {
     env: { HERALD_DATA_DIR: join(dir, "data"), HERALD_SMTP_URL: smtp.url },
   });
   await server.waitForHealth();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 });
 afterAll(async () => {
   await browser?.close();
@@ -77,23 +75,6 @@ function linkInMail(smtp: SmtpSink, to: string, path: string): string | undefine
     if (match) return match[0];
   }
   return undefined;
-}
-
-/** Reads a stream until `pattern` appears; returns the first match. */
-async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<RegExpExecArray> {
-  const decoder = new TextDecoder();
-  const reader = stream.getReader();
-  let text = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
-    text += decoder.decode(value);
-    const match = pattern.exec(text);
-    if (match) {
-      reader.releaseLock();
-      return match;
-    }
-  }
 }
 
 const heading = (page: Page) => page.getByRole("heading", { level: 1 }).innerText();

@@ -3,25 +3,23 @@
 // /device, and the CLI then answers `whoami` with the new account. Screenshots of each page are
 // saved in the test's temp directory (printed when the test fails).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
-import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
+import type { Browser } from "playwright-core";
+import { BUN, MAIN, ROOT, cleanEnv, readUntil } from "../helpers/process.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { herald } from "../cli/helpers.ts";
+import { launchChromium } from "./dashboard-kit.ts";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 let s: TestServer;
 let browser: Browser;
 let dir: string;
 
 beforeAll(async () => {
-  if (!CHROMIUM)
-    throw new Error("Debian's chromium is needed (apt-get install chromium); .ci/run installs it");
+  browser = await launchChromium();
   dir = mkdtempSync(join(tmpdir(), "herald-e2e-"));
   s = await startTestServer({ env: { HERALD_SIGNUP_CONFIRM_EMAIL: "off" } });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 });
 afterAll(async () => {
   await browser?.close();
@@ -29,23 +27,6 @@ afterAll(async () => {
   // Screenshots stay for a look when HERALD_KEEP_E2E is set.
   if (dir && !process.env.HERALD_KEEP_E2E) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Reads a stream until `pattern` appears; returns the first match. */
-async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<RegExpExecArray> {
-  const decoder = new TextDecoder();
-  const reader = stream.getReader();
-  let text = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
-    text += decoder.decode(value);
-    const match = pattern.exec(text);
-    if (match) {
-      reader.releaseLock();
-      return match;
-    }
-  }
-}
 
 test("herald login: sign up in the browser, approve the terminal on /device, whoami shows the account", async () => {
   const config = join(dir, "config");

@@ -184,6 +184,16 @@ export function weightedLength(text: string): number {
   return total;
 }
 
+/** The settings that point Herald's X app (its client and both X origins) at this fake. */
+export function xFakeEnv(fake: XFake): Record<string, string> {
+  return {
+    HERALD_X_CLIENT_ID: fake.clientId,
+    HERALD_X_CLIENT_SECRET: fake.clientSecret,
+    HERALD_X_API_BASE: fake.origin,
+    HERALD_X_AUTH_BASE: fake.origin,
+  };
+}
+
 /** Starts the fake on 127.0.0.1 at a free port. */
 export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
   const failures: { remaining: number; spec: FailSpec }[] = [];

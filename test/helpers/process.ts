@@ -15,6 +15,29 @@ export function cleanEnv(extra: Record<string, string>): Record<string, string> 
   return { ...env, ...extra };
 }
 
+/**
+ * Reads a child's output stream until `pattern` appears (a code or a URL the program prints while it
+ * waits); returns the first match and leaves the rest of the stream unread.
+ */
+export async function readUntil(
+  stream: ReadableStream<Uint8Array>,
+  pattern: RegExp,
+): Promise<RegExpExecArray> {
+  const decoder = new TextDecoder();
+  const reader = stream.getReader();
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
+    text += decoder.decode(value);
+    const match = pattern.exec(text);
+    if (match) {
+      reader.releaseLock();
+      return match;
+    }
+  }
+}
+
 /** A `herald serve` (or other Herald program) child process started by `spawnHerald`. */
 export interface HeraldChild {
   proc: ReturnType<typeof Bun.spawn>;

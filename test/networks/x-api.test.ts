@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createProviderRegistry, type ProviderRegistry } from "../../src/providers/registry.ts";
 import { uploadAsset } from "../assets/helpers.ts";
 import { mp4, png } from "../assets/samples.ts";
-import { startXFake, type XFake } from "../fakes/x.ts";
+import { startXFake, type XFake, xFakeEnv } from "../fakes/x.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { apiPosting } from "./support.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -31,10 +31,7 @@ beforeAll(async () => {
   s = await startTestServer({
     env: {
       HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
-      HERALD_X_CLIENT_ID: fake.clientId,
-      HERALD_X_CLIENT_SECRET: fake.clientSecret,
-      HERALD_X_API_BASE: fake.origin,
-      HERALD_X_AUTH_BASE: fake.origin,
+      ...xFakeEnv(fake),
     },
   });
   ws = s.owner.workspaceId;

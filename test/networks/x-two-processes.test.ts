@@ -2,7 +2,7 @@
 // refresh tokens are single-use, so exactly one process may refresh; the other waits for the stored
 // pair. Every post goes out once, and the fake sees one refresh.
 import { expect, test } from "bun:test";
-import { startXFake } from "../fakes/x.ts";
+import { startXFake, xFakeEnv } from "../fakes/x.ts";
 import {
   apiClient,
   bootstrapCli,
@@ -20,12 +20,7 @@ test("a rotated refresh token is used once across two processes; every post is p
   const fake = await startXFake({ processingPolls: 0 });
   const servers: HeraldProcess[] = [];
   try {
-    const env = {
-      HERALD_X_CLIENT_ID: fake.clientId,
-      HERALD_X_CLIENT_SECRET: fake.clientSecret,
-      HERALD_X_API_BASE: fake.origin,
-      HERALD_X_AUTH_BASE: fake.origin,
-    };
+    const env = xFakeEnv(fake);
     const { workspaceId, apiKey } = await bootstrapCli(data);
     servers.push(...(await Promise.all([startHerald(data, env), startHerald(data, env)])));
     for (const server of servers) fake.redirectUris.push(`${server.url}/oauth/callback/x`);

@@ -6,11 +6,10 @@ import { eq, getTableColumns, getTableName, sql } from "drizzle-orm";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { UNCONFIRMED_ACCOUNT_TTL_MS } from "../../src/modules/signup/cleanup.ts";
 import { markAddressConfirmed } from "../../src/modules/signup/repo.ts";
-import { pathOf, TestBrowser } from "../helpers/browser.ts";
+import { TestBrowser } from "../helpers/browser.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { tables } from "../helpers/tables.ts";
-
-const PASSWORD = "a long enough password";
+import { SIGNUP_PASSWORD as PASSWORD, signUpThroughPage } from "./support.ts";
 
 let s: TestServer;
 
@@ -24,26 +23,7 @@ afterAll(async () => {
 });
 
 /** Signs a person up through the page; their account, user and workspace ids, and their browser. */
-async function signUp(email: string) {
-  const intent = await s.request("POST", "/v1/signup-intents", {
-    key: null,
-    body: { email, workspace_name: "Mine" },
-  });
-  expect(intent.status).toBe(201);
-  const browser = new TestBrowser(s);
-  const done = await browser.submit(pathOf(intent.body.signup_url), {
-    name: "Someone",
-    password: PASSWORD,
-    password_confirmation: PASSWORD,
-  });
-  expect(done.status).toBe(303);
-  const [user] = await s.herald.db.select().from(tables.users).where(eq(tables.users.email, email));
-  const [workspace] = await s.herald.db
-    .select()
-    .from(tables.workspaces)
-    .where(eq(tables.workspaces.accountId, user!.accountId));
-  return { accountId: user!.accountId, userId: user!.id, workspaceId: workspace!.id, browser };
-}
+const signUp = (email: string) => signUpThroughPage(s, { email, name: "Someone", workspaceName: "Mine" });
 
 /** Rows that name an account in any table with an account_id or a workspace_id of it. */
 async function rowsOf(accountId: string, workspaceId: string): Promise<Record<string, number>> {

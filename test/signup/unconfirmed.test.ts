@@ -7,14 +7,14 @@ import { inTransaction } from "../../src/db/transaction.ts";
 import { WRITE_OPERATIONS } from "../../src/modules/billing/work.ts";
 import { markAddressConfirmed } from "../../src/modules/signup/repo.ts";
 import { REFUSED_WHILE_UNCONFIRMED } from "../../src/modules/signup/unconfirmed.ts";
-import { hiddenFields, pathOf, TestBrowser } from "../helpers/browser.ts";
+import { hiddenFields, type TestBrowser } from "../helpers/browser.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { screenOf, textOf } from "../helpers/screen.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { tables } from "../helpers/tables.ts";
 import { headingOf, submitPairs } from "../dashboard/support.ts";
+import { signUpThroughPage } from "./support.ts";
 
-const PASSWORD = "a long enough password";
 const EMAIL = "squatter@example.com";
 
 let s: TestServer;
@@ -26,26 +26,11 @@ let key: string;
 
 beforeAll(async () => {
   s = await startTestServer({ env: { HERALD_SIGNUP_CONFIRM_EMAIL: "on" } });
-  const intent = await s.request("POST", "/v1/signup-intents", {
-    key: null,
-    body: { email: EMAIL, workspace_name: "Squat" },
-  });
-  expect(intent.status).toBe(201);
-  browser = new TestBrowser(s);
-  const done = await browser.submit(pathOf(intent.body.signup_url), {
+  ({ accountId, userId, workspaceId, browser } = await signUpThroughPage(s, {
+    email: EMAIL,
     name: "Squatter",
-    password: PASSWORD,
-    password_confirmation: PASSWORD,
-  });
-  expect(done.status).toBe(303);
-  const [user] = await s.herald.db.select().from(tables.users).where(eq(tables.users.email, EMAIL));
-  userId = user!.id;
-  accountId = user!.accountId;
-  const [workspace] = await s.herald.db
-    .select()
-    .from(tables.workspaces)
-    .where(eq(tables.workspaces.accountId, accountId));
-  workspaceId = workspace!.id;
+    workspaceName: "Squat",
+  }));
   // A key the account holds (made before this rule, or by an operator): the rule is the account's.
   key = await s.createKey({ accountId, workspaceIds: "all" });
 });

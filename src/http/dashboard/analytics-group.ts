@@ -3,7 +3,8 @@ import { html, type Markup } from "../pages/html.ts";
 import { barChart } from "./charts.ts";
 import { postPath } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { localTime, postForm, table } from "./ui.ts";
+import { postForm, table } from "./ui.ts";
+import { localTime } from "../pages/time.ts";
 import { notice, withNotice } from "./notices.ts";
 import type { GroupAnalytics } from "./api-resources.ts";
 

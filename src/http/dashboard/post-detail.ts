@@ -4,7 +4,8 @@ import { actionForms, ACTION_LABELS } from "./post-action-forms.ts";
 import type { Destination, Listing, Post } from "./api-resources.ts";
 import { excerpt, postPath, stateBadge, stateHint, whereTo } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { errorSummary, localTime, table } from "./ui.ts";
+import { errorSummary, table } from "./ui.ts";
+import { localTime } from "../pages/time.ts";
 import { notice } from "./notices.ts";
 
 /** What came back from an action form that the API refused: the page is shown again with it. */

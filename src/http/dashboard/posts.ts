@@ -7,7 +7,8 @@ import { postDetailPages } from "./post-detail.ts";
 import { excerpt, POST_VIEWS, postPath, postTime, stateBadge, whereTo } from "./post-view.ts";
 import type { Destination, Listing, Post } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { errorSummary, input, localTime, pager, select, table } from "./ui.ts";
+import { errorSummary, input, pager, select, table } from "./ui.ts";
+import { localTime } from "../pages/time.ts";
 import { notice } from "./notices.ts";
 
 /** The filters of the listing the page passes on to the API (besides the view and the cursor). */

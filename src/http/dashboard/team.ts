@@ -3,7 +3,8 @@ import { html, type Markup } from "../pages/html.ts";
 import { fieldErrorsOf, type FieldErrors } from "./api.ts";
 import type { Invitation, Member } from "./api-resources.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
-import { badge, buttonForm, errorSummary, input, localTime, postForm, select, table } from "./ui.ts";
+import { badge, buttonForm, errorSummary, input, postForm, select, table } from "./ui.ts";
+import { localTime } from "../pages/time.ts";
 import { notice, withNotice } from "./notices.ts";
 import { refusal } from "./workspaces.ts";
 

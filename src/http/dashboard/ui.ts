@@ -189,17 +189,6 @@ export function table(spec: {
 </table></div>`;
 }
 
-/** A timestamp as the workspace's local time, in a `<time>` element with the exact instant. */
-export function localTime(at: string | null | undefined, timeZone = "UTC"): Markup | string {
-  if (!at) return "—";
-  const text = new Intl.DateTimeFormat("en-GB", {
-    timeZone,
-    dateStyle: "medium",
-    timeStyle: "short",
-  }).format(new Date(at));
-  return html`<time datetime="${at}">${text}</time>`;
-}
-
 /** A small status badge. */
 export function badge(text: string, tone: "ok" | "warn" | "danger" | "neutral" = "neutral"): Markup {
   return html`<span class="badge ${tone}">${text}</span>`;

@@ -3,7 +3,8 @@ import { html, type Markup } from "../pages/html.ts";
 import type { Listing, WebhookDelivery, WebhookEndpoint } from "./api-resources.ts";
 import type { DashboardRequest } from "./router.ts";
 import { DELIVERY_TONE, deliveryOutcome, endpointsApi, webhooksPath } from "./webhook-common.ts";
-import { badge, buttonForm, localTime, pager, table } from "./ui.ts";
+import { badge, buttonForm, pager, table } from "./ui.ts";
+import { localTime } from "../pages/time.ts";
 
 /**
  * The body a delivery sends, byte for byte. The API's delivery log has no bodies, so it is rendered the

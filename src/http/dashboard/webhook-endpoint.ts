@@ -20,7 +20,8 @@ import {
   type WebhookFormValues,
   webhookFormValues,
 } from "./webhook-form.ts";
-import { buttonForm, errorSummary, localTime, postForm } from "./ui.ts";
+import { buttonForm, errorSummary, postForm } from "./ui.ts";
+import { localTime } from "../pages/time.ts";
 import { type NoticeOf, notice, withNotice } from "./notices.ts";
 
 const BASE = "/dashboard/workspaces/:workspace_id/webhooks/:endpoint_id";

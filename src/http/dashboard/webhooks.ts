@@ -26,7 +26,8 @@ import {
   type WebhookFormValues,
   webhookFormValues,
 } from "./webhook-form.ts";
-import { badge, errorSummary, localTime, pager, postForm, table } from "./ui.ts";
+import { badge, errorSummary, pager, postForm, table } from "./ui.ts";
+import { localTime } from "../pages/time.ts";
 import { notice } from "./notices.ts";
 
 const BASE = "/dashboard/workspaces/:workspace_id/webhooks";

@@ -95,6 +95,19 @@ ${message.paragraphs.map((p) => html`<p>${p}</p>`)}`,
   );
 }
 
+/** The name of a new account's first workspace (signup, setup). */
+export function firstWorkspaceField(value: string, error?: string): Markup {
+  return field({
+    name: "workspace_name",
+    label: "First workspace",
+    hint: "Posts, destinations and schedules live in a workspace; you can add more later.",
+    value,
+    required: true,
+    maxlength: 200,
+    error,
+  });
+}
+
 /** A new password and its confirmation (signup, setup, accepting an invitation, a reset link). */
 export function newPasswordFields(
   passwordMin: number,

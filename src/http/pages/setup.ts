@@ -1,5 +1,5 @@
 import { html, type Markup } from "./html.ts";
-import { csrfField, errorSummary, field, layout, newPasswordFields } from "./layout.ts";
+import { csrfField, errorSummary, field, layout, newPasswordFields, firstWorkspaceField } from "./layout.ts";
 
 type SetupField = "email" | "name" | "workspace_name" | "password" | "password_confirmation" | "signup";
 
@@ -52,15 +52,7 @@ ${field({
   maxlength: 200,
   error: view.errors.name,
 })}
-${field({
-  name: "workspace_name",
-  label: "First workspace",
-  hint: "Posts, destinations and schedules live in a workspace; you can add more later.",
-  value: view.values.workspace_name,
-  required: true,
-  maxlength: 200,
-  error: view.errors.workspace_name,
-})}
+${firstWorkspaceField(view.values.workspace_name, view.errors.workspace_name)}
 ${newPasswordFields(view.passwordMin, view.errors)}
 ${signupChoice(view.signupFromEnvironment, view.values.signup, view.errors.signup)}
 <div class="actions"><button type="submit">Set up Herald</button></div>

@@ -1,5 +1,5 @@
 import { html, type Markup } from "./html.ts";
-import { csrfField, newPasswordFields, errorSummary, field, layout } from "./layout.ts";
+import { csrfField, newPasswordFields, errorSummary, field, firstWorkspaceField, layout } from "./layout.ts";
 
 /** The signup form of a signup intent: a name and a password (twice). */
 export function signupPage(view: {
@@ -103,15 +103,7 @@ ${field({
   autofocus: true,
   error: view.errors.email,
 })}
-${field({
-  name: "workspace_name",
-  label: "First workspace",
-  hint: "Posts, destinations and schedules live in a workspace; you can add more later.",
-  value: view.values.workspace_name,
-  required: true,
-  maxlength: 200,
-  error: view.errors.workspace_name,
-})}
+${firstWorkspaceField(view.values.workspace_name, view.errors.workspace_name)}
 <p class="hint">Next you choose your name and a password.</p>
 ${confirmationHint(view.confirmEmail, null)}
 <div class="actions"><button type="submit">Continue</button></div>

@@ -3,7 +3,7 @@ import type { Herald } from "../../herald.ts";
 import { insertAccountWithOwner } from "../account/bootstrap.ts";
 import { hasAnyAccount } from "../account/repo.ts";
 import { recordAudit } from "../audit/repo.ts";
-import { openSession } from "../sessions/service.ts";
+import { openFirstSession } from "../sessions/service.ts";
 import { hashToken, newSecretToken } from "../sessions/tokens.ts";
 import { checkSignupForm } from "../signup/service.ts";
 import {
@@ -135,11 +135,9 @@ export async function completeSetup(
       now,
     });
     await storeSignupPolicy(tx, input.form.signup as SignupPolicy, now);
-    const session = await openSession(tx, { userId, accountId }, now);
-    const actor = { accountId, credentialId: session.id, requestId: input.requestId };
-    await recordAudit(
+    const session = await openFirstSession(
       tx,
-      actor,
+      { userId, accountId, requestId: input.requestId },
       { action: "installation.set_up", targetType: "account", targetId: accountId },
       now,
     );

@@ -2,8 +2,7 @@ import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { findAccount, findUserByEmail, insertUser } from "../account/repo.ts";
-import { recordAudit } from "../audit/repo.ts";
-import { openSession } from "../sessions/service.ts";
+import { openFirstSession } from "../sessions/service.ts";
 import { hashToken } from "../sessions/tokens.ts";
 import { checkSignupForm, type SignupForm } from "../signup/service.ts";
 import { findInvitationByTokenHash, markInvitationAccepted, type InvitationRow } from "./repo.ts";
@@ -75,10 +74,9 @@ export async function acceptInvitation(
       role: invitation.role,
       createdAt: now,
     });
-    const session = await openSession(tx, { userId, accountId: invitation.accountId }, now);
-    await recordAudit(
+    const session = await openFirstSession(
       tx,
-      { accountId: invitation.accountId, credentialId: session.id, requestId: input.requestId },
+      { userId, accountId: invitation.accountId, requestId: input.requestId },
       { action: "invitation.accepted", targetType: "account_invitation", targetId: String(invitation.id) },
       now,
     );

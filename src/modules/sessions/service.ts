@@ -3,6 +3,7 @@ import { inTransaction } from "../../db/transaction.ts";
 import type { Db } from "../../db/open.ts";
 import type { Herald } from "../../herald.ts";
 import { findUserByEmail } from "../account/repo.ts";
+import { recordAudit } from "../audit/repo.ts";
 import {
   deleteEndedSessions,
   findLiveSession,
@@ -51,6 +52,26 @@ export async function openSession(
     revokedAt: null,
   });
   return { id, token, expiresAt };
+}
+
+/**
+ * Signs in a person Herald has just made (setup, signup, an accepted invitation) and records how they
+ * came in, with the new session as the record's credential: the first thing that session did.
+ */
+export async function openFirstSession(
+  tx: Db,
+  who: { userId: string; accountId: string; requestId: string | null },
+  audited: { action: string; targetType: string; targetId: string },
+  now: number,
+): Promise<{ id: string; token: string; expiresAt: number }> {
+  const session = await openSession(tx, { userId: who.userId, accountId: who.accountId }, now);
+  await recordAudit(
+    tx,
+    { accountId: who.accountId, credentialId: session.id, requestId: who.requestId },
+    audited,
+    now,
+  );
+  return session;
 }
 
 /** The session a cookie's token belongs to, or null when it is unknown, revoked or expired. */

@@ -6,7 +6,6 @@ import { ProblemError } from "../../core/problem.ts";
 import { insertAccountWithOwner } from "../account/bootstrap.ts";
 import { findUserByEmail } from "../account/repo.ts";
 import { signupIsOpen } from "../installation/service.ts";
-import { recordAudit } from "../audit/repo.ts";
 import { findCliAuthorization, type CliAuthorizationRow } from "../cli-auth/repo.ts";
 import {
   checkedName,
@@ -15,7 +14,7 @@ import {
   startCliAuthorization,
   type StartedCliAuthorization,
 } from "../cli-auth/service.ts";
-import { openSession } from "../sessions/service.ts";
+import { openFirstSession } from "../sessions/service.ts";
 import { hashToken, newSecretToken } from "../sessions/tokens.ts";
 import { newPasswordErrors } from "./password.ts";
 import { emailConfirmationRequired, requestEmailConfirmation, warnWithoutMail } from "./confirmation.ts";
@@ -209,11 +208,9 @@ export async function completeSignup(
     });
     if (!(await markSignupCompleted(tx, intent.id, accountId, now)))
       throw new Error(`signup intent ${intent.id} was completed twice in one transaction`);
-    const session = await openSession(tx, { userId, accountId }, now);
-    const actor = { accountId, credentialId: session.id, requestId: input.requestId };
-    await recordAudit(
+    const session = await openFirstSession(
       tx,
-      actor,
+      { userId, accountId, requestId: input.requestId },
       { action: "account.signed_up", targetType: "account", targetId: accountId },
       now,
     );
