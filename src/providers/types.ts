@@ -78,6 +78,11 @@ export class ProviderError extends Error {
   readonly requestId: string | null;
   /** When the network says a retry may succeed (rate-limit reset), epoch ms. */
   readonly retryAt: number | null;
+  /**
+   * What a person does about a `rejected` failure when it is not editing the post (the post's
+   * `last_error.user_action`), e.g. `check_account` for an account the network restricts; null: edit_post.
+   */
+  readonly userAction: string | null;
 
   constructor(
     kind: FailureKind,
@@ -89,6 +94,7 @@ export class ProviderError extends Error {
       subcode?: string | null;
       requestId?: string | null;
       retryAt?: number | null;
+      userAction?: string | null;
     },
   ) {
     super(message);
@@ -99,6 +105,7 @@ export class ProviderError extends Error {
     this.subcode = details.subcode ?? null;
     this.requestId = details.requestId ?? null;
     this.retryAt = details.retryAt ?? null;
+    this.userAction = details.userAction ?? null;
   }
 }
 

@@ -135,6 +135,8 @@ export interface FakeContainer {
   download: { status: number; contentType: string | null; bytes: number } | null;
   mediaId: string | null;
   createdAt: number;
+  /** media_publish calls still answered 9007/2207027 ("not ready, please wait") once it is FINISHED. */
+  notReadyAnswers: number;
 }
 
 /** A published Instagram post. */
@@ -180,6 +182,11 @@ export interface FacebookFakeOptions {
   reelProcessingPolls?: number;
   /** Instagram API posts per account per 24 h (default 100). */
   quotaTotal?: number;
+  /**
+   * media_publish calls each new Instagram container answers 9007/2207027 ("not ready for publishing,
+   * please wait") after its status reads FINISHED, before it publishes (default 0).
+   */
+  notReadyAfterFinished?: number;
   /** Redirect URIs the app accepts; null (default) accepts any. */
   redirectUris?: string[] | null;
   now?: () => number;
@@ -202,6 +209,15 @@ export interface FacebookFake extends FakeControls {
   mediaProcessingPolls: number;
   reelProcessingPolls: number;
   quotaTotal: number;
+  /** See `FacebookFakeOptions.notReadyAfterFinished`; read when a container is created. */
+  notReadyAfterFinished: number;
+  /**
+   * The Instagram accounts suspected of spam: their media_publish answers 4/2207051 ("We restrict
+   * certain activity to protect our community"), Meta's refusal of the publishing action.
+   */
+  restrictedForSpam: Set<string>;
+  /** Instagram media_publish requests answered, whatever the answer. */
+  publishCalls: number;
   /** Insight metric names this Graph refuses as invalid (e.g. "post_media_view", unverified at post level). */
   unknownInsightMetrics: Set<string>;
   /** Every multi-id read (`GET /?ids=…`): the ids asked and the fields. */
@@ -367,6 +383,9 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     mediaProcessingPolls: options.mediaProcessingPolls ?? 2,
     reelProcessingPolls: options.reelProcessingPolls ?? 2,
     quotaTotal: options.quotaTotal ?? 100,
+    notReadyAfterFinished: options.notReadyAfterFinished ?? 0,
+    restrictedForSpam: new Set(),
+    publishCalls: 0,
     unknownInsightMetrics: new Set(),
     multiReads: [],
     nextReelEnds: (end) => void reelEnds.push(end),
@@ -861,6 +880,7 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       download: null,
       mediaId: null,
       createdAt: now(),
+      notReadyAnswers: fake.notReadyAfterFinished,
     };
     if (mediaUrl) {
       // Meta cURLs the URL: the container fails when it does not answer 200 with a supported file.
@@ -896,12 +916,27 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     ig: FakeInstagramAccount,
     params: Record<string, string>,
   ): Response | Promise<Response> {
+    fake.publishCalls++;
+    if (fake.restrictedForSpam.has(ig.id))
+      return graphError(400, {
+        message:
+          "We restrict certain activity to protect our community. Tell us if you think we made a mistake.",
+        code: 4,
+        subcode: 2207051,
+        isTransient: false,
+      });
     const container = fake.containers.find((c) => c.id === params.creation_id && c.igId === ig.id);
     if (!container) return bad("(#100) creation_id is not a media container of this account", 100, 2207006);
     refreshContainer(container);
     if (container.isCarouselItem) return bad("(#100) A carousel item cannot be published on its own");
-    if (container.statusCode === "IN_PROGRESS")
-      return bad("The media is not ready for publishing, please wait for a moment", 9007, 2207027);
+    const notReady = () =>
+      bad("The media is not ready for publishing, please wait for a moment", 9007, 2207027);
+    if (container.statusCode === "IN_PROGRESS") return notReady();
+    // Meta may still be readying the media after the status read FINISHED, and asks to wait.
+    if (container.statusCode === "FINISHED" && container.notReadyAnswers > 0) {
+      container.notReadyAnswers--;
+      return notReady();
+    }
     if (container.statusCode === "PUBLISHED")
       return bad("(#100) The media has already been published", 100, 2207008);
     if (container.statusCode !== "FINISHED")

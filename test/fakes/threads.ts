@@ -42,6 +42,8 @@ export interface FakeContainer {
   download: { status: number; contentType: string | null; bytes: number } | null;
   mediaId: string | null;
   createdAt: number;
+  /** threads_publish calls still answered 9007/2207027 ("not ready, please wait") once it is FINISHED. */
+  notReadyAnswers: number;
 }
 
 /** A published post (or reply) the fake holds. */
@@ -69,6 +71,11 @@ export interface ThreadsFakeOptions {
   dailyCap?: number;
   /** Replies per 24 h (default 1,000). */
   replyCap?: number;
+  /**
+   * threads_publish calls each new container answers 9007/2207027 ("not ready, please wait") after its
+   * status reads FINISHED, before it publishes (default 0).
+   */
+  notReadyAfterFinished?: number;
   /** Redirect URIs the app accepts; null (default) accepts any. */
   redirectUris?: string[] | null;
   now?: () => number;
@@ -87,6 +94,12 @@ export interface ThreadsFake extends FakeControls {
   /** IN_PROGRESS polls of containers created from now on. */
   mediaProcessingPolls: number;
   dailyCap: number;
+  /** See `ThreadsFakeOptions.notReadyAfterFinished`; read when a container is created. */
+  notReadyAfterFinished: number;
+  /** While true, threads_publish answers 4/2207051 ("We restrict certain activity…": suspected spam). */
+  restrictedForSpam: boolean;
+  /** threads_publish requests answered, whatever the answer. */
+  publishCalls: number;
   /** The next container created ends this way instead of FINISHED. */
   nextContainerEnds(end: ContainerEnd): void;
   /** Every container still IN_PROGRESS is processed now (FINISHED, or its configured end). */
@@ -176,6 +189,9 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
     posts: [],
     mediaProcessingPolls: options.mediaProcessingPolls ?? 2,
     dailyCap: options.dailyCap ?? 250,
+    notReadyAfterFinished: options.notReadyAfterFinished ?? 0,
+    restrictedForSpam: false,
+    publishCalls: 0,
     tokens: new Map(),
     nextContainerEnds: (end) => void ends.push(end),
     finishProcessing: () => {
@@ -292,6 +308,7 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
       download: null,
       mediaId: null,
       createdAt: now(),
+      notReadyAnswers: fake.notReadyAfterFinished,
     };
     if (mediaUrl) {
       // Meta cURLs the URL: the container fails when it does not answer 200 with a supported file.
@@ -311,12 +328,27 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
   }
 
   function publish(params: Record<string, string>): Response | Promise<Response> {
+    fake.publishCalls++;
+    if (fake.restrictedForSpam)
+      return graphError(400, {
+        message:
+          "We restrict certain activity to protect our community. Tell us if you think we made a mistake.",
+        code: 4,
+        subcode: 2207051,
+        isTransient: false,
+      });
     const container = fake.containers.find((c) => c.id === params.creation_id);
     if (!container) return bad("Param creation_id is not a valid container id");
     refreshContainer(container);
     if (container.isCarouselItem) return bad("A carousel item cannot be published on its own");
-    if (container.status === "IN_PROGRESS")
-      return bad("The media is not ready to be published. Please wait a moment.", 9007, 2207027);
+    const notReady = () =>
+      bad("The media is not ready to be published. Please wait a moment.", 9007, 2207027);
+    if (container.status === "IN_PROGRESS") return notReady();
+    // Meta may still be readying the media after the status read FINISHED, and asks to wait.
+    if (container.status === "FINISHED" && container.notReadyAnswers > 0) {
+      container.notReadyAnswers--;
+      return notReady();
+    }
     if (container.status === "PUBLISHED") return bad("The media container has already been published");
     if (container.status !== "FINISHED")
       return bad(`The media container cannot be published (${container.status})`);

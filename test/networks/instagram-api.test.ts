@@ -13,6 +13,7 @@ import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { outbox } from "../posts/engine-helpers.ts";
 import type { PostsWorld } from "../posts/helpers.ts";
 import { INSTAGRAM_PENDING_CHECK_MS } from "../../src/providers/instagram/publish.ts";
+import { META_NOT_READY_WAITS } from "../../src/providers/meta/containers.ts";
 import { returnFromOAuth } from "../helpers/oauth-return.ts";
 
 let s: TestServer;
@@ -187,6 +188,83 @@ describe("publishing to Instagram", () => {
       "post.published",
     ]);
     expect(publishes()).toBe(before + 1);
+  });
+});
+
+describe("Meta's error classes through the engine (meta/errors.ts)", () => {
+  const CAFE_IG = "17841400000000001";
+
+  async function withAttempts(id: string) {
+    const r = await s.request("GET", `/v1/workspaces/${ws}/posts/${id}?include=attempts`);
+    expect(r.status).toBe(200);
+    return r.body;
+  }
+
+  test("9007/2207027 after FINISHED: waits, awaits the provider, retries the same container, one post", async () => {
+    // The first run and the first check each hear "please wait" after every wait; the retry publishes.
+    fake.notReadyAfterFinished = 2 * (META_NOT_READY_WAITS + 1) + 1;
+    const containersBefore = fake.containers.length;
+    const postsBefore = fake.igPosts.length;
+    try {
+      const asset = await photoAsset();
+      const created = await createPost({ body: ["not ready yet"], media: [asset.id] });
+      expect({ status: created.status, text: created.text }).toMatchObject({ status: 202 });
+      const id = created.body.posts[0].id;
+      await s.server.engine.runUntilIdle();
+      expect((await getPost(id)).state).toBe("awaiting-provider");
+
+      s.clock.advance(INSTAGRAM_PENDING_CHECK_MS + 1000);
+      await s.server.engine.runUntilIdle();
+      const retrying = await getPost(id);
+      expect(retrying.state).toBe("ready");
+      expect(retrying.last_error).toMatchObject({ code: "provider_unavailable", user_action: "retry" });
+      expect(retrying.last_error.message).toContain("not ready for publishing");
+
+      s.clock.advance(5 * 60_000);
+      await s.server.engine.runUntilIdle();
+      const published = await getPost(id);
+      expect(published.state).toBe("published");
+      expect(fake.containers.length - containersBefore).toBe(1);
+      expect(fake.igPosts.length - postsBefore).toBe(1);
+      const stored = fake.igPosts.at(-1)!;
+      expect(stored.containerId).toBe(fake.containers.at(-1)!.id);
+      expect(published.receipts[0]).toMatchObject({ provider_object_id: stored.id, url: stored.permalink });
+    } finally {
+      fake.notReadyAfterFinished = 0;
+    }
+  });
+
+  test("4/2207051 (suspected spam): failed once with Meta's message, never retried automatically", async () => {
+    fake.restrictedForSpam.add(CAFE_IG);
+    try {
+      const calls = fake.publishCalls;
+      const asset = await photoAsset();
+      const created = await createPost({ body: ["buy now"], media: [asset.id] });
+      expect({ status: created.status, text: created.text }).toMatchObject({ status: 202 });
+      const id = created.body.posts[0].id;
+      await s.server.engine.runUntilIdle();
+      const failed = await getPost(id);
+      expect(failed.state).toBe("failed");
+      expect(failed.last_error).toMatchObject({
+        code: "provider_rejected",
+        retryable: false,
+        retry_safety: "not_retryable",
+        user_action: "check_account",
+      });
+      expect(failed.last_error.message).toContain(
+        "We restrict certain activity to protect our community. Tell us if you think we made a mistake.",
+      );
+      // Hours later nothing was sent again (it used to be retried as throttling for hours).
+      s.clock.advance(6 * 60 * 60_000);
+      await s.server.engine.runUntilIdle();
+      const later = await withAttempts(id);
+      expect(later.state).toBe("failed");
+      expect(later.attempts).toHaveLength(1);
+      expect(later.attempts[0].provider).toMatchObject({ error_code: "4", subcode: "2207051" });
+      expect(fake.publishCalls - calls).toBe(1);
+    } finally {
+      fake.restrictedForSpam.clear();
+    }
   });
 });
 

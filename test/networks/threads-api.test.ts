@@ -171,3 +171,41 @@ describe("publishing to Threads", () => {
     );
   });
 });
+
+describe("Meta's error classes through the engine (meta/errors.ts)", () => {
+  test("9007/2207027 after FINISHED: Herald waits and publishes the same container, one post", async () => {
+    fake.notReadyAfterFinished = 2;
+    const containersBefore = fake.containers.length;
+    const postsBefore = fake.posts.length;
+    const calls = fake.publishCalls;
+    try {
+      const post = await api.publishNow(destinationId, { body: ["not ready yet"] });
+      expect(post.state).toBe("published");
+      expect(fake.containers.length - containersBefore).toBe(1);
+      expect(fake.posts.length - postsBefore).toBe(1);
+      expect(fake.publishCalls - calls).toBe(3);
+      expect(post.receipts[0]).toMatchObject({ provider_object_id: fake.posts.at(-1)!.id });
+    } finally {
+      fake.notReadyAfterFinished = 0;
+    }
+  });
+
+  test("4/2207051 (suspected spam): failed once with Meta's message, never retried automatically", async () => {
+    fake.restrictedForSpam = true;
+    const calls = fake.publishCalls;
+    try {
+      const post = await api.publishNow(destinationId, { body: ["buy now"] });
+      expect(post.state).toBe("failed");
+      expect(post.last_error).toMatchObject({ code: "provider_rejected", user_action: "check_account" });
+      expect(post.last_error.message).toContain("We restrict certain activity to protect our community");
+      s.clock.advance(6 * 60 * 60_000);
+      await s.server.engine.runUntilIdle();
+      const r = await s.request("GET", `/v1/workspaces/${ws}/posts/${post.id}?include=attempts`);
+      expect(r.body.state).toBe("failed");
+      expect(r.body.attempts).toHaveLength(1);
+      expect(fake.publishCalls - calls).toBe(1);
+    } finally {
+      fake.restrictedForSpam = false;
+    }
+  });
+});

@@ -20,6 +20,7 @@ import {
   INSTAGRAM_METRICS_BATCH_SIZE,
 } from "../../src/providers/instagram/metrics.ts";
 import { INSTAGRAM_PENDING_CHECK_MS } from "../../src/providers/instagram/publish.ts";
+import { META_NOT_READY_WAITS } from "../../src/providers/meta/containers.ts";
 import {
   type DestinationRef,
   type MediaItem,
@@ -621,6 +622,59 @@ describe("refusals and failures", () => {
       adapter.checkPending({ destination, item: input, data: pending.data, since }),
       "rejected",
     );
+    expect(fake.igPosts).toHaveLength(0);
+  });
+});
+
+describe("Meta's error classes at media_publish (meta/errors.ts)", () => {
+  test("9007/2207027 after FINISHED: Herald waits and publishes the same container, exactly once", async () => {
+    const { adapter, destination } = await start({ mediaProcessingPolls: 0, notReadyAfterFinished: 2 });
+    const item = expectPublished(await adapter.publishItem(imagePost(destination, { text: "wait for it" })));
+    expect(fake.containers).toHaveLength(1);
+    expect(fake.igPosts.map((p) => [p.containerId, p.caption])).toEqual([
+      [fake.containers[0]!.id, "wait for it"],
+    ]);
+    expect(item.providerObjectId).toBe(fake.igPosts[0]!.id);
+    expect(fake.publishCalls).toBe(3); // two "please wait" answers, then the one publish
+  });
+
+  test("still not ready after the waits: pending with its container, then one publish from the check", async () => {
+    const waits = META_NOT_READY_WAITS + 1;
+    const { adapter, destination } = await start({
+      mediaProcessingPolls: 0,
+      notReadyAfterFinished: 2 * waits,
+    });
+    const input = imagePost(destination);
+    const since = Date.now();
+    const pending = expectPendingItem(await adapter.publishItem(input));
+    expect(pending.data.container).toBe(fake.containers[0]!.id);
+    expect(fake.publishCalls).toBe(waits);
+    // A check that still hears "please wait" fails transient for the engine to retry: same container.
+    const error = await expectProviderError(
+      adapter.checkPending({ destination, item: input, data: pending.data, since }),
+      "transient",
+    );
+    expect([error.errorCode, error.subcode]).toEqual(["9007", "2207027"]);
+    expect(error.message).toContain("not ready for publishing");
+    expect(error.retryAt).toBeNull();
+    const status = await adapter.checkPending({ destination, item: input, data: pending.data, since });
+    expect(status).toMatchObject({ state: "published", item: { providerObjectId: fake.igPosts[0]!.id } });
+    expect(fake.containers).toHaveLength(1);
+    expect(fake.igPosts).toHaveLength(1);
+  });
+
+  test("4/2207051 (suspected spam) is rejected with Meta's message: check the account, no retry time", async () => {
+    const { adapter, destination } = await start({ mediaProcessingPolls: 0 });
+    fake.restrictedForSpam.add(CAFE_IG);
+    const error = await expectProviderError(adapter.publishItem(imagePost(destination)), "rejected");
+    expect(error.message).toContain("We restrict certain activity to protect our community");
+    expect([error.errorCode, error.subcode, error.userAction, error.retryAt]).toEqual([
+      "4",
+      "2207051",
+      "check_account",
+      null,
+    ]);
+    expect(fake.publishCalls).toBe(1);
     expect(fake.igPosts).toHaveLength(0);
   });
 });

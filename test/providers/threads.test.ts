@@ -12,6 +12,7 @@ import {
   type ThreadsAdapter,
 } from "../../src/providers/threads/adapter.ts";
 import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads/publish.ts";
+import { META_NOT_READY_WAITS } from "../../src/providers/meta/containers.ts";
 import { threadsLength } from "../../src/providers/threads/rules.ts";
 import {
   type DestinationRef,
@@ -683,6 +684,56 @@ describe("refusals and failures", () => {
       adapter.checkPending({ destination, item: input, data: pending.data, since }),
       "rejected",
     );
+    expect(fake.posts).toHaveLength(0);
+  });
+});
+
+describe("Meta's error classes at threads_publish (meta/errors.ts)", () => {
+  test("9007/2207027 after FINISHED: Herald waits and publishes the same container, exactly once", async () => {
+    const { adapter, destination } = await start({ notReadyAfterFinished: 2 });
+    const item = expectPublished(
+      await adapter.publishItem(publishInput(destination, { text: "wait for it" })),
+    );
+    expect(fake.containers).toHaveLength(1);
+    expect(fake.posts.map((p) => [p.containerId, p.text])).toEqual([[fake.containers[0]!.id, "wait for it"]]);
+    expect(item.providerObjectId).toBe(fake.posts[0]!.id);
+    expect(fake.publishCalls).toBe(3);
+  });
+
+  test("still not ready after the waits: pending with its container; a check failing transient keeps it", async () => {
+    const waits = META_NOT_READY_WAITS + 1;
+    const { adapter, destination } = await start({ notReadyAfterFinished: 2 * waits });
+    const input = publishInput(destination, { text: "patience" });
+    const since = Date.now();
+    const pending = expectPendingItem(await adapter.publishItem(input));
+    expect(pending.data.container).toBe(fake.containers[0]!.id);
+    const error = await expectProviderError(
+      adapter.checkPending({ destination, item: input, data: pending.data, since }),
+      "transient",
+    );
+    expect([error.errorCode, error.subcode]).toEqual(["9007", "2207027"]);
+    const status = await adapter.checkPending({ destination, item: input, data: pending.data, since });
+    expect(status).toMatchObject({ state: "published", item: { providerObjectId: fake.posts[0]!.id } });
+    expect(fake.containers).toHaveLength(1);
+    expect(fake.posts).toHaveLength(1);
+    expect(fake.publishCalls).toBe(2 * waits + 1);
+  });
+
+  test("4/2207051 (suspected spam) is rejected with Meta's message: check the account, no retry time", async () => {
+    const { adapter, destination } = await start();
+    fake.restrictedForSpam = true;
+    const error = await expectProviderError(
+      adapter.publishItem(publishInput(destination, { text: "buy now" })),
+      "rejected",
+    );
+    expect(error.message).toContain("We restrict certain activity to protect our community");
+    expect([error.errorCode, error.subcode, error.userAction, error.retryAt]).toEqual([
+      "4",
+      "2207051",
+      "check_account",
+      null,
+    ]);
+    expect(fake.publishCalls).toBe(1);
     expect(fake.posts).toHaveLength(0);
   });
 });

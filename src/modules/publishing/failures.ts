@@ -47,7 +47,7 @@ export function postErrorFrom(error: ProviderError): PostError {
         message: error.message,
         retryable: false,
         retry_safety: "not_retryable",
-        user_action: "edit_post",
+        user_action: error.userAction ?? "edit_post",
       };
     case "blocked":
       return {

@@ -5,6 +5,7 @@
 // ids. What differs between the two networks (paths, fields, parameters, error wording, how a post
 // published without a receipt is found) is a `ContainerNetwork`, in each network's folder.
 import { idOf, parseGraphTime, sleep } from "../facebook/graph.ts";
+import { isMetaWait } from "./errors.ts";
 import { metaProvider, type MetaAnswer } from "./graph.ts";
 import {
   ProviderError,
@@ -24,6 +25,12 @@ export const META_CONTAINER_LIFETIME_MS = 24 * 60 * 60_000;
 
 /** How far before the pending time a post found on the account may be dated (clock skew). */
 const RECOVERY_SLACK_MS = 10 * 60_000;
+
+/**
+ * How many times one run waits (the poll interval) and publishes again when Meta answers the publish
+ * "not ready for publishing, please wait" (9007/2207027), which it does even after the status read FINISHED.
+ */
+export const META_NOT_READY_WAITS = 3;
 
 /** How many of the account's latest posts are searched for a container published without a receipt. */
 export const META_RECOVERY_SCAN = 25;
@@ -228,7 +235,14 @@ async function round(
   return { kind: "waiting", data: { ...data, container } };
 }
 
-/** Rounds until the container is ready (then publishes it) or the inline polls are used up. */
+/**
+ * Rounds until the container is ready (then publishes it) or the inline polls are used up. A publish
+ * Meta answers "not ready, please wait" (9007/2207027, even after the status read FINISHED) is waited
+ * out: the status is read again and the same container published when FINISHED, at most
+ * META_NOT_READY_WAITS times a run. Then the item waits as pending with its container stored (a first
+ * run), or the check fails `transient` so the engine retries it later with the same stored container:
+ * never a second container, never a second publish.
+ */
 async function drive(
   flow: ContainerFlow,
   input: PublishItemInput,
@@ -239,20 +253,63 @@ async function drive(
   const pollIntervalMs = flow.deps.pollIntervalMs ?? 1000;
   const maxPolls = Math.max(1, flow.deps.maxPolls ?? 5);
   let data = start;
+  let notReadyWaits = 0;
   for (let poll = 1; ; poll++) {
     const step = await round(flow, input, data, inCheck);
     if (step.kind === "created")
       return { state: "pending", checkAgainAt: flow.deps.clock.now(), data: step.data };
-    if (step.kind === "ready")
-      return { state: "published", item: await publish(flow, input, step.container, since) };
     if (step.kind === "published")
       return { state: "published", item: await recover(flow, input, step.container, since) };
     if (step.kind === "expired") return { state: "gone", reason: step.reason };
-    data = step.data;
-    if (poll >= maxPolls)
-      return { state: "pending", checkAgainAt: flow.deps.clock.now() + META_CONTAINER_CHECK_MS, data };
+    if (step.kind === "ready") {
+      const published = await publishUnlessNotReady(flow, input, step.container, since);
+      if (!(published instanceof ProviderError)) return { state: "published", item: published };
+      data = { ...data, container: step.container };
+      if (++notReadyWaits > META_NOT_READY_WAITS) {
+        // A check whose container is stored fails for the engine to retry; otherwise it is stored first.
+        if (inCheck && start.container === step.container) throw stillNotReady(flow, published);
+        const checkAgainAt = flow.deps.clock.now() + META_CONTAINER_CHECK_MS;
+        return { state: "pending", checkAgainAt, data };
+      }
+    } else {
+      data = step.data;
+      if (poll >= maxPolls)
+        return { state: "pending", checkAgainAt: flow.deps.clock.now() + META_CONTAINER_CHECK_MS, data };
+    }
     await sleep(pollIntervalMs);
   }
+}
+
+/** The publish call, or Meta's "not ready, please wait" refusal of it (nothing was published). */
+async function publishUnlessNotReady(
+  flow: ContainerFlow,
+  input: PublishItemInput,
+  container: string,
+  since: number,
+): Promise<PublishedItem | ProviderError> {
+  try {
+    return await publish(flow, input, container, since);
+  } catch (error) {
+    if (error instanceof ProviderError && isMetaWait(error)) return error;
+    throw error;
+  }
+}
+
+/** The check's failure once Meta still says "not ready" after the waits: retried, nothing was published. */
+function stillNotReady(flow: ContainerFlow, refusal: ProviderError): ProviderError {
+  return new ProviderError(
+    "transient",
+    `${flow.network.name} still answers that the media is not ready for publishing after ` +
+      `${META_NOT_READY_WAITS} waits (${refusal.message}); nothing was published, and Herald will publish ` +
+      "the same container when it tries again",
+    {
+      operation: refusal.operation,
+      statusCode: refusal.statusCode,
+      errorCode: refusal.errorCode,
+      subcode: refusal.subcode,
+      requestId: refusal.requestId,
+    },
+  );
 }
 
 /**

@@ -1,29 +1,13 @@
 // Meta's Graph API conventions shared by Threads, Instagram and Facebook: the error envelope
-// `{"error":{message,type,code,error_subcode,is_transient,fbtrace_id}}` mapped to failure kinds, the
-// X-Business-Use-Case-Usage header that says when a throttled app may call again, and one call helper.
+// `{"error":{message,type,code,error_subcode,is_transient,fbtrace_id}}` mapped to failure kinds through
+// Meta's error table (errors.ts), the X-Business-Use-Case-Usage header that says when a throttled app
+// may call again, and one call helper.
 import type { Clock } from "../../lib/clock.ts";
 import { providerFetch, readJson, requestIdOf, type RetryAtParser } from "../http.ts";
 import { ProviderError, type FailureKind, type ProviderDeps } from "../types.ts";
+import { classifyMetaError, metaErrorRow, type MetaErrorClass } from "./errors.ts";
 
-/** Graph codes that mean "throttled": app (4), user (17), page (32), custom (613) and the BUC ranges. */
-export const META_RATE_LIMIT_CODES: ReadonlySet<number> = new Set([
-  4, 17, 32, 613, 80000, 80001, 80002, 80003, 80004, 80005, 80006, 80007, 80008, 80009, 80014,
-]);
-
-/**
- * Subcodes of "the account published as many posts as the API allows in 24 h" (Instagram's, reused by
- * Threads).
- */
-export const META_PUBLISHING_LIMIT_SUBCODES: ReadonlySet<number> = new Set([2207042]);
-
-/**
- * When Meta throttles without saying for how long (no BUC estimate, no Retry-After): the window
- * is rolling, so Herald tries again after this long rather than hammering a throttled app.
- */
-export const META_THROTTLE_FALLBACK_MS = 10 * 60_000;
-
-/** When a publishing-limit refusal says nothing of its reset: the 24 h window frees one slot at a time. */
-export const META_PUBLISHING_LIMIT_FALLBACK_MS = 60 * 60_000;
+export { META_PUBLISHING_LIMIT_FALLBACK_MS, META_THROTTLE_FALLBACK_MS } from "./errors.ts";
 
 /** The fields of Meta's error envelope Herald reads; null where the body did not say. */
 export interface MetaError {
@@ -43,7 +27,7 @@ export function readMetaError(body: Record<string, any> | null): MetaError | nul
   const num = (value: unknown) =>
     typeof value === "number" && Number.isInteger(value)
       ? value
-      : typeof value === "string" && /^\d+$/.test(value)
+      : typeof value === "string" && /^-?\d+$/.test(value)
         ? Number(value)
         : null;
   const str = (value: unknown) => (typeof value === "string" && value !== "" ? value : null);
@@ -93,13 +77,18 @@ function regainMinutes(raw: string | null): number | null {
 }
 
 /**
- * Maps a Graph 4xx to a failure kind:
- * - code 190 (token invalid, expired or revoked) and permission errors (10, 200–299) → `auth_revoked`:
- *   Meta's long-lived tokens cannot be renewed once dead, so only a new authorization helps;
- * - throttling codes and the publishing limit → `transient` with `retryAt` (BUC estimate, else a fallback);
- * - codes 1/2 or `is_transient` ("unexpected error, retry later") → `transient` on idempotent calls, but
+ * Maps a Graph 4xx to a failure through Meta's error table (errors.ts), by code and subcode:
+ * - `wait` (9007/2207027, "not ready, please wait") → `transient`: the caller waits and calls again
+ *   (the container flow does; `isMetaWait` recognises it);
+ * - `throttled` (4, 17, 32, 613, the BUC codes, the publishing limit) → `transient` with `retryAt`
+ *   (BUC estimate, else Retry-After, else the row's fallback);
+ * - `auth` (190, 10, 102, 200–299) → `auth_revoked`: Meta's long-lived tokens cannot be renewed once
+ *   dead, so only a new authorization helps;
+ * - `server` (1, 2, Instagram's -1/-2, or `is_transient`) → `transient` on idempotent calls, but
  *   `outcome_unknown` on a call that creates something: Meta has published on such answers;
- * - anything else (bad parameter, refused content) → `rejected` with Meta's message.
+ * - `permanent` (refused content, or a restricted account such as 4/2207051) → `rejected` with Meta's
+ *   message and the row's user action; never retried automatically.
+ * A 401 without Meta's envelope is `auth_revoked`; any other unknown error is `rejected`.
  */
 export async function metaGraphError(input: {
   operation: string;
@@ -113,7 +102,8 @@ export async function metaGraphError(input: {
   const subcode = meta?.subcode ?? null;
   const label =
     code === null ? `HTTP ${response.status}` : `Graph error ${code}${subcode ? `/${subcode}` : ""}`;
-  const message = `${operation}: ${meta?.message ?? "request failed"} (${label})`;
+  const hint = metaErrorRow(code, subcode)?.hint;
+  const message = `${operation}: ${meta?.message ?? "request failed"} (${label})${hint ? `. ${hint}` : ""}`;
   const details = {
     operation,
     statusCode: response.status,
@@ -121,39 +111,28 @@ export async function metaGraphError(input: {
     subcode: subcode === null ? null : String(subcode),
     requestId: meta?.fbtraceId ?? response.headers.get("x-fb-trace-id") ?? requestIdOf(response.headers),
   };
-  const kind = kindOf({ meta, status: response.status, idempotent: input.idempotent });
-  if (kind === "transient" && (isThrottle(meta) || isPublishingLimit(meta))) {
-    const fallback = isPublishingLimit(meta) ? META_PUBLISHING_LIMIT_FALLBACK_MS : META_THROTTLE_FALLBACK_MS;
-    const retryAt = metaRetryAt(clock)(response.headers) ?? clock.now() + fallback;
-    return new ProviderError(kind, message, { ...details, retryAt });
+  if (meta === null && response.status === 401) return new ProviderError("auth_revoked", message, details);
+  const kind = classifyMetaError({ code, subcode, isTransient: meta?.isTransient });
+  switch (kind.kind) {
+    case "throttled": {
+      const retryAt = metaRetryAt(clock)(response.headers) ?? clock.now() + kind.fallbackMs;
+      return new ProviderError("transient", message, { ...details, retryAt });
+    }
+    case "permanent":
+      return new ProviderError("rejected", message, { ...details, userAction: kind.userAction });
+    default:
+      return new ProviderError(failureKind(kind, input.idempotent), message, details);
   }
-  return new ProviderError(kind, message, details);
 }
 
-function kindOf(input: { meta: MetaError | null; status: number; idempotent: boolean }): FailureKind {
-  const { meta, status, idempotent } = input;
-  const code = meta?.code ?? null;
-  if (code === 190 || code === 10 || (code !== null && code >= 200 && code <= 299)) return "auth_revoked";
-  if (meta === null && status === 401) return "auth_revoked";
-  if (isThrottle(meta) || isPublishingLimit(meta)) return "transient";
-  if (code === 1 || code === 2 || meta?.isTransient) return idempotent ? "transient" : "outcome_unknown";
-  return "rejected";
-}
-
-/** Whether a Graph error is throttling (the request was refused, not acted on). */
-export function isThrottle(meta: MetaError | null): boolean {
-  return meta?.code !== null && meta?.code !== undefined && META_RATE_LIMIT_CODES.has(meta.code);
-}
-
-/** Whether a Graph error is the per-account publishing limit (Threads: 250 posts, 1,000 replies a day). */
-export function isPublishingLimit(meta: MetaError | null): boolean {
-  if (
-    meta?.subcode !== null &&
-    meta?.subcode !== undefined &&
-    META_PUBLISHING_LIMIT_SUBCODES.has(meta.subcode)
-  )
-    return true;
-  return /publishing limit|maximum number of (posts|replies)/i.test(meta?.message ?? "");
+/** The failure kind of a class that carries neither a retry time nor a user action. */
+function failureKind(
+  kind: Exclude<MetaErrorClass, { kind: "throttled" | "permanent" }>,
+  idempotent: boolean,
+): FailureKind {
+  if (kind.kind === "auth") return "auth_revoked";
+  if (kind.kind === "server" && !idempotent) return "outcome_unknown";
+  return "transient";
 }
 
 /** What one Graph call answered: the parsed JSON body and the response (status, headers). */
