@@ -114,10 +114,16 @@ export interface NetworkSettings {
   tokenBase: string | null;
   /** Scopes to ask for instead of the adapter's own set (HERALD_<CH>_SCOPES, as the network writes them). */
   scopes: string | null;
+  /**
+   * The API version to send instead of the network's default (HERALD_<CH>_API_VERSION); its format is
+   * the network's and is checked when the registry is built (`NetworkDefinition.apiVersion`).
+   */
+  apiVersion: string | null;
 }
 
 /** The network settings variables: HERALD_<CH>_<SETTING>, read for every <CH> that appears. */
-const NETWORK_SETTING = /^HERALD_([A-Z0-9]+)_(CLIENT_ID|CLIENT_SECRET|API_BASE|AUTH_BASE|TOKEN_BASE|SCOPES)$/;
+const NETWORK_SETTING =
+  /^HERALD_([A-Z0-9]+)_(CLIENT_ID|CLIENT_SECRET|API_BASE|AUTH_BASE|TOKEN_BASE|SCOPES|API_VERSION)$/;
 
 /** The channels the environment names settings for (`x` from HERALD_X_CLIENT_ID, …). */
 function channelsIn(env: Env, pattern: RegExp): string[] {
@@ -141,6 +147,7 @@ function networkSettings(env: Env): Record<string, NetworkSettings> {
       authBase: origin(`${prefix}_AUTH_BASE`),
       tokenBase: origin(`${prefix}_TOKEN_BASE`),
       scopes: text(env, `${prefix}_SCOPES`, null),
+      apiVersion: text(env, `${prefix}_API_VERSION`, null)?.trim() || null,
     };
   }
   return settings;

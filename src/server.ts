@@ -100,25 +100,27 @@ export async function openHerald(
     networks?: readonly NetworkDefinition[];
   } = {},
 ): Promise<Herald> {
-  const db = await openDatabase(config);
   const clock = overrides.clock ?? systemClock;
+  // Built before the database opens: a network setting it refuses (HERALD_<CH>_API_VERSION) stops the
+  // start with one line. Provider origins are user-chosen: every call is re-checked and pinned.
+  const providers = createProviderRegistry(
+    {
+      fetch: (overrides.fetch ??
+        createGuardedFetch({ allowPrivateNetwork: config.devAllowPrivateNetwork })) as typeof fetch,
+      clock,
+      timeoutMs: config.engine.providerTimeoutMs,
+      settings: config.networks,
+      pollIntervalMs: overrides.providerPollIntervalMs,
+      mediaPollIntervalMs: overrides.providerPollIntervalMs,
+    },
+    overrides.networks,
+  );
+  const db = await openDatabase(config);
   return {
     config,
     db,
     clock,
-    // Provider origins are user-chosen: every call is re-checked and pinned to the checked address.
-    providers: createProviderRegistry(
-      {
-        fetch: (overrides.fetch ??
-          createGuardedFetch({ allowPrivateNetwork: config.devAllowPrivateNetwork })) as typeof fetch,
-        clock,
-        timeoutMs: config.engine.providerTimeoutMs,
-        settings: config.networks,
-        pollIntervalMs: overrides.providerPollIntervalMs,
-        mediaPollIntervalMs: overrides.providerPollIntervalMs,
-      },
-      overrides.networks,
-    ),
+    providers,
     logger: overrides.logger ?? createLogger(),
     secrets: new SecretBox(resolveSecretKey(config)),
     mail: overrides.mail !== undefined ? overrides.mail : await mailTransport(config),

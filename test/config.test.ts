@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../src/config.ts";
+import { openHerald } from "../src/server.ts";
 import type { Herald } from "../src/herald.ts";
 import { emailConfirmationRequired } from "../src/modules/signup/confirmation.ts";
 
@@ -259,5 +262,30 @@ describe("HERALD_SIGNUP_CONFIRM_EMAIL", () => {
     expect(configError({ HERALD_SIGNUP_CONFIRM_EMAIL: "yes" }).message).toBe(
       'HERALD_SIGNUP_CONFIRM_EMAIL must be one of auto, on, off, got "yes"',
     );
+  });
+});
+
+describe("HERALD_<CH>_API_VERSION", () => {
+  test("read for any network as given (trimmed); no variable, no value", () => {
+    expect(loadConfig({ HERALD_LINKEDIN_API_VERSION: " 202609 " }).networks.linkedin).toMatchObject({
+      apiVersion: "202609",
+      clientId: null,
+    });
+    expect(loadConfig({ HERALD_LINKEDIN_CLIENT_ID: "id" }).networks.linkedin!.apiVersion).toBeNull();
+  });
+
+  test("a value the network refuses stops the start, naming the variable, before the database opens", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "herald-config-"));
+    try {
+      const config = loadConfig({ HERALD_DATA_DIR: dataDir, HERALD_LINKEDIN_API_VERSION: "2026-10" });
+      const error = await openHerald(config).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toBe(
+        'HERALD_LINKEDIN_API_VERSION must be a LinkedIn API version YYYYMM or YYYYMM.RR (like 202610), got "2026-10"',
+      );
+      expect(existsSync(join(dataDir, "herald.db"))).toBe(false);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

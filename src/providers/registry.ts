@@ -1,4 +1,4 @@
-import type { NetworkSettings } from "../config.ts";
+import { ConfigError, type NetworkSettings } from "../config.ts";
 import { BLUESKY_NETWORK } from "./bluesky/adapter.ts";
 import { FACEBOOK_NETWORK } from "./facebook/adapter.ts";
 import { INSTAGRAM_NETWORK } from "./instagram/adapter.ts";
@@ -28,7 +28,20 @@ export type NetworkDeps = AdapterDeps & MastodonDeps;
 export interface NetworkDefinition {
   rules: NetworkRules;
   origins: NetworkOrigins;
+  /**
+   * For a network that pins an API version per request (LinkedIn's `LinkedIn-Version`): the default
+   * and the format HERALD_<CH>_API_VERSION must have. Without it, setting that variable stops the start.
+   */
+  apiVersion?: NetworkApiVersion;
   create(deps: NetworkDeps): ProviderAdapter;
+}
+
+/** An API version a network lets the operator choose (HERALD_<CH>_API_VERSION). */
+export interface NetworkApiVersion {
+  default: string;
+  pattern: RegExp;
+  /** The format for the start-up message, e.g. "YYYYMM (like 202610)". */
+  format: string;
 }
 
 /** The networks Herald publishes to, all nine of the contract: one line each (and the network's folder). */
@@ -79,7 +92,11 @@ export type RegistryDeps = Omit<NetworkDeps, "apps"> & {
 };
 
 /** A network's app: the operator's settings over the origins the network documents. */
-export function networkApp(origins: NetworkOrigins, settings: NetworkSettings | undefined): NetworkApp {
+export function networkApp(
+  network: Pick<NetworkDefinition, "origins" | "apiVersion">,
+  settings: NetworkSettings | undefined,
+): NetworkApp {
+  const { origins } = network;
   const apiBase = settings?.apiBase ?? origins.api;
   return {
     clientId: settings?.clientId ?? null,
@@ -88,7 +105,22 @@ export function networkApp(origins: NetworkOrigins, settings: NetworkSettings | 
     authBase: settings?.authBase ?? origins.auth,
     tokenBase: settings?.tokenBase ?? origins.token ?? apiBase,
     scopes: settings?.scopes ?? null,
+    apiVersion: network.apiVersion ? (settings?.apiVersion ?? network.apiVersion.default) : null,
   };
+}
+
+/**
+ * Refuses, at start, an API version the network would not understand or a network that takes none:
+ * a one-line ConfigError naming the variable, rather than every call failing later.
+ */
+export function checkApiVersion(network: NetworkDefinition, settings: NetworkSettings | undefined): void {
+  const value = settings?.apiVersion ?? null;
+  if (value === null) return;
+  const name = `HERALD_${network.rules.channel.toUpperCase()}_API_VERSION`;
+  if (!network.apiVersion)
+    throw new ConfigError(`${name} is not a setting: Herald does not choose an API version for this network`);
+  if (!network.apiVersion.pattern.test(value))
+    throw new ConfigError(`${name} must be ${network.apiVersion.format}, got ${JSON.stringify(value)}`);
 }
 
 /**
@@ -105,8 +137,9 @@ export function createProviderRegistry(
     ...CHANNELS.flatMap((channel) => networks.filter((n) => n.rules.channel === channel)),
     ...networks.filter((n) => !(CHANNELS as readonly string[]).includes(n.rules.channel)),
   ];
+  for (const n of ordered) checkApiVersion(n, deps.settings[n.rules.channel]);
   const apps: Record<string, NetworkApp> = Object.fromEntries(
-    ordered.map((n) => [n.rules.channel, networkApp(n.origins, deps.settings[n.rules.channel])]),
+    ordered.map((n) => [n.rules.channel, networkApp(n, deps.settings[n.rules.channel])]),
   );
   const { settings: _, ...adapterDeps } = deps;
   const adapters = ordered.map((n) => n.create({ ...adapterDeps, apps }));

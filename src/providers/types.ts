@@ -42,6 +42,11 @@ export interface NetworkApp {
    * them), e.g. a LinkedIn app without the pages product; null: the adapter's set.
    */
   scopes: string | null;
+  /**
+   * The API version the adapter sends (HERALD_<CH>_API_VERSION over `NetworkDefinition.apiVersion`'s
+   * default); null or absent for a network whose version Herald does not make a setting.
+   */
+  apiVersion?: string | null;
 }
 
 /**
@@ -55,6 +60,8 @@ export interface NetworkApp {
  * - `blocked`: Herald's network guard refused the network's address (private or reserved); nothing
  *   was sent and retrying cannot help.
  * - `not_sent`: Herald failed before sending anything (unreadable media, an error in an adapter).
+ * - `misconfigured`: the network refused how Herald is set up, not the content or the grant (LinkedIn's
+ *   426 for a retired API version); nothing was created, and only the operator's setting can fix it.
  */
 export type FailureKind =
   | "transient"
@@ -63,7 +70,8 @@ export type FailureKind =
   | "rejected"
   | "outcome_unknown"
   | "blocked"
-  | "not_sent";
+  | "not_sent"
+  | "misconfigured";
 
 /** A typed provider failure; adapters throw only this. */
 export class ProviderError extends Error {
@@ -409,6 +417,12 @@ export interface ProviderAdapter extends NetworkRules {
    * post inside the check).
    */
   pendingChecksRepeatable: boolean;
+  /**
+   * A setting of this network the network itself refused since the start (LinkedIn: the API version
+   * it answered 426 to), as the destinations' `unavailable_reason`; null while none was refused.
+   * Settings are read at start, so a restart with a fixed setting clears it.
+   */
+  configurationProblem?(): string | null;
   /**
    * How long before `credentials.expiresAt` the credentials job renews a destination's token (a
    * token that dies unused, like Threads' 60-day one); null when renewing at publish time is enough.

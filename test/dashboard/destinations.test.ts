@@ -6,6 +6,7 @@ import { eq } from "drizzle-orm";
 import { tables } from "../helpers/tables.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
+import { startLinkedInFake } from "../fakes/linkedin.ts";
 import { startXFake, type XFake, xFakeEnv } from "../fakes/x.ts";
 import type { Element } from "domhandler";
 import {
@@ -246,6 +247,61 @@ describe("the destinations page", () => {
     expect(attributeOf(reauthorize, "action")).toBe(`${page}/connect/x`);
     const again = await owner.submit(page, {}, `${page}/connect/x`);
     expect(again.location).toStartWith(`${x.origin}/i/oauth2/authorize?`);
+  });
+});
+
+describe("a network setting the network refused", () => {
+  test("a retired LinkedIn API version: each LinkedIn account says which variable the operator must change", async () => {
+    const linkedin = await startLinkedInFake({ organizations: [] });
+    const own = await dashboardWorld({
+      env: {
+        HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
+        HERALD_LINKEDIN_CLIENT_ID: linkedin.clientId,
+        HERALD_LINKEDIN_CLIENT_SECRET: linkedin.clientSecret,
+        HERALD_LINKEDIN_API_BASE: linkedin.origin,
+        HERALD_LINKEDIN_AUTH_BASE: linkedin.origin,
+        HERALD_LINKEDIN_TOKEN_BASE: linkedin.origin,
+        HERALD_LINKEDIN_API_VERSION: "202609",
+      },
+    });
+    try {
+      const workspace = own.owner.workspaceId;
+      const key = own.owner.apiKey;
+      const started = await own.s.request("POST", `/v1/workspaces/${workspace}/destination-connections`, {
+        key,
+        body: { provider: "linkedin" },
+      });
+      const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
+      expect((await returnFromOAuth(authorize.headers.get("location")!)).status).toBe(200);
+      const done = await own.s.request(
+        "GET",
+        `/v1/workspaces/${workspace}/destination-connections/${started.body.id}`,
+        { key },
+      );
+      linkedin.activeVersions = { oldest: "202610", newest: "202611" };
+      const created = await own.s.request("POST", `/v1/workspaces/${workspace}/posts`, {
+        key,
+        headers: { "idempotency-key": "dashboard-retired-version" },
+        body: {
+          when: "now",
+          confirmed: true,
+          group: "dashboard-retired-version",
+          posts: [{ destination_id: done.body.destination_id, body: ["On a retired version"] }],
+        },
+      });
+      expect(created.status).toBe(202);
+      await own.s.server.engine.runUntilIdle();
+      const browser = await own.signedIn();
+      const listPage = `/dashboard/workspaces/${workspace}/destinations`;
+      const screen = screenOf((await browser.get(listPage)).text);
+      expect(accountRow(screen, "Alice Example")!.cells.Status).toBe(
+        "Unavailable LinkedIn no longer accepts the API version Herald sends: the operator must set " +
+          "HERALD_LINKEDIN_API_VERSION to a current one.",
+      );
+    } finally {
+      await own.stop();
+      await linkedin.stop();
+    }
   });
 });
 

@@ -3,7 +3,9 @@
 // Images and Videos APIs with upload URLs, ETags, finalize and a processing state machine, Rest.li
 // error bodies (401 serviceErrorCode, 422 DUPLICATE_POST, 429 without a reset header), and a page's
 // post statistics (organizationalEntityShareStatistics with `shares=List(…)` or `ugcPosts=List(…)`).
-// Every /rest/ call needs LinkedIn-Version and X-Restli-Protocol-Version: 2.0.0, or it answers 400.
+// Every /rest/ call needs LinkedIn-Version and X-Restli-Protocol-Version: 2.0.0, or it answers 400; a
+// version outside the active window (retired a year after release, or not yet released) answers 426
+// NONEXISTENT_VERSION, as LinkedIn does.
 import {
   json,
   never,
@@ -81,6 +83,8 @@ export interface LinkedInFakeOptions {
   videoProcessingPolls?: number;
   /** Bytes per video part in upload instructions (LinkedIn: 4 MiB). */
   videoPartBytes?: number;
+  /** The oldest and newest versions LinkedIn serves (YYYYMM); others answer 426. Default 202511–202611. */
+  activeVersions?: { oldest: string; newest: string };
 }
 
 /** The running fake: its origin, what it stored, and its switches. */
@@ -103,6 +107,8 @@ export interface LinkedInFake extends FakeControls {
   failVideoProcessing: boolean;
   /** Image status reads answer 403 (a token that may post images but not read them). */
   imageReadsForbidden: boolean;
+  /** The versions served (YYYYMM, inclusive); tests move it to retire the one Herald sends. */
+  activeVersions: { oldest: string; newest: string };
   /** Every access token issued so far answers 401 65602 (expired) from now on. */
   expireTokens(): void;
   /** Every access token answers 401 65601 REVOKED_ACCESS_TOKEN from now on; refresh tokens die too. */
@@ -171,6 +177,7 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
     videoProcessingPolls: options.videoProcessingPolls ?? 2,
     failVideoProcessing: false,
     imageReadsForbidden: false,
+    activeVersions: options.activeVersions ?? { oldest: "202511", newest: "202611" },
     expireTokens: () => tokens.forEach((t) => (t.state = "expired")),
     revokeTokens: () => {
       tokens.forEach((t) => (t.state = "revoked"));
@@ -256,6 +263,11 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
           code: "VERSION_MISSING",
         },
       );
+    // LinkedIn compares the month (a revision YYYYMM.RR belongs to its month) and names the version as a
+    // date (YYYYMMDD) in its message.
+    const month = version.slice(0, 6);
+    if (month < fake.activeVersions.oldest || month > fake.activeVersions.newest)
+      return restError(426, `Requested version ${month}01 is not active`, { code: "NONEXISTENT_VERSION" });
     if (request.headers.get("x-restli-protocol-version") !== "2.0.0")
       return restError(400, "Rest.li protocol version 2.0.0 is required (X-Restli-Protocol-Version)", {
         code: "ILLEGAL_ARGUMENT",

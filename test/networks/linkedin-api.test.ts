@@ -33,6 +33,8 @@ function env(f: LinkedInFake): Record<string, string> {
     HERALD_LINKEDIN_API_BASE: f.origin,
     HERALD_LINKEDIN_AUTH_BASE: f.origin,
     HERALD_LINKEDIN_TOKEN_BASE: f.origin,
+    // Not the default: the header must carry what the operator set.
+    HERALD_LINKEDIN_API_VERSION: "202609",
   };
 }
 
@@ -90,6 +92,10 @@ describe("publishing to LinkedIn", () => {
     });
     expect(post.state).toBe("published");
     const stored = fake.posts.at(-1)!;
+    expect(stored.version).toBe("202609");
+    const versioned = fake.requests.filter((r) => r.path.startsWith("/rest/") || r.path === "/v2/userinfo");
+    expect(versioned.length).toBeGreaterThan(3);
+    expect(new Set(versioned.map((r) => r.headers["linkedin-version"]))).toEqual(new Set(["202609"]));
     expect(stored).toMatchObject({
       author: "urn:li:person:782bbtaQ",
       commentary: "Hello \\(world\\) #herald",
@@ -244,6 +250,65 @@ describe("a self-serve app (no refresh tokens)", () => {
     } finally {
       await server.stop();
       await selfServe.stop();
+    }
+  });
+});
+
+describe("a LinkedIn-Version LinkedIn retired", () => {
+  test("the post fails once with the setting and the version named; the destinations show it; nothing is retried", async () => {
+    const retiring = await startLinkedInFake();
+    const server = await startTestServer({ env: env(retiring) });
+    try {
+      const workspace = server.owner.workspaceId;
+      const started = await server.request("POST", `/v1/workspaces/${workspace}/destination-connections`, {
+        body: { provider: "linkedin" },
+      });
+      const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
+      expect((await returnFromOAuth(authorize.headers.get("location")!)).status).toBe(200);
+      const done = await server.request(
+        "GET",
+        `/v1/workspaces/${workspace}/destination-connections/${started.body.id}`,
+      );
+      // A year on, LinkedIn no longer serves 202609.
+      retiring.activeVersions = { oldest: "202610", newest: "202611" };
+      const created = await server.request("POST", `/v1/workspaces/${workspace}/posts`, {
+        headers: { "idempotency-key": "retired-version" },
+        body: {
+          when: "now",
+          confirmed: true,
+          group: "retired-version",
+          posts: [{ destination_id: done.body.destination_id, body: ["Still on 202609"] }],
+        },
+      });
+      expect({ status: created.status, text: created.text }).toMatchObject({ status: 202 });
+      const postPath = `/v1/workspaces/${workspace}/posts/${created.body.posts[0].id}?include=attempts`;
+      await server.server.engine.runUntilIdle();
+      server.clock.advance(6 * 60 * 60 * 1000);
+      await server.server.engine.runUntilIdle();
+      const post = (await server.request("GET", postPath)).body;
+      expect(post.state).toBe("failed");
+      expect(post.last_error).toMatchObject({
+        code: "provider_configuration_error",
+        retryable: true,
+        user_action: "contact_operator",
+      });
+      expect(post.last_error.message).toContain("HERALD_LINKEDIN_API_VERSION");
+      expect(post.last_error.message).toContain("202609");
+      expect(post.attempts).toHaveLength(1);
+      expect(post.attempts[0].provider).toMatchObject({
+        status_code: 426,
+        error_code: "NONEXISTENT_VERSION",
+      });
+      const creates = retiring.requests.filter((r) => r.method === "POST" && r.path === "/rest/posts");
+      expect(creates).toHaveLength(1);
+      expect(retiring.posts).toEqual([]);
+      const listed = await server.request("GET", `/v1/workspaces/${workspace}/destinations`);
+      expect(listed.body.data.map((d: any) => [d.status, d.unavailable_reason])).toEqual(
+        listed.body.data.map(() => ["unavailable", "api_version_retired"]),
+      );
+    } finally {
+      await server.stop();
+      await retiring.stop();
     }
   });
 });

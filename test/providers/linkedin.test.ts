@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { escapeLittleText, LINKEDIN_VERSION } from "../../src/providers/linkedin/api.ts";
+import { ConfigError } from "../../src/config.ts";
+import { escapeLittleText, LINKEDIN_DEFAULT_VERSION } from "../../src/providers/linkedin/api.ts";
+import { createProviderRegistry, NETWORKS } from "../../src/providers/registry.ts";
 import {
   createLinkedInAdapter,
   LINKEDIN_DEFAULT_SCOPES,
@@ -136,7 +138,7 @@ describe("connecting through OAuth", () => {
         expect(account.limits).toEqual(LINKEDIN_LIMITS);
       }
       const acl = rest(fake).find((r) => r.path === "/rest/organizationAcls")!;
-      expect(acl.headers["linkedin-version"]).toBe(LINKEDIN_VERSION);
+      expect(acl.headers["linkedin-version"]).toBe(LINKEDIN_DEFAULT_VERSION);
     },
   );
 
@@ -253,7 +255,7 @@ describe("publishing", () => {
           targetEntities: [],
           thirdPartyDistributionChannels: [],
         },
-        version: LINKEDIN_VERSION,
+        version: LINKEDIN_DEFAULT_VERSION,
       },
     ]);
     expect(published.providerObjectId).toMatch(/^urn:li:share:\d+$/);
@@ -547,7 +549,7 @@ describe("failures map to kinds", () => {
       new Set(["/rest/videos", "/rest/posts"]),
     );
     for (const call of calls) {
-      expect(call.headers["linkedin-version"]).toBe(LINKEDIN_VERSION);
+      expect(call.headers["linkedin-version"]).toBe(LINKEDIN_DEFAULT_VERSION);
       expect(call.headers["x-restli-protocol-version"]).toBe("2.0.0");
     }
     const bare = await fetch(`${fake.origin}/rest/posts`, {
@@ -564,6 +566,111 @@ describe("failures map to kinds", () => {
     expect(fake.posts.length).toBe(1);
   });
 });
+
+describe("LinkedIn-Version is HERALD_LINKEDIN_API_VERSION", () => {
+  /** An adapter sending `version` (as the registry builds it from HERALD_LINKEDIN_API_VERSION). */
+  const adapterSending = (f: LinkedInFake, version: string) =>
+    adapterFor(f, { deps: { apps: { linkedin: fakeApp(f, { apiVersion: version }) } } });
+
+  test("the configured version is on every call: profile, pages, media upload, post and metrics", async () => {
+    await start();
+    const adapter = adapterSending(fake, "202609");
+    const [, page] = await connect(adapter, fake);
+    const destination = { ...page!, origin: fake.origin, handle: page!.handle, limits: LINKEDIN_LIMITS };
+    const post = (await adapter.publishItem(
+      publishInput(destination, { media: [mediaItem({ contentType: "image/png" })] }),
+    )) as PublishedItem;
+    await adapter.fetchMetrics!({
+      destination,
+      targets: [
+        { providerObjectId: post.providerObjectId, url: post.url, extra: {}, publishedAt: clock.now() },
+      ],
+    });
+    const versioned = fake.requests.filter((r) => r.path.startsWith("/rest/") || r.path === "/v2/userinfo");
+    expect(new Set(versioned.map((r) => r.path.split("/").slice(0, 3).join("/")))).toEqual(
+      new Set([
+        "/v2/userinfo",
+        "/rest/organizationAcls",
+        "/rest/organizations",
+        "/rest/images",
+        "/rest/posts",
+        "/rest/organizationalEntityShareStatistics",
+      ]),
+    );
+    for (const call of versioned) expect(call.headers["linkedin-version"]).toBe("202609");
+    expect(fake.posts.map((p) => p.version)).toEqual(["202609"]);
+  });
+
+  test("a version LinkedIn retired (426 NONEXISTENT_VERSION) is misconfigured: one call, the setting named", async () => {
+    const { member } = await start();
+    const adapter = adapterSending(fake, "202509");
+    const error = await expectProviderError(adapter.publishItem(publishInput(member)), "misconfigured");
+    expect([error.statusCode, error.errorCode, error.operation]).toEqual([
+      426,
+      "NONEXISTENT_VERSION",
+      "POST /rest/posts",
+    ]);
+    expect(error.message).toContain("HERALD_LINKEDIN_API_VERSION");
+    expect(error.message).toContain("202509");
+    expect(rest(fake).length).toBe(1);
+    expect(fake.posts).toEqual([]);
+    expect(adapter.configurationProblem!()).toBe("api_version_retired");
+    expect(adapterFor(fake).configurationProblem!()).toBeNull();
+  });
+
+  test("the default is a version the fake (LinkedIn as of 2026-11) serves", async () => {
+    const { adapter, member } = await start();
+    await adapter.publishItem(publishInput(member));
+    expect(fake.posts.map((p) => p.version)).toEqual([LINKEDIN_DEFAULT_VERSION]);
+    expect(adapter.configurationProblem!()).toBeNull();
+  });
+
+  test.each(["2026-10", "20261", "202613", "202610.1", "v202610", "latest"])(
+    "%s stops the start with a message naming the variable",
+    (value) => {
+      const build = () =>
+        createProviderRegistry({
+          fetch,
+          clock,
+          timeoutMs: 1000,
+          settings: { linkedin: { ...unset, apiVersion: value } },
+        });
+      expect(build).toThrow(ConfigError);
+      expect(build).toThrow(`HERALD_LINKEDIN_API_VERSION must be a LinkedIn API version YYYYMM or YYYYMM.RR`);
+    },
+  );
+
+  test("a revision YYYYMM.RR is accepted; a network without versions refuses the variable", () => {
+    const registry = createProviderRegistry({
+      fetch,
+      clock,
+      timeoutMs: 1000,
+      settings: { linkedin: { ...unset, apiVersion: "202610.02" } },
+    });
+    expect(registry.app("linkedin")!.apiVersion).toBe("202610.02");
+    expect(
+      createProviderRegistry({ fetch, clock, timeoutMs: 1000, settings: {} }).app("linkedin")!.apiVersion,
+    ).toBe(LINKEDIN_DEFAULT_VERSION);
+    expect(() =>
+      createProviderRegistry({
+        fetch,
+        clock,
+        timeoutMs: 1000,
+        settings: { x: { ...unset, apiVersion: "2" } },
+      }),
+    ).toThrow("HERALD_X_API_VERSION is not a setting");
+    expect(NETWORKS.filter((n) => n.apiVersion).map((n) => n.rules.channel)).toEqual(["linkedin"]);
+  });
+});
+
+const unset = {
+  clientId: null,
+  clientSecret: null,
+  apiBase: null,
+  authBase: null,
+  tokenBase: null,
+  scopes: null,
+};
 
 describe("checkItem", () => {
   const check = (text: string, media = [] as ReturnType<typeof mediaItem>[]) =>
@@ -649,7 +756,7 @@ describe("metrics (organizationalEntityShareStatistics)", () => {
       lifecycleState: "PUBLISHED",
       isReshareDisabledByAuthor: false,
       distribution: null,
-      version: LINKEDIN_VERSION,
+      version: LINKEDIN_DEFAULT_VERSION,
     });
     return urn;
   };
@@ -690,7 +797,7 @@ describe("metrics (organizationalEntityShareStatistics)", () => {
       { organization: page.externalId, param: "ugcPosts", urns: [video] },
     ]);
     for (const call of statistics()) {
-      expect(call.headers["linkedin-version"]).toBe(LINKEDIN_VERSION);
+      expect(call.headers["linkedin-version"]).toBe(LINKEDIN_DEFAULT_VERSION);
       expect(call.headers.authorization).toBe(`Bearer ${page.credentials.accessToken}`);
     }
   });

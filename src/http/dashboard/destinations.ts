@@ -80,6 +80,10 @@ function reasonInWords(d: Destination): string {
     const variables = `${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET`;
     return `Herald's app for ${name} is not configured: the operator must set ${variables}.`;
   }
+  if (d.unavailable_reason === "api_version_retired") {
+    const variable = `HERALD_${d.channel.toUpperCase()}_API_VERSION`;
+    return `${name} no longer accepts the API version Herald sends: the operator must set ${variable} to a current one.`;
+  }
   return `Unavailable (${d.unavailable_reason ?? "no reason given"}).`;
 }
 

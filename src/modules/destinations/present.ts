@@ -4,12 +4,16 @@ import type { ChannelLimits, Credentials, DestinationRef } from "../../providers
 import type { ConnectionRow, DestinationRow } from "./repo.ts";
 
 /**
- * Why a destination cannot publish now: its own stored reason, or `app_not_configured` when its
- * network needs Herald's app credentials (HERALD_<CH>_CLIENT_ID/_SECRET) and they are not set.
+ * Why a destination cannot publish now: its own stored reason, `app_not_configured` when its
+ * network needs Herald's app credentials (HERALD_<CH>_CLIENT_ID/_SECRET) and they are not set, or a
+ * setting the network refused since the start (`api_version_retired`).
  */
 export function unavailableReason(h: Herald, row: DestinationRow): string | null {
   if (row.unavailableReason) return row.unavailableReason;
-  const flow = h.providers.adapter(row.channel)?.connection;
+  const adapter = h.providers.adapter(row.channel);
+  const refused = adapter?.configurationProblem?.() ?? null;
+  if (refused) return refused;
+  const flow = adapter?.connection;
   const app = h.providers.app(row.channel);
   const fixedApp = flow?.kind === "oauth" && flow.registration === "fixed-app";
   return fixedApp && (!app?.clientId || !app.clientSecret) ? "app_not_configured" : null;

@@ -59,6 +59,14 @@ export function postErrorFrom(error: ProviderError): PostError {
         retry_safety: "not_retryable",
         user_action: "reauthorize_destination",
       };
+    case "misconfigured":
+      return {
+        code: "provider_configuration_error",
+        message: error.message,
+        retryable: true,
+        retry_safety: "safe",
+        user_action: "contact_operator",
+      };
     case "not_sent":
       return {
         code: "publishing_not_started",

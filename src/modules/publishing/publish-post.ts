@@ -406,6 +406,8 @@ function failWith(post: PostRow, destination: DestinationRow, error: ProviderErr
     case "rejected":
     case "blocked":
     case "not_sent":
+    // A setting the network refused fails every post alike: no automatic retry, the operator fixes it.
+    case "misconfigured":
       return { kind: "failed", error: postError, provider };
     case "outcome_unknown":
       return {

@@ -2,7 +2,13 @@
 // the versioned Posts API (publish.ts) with images and videos uploaded first (media.ts).
 import type { NetworkDefinition } from "../registry.ts";
 import { expectJson } from "../http.ts";
-import { linkedinCall, restHeaders, TOKEN_OPERATION } from "./api.ts";
+import {
+  LINKEDIN_API_VERSION,
+  linkedinCall,
+  restHeaders,
+  TOKEN_OPERATION,
+  type LinkedInDeps,
+} from "./api.ts";
 import { createLinkedInPublisher } from "./publish.ts";
 import { fetchLinkedInMetrics, LINKEDIN_METRICS_BATCH_SIZE } from "./metrics.ts";
 import { checkLinkedInItem, LINKEDIN_LIMITS, LINKEDIN_PAGE_PREFIX, LINKEDIN_RULES } from "./rules.ts";
@@ -37,7 +43,8 @@ export interface LinkedInCredentials extends Credentials {
 }
 
 /** The LinkedIn adapter: one OAuth grant connects the member and their pages; posts may wait for media. */
-export function createLinkedInAdapter(deps: AdapterDeps): OAuthAdapter {
+export function createLinkedInAdapter(registryDeps: AdapterDeps): OAuthAdapter {
+  const deps: LinkedInDeps = { ...registryDeps, refused: { version: null } };
   return {
     ...LINKEDIN_RULES,
     checkItem: checkLinkedInItem,
@@ -49,6 +56,9 @@ export function createLinkedInAdapter(deps: AdapterDeps): OAuthAdapter {
     refreshAheadMs: REFRESH_AHEAD_MS,
 
     metricsBatchSize: LINKEDIN_METRICS_BATCH_SIZE,
+
+    /** LinkedIn answered 426 to the configured version: every LinkedIn destination shows it. */
+    configurationProblem: () => (deps.refused.version === null ? null : "api_version_retired"),
 
     /** A page's posts through its share statistics; a member's are unsupported (metrics.ts). */
     fetchMetrics: (input) => fetchLinkedInMetrics(deps, input),
@@ -136,7 +146,7 @@ async function getJson(
     deps,
     operation: input.operation,
     url: `${base(input.origin)}${input.path}`,
-    init: { headers: restHeaders(input.token) },
+    init: { headers: restHeaders(deps, input.token) },
     idempotent: true,
   });
   return expectJson({ operation: input.operation, response });
@@ -191,6 +201,7 @@ export const LINKEDIN_NETWORK: NetworkDefinition = {
     auth: "https://www.linkedin.com",
     token: "https://www.linkedin.com",
   },
+  apiVersion: LINKEDIN_API_VERSION,
   create: createLinkedInAdapter,
 };
 

@@ -1,13 +1,41 @@
 // How Herald talks to LinkedIn's API: the versioned REST headers, one call helper that types every
 // failure, and the "little text" escaping the Posts API wants for commentary.
 import { providerFetch, readJson, responseDetails } from "../http.ts";
-import { ProviderError, type DestinationRef, type ProviderDeps } from "../types.ts";
+import type { NetworkApiVersion } from "../registry.ts";
+import { ProviderError, type AdapterDeps, type DestinationRef, type ProviderDeps } from "../types.ts";
 
 /**
- * The `LinkedIn-Version` Herald sends on every `/rest/…` call (YYYYMM). LinkedIn supports a version
- * for at least a year, then answers 426; moving it is one line here (and docs/networks/linkedin.md).
+ * The `LinkedIn-Version` Herald sends on every versioned call unless HERALD_LINKEDIN_API_VERSION says
+ * otherwise: LinkedIn releases one a month (YYYYMM, revisions YYYYMM.RR) and supports each for at least
+ * a year, then answers 426 NONEXISTENT_VERSION. docs/decisions.md "Issue 27: LinkedIn-Version" says why
+ * this month.
  */
-export const LINKEDIN_VERSION = "202607";
+export const LINKEDIN_DEFAULT_VERSION = "202610";
+
+/** The setting that chooses the version, named in every message about it. */
+export const LINKEDIN_VERSION_SETTING = "HERALD_LINKEDIN_API_VERSION";
+
+/** What the registry checks HERALD_LINKEDIN_API_VERSION against at start. */
+export const LINKEDIN_API_VERSION: NetworkApiVersion = {
+  default: LINKEDIN_DEFAULT_VERSION,
+  pattern: /^20\d\d(0[1-9]|1[0-2])(\.\d{2})?$/,
+  format: `a LinkedIn API version YYYYMM or YYYYMM.RR (like ${LINKEDIN_DEFAULT_VERSION})`,
+};
+
+/**
+ * What the LinkedIn adapter hands its calls: the registry's deps, and where a 426 is noted so the
+ * destinations can show it (`configurationProblem`). Calls typed with plain ProviderDeps (media,
+ * metrics) get this same object.
+ */
+export interface LinkedInDeps extends AdapterDeps {
+  /** The version LinkedIn answered 426 to since the start, or null. */
+  refused: { version: string | null };
+}
+
+/** The version this Herald sends: the operator's setting, else the default. */
+export function linkedinVersion(deps: ProviderDeps): string {
+  return (deps as Partial<LinkedInDeps>).apps?.linkedin?.apiVersion ?? LINKEDIN_DEFAULT_VERSION;
+}
 
 /** Service error codes LinkedIn puts in 401 bodies: revoked grants are not worth a refresh. */
 const REVOKED_SERVICE_CODE = 65601;
@@ -16,10 +44,10 @@ const REVOKED_SERVICE_CODE = 65601;
 export const TOKEN_OPERATION = "POST /oauth/v2/accessToken";
 
 /** The headers every versioned REST call carries. */
-export function restHeaders(accessToken: string): Record<string, string> {
+export function restHeaders(deps: ProviderDeps, accessToken: string): Record<string, string> {
   return {
     authorization: `Bearer ${accessToken}`,
-    "linkedin-version": LINKEDIN_VERSION,
+    "linkedin-version": linkedinVersion(deps),
     "x-restli-protocol-version": "2.0.0",
   };
 }
@@ -58,19 +86,26 @@ export async function linkedinCall(input: {
     retryAt: () => nextMidnightUtc(deps.clock.now()),
   });
   if (response.ok || allow.includes(response.status)) return response;
-  throw await linkedinError({ operation: input.operation, response });
+  const version = linkedinVersion(deps);
+  const error = await linkedinError({ operation: input.operation, response, version });
+  const refused = (deps as Partial<LinkedInDeps>).refused;
+  if (error.kind === "misconfigured" && refused) refused.version = version;
+  throw error;
 }
 
 /**
  * Maps a LinkedIn 4xx: 401 is an expired or invalid token (refresh, then retry) unless LinkedIn says
  * the member revoked it (65601, REVOKED_ACCESS_TOKEN); 403 is a missing permission (a scope the
  * grant lacks, a page the member no longer administers), fixed only by connecting again; an OAuth
- * error on the token endpoint means the code or refresh token is dead; the rest is refused content
- * (422 DUPLICATE_POST, too long, media not ready).
+ * error on the token endpoint means the code or refresh token is dead; 426 (NONEXISTENT_VERSION) is
+ * a `LinkedIn-Version` LinkedIn retired or never released, fixed only by the operator's setting; the
+ * rest is refused content (422 DUPLICATE_POST, too long, media not ready).
  */
 export async function linkedinError(input: {
   operation: string;
   response: Response;
+  /** The `LinkedIn-Version` the call carried, named in a 426's message. */
+  version: string;
 }): Promise<ProviderError> {
   const { operation, response } = input;
   const body = await readJson(response);
@@ -92,6 +127,13 @@ export async function linkedinError(input: {
     return new ProviderError(revoked ? "auth_revoked" : "auth_expired", message, details);
   }
   if (response.status === 403) return new ProviderError("auth_revoked", message, details);
+  if (response.status === 426)
+    return new ProviderError(
+      "misconfigured",
+      `LinkedIn no longer accepts API version ${input.version} (${code ?? "HTTP 426"}: ${message}); ` +
+        `set ${LINKEDIN_VERSION_SETTING} to a version LinkedIn supports and restart Herald`,
+      details,
+    );
   if (operation === TOKEN_OPERATION) return new ProviderError("auth_revoked", message, details);
   return new ProviderError("rejected", message, details);
 }

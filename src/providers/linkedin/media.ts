@@ -43,7 +43,7 @@ async function uploadImage(input: {
     url: `${base(destination.origin)}/rest/images?action=initializeUpload`,
     init: {
       method: "POST",
-      headers: { ...restHeaders(token), "content-type": "application/json" },
+      headers: { ...restHeaders(deps, token), "content-type": "application/json" },
       body: JSON.stringify({ initializeUploadRequest: { owner: destination.externalId } }),
     },
     idempotent: true,
@@ -72,7 +72,7 @@ async function uploadVideo(input: {
   const { deps, destination, media } = input;
   const bytes = await media.read();
   const token = accessTokenOf(destination);
-  const headers = { ...restHeaders(token), "content-type": "application/json" };
+  const headers = { ...restHeaders(deps, token), "content-type": "application/json" };
   const operation = "POST /rest/videos?action=initializeUpload";
   const response = await linkedinCall({
     deps,
@@ -161,7 +161,7 @@ export async function mediaState(input: {
     deps,
     operation,
     url: `${base(destination.origin)}/rest/${media.kind}s/${encodeURIComponent(media.urn)}`,
-    init: { headers: restHeaders(accessTokenOf(destination)) },
+    init: { headers: restHeaders(deps, accessTokenOf(destination)) },
     idempotent: true,
     allow: forbiddenIsFine ? [403, 404] : [404],
   });

@@ -77,7 +77,7 @@ async function readList(input: {
       deps,
       operation: OPERATION,
       url: `${destination.origin.replace(/\/+$/, "")}/rest/organizationalEntityShareStatistics?${query}`,
-      init: { headers: restHeaders(accessTokenOf(destination)) },
+      init: { headers: restHeaders(deps, accessTokenOf(destination)) },
       idempotent: true,
     });
     body = await expectJson({ operation: OPERATION, response });

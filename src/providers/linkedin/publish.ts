@@ -91,7 +91,7 @@ async function createPost(
     url: `${base(destination.origin)}/rest/posts`,
     init: {
       method: "POST",
-      headers: { ...restHeaders(accessTokenOf(destination)), "content-type": "application/json" },
+      headers: { ...restHeaders(deps, accessTokenOf(destination)), "content-type": "application/json" },
       body: JSON.stringify({
         author: destination.externalId,
         commentary: escapeLittleText(item.text),
