@@ -2,7 +2,7 @@
 // is checked against before sending, and the caps the engine counts.
 import { Type } from "@sinclair/typebox";
 import { unattachedAltTextProblems } from "../text.ts";
-import { containsUrl, X_MAX_WEIGHTED_LENGTH, xWeightedLength } from "./text.ts";
+import { X_MAX_WEIGHTED_LENGTH, xTextFacts } from "./text.ts";
 import type { ChannelLimits, ItemProblem, MediaFacts, NetworkRules } from "../types.ts";
 
 const MB = 1024 * 1024;
@@ -52,8 +52,8 @@ export function xAltText(
 }
 
 /**
- * X's rules for one post: no URLs (the contract), at most `maxCharacters` weighted characters
- * (twitter-text v3), up to four images or one GIF or one video (never mixed), X's content types
+ * X's rules for one post: no URLs (the contract; what X links, by twitter-text), at most
+ * `maxCharacters` weighted characters (twitter-text v3), none of the characters X refuses, up to four images or one GIF or one video (never mixed), X's content types
  * and sizes (image ≤ `maxImageBytes`, GIF ≤ 15 MB, video ≤ 512 MB), alt text ≤ 1000 characters.
  * Destinations stored without limits (rows from before the adapter) get X's standard ones.
  */
@@ -66,8 +66,11 @@ export function checkXItem(input: {
   const { text, media, options } = input;
   const limits = { ...X_LIMITS, ...positiveLimits(input.limits) };
   const problems: ItemProblem[] = [];
-  if (containsUrl(text)) problems.push({ pointer: "", detail: "X bodies cannot contain URLs" });
-  const length = xWeightedLength(text);
+  const facts = xTextFacts(text);
+  if (facts.urls.length > 0) problems.push({ pointer: "", detail: "X bodies cannot contain URLs" });
+  const length = facts.weightedLength;
+  if (facts.refusedCharacters)
+    problems.push({ pointer: "", detail: "text contains a character X refuses (U+FFFE, U+FEFF or U+FFFF)" });
   if (length > limits.maxCharacters)
     problems.push({
       pointer: "",
