@@ -739,7 +739,7 @@ describe("rules checked before sending", () => {
   test("a long run of domain labels is checked in linear time", () => {
     const started = performance.now();
     expect(xTextFacts("a.".repeat(50_000)).weightedLength).toBe(100_000);
-    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(performance.now() - started).toBeLessThan(10_000); // whole, it would take minutes
   });
 
   test("U+FEFF, U+FFFE and U+FFFF are refused, as X's validity check does", () => {
