@@ -54,7 +54,8 @@ export function xAltText(
 /**
  * X's rules for one post: no URLs (the contract; what X links, by twitter-text), at most
  * `maxCharacters` weighted characters (twitter-text v3), none of the characters X refuses, up to
- * four images or one GIF or one video (never mixed), X's content types and sizes (image ≤ `maxImageBytes`, GIF ≤ 15 MB, video ≤ 512 MB), alt text ≤ 1000 characters.
+ * four images or one GIF or one video (never mixed), X's content types and sizes (image ≤
+ * `maxImageBytes`, GIF ≤ 15 MB, video ≤ 512 MB), alt text ≤ 1000 characters.
  * Destinations stored without limits (rows from before the adapter) get X's standard ones.
  */
 export function checkXItem(input: {
