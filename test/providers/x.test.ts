@@ -742,6 +742,21 @@ describe("rules checked before sending", () => {
     expect(performance.now() - started).toBeLessThan(10_000); // whole, it would take minutes
   });
 
+  test("a body over four times the limit is refused by its grapheme count, without the link search", () => {
+    expect(check("a.".repeat(50_000))).toEqual([
+      {
+        pointer: "",
+        detail:
+          "text is at least 100000 characters as X counts them (CJK characters and emoji count 2); X allows 280",
+      },
+    ]);
+    // Up to four times the limit the count is X's own: 1,113 graphemes, two of its links count 23 each.
+    expect(check(`${"b ".repeat(550)}foo.ai bar.io`).map((p) => p.detail)).toEqual([
+      "X bodies cannot contain URLs",
+      "text is 1147 characters as X counts them (CJK characters and emoji count 2); X allows 280",
+    ]);
+  });
+
   test("U+FEFF, U+FFFE and U+FFFF are refused, as X's validity check does", () => {
     for (const c of ["\uFEFF", "\uFFFE", "\uFFFF"])
       expect(check(`hi${c}`)).toEqual([

@@ -2,7 +2,7 @@
 // is checked against before sending, and the caps the engine counts.
 import { Type } from "@sinclair/typebox";
 import { unattachedAltTextProblems } from "../text.ts";
-import { X_MAX_WEIGHTED_LENGTH, xTextFacts } from "./text.ts";
+import { graphemeCount, X_MAX_WEIGHTED_LENGTH, xTextFacts } from "./text.ts";
 import type { ChannelLimits, ItemProblem, MediaFacts, NetworkRules } from "../types.ts";
 
 const MB = 1024 * 1024;
@@ -67,18 +67,7 @@ export function checkXItem(input: {
   const { text, media, options } = input;
   const limits = { ...X_LIMITS, ...positiveLimits(input.limits) };
   const problems: ItemProblem[] = [];
-  const facts = xTextFacts(text);
-  if (facts.urls.length > 0) problems.push({ pointer: "", detail: "X bodies cannot contain URLs" });
-  const length = facts.weightedLength;
-  if (facts.refusedCharacters)
-    problems.push({ pointer: "", detail: "text contains a character X refuses (U+FFFE, U+FEFF or U+FFFF)" });
-  if (length > limits.maxCharacters)
-    problems.push({
-      pointer: "",
-      detail:
-        `text is ${length} characters as X counts them (CJK characters and emoji count 2); X ` +
-        `allows ${limits.maxCharacters}`,
-    });
+  problems.push(...xTextProblems(text, limits.maxCharacters));
   const kinds = media.map((m) => xMediaKind(m.contentType));
   const moving = kinds.filter((k) => k === "gif" || k === "video").length;
   if (moving > 0 && media.length > 1)
@@ -140,3 +129,26 @@ export const X_RULES: NetworkRules = {
   // The contract's `x_usage`: posts per workspace per calendar month (the engine counts them).
   monthlyPostLimit: 50,
 };
+
+/**
+ * A body far over the limit is refused without asking twitter-text, whose URL pattern is slow on long
+ * runs: every grapheme weighs at least 1 as X counts and any link is refused, so the grapheme count is
+ * a floor of X's count. This bounds the library's work per item to a few times the limit.
+ */
+const FAR_OVER = 4;
+
+function xTextProblems(text: string, maxCharacters: number): ItemProblem[] {
+  const lengthProblem = (count: string) => ({
+    pointer: "",
+    detail: `text is ${count} characters as X counts them (CJK characters and emoji count 2); X allows ${maxCharacters}`,
+  });
+  const graphemes = graphemeCount(text);
+  if (graphemes > FAR_OVER * maxCharacters) return [lengthProblem(`at least ${graphemes}`)];
+  const facts = xTextFacts(text);
+  const problems: ItemProblem[] = [];
+  if (facts.urls.length > 0) problems.push({ pointer: "", detail: "X bodies cannot contain URLs" });
+  if (facts.refusedCharacters)
+    problems.push({ pointer: "", detail: "text contains a character X refuses (U+FFFE, U+FEFF or U+FFFF)" });
+  if (facts.weightedLength > maxCharacters) problems.push(lengthProblem(String(facts.weightedLength)));
+  return problems;
+}
