@@ -294,13 +294,61 @@ describe("X rules (an X destination row as a fixture)", () => {
       pointer: "/posts/0/body/1",
     },
     { name: "a bare domain", body: ["see example.org for more"], pointer: "/posts/0/body/0" },
-    { name: "a www address", body: ["www.herald.test/x"], pointer: "/posts/0/body/0" },
+    { name: "a www address", body: ["www.herald.dev/x"], pointer: "/posts/0/body/0" },
+    { name: "a domain with a newer TLD", body: ["try foo.ai"], pointer: "/posts/0/body/0" },
+    { name: "a second-level country domain", body: ["hi", "example.co.uk"], pointer: "/posts/0/body/1" },
+    { name: "a t.co link", body: ["t.co/abc123"], pointer: "/posts/0/body/0" },
   ];
   for (const c of urls) {
     test(`${c.name} is 422 on ${c.pointer}`, async () => {
       expectProblem(await a.create(toX(c.body)), 422, "public_unpublishable", [c.pointer]);
     });
   }
+
+  // The dry run names the item and says why, for a destination and for a draft naming only `x`.
+  const dryRuns: { name: string; body: string[]; pointer: string; detail: string }[] = [
+    {
+      name: "foo.ai",
+      body: ["see foo.ai"],
+      pointer: "/posts/0/body/0",
+      detail: "X bodies cannot contain URLs",
+    },
+    {
+      name: "a URL in the reply",
+      body: ["first", "https://t.co/abc123"],
+      pointer: "/posts/0/body/1",
+      detail: "X bodies cannot contain URLs",
+    },
+    {
+      name: "141 CJK characters",
+      body: ["漢".repeat(141)],
+      pointer: "/posts/0/body/0",
+      detail: "text is 282 characters as X counts them (CJK characters and emoji count 2); X allows 280",
+    },
+    {
+      name: "a byte-order mark",
+      body: ["\uFEFFhello"],
+      pointer: "/posts/0/body/0",
+      detail: "text contains a character X refuses (U+FFFE, U+FEFF or U+FFFF)",
+    },
+  ];
+  for (const c of dryRuns) {
+    test(`validate: ${c.name} is refused at ${c.pointer}, as an error now and a warning in a draft`, async () => {
+      const finding = { pointer: c.pointer, code: "public_unpublishable", detail: c.detail, channel: "x" };
+      const now = ok(await a.validate(toX(c.body)), 200).body;
+      expect({ valid: now.valid, errors: now.errors }).toEqual({ valid: false, errors: [finding] });
+      const draft = ok(
+        await a.validate({ when: "draft", group: `x-${++groups}`, posts: [{ channel: "x", body: c.body }] }),
+        200,
+      ).body;
+      expect(draft).toEqual({ object: "post_validation", valid: true, errors: [], warnings: [finding] });
+    });
+  }
+
+  test("@user, #tag, $AAPL, 1.5, node.js and www.herald.test (no TLD X links) are not URLs", async () => {
+    const dry = ok(await a.validate(toX(["@user #tag $AAPL 1.5 node.js www.herald.test/x"])), 200).body;
+    expect({ valid: dry.valid, errors: dry.errors }).toEqual({ valid: true, errors: [] });
+  });
 
   test("a body without URLs is scheduled", async () => {
     expect(ok(await a.create(toX(["no links here", "and none here either"]))).body.posts[0]).toMatchObject({

@@ -58,7 +58,8 @@ const cases: {
     channel: "x",
     post: async () => ({ body: ["x".repeat(30_000)] }),
     pointer: "/posts/0/body/0",
-    detail: "text is 30000 characters as X counts them (CJK characters and emoji count 2); X allows 280",
+    detail:
+      "text is at least 30000 characters as X counts them (CJK characters and emoji count 2); X allows 280",
   },
   {
     name: "an Instagram post without media",

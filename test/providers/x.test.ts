@@ -19,7 +19,7 @@ import {
 import { createXAdapter, X_SCOPES, type XAdapter, type XDeps } from "../../src/providers/x/adapter.ts";
 import { xRetryAt } from "../../src/providers/x/http.ts";
 import { X_LIMITS, X_RULES } from "../../src/providers/x/rules.ts";
-import { xWeightedLength } from "../../src/providers/x/text.ts";
+import { xTextFacts } from "../../src/providers/x/text.ts";
 import { gif, mp4, png } from "../assets/samples.ts";
 import { startXFake, type FakeTweet, type XFake, type XFakeOptions } from "../fakes/x.ts";
 import { adapterScenarios, registeredAs } from "./scenarios.ts";
@@ -692,14 +692,76 @@ describe("rules checked before sending", () => {
     expect(Object.keys((rules.optionsSchema as any).properties)).toEqual(["alt_text_by_asset_id"]);
   });
 
-  test.each([
-    ["read https://example.com/post", true],
-    ["see example.org for more", true],
-    ["www.herald.test/x", true],
-    ["no links here, just words.", false],
-    ["an e-mail-ish a.b is fine", false],
-  ])("URL rule: %p refused = %p", (text, refused) => {
-    expect(check(text).some((p) => p.detail === "X bodies cannot contain URLs")).toBe(refused);
+  // X's documented counting rules (twitter-text ships no conformance files in its npm package): a
+  // link counts 23 whatever its length, CJK and emoji 2, and a domain is a link only with one of X's
+  // TLDs. Each row: the text, its weighted length, the URLs X finds in it.
+  const ruleCases: [string, number, string[]][] = [
+    ["foo.ai", 23, ["foo.ai"]],
+    ["see example.co.uk today", 33, ["example.co.uk"]],
+    ["read https://example.com/post", 28, ["https://example.com/post"]],
+    ["https://t.co/abc123", 23, ["https://t.co/abc123"]],
+    ["t.co/abc123", 23, ["t.co/abc123"]],
+    ["www.herald.dev/x", 23, ["www.herald.dev/x"]],
+    ["HTTPS://EXAMPLE.COM/A", 23, ["HTTPS://EXAMPLE.COM/A"]],
+    [`https://example.com/${"p".repeat(200)}`, 23, [`https://example.com/${"p".repeat(200)}`]],
+    ["two: a.io b.dev", 52, ["a.io", "b.dev"]],
+    ["readme.md", 23, ["readme.md"]], // .md is Moldova's TLD
+    ["@user #tag $AAPL", 16, []],
+    ["version 1.5 and v1.2.3", 22, []],
+    ["node.js file.txt a.b", 20, []],
+    ["mail ada@example.com", 20, []],
+    ["@foo.ai", 7, []],
+    ["www.herald.test/x", 17, []], // .test is reserved: X links nothing
+    // Written with a scheme: a URL for the contract even where X would not link it.
+    ["http://localhost:3000", 21, ["http://localhost:3000"]],
+    ["https://10.0.0.1/x", 18, ["https://10.0.0.1/x"]],
+    ["日本語", 6, []],
+    ["👨‍👩‍👧‍👦", 2, []],
+    ["e\u0301", 1, []], // NFD é is one code point after NFC
+    ["\u2018\u2033\u2026", 4, []], // ‘ and ″ weigh 1, … weighs 2
+    ["©", 1, []],
+    ["©\uFE0F", 2, []],
+    // Long runs without whitespace are looked at in pieces (twitter-text's pattern is slow on them).
+    [`${"x".repeat(100)}foo.ai`, 106, []],
+    [`${"a".repeat(40)}.ai`, 23, [`${"a".repeat(40)}.ai`]],
+    ["lorem.ipsum.dolor.sit.amet.consectetur.adipiscing.elit", 54, []], // .elit is no TLD
+    ["a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.example.com", 23, ["a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.example.com"]],
+    ["sub.sub.sub.sub.example-company.co.uk/x", 23, ["sub.sub.sub.sub.example-company.co.uk/x"]],
+    ["super-long-hyphenated-compound-word-without-any-link", 52, []],
+    [`${"a.".repeat(2000)}`, 4000, []],
+  ];
+  test.each(ruleCases)("X counts %p as %p with URLs %j", (text, weight, urls) => {
+    expect(xTextFacts(text)).toEqual({ urls, weightedLength: weight, refusedCharacters: false });
+    const problems = check(text).map((p) => p.detail);
+    expect(problems.includes("X bodies cannot contain URLs")).toBe(urls.length > 0);
+  });
+
+  test("a long run of domain labels is checked in linear time", () => {
+    const started = performance.now();
+    expect(xTextFacts("a.".repeat(50_000)).weightedLength).toBe(100_000);
+    expect(performance.now() - started).toBeLessThan(10_000); // whole, it would take minutes
+  });
+
+  test("a body over four times the limit is refused by its grapheme count, without the link search", () => {
+    expect(check("a.".repeat(50_000))).toEqual([
+      {
+        pointer: "",
+        detail:
+          "text is at least 100000 characters as X counts them (CJK characters and emoji count 2); X allows 280",
+      },
+    ]);
+    // Up to four times the limit the count is X's own: 1,113 graphemes, two of its links count 23 each.
+    expect(check(`${"b ".repeat(550)}foo.ai bar.io`).map((p) => p.detail)).toEqual([
+      "X bodies cannot contain URLs",
+      "text is 1147 characters as X counts them (CJK characters and emoji count 2); X allows 280",
+    ]);
+  });
+
+  test("U+FEFF, U+FFFE and U+FFFF are refused, as X's validity check does", () => {
+    for (const c of ["\uFEFF", "\uFFFE", "\uFFFF"])
+      expect(check(`hi${c}`)).toEqual([
+        { pointer: "", detail: "text contains a character X refuses (U+FFFE, U+FEFF or U+FFFF)" },
+      ]);
   });
 
   test.each([
@@ -710,15 +772,13 @@ describe("rules checked before sending", () => {
     ["👍🏽", 140, 280],
     ["👨‍👩‍👧", 141, 282],
     ["🇩🇪", 140, 280],
-    ["e\u0301", 280, 280], // NFD é is one code point after NFC
-    ["\u2018", 280, 280], // 8208–8223 weigh 1
-    ["\u2033", 280, 280], // 8242–8247 weigh 1
-    ["\u2026", 140, 280], // … (8230) weighs 2
-    ["©", 280, 280], // text presentation in a light range
-    ["©\uFE0F", 140, 280], // emoji presentation
+    ["e\u0301", 280, 280],
+    ["\u2026", 140, 280],
+    ["©", 280, 280],
+    ["©\uFE0F", 140, 280],
   ])("weighted length of %p × %p is %p", (unit, times, weight) => {
     const text = unit.repeat(times);
-    expect(xWeightedLength(text)).toBe(weight);
+    expect(xTextFacts(text).weightedLength).toBe(weight);
     expect(check(text).some((p) => p.pointer === "" && p.detail.includes("X allows 280"))).toBe(weight > 280);
   });
 

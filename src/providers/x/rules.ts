@@ -2,7 +2,7 @@
 // is checked against before sending, and the caps the engine counts.
 import { Type } from "@sinclair/typebox";
 import { unattachedAltTextProblems } from "../text.ts";
-import { containsUrl, X_MAX_WEIGHTED_LENGTH, xWeightedLength } from "./text.ts";
+import { graphemeCount, X_MAX_WEIGHTED_LENGTH, xTextFacts } from "./text.ts";
 import type { ChannelLimits, ItemProblem, MediaFacts, NetworkRules } from "../types.ts";
 
 const MB = 1024 * 1024;
@@ -52,9 +52,10 @@ export function xAltText(
 }
 
 /**
- * X's rules for one post: no URLs (the contract), at most `maxCharacters` weighted characters
- * (twitter-text v3), up to four images or one GIF or one video (never mixed), X's content types
- * and sizes (image ≤ `maxImageBytes`, GIF ≤ 15 MB, video ≤ 512 MB), alt text ≤ 1000 characters.
+ * X's rules for one post: no URLs (the contract; what X links, by twitter-text), at most
+ * `maxCharacters` weighted characters (twitter-text v3), none of the characters X refuses, up to
+ * four images or one GIF or one video (never mixed), X's content types and sizes (image ≤
+ * `maxImageBytes`, GIF ≤ 15 MB, video ≤ 512 MB), alt text ≤ 1000 characters.
  * Destinations stored without limits (rows from before the adapter) get X's standard ones.
  */
 export function checkXItem(input: {
@@ -66,15 +67,7 @@ export function checkXItem(input: {
   const { text, media, options } = input;
   const limits = { ...X_LIMITS, ...positiveLimits(input.limits) };
   const problems: ItemProblem[] = [];
-  if (containsUrl(text)) problems.push({ pointer: "", detail: "X bodies cannot contain URLs" });
-  const length = xWeightedLength(text);
-  if (length > limits.maxCharacters)
-    problems.push({
-      pointer: "",
-      detail:
-        `text is ${length} characters as X counts them (CJK characters and emoji count 2); X ` +
-        `allows ${limits.maxCharacters}`,
-    });
+  problems.push(...xTextProblems(text, limits.maxCharacters));
   const kinds = media.map((m) => xMediaKind(m.contentType));
   const moving = kinds.filter((k) => k === "gif" || k === "video").length;
   if (moving > 0 && media.length > 1)
@@ -136,3 +129,26 @@ export const X_RULES: NetworkRules = {
   // The contract's `x_usage`: posts per workspace per calendar month (the engine counts them).
   monthlyPostLimit: 50,
 };
+
+/**
+ * A body far over the limit is refused without asking twitter-text, whose URL pattern is slow on long
+ * runs: every grapheme weighs at least 1 as X counts and any link is refused, so the grapheme count is
+ * a floor of X's count. This bounds the library's work per item to a few times the limit.
+ */
+const FAR_OVER = 4;
+
+function xTextProblems(text: string, maxCharacters: number): ItemProblem[] {
+  const lengthProblem = (count: string) => ({
+    pointer: "",
+    detail: `text is ${count} characters as X counts them (CJK characters and emoji count 2); X allows ${maxCharacters}`,
+  });
+  const graphemes = graphemeCount(text);
+  if (graphemes > FAR_OVER * maxCharacters) return [lengthProblem(`at least ${graphemes}`)];
+  const facts = xTextFacts(text);
+  const problems: ItemProblem[] = [];
+  if (facts.urls.length > 0) problems.push({ pointer: "", detail: "X bodies cannot contain URLs" });
+  if (facts.refusedCharacters)
+    problems.push({ pointer: "", detail: "text contains a character X refuses (U+FFFE, U+FEFF or U+FFFF)" });
+  if (facts.weightedLength > maxCharacters) problems.push(lengthProblem(String(facts.weightedLength)));
+  return problems;
+}
