@@ -71,6 +71,10 @@ async function serve(args: string[]): Promise<void> {
   const { markBillingStart, openHerald, startServer } = await import("./server.ts");
   const herald = await openHerald(config);
   await markBillingStart(herald);
+  // The banner is made before listening: once /health answers, it is printed and SIGTERM is handled.
+  const { serveBanner } = await import("./cli/banner.ts");
+  const dataDirEnv = process.env.HERALD_DATA_DIR ? `HERALD_DATA_DIR=${JSON.stringify(config.dataDir)} ` : "";
+  const banner = await serveBanner(herald, { self: selfCommand(), dataDirEnv });
   let server: ReturnType<typeof startServer>;
   try {
     server = startServer(herald);
@@ -86,16 +90,14 @@ async function serve(args: string[]): Promise<void> {
     }
     throw error;
   }
-  startedUp();
-  const { serveBanner } = await import("./cli/banner.ts");
-  const dataDirEnv = process.env.HERALD_DATA_DIR ? `HERALD_DATA_DIR=${JSON.stringify(config.dataDir)} ` : "";
-  console.log(await serveBanner(herald, { self: selfCommand(), dataDirEnv }));
   const shutdown = async () => {
     await server.stop();
     process.exit(0);
   };
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
+  console.log(banner);
+  startedUp();
 }
 
 /** `herald migrate`: applies pending migrations once, under a lock, and says what it did. */
