@@ -214,21 +214,24 @@ describe("validation", () => {
   });
 });
 
+/** Connects a LinkedIn account through the OAuth return; the completed connection session. */
+async function connectThroughOAuth(server: TestServer) {
+  const workspace = server.owner.workspaceId;
+  const started = await server.request("POST", `/v1/workspaces/${workspace}/destination-connections`, {
+    body: { provider: "linkedin" },
+  });
+  const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
+  expect((await returnFromOAuth(authorize.headers.get("location")!)).status).toBe(200);
+  return server.request("GET", `/v1/workspaces/${workspace}/destination-connections/${started.body.id}`);
+}
+
 describe("a self-serve app (no refresh tokens)", () => {
   test("the credentials job leaves the token alone until it expires, then asks for reauthorization", async () => {
     const selfServe = await startLinkedInFake({ refreshTokens: false });
     const server = await startTestServer({ env: env(selfServe) });
     try {
       const workspace = server.owner.workspaceId;
-      const started = await server.request("POST", `/v1/workspaces/${workspace}/destination-connections`, {
-        body: { provider: "linkedin" },
-      });
-      const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
-      expect((await returnFromOAuth(authorize.headers.get("location")!)).status).toBe(200);
-      const done = await server.request(
-        "GET",
-        `/v1/workspaces/${workspace}/destination-connections/${started.body.id}`,
-      );
+      const done = await connectThroughOAuth(server);
       const path = `/v1/workspaces/${workspace}/destinations/${done.body.destination_id}`;
       const DAY = 24 * 60 * 60 * 1000;
       // Inside the last week of the 60-day token: nothing can be renewed, and it still works.
@@ -260,15 +263,7 @@ describe("a LinkedIn-Version LinkedIn retired", () => {
     const server = await startTestServer({ env: env(retiring) });
     try {
       const workspace = server.owner.workspaceId;
-      const started = await server.request("POST", `/v1/workspaces/${workspace}/destination-connections`, {
-        body: { provider: "linkedin" },
-      });
-      const authorize = await fetch(started.body.authorization_url, { redirect: "manual" });
-      expect((await returnFromOAuth(authorize.headers.get("location")!)).status).toBe(200);
-      const done = await server.request(
-        "GET",
-        `/v1/workspaces/${workspace}/destination-connections/${started.body.id}`,
-      );
+      const done = await connectThroughOAuth(server);
       // A year on, LinkedIn no longer serves 202609.
       retiring.activeVersions = { oldest: "202610", newest: "202611" };
       const created = await server.request("POST", `/v1/workspaces/${workspace}/posts`, {
