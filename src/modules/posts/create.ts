@@ -132,15 +132,20 @@ export async function planCreatePosts(args: {
   workspace: WorkspaceRow;
   input: CreatePostsInput;
   now: number;
+  /** Whether to work out drafts' warnings: only the dry run shows them, so Create Post skips the work. */
+  withWarnings: boolean;
 }): Promise<CreatePlan> {
-  const { h, db, actor, workspace, input, now } = args;
+  const { h, db, actor, workspace, input, now, withWarnings } = args;
   const findings = new Findings();
   const when = checkWhen(input, actor, findings);
   const draft = when?.mode === "draft";
   const planned: Planned[] = [];
   for (const [i, item] of input.posts.entries())
     planned.push(
-      await planItem({ h, db, workspaceId: workspace.id, item, base: `/posts/${i}`, draft }, findings),
+      await planItem(
+        { h, db, workspaceId: workspace.id, item, base: `/posts/${i}`, draft, withWarnings },
+        findings,
+      ),
     );
   await checkGroupDrafts(db, workspace.id, input.group, planned, draft, findings);
   const schedule = await scheduleOf({ db, workspace, input, when, planned, now }, findings);
@@ -190,10 +195,18 @@ function checkWhen(input: CreatePostsInput, actor: Actor, findings: Findings): P
 
 /** One item of `posts`: its destination (or a draft's channel), its content and its assets, checked. */
 async function planItem(
-  args: { h: Herald; db: Db; workspaceId: string; item: PostItemInput; base: string; draft: boolean },
+  args: {
+    h: Herald;
+    db: Db;
+    workspaceId: string;
+    item: PostItemInput;
+    base: string;
+    draft: boolean;
+    withWarnings: boolean;
+  },
   findings: Findings,
 ): Promise<Planned> {
-  const { h, db, workspaceId, item, base, draft } = args;
+  const { h, db, workspaceId, item, base, draft, withWarnings } = args;
   const destination = await itemDestination(db, workspaceId, item, base, draft, findings);
   const content: PostContent = {
     channel: destination?.channel ?? item.channel ?? "",
@@ -214,8 +227,10 @@ async function planItem(
         detail: `no asset ${a.asset_id} in this workspace`,
       })),
     );
-    const refused = new Set(unknown.map((a) => a.pointer));
-    warnings = draftWarnings(h, content, destination, assets, base).filter((w) => !refused.has(w.pointer));
+    if (withWarnings) {
+      const refused = new Set(unknown.map((a) => a.pointer));
+      warnings = draftWarnings(h, content, destination, assets, base).filter((w) => !refused.has(w.pointer));
+    }
   } else if (destination) {
     findings.add("public_unpublishable", publicationErrors(h, content, destination, assets, base));
   }
@@ -432,7 +447,7 @@ export async function createPosts(args: {
   const { h, actor, workspace, input } = args;
   const now = h.clock.now();
   const plan = await inPostsTransaction(h.db, async (tx) => {
-    const planned = await planCreatePosts({ h, db: tx, actor, workspace, input, now });
+    const planned = await planCreatePosts({ h, db: tx, actor, workspace, input, now, withWarnings: false });
     const testKey = "Publishing and scheduling need a live API key; this one is a test key.";
     planned.findings.throwFirst({ public_live_credential_required: testKey });
     const xErrors = planned.rows.flatMap((r, i) =>
@@ -463,7 +478,7 @@ export async function validatePosts(args: {
   input: CreatePostsInput;
 }) {
   const { h, workspace } = args;
-  const plan = await planCreatePosts({ ...args, db: h.db, now: h.clock.now() });
+  const plan = await planCreatePosts({ ...args, db: h.db, now: h.clock.now(), withWarnings: true });
   const channelAt = (pointer: string) => {
     const index = /^\/posts\/(\d+)/.exec(pointer);
     return index ? plan.rows[Number(index[1])]?.channel || null : null;
