@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import { iso } from "../../lib/clock.ts";
 import type { Herald } from "../../herald.ts";
-import { ProblemError } from "../../core/problem.ts";
 import { requestIdOf, type ClientAddress } from "../plugin.ts";
 import { FailedAuthLimiter } from "../rate-limit.ts";
 import { formatUserCode, normalizeUserCode } from "../../modules/cli-auth/codes.ts";
@@ -13,12 +12,11 @@ import {
 } from "../../modules/cli-auth/service.ts";
 import {
   confirmEmail,
-  emailConfirmationRequired,
   inspectConfirmation,
   userAwaitsConfirmation,
 } from "../../modules/signup/confirmation.ts";
 import { completeSignup, inspectSignupLink, PASSWORD_MIN_LENGTH } from "../../modules/signup/service.ts";
-import { closeSession, SESSION_TTL_MS, signIn } from "../../modules/sessions/service.ts";
+import { closeSession, signIn } from "../../modules/sessions/service.ts";
 import { confirmEmailPage } from "../pages/account.ts";
 import { deviceCodePage, deviceConfirmPage } from "../pages/device.ts";
 import { html } from "../pages/html.ts";
@@ -118,7 +116,7 @@ async function submitLogin(p: Pages, { request }: PageRequest) {
   try {
     passwords.check(attempt, h.clock.now());
   } catch (error) {
-    return tooMany(p, browser, error);
+    return tooManyAttempts(h, browser, error);
   }
   const next = localPath(form.get("next"));
   const opened = await signIn(h, { email, password: form.get("password") ?? "" });
@@ -271,10 +269,6 @@ async function submitConfirmEmail(p: Pages, { request, params }: TokenPage) {
   ]);
 }
 
-function tooMany(p: Pages, browser: Browser, error: unknown) {
-  return tooManyAttempts(p.h, browser, error);
-}
-
 /** How an address gets confirmed: by the e-mailed link, or by the operator when no mail is sent. */
 function confirmedHow(h: Herald): string {
   return h.mail
@@ -293,7 +287,7 @@ async function deviceAnswer(p: Pages, browser: Browser, typed: string) {
   try {
     codeFailures.check(session.id, h.clock.now());
   } catch (error) {
-    return tooMany(p, browser, error);
+    return tooManyAttempts(h, browser, error);
   }
   const row = await findAuthorizationForCode(h, typed);
   if (!row) {

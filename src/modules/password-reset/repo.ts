@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, lt } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt } from "drizzle-orm";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
@@ -50,7 +50,13 @@ export async function deleteExpiredPasswordResets(db: Db, before: number, limit:
     .where(lt(passwordResets.expiresAt, before))
     .orderBy(asc(passwordResets.expiresAt))
     .limit(limit);
-  for (const { id } of old) await db.delete(passwordResets).where(eq(passwordResets.id, id));
+  if (old.length === 0) return;
+  await db.delete(passwordResets).where(
+    inArray(
+      passwordResets.id,
+      old.map((row) => row.id),
+    ),
+  );
 }
 
 /** Replaces a person's password hash (Argon2id, made outside the transaction). */
