@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, lt, notExists } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt, notExists } from "drizzle-orm";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
@@ -113,7 +113,13 @@ export async function deleteExpiredCliAuthorizations(db: Db, before: number, lim
     .where(and(lt(cliAuthorizations.expiresAt, before), notExists(referenced)))
     .orderBy(asc(cliAuthorizations.expiresAt))
     .limit(limit);
-  for (const { id } of old) await db.delete(cliAuthorizations).where(eq(cliAuthorizations.id, id));
+  if (old.length === 0) return;
+  await db.delete(cliAuthorizations).where(
+    inArray(
+      cliAuthorizations.id,
+      old.map((row) => row.id),
+    ),
+  );
 }
 
 /** An account's workspaces, oldest first (the first is the one a new credential names by default). */

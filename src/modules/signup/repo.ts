@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, lt } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt } from "drizzle-orm";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
@@ -49,7 +49,13 @@ export async function deleteExpiredSignupIntents(db: Db, before: number, limit: 
     .where(lt(signupIntents.expiresAt, before))
     .orderBy(asc(signupIntents.expiresAt))
     .limit(limit);
-  for (const { id } of old) await db.delete(signupIntents).where(eq(signupIntents.id, id));
+  if (old.length === 0) return;
+  await db.delete(signupIntents).where(
+    inArray(
+      signupIntents.id,
+      old.map((row) => row.id),
+    ),
+  );
 }
 
 /** Stores a new e-mail confirmation (call inside a transaction). */
