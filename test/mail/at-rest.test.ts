@@ -170,6 +170,25 @@ test("a message queued before sealing is rewritten at start: sealed if waiting, 
   expect(linksMailedTo("legacy-waiting@example.com")).toEqual([legacyLink]);
 });
 
+test("a kept text whose `://` is no link is read once by the rewrite, which then ends", async () => {
+  const now = s.clock.now();
+  await inTransaction(s.herald.db, (tx) =>
+    tx.insert(mailOutbox).values({
+      id: "mail_no_link",
+      toAddress: "no-link@example.com",
+      subject: "No link",
+      textBody: "Not a link: a://\n",
+      status: "sent",
+      nextAttemptAt: now,
+      createdAt: now,
+    }),
+  );
+  const { sealLegacyMail } = await import("../../src/modules/mail/outbox.ts");
+  expect(await sealLegacyMail(s.herald)).toBe(1);
+  const [row] = await rowsTo("no-link@example.com");
+  expect(row).toMatchObject({ status: "sent", sealedBody: null, textBody: "Not a link: a://\n" });
+});
+
 test("withoutLinks replaces every link, with its query, and leaves the rest", () => {
   expect(withoutLinks("Open https://h.example/a/b?token=x#f now, or http://h.example.")).toBe(
     `Open ${LINK_REMOVED} now, or ${LINK_REMOVED}`,

@@ -2,18 +2,12 @@
 // which rows belong to an account is read from the schema itself (an `account_id` column, a
 // `workspace_id` of one of its workspaces, or a foreign key to a row that belongs to it), so a table
 // added later is covered without a line here. Keys are read from the SQLite build of the tables (the
-// same definitions on both engines, as the transfer does); the table objects are the open database's.
+// same definitions on both engines; db/table-definitions.ts); the table objects are the open database's.
 import { and, eq, getTableColumns, getTableName, inArray, isNull, or, type SQL } from "drizzle-orm";
 import { getTableConfig, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/open.ts";
-import { defineTables, tablesOf, type Tables } from "../../db/tables.ts";
-import { sqliteBuilders } from "../../db/tables/builders.ts";
-
-function byName(tables: Tables): Map<string, SQLiteTable> {
-  return new Map(Object.values(tables).map((table) => [getTableName(table), table as SQLiteTable]));
-}
-
-const DEFINITIONS = byName(defineTables(sqliteBuilders));
+import { byName, DEFINITIONS, FOREIGN_KEY_ORDER } from "../../db/table-definitions.ts";
+import { tablesOf } from "../../db/tables.ts";
 
 /** Each table's foreign keys as (column, referenced table, referenced column) by database names. */
 const REFERENCES = new Map(
@@ -34,25 +28,7 @@ const REFERENCES = new Map(
   ]),
 );
 
-/** Table names with every table before the tables that reference it (deleting goes the other way). */
-function referencedFirst(): string[] {
-  const order: string[] = [];
-  const placed = new Set<string>();
-  while (order.length < REFERENCES.size) {
-    const next = [...REFERENCES.keys()]
-      .filter(
-        (name) =>
-          !placed.has(name) && REFERENCES.get(name)!.every((r) => r.table === name || placed.has(r.table)),
-      )
-      .sort()[0];
-    if (next === undefined) throw new Error("the schema's foreign keys form a cycle");
-    order.push(next);
-    placed.add(next);
-  }
-  return order;
-}
-
-const DELETE_ORDER = referencedFirst().reverse();
+const DELETE_ORDER = [...FOREIGN_KEY_ORDER].reverse();
 
 /** The column of `table` whose database name is `name`. */
 function columnOf(table: SQLiteTable, name: string): SQLiteColumn | undefined {

@@ -170,6 +170,10 @@ interface AwaitingSecrets extends SessionSecrets {
 /** The session a return page belongs to (the page may lead back to it). */
 export type CallbackConnection = Pick<ConnectionRow, "id" | "workspaceId" | "credentialId" | "provider">;
 
+function connectionRef({ id, workspaceId, credentialId, provider }: ConnectionRow): CallbackConnection {
+  return { id, workspaceId, credentialId, provider };
+}
+
 /** What the OAuth return page shows. */
 export type CallbackResult =
   | { kind: "done"; ok: boolean; message: string; connection?: CallbackConnection }
@@ -224,17 +228,17 @@ export async function completeOAuthCallback(args: {
   const now = h.clock.now();
   if (!connection || connection.status !== "pending" || connection.provider !== channel)
     return failed("This authorization link was already used or is unknown; start connecting again.");
-  const { id, workspaceId, credentialId, provider } = connection;
-  const ref = { id, workspaceId, credentialId, provider };
+  const ref = connectionRef(connection);
   const result = (ok: boolean, message: string): CallbackResult => ({
     kind: "done",
     ok,
     message,
     connection: ref,
   });
-  const dashboard = startedInDashboard(credentialId);
+  const dashboard = startedInDashboard(connection.credentialId);
   // Another browser changes nothing: the one that started it may still come back.
-  if (dashboard && args.browserSessionId !== credentialId) return { kind: "other_browser", connection: ref };
+  if (dashboard && args.browserSessionId !== connection.credentialId)
+    return { kind: "other_browser", connection: ref };
   if (connection.expiresAt <= now) {
     await inTransaction(h.db, (tx) =>
       updateConnection(tx, connection.id, { status: "expired", secretsSealed: null }),
@@ -355,8 +359,7 @@ export async function confirmOAuthConnection(args: {
   if (!confirmation.startsWith(CONFIRMATION_PREFIX)) return gone;
   const connection = await findConnectionByState(h.db, confirmation);
   if (!connection || connection.status !== "pending" || connection.provider !== channel) return gone;
-  const { id, workspaceId, credentialId, provider } = connection;
-  const ref = { id, workspaceId, credentialId, provider };
+  const ref = connectionRef(connection);
   if (!(await inTransaction(h.db, (tx) => takeConnectionState(tx, connection.id, confirmation)))) return gone;
   if (connection.expiresAt <= h.clock.now()) {
     await inTransaction(h.db, (tx) =>

@@ -148,23 +148,25 @@ function wholeText(h: Herald, message: MailRow): string {
 
 /**
  * Rewrites messages queued before the outbox sealed its texts (their text still holds links): a waiting
- * one has its whole text sealed, and every one keeps only the copy without links. Run at start; a
- * rewritten row no longer matches, so later runs find nothing.
+ * one has its whole text sealed, and every one keeps only the copy without links. Run at start; one
+ * pass in id order, so a row whose `://` is no link (left as it is) is read once.
  */
 export async function sealLegacyMail(h: Herald): Promise<number> {
   let rewritten = 0;
+  let afterId = "";
   for (;;) {
     // Read and rewritten in one transaction, so a message sent meanwhile is not sealed again.
-    const count = await inTransaction(h.db, async (tx) => {
-      const rows = await findMailWithLinks(tx, 100);
+    const rows = await inTransaction(h.db, async (tx) => {
+      const rows = await findMailWithLinks(tx, afterId, 100);
       for (const row of rows) {
         const waiting = row.status === "pending" && row.sealedBody === null;
         const sealedBody = waiting ? h.secrets.encrypt(row.textBody) : row.sealedBody;
         await updateMail(tx, row.id, { textBody: withoutLinks(row.textBody), sealedBody });
       }
-      return rows.length;
+      return rows;
     });
-    if (count === 0) return rewritten;
-    rewritten += count;
+    if (rows.length === 0) return rewritten;
+    rewritten += rows.length;
+    afterId = rows.at(-1)!.id;
   }
 }

@@ -1,5 +1,5 @@
 // The mail outbox's rows (`mail_outbox`): messages queued with the write that causes them.
-import { and, asc, eq, like, lte } from "drizzle-orm";
+import { and, asc, eq, gt, like, lte } from "drizzle-orm";
 import { countAll, skipLocked } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
@@ -50,10 +50,16 @@ export async function updateMail(db: Db, id: string, changes: Partial<MailRow>):
 }
 
 /**
- * Messages whose kept text still holds a link (`://`): only rows queued before texts were sealed, since
- * the outbox keeps every other text without links.
+ * Messages whose kept text still holds `://`, after the message `afterId` (in id order): rows queued
+ * before texts were sealed, and the few whose `://` is no link (e.g. `http:// ` with nothing after),
+ * which rewriting leaves as they are; the cursor is what lets a run over them end.
  */
-export async function findMailWithLinks(db: Db, limit: number): Promise<MailRow[]> {
+export async function findMailWithLinks(db: Db, afterId: string, limit: number): Promise<MailRow[]> {
   const { mailOutbox } = tablesOf(db);
-  return db.select().from(mailOutbox).where(like(mailOutbox.textBody, "%://%")).limit(limit);
+  return db
+    .select()
+    .from(mailOutbox)
+    .where(and(like(mailOutbox.textBody, "%://%"), gt(mailOutbox.id, afterId)))
+    .orderBy(asc(mailOutbox.id))
+    .limit(limit);
 }

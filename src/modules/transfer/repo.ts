@@ -2,12 +2,12 @@
 // respects foreign keys, a table after every table it references, with the columns of each) and the
 // generic reads and writes of export and import. Keys and foreign keys are read from the SQLite build
 // of the tables (the same definitions on both engines); the table objects are the open database's.
-import { getTableColumns, getTableName, sql, type SQL } from "drizzle-orm";
+import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import { getTableConfig, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { countAll } from "../../db/dialect.ts";
 import { engineOf, type Db } from "../../db/engine.ts";
-import { defineTables, tablesOf, type Tables } from "../../db/tables.ts";
-import { sqliteBuilders } from "../../db/tables/builders.ts";
+import { byName, DEFINITIONS, FOREIGN_KEY_ORDER } from "../../db/table-definitions.ts";
+import { tablesOf } from "../../db/tables.ts";
 
 /** One column: its property key in drizzle rows and its name in the database (and the file). */
 export interface CatalogColumn {
@@ -26,42 +26,10 @@ export interface CatalogTable {
   primaryKey: CatalogColumn[];
 }
 
-function byName(tables: Tables): Map<string, SQLiteTable> {
-  return new Map(Object.values(tables).map((table) => [getTableName(table), table as SQLiteTable]));
-}
-
-/** The SQLite build, for keys and foreign keys (drizzle reads a table's config by its dialect). */
-const DEFINITIONS = byName(defineTables(sqliteBuilders));
-
-/**
- * Table names such that every table follows the tables it references; among tables whose
- * references are all placed, the alphabetically first goes next, so the order never varies.
- */
-function foreignKeyOrder(definitions: Map<string, SQLiteTable>): string[] {
-  const needs = new Map<string, Set<string>>();
-  for (const [name, table] of definitions) {
-    const referenced = getTableConfig(table).foreignKeys.map((fk) =>
-      getTableName(fk.reference().foreignTable),
-    );
-    needs.set(name, new Set(referenced.filter((r) => r !== name)));
-  }
-  const order: string[] = [];
-  const placed = new Set<string>();
-  while (order.length < needs.size) {
-    const next = [...needs.keys()]
-      .filter((name) => !placed.has(name) && [...needs.get(name)!].every((r) => placed.has(r)))
-      .sort()[0];
-    if (next === undefined) throw new Error("the schema's foreign keys form a cycle; export cannot order it");
-    order.push(next);
-    placed.add(next);
-  }
-  return order;
-}
-
 /** Every table in foreign-key order, as the database `db` belongs to holds it. */
 export function catalog(db: Db): CatalogTable[] {
   const current = byName(tablesOf(db));
-  return foreignKeyOrder(DEFINITIONS).map((name) => {
+  return FOREIGN_KEY_ORDER.map((name) => {
     const table = current.get(name)!;
     const columns = Object.entries(getTableColumns(table)).map(([key, column]) => ({
       key,

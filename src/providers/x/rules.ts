@@ -1,8 +1,8 @@
 // What Herald knows of X without talking to it: `destination_options.x`, the rules every body item
 // is checked against before sending, and the caps the engine counts.
 import { Type } from "@sinclair/typebox";
-import { unattachedAltTextProblems } from "../text.ts";
-import { graphemeCount, X_MAX_WEIGHTED_LENGTH, xTextFacts } from "./text.ts";
+import { countGraphemes, unattachedAltTextProblems } from "../text.ts";
+import { X_MAX_WEIGHTED_LENGTH, xTextFacts } from "./text.ts";
 import type { ChannelLimits, ItemProblem, MediaFacts, NetworkRules } from "../types.ts";
 
 const MB = 1024 * 1024;
@@ -142,7 +142,7 @@ function xTextProblems(text: string, maxCharacters: number): ItemProblem[] {
     pointer: "",
     detail: `text is ${count} characters as X counts them (CJK characters and emoji count 2); X allows ${maxCharacters}`,
   });
-  const graphemes = graphemeCount(text);
+  const graphemes = countGraphemes(text);
   if (graphemes > FAR_OVER * maxCharacters) return [lengthProblem(`at least ${graphemes}`)];
   const facts = xTextFacts(text);
   const problems: ItemProblem[] = [];

@@ -75,15 +75,8 @@ export function xTextFacts(text: string): XTextFacts {
   return { urls, weightedLength, refusedCharacters: hasInvalidCharacters(text) };
 }
 
+// Made on first use, like text.ts's segmenter (which counts graphemes for the rules).
 let graphemes: Intl.Segmenter | null = null;
-
-/** How many graphemes (what a person sees as one character) a text has. */
-export function graphemeCount(text: string): number {
-  graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
-  let count = 0;
-  for (const _ of graphemes.segment(text)) count++;
-  return count;
-}
 
 /** A run without whitespace cut into pieces of at most RUN_PIECE UTF-16 units, never inside a grapheme. */
 function runPieces(run: string): string[] {
