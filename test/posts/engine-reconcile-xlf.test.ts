@@ -12,7 +12,7 @@ import type { FakeControls } from "../fakes/shared.ts";
 import { startXFake, xFakeEnv, type XFake } from "../fakes/x.ts";
 import { returnFromOAuth } from "../helpers/oauth-return.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { publish, waitFor } from "./engine-helpers.ts";
+import { onNth, publish, waitFor } from "./engine-helpers.ts";
 import { getPost, type PostsWorld } from "./helpers.ts";
 
 let s: TestServer;
@@ -205,4 +205,28 @@ describe.each(networks)("$channel: an unanswered create is looked up", (n) => {
     expect(creates(n).length).toBe(sent);
     expect(n.held(text)).toHaveLength(2);
   });
+});
+
+test("x: a thread whose second item went unanswered before the publisher died goes on from the listing's post", async () => {
+  const stamp = Date.now();
+  const body = [`thread a ${stamp}`, `thread b ${stamp}`, `thread c ${stamp}`];
+  const created = await publish(w, destinations.x!, body);
+  onNth(x, "/2/tweets", 2, () => (x.hangAfterReceive = true));
+  const other = new PublishingEngine(s.herald);
+  await other.tick();
+  other.stop();
+  await waitFor("the second item to reach X", () =>
+    x.tweets.some((t) => t.text === body[1]) ? true : undefined,
+  );
+  x.hangAfterReceive = false;
+  s.clock.advance(s.herald.config.engine.leaseMs + 1000);
+  await s.server.engine.runUntilIdle();
+  const post = await getPost(w, created.id);
+  expect({ state: post.state, error: post.last_error }).toEqual({ state: "published", error: null });
+  const tweets = body.map((text) => x.tweets.filter((t) => t.text === text));
+  expect(tweets.map((t) => t.length)).toEqual([1, 1, 1]);
+  const [a, b, c] = tweets.map((t) => t[0]!);
+  expect([a!.replyTo, b!.replyTo, c!.replyTo]).toEqual([null, a!.id, b!.id]);
+  expect(post.receipts.map((r: any) => r.provider_object_id)).toEqual([a!.id, b!.id, c!.id]);
+  await other.drain();
 });
