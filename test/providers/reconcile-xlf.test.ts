@@ -324,6 +324,20 @@ describe("Facebook specifics", () => {
     });
   });
 
+  test("a next page announced without a cursor Herald can follow: the listing did not reach back, unknown", async () => {
+    const network = await world(facebookNetwork);
+    network.fake.failNext(1, {
+      status: 200,
+      path: "/published_posts",
+      body: { data: [], paging: { next: `${network.fake.origin}/v25.0/x/published_posts?until=1` } },
+    });
+    const found = await network.adapter.reconcileItem!({
+      item: itemFor(network, "gone?"),
+      since: Date.now(),
+    });
+    expect(found.state).toBe("unknown");
+  });
+
   test("a reel is not looked up: no documented read of a Page's reels, so it stays unknown", async () => {
     const network = await world(facebookNetwork);
     const clip = mediaItem({ contentType: "video/mp4", bytes: new Uint8Array(mp4(1080, 1920, 5)) });

@@ -65,8 +65,9 @@ export async function reconcileFacebookItem(
       matches.push(...posts.filter((post) => isItem(post, sent, floor)));
       const oldest = parseGraphTime(posts.at(-1)?.created_time);
       after = typeof body.paging?.cursors?.after === "string" ? body.paging.cursors.after : null;
-      const hasNext = typeof body.paging?.next === "string" && after !== null;
-      reachesBack = !hasNext || oldest < floor;
+      reachesBack = typeof body.paging?.next !== "string" || oldest < floor;
+      // A next page Herald cannot ask for (no cursor) leaves the listing short of the call.
+      if (after === null) break;
     }
   } catch (error) {
     return failedListing(error, listing);
