@@ -603,9 +603,12 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     const more = offset + max < all.length;
     const data = page.map((tweet) => {
       const stored = storedText(tweet);
+      // A long post (over 280 weighted characters) reads as its first part; the whole is its note_tweet.
+      const long = weightedLength(tweet.text) > 280;
       const out: Record<string, unknown> = {
         id: tweet.id,
-        text: stored.text,
+        text: long ? `${[...stored.text].slice(0, 270).join("")}…` : stored.text,
+        ...(long && fields.includes("note_tweet") ? { note_tweet: { text: stored.text } } : {}),
         edit_history_tweet_ids: [tweet.id],
       };
       if (fields.includes("created_at")) out.created_at = new Date(tweet.createdAt).toISOString();

@@ -285,6 +285,18 @@ describe("X specifics", () => {
       item: { providerObjectId: (sent as any).providerObjectId },
     });
   });
+
+  test("a long post is matched by its note_tweet text (the timeline's `text` is only its start)", async () => {
+    const network = await world(xNetwork);
+    const text = `${"long & winding ".repeat(30)}end`;
+    network.holdPost(text, Date.now());
+    network.holdPost(`${"long & winding ".repeat(30)}other end`, Date.now());
+    const found = await network.adapter.reconcileItem!({ item: itemFor(network, text), since: Date.now() });
+    expect(found).toMatchObject({
+      state: "published",
+      item: { providerObjectId: network.fake.tweets[0]!.id },
+    });
+  });
 });
 
 describe("LinkedIn specifics", () => {
