@@ -810,6 +810,52 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     }
   }
 
+  /**
+   * GET /{page-id}/published_posts: the Page's posts, newest first, with the fields asked for (a Page
+   * token of that Page with pages_read_engagement). `since` / `until` (unix times) bound created_time;
+   * `limit` (default 25, at most 100) a page, `after` the cursor of the next one (`paging.next` while
+   * more remain).
+   */
+  function publishedPosts(page: FakePage, params: Record<string, string>, caller: FakeToken): Response {
+    if (!owns(caller, page.id)) return bad("(#190) This method must be called with a Page Access Token", 190);
+    if (!caller.scopes.includes("pages_read_engagement")) return denied("pages_read_engagement");
+    const fields = fieldsOf(params, POST_FIELDS);
+    if (fields instanceof Response) return fields;
+    const bound = (name: "since" | "until") => {
+      const raw = params[name];
+      return raw === undefined ? null : /^\d+$/.test(raw) ? Number(raw) * 1000 : Number.NaN;
+    };
+    const since = bound("since");
+    const until = bound("until");
+    if (Number.isNaN(since) || Number.isNaN(until)) return bad("(#100) since and until must be unix times");
+    const limit = Math.min(100, Number(params.limit ?? 25) || 25);
+    const all = fake.posts
+      .filter((p) => p.pageId === page.id && (since === null || p.createdAt >= since))
+      .filter((p) => until === null || p.createdAt <= until)
+      .map((p, i) => ({ p, i }))
+      .toSorted((a, b) => b.p.createdAt - a.p.createdAt || b.i - a.i)
+      .map(({ p }) => p);
+    const offset = params.after ? Number.parseInt(Buffer.from(params.after, "base64").toString(), 10) : 0;
+    if (!Number.isInteger(offset) || offset < 0) return bad("(#100) Invalid cursor");
+    const slice = all.slice(offset, offset + limit);
+    const cursor = (n: number) => Buffer.from(String(n)).toString("base64");
+    const more = offset + limit < all.length;
+    const data = slice.map((p) => nodeObject(p.id, { fields: fields.join(",") }, caller));
+    return ok({
+      data,
+      paging: {
+        cursors: { before: cursor(offset), after: cursor(offset + slice.length) },
+        ...(more
+          ? {
+              next:
+                `${server.origin}/v25.0/${page.id}/published_posts?fields=${fields.join(",")}` +
+                `&limit=${limit}&after=${cursor(offset + slice.length)}`,
+            }
+          : {}),
+      },
+    });
+  }
+
   // ---- Instagram --------------------------------------------------------------------------------
 
   function settleContainer(c: FakeContainer): void {
@@ -1180,6 +1226,7 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     if (nodeId === "me" && edge === "accounts" && method === "GET") return accounts(params, caller);
 
     const page = fake.pages.find((p) => p.id === nodeId);
+    if (page && edge === "published_posts" && method === "GET") return publishedPosts(page, params, caller);
     if (page && edge) {
       if (caller.kind !== "page" || caller.pageId !== page.id)
         return bad("(#200) A Page access token is required to publish on this Page", 200);

@@ -31,6 +31,12 @@ export interface FakePost {
   version: string;
   /** Its lifetime statistics (tests set these; the share statistics report them, missing ones as 0). */
   counts?: LinkedInCounts;
+  /**
+   * When it was created and last changed, epoch ms, for posts a test puts in by hand; a post created
+   * through the API is dated by the fake's clock at creation. The author finder reports them.
+   */
+  createdAt?: number;
+  lastModifiedAt?: number;
 }
 
 /** A post's `totalShareStatistics`, by LinkedIn's field names. */
@@ -85,6 +91,8 @@ export interface LinkedInFakeOptions {
   videoPartBytes?: number;
   /** The oldest and newest versions LinkedIn serves (YYYYMM); others answer 426. Default 202511–202611. */
   activeVersions?: { oldest: string; newest: string };
+  /** The clock posts are dated by (createdAt, lastModifiedAt). Default Date.now. */
+  now?: () => number;
 }
 
 /** The running fake: its origin, what it stored, and its switches. */
@@ -189,6 +197,8 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       return value;
     },
   };
+  /** When each post created through the API was created (the fake's clock). */
+  const postTimes = new Map<string, number>();
   const memberUrn = () => `urn:li:person:${fake.member.sub}`;
   const allowedScopes =
     options.pagesProduct === false ? ALL_SCOPES.filter((s) => !PAGE_SCOPES.includes(s)) : ALL_SCOPES;
@@ -412,6 +422,8 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       });
     }
     if (method === "POST" && pathname === "/rest/posts") return createPost(request, scopes, version);
+    if (method === "GET" && pathname === "/rest/posts" && url.searchParams.get("q") === "author")
+      return postsByAuthor(url, scopes);
     if (method === "GET" && pathname === "/rest/organizationalEntityShareStatistics")
       return shareStatistics(url, scopes);
     return restError(404, `No resource found for ${method} ${pathname}`);
@@ -474,6 +486,62 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
         : [];
     });
     return json({ paging: { start: 0, count: 10, links: [] }, elements });
+  }
+
+  /**
+   * The Posts API's author finder (`q=author&author=<urn>`): a page's posts need r_organization_social
+   * and a page the member administers, a member's the restricted r_member_social (else 403). Newest
+   * first by `sortBy` (LAST_MODIFIED, the default, or CREATED), `start`/`count` (default 10, at most
+   * 100) with a `next` link while more remain; each post as the API reads it (commentary as stored).
+   */
+  function postsByAuthor(url: URL, scopes: string[]): Response {
+    const createdAt = (p: FakePost) => p.createdAt ?? postTimes.get(p.urn) ?? 0;
+    const lastModifiedAt = (p: FakePost) => p.lastModifiedAt ?? createdAt(p);
+    const q = url.searchParams;
+    const author = q.get("author") ?? "";
+    if (!/^urn:li:(person|organization):[^:]+$/.test(author))
+      return restError(400, `author ${author} is not a person or organization URN`);
+    const allowed = author.startsWith("urn:li:organization:")
+      ? scopes.includes("r_organization_social") && administered(author)
+      : scopes.includes("r_member_social") && author === memberUrn();
+    if (!allowed) return forbidden("partnerApiPostsExternal.FINDER-author.20260701");
+    const sortBy = q.get("sortBy") ?? "LAST_MODIFIED";
+    if (sortBy !== "LAST_MODIFIED" && sortBy !== "CREATED")
+      return restError(400, `sortBy ${sortBy} is invalid`);
+    const start = Number(q.get("start") ?? 0);
+    const count = Number(q.get("count") ?? 10);
+    if (!Number.isInteger(start) || start < 0 || !Number.isInteger(count) || count < 1 || count > 100)
+      return restError(400, "start must be 0 or more and count 1 to 100");
+    const key = (p: FakePost) => (sortBy === "CREATED" ? createdAt(p) : lastModifiedAt(p));
+    const all = fake.posts
+      .filter((p) => p.author === author && p.lifecycleState === "PUBLISHED")
+      .map((p, i) => ({ p, i }))
+      .toSorted((a, b) => key(b.p) - key(a.p) || b.i - a.i)
+      .map(({ p }) => p);
+    const page = all.slice(start, start + count);
+    const next = start + count < all.length;
+    const self = (from: number) =>
+      `/rest/posts?q=author&author=${encodeURIComponent(author)}&start=${from}&count=${count}&sortBy=${sortBy}`;
+    return json({
+      paging: {
+        start,
+        count,
+        links: next ? [{ type: "application/json", rel: "next", href: self(start + count) }] : [],
+      },
+      elements: page.map((p) => ({
+        id: p.urn,
+        author: p.author,
+        commentary: p.commentary,
+        visibility: p.visibility,
+        lifecycleState: p.lifecycleState,
+        distribution: p.distribution,
+        ...(p.content ? { content: p.content } : {}),
+        isReshareDisabledByAuthor: p.isReshareDisabledByAuthor,
+        createdAt: createdAt(p),
+        lastModifiedAt: lastModifiedAt(p),
+        publishedAt: createdAt(p),
+      })),
+    });
   }
 
   async function initializeUpload(request: Request, scopes: string[], kind: "image" | "video") {
@@ -628,6 +696,7 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       version,
     };
     fake.posts.push(post);
+    postTimes.set(post.urn, (options.now ?? Date.now)());
     if (fake.hangAfterReceive) return never();
     return new Response(null, {
       status: 201,

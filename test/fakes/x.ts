@@ -105,6 +105,8 @@ export interface XFake extends FakeControls {
   processingPolls: number;
   /** GIFs and videos finalized from now on end `failed`. */
   failProcessing: boolean;
+  /** Every timeline read (GET /2/users/:id/tweets) answered: the user, start_time and pagination token. */
+  timelineReads: { userId: string; startTime: string | null; token: string | null }[];
   /** Every post lookup (GET /2/tweets?ids=) answered: the ids and the tweet.fields asked for. */
   lookups: { ids: string[]; fields: string[] }[];
   /** Processing states the fake answered (finalize, then each STATUS), in order. */
@@ -163,6 +165,7 @@ const TWEET_FIELDS = new Set([
   "in_reply_to_user_id",
   "lang",
   "non_public_metrics",
+  "note_tweet",
   "organic_metrics",
   "public_metrics",
   "referenced_tweets",
@@ -229,6 +232,7 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     failProcessing: false,
     processingLog: [],
     lookups: [],
+    timelineReads: [],
     expireAccessTokens: () => access.forEach((t) => (t.expired = true)),
     revokeRefreshTokens: () => refresh.forEach((t) => (t.revoked = true)),
     issueTokens: (scope = "tweet.read tweet.write users.read offline.access media.write") => issue(scope),
@@ -312,6 +316,9 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     if (method === "POST" && pathname === "/2/tweets") return needs("tweet.write") ?? createTweet(request);
     if (method === "GET" && pathname === "/2/tweets")
       return needs("tweet.read") ?? needs("users.read") ?? lookupTweets(url);
+    const timeline = /^\/2\/users\/([^/]+)\/tweets$/.exec(pathname);
+    if (method === "GET" && timeline)
+      return needs("tweet.read") ?? needs("users.read") ?? userTimeline(timeline[1]!, url);
     if (pathname === "/2/media/metadata" && method === "POST")
       return needs("media.write") ?? setMetadata(request);
     if (pathname.startsWith("/2/media/upload")) return needs("media.write") ?? media(request, url);
@@ -557,6 +564,131 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     );
   }
 
+  /**
+   * GET /2/users/:id/tweets: the user's posts, newest first, from `start_time` on (ISO 8601, to the
+   * second, inclusive), `max_results` 5–100 (default 10) a page, `pagination_token` for the next page
+   * (`meta.next_token` while more remain). Texts as X stores them: `&`, `<`, `>` as HTML entities, each
+   * URL replaced by a t.co link and a t.co link appended per attached media (`entities.urls`).
+   */
+  function userTimeline(userId: string, url: URL): Response {
+    const q = url.searchParams;
+    const max = Number(q.get("max_results") ?? 10);
+    if (!Number.isInteger(max) || max < 5 || max > 100)
+      return invalid("The `max_results` query parameter value must be between 5 and 100");
+    const startRaw = q.get("start_time");
+    const start = startRaw === null ? Number.NEGATIVE_INFINITY : Date.parse(startRaw);
+    if (
+      startRaw !== null &&
+      (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/.test(startRaw) || Number.isNaN(start))
+    )
+      return invalid(`The \`start_time\` query parameter value [${startRaw}] is not a valid time`);
+    const fields = (q.get("tweet.fields") ?? "").split(",").filter(Boolean);
+    const unknownField = fields.find((f) => !TWEET_FIELDS.has(f));
+    if (unknownField)
+      return invalid(`The \`tweet.fields\` query parameter value [${unknownField}] is not valid`);
+    if (userId !== fake.user.id)
+      return json(
+        {
+          errors: [
+            {
+              value: userId,
+              detail: `Could not find user with id: [${userId}].`,
+              title: "Not Found Error",
+              resource_type: "user",
+              parameter: "id",
+              resource_id: userId,
+              type: `${PROBLEMS}/resource-not-found`,
+            },
+          ],
+        },
+        200,
+      );
+    fake.timelineReads.push({ userId, startTime: startRaw, token: q.get("pagination_token") });
+    const all = fake.tweets
+      .filter((t) => t.authorId === userId && t.createdAt >= start)
+      .toSorted((a, b) => b.createdAt - a.createdAt || (BigInt(b.id) > BigInt(a.id) ? 1 : -1));
+    const offset = q.get("pagination_token") ? Number.parseInt(q.get("pagination_token")!.slice(3), 36) : 0;
+    if (!Number.isInteger(offset) || offset < 0 || offset > all.length)
+      return invalid("The `pagination_token` query parameter value is not valid");
+    const page = all.slice(offset, offset + max);
+    const more = offset + max < all.length;
+    const data = page.map((tweet) => {
+      const stored = storedText(tweet);
+      // A long post (over 280 weighted characters) reads as its first part; the whole is its note_tweet.
+      const long = weightedLength(tweet.text) > 280;
+      const out: Record<string, unknown> = {
+        id: tweet.id,
+        text: long ? `${[...stored.text].slice(0, 270).join("")}…` : stored.text,
+        ...(long && fields.includes("note_tweet") ? { note_tweet: { text: stored.text } } : {}),
+        edit_history_tweet_ids: [tweet.id],
+      };
+      if (fields.includes("created_at")) out.created_at = new Date(tweet.createdAt).toISOString();
+      if (fields.includes("author_id")) out.author_id = tweet.authorId;
+      if (fields.includes("referenced_tweets") && tweet.replyTo)
+        out.referenced_tweets = [{ type: "replied_to", id: tweet.replyTo }];
+      if (fields.includes("attachments") && tweet.mediaIds.length > 0)
+        out.attachments = {
+          media_keys: tweet.mediaIds.map((m) => fake.media.find((x) => x.id === m)?.mediaKey ?? `3_${m}`),
+        };
+      if (fields.includes("entities") && stored.urls.length > 0) out.entities = { urls: stored.urls };
+      return out;
+    });
+    return json(
+      {
+        ...(data.length > 0 ? { data } : {}),
+        meta: {
+          result_count: data.length,
+          ...(data.length > 0 ? { newest_id: page[0]!.id, oldest_id: page.at(-1)!.id } : {}),
+          ...(more ? { next_token: `7p_${(offset + max).toString(36)}` } : {}),
+        },
+      },
+      200,
+      {
+        "x-rate-limit-limit": "900",
+        "x-rate-limit-remaining": "899",
+        "x-rate-limit-reset": String(Math.ceil((now() + WINDOW_MS) / 1000)),
+      },
+    );
+  }
+
+  /** A post's text as X keeps it: entities escaped, URLs and attached media as t.co links. */
+  function storedText(tweet: FakeTweet): { text: string; urls: Record<string, unknown>[] } {
+    const urls: Record<string, unknown>[] = [];
+    const shortLink = () =>
+      `https://t.co/${createHash("sha256").update(`${tweet.id}:${urls.length}`).digest("hex").slice(0, 10)}`;
+    let text = "";
+    let last = 0;
+    for (const match of tweet.text.matchAll(/https?:\/\/\S+/g)) {
+      text += escapeEntities(tweet.text.slice(last, match.index));
+      const link = shortLink();
+      urls.push({
+        start: [...text].length,
+        end: [...text].length + link.length,
+        url: link,
+        expanded_url: match[0],
+        display_url: match[0].replace(/^https?:\/\//, ""),
+      });
+      text += link;
+      last = match.index + match[0].length;
+    }
+    text += escapeEntities(tweet.text.slice(last));
+    for (const mediaId of tweet.mediaIds) {
+      const link = shortLink();
+      const start = [...text].length + (text === "" ? 0 : 1);
+      text += `${text === "" ? "" : " "}${link}`;
+      const m = fake.media.find((x) => x.id === mediaId);
+      urls.push({
+        start,
+        end: start + link.length,
+        url: link,
+        expanded_url: `https://x.com/${fake.user.username}/status/${tweet.id}/photo/1`,
+        display_url: "pic.x.com/media",
+        media_key: m?.mediaKey,
+      });
+    }
+    return { text, urls };
+  }
+
   async function setMetadata(request: Request): Promise<Response> {
     const body = (await request.json().catch(() => null)) as Record<string, any> | null;
     const target = fake.media.find((m) => m.id === String(body?.id ?? ""));
@@ -739,6 +871,11 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
   fake.stop = server.stop;
   fake.user.profile_image_url = `${server.origin}/profile_images/herald_normal.png`;
   return fake;
+}
+
+/** `&`, `<` and `>` as X writes them in post text. */
+function escapeEntities(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 /** One field of a request body: its text, its exact bytes and (for files) its content type. */

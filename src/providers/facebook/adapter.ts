@@ -4,6 +4,7 @@
 import type { NetworkDefinition } from "../registry.ts";
 import { FACEBOOK_METRICS_BATCH_SIZE, fetchFacebookMetrics } from "./metrics.ts";
 import { createFacebookPublisher } from "./publish.ts";
+import { reconcileFacebookItem } from "./reconcile.ts";
 import { FACEBOOK_LIMITS, FACEBOOK_RULES, checkFacebookItem } from "./rules.ts";
 import { facebookLoginConnector, META_DEFAULT_APP, type ManagedPage } from "../meta/login.ts";
 import {
@@ -46,6 +47,8 @@ export function createFacebookAdapter(deps: AdapterDeps): FacebookAdapter {
     pendingChecksRepeatable: true,
     publishItem: publisher.publishItem,
     checkPending: publisher.checkPending,
+    /** The Page's published posts since the unanswered create, by message; reels stay unknown (reconcile.ts). */
+    reconcileItem: (input) => reconcileFacebookItem(deps, input),
 
     metricsBatchSize: FACEBOOK_METRICS_BATCH_SIZE,
 

@@ -10,6 +10,7 @@ import {
   type LinkedInDeps,
 } from "./api.ts";
 import { createLinkedInPublisher } from "./publish.ts";
+import { reconcileLinkedInItem } from "./reconcile.ts";
 import { fetchLinkedInMetrics, LINKEDIN_METRICS_BATCH_SIZE } from "./metrics.ts";
 import { checkLinkedInItem, LINKEDIN_LIMITS, LINKEDIN_PAGE_PREFIX, LINKEDIN_RULES } from "./rules.ts";
 import {
@@ -50,6 +51,8 @@ export function createLinkedInAdapter(registryDeps: AdapterDeps): OAuthAdapter {
     checkItem: checkLinkedInItem,
     connection: { kind: "oauth", registration: "fixed-app" },
     ...createLinkedInPublisher(deps),
+    /** The author's posts since the unanswered call, by commentary (reconcile.ts). */
+    reconcileItem: (input) => reconcileLinkedInItem(deps, input),
     idempotentCreate: false,
     // The post is created inside the check: one cut short may have created it.
     pendingChecksRepeatable: false,

@@ -24,7 +24,7 @@ export const META_CONTAINER_CHECK_MS = 30_000;
 export const META_CONTAINER_LIFETIME_MS = 24 * 60 * 60_000;
 
 /** How far before the pending time a post found on the account may be dated (clock skew). */
-const RECOVERY_SLACK_MS = 10 * 60_000;
+export const RECOVERY_SLACK_MS = 10 * 60_000;
 
 /**
  * How many times one run waits (the poll interval) and publishes again when Meta answers the publish

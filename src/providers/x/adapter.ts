@@ -5,6 +5,7 @@ import { appForRenewal, storedRefreshToken } from "../refresh-grant.ts";
 import type { NetworkDefinition } from "../registry.ts";
 import type { XMediaDeps } from "./media.ts";
 import { createXPublisher } from "./publish.ts";
+import { reconcileXItem } from "./reconcile.ts";
 import { fetchXMetrics, X_METRICS_BATCH_SIZE } from "./metrics.ts";
 import { X_OPERATIONS, xBase, xJson } from "./http.ts";
 import { checkXItem, X_RULES, xLimitsFor } from "./rules.ts";
@@ -51,6 +52,8 @@ export function createXAdapter(deps: XDeps): XAdapter {
 
     metricsBatchSize: X_METRICS_BATCH_SIZE,
     ...createXPublisher(deps),
+    /** The user's timeline since the unanswered call, by text and reply parent (reconcile.ts). */
+    reconcileItem: (input) => reconcileXItem(deps, input),
 
     /** GET /2/tweets?ids= (metrics.ts): public numbers, and non-public ones under 30 days. */
     fetchMetrics: (input) => fetchXMetrics(deps, input),

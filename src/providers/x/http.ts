@@ -15,6 +15,7 @@ export const X_OPERATIONS = {
   status: "GET /2/media/upload?command=STATUS",
   metadata: "POST /2/media/metadata",
   lookup: "GET /2/tweets",
+  timeline: "GET /2/users/{id}/tweets",
 } as const;
 
 /**

@@ -6,6 +6,7 @@ import { createXMedia, type XMediaDeps } from "./media.ts";
 import { X_OPERATIONS, xBase, xBearer, xCall } from "./http.ts";
 import {
   ProviderError,
+  type DestinationRef,
   type PendingItem,
   type PendingPublisher,
   type PendingStatus,
@@ -107,16 +108,23 @@ async function createTweet(
       `${operation}: X accepted the post (${response.status}) but its answer has no id`,
       responseDetails({ operation, response }),
     );
-  const handle = destination.handle || null;
   return {
-    providerObjectId: String(id),
-    url: handle ? `https://x.com/${handle}/status/${id}` : `https://x.com/i/web/status/${id}`,
-    extra: { id: String(id) },
+    ...tweetReceipt(destination, String(id)),
     provider: {
       operation,
       requestId: responseDetails({ operation, response }).requestId,
       statusCode: response.status,
     },
+  };
+}
+
+/** The receipt of X post `id` of the destination's account: its x.com URL (by handle when known). */
+export function tweetReceipt(destination: DestinationRef, id: string): Omit<PublishedItem, "provider"> {
+  const handle = destination.handle || null;
+  return {
+    providerObjectId: id,
+    url: handle ? `https://x.com/${handle}/status/${id}` : `https://x.com/i/web/status/${id}`,
+    extra: { id },
   };
 }
 
