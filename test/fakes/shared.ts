@@ -155,7 +155,7 @@ export interface CutRequest {
   method: string;
   /** Path and query. */
   target: string;
-  /** Lower-cased. */
+  /** Lower-cased, with the proxy's `x-fake-connection`. */
   headers: Record<string, string>;
   /** The body bytes that arrived before the reset (a prefix of what was sent). */
   received: Uint8Array;
@@ -283,7 +283,13 @@ export async function startCutProxy(upstreamOrigin: string): Promise<{
       const at = armed.findIndex((spec) => spec.match({ method, target, headers }));
       if (at >= 0 && !headers["transfer-encoding"]) {
         const spec = armed.splice(at, 1)[0]!;
-        state.cutting = { spec, head: { method, target, headers, declaredLength }, parts: [], got: 0 };
+        const tagged = { ...headers, [CONNECTION_HEADER]: tag };
+        state.cutting = {
+          spec,
+          head: { method, target, headers: tagged, declaredLength },
+          parts: [],
+          got: 0,
+        };
         state.bodyLeft = declaredLength;
         continue;
       }

@@ -152,17 +152,8 @@ async function uploadChunked(
   const id = encodeURIComponent(init.id);
   const chunkBytes = Math.max(1, deps.xChunkBytes ?? DEFAULT_CHUNK_BYTES);
   for (let segment = 0; segment * chunkBytes < bytes.length; segment++) {
-    const form = new FormData();
-    form.append("segment_index", String(segment));
     const chunk = bytes.subarray(segment * chunkBytes, (segment + 1) * chunkBytes);
-    form.append("media", new Blob([chunk], { type: "application/octet-stream" }), "chunk");
-    await xCall({
-      deps,
-      operation: X_OPERATIONS.append,
-      url: mediaUrl(destination, `/${id}/append`),
-      init: { method: "POST", headers: xBearer(destination), body: form },
-      idempotent: true, // the same segment index again replaces the segment
-    });
+    await appendSegment({ deps, destination, id, segment, chunk });
   }
   const finalized = dataOf(
     await xJson({
@@ -175,6 +166,42 @@ async function uploadChunked(
     X_OPERATIONS.finalize,
   );
   return { data: { ...init, ...finalized }, processing: processingOf(finalized, init.id) };
+}
+
+/**
+ * Sends one segment on a connection of its own. X's chunked upload guide: chunks "can be retried
+ * individually" (the same segment_index again replaces that segment), so a segment cut on the way
+ * (reset, timeout, 5xx) is sent again once, by Herald, never behind its back by the runtime; a
+ * second failure is thrown and FINALIZE never runs on a file with a hole.
+ */
+async function appendSegment(input: {
+  deps: XMediaDeps;
+  destination: DestinationRef;
+  id: string;
+  segment: number;
+  chunk: Uint8Array;
+}): Promise<void> {
+  const { deps, destination, id, segment, chunk } = input;
+  const send = () => {
+    const form = new FormData();
+    form.append("segment_index", String(segment));
+    form.append("media", new Blob([chunk], { type: "application/octet-stream" }), "chunk");
+    return xCall({
+      deps,
+      operation: X_OPERATIONS.append,
+      url: mediaUrl(destination, `/${id}/append`),
+      init: { method: "POST", headers: xBearer(destination), body: form },
+      idempotent: true, // the same segment index again replaces the segment
+      freshConnection: true,
+    });
+  };
+  try {
+    await send();
+  } catch (error) {
+    const cut = error instanceof ProviderError && error.kind === "transient" && error.statusCode !== 429;
+    if (!cut) throw error;
+    await send();
+  }
 }
 
 async function setAltText(
