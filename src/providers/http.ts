@@ -57,8 +57,8 @@ export interface ProviderFetchInput {
   answerStatuses?: readonly number[];
   /**
    * Sends the request on a connection of its own (for upload bodies: a chunk, a segment, a part).
-   * Bun's fetch silently sends a request again, body and all, when a reused kept-alive connection
-   * drops before the answer; on a fresh connection it never does. A cut chunk then reaches the
+   * Bun's fetch silently sends a PUT (an idempotent method; not a POST) again, body and all, when a
+   * reused kept-alive connection drops before the answer; on a fresh connection it never does. A cut chunk then reaches the
    * uploader, which asks the network what it holds and resumes from there (each network's rule)
    * instead of a whole chunk going out twice behind its back.
    */

@@ -329,7 +329,7 @@ describe("publishing", () => {
   });
 
   test(
-    "a reel upload whose kept-alive connection is reset mid-body resumes from the bytes_transferred " +
+    "a reel upload whose connection is reset mid-body resumes from the bytes_transferred " +
       "Meta reports, on a connection of its own; every byte once after that, one reel",
     async () => {
       const { adapter, destination } = await start({ reelProcessingPolls: 0, cuttable: true });

@@ -415,7 +415,7 @@ describe("publishing", () => {
   });
 
   test(
-    "an append whose kept-alive connection is reset mid-body is sent again once by Herald, each on a " +
+    "an append whose connection is reset mid-body (X keeps none of it) is sent again once by Herald, each on a " +
       "connection of its own; the media holds every byte and the post goes out once",
     async () => {
       const { adapter, destination } = await start(
