@@ -7,6 +7,11 @@ export interface ProviderPending {
   item_index: number;
   data: Record<string, unknown>;
   since: number;
+  /**
+   * The item's create call may have reached the network unanswered (a timeout, a process that died
+   * mid-call): the next run asks the network (`reconcileItem`) before anything is sent.
+   */
+  unconfirmed?: true;
 }
 
 /**
@@ -14,4 +19,6 @@ export interface ProviderPending {
  * can hold capabilities (TikTok's one-hour upload URL, YouTube's resumable session URI). Rows written
  * before sealing hold `data` as it was and are still read (publishing/pending.ts).
  */
-export type StoredProviderPending = { item_index: number; since: number; sealed: string } | ProviderPending;
+export type StoredProviderPending =
+  | { item_index: number; since: number; sealed: string; unconfirmed?: true }
+  | ProviderPending;

@@ -387,6 +387,19 @@ export type PendingStatus =
   | { state: "published"; item: PublishedItem }
   | { state: "gone"; reason: string };
 
+/**
+ * What the network says of an item whose create call may have reached it without Herald hearing the
+ * answer (a timeout, a cut connection, a process that died mid-call):
+ * - `published`: it exists; the receipt (the engine stores it and never sends the item again);
+ * - `absent`: the network's own answer shows it was not made, and sending it again cannot make a
+ *   second one (Bluesky's record key is fixed; a listing that reaches back before `since` has no match);
+ * - `unknown`: Herald cannot tell (the reason says why, for the person who must check).
+ */
+export type ReconcileResult =
+  | { state: "published"; item: PublishedItem }
+  | { state: "absent"; reason: string }
+  | { state: "unknown"; reason: string };
+
 /** The whole of a network: rules, connection, publishing, refresh. Methods take one object. */
 export interface ProviderAdapter extends NetworkRules {
   connection: ConnectionFlow;
@@ -417,6 +430,14 @@ export interface ProviderAdapter extends NetworkRules {
    * post inside the check).
    */
   pendingChecksRepeatable: boolean;
+  /**
+   * Finds out what became of an item whose create call may have gone out unanswered (see
+   * `ReconcileResult`); `since` is when that call was started (or earlier), epoch ms. Only reads: it
+   * never creates anything. Throws ProviderError when the look-up itself fails (`transient`: the
+   * engine asks again later). Absent on a network that gives Herald no way to tell (the post then
+   * needs attention) or whose creates are idempotent (`idempotentCreate`: it is simply sent again).
+   */
+  reconcileItem?(input: { item: PublishItemInput; since: number }): Promise<ReconcileResult>;
   /**
    * A setting of this network the network itself refused since the start (LinkedIn: the API version
    * it answered 426 to), as the destinations' `unavailable_reason`; null while none was refused.

@@ -109,7 +109,8 @@ export interface XFake extends FakeControls {
   clientSecret: string;
   /** Registered callback URLs (tests add Herald's once its port is known). */
   redirectUris: string[];
-  user: { id: string; username: string; name: string; profile_image_url: string };
+  /** The account; `subscription_type` as users/me reports it (Basic, Premium, PremiumPlus: long posts). */
+  user: { id: string; username: string; name: string; profile_image_url: string; subscription_type: string };
   tweets: FakeTweet[];
   media: FakeMedia[];
   /** Every authorization the consent page granted. */
@@ -243,7 +244,13 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     clientId: options.clientId ?? "x-client-id",
     clientSecret: options.clientSecret ?? "x-client-secret",
     redirectUris: [...(options.redirectUris ?? [])],
-    user: { id: "1234567890", username: "herald_dev", name: "Herald Dev", profile_image_url: "" },
+    user: {
+      id: "1234567890",
+      username: "herald_dev",
+      name: "Herald Dev",
+      profile_image_url: "",
+      subscription_type: "None",
+    },
     tweets: [],
     media: [],
     authorizations: [],
@@ -326,11 +333,13 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
       scopes.has(scope) ? null : problem(403, "Forbidden", `Missing the ${scope} scope`);
     if (method === "GET" && pathname === "/2/users/me") {
       const fields = (url.searchParams.get("user.fields") ?? "").split(",");
-      const { profile_image_url, ...user } = fake.user;
-      return (
-        needs("users.read") ??
-        json({ data: fields.includes("profile_image_url") ? { ...user, profile_image_url } : user })
-      );
+      const { profile_image_url, subscription_type, ...user } = fake.user;
+      const asked = {
+        ...user,
+        ...(fields.includes("profile_image_url") ? { profile_image_url } : {}),
+        ...(fields.includes("subscription_type") ? { subscription_type } : {}),
+      };
+      return needs("users.read") ?? json({ data: asked });
     }
     if (method === "POST" && pathname === "/2/tweets") return needs("tweet.write") ?? createTweet(request);
     if (method === "GET" && pathname === "/2/tweets")
@@ -447,7 +456,9 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     const text = typeof body.text === "string" ? body.text : "";
     const mediaIds: string[] = Array.isArray(body.media?.media_ids) ? body.media.media_ids.map(String) : [];
     if (text === "" && mediaIds.length === 0) return invalid("Post text or media is required");
-    if (weightedLength(text) > 280) return invalid("Your Tweet text is too long.");
+    // Subscribers (Basic, Premium, Premium+) may post long posts of up to 25,000 weighted characters.
+    const longPosts = ["Basic", "Premium", "PremiumPlus"].includes(fake.user.subscription_type);
+    if (weightedLength(text) > (longPosts ? 25_000 : 280)) return invalid("Your Tweet text is too long.");
     if (mediaIds.length > 4) return invalid("Your media IDs are invalid: a post takes a maximum of 4 items.");
     const attached = mediaIds.map((m) => fake.media.find((x) => x.id === m));
     if (attached.some((m) => !m || m.bytes === null)) return invalid("Your media IDs are invalid.");

@@ -151,6 +151,61 @@ describe("connecting with OAuth 2.0 + PKCE", () => {
     },
   );
 
+  const subscriptions = [
+    { subscription: "None", maxCharacters: 280 },
+    { subscription: "Basic", maxCharacters: 25_000 },
+    { subscription: "Premium", maxCharacters: 25_000 },
+    { subscription: "PremiumPlus", maxCharacters: 25_000 },
+  ];
+  for (const { subscription, maxCharacters } of subscriptions)
+    test(`subscription_type ${subscription}: posts up to ${maxCharacters} weighted characters`, async () => {
+      fake = await startXFake({ redirectUris: [REDIRECT] });
+      fake.user.subscription_type = subscription;
+      const adapter = adapterFor(fake);
+      const pkce = createPkcePair();
+      const url = adapter.authorizationUrl({
+        origin: fake.origin,
+        clientId: fake.clientId,
+        redirectUri: REDIRECT,
+        state: "st_sub",
+        codeChallenge: pkce.challenge,
+      });
+      const { code } = await approve(url);
+      const [account] = await adapter.completeAuthorization({
+        origin: fake.origin,
+        clientId: fake.clientId,
+        clientSecret: fake.clientSecret,
+        redirectUri: REDIRECT,
+        code,
+        codeVerifier: pkce.verifier,
+      });
+      expect(account!.limits.maxCharacters).toBe(maxCharacters);
+      const destination: DestinationRef = {
+        origin: fake.origin,
+        externalId: account!.externalId,
+        handle: account!.handle,
+        credentials: account!.credentials,
+        limits: account!.limits,
+      };
+      // A post of 1,000 characters: refused before sending on a standard account, posted on a subscribed one.
+      const long = "word ".repeat(200).trim();
+      const problems = X_RULES.checkItem!({
+        text: long,
+        media: [],
+        options: {},
+        limits: account!.limits,
+        publicMediaUrls: false,
+        externalId: account!.externalId,
+      });
+      if (maxCharacters === 280) {
+        expect(problems.map((p) => p.detail)).toEqual([expect.stringContaining("X allows 280")]);
+        return;
+      }
+      expect(problems).toEqual([]);
+      const published = (await adapter.publishItem(item(destination, { text: long }))) as PublishedItem;
+      expect(fake.tweets.map((t) => [t.id, t.text])).toEqual([[published.providerObjectId, long]]);
+    });
+
   test("HERALD_X_SCOPES (deps.apps.x.scopes) replaces the scopes asked for", () => {
     const adapter = createXAdapter({
       fetch,

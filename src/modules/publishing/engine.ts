@@ -25,6 +25,7 @@ import {
   type PostMoveRequest,
 } from "../posts/transition.ts";
 import { dailyCap, velocityDeferral } from "../posts/velocity.ts";
+import { sealPending, unconfirmedItem } from "./pending.ts";
 import { publishClaimedPost, type ClaimedPost } from "./publish-post.ts";
 import {
   findDestinationRow,
@@ -221,7 +222,9 @@ export class PublishingEngine {
   /**
    * Posts whose publishing process died: an attempt left `started` may have reached the network.
    * On a network with idempotent creates the post is safely re-queued (receipts keep finished items);
-   * otherwise it needs attention with `retry_safety: unsafe`. Never blindly re-run.
+   * on one Herald can ask (`reconcileItem`) it is re-queued with its first unsent item marked, so the
+   * next run looks that item up before sending anything; otherwise it needs attention with
+   * `retry_safety: unsafe`. Never blindly re-run.
    */
   private async recoverExpiredLeases(now: number): Promise<void> {
     for (const post of await listExpiredLeases(this.h.db, now, BATCH)) {
@@ -245,7 +248,8 @@ export class PublishingEngine {
           });
           return true;
         }
-        for (const attempt of await findStartedAttempts(tx, post.id)) {
+        const started = await findStartedAttempts(tx, post.id);
+        for (const attempt of started) {
           await finishAttempt(tx, attempt.id, {
             status: idempotent ? "failed" : "outcome_unknown",
             finishedAt: now,
@@ -258,6 +262,21 @@ export class PublishingEngine {
             },
             provider: null,
           });
+        }
+        if (!idempotent && adapter?.reconcileItem) {
+          // The item's call went out after the dead run's attempt started: looked up from then on.
+          const since = Math.min(now, ...started.map((a) => a.startedAt));
+          const lookUp = sealPending(this.h, unconfirmedItem(sent, since));
+          const changes = { nextActionAt: now, nextTrigger: "recovery", providerPending: lookUp };
+          await transitionPost({
+            tx,
+            xLimit: xMonthlyLimit(this.h.config),
+            now,
+            post: current,
+            to: "ready",
+            changes,
+          });
+          return true;
         }
         if (idempotent) {
           const changes = { nextActionAt: now, nextTrigger: "recovery" };
@@ -295,7 +314,7 @@ export class PublishingEngine {
       if (recovered)
         this.h.logger.warn("recovered a post from an expired lease", {
           post_id: post.id,
-          requeued: idempotent,
+          requeued: idempotent || adapter?.reconcileItem !== undefined,
         });
     }
   }

@@ -7,6 +7,7 @@ export function sealPending(h: Herald, pending: ProviderPending): StoredProvider
     item_index: pending.item_index,
     since: pending.since,
     sealed: h.secrets.encrypt(JSON.stringify(pending.data)),
+    ...(pending.unconfirmed ? { unconfirmed: true } : {}),
   };
 }
 
@@ -15,5 +16,11 @@ export function openPending(h: Herald, stored: StoredProviderPending | null): Pr
   if (!stored) return null;
   if (!("sealed" in stored)) return stored;
   const data = JSON.parse(h.secrets.decrypt(stored.sealed)) as Record<string, unknown>;
-  return { item_index: stored.item_index, since: stored.since, data };
+  const unconfirmed = stored.unconfirmed ? { unconfirmed: true as const } : {};
+  return { item_index: stored.item_index, since: stored.since, data, ...unconfirmed };
+}
+
+/** The mark of an item whose create call went out unanswered at `since`: looked up before it is sent again. */
+export function unconfirmedItem(itemIndex: number, since: number): ProviderPending {
+  return { item_index: itemIndex, since, data: {}, unconfirmed: true };
 }

@@ -13,6 +13,7 @@ import {
   type PublishedItem,
   type PublishItemInput,
   type PublishOutcome,
+  type ReconcileResult,
 } from "../../providers/types.ts";
 import { downloadUrl } from "../assets/signed-urls.ts";
 import { destinationRef } from "../destinations/present.ts";
@@ -28,7 +29,7 @@ import {
 } from "./failures.ts";
 import { refreshDestination } from "./refresh.ts";
 import { observeLateness, observePublishAttempt } from "../metrics/metrics.ts";
-import { openPending, sealPending } from "./pending.ts";
+import { openPending, sealPending, unconfirmedItem } from "./pending.ts";
 import { finishAttemptRow, holdLease, insertReceiptRow, updateLeasedPost } from "./repo.ts";
 
 /** Credentials this close to their `expiresAt` are renewed before a publish instead of after a 401. */
@@ -39,6 +40,12 @@ const RENEW_BEFORE_USE_MS = 60_000;
  * fetch it minutes later while processing (Threads containers live 24 h; a day covers any retry).
  */
 const PUBLIC_MEDIA_URL_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * How long after a create call went out unanswered the network is asked what became of it: long
+ * enough for a call still running there to finish and for its post to show in the account's listing.
+ */
+export const RECONCILE_AFTER_MS = 60_000;
 
 function receiptAsItem(r: ReceiptRow): PublishedItem {
   return {
@@ -166,6 +173,7 @@ async function sendItems(
       idempotencyKey: `${postId}.${index}`,
     };
     let step: Step;
+    const startedAt = h.clock.now();
     try {
       step = await runTyped({
         operation: pending ? `check item ${index}` : `publish item ${index}`,
@@ -183,7 +191,9 @@ async function sendItems(
       }
       const failure =
         error.kind === "auth_expired" ? new ProviderError("auth_revoked", error.message, error) : error;
-      return failWith(post, destination, failure, h.clock.now());
+      // An unanswered create is looked up later where the network lets Herald find out (not a second time).
+      const lookUp = adapter.reconcileItem && !(error instanceof UnresolvedOutcome);
+      return failWith(post, destination, failure, h.clock.now(), lookUp ? { index, startedAt } : null);
     }
     const now = h.clock.now();
     if (isPending(step.outcome)) return awaitingOutcome(step.outcome, step.recheck, index, pending, now);
@@ -286,6 +296,7 @@ async function publishOrCheck(
   pending: ProviderPending | null,
   forget: () => Promise<void>,
 ): Promise<Step> {
+  if (pending?.unconfirmed) return reconcile(adapter, item, pending, forget);
   if (pending && adapter.checkPending) {
     const input = { destination: item.destination, item, data: pending.data, since: pending.since };
     const status = await adapter.checkPending(input);
@@ -299,6 +310,37 @@ async function publishOrCheck(
     await forget();
   }
   return { outcome: await adapter.publishItem(item), recheck: false };
+}
+
+/**
+ * An item whose create call went out unanswered: the network is asked first. Found, it is the
+ * receipt; absent, the mark is cleared and the item sent again; unknown, the mark is cleared (a
+ * person's retry sends it) and the post needs attention with the network's reason.
+ */
+async function reconcile(
+  adapter: ProviderAdapter,
+  item: PublishItemInput,
+  pending: ProviderPending,
+  forget: () => Promise<void>,
+): Promise<Step> {
+  const found: ReconcileResult = adapter.reconcileItem
+    ? await adapter.reconcileItem({ item, since: pending.since })
+    : { state: "unknown", reason: `${adapter.displayName} offers no way to look the post up.` };
+  if (found.state === "published") return { outcome: found.item, recheck: true };
+  await forget();
+  if (found.state === "absent") return { outcome: await adapter.publishItem(item), recheck: false };
+  throw new UnresolvedOutcome(
+    `The call that creates item ${item.itemIndex} went unanswered, and Herald could not tell whether ` +
+      `${adapter.displayName} made it: ${found.reason}`,
+    { operation: `look up item ${item.itemIndex}` },
+  );
+}
+
+/** An unanswered create the network's answers could not settle: a person decides. */
+class UnresolvedOutcome extends ProviderError {
+  constructor(message: string, details: { operation: string }) {
+    super("outcome_unknown", message, details);
+  }
 }
 
 /** Clears a post's pending item under this run's lease (the network dropped it). */
@@ -367,10 +409,35 @@ function refreshFailure(error: ProviderError): ProviderError {
   return revoked ? new ProviderError("auth_revoked", error.message, error) : error;
 }
 
-/** The outcome a provider failure leads to. */
-function failWith(post: PostRow, destination: DestinationRow, error: ProviderError, now: number): Outcome {
+/**
+ * The outcome a provider failure leads to. `lookUp`: the unanswered create of item `index` (started
+ * at `startedAt`) can be looked up on the network, so an `outcome_unknown` waits for that instead of a person.
+ */
+function failWith(
+  post: PostRow,
+  destination: DestinationRow,
+  error: ProviderError,
+  now: number,
+  lookUp: { index: number; startedAt: number } | null = null,
+): Outcome {
   const postError = postErrorFrom(error);
   const provider = providerDetails(error);
+  if (error.kind === "outcome_unknown" && lookUp && post.autoRetries < MAX_AUTOMATIC_RETRIES) {
+    const at = now + Math.max(RECONCILE_AFTER_MS, retryDelayMs(post.autoRetries + 1));
+    return {
+      kind: "retry",
+      at,
+      rateLimited: false,
+      retries: post.autoRetries + 1,
+      error: {
+        ...postError,
+        message: `${error.message} Herald will look for it on the network before sending anything again.`,
+        user_action: "none",
+      },
+      provider,
+      lookUp: unconfirmedItem(lookUp.index, lookUp.startedAt),
+    };
+  }
   switch (error.kind) {
     case "transient": {
       const retries = post.autoRetries + 1;
@@ -435,6 +502,8 @@ type Outcome =
       retries: number;
       error: PostError;
       provider: Record<string, unknown>;
+      /** The item whose unanswered create is looked up before it is sent again. */
+      lookUp?: ProviderPending;
     }
   | { kind: "failed"; error: PostError; provider?: Record<string, unknown>; keepPending?: boolean }
   | {
@@ -532,12 +601,15 @@ function outcomeChanges(
         changes: {
           nextActionAt: outcome.at,
           autoRetries: outcome.retries,
-          nextTrigger: "automatic_retry",
+          nextTrigger: outcome.lookUp ? "recovery" : "automatic_retry",
           lastError: { ...outcome.error },
           deferredReason: outcome.rateLimited ? "provider_rate_limit" : null,
           deferredUntil: outcome.rateLimited ? outcome.at : null,
+          ...(outcome.lookUp
+            ? { providerPending: sealPending(h, outcome.lookUp), retrySafety: "unsafe" }
+            : {}),
         },
-        attemptStatus: "failed",
+        attemptStatus: outcome.lookUp ? "outcome_unknown" : "failed",
       };
     case "failed":
       // A refused item is sent afresh on a manual retry (a failed container is not checked again).
@@ -568,7 +640,7 @@ function finishedAttempt(outcome: Exclude<Outcome, { kind: "awaiting" }>, status
     status,
     finishedAt: now,
     retrySafety:
-      outcome.kind === "needs-attention" && outcome.unknown
+      (outcome.kind === "needs-attention" && outcome.unknown) || (outcome.kind === "retry" && outcome.lookUp)
         ? "unsafe"
         : outcome.kind === "failed"
           ? "not_retryable"

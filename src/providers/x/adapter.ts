@@ -7,7 +7,7 @@ import type { XMediaDeps } from "./media.ts";
 import { createXPublisher } from "./publish.ts";
 import { fetchXMetrics, X_METRICS_BATCH_SIZE } from "./metrics.ts";
 import { X_OPERATIONS, xBase, xJson } from "./http.ts";
-import { checkXItem, X_LIMITS, X_RULES } from "./rules.ts";
+import { checkXItem, X_RULES, xLimitsFor } from "./rules.ts";
 import {
   ProviderError,
   type ConnectedAccount,
@@ -166,7 +166,8 @@ async function connectXAccount(
   const me = await xJson({
     deps,
     operation: X_OPERATIONS.me,
-    url: `${xBase(origin)}/2/users/me?${new URLSearchParams({ "user.fields": "profile_image_url" })}`,
+    // subscription_type: a subscribed account may post up to 25,000 weighted characters.
+    url: `${xBase(origin)}/2/users/me?${new URLSearchParams({ "user.fields": "profile_image_url,subscription_type" })}`,
     init: { headers: { authorization: `Bearer ${credentials.accessToken}` } },
     idempotent: true,
   });
@@ -181,7 +182,7 @@ async function connectXAccount(
     displayName: typeof user.name === "string" && user.name !== "" ? user.name : user.username,
     profileImageUrl: typeof user.profile_image_url === "string" ? user.profile_image_url : null,
     credentials,
-    limits: { ...X_LIMITS },
+    limits: xLimitsFor(user.subscription_type),
   };
   return [account];
 }

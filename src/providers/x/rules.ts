@@ -22,6 +22,24 @@ export const X_LIMITS: ChannelLimits = {
   maxImageBytes: 5 * MB,
 };
 
+/**
+ * Longest post of an account with an X subscription (Basic, Premium or Premium+: "longer posts"), in
+ * weighted characters; X sends such posts as long posts through the same create call.
+ */
+export const X_SUBSCRIBER_MAX_WEIGHTED_LENGTH = 25_000;
+
+/** X's `subscription_type` values (users/me) that come with longer posts. */
+const LONG_POST_SUBSCRIPTIONS = new Set(["Basic", "Premium", "PremiumPlus"]);
+
+/** The limits of an account by its `subscription_type` as users/me reports it (absent: a standard account). */
+export function xLimitsFor(subscriptionType: unknown): ChannelLimits {
+  const subscribed = typeof subscriptionType === "string" && LONG_POST_SUBSCRIPTIONS.has(subscriptionType);
+  return {
+    ...X_LIMITS,
+    maxCharacters: subscribed ? X_SUBSCRIBER_MAX_WEIGHTED_LENGTH : X_MAX_WEIGHTED_LENGTH,
+  };
+}
+
 /** How X handles a content type: a still image, an animated GIF, a video; null when X refuses it. */
 export type XMediaKind = "image" | "gif" | "video";
 
