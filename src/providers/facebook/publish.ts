@@ -5,7 +5,7 @@
 // create calls (feed, a published photo, the reel's finish) are not idempotent; nothing after one throws.
 import { graphCall, idOf, sleep } from "./graph.ts";
 import { FACEBOOK_IMAGE_TYPES, isFacebookVideo } from "./rules.ts";
-import { providerFetch, readJson } from "../http.ts";
+import { isCutUpload, providerFetch, readJson } from "../http.ts";
 import { metaGraphError, metaProvider, metaRetryAt, type MetaAnswer } from "../meta/graph.ts";
 import {
   ProviderError,
@@ -243,8 +243,7 @@ async function upload(
       await uploadFrom(deps, destination, { target, bytes, offset });
       return;
     } catch (error) {
-      const cut = error instanceof ProviderError && error.kind === "transient" && error.statusCode !== 429;
-      if (!cut || resumes >= REEL_UPLOAD_RESUMES) throw error;
+      if (!isCutUpload(error) || resumes >= REEL_UPLOAD_RESUMES) throw error;
       offset = await bytesTransferred(deps, destination, input.videoId, bytes.length);
       if (offset >= bytes.length) return;
     }

@@ -1,7 +1,7 @@
 // LinkedIn media: images (`/rest/images` initialize + PUT) and videos (`/rest/videos` initialize,
 // PUT each part collecting ETags, finalize), then their status until AVAILABLE. Uploads are not
 // posts: an unattached image or video is invisible, so every call here is safe to repeat.
-import { expectJson } from "../http.ts";
+import { expectJson, isCutUpload } from "../http.ts";
 import { accessTokenOf, linkedinCall, restHeaders } from "./api.ts";
 import { ProviderError, type DestinationRef, type MediaItem, type ProviderDeps } from "../types.ts";
 
@@ -162,8 +162,7 @@ async function putPart(input: {
   try {
     response = await send();
   } catch (error) {
-    const cut = error instanceof ProviderError && error.kind === "transient" && error.statusCode !== 429;
-    if (!cut) throw error;
+    if (!isCutUpload(error)) throw error;
     response = await send();
   }
   const etag = response.headers.get("etag");

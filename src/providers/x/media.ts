@@ -1,6 +1,7 @@
 // X media: images through the simple v2 upload, GIFs and videos through the chunked v2 flow
 // (initialize, append, finalize, STATUS polls), alt text through media metadata. Uploads of media
 // no post uses yet are idempotent: a repeated upload leaves an unused media id that X expires.
+import { isCutUpload } from "../http.ts";
 import { X_OPERATIONS, xBase, xBearer, xCall, xJson } from "./http.ts";
 import { xAltText, xMediaKind } from "./rules.ts";
 import { ProviderError, type AdapterDeps, type DestinationRef, type MediaItem } from "../types.ts";
@@ -198,8 +199,7 @@ async function appendSegment(input: {
   try {
     await send();
   } catch (error) {
-    const cut = error instanceof ProviderError && error.kind === "transient" && error.statusCode !== 429;
-    if (!cut) throw error;
+    if (!isCutUpload(error)) throw error;
     await send();
   }
 }

@@ -2,9 +2,10 @@
 // the bytes go in chunks (multiples of 256 KiB, `Content-Range`), YouTube answers 308 with the
 // range it holds until the last byte, then the video resource. An interrupted chunk (connection cut,
 // timeout, 5xx) is followed by a status probe (`Content-Range: bytes */<total>`) and the upload
-// resumes from the offset YouTube reports (each chunk goes on a connection of its own, so the runtime
-// never re-sends one behind this code's back); a session that completed answers the probe with its video,
-// so repeating any step never makes a second video. Then the video's processing status is read.
+// resumes from the offset YouTube reports (each chunk goes on a connection of its own, so the
+// runtime never re-sends one behind this code's back); a session that completed answers the probe
+// with its video, so repeating any step never makes a second video. Then the video's processing
+// status is read.
 import { readJson } from "../http.ts";
 import { YOUTUBE_OPERATIONS, bearer, youtubeBase, youtubeCall, youtubeJson } from "./api.ts";
 import { ProviderError, type DestinationRef, type ProviderDeps } from "../types.ts";
