@@ -55,6 +55,22 @@ export interface ProviderFetchInput {
   limitError?: (response: Response) => Promise<ProviderError>;
   /** 3xx statuses that are answers, not redirects (YouTube's 308 Resume Incomplete): handed back. */
   answerStatuses?: readonly number[];
+  /**
+   * Sends the request on a connection of its own (for upload bodies: a chunk, a segment, a part).
+   * Bun's fetch silently sends a PUT (an idempotent method; not a POST) again, body and all, when
+   * a reused kept-alive connection drops before the answer; on a fresh connection it never does.
+   * A cut chunk then reaches the uploader, which asks the network what it holds and resumes from
+   * there (each network's rule) instead of a whole chunk going out twice behind its back.
+   */
+  freshConnection?: boolean;
+}
+
+/**
+ * Whether an upload piece (chunk, segment, part) failed in a way sending it again may fix: cut off,
+ * timed out or a 5xx (`transient`), but not a 429, which asks Herald to wait instead.
+ */
+export function isCutUpload(error: unknown): boolean {
+  return error instanceof ProviderError && error.kind === "transient" && error.statusCode !== 429;
 }
 
 /** Error codes of failures that happen before a single byte of the request reached the server. */
@@ -122,7 +138,12 @@ export async function providerFetch(input: ProviderFetchInput): Promise<Response
     const log = sendLogs.getStore();
     if (log && !idempotent) log.unsafeSent = true;
     // Redirects are never followed: a provider origin must not bounce Herald to another host (SSRF).
-    response = await deps.fetch(url, { ...init, signal, redirect: "manual" });
+    response = await deps.fetch(url, {
+      ...init,
+      signal,
+      redirect: "manual",
+      ...(input.freshConnection ? { keepalive: false } : {}),
+    });
     body = await readCapped(response, MAX_PROVIDER_RESPONSE_BYTES);
   } catch (error) {
     throw networkFailure({

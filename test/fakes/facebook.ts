@@ -11,7 +11,17 @@
 // Page post insights (only on Pages with 100 likes or more; unknown metric names refused), and an
 // Instagram media's insights (code 10 "Not enough viewers", an empty answer) and like/comment counts.
 import { EXPIRED_TOKEN, graphError, metaDefaultFailure } from "./meta.ts";
-import { json, never, newControls, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
+import {
+  json,
+  never,
+  newControls,
+  onFreshConnection,
+  serveFake,
+  startCutProxy,
+  token,
+  type FailSpec,
+  type FakeControls,
+} from "./shared.ts";
 
 /** An Instagram professional account linked to a Page. */
 export interface FakeInstagramAccount {
@@ -105,6 +115,10 @@ export interface FakeReel {
   /** Bytes received at the upload URL, and the headers sent with them. */
   received: number;
   uploadHeaders: { authorization: string; offset: string; fileSize: string } | null;
+  /** The file as received so far (its first `received` bytes), once an upload began. */
+  bytes: Uint8Array | null;
+  /** Every POST to the upload URL: its `offset`, the body bytes that arrived, and whether it was cut. */
+  uploads: { offset: number; length: number; cut: boolean; fresh: boolean }[];
   finished: boolean;
   videoState: string | null;
   description: string | null;
@@ -190,6 +204,8 @@ export interface FacebookFakeOptions {
   /** Redirect URIs the app accepts; null (default) accepts any. */
   redirectUris?: string[] | null;
   now?: () => number;
+  /** Serve through the cut proxy (test/fakes/shared.ts), so a reel upload can be reset mid-body. */
+  cuttable?: boolean;
 }
 
 /** The running fake: its origin, what it stored, and its switches. */
@@ -224,6 +240,12 @@ export interface FacebookFake extends FakeControls {
   multiReads: { ids: string[]; fields: string }[];
   /** The next reel finished ends this way instead of published. */
   nextReelEnds(end: ReelEnd): void;
+  /**
+   * The connection of the next POST to a reel's upload URL is reset once `keepBytes` of its body
+   * arrived (needs `cuttable`). Meta keeps what arrived: the reel's status reports it as the
+   * uploading phase's `bytes_transferred`, and an upload resumes with `offset` set to it.
+   */
+  resetNextReelUpload(input: { keepBytes: number }): void;
   /** The next container created ends this way instead of FINISHED. */
   nextContainerEnds(end: ContainerEnd): void;
   /** Every reel and container still processing is processed now. */
@@ -389,6 +411,7 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     unknownInsightMetrics: new Set(),
     multiReads: [],
     nextReelEnds: (end) => void reelEnds.push(end),
+    resetNextReelUpload: () => {},
     nextContainerEnds: (end) => void containerEnds.push(end),
     finishProcessing: () => {
       for (const reel of fake.reels.filter((r) => r.phase === "processing")) settleReel(reel);
@@ -676,6 +699,8 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
         pageId: page.id,
         received: 0,
         uploadHeaders: null,
+        bytes: null,
+        uploads: [],
         finished: false,
         videoState: null,
         description: null,
@@ -685,7 +710,7 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
         postId: null,
       };
       fake.reels.push(reel);
-      return ok({ video_id: reel.id, upload_url: `${server.origin}/video-upload/v25.0/${reel.id}` });
+      return ok({ video_id: reel.id, upload_url: `${fake.origin}/video-upload/v25.0/${reel.id}` });
     }
     if (params.upload_phase !== "finish") return bad("(#100) upload_phase must be one of {start, finish}");
     const reel = fake.reels.find((r) => r.id === params.video_id && r.pageId === page.id);
@@ -731,7 +756,8 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     const auth = request.headers.get("authorization") ?? "";
     const owner = fake.tokens.get(/^OAuth (.+)$/.exec(auth)?.[1] ?? "");
     if (!owner || owner.revoked || owner.pageId !== reel.pageId) return graphError(400, EXPIRED_TOKEN);
-    const bytes = (await request.arrayBuffer()).byteLength;
+    const body = new Uint8Array(await request.arrayBuffer());
+    const bytes = body.length;
     const offset = request.headers.get("offset") ?? "";
     const fileSize = request.headers.get("file_size") ?? "";
     if (!/^\d+$/.test(offset) || !/^\d+$/.test(fileSize))
@@ -744,15 +770,42 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
         },
         400,
       );
-    if (Number(offset) !== 0 || Number(fileSize) !== bytes)
+    // An upload starts at 0 or resumes where Meta's bytes end (or before: the bytes from `offset` replace).
+    if (Number(offset) > reel.received || Number(offset) + bytes !== Number(fileSize))
       return json(
         { debug_info: { type: "ParameterValidationError", message: "file_size does not match" } },
         400,
       );
-    reel.received = bytes;
+    reel.bytes ??= new Uint8Array(Number(fileSize));
+    reel.bytes.set(body, Number(offset));
+    reel.uploads.push({
+      offset: Number(offset),
+      length: bytes,
+      cut: false,
+      fresh: onFreshConnection(Object.fromEntries(request.headers)),
+    });
+    reel.received = Number(fileSize);
     reel.uploadHeaders = { authorization: auth, offset, fileSize };
     reel.phase = "uploaded";
     return ok({ success: true });
+  }
+
+  /** What arrived of a reel upload cut part-way: Meta keeps it, and reports it as `bytes_transferred`. */
+  function keepReelPrefix(input: { target: string; headers: Record<string, string>; received: Uint8Array }) {
+    const videoId = /^\/video-upload\/v\d+\.\d+\/(\d+)/.exec(input.target)?.[1];
+    const reel = fake.reels.find((r) => r.id === videoId);
+    const offset = Number(input.headers.offset ?? Number.NaN);
+    const fileSize = Number(input.headers.file_size ?? Number.NaN);
+    if (!reel || !(offset <= reel.received) || !Number.isInteger(fileSize)) return;
+    reel.bytes ??= new Uint8Array(fileSize);
+    reel.bytes.set(input.received.subarray(0, fileSize - offset), offset);
+    reel.received = Math.max(reel.received, offset + input.received.length);
+    reel.uploads.push({
+      offset,
+      length: input.received.length,
+      cut: true,
+      fresh: onFreshConnection(input.headers),
+    });
   }
 
   function reelStatus(reel: FakeReel): Record<string, unknown> {
@@ -762,7 +815,12 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     }
     const done = { status: "complete" };
     const notStarted = { status: "not_started" };
-    const uploading = reel.phase === "created" ? notStarted : { ...done, bytes_transferred: reel.received };
+    const uploading =
+      reel.phase !== "created"
+        ? { ...done, bytes_transferred: reel.received }
+        : reel.received > 0
+          ? { status: "in_progress", bytes_transferred: reel.received }
+          : notStarted;
     switch (reel.phase) {
       case "created":
       case "uploaded":
@@ -1282,8 +1340,20 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
   }
 
   const server = serveFake({ controls: fake, failures, route, defaultFailure: metaDefaultFailure });
-  fake.origin = server.origin;
-  fake.stop = server.stop;
+  const cuts = options.cuttable ? await startCutProxy(server.origin) : null;
+  fake.origin = cuts?.origin ?? server.origin;
+  fake.stop = async () => {
+    await cuts?.stop();
+    await server.stop();
+  };
+  fake.resetNextReelUpload = ({ keepBytes }) => {
+    if (!cuts) throw new Error("resetNextReelUpload needs the fake started with cuttable: true");
+    cuts.cutNext({
+      keepBytes,
+      match: ({ method, target }) => method === "POST" && target.startsWith("/video-upload/"),
+      onCut: keepReelPrefix,
+    });
+  };
   fake.pages = options.pages ?? defaultPages(server.origin);
   return fake;
 }

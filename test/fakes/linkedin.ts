@@ -10,8 +10,10 @@ import {
   json,
   never,
   newControls,
+  onFreshConnection,
   readBody,
   serveFake,
+  startCutProxy,
   token,
   type FailSpec,
   type FakeControls,
@@ -93,6 +95,20 @@ export interface LinkedInFakeOptions {
   activeVersions?: { oldest: string; newest: string };
   /** The clock posts are dated by (createdAt, lastModifiedAt). Default Date.now. */
   now?: () => number;
+
+  /** Serve through the cut proxy (test/fakes/shared.ts), so a part's connection can be reset mid-body. */
+  cuttable?: boolean;
+}
+
+/** One video part PUT as it reached LinkedIn: stored (with an ETag) or reset part-way (nothing kept). */
+export interface FakePartPut {
+  mediaId: string;
+  index: number;
+  /** Body bytes that arrived. */
+  length: number;
+  cut: boolean;
+  /** Whether it was the first request on its connection (known behind the cut proxy). */
+  fresh: boolean;
 }
 
 /** The running fake: its origin, what it stored, and its switches. */
@@ -117,6 +133,15 @@ export interface LinkedInFake extends FakeControls {
   imageReadsForbidden: boolean;
   /** The versions served (YYYYMM, inclusive); tests move it to retire the one Herald sends. */
   activeVersions: { oldest: string; newest: string };
+  /** Every video part PUT, in order (also those cut). */
+  partPuts: FakePartPut[];
+  /** The bytes of each video's parts as stored, by media URN (the file once every part is in). */
+  videoBytes: Map<string, Uint8Array>;
+  /**
+   * The connection of the next video part PUT is reset once `keepBytes` of it arrived (needs
+   * `cuttable`): the part gets no ETag and LinkedIn keeps none of it.
+   */
+  resetNextPart(input: { keepBytes: number }): void;
   /** Every access token issued so far answers 401 65602 (expired) from now on. */
   expireTokens(): void;
   /** Every access token answers 401 65601 REVOKED_ACCESS_TOKEN from now on; refresh tokens die too. */
@@ -186,6 +211,9 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
     failVideoProcessing: false,
     imageReadsForbidden: false,
     activeVersions: options.activeVersions ?? { oldest: "202511", newest: "202611" },
+    partPuts: [],
+    videoBytes: new Map(),
+    resetNextPart: () => {},
     expireTokens: () => tokens.forEach((t) => (t.state = "expired")),
     revokeTokens: () => {
       tokens.forEach((t) => (t.state = "revoked"));
@@ -615,6 +643,11 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       });
     if (part.etag === null) media.received += bytes.length;
     part.etag = `/ambry-video/signedId/${mediaId}-${index}-${bytes.length}`;
+    const file = fake.videoBytes.get(media.urn) ?? new Uint8Array(media.size);
+    file.set(bytes, part.firstByte);
+    fake.videoBytes.set(media.urn, file);
+    const fresh = onFreshConnection(Object.fromEntries(request.headers));
+    fake.partPuts.push({ mediaId: mediaId!, index: Number(index), length: bytes.length, cut: false, fresh });
     return new Response(null, { status: 200, headers: { etag: part.etag } });
   }
 
@@ -739,7 +772,28 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       return { body: { status, message: "Bad request" } };
     },
   });
-  fake.origin = server.origin;
-  fake.stop = server.stop;
+  const cuts = options.cuttable ? await startCutProxy(server.origin) : null;
+  fake.origin = cuts?.origin ?? server.origin;
+  fake.stop = async () => {
+    await cuts?.stop();
+    await server.stop();
+  };
+  fake.resetNextPart = ({ keepBytes }) => {
+    if (!cuts) throw new Error("resetNextPart needs the fake started with cuttable: true");
+    cuts.cutNext({
+      keepBytes,
+      match: ({ method, target }) => method === "PUT" && /^\/dms-uploads\/[^/]+\/part\/\d+$/.test(target),
+      onCut: ({ target, headers, received }) => {
+        const [, , mediaId, , index] = target.split("/");
+        fake.partPuts.push({
+          mediaId: mediaId!,
+          index: Number(index),
+          length: received.length,
+          cut: true,
+          fresh: onFreshConnection(headers),
+        });
+      },
+    });
+  };
   return fake;
 }

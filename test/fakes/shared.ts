@@ -149,3 +149,212 @@ export function cid(data: Uint8Array | string, codec: 0x55 | 0x71): string {
 export function token(prefix: string): string {
   return `${prefix}${crypto.randomUUID().replaceAll("-", "")}`;
 }
+
+/** What had arrived of a request when the cut proxy reset its connection. */
+export interface CutRequest {
+  method: string;
+  /** Path and query. */
+  target: string;
+  /** Lower-cased, with the proxy's `x-fake-connection`. */
+  headers: Record<string, string>;
+  /** The body bytes that arrived before the reset (a prefix of what was sent). */
+  received: Uint8Array;
+  /** The body length the request announced. */
+  declaredLength: number;
+}
+
+/** The next request matching `match` is reset once `keepBytes` of its body arrived. */
+export interface CutSpec {
+  match: (head: { method: string; target: string; headers: Record<string, string> }) => boolean;
+  keepBytes: number;
+  /** Called with what arrived, before the reset: the fake keeps what its network documents keeping. */
+  onCut: (cut: CutRequest) => void;
+}
+
+/** The header the cut proxy adds to every request it passes on: `<connection>-<request on it>`, e.g. `3-1`. */
+export const CONNECTION_HEADER = "x-fake-connection";
+
+/** Whether a recorded request was the first on its TCP connection (needs the cut proxy in front). */
+export function onFreshConnection(headers: Record<string, string>): boolean {
+  return headers[CONNECTION_HEADER]?.endsWith("-1") === true;
+}
+
+interface ProxySide {
+  socket: import("bun").Socket<ProxyState> | null;
+  queue: Uint8Array[];
+}
+
+interface ProxyState {
+  id: number;
+  requests: number;
+  upstream: ProxySide;
+  client: ProxySide;
+  /** Bytes of the client stream not yet parsed (a head in pieces). */
+  pending: Uint8Array;
+  /** Body bytes of the current request still to pass on (or to collect, when it is being cut). */
+  bodyLeft: number;
+  /** Raw mode: a body Herald's parser cannot follow (chunked); everything is passed on unread. */
+  raw: boolean;
+  cutting: { spec: CutSpec; head: Omit<CutRequest, "received">; parts: Uint8Array[]; got: number } | null;
+  closed: boolean;
+}
+
+/**
+ * A TCP proxy in front of a fake that can reset a connection part-way through a request body, as a
+ * network dropping mid-upload does: the client's fetch sees the connection die after some of the
+ * chunk went out, on whichever connection (fresh or kept alive) it used. Requests it passes on carry
+ * `x-fake-connection`, so a fake can tell whether a chunk came on a connection of its own.
+ */
+export async function startCutProxy(upstreamOrigin: string): Promise<{
+  origin: string;
+  cutNext(spec: CutSpec): void;
+  stop(): Promise<void>;
+}> {
+  const upstream = new URL(upstreamOrigin);
+  const armed: CutSpec[] = [];
+  let connections = 0;
+  const open = new Set<ProxyState>();
+
+  const send = (side: ProxySide, data: Uint8Array) => {
+    if (data.length === 0) return;
+    if (!side.socket || side.queue.length > 0) return void side.queue.push(data);
+    const written = side.socket.write(data);
+    if (written < data.length) side.queue.push(data.subarray(Math.max(0, written)));
+  };
+  const flush = (side: ProxySide) => {
+    while (side.socket && side.queue.length > 0) {
+      const data = side.queue[0]!;
+      const written = side.socket.write(data);
+      if (written < data.length) {
+        side.queue[0] = data.subarray(Math.max(0, written));
+        return;
+      }
+      side.queue.shift();
+    }
+  };
+  const close = (state: ProxyState) => {
+    if (state.closed) return;
+    state.closed = true;
+    open.delete(state);
+    state.client.socket?.end();
+    state.upstream.socket?.end();
+  };
+
+  /** Reads the client's stream: heads are parsed (and tagged), bodies passed on or collected for a cut. */
+  const fromClient = (state: ProxyState, data: Uint8Array) => {
+    if (state.raw) return send(state.upstream, data);
+    let rest = state.pending.length > 0 ? Buffer.concat([state.pending, data]) : Buffer.from(data);
+    state.pending = new Uint8Array(0);
+    while (rest.length > 0) {
+      if (state.bodyLeft > 0) {
+        const part = rest.subarray(0, state.bodyLeft);
+        rest = rest.subarray(part.length);
+        state.bodyLeft -= part.length;
+        const cutting = state.cutting;
+        if (!cutting) {
+          send(state.upstream, part);
+          continue;
+        }
+        cutting.parts.push(part);
+        cutting.got += part.length;
+        if (cutting.got < cutting.spec.keepBytes && state.bodyLeft > 0) continue;
+        const received = new Uint8Array(Buffer.concat(cutting.parts).subarray(0, cutting.spec.keepBytes));
+        cutting.spec.onCut({ ...cutting.head, received });
+        state.client.socket?.terminate();
+        close(state);
+        return;
+      }
+      const end = rest.indexOf("\r\n\r\n");
+      if (end < 0) {
+        state.pending = new Uint8Array(rest);
+        return;
+      }
+      const lines = rest.subarray(0, end).toString("latin1").split("\r\n");
+      rest = rest.subarray(end + 4);
+      const [method = "", target = ""] = lines[0]!.split(" ");
+      const headers: Record<string, string> = {};
+      for (const line of lines.slice(1)) {
+        const colon = line.indexOf(":");
+        if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      state.requests += 1;
+      const tag = `${state.id}-${state.requests}`;
+      const declaredLength = Number(headers["content-length"] ?? "0");
+      const at = armed.findIndex((spec) => spec.match({ method, target, headers }));
+      if (at >= 0 && !headers["transfer-encoding"]) {
+        const spec = armed.splice(at, 1)[0]!;
+        const tagged = { ...headers, [CONNECTION_HEADER]: tag };
+        state.cutting = {
+          spec,
+          head: { method, target, headers: tagged, declaredLength },
+          parts: [],
+          got: 0,
+        };
+        state.bodyLeft = declaredLength;
+        continue;
+      }
+      send(
+        state.upstream,
+        Buffer.from(`${lines.join("\r\n")}\r\n${CONNECTION_HEADER}: ${tag}\r\n\r\n`, "latin1"),
+      );
+      if (headers["transfer-encoding"]) {
+        state.raw = true;
+        return send(state.upstream, rest);
+      }
+      state.bodyLeft = Number.isFinite(declaredLength) ? declaredLength : 0;
+    }
+  };
+
+  const server = Bun.listen<ProxyState>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(client) {
+        const state: ProxyState = {
+          id: ++connections,
+          requests: 0,
+          upstream: { socket: null, queue: [] },
+          client: { socket: client, queue: [] },
+          pending: new Uint8Array(0),
+          bodyLeft: 0,
+          raw: false,
+          cutting: null,
+          closed: false,
+        };
+        client.data = state;
+        open.add(state);
+        void Bun.connect<ProxyState>({
+          hostname: upstream.hostname,
+          port: Number(upstream.port),
+          data: state,
+          socket: {
+            open(socket) {
+              if (state.closed) return void socket.end();
+              state.upstream.socket = socket;
+              flush(state.upstream);
+            },
+            data: (_socket, data) => send(state.client, data),
+            drain: () => flush(state.upstream),
+            close: () => close(state),
+            error: () => close(state),
+          },
+        }).catch(() => close(state));
+      },
+      data: (client, data) => fromClient(client.data, data),
+      drain: (client) => flush(client.data.client),
+      close: (client) => close(client.data),
+      error: (client) => close(client.data),
+    },
+  });
+  return {
+    origin: `http://127.0.0.1:${server.port}`,
+    cutNext: (spec) => void armed.push(spec),
+    stop: async () => {
+      for (const state of [...open]) {
+        state.client.socket?.terminate();
+        close(state);
+      }
+      server.stop(true);
+    },
+  };
+}

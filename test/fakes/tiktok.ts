@@ -104,8 +104,28 @@ export interface TikTokCounts {
 /** How the upload host misbehaves on one chunk PUT, once. */
 export interface UploadFault {
   chunk: number;
-  /** `cut-before`: the connection drops before TikTok keeps the chunk; `cut-after`: after (the answer is lost). */
-  mode: "cut-before" | "cut-after" | "503";
+  /**
+   * `cut-before`: the connection drops before TikTok keeps the chunk; `cut-after`: after (the answer
+   * is lost); `reset-partway`: the connection is reset once `keepBytes` of the chunk arrived, and
+   * TikTok keeps none of it (a chunk counts whole or not at all: `uploaded_bytes` stays where it was).
+   */
+  mode: "cut-before" | "cut-after" | "503" | "reset-partway";
+  keepBytes?: number;
+}
+
+/** A PUT the upload host received (or cut part-way). */
+export interface UploadRequest {
+  path: string;
+  range: string | null;
+  contentType: string | null;
+  /** Body bytes received (for a `reset-partway` cut, the part that arrived). */
+  length: number;
+  /** Whether it was the first request on its connection (none before it could be re-sent with it). */
+  fresh: boolean;
+  /** Status fetches of the post made before this PUT arrived. */
+  statusFetchesBefore: number;
+  /** Reset part-way through its body. */
+  reset: boolean;
 }
 
 /** Settings of the fake. */
@@ -168,7 +188,7 @@ export interface TikTokFake extends FakeControls {
   /** Every /v2/video/query/ call: the ids and fields asked for. */
   videoQueries: { ids: string[]; fields: string[] }[];
   /** Every PUT the upload host received (also those it cut). */
-  uploadRequests: { path: string; range: string | null; contentType: string | null; length: number }[];
+  uploadRequests: UploadRequest[];
   /** Makes the next PUT of `chunk` fail as `mode`, once. */
   failUpload(fault: UploadFault): void;
   /** Every access token answers 401 access_token_invalid from now on. */
@@ -723,33 +743,54 @@ function mp4Duration(bytes: Uint8Array): number | null {
 async function startUploadHost(input: {
   find: (uploadId: string, uploadToken: string) => FakePublish | null;
   faults: UploadFault[];
-  record: (entry: TikTokFake["uploadRequests"][number]) => void;
+  record: (entry: UploadRequest) => void;
   logId: () => string;
   maxVideoSeconds: () => number;
 }): Promise<{ origin: string; stop: () => Promise<void> }> {
+  const requestsOn = new WeakMap<object, number>();
   const server: Server = createServer((req, res) => {
     const parts: Buffer[] = [];
-    req.on("data", (part: Buffer) => parts.push(part));
+    const url = new URL(req.url ?? "/", "http://upload.local");
+    const range = req.headers["content-range"] ?? null;
+    const publishOf = () =>
+      input.find(url.searchParams.get("upload_id") ?? "", url.searchParams.get("upload_token") ?? "");
+    const seen = requestsOn.get(req.socket) ?? 0;
+    requestsOn.set(req.socket, seen + 1);
+    const entry = (length: number, reset: boolean): UploadRequest => ({
+      path: url.pathname,
+      range,
+      contentType: req.headers["content-type"] ?? null,
+      length,
+      fresh: seen === 0,
+      statusFetchesBefore: publishOf()?.statusFetches ?? 0,
+      reset,
+    });
+    // A reset part-way through the body: decided from the head, before the body is read.
+    const chunkSize = Number(publishOf()?.sourceInfo.chunk_size);
+    const first = Number(/^bytes (\d+)-/.exec(range ?? "")?.[1] ?? Number.NaN);
+    const partway = input.faults.findIndex(
+      (f) => f.mode === "reset-partway" && chunkSize > 0 && f.chunk === Math.floor(first / chunkSize),
+    );
+    const keepBytes = partway >= 0 ? (input.faults.splice(partway, 1)[0]!.keepBytes ?? 1) : null;
+    let arrived = 0;
+    req.on("data", (part: Buffer) => {
+      if (keepBytes === null) return void parts.push(part);
+      arrived += part.length;
+      if (arrived < keepBytes || req.socket.destroyed) return;
+      input.record(entry(keepBytes, true));
+      req.socket.destroy();
+    });
     req.on("end", () => {
+      if (keepBytes !== null) return;
       const body = new Uint8Array(Buffer.concat(parts));
-      const url = new URL(req.url ?? "/", "http://upload.local");
-      const range = req.headers["content-range"] ?? null;
-      input.record({
-        path: url.pathname,
-        range,
-        contentType: req.headers["content-type"] ?? null,
-        length: body.length,
-      });
+      input.record(entry(body.length, false));
       const answer = (status: number, code = "ok", message = "") => {
-        // One connection per PUT: a cut then reaches the client (Bun's fetch silently sends an
-        // idempotent PUT again when a reused keep-alive connection drops).
-        res.writeHead(status, { "content-type": "application/json", connection: "close" });
+        // Connections are kept alive, as TikTok's upload host does: a PUT on a reused connection that
+        // drops is what Bun's fetch would silently send again (Herald sends each chunk on a new one).
+        res.writeHead(status, { "content-type": "application/json" });
         res.end(JSON.stringify({ data: {}, error: { code, message, log_id: input.logId() } }));
       };
-      const publish = input.find(
-        url.searchParams.get("upload_id") ?? "",
-        url.searchParams.get("upload_token") ?? "",
-      );
+      const publish = publishOf();
       if (req.method !== "PUT" || url.pathname !== "/upload/")
         return answer(404, "invalid_params", "not found");
       if (!publish) return answer(403, "invalid_params", "upload_id or upload_token is invalid");

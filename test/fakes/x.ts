@@ -9,7 +9,17 @@
 // problem JSON for 400/401/403/429. Multipart bodies are parsed byte-exactly here
 // (a part without a filename is binary for X, a string for a generic form parser).
 import { createHash } from "node:crypto";
-import { json, never, newControls, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
+import {
+  json,
+  never,
+  newControls,
+  onFreshConnection,
+  serveFake,
+  startCutProxy,
+  token,
+  type FailSpec,
+  type FakeControls,
+} from "./shared.ts";
 
 /** A post the fake holds. */
 export interface FakeTweet {
@@ -77,6 +87,18 @@ export interface XFakeOptions {
   tweetsPer15Min?: number;
   /** The fake's clock (token lifetimes, code expiry, rate windows). Default Date.now. */
   now?: () => number;
+  /** Serve through the cut proxy (test/fakes/shared.ts), so an append's connection can be reset mid-body. */
+  cuttable?: boolean;
+}
+
+/** One append as it reached X: a segment stored, or a request reset part-way (nothing of it kept). */
+export interface FakeAppend {
+  mediaId: string;
+  /** The segment_index stored; null for a cut append (its form never arrived whole). */
+  segment: number | null;
+  cut: boolean;
+  /** Whether it was the first request on its connection (known behind the cut proxy). */
+  fresh: boolean;
 }
 
 /** The running fake: origin, app, account, what it stored, and its switches. */
@@ -111,6 +133,14 @@ export interface XFake extends FakeControls {
   lookups: { ids: string[]; fields: string[] }[];
   /** Processing states the fake answered (finalize, then each STATUS), in order. */
   processingLog: { mediaId: string; via: "finalize" | "status"; state: string }[];
+  /** Every chunked-upload append, in order (also those cut). */
+  appends: FakeAppend[];
+  /**
+   * The connection of the next append is reset once `keepBytes` of its body arrived (needs
+   * `cuttable`). X keeps nothing of a segment that did not arrive whole; the same segment_index
+   * sent again is stored as that segment.
+   */
+  resetNextAppend(input: { keepBytes: number }): void;
   /** Every access token issued so far answers 401 from now on (as after two hours). */
   expireAccessTokens(): void;
   /** Every refresh token issued so far is refused from now on (the user revoked the app). */
@@ -231,6 +261,8 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     processingPolls: options.processingPolls ?? 2,
     failProcessing: false,
     processingLog: [],
+    appends: [],
+    resetNextAppend: () => {},
     lookups: [],
     timelineReads: [],
     expireAccessTokens: () => access.forEach((t) => (t.expired = true)),
@@ -717,7 +749,7 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     if (step) {
       const target = fake.media.find((m) => m.id === step[1]);
       if (!target) return invalid("media id not found");
-      return step[2] === "append" ? append(target, await fields(request)) : finalize(target);
+      return step[2] === "append" ? append(target, await fields(request), request) : finalize(target);
     }
     if (pathname !== "/2/media/upload") return invalid(`no media route ${pathname}`);
     const form = await fields(request);
@@ -726,7 +758,7 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     if (command === "APPEND" || command === "FINALIZE") {
       const target = fake.media.find((m) => m.id === form.media_id?.text);
       if (!target) return invalid("media id not found");
-      return command === "APPEND" ? append(target, form) : finalize(target);
+      return command === "APPEND" ? append(target, form, request) : finalize(target);
     }
     if (command !== undefined) return invalid(`unknown command ${command}`);
     return simpleUpload(request, form);
@@ -760,13 +792,15 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
     return json({ data: { id: m.id, media_key: m.mediaKey, expires_after_secs: EXPIRES_AFTER_SECS } });
   }
 
-  function append(target: FakeMedia, form: Fields): Response {
+  function append(target: FakeMedia, form: Fields, request: Request): Response {
     const index = Number(form.segment_index?.text ?? Number.NaN);
     if (target.bytes !== null) return invalid("the upload is finalized");
     if (!Number.isInteger(index) || index < 0 || index > 999)
       return invalid("segment_index must be 0 to 999");
     if (!form.media) return invalid("media is required");
     target.segments.set(index, form.media.bytes);
+    const fresh = onFreshConnection(Object.fromEntries(request.headers));
+    fake.appends.push({ mediaId: target.id, segment: index, cut: false, fresh });
     return json({ data: { expires_at: Math.floor(now() / 1000) + EXPIRES_AFTER_SECS } });
   }
 
@@ -867,8 +901,23 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
       };
     },
   });
-  fake.origin = server.origin;
-  fake.stop = server.stop;
+  const cuts = options.cuttable ? await startCutProxy(server.origin) : null;
+  fake.origin = cuts?.origin ?? server.origin;
+  fake.stop = async () => {
+    await cuts?.stop();
+    await server.stop();
+  };
+  fake.resetNextAppend = ({ keepBytes }) => {
+    if (!cuts) throw new Error("resetNextAppend needs the fake started with cuttable: true");
+    cuts.cutNext({
+      keepBytes,
+      match: ({ method, target }) => method === "POST" && /^\/2\/media\/upload\/[^/]+\/append/.test(target),
+      onCut: ({ target, headers }) => {
+        const mediaId = /^\/2\/media\/upload\/([^/]+)\//.exec(target)![1]!;
+        fake.appends.push({ mediaId, segment: null, cut: true, fresh: onFreshConnection(headers) });
+      },
+    });
+  };
   fake.user.profile_image_url = `${server.origin}/profile_images/herald_normal.png`;
   return fake;
 }

@@ -8,7 +8,17 @@
 // owner hides likes, commentCount when comments are off; at most 50 ids), and every error in Google's
 // envelope.
 import { createHash, randomBytes } from "node:crypto";
-import { json, never, newControls, serveFake, token, type FailSpec, type FakeControls } from "./shared.ts";
+import {
+  json,
+  never,
+  newControls,
+  serveFake,
+  startCutProxy,
+  token,
+  type CutRequest,
+  type FailSpec,
+  type FakeControls,
+} from "./shared.ts";
 
 /** The channel of the Google account that signs in (null: an account without a channel). */
 export interface FakeChannel {
@@ -78,6 +88,8 @@ export interface YouTubeFakeOptions {
   reissueRefreshTokens?: boolean;
   /** The project is not audited: every upload is locked private, whatever was asked. */
   unverifiedProject?: boolean;
+  /** Serve through the cut proxy (test/fakes/shared.ts), so a chunk's connection can be reset mid-body. */
+  cuttable?: boolean;
   now?: () => number;
 }
 
@@ -107,6 +119,11 @@ export interface YouTubeFake extends FakeControls {
   nextVideoEnds(end: VideoEnd): void;
   /** The next chunk PUT keeps only its first `keep` bytes, then the answer is cut (hangs) or a 5xx. */
   cutNextChunk(input: { keep: number; then: "hang" | 500 | 503 }): void;
+  /**
+   * The connection of the next chunk PUT is reset once `keepBytes` of its body arrived (needs
+   * `cuttable`): YouTube keeps the bytes it received and reports them in the probe's `Range`.
+   */
+  resetNextChunk(input: { keepBytes: number }): void;
   /** Every session expires: its PUTs answer `status`. */
   expireSessions(status?: 404 | 410): void;
   /** Every access token issued so far is expired from now on (401 authError). */
@@ -185,6 +202,7 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
   >();
   let nextEnd: VideoEnd | null = null;
   let cut: { keep: number; then: "hang" | 500 | 503 } | null = null;
+  let cuts: Awaited<ReturnType<typeof startCutProxy>> | null = null;
 
   const fake: YouTubeFake = {
     ...newControls(failures),
@@ -207,6 +225,15 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     processingPolls: options.processingPolls ?? 2,
     nextVideoEnds: (end) => void (nextEnd = end),
     cutNextChunk: (spec) => void (cut = spec),
+    resetNextChunk: ({ keepBytes }) => {
+      if (!cuts) throw new Error("resetNextChunk needs the fake started with cuttable: true");
+      cuts.cutNext({
+        keepBytes,
+        match: ({ method, headers }) =>
+          method === "PUT" && /^bytes \d+-/.test(headers["content-range"] ?? ""),
+        onCut: keepReceivedPrefix,
+      });
+    },
     expireSessions: (status = 404) => fake.sessions.forEach((s) => (s.expired = status)),
     expireTokens: () => accessTokens.forEach((t) => (t.expiresAt = Math.min(t.expiresAt, now() - 1))),
     revokeGrants: () => {
@@ -552,6 +579,25 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     return position(session, 201);
   }
 
+  /**
+   * A chunk whose connection was reset part-way: like an interrupted upload at Google, the session
+   * keeps the bytes that arrived (when the chunk started where the session ends) and the next status
+   * probe reports them in `Range`.
+   */
+  function keepReceivedPrefix(request: CutRequest): void {
+    const id = new URL(request.target, "http://fake.local").searchParams.get("upload_id");
+    const session = fake.sessions.find((s) => s.id === id);
+    const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(request.headers["content-range"] ?? "");
+    if (!session || !range || session.video || session.expired) return;
+    const start = Number(range[1]);
+    session.chunks.push({ start, length: request.declaredLength, answered: "cut" });
+    if (start !== session.held) return;
+    const kept = request.received.subarray(0, session.total - start);
+    session.buffer.set(kept, start);
+    session.held += kept.length;
+    if (session.held === session.total) complete(session);
+  }
+
   /** 308 with the range held, or (complete) the video resource. */
   function position(session: FakeSession, doneStatus: number): Response {
     if (session.video) return json(videoResource(session.video, ["snippet", "status"]), doneStatus);
@@ -678,7 +724,11 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
       return { body: googleErrorBody(status, reason, message) };
     },
   });
-  fake.origin = server.origin;
-  fake.stop = server.stop;
+  cuts = options.cuttable ? await startCutProxy(server.origin) : null;
+  fake.origin = cuts?.origin ?? server.origin;
+  fake.stop = async () => {
+    await cuts?.stop();
+    await server.stop();
+  };
   return fake;
 }

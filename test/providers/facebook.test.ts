@@ -34,6 +34,7 @@ import {
   expectProviderError,
   makePng,
   mediaItem,
+  publishFully,
   publishInput,
   expectPendingItem,
   expectPublished,
@@ -326,6 +327,34 @@ describe("publishing", () => {
     );
     expect(adapter.pendingChecksRepeatable).toBe(true);
   });
+
+  test(
+    "a reel upload whose connection is reset mid-body resumes from the bytes_transferred " +
+      "Meta reports, on a connection of its own; every byte once after that, one reel",
+    async () => {
+      const { adapter, destination } = await start({ reelProcessingPolls: 0, cuttable: true });
+      const bytes = new Uint8Array(mp4(1080, 1920, 5, { mdatBytes: 400_000 }));
+      const video = {
+        ...mediaItem({ assetId: "ast_clip", contentType: "video/mp4", bytes }),
+        durationSec: 5,
+      };
+      // 150,000 bytes arrive, then the connection is reset; Meta keeps them.
+      fake.resetNextReelUpload({ keepBytes: 150_000 });
+      const published = await publishFully(
+        adapter,
+        publishInput(destination, { text: "cut", media: [video] }),
+      );
+      const reel = fake.reels[0]!;
+      expect(reel.uploads).toEqual([
+        { offset: 0, length: 150_000, cut: true, fresh: true },
+        { offset: 150_000, length: bytes.length - 150_000, cut: false, fresh: true },
+      ]);
+      expect(Buffer.from(reel.bytes!).equals(Buffer.from(bytes))).toBe(true);
+      expect(fake.reels).toHaveLength(1);
+      expect(fake.posts).toEqual([expect.objectContaining({ kind: "reel", videoId: reel.id })]);
+      expect(published.providerObjectId).toBe(reel.id);
+    },
+  );
 
   test("a reel processed within the inline polls is published at once", async () => {
     const { adapter, destination } = await start({ reelProcessingPolls: 1 });

@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:net";
 import { systemClock } from "../../src/lib/clock.ts";
 import { providerFetch } from "../../src/providers/http.ts";
 import { ProviderError, type FailureKind } from "../../src/providers/types.ts";
+import { startCutProxy } from "../fakes/shared.ts";
 import { closedOrigin, expectProviderError } from "./support.ts";
 
 const deps = { fetch, clock: systemClock, timeoutMs: 150 };
@@ -121,5 +122,43 @@ describe("providerFetch classifies failures the same way for every adapter", () 
   test("a connection reset after sending is outcome_unknown, or transient when idempotent", async () => {
     await expectProviderError(call(`${resetOrigin}/`, false), "outcome_unknown");
     await expectProviderError(call(`${resetOrigin}/`, true), "transient");
+  });
+});
+
+describe("freshConnection: an upload body the runtime cannot send again behind the adapter's back", () => {
+  const upload = (url: string, freshConnection: boolean) =>
+    providerFetch({
+      deps,
+      operation: "PUT chunk",
+      url,
+      init: { method: "PUT", body: new Uint8Array(300_000) },
+      idempotent: true,
+      freshConnection,
+    });
+
+  test.each([
+    [false, "is sent again whole by Bun's fetch on another connection (what uploads must avoid)"],
+    [true, "reaches the caller as a transient ECONNRESET, on a connection of its own"],
+  ] as const)("a PUT cut mid-body on a kept-alive connection, freshConnection %p, %s", async (fresh) => {
+    const proxy = await startCutProxy(origin);
+    try {
+      // A first call leaves a kept-alive connection in the pool for the PUT to reuse.
+      await providerFetch({ deps, operation: "read", url: `${proxy.origin}/?status=200`, idempotent: true });
+      const cuts: number[] = [];
+      proxy.cutNext({
+        match: ({ method }) => method === "PUT",
+        keepBytes: 100_000,
+        onCut: (cut) => cuts.push(cut.received.length),
+      });
+      if (fresh) {
+        const error = await expectProviderError(upload(`${proxy.origin}/?status=200`, true), "transient");
+        expect(error.errorCode).toBe("ECONNRESET");
+      } else {
+        expect((await upload(`${proxy.origin}/?status=200`, false)).status).toBe(200);
+      }
+      expect(cuts).toEqual([100_000]);
+    } finally {
+      await proxy.stop();
+    }
   });
 });

@@ -369,6 +369,33 @@ describe("publishing", () => {
   });
 
   test(
+    "a video part whose kept-alive connection is reset mid-body is sent again once by Herald (only that " +
+      "part), each part on a connection of its own; the video holds every byte and the post goes out once",
+    async () => {
+      const { member } = await start({ videoPartBytes: 50_000, videoProcessingPolls: 0, cuttable: true });
+      const adapter = adapterFor(fake, { deps: { maxPolls: 5 } });
+      const bytes = new Uint8Array(130_000).map((_, i) => (i * 7) % 251);
+      // 20,000 bytes of the first part arrive, then the connection is reset.
+      fake.resetNextPart({ keepBytes: 20_000 });
+      await adapter.publishItem(
+        publishInput(member, { media: [mediaItem({ contentType: "video/mp4", bytes, altText: null })] }),
+      );
+      const [video] = fake.media;
+      expect(fake.partPuts.map((p) => [p.index, p.cut])).toEqual([
+        [0, true],
+        [0, false],
+        [1, false],
+        [2, false],
+      ]);
+      expect(fake.partPuts.every((p) => p.fresh)).toBe(true);
+      expect(video!.finalizedWith).toEqual(video!.parts.map((p) => p.etag!));
+      expect(Buffer.from(fake.videoBytes.get(video!.urn)!).equals(Buffer.from(bytes))).toBe(true);
+      expect(fake.posts).toHaveLength(1);
+      expect(fake.posts[0]!.content).toEqual({ media: { id: video!.urn } });
+    },
+  );
+
+  test(
     "a video still processing after the inline polls is pending; checkPending creates the post once " +
       "it is AVAILABLE",
     async () => {

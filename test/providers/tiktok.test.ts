@@ -402,7 +402,7 @@ describe("publishing a video", () => {
           media_type: "video",
         },
       });
-      expect(fake.uploadRequests).toEqual([
+      expect(fake.uploadRequests).toMatchObject([
         {
           path: "/upload/",
           range: `bytes 0-${clip.byteSize - 1}/${clip.byteSize}`,
@@ -453,6 +453,35 @@ describe("publishing a video", () => {
     expect(Buffer.from(fake.publishes[0]!.bytes).equals(Buffer.from(await clip.read()))).toBe(true);
     expect(published.providerObjectId).toBe(fake.publishes[0]!.postId!);
   });
+
+  test(
+    "a chunk whose kept-alive connection is reset mid-body is re-sent once by Herald, after asking " +
+      "TikTok what it holds, each on a connection of its own",
+    async () => {
+      const { adapter, destination } = await start({}, { tiktokChunkBytes: 5 * MiB });
+      // 1 MiB of chunk 2 arrives, then the connection is reset; TikTok keeps none of that chunk.
+      fake.failUpload({ chunk: 1, mode: "reset-partway", keepBytes: MiB });
+      const clip = video({ megabytes: 16 });
+      const published = await publishFully(adapter, item(destination, { media: [clip] }));
+      const chunkOf = (range: string | null) =>
+        Math.floor(Number(/bytes (\d+)-/.exec(range ?? "")![1]) / (5 * MiB));
+      const sent = fake.uploadRequests;
+      expect(sent.map((u) => [chunkOf(u.range), u.reset])).toEqual([
+        [0, false],
+        [1, true],
+        [1, false],
+        [2, false],
+      ]);
+      // The runtime re-sent nothing: every chunk went on a new connection, and the second chunk 2
+      // followed a status fetch (TikTok's uploaded_bytes said where to resume).
+      expect(sent.every((u) => u.fresh)).toBe(true);
+      expect(sent[2]!.statusFetchesBefore).toBeGreaterThan(sent[1]!.statusFetchesBefore);
+      expect(fake.publishes).toHaveLength(1);
+      expect(fake.initBodies).toHaveLength(1);
+      expect(Buffer.from(fake.publishes[0]!.bytes).equals(Buffer.from(await clip.read()))).toBe(true);
+      expect(published.providerObjectId).toBe(fake.publishes[0]!.postId!);
+    },
+  );
 
   test(
     "an upload failing past the resumes of one check is transient; the next check resumes, without a " +

@@ -469,6 +469,32 @@ describe("publishing", () => {
     expect(m!.altText).toBeNull(); // X's media metadata takes alt text for images and GIFs only
   });
 
+  test(
+    "an append whose connection is reset mid-body (X keeps none of it) is sent again once by Herald, each on a " +
+      "connection of its own; the media holds every byte and the post goes out once",
+    async () => {
+      const { adapter, destination } = await start(
+        { processingPolls: 0, cuttable: true },
+        { xChunkBytes: 100_000 },
+      );
+      const bytes = mp4(640, 360, 2, { mdatBytes: 250_000 });
+      // 30,000 bytes of the first segment arrive, then the connection is reset.
+      fake.resetNextAppend({ keepBytes: 30_000 });
+      await adapter.publishItem(item(destination, { text: "a clip", media: [video({ bytes })] }));
+      const [m] = fake.media;
+      expect(Buffer.from(m!.bytes!).equals(bytes)).toBe(true);
+      const segments = Math.ceil(bytes.length / 100_000);
+      // The cut segment was sent again once, by Herald; every other segment once.
+      expect(fake.appends.map((a) => [a.segment, a.cut])).toEqual([
+        [null, true],
+        ...Array.from({ length: segments }, (_, i) => [i, false]),
+      ]);
+      expect(fake.appends.every((a) => a.fresh)).toBe(true);
+      expect(fake.tweets).toHaveLength(1);
+      expect(fake.tweets[0]!.mediaIds).toEqual([m!.id]);
+    },
+  );
+
   test("a GIF goes through the chunked upload as tweet_gif and gets its alt text", async () => {
     const { adapter, destination } = await start({ processingPolls: 1 });
     await adapter.publishItem(

@@ -41,6 +41,7 @@ import {
   type YouTubeFake,
   type YouTubeFakeOptions,
 } from "../fakes/youtube.ts";
+import { onFreshConnection } from "../fakes/shared.ts";
 import {
   closedOrigin,
   expectProviderError,
@@ -493,6 +494,39 @@ describe("interrupted uploads", () => {
       );
       expect(probes.map((r) => r.headers["content-range"])).toEqual(["bytes */700000", "bytes */700000"]);
       expect(fake.sessions).toHaveLength(1);
+    },
+  );
+
+  test(
+    "a chunk whose kept-alive connection is reset mid-body is not sent again behind Herald's back: " +
+      "probed, resumed after the bytes YouTube kept, each byte sent once after that",
+    async () => {
+      const { adapter, destination } = await start({ processingPolls: 0, cuttable: true });
+      const input = item(destination);
+      const pending = await pendingOf(adapter, input);
+      // 100,000 bytes of the first chunk arrive, then the connection is reset (Google keeps them).
+      fake.resetNextChunk({ keepBytes: 100_000 });
+      const status = await check(adapter, input, pending);
+      expect(status.state).toBe("published");
+      expect(fake.videos).toHaveLength(1);
+      expect(Buffer.from(onlyVideo().bytes).equals(Buffer.from(videoBytes(700_000)))).toBe(true);
+      expect(fake.sessions[0]!.chunks).toEqual([
+        { start: 0, length: KIB256, answered: "cut" },
+        { start: 100_000, length: KIB256, answered: 308 },
+        { start: 100_000 + KIB256, length: KIB256, answered: 308 },
+        { start: 100_000 + 2 * KIB256, length: 700_000 - 100_000 - 2 * KIB256, answered: 201 },
+      ]);
+      const puts = fake.requests.filter((r) => r.method === "PUT");
+      expect(puts.map((r) => r.headers["content-range"])).toEqual([
+        "bytes */700000",
+        "bytes */700000",
+        `bytes 100000-${100_000 + KIB256 - 1}/700000`,
+        `bytes ${100_000 + KIB256}-${100_000 + 2 * KIB256 - 1}/700000`,
+        `bytes ${100_000 + 2 * KIB256}-699999/700000`,
+      ]);
+      // Every chunk went on a connection of its own: none could be re-sent by the runtime.
+      const chunks = puts.filter((r) => !r.headers["content-range"]!.startsWith("bytes */"));
+      expect(chunks.every((r) => onFreshConnection(r.headers))).toBe(true);
     },
   );
 

@@ -5,7 +5,7 @@
 // create calls (feed, a published photo, the reel's finish) are not idempotent; nothing after one throws.
 import { graphCall, idOf, sleep } from "./graph.ts";
 import { FACEBOOK_IMAGE_TYPES, isFacebookVideo } from "./rules.ts";
-import { providerFetch, readJson } from "../http.ts";
+import { isCutUpload, providerFetch, readJson } from "../http.ts";
 import { metaGraphError, metaProvider, metaRetryAt, type MetaAnswer } from "../meta/graph.ts";
 import {
   ProviderError,
@@ -176,7 +176,7 @@ async function reel(deps: AdapterDeps, input: PublishItemInput, media: MediaItem
     idempotent: true, // an upload session publishes nothing
   });
   const videoId = idOf(start.body, "video_id", "POST /{page-id}/video_reels?upload_phase=start", true);
-  await upload(deps, input.destination, String(start.body.upload_url ?? ""), bytes);
+  await upload(deps, input.destination, { videoId, uploadUrl: String(start.body.upload_url ?? ""), bytes });
   const finishOperation = "POST /{page-id}/video_reels?upload_phase=finish";
   const finish = await call(deps, input.destination, {
     method: "POST",
@@ -209,20 +209,26 @@ async function reel(deps: AdapterDeps, input: PublishItemInput, media: MediaItem
   throw new ProviderError("transient", `Facebook: ${status.reason}`, { operation: "GET /{video-id}" });
 }
 
+/** Interrupted uploads of one reel resumed (each from the bytes Meta reports) before giving up. */
+const REEL_UPLOAD_RESUMES = 3;
+
 /**
  * Sends the bytes to the upload URL Meta gave (rupload.facebook.com); the Page token goes only to an
- * https URL or to the API origin itself. Idempotent: the whole file is sent from offset 0 each time.
+ * https URL or to the API origin itself. Meta's Reels Publishing API: an interrupted upload is
+ * resumed by reading the reel's status (`uploading_phase.bytes_transferred`) and posting the rest
+ * with `offset` set to it. So each POST goes on a connection of its own (the runtime never re-sends
+ * the file behind this code's back), and a cut one (reset, timeout, 5xx) is followed by that read
+ * and a POST of what Meta does not hold yet, up to three times.
  */
 async function upload(
   deps: AdapterDeps,
   destination: DestinationRef,
-  uploadUrl: string,
-  bytes: Uint8Array,
+  input: { videoId: string; uploadUrl: string; bytes: Uint8Array },
 ): Promise<void> {
   const operation = "POST {upload_url}";
   let target: URL;
   try {
-    target = new URL(uploadUrl);
+    target = new URL(input.uploadUrl);
   } catch {
     throw new ProviderError("transient", `${operation}: Meta gave no usable upload URL`, { operation });
   }
@@ -230,22 +236,44 @@ async function upload(
     throw new ProviderError("rejected", `${operation}: Herald sends the Page token only over https`, {
       operation,
     });
+  const { bytes } = input;
+  let offset = 0;
+  for (let resumes = 0; ; resumes++) {
+    try {
+      await uploadFrom(deps, destination, { target, bytes, offset });
+      return;
+    } catch (error) {
+      if (!isCutUpload(error) || resumes >= REEL_UPLOAD_RESUMES) throw error;
+      offset = await bytesTransferred(deps, destination, input.videoId, bytes.length);
+      if (offset >= bytes.length) return;
+    }
+  }
+}
+
+/** One POST of the bytes from `offset` on, on a fresh connection. */
+async function uploadFrom(
+  deps: AdapterDeps,
+  destination: DestinationRef,
+  input: { target: URL; bytes: Uint8Array; offset: number },
+): Promise<void> {
+  const operation = "POST {upload_url}";
   const response = await providerFetch({
     deps,
     operation,
-    url: String(target),
+    url: String(input.target),
     init: {
       method: "POST",
       headers: {
         authorization: `OAuth ${String(destination.credentials.accessToken ?? "")}`,
-        offset: "0",
-        file_size: String(bytes.length),
+        offset: String(input.offset),
+        file_size: String(input.bytes.length),
         "content-type": "application/octet-stream",
       },
-      body: bytes,
+      body: input.bytes.subarray(input.offset),
     },
     idempotent: true,
     retryAt: metaRetryAt(deps.clock),
+    freshConnection: true,
   });
   if (!response.ok) throw await metaGraphError({ operation, response, clock: deps.clock, idempotent: true });
   const body = await readJson(response);
@@ -254,6 +282,24 @@ async function upload(
       operation,
       statusCode: response.status,
     });
+}
+
+/** The bytes of the file Meta holds, from the reel's status (`uploading_phase.bytes_transferred`; none: 0). */
+async function bytesTransferred(
+  deps: AdapterDeps,
+  destination: DestinationRef,
+  videoId: string,
+  total: number,
+): Promise<number> {
+  const { body } = await call(deps, destination, {
+    method: "GET",
+    path: encodeURIComponent(videoId),
+    params: { fields: "status" },
+    operation: "GET /{video-id}?fields=status",
+    idempotent: true,
+  });
+  const held = Number(body.status?.uploading_phase?.bytes_transferred);
+  return Number.isInteger(held) && held > 0 ? Math.min(held, total) : 0;
 }
 
 async function reelState(

@@ -75,6 +75,8 @@ export async function linkedinCall(input: {
   idempotent: boolean;
   /** Statuses the caller handles itself (e.g. 404 on a media status read). */
   allow?: number[];
+  /** An upload body: sent on a connection of its own (see `providerFetch`). */
+  freshConnection?: boolean;
 }): Promise<Response> {
   const { deps, allow = [] } = input;
   const response = await providerFetch({
@@ -83,6 +85,7 @@ export async function linkedinCall(input: {
     url: input.url,
     init: input.init,
     idempotent: input.idempotent,
+    freshConnection: input.freshConnection,
     retryAt: () => nextMidnightUtc(deps.clock.now()),
   });
   if (response.ok || allow.includes(response.status)) return response;

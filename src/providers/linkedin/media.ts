@@ -1,7 +1,7 @@
 // LinkedIn media: images (`/rest/images` initialize + PUT) and videos (`/rest/videos` initialize,
 // PUT each part collecting ETags, finalize), then their status until AVAILABLE. Uploads are not
 // posts: an unattached image or video is invisible, so every call here is safe to repeat.
-import { expectJson } from "../http.ts";
+import { expectJson, isCutUpload } from "../http.ts";
 import { accessTokenOf, linkedinCall, restHeaders } from "./api.ts";
 import { ProviderError, type DestinationRef, type MediaItem, type ProviderDeps } from "../types.ts";
 
@@ -108,20 +108,8 @@ async function uploadVideo(input: {
       lastByte >= bytes.length
     )
       throw malformed(operation, `uploadInstructions[${index}] byte range`);
-    const part = await linkedinCall({
-      deps,
-      operation: "PUT video part upload URL",
-      url: stringOr(uploadUrl, operation, `uploadInstructions[${index}].uploadUrl`),
-      init: {
-        method: "PUT",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream" },
-        body: bytes.subarray(firstByte, lastByte + 1),
-      },
-      idempotent: true,
-    });
-    const etag = part.headers.get("etag");
-    if (!etag) throw malformed("PUT video part upload URL", "ETag header");
-    etags.push(etag);
+    const url = stringOr(uploadUrl, operation, `uploadInstructions[${index}].uploadUrl`);
+    etags.push(await putPart({ deps, token, url, part: bytes.subarray(firstByte, lastByte + 1) }));
   }
   await linkedinCall({
     deps,
@@ -141,6 +129,45 @@ async function uploadVideo(input: {
     idempotent: true, // finalizing the same parts again cannot publish anything
   });
   return { urn, kind: "video" };
+}
+
+/**
+ * PUTs one video part to its upload URL, on a connection of its own, and answers its ETag. LinkedIn's
+ * Videos API gives each part its own upload URL for its byte range and finalizes with the ETags of
+ * the parts: a part either arrived whole (it has an ETag) or not at all, and the same part PUT again
+ * stands for it. So a part cut on the way (reset, timeout, 5xx) is sent again once, whole, by Herald,
+ * never by the runtime behind its back; the parts already answered are not sent again.
+ */
+async function putPart(input: {
+  deps: ProviderDeps;
+  token: string;
+  url: string;
+  part: Uint8Array;
+}): Promise<string> {
+  const operation = "PUT video part upload URL";
+  const send = () =>
+    linkedinCall({
+      deps: input.deps,
+      operation,
+      url: input.url,
+      init: {
+        method: "PUT",
+        headers: { authorization: `Bearer ${input.token}`, "content-type": "application/octet-stream" },
+        body: input.part,
+      },
+      idempotent: true,
+      freshConnection: true,
+    });
+  let response: Response;
+  try {
+    response = await send();
+  } catch (error) {
+    if (!isCutUpload(error)) throw error;
+    response = await send();
+  }
+  const etag = response.headers.get("etag");
+  if (!etag) throw malformed(operation, "ETag header");
+  return etag;
 }
 
 /**

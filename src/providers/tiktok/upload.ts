@@ -159,6 +159,10 @@ async function putChunk(input: {
     },
     idempotent: true,
     retryAt: tiktokRetryAt(deps.clock),
+    // TikTok's media transfer guide: chunks go sequentially and the status fetch reports the
+    // `uploaded_bytes` TikTok holds; a cut chunk is sent again from there by `uploadVideo` (the
+    // upload URL lives an hour), never re-sent whole by the runtime on another connection.
+    freshConnection: true,
   });
   if (response.ok) return;
   const error = tiktokError({

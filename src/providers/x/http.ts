@@ -49,6 +49,8 @@ export async function xCall(input: {
   url: string;
   init?: RequestInit;
   idempotent: boolean;
+  /** An upload body: sent on a connection of its own (see `providerFetch`). */
+  freshConnection?: boolean;
 }): Promise<Response> {
   const response = await providerFetch({
     ...input,

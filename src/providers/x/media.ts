@@ -1,6 +1,7 @@
 // X media: images through the simple v2 upload, GIFs and videos through the chunked v2 flow
 // (initialize, append, finalize, STATUS polls), alt text through media metadata. Uploads of media
 // no post uses yet are idempotent: a repeated upload leaves an unused media id that X expires.
+import { isCutUpload } from "../http.ts";
 import { X_OPERATIONS, xBase, xBearer, xCall, xJson } from "./http.ts";
 import { xAltText, xMediaKind } from "./rules.ts";
 import { ProviderError, type AdapterDeps, type DestinationRef, type MediaItem } from "../types.ts";
@@ -152,17 +153,8 @@ async function uploadChunked(
   const id = encodeURIComponent(init.id);
   const chunkBytes = Math.max(1, deps.xChunkBytes ?? DEFAULT_CHUNK_BYTES);
   for (let segment = 0; segment * chunkBytes < bytes.length; segment++) {
-    const form = new FormData();
-    form.append("segment_index", String(segment));
     const chunk = bytes.subarray(segment * chunkBytes, (segment + 1) * chunkBytes);
-    form.append("media", new Blob([chunk], { type: "application/octet-stream" }), "chunk");
-    await xCall({
-      deps,
-      operation: X_OPERATIONS.append,
-      url: mediaUrl(destination, `/${id}/append`),
-      init: { method: "POST", headers: xBearer(destination), body: form },
-      idempotent: true, // the same segment index again replaces the segment
-    });
+    await appendSegment({ deps, destination, id, segment, chunk });
   }
   const finalized = dataOf(
     await xJson({
@@ -175,6 +167,41 @@ async function uploadChunked(
     X_OPERATIONS.finalize,
   );
   return { data: { ...init, ...finalized }, processing: processingOf(finalized, init.id) };
+}
+
+/**
+ * Sends one segment on a connection of its own. X's chunked upload guide: chunks "can be retried
+ * individually" (the same segment_index again replaces that segment), so a segment cut on the way
+ * (reset, timeout, 5xx) is sent again once, by Herald, never behind its back by the runtime; a
+ * second failure is thrown and FINALIZE never runs on a file with a hole.
+ */
+async function appendSegment(input: {
+  deps: XMediaDeps;
+  destination: DestinationRef;
+  id: string;
+  segment: number;
+  chunk: Uint8Array;
+}): Promise<void> {
+  const { deps, destination, id, segment, chunk } = input;
+  const send = () => {
+    const form = new FormData();
+    form.append("segment_index", String(segment));
+    form.append("media", new Blob([chunk], { type: "application/octet-stream" }), "chunk");
+    return xCall({
+      deps,
+      operation: X_OPERATIONS.append,
+      url: mediaUrl(destination, `/${id}/append`),
+      init: { method: "POST", headers: xBearer(destination), body: form },
+      idempotent: true, // the same segment index again replaces the segment
+      freshConnection: true,
+    });
+  };
+  try {
+    await send();
+  } catch (error) {
+    if (!isCutUpload(error)) throw error;
+    await send();
+  }
 }
 
 async function setAltText(

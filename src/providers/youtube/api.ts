@@ -63,6 +63,8 @@ export async function youtubeCall(input: {
   init?: RequestInit;
   idempotent: boolean;
   allow?: number[];
+  /** An upload body: sent on a connection of its own (see `providerFetch`). */
+  freshConnection?: boolean;
 }): Promise<Response> {
   const { deps, operation, allow = [] } = input;
   const response = await providerFetch({

@@ -2,8 +2,10 @@
 // the bytes go in chunks (multiples of 256 KiB, `Content-Range`), YouTube answers 308 with the
 // range it holds until the last byte, then the video resource. An interrupted chunk (connection cut,
 // timeout, 5xx) is followed by a status probe (`Content-Range: bytes */<total>`) and the upload
-// resumes from the offset YouTube reports; a session that completed answers the probe with its video,
-// so repeating any step never makes a second video. Then the video's processing status is read.
+// resumes from the offset YouTube reports (each chunk goes on a connection of its own, so the
+// runtime never re-sends one behind this code's back); a session that completed answers the probe
+// with its video, so repeating any step never makes a second video. Then the video's processing
+// status is read.
 import { readJson } from "../http.ts";
 import { YOUTUBE_OPERATIONS, bearer, youtubeBase, youtubeCall, youtubeJson } from "./api.ts";
 import { ProviderError, type DestinationRef, type ProviderDeps } from "../types.ts";
@@ -133,6 +135,9 @@ async function sessionPut(
     init: { method: "PUT", headers, body: chunk ? chunk.bytes : new Uint8Array(0) },
     idempotent: true, // one session makes at most one video; a lost answer is settled by a probe
     allow: [RESUME_INCOMPLETE, 404, 410],
+    // Google's resumable upload guide: after an interruption, ask with `bytes */TOTAL` and resume
+    // after the `Range` answer, so a cut chunk must reach this code, never be re-sent whole by fetch.
+    freshConnection: chunk !== null,
   });
   if (response.status === 404 || response.status === 410)
     return { kind: "expired", statusCode: response.status };
