@@ -14,6 +14,7 @@ import {
   type PublishItemInput,
   type PublishOutcome,
   type ReconcileResult,
+  UnresolvedOutcome,
 } from "../../providers/types.ts";
 import { downloadUrl } from "../assets/signed-urls.ts";
 import { destinationRef } from "../destinations/present.ts";
@@ -334,13 +335,6 @@ async function reconcile(
       `${adapter.displayName} made it: ${found.reason}`,
     { operation: `look up item ${item.itemIndex}` },
   );
-}
-
-/** An unanswered create the network's answers could not settle: a person decides. */
-class UnresolvedOutcome extends ProviderError {
-  constructor(message: string, details: { operation: string }) {
-    super("outcome_unknown", message, details);
-  }
 }
 
 /** Clears a post's pending item under this run's lease (the network dropped it). */
