@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { PublishingEngine } from "../../src/modules/publishing/engine.ts";
 import { RECONCILE_AFTER_MS } from "../../src/modules/publishing/publish-post.ts";
+import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads/publish.ts";
 import { uploadAsset } from "../assets/helpers.ts";
 import { jpeg } from "../assets/samples.ts";
 import { startFacebookFake, type FacebookFake } from "../fakes/facebook.ts";
@@ -220,5 +221,49 @@ describe.each(networks)("$name: a publish that went out unanswered", (network) =
     expect(post.last_error.code).toBe("provider_outcome_unknown");
     expect(post.last_error.message).toContain("2 of the");
     expect(network.postsWith(text)).toHaveLength(2);
+  });
+});
+
+describe("Threads: the publish of a stored container (a status check) goes out unanswered", () => {
+  test("the check runs again with the stored container (never a second one): published once", async () => {
+    const asset = await uploadAsset(s, ws, jpeg(40, 30), { contentType: "image/jpeg", fileName: "p.jpg" });
+    threads.mediaProcessingPolls = 1000;
+    const r = await s.request("POST", `/v1/workspaces/${ws}/posts`, {
+      headers: { "idempotency-key": `reconcile-${++groups}` },
+      body: {
+        when: "now",
+        confirmed: true,
+        group: `reconcile-${groups}`,
+        posts: [{ destination_id: destinations.threads, body: ["a slow photo"], media: [asset.id] }],
+      },
+    });
+    expect(r.status).toBe(202);
+    const id = r.body.posts[0].id;
+    await s.server.engine.runUntilIdle();
+    threads.mediaProcessingPolls = 0;
+    expect((await getPost(id)).state).toBe("awaiting-provider");
+    const containers = threads.containers.length;
+    threads.finishProcessing();
+    threads.hangAfterReceive = true;
+    s.clock.advance(THREADS_PENDING_CHECK_MS + 1);
+    await s.server.engine.runUntilIdle();
+    threads.hangAfterReceive = false;
+    const waiting = await getPost(id);
+    expect(waiting).toMatchObject({ state: "ready", retry_safety: "unsafe" });
+    expect(waiting.last_error).toMatchObject({ code: "provider_outcome_unknown", user_action: "none" });
+    expect(waiting.last_error.message).toContain("check it on the network again");
+    // Meta did not publish it after all: the same container is FINISHED again.
+    threads.posts = threads.posts.filter((p) => p.text !== "a slow photo");
+    const container = threads.containers.at(-1)!;
+    container.status = "FINISHED";
+    container.mediaId = null;
+    s.clock.advance(RECONCILE_AFTER_MS + 1000);
+    await s.server.engine.runUntilIdle();
+    const post = await getPost(id);
+    expect(post.state).toBe("published");
+    const made = threads.posts.filter((p) => p.text === "a slow photo");
+    expect(made.map((p) => p.containerId)).toEqual([container.id]);
+    expect(threads.containers.length).toBe(containers);
+    expect(post.receipts[0].provider_object_id).toBe(made[0]!.id);
   });
 });
