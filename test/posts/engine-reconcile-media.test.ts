@@ -10,9 +10,10 @@ import { PublishingEngine } from "../../src/modules/publishing/engine.ts";
 import { RECONCILE_AFTER_MS } from "../../src/modules/publishing/publish-post.ts";
 import { THREADS_PENDING_CHECK_MS } from "../../src/providers/threads/publish.ts";
 import { uploadAsset } from "../assets/helpers.ts";
-import { jpeg } from "../assets/samples.ts";
+import { jpeg, mp4 } from "../assets/samples.ts";
 import { startFacebookFake, type FacebookFake } from "../fakes/facebook.ts";
 import { startThreadsFake, type ThreadsFake } from "../fakes/threads.ts";
+import { startYouTubeFake, type YouTubeFake } from "../fakes/youtube.ts";
 import { returnFromOAuth } from "../helpers/oauth-return.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "./engine-helpers.ts";
@@ -21,6 +22,7 @@ let s: TestServer;
 let ws: string;
 let facebook: FacebookFake;
 let threads: ThreadsFake;
+let youtube: YouTubeFake;
 const destinations: Record<string, string> = {};
 let groups = 0;
 
@@ -29,6 +31,7 @@ beforeAll(async () => {
   const now = () => clock.now();
   facebook = await startFacebookFake({ mediaProcessingPolls: 0, now });
   threads = await startThreadsFake({ mediaProcessingPolls: 0, now });
+  youtube = await startYouTubeFake({ now, processingPolls: 0 });
   s = await startTestServer({
     clock,
     env: {
@@ -43,10 +46,15 @@ beforeAll(async () => {
       HERALD_THREADS_CLIENT_SECRET: threads.app.clientSecret,
       HERALD_THREADS_API_BASE: threads.origin,
       HERALD_THREADS_AUTH_BASE: threads.origin,
+      HERALD_YOUTUBE_CLIENT_ID: youtube.clientId,
+      HERALD_YOUTUBE_CLIENT_SECRET: youtube.clientSecret,
+      HERALD_YOUTUBE_API_BASE: youtube.origin,
+      HERALD_YOUTUBE_AUTH_BASE: youtube.origin,
+      HERALD_YOUTUBE_TOKEN_BASE: youtube.origin,
     },
   });
   ws = s.owner.workspaceId;
-  for (const provider of ["instagram", "threads"]) {
+  for (const provider of ["instagram", "threads", "youtube"]) {
     const started = await s.request("POST", `/v1/workspaces/${ws}/destination-connections`, {
       body: { provider },
     });
@@ -62,6 +70,7 @@ afterAll(async () => {
   await s.stop();
   await facebook.stop();
   await threads.stop();
+  await youtube.stop();
 });
 
 /** One network as the cases drive it: its fake's switches and the posts it holds with a text. */
@@ -265,5 +274,50 @@ describe("Threads: the publish of a stored container (a status check) goes out u
     expect(made.map((p) => p.containerId)).toEqual([container.id]);
     expect(threads.containers.length).toBe(containers);
     expect(post.receipts[0].provider_object_id).toBe(made[0]!.id);
+  });
+});
+
+describe("YouTube: a run that died before its upload session was stored", () => {
+  test("the uploads playlist holds no such video: sent again, one video, no person asked", async () => {
+    const bytes = mp4(320, 240, 4, { mdatBytes: 2000 });
+    const asset = await uploadAsset(s, ws, bytes, {
+      kind: "video",
+      contentType: "video/mp4",
+      fileName: "clip.mp4",
+    });
+    const r = await s.request("POST", `/v1/workspaces/${ws}/posts`, {
+      headers: { "idempotency-key": `reconcile-${++groups}` },
+      body: {
+        when: "now",
+        confirmed: true,
+        group: `reconcile-${groups}`,
+        posts: [{ destination_id: destinations.youtube, body: ["Crash test\nA video."], media: [asset.id] }],
+      },
+    });
+    expect({ status: r.status, text: r.text }).toMatchObject({ status: 202 });
+    const id = r.body.posts[0].id;
+    // The dead run's session request is still on its way when the run dies.
+    youtube.delayMs = 1500;
+    const other = new PublishingEngine(s.herald);
+    await other.tick();
+    other.stop();
+    await waitFor("the session request to reach YouTube", () =>
+      youtube.requests.some((q) => q.method === "POST" && q.path.includes("/upload/")) ? true : undefined,
+    );
+    youtube.delayMs = 0;
+    s.clock.advance(s.herald.config.engine.leaseMs + 1000);
+    await s.server.engine.runUntilIdle();
+    const post = await getPost(id);
+    expect(post.state).toBe("published");
+    expect(youtube.videos).toHaveLength(1);
+    expect(post.receipts.map((x: any) => x.provider_object_id)).toEqual([youtube.videos[0]!.id]);
+    expect(post.attempts.map((a: any) => [a.trigger, a.status])).toEqual([
+      ["initial", "outcome_unknown"],
+      ["recovery", "succeeded"],
+    ]);
+    expect(youtube.requests.filter((q) => q.path === "/youtube/v3/playlistItems")).toHaveLength(1);
+    await other.drain();
+    expect((await getPost(id)).state).toBe("published");
+    expect(youtube.videos).toHaveLength(1);
   });
 });
