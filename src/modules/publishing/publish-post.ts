@@ -427,6 +427,8 @@ function failWith(
   const postError = postErrorFrom(error);
   const provider = providerDetails(error);
   if (error.kind === "outcome_unknown" && lookUp && post.autoRetries < MAX_AUTOMATIC_RETRIES) {
+    const said = error.message.replace(/([^.!?])$/, "$1.");
+    const next = lookUp.recheck ? "check it on the network again" : "look for it on the network";
     const at = now + Math.max(RECONCILE_AFTER_MS, retryDelayMs(post.autoRetries + 1));
     return {
       kind: "retry",
@@ -435,7 +437,7 @@ function failWith(
       retries: post.autoRetries + 1,
       error: {
         ...postError,
-        message: `${error.message.replace(/([^.!?])$/, "$1.")} Herald will ${lookUp.recheck ? "check it on the network again" : "look for it on the network"} before sending anything again.`,
+        message: `${said} Herald will ${next} before sending anything again.`,
         user_action: "none",
       },
       provider,
