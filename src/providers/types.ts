@@ -117,6 +117,17 @@ export class ProviderError extends Error {
   }
 }
 
+/**
+ * An `outcome_unknown` the network's own answers already failed to settle (a look-up that found
+ * several matches or none it could trust): asking again cannot make sending the item safe, so the
+ * engine hands it to a person at once instead of looking it up (`reconcileItem`) later.
+ */
+export class UnresolvedOutcome extends ProviderError {
+  constructor(message: string, details: { operation: string }) {
+    super("outcome_unknown", message, details);
+  }
+}
+
 /** What every adapter is built with: no globals, no environment. */
 export interface ProviderDeps {
   fetch: typeof fetch;

@@ -10,7 +10,7 @@
 // `.summary(true)`), several nodes at once (`GET /?ids=a,b&fields=…`, at most 50, all or nothing),
 // Page post insights (only on Pages with 100 likes or more; unknown metric names refused), and an
 // Instagram media's insights (code 10 "Not enough viewers", an empty answer) and like/comment counts.
-import { EXPIRED_TOKEN, graphError, metaDefaultFailure } from "./meta.ts";
+import { EXPIRED_TOKEN, graphError, graphPage, metaDefaultFailure } from "./meta.ts";
 import {
   json,
   never,
@@ -1311,12 +1311,9 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       if (edge === "media" && method === "GET") {
         const fields = fieldsOf(params, IG_MEDIA_FIELDS);
         if (fields instanceof Response) return fields;
-        const limit = Math.min(100, Number(params.limit ?? 25) || 25);
-        const data = igPostsOf(ig.id)
-          .toSorted((a, b) => b.timestamp - a.timestamp)
-          .slice(0, limit)
-          .map((p) => igPostJson(p, fields));
-        return ok({ data, paging: {} });
+        const newest = igPostsOf(ig.id).toSorted((a, b) => b.timestamp - a.timestamp);
+        const { page: listed, paging } = graphPage(newest, params, url);
+        return ok({ data: listed.map((p) => igPostJson(p, fields)), paging });
       }
       if (!caller.scopes.includes("instagram_content_publish")) return denied("instagram_content_publish");
       if (edge === "media" && method === "POST") return createContainer(ig, params);

@@ -86,3 +86,25 @@ export function metaDefaultFailure(status: number): { body: unknown; headers?: R
     };
   return { body: graphErrorBody({ message: "Invalid parameter", code: 100 }) };
 }
+
+/**
+ * One page of a Graph edge listing (newest first, as the caller sorted `items`) by `limit` (default
+ * 25, at most 100) and the `after` cursor: `paging.cursors` always, `paging.next` only while more
+ * remain, as Meta documents cursor-based pagination.
+ */
+export function graphPage<T>(
+  items: T[],
+  params: Record<string, string>,
+  url: URL,
+): { page: T[]; paging: Record<string, unknown> } {
+  const limit = Math.min(100, Number(params.limit ?? 25) || 25);
+  const decoded = params.after ? Number(Buffer.from(params.after, "base64url").toString()) : 0;
+  const start = Number.isInteger(decoded) && decoded > 0 ? decoded : 0;
+  const page = items.slice(start, start + limit);
+  const cursor = (n: number) => Buffer.from(String(n)).toString("base64url");
+  const cursors = { before: cursor(start), after: cursor(start + page.length) };
+  if (start + page.length >= items.length) return { page, paging: { cursors } };
+  const next = new URL(url);
+  next.searchParams.set("after", cursors.after);
+  return { page, paging: { cursors, next: String(next) } };
+}

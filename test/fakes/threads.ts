@@ -4,7 +4,7 @@
 // image_url / video_url it is given (really downloaded), carousels, threads_publish (once per
 // container), permalinks, the 250-posts / 1,000-replies per 24 h limits, the profile's posts and replies,
 // insights, and Graph error bodies (190 for dead tokens, throttling codes with X-Business-Use-Case-Usage).
-import { EXPIRED_TOKEN, graphError, metaDefaultFailure } from "./meta.ts";
+import { EXPIRED_TOKEN, graphError, graphPage, metaDefaultFailure } from "./meta.ts";
 import {
   json,
   never,
@@ -401,16 +401,14 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
     return Object.fromEntries(Object.entries(all).filter(([key]) => key === "id" || fields.includes(key)));
   }
 
-  function listPosts(params: Record<string, string>, replies: boolean): Response {
+  function listPosts(params: Record<string, string>, replies: boolean, url: URL): Response {
     const fields = fieldsOf(params, MEDIA_FIELDS, ["id"]);
     if (fields instanceof Response) return fields;
-    const limit = Math.min(100, Number(params.limit ?? 25) || 25);
-    const data = fake.posts
+    const newest = fake.posts
       .filter((p) => (p.replyToId !== null) === replies)
-      .toSorted((a, b) => b.timestamp - a.timestamp)
-      .slice(0, limit)
-      .map((p) => postJson(p, fields));
-    return ok({ data, paging: {} });
+      .toSorted((a, b) => b.timestamp - a.timestamp);
+    const { page, paging } = graphPage(newest, params, url);
+    return ok({ data: page.map((p) => postJson(p, fields)), paging });
   }
 
   async function route(request: Request, url: URL): Promise<Response> {
@@ -489,8 +487,8 @@ export async function startThreadsFake(options: ThreadsFakeOptions = {}): Promis
     }
     if (isUser && edge === "threads" && method === "POST") return createContainer(params);
     if (isUser && edge === "threads_publish" && method === "POST") return publish(params);
-    if (isUser && edge === "threads" && method === "GET") return listPosts(params, false);
-    if (isUser && edge === "replies" && method === "GET") return listPosts(params, true);
+    if (isUser && edge === "threads" && method === "GET") return listPosts(params, false, url);
+    if (isUser && edge === "replies" && method === "GET") return listPosts(params, true, url);
     if (isUser && edge === "threads_publishing_limit" && method === "GET") {
       const since = now() - DAY_MS;
       const recent = fake.posts.filter((p) => p.timestamp > since);

@@ -54,6 +54,8 @@ export interface FakeVideo {
   likesHidden?: boolean;
   /** Comments are turned off: `statistics` has no commentCount. */
   commentsDisabled?: boolean;
+  /** When its upload completed (epoch ms): its uploads-playlist item's `snippet.publishedAt`. */
+  uploadedAt?: number;
 }
 
 /** A resumable upload session. */
@@ -190,6 +192,11 @@ export function googleError(status: number, reason: string, message: string, dom
   return json(googleErrorBody(status, reason, message, domain), status);
 }
 
+/** A channel's uploads playlist id, as YouTube names it (UC… → UU…). */
+export function uploadsPlaylist(channelId: string): string {
+  return `UU${channelId.slice(2)}`;
+}
+
 /** Starts the fake on 127.0.0.1 at a free port. */
 export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promise<YouTubeFake> {
   const failures: { remaining: number; spec: FailSpec }[] = [];
@@ -292,6 +299,7 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     }
     if (method === "GET" && pathname === "/youtube/v3/channels") return channels(request, url);
     if (method === "GET" && pathname === "/youtube/v3/videos") return listVideos(request, url);
+    if (method === "GET" && pathname === "/youtube/v3/playlistItems") return playlistItems(request, url);
     return googleError(404, "notFound", `Not Found: ${method} ${pathname}`);
   }
 
@@ -407,6 +415,7 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
             publishedAt: "2020-01-01T00:00:00Z",
             thumbnails: { default: { url: channel.thumbnail, width: 88, height: 88 } },
           },
+          contentDetails: { relatedPlaylists: { likes: "LL", uploads: uploadsPlaylist(channel.id) } },
         },
       ],
     });
@@ -624,10 +633,70 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
       uploadStatus: "uploaded",
       pollsLeft: fake.processingPolls,
       end: nextEnd ?? "processed",
+      uploadedAt: now(),
     };
     nextEnd = null;
     session.video = video;
     fake.videos.push(video);
+  }
+
+  /**
+   * `playlistItems.list` of the channel's uploads playlist (one quota unit): its videos newest first,
+   * `maxResults` (default 5, at most 50) a page, `nextPageToken` while more remain; `snippet.publishedAt`
+   * is when the video was added (uploaded).
+   */
+  function playlistItems(request: Request, url: URL): Response {
+    const auth = caller(request, READ_SCOPES);
+    if (auth instanceof Response) return auth;
+    const q = url.searchParams;
+    const channel = fake.channel;
+    if (!q.get("part") || !q.get("playlistId"))
+      return googleError(
+        400,
+        "missingRequiredParameter",
+        "No filter selected. Expected one of: id, playlistId",
+      );
+    if (!channel || q.get("playlistId") !== uploadsPlaylist(channel.id))
+      return googleError(
+        404,
+        "playlistNotFound",
+        "The playlist identified with the request's playlistId parameter cannot be found.",
+      );
+    const spent = spend(1);
+    if (spent) return spent;
+    const size = Math.min(50, Math.max(0, Number(q.get("maxResults") ?? 5) || 5));
+    const start = q.get("pageToken")
+      ? Number(Buffer.from(q.get("pageToken")!, "base64url").toString()) || 0
+      : 0;
+    const newest = fake.videos
+      .filter((v) => v.channelId === channel.id)
+      .toSorted((a, b) => (b.uploadedAt ?? 0) - (a.uploadedAt ?? 0));
+    const page = newest.slice(start, start + size);
+    const next =
+      start + page.length < newest.length
+        ? Buffer.from(String(start + page.length)).toString("base64url")
+        : null;
+    return json({
+      kind: "youtube#playlistItemListResponse",
+      etag: "p1",
+      ...(next ? { nextPageToken: next } : {}),
+      pageInfo: { totalResults: newest.length, resultsPerPage: size },
+      items: page.map((video, i) => ({
+        kind: "youtube#playlistItem",
+        etag: `pi${video.id}`,
+        id: `PI${video.id}`,
+        snippet: {
+          publishedAt: new Date(video.uploadedAt ?? 0).toISOString(),
+          channelId: channel.id,
+          title: video.title,
+          description: video.description,
+          channelTitle: channel.title,
+          playlistId: uploadsPlaylist(channel.id),
+          position: start + i,
+          resourceId: { kind: "youtube#video", videoId: video.id },
+        },
+      })),
+    });
   }
 
   function listVideos(request: Request, url: URL): Response {

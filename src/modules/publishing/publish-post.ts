@@ -14,6 +14,7 @@ import {
   type PublishItemInput,
   type PublishOutcome,
   type ReconcileResult,
+  UnresolvedOutcome,
 } from "../../providers/types.ts";
 import { downloadUrl } from "../assets/signed-urls.ts";
 import { destinationRef } from "../destinations/present.ts";
@@ -191,9 +192,18 @@ async function sendItems(
       }
       const failure =
         error.kind === "auth_expired" ? new ProviderError("auth_revoked", error.message, error) : error;
-      // An unanswered create is looked up later where the network lets Herald find out (not a second time).
+      // An unanswered create is looked up later where the network lets Herald find out (not a second
+      // time). A check of an item the network holds that can run again keeps what it stored (a
+      // container, an upload session: the network's strongest answer) and runs again instead.
       const lookUp = adapter.reconcileItem && !(error instanceof UnresolvedOutcome);
-      return failWith(post, destination, failure, h.clock.now(), lookUp ? { index, startedAt } : null);
+      const recheck = pending !== null && !pending.unconfirmed && adapter.pendingChecksRepeatable;
+      return failWith(
+        post,
+        destination,
+        failure,
+        h.clock.now(),
+        lookUp ? { index, startedAt, recheck } : null,
+      );
     }
     const now = h.clock.now();
     if (isPending(step.outcome)) return awaitingOutcome(step.outcome, step.recheck, index, pending, now);
@@ -336,13 +346,6 @@ async function reconcile(
   );
 }
 
-/** An unanswered create the network's answers could not settle: a person decides. */
-class UnresolvedOutcome extends ProviderError {
-  constructor(message: string, details: { operation: string }) {
-    super("outcome_unknown", message, details);
-  }
-}
-
 /** Clears a post's pending item under this run's lease (the network dropped it). */
 async function forgetPending(h: Herald, owner: string, postId: string): Promise<void> {
   const cleared = await inGuardedTransaction(h.db, (tx) =>
@@ -411,18 +414,21 @@ function refreshFailure(error: ProviderError): ProviderError {
 
 /**
  * The outcome a provider failure leads to. `lookUp`: the unanswered create of item `index` (started
- * at `startedAt`) can be looked up on the network, so an `outcome_unknown` waits for that instead of a person.
+ * at `startedAt`) can be looked up on the network, so an `outcome_unknown` waits for that instead of a
+ * person (`recheck`: the check of its stored pending item runs again instead of a look-up).
  */
 function failWith(
   post: PostRow,
   destination: DestinationRow,
   error: ProviderError,
   now: number,
-  lookUp: { index: number; startedAt: number } | null = null,
+  lookUp: { index: number; startedAt: number; recheck: boolean } | null = null,
 ): Outcome {
   const postError = postErrorFrom(error);
   const provider = providerDetails(error);
   if (error.kind === "outcome_unknown" && lookUp && post.autoRetries < MAX_AUTOMATIC_RETRIES) {
+    const said = error.message.replace(/([^.!?])$/, "$1.");
+    const next = lookUp.recheck ? "check it on the network again" : "look for it on the network";
     const at = now + Math.max(RECONCILE_AFTER_MS, retryDelayMs(post.autoRetries + 1));
     return {
       kind: "retry",
@@ -431,11 +437,12 @@ function failWith(
       retries: post.autoRetries + 1,
       error: {
         ...postError,
-        message: `${error.message} Herald will look for it on the network before sending anything again.`,
+        message: `${said} Herald will ${next} before sending anything again.`,
         user_action: "none",
       },
       provider,
-      lookUp: unconfirmedItem(lookUp.index, lookUp.startedAt),
+      unanswered: true,
+      ...(lookUp.recheck ? {} : { lookUp: unconfirmedItem(lookUp.index, lookUp.startedAt) }),
     };
   }
   switch (error.kind) {
@@ -502,6 +509,8 @@ type Outcome =
       retries: number;
       error: PostError;
       provider: Record<string, unknown>;
+      /** An unanswered create: looked up (or its stored pending item checked again) before anything is sent. */
+      unanswered?: true;
       /** The item whose unanswered create is looked up before it is sent again. */
       lookUp?: ProviderPending;
     }
@@ -601,15 +610,14 @@ function outcomeChanges(
         changes: {
           nextActionAt: outcome.at,
           autoRetries: outcome.retries,
-          nextTrigger: outcome.lookUp ? "recovery" : "automatic_retry",
+          nextTrigger: outcome.unanswered ? "recovery" : "automatic_retry",
           lastError: { ...outcome.error },
           deferredReason: outcome.rateLimited ? "provider_rate_limit" : null,
           deferredUntil: outcome.rateLimited ? outcome.at : null,
-          ...(outcome.lookUp
-            ? { providerPending: sealPending(h, outcome.lookUp), retrySafety: "unsafe" }
-            : {}),
+          ...(outcome.unanswered ? { retrySafety: "unsafe" } : {}),
+          ...(outcome.lookUp ? { providerPending: sealPending(h, outcome.lookUp) } : {}),
         },
-        attemptStatus: outcome.lookUp ? "outcome_unknown" : "failed",
+        attemptStatus: outcome.unanswered ? "outcome_unknown" : "failed",
       };
     case "failed":
       // A refused item is sent afresh on a manual retry (a failed container is not checked again).
@@ -640,7 +648,8 @@ function finishedAttempt(outcome: Exclude<Outcome, { kind: "awaiting" }>, status
     status,
     finishedAt: now,
     retrySafety:
-      (outcome.kind === "needs-attention" && outcome.unknown) || (outcome.kind === "retry" && outcome.lookUp)
+      (outcome.kind === "needs-attention" && outcome.unknown) ||
+      (outcome.kind === "retry" && outcome.unanswered)
         ? "unsafe"
         : outcome.kind === "failed"
           ? "not_retryable"

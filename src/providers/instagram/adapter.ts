@@ -54,6 +54,7 @@ export function createInstagramAdapter(deps: AdapterDeps): InstagramAdapter {
     pendingChecksRepeatable: true,
     publishItem: publisher.publishItem,
     checkPending: publisher.checkPending,
+    reconcileItem: publisher.reconcileItem,
 
     metricsBatchSize: INSTAGRAM_METRICS_BATCH_SIZE,
 

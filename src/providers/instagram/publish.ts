@@ -8,8 +8,10 @@ import {
   META_CONTAINER_CHECK_MS,
   META_CONTAINER_LIFETIME_MS,
   META_RECOVERY_SCAN,
+  sameText,
   type ContainerData,
   type ContainerNetwork,
+  type ContainerPublisher,
 } from "../meta/containers.ts";
 import { META_PUBLISHING_LIMIT_FALLBACK_MS } from "../meta/graph.ts";
 import { INSTAGRAM_VIDEO_TYPES } from "./rules.ts";
@@ -18,7 +20,6 @@ import {
   type AdapterDeps,
   type DestinationRef,
   type MediaItem,
-  type PendingPublisher,
   type PublishItemInput,
 } from "../types.ts";
 
@@ -32,7 +33,7 @@ export const INSTAGRAM_CONTAINER_LIFETIME_MS = META_CONTAINER_LIFETIME_MS;
 export type InstagramPendingData = ContainerData;
 
 /** The publishing half of the Instagram adapter. */
-export type InstagramPublisher = PendingPublisher;
+export type InstagramPublisher = ContainerPublisher;
 
 /** Builds the container flow over `deps` (fetch, clock, poll pace). */
 export function createInstagramPublisher(deps: AdapterDeps): InstagramPublisher {
@@ -77,7 +78,7 @@ export function createInstagramPublisher(deps: AdapterDeps): InstagramPublisher 
       operation: "GET /{ig-user-id}/media",
       path: `${account(input.destination)}/media`,
       params: { fields: "id,caption,timestamp,permalink", limit: String(META_RECOVERY_SCAN) },
-      matches: (post) => (post.caption ?? "") === input.text,
+      matches: (post) => sameText(post.caption, input.text),
       timestamp: (post) => post.timestamp,
     }),
     beforeCreate: (destination) => checkPublishingLimit(deps, destination),

@@ -13,8 +13,11 @@ import {
   type DestinationRef,
   type PendingPublisher,
   type PendingStatus,
+  type ProviderAdapter,
   type PublishedItem,
   type PublishItemInput,
+  type ReconcileResult,
+  UnresolvedOutcome,
 } from "../types.ts";
 
 /** When to check a pending container again (Meta suggests about once a minute while media processes). */
@@ -23,7 +26,10 @@ export const META_CONTAINER_CHECK_MS = 30_000;
 /** A container not published within 24 h expires; one still processing after that is given up. */
 export const META_CONTAINER_LIFETIME_MS = 24 * 60 * 60_000;
 
-/** How far before the pending time a post found on the account may be dated (clock skew). */
+/**
+ * How far before the time a call went out a post found on the account may be dated (Meta's clock and
+ * Herald's differ): the slack of every look-up among the account's latest posts.
+ */
 export const RECOVERY_SLACK_MS = 10 * 60_000;
 
 /**
@@ -32,8 +38,20 @@ export const RECOVERY_SLACK_MS = 10 * 60_000;
  */
 export const META_NOT_READY_WAITS = 3;
 
-/** How many of the account's latest posts are searched for a container published without a receipt. */
+/** How many of the account's latest posts one page of a look-up asks for. */
 export const META_RECOVERY_SCAN = 25;
+
+/** Pages of the account's latest posts (newest first, META_RECOVERY_SCAN each) one look-up reads at most. */
+export const META_RECOVERY_PAGES = 3;
+
+/**
+ * Whether a listed post's text (caption) is the item's: the same once line endings and the ends'
+ * whitespace are set aside (which Meta may not keep as sent). A post without text lists none.
+ */
+export function sameText(listed: unknown, sent: string): boolean {
+  const plain = (text: string) => text.replace(/\r\n?/g, "\n").trim();
+  return plain(typeof listed === "string" ? listed : "") === plain(sent);
+}
 
 /** What a pending item stores (no secrets): its containers' ids. */
 export interface ContainerData {
@@ -118,8 +136,11 @@ type Round =
   | { kind: "expired"; reason: string }
   | { kind: "published"; container: string };
 
+/** The container flow's publishing half, and its look-up of an item whose publish went unanswered. */
+export type ContainerPublisher = PendingPublisher & Required<Pick<ProviderAdapter, "reconcileItem">>;
+
 /** Builds the container flow of `network` over `deps` (fetch, clock, poll pace). */
-export function createContainerPublisher(deps: AdapterDeps, network: ContainerNetwork): PendingPublisher {
+export function createContainerPublisher(deps: AdapterDeps, network: ContainerNetwork): ContainerPublisher {
   const { name } = network;
   const flow: ContainerFlow = { deps, network };
 
@@ -153,6 +174,13 @@ export function createContainerPublisher(deps: AdapterDeps, network: ContainerNe
         );
       return status;
     },
+
+    /**
+     * An item whose publish call (or whose run) died unanswered before a container was stored: the
+     * account's latest posts say. A container made then and never published is harmless: containers
+     * publish nothing by themselves and expire in 24 hours.
+     */
+    reconcileItem: ({ item, since }) => reconcile(flow, item, since),
   };
 }
 
@@ -386,11 +414,72 @@ async function permalinkOf(
   return flow.network.profileUrl(destination);
 }
 
+/** What a look-up among the account's latest posts found: the matching posts, and how far back it read. */
+interface LookUp {
+  matches: Record<string, any>[];
+  /** Posts read. */
+  read: number;
+  /** Whether the posts read reach back before since − slack (or are the account's whole history). */
+  reachesBack: boolean;
+}
+
+/**
+ * Reads the account's latest posts (newest first, at most META_RECOVERY_PAGES pages) until they reach
+ * back before `since` − RECOVERY_SLACK_MS, and keeps those of this item (the network's search) dated
+ * from then on. Throws the read's ProviderError.
+ */
+async function lookUp(flow: ContainerFlow, input: PublishItemInput, since: number): Promise<LookUp> {
+  const search = flow.network.recovery(input);
+  const from = since - RECOVERY_SLACK_MS;
+  const matches: Record<string, any>[] = [];
+  let params = search.params;
+  let read = 0;
+  let oldest = Number.POSITIVE_INFINITY;
+  for (let page = 1; ; page++) {
+    const { body } = await flow.network.call(input.destination, {
+      method: "GET",
+      path: search.path,
+      params,
+      operation: search.operation,
+      idempotent: true,
+    });
+    const posts: Record<string, any>[] = Array.isArray(body.data) ? body.data : [];
+    read += posts.length;
+    for (const post of posts) {
+      const at = parseGraphTime(search.timestamp(post));
+      if (Number.isFinite(at)) oldest = Math.min(oldest, at);
+      if (at >= from && search.matches(post)) matches.push(post);
+    }
+    const after = body.paging?.cursors?.after;
+    const more = typeof body.paging?.next === "string" && typeof after === "string" && after !== "";
+    // No next page: the account's whole history was read.
+    if (!more || oldest < from) return { matches, read, reachesBack: true };
+    if (page >= META_RECOVERY_PAGES) return { matches, read, reachesBack: false };
+    params = { ...search.params, after };
+  }
+}
+
+/** A listed post as the item's receipt (its permalink, or the account's URL). */
+function foundPost(
+  flow: ContainerFlow,
+  input: PublishItemInput,
+  post: Record<string, any>,
+  extra: Record<string, unknown>,
+): PublishedItem {
+  const mediaId = String(post.id);
+  return {
+    providerObjectId: mediaId,
+    url: typeof post.permalink === "string" ? post.permalink : flow.network.profileUrl(input.destination),
+    extra: { id: mediaId, ...extra, recovered: true },
+    provider: { operation: flow.network.recovery(input).operation, requestId: null, statusCode: 200 },
+  };
+}
+
 /**
  * A container the network reports PUBLISHED although Herald holds no receipt (a run that died after
  * publishing): the post is looked up among the account's latest posts by the network's search and
- * its time. One match is the receipt; otherwise `outcome_unknown`, and the container is never
- * published again.
+ * its time. One match is the receipt; otherwise `outcome_unknown` settled for a person (the container
+ * is published, so no look-up can make sending it again safe), and the container is never published again.
  */
 async function recover(
   flow: ContainerFlow,
@@ -398,31 +487,11 @@ async function recover(
   container: string,
   since: number,
 ): Promise<PublishedItem> {
-  const search = flow.network.recovery(input);
   const { owner } = flow.network;
   let reason: string;
   try {
-    const { body } = await flow.network.call(input.destination, {
-      method: "GET",
-      path: search.path,
-      params: search.params,
-      operation: search.operation,
-      idempotent: true,
-    });
-    const posts: Record<string, any>[] = Array.isArray(body.data) ? body.data : [];
-    const matches = posts.filter(
-      (p) => search.matches(p) && parseGraphTime(search.timestamp(p)) >= since - RECOVERY_SLACK_MS,
-    );
-    if (matches.length === 1) {
-      const post = matches[0]!;
-      const mediaId = String(post.id);
-      return {
-        providerObjectId: mediaId,
-        url: typeof post.permalink === "string" ? post.permalink : flow.network.profileUrl(input.destination),
-        extra: { id: mediaId, container, recovered: true },
-        provider: { operation: search.operation, requestId: null, statusCode: 200 },
-      };
-    }
+    const { matches } = await lookUp(flow, input, since);
+    if (matches.length === 1) return foundPost(flow, input, matches[0]!, { container });
     reason =
       matches.length === 0
         ? `none of the ${owner}'s latest posts matches it`
@@ -430,12 +499,48 @@ async function recover(
   } catch (error) {
     reason = `the ${owner}'s latest posts could not be read (${error instanceof Error ? error.message : error})`;
   }
-  throw new ProviderError(
-    "outcome_unknown",
+  throw new UnresolvedOutcome(
     `${flow.network.name} reports container ${container} as already published, but Herald cannot tell which post ` +
       `it became: ${reason}. Herald will not publish it again; check the ${owner}.`,
     { operation: flow.network.publish.operation },
   );
+}
+
+/**
+ * What became of an item whose publish went out unanswered (RECONCILE rules): exactly one of the
+ * account's posts since `since` − slack with its text (and, for a reply, its parent) is the receipt;
+ * none in a listing that reaches back before then is `absent`; several, or a listing that stops
+ * short, or one Meta refuses to Herald, is `unknown`. A read Meta may answer later (`transient`, an
+ * expired token the engine renews) is thrown for the engine to ask again.
+ */
+async function reconcile(
+  flow: ContainerFlow,
+  input: PublishItemInput,
+  since: number,
+): Promise<ReconcileResult> {
+  const { owner } = flow.network;
+  let found: LookUp;
+  try {
+    found = await lookUp(flow, input, since);
+  } catch (error) {
+    // A refused read (a missing permission: code 10) is no reason to disconnect the account.
+    if (!(error instanceof ProviderError) || error.kind === "transient" || error.kind === "auth_expired")
+      throw error;
+    return { state: "unknown", reason: `the ${owner}'s latest posts could not be read (${error.message})` };
+  }
+  const { matches, read, reachesBack } = found;
+  if (matches.length === 1) return { state: "published", item: foundPost(flow, input, matches[0]!, {}) };
+  if (matches.length > 1)
+    return { state: "unknown", reason: `${matches.length} of the ${owner}'s latest posts match it` };
+  if (!reachesBack)
+    return {
+      state: "unknown",
+      reason: `none of the ${owner}'s latest ${read} posts matches it, and they do not reach back to when it was sent`,
+    };
+  return {
+    state: "absent",
+    reason: `none of the ${owner}'s posts since the call went out matches it (${read} read)`,
+  };
 }
 
 /** The stored pending data, read defensively (it round-trips through the database as JSON). */

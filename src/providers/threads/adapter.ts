@@ -74,6 +74,7 @@ export function createThreadsAdapter(deps: AdapterDeps): ThreadsAdapter {
     refreshAheadMs: THREADS_REFRESH_AHEAD_MS,
     publishItem: publisher.publishItem,
     checkPending: publisher.checkPending,
+    reconcileItem: publisher.reconcileItem,
 
     metricsBatchSize: THREADS_METRICS_BATCH_SIZE,
 

@@ -8,8 +8,10 @@ import {
   META_CONTAINER_CHECK_MS,
   META_CONTAINER_LIFETIME_MS,
   META_RECOVERY_SCAN,
+  sameText,
   type ContainerData,
   type ContainerNetwork,
+  type ContainerPublisher,
 } from "../meta/containers.ts";
 import { metaGraphCall } from "../meta/graph.ts";
 import { THREADS_VIDEO_TYPES } from "./rules.ts";
@@ -18,7 +20,6 @@ import {
   type AdapterDeps,
   type DestinationRef,
   type MediaItem,
-  type PendingPublisher,
   type PublishItemInput,
 } from "../types.ts";
 
@@ -35,7 +36,7 @@ export const THREADS_CONTAINER_LIFETIME_MS = META_CONTAINER_LIFETIME_MS;
 export type ThreadsPendingData = ContainerData;
 
 /** The publishing half of the Threads adapter. */
-export type ThreadsPublisher = PendingPublisher;
+export type ThreadsPublisher = ContainerPublisher;
 
 /** Builds the container flow over `deps` (fetch, clock, poll pace). */
 export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {
@@ -87,7 +88,7 @@ export function createThreadsPublisher(deps: AdapterDeps): ThreadsPublisher {
         limit: String(META_RECOVERY_SCAN),
       },
       matches: (post) =>
-        (post.text ?? "") === input.text &&
+        sameText(post.text, input.text) &&
         (!input.parent ||
           !post.replied_to?.id ||
           String(post.replied_to.id) === input.parent.providerObjectId),

@@ -6,6 +6,7 @@
 // wait for YouTube's processing. The post is published when YouTube has processed the video. Its
 // numbers are read through metrics.ts.
 import { appForRenewal, storedRefreshToken } from "../refresh-grant.ts";
+import { reconcileYouTubeItem } from "./reconcile.ts";
 import type { NetworkDefinition } from "../registry.ts";
 import { checkYouTubeItem, YOUTUBE_LIMITS, YOUTUBE_RULES } from "./rules.ts";
 import { YOUTUBE_OPERATIONS, bearer, youtubeBase, youtubeJson } from "./api.ts";
@@ -96,6 +97,7 @@ export function createYouTubeAdapter(deps: YouTubeDeps): YouTubeAdapter {
     refreshCredentials: (input) => renewYouTubeToken(deps, input),
 
     ...publisher,
+    reconcileItem: (input) => reconcileYouTubeItem(deps, input),
   };
 }
 
