@@ -7,7 +7,7 @@ import { createBlueskyAdapter } from "../../src/providers/bluesky/adapter.ts";
 import { itemRecordKey } from "../../src/providers/bluesky/tid.ts";
 import type { DestinationRef, PublishedItem } from "../../src/providers/types.ts";
 import { expectProviderError, makePng, mediaItem } from "../providers/support.ts";
-import { PDS_INSTALLED, startPds, warnPdsMissing, type PdsInfo, type RunningPds } from "./pds.ts";
+import { PDS_INSTALLED, listPosts, startPds, warnPdsMissing, type PdsInfo, type RunningPds } from "./pds.ts";
 
 const installed = PDS_INSTALLED;
 warnPdsMissing("Bluesky PDS interop test");
@@ -142,10 +142,7 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
       published.url,
       published.extra,
     ]);
-    const list = await fetch(
-      `${info.pds}/xrpc/com.atproto.repo.listRecords?${new URLSearchParams({ repo: destination.externalId, collection: "app.bsky.feed.post" })}`,
-    );
-    const uris = ((await list.json()) as { records: { uri: string }[] }).records.map((r) => r.uri);
+    const uris = (await listPosts(info.pds, destination.externalId)).map((r) => r.uri);
     expect(uris.filter((uri) => uri === published.providerObjectId)).toHaveLength(1);
   }, 30_000);
 

@@ -49,7 +49,7 @@ describe("a post whose publisher died (expired lease, attempt left started)", ()
     return other;
   }
 
-  test("Bluesky (its own record key): re-queued with trigger recovery; the key is read back, the record is the receipt", async () => {
+  test("Bluesky (its own record key): re-queued as recovery; the key is read back, the record is the receipt", async () => {
     const created = await publish(w, w.blueskyId, ["maybe posted"]);
     w.bluesky.hangAfterReceive = true;
     const other = await claimAndDie(created, () =>

@@ -252,7 +252,9 @@ describe("reconcileItem: what became of an unanswered create", () => {
     });
     expect(await adapter.reconcileItem!({ item, since })).toEqual({
       state: "unknown",
-      reason: `reading at://${destination.externalId}/app.bsky.feed.post/${itemRecordKey(item)} answered HTTP 400 (Repo has been deactivated)`,
+      reason:
+        `reading at://${destination.externalId}/app.bsky.feed.post/${itemRecordKey(item)} ` +
+        "answered HTTP 400 (Repo has been deactivated)",
     });
   });
 });
