@@ -431,7 +431,7 @@ describe("outcome unknown", () => {
     expect((await outbox(w, created.id)).map((e) => e.type)).toEqual(["post.published"]);
   });
 
-  test("Bluesky: a look-up that cannot tell needs attention; retry needs the acknowledgement, cannot make a 2nd record", async () => {
+  test("Bluesky: a look-up that cannot tell needs attention; a retry needs acknowledging, makes no 2nd record", async () => {
     const text = unique("replaced");
     w.bluesky.hangAfterReceive = true;
     const created = await publish(w, w.blueskyId, [text]);
