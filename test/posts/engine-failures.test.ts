@@ -6,12 +6,14 @@ import { MAX_AUTOMATIC_RETRIES } from "../../src/modules/publishing/failures.ts"
 import type { FailSpec } from "../fakes/shared.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { createPosts, getPost } from "./helpers.ts";
+import { itemRecordKey } from "../../src/providers/bluesky/tid.ts";
 import {
   destinationOf,
   failNth,
   outbox,
   posted,
   publish,
+  replaceBlueskyRecord,
   startEngineWorld,
   type EngineWorld,
 } from "./engine-helpers.ts";
@@ -396,7 +398,7 @@ describe("rejected content fails with the network's message", () => {
 });
 
 describe("outcome unknown", () => {
-  test("Bluesky: a create that is received but never answered needs attention; retry needs acknowledge_duplicate_risk", async () => {
+  test("Bluesky: a create received but never answered is looked up a minute later; the record found is the receipt", async () => {
     const text = unique("hang");
     w.bluesky.hangAfterReceive = true;
     const created = await publish(w, w.blueskyId, [text]);
@@ -405,12 +407,48 @@ describe("outcome unknown", () => {
     } finally {
       w.bluesky.hangAfterReceive = false;
     }
+    const waiting = await getPost(w, created.id, true);
+    expect(waiting).toMatchObject({ state: "ready", retry_safety: "unsafe", attempt_count: 1 });
+    expect(waiting.last_error).toMatchObject({ code: "provider_outcome_unknown", user_action: "none" });
+    expect(waiting.last_error.message).toContain("Herald will look for it on the network");
+    expect(waiting.attempts[0]).toMatchObject({ status: "outcome_unknown", retry_safety: "unsafe" });
+    expect(Date.parse(waiting.next_action_at) - w.s.clock.now()).toBeGreaterThanOrEqual(60_000);
+    expect(onNetwork(w, "bluesky", text)).toBe(1); // it did reach the network
+    const creates = posted(w.bluesky, CREATE.bluesky).length;
+
+    passNextAction(w, waiting);
+    await run();
+    const done = await getPost(w, created.id, true);
+    expect(done).toMatchObject({ state: "published", retry_safety: "safe", last_error: null });
+    expect(done.attempts.map((a: any) => [a.trigger, a.status])).toEqual([
+      ["initial", "outcome_unknown"],
+      ["recovery", "succeeded"],
+    ]);
+    const record = w.bluesky.records.find((r) => r.record.text === text)!;
+    expect(onNetwork(w, "bluesky", text)).toBe(1);
+    expect(posted(w.bluesky, CREATE.bluesky).length).toBe(creates); // found, not sent again
+    expect(done.receipts.map((r: any) => r.provider_object_id)).toEqual([record.uri]);
+    expect((await outbox(w, created.id)).map((e) => e.type)).toEqual(["post.published"]);
+  });
+
+  test("Bluesky: a look-up that cannot tell needs attention; a retry needs acknowledging, makes no 2nd record", async () => {
+    const text = unique("replaced");
+    w.bluesky.hangAfterReceive = true;
+    const created = await publish(w, w.blueskyId, [text]);
+    try {
+      await run();
+    } finally {
+      w.bluesky.hangAfterReceive = false;
+    }
+    await replaceBlueskyRecord(w.bluesky, created.id, "edited by another app");
+    passNextAction(w, await getPost(w, created.id));
+    await run();
     const post = await getPost(w, created.id, true);
     expect(post).toMatchObject({
       state: "needs-attention",
       action_required: true,
       retry_safety: "unsafe",
-      attempt_count: 1,
+      attempt_count: 2,
     });
     expect(post.last_error).toMatchObject({
       code: "provider_outcome_unknown",
@@ -418,8 +456,12 @@ describe("outcome unknown", () => {
       retry_safety: "unsafe",
       user_action: "inspect_resource",
     });
-    expect(post.attempts[0]).toMatchObject({ status: "outcome_unknown", retry_safety: "unsafe" });
-    expect(onNetwork(w, "bluesky", text)).toBe(1); // it did reach the network
+    expect(post.last_error.message).toContain("could not tell whether Bluesky made it");
+    expect(post.last_error.message).toContain("under Herald's key holds other text");
+    expect(post.attempts.map((a: any) => [a.trigger, a.status])).toEqual([
+      ["initial", "outcome_unknown"],
+      ["recovery", "outcome_unknown"],
+    ]);
     expect((await outbox(w, created.id)).map((e) => [e.type, e.payload.state])).toEqual([
       ["post.needs-attention", "needs-attention"],
     ]);
@@ -439,26 +481,38 @@ describe("outcome unknown", () => {
     expect(retried.status).toBe(200);
     expect(retried.body).toMatchObject({ state: "ready", retry_safety: "safe" });
     await run();
+    // The key is taken (the PDS's 500): an unknown outcome again, looked up, never a second record.
+    const again = await getPost(w, created.id, true);
+    expect(again).toMatchObject({ state: "ready", retry_safety: "unsafe" });
+    expect(again.attempts.at(-1)).toMatchObject({
+      trigger: "manual_retry",
+      status: "outcome_unknown",
+      provider: { status_code: 500 },
+    });
+    const key = itemRecordKey({ idempotencyKey: `${created.id}.0`, itemIndex: 0 });
+    expect(w.bluesky.records.filter((r) => r.rkey === key)).toHaveLength(1);
+    expect(onNetwork(w, "bluesky", text)).toBe(0);
+  });
+
+  test("Bluesky: a 500 on create may have been acted on: looked up, not found (RecordNotFound), sent again once", async () => {
+    const text = unique("bsky 500");
+    w.bluesky.failNext(1, { path: CREATE.bluesky, status: 500 });
+    const created = await publish(w, w.blueskyId, [text]);
+    await run();
+    const waiting = await getPost(w, created.id, true);
+    expect(waiting).toMatchObject({ state: "ready", retry_safety: "unsafe" });
+    expect(waiting.attempts[0]).toMatchObject({ status: "outcome_unknown", provider: { status_code: 500 } });
+    passNextAction(w, waiting);
+    await run();
     const done = await getPost(w, created.id, true);
     expect(done).toMatchObject({ state: "published", attempt_count: 2 });
     expect(done.attempts.map((a: any) => [a.trigger, a.status])).toEqual([
       ["initial", "outcome_unknown"],
-      ["manual_retry", "succeeded"],
+      ["recovery", "succeeded"],
     ]);
-    expect(onNetwork(w, "bluesky", text)).toBe(2); // the duplicate the caller accepted
-    expect((await outbox(w, created.id)).map((e) => e.type)).toEqual([
-      "post.needs-attention",
-      "post.published",
-    ]);
-  });
-
-  test("Bluesky: a 500 on create may have been acted on, so it is an unknown outcome too", async () => {
-    w.bluesky.failNext(1, { path: CREATE.bluesky, status: 500 });
-    const created = await publish(w, w.blueskyId, [unique("bsky 500")]);
-    await run();
-    const post = await getPost(w, created.id, true);
-    expect(post).toMatchObject({ state: "needs-attention", retry_safety: "unsafe" });
-    expect(post.attempts[0]).toMatchObject({ status: "outcome_unknown", provider: { status_code: 500 } });
+    const records = w.bluesky.records.filter((r) => r.record.text === text);
+    expect(records).toHaveLength(1);
+    expect(done.receipts.map((r: any) => r.provider_object_id)).toEqual([records[0]!.uri]);
   });
 
   test("Mastodon: an unanswered create is retried with the same Idempotency-Key, so the status exists once", async () => {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { engineOf, type Db } from "../../src/db/engine.ts";
 import { openDatabase } from "../../src/db/open.ts";
+import { itemRecordKey } from "../../src/providers/bluesky/tid.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";
 import type { FailSpec, FakeControls } from "../fakes/shared.ts";
@@ -62,6 +63,34 @@ export async function startEngineWorld(env: Record<string, string> = {}): Promis
       await bluesky.stop();
     },
   };
+}
+
+/**
+ * Writes a record with `text` under the key Herald chose for item `index` of post `postId` on the
+ * Bluesky fake, as another client editing the post would (com.atproto.repo.putRecord as alice.test):
+ * Herald's look-up then finds a record that is not its item, and cannot tell what became of it.
+ */
+export async function replaceBlueskyRecord(fake: BlueskyFake, postId: string, text: string, index = 0) {
+  const xrpc = async (nsid: string, body: unknown, token?: string) => {
+    const response = await fetch(`${fake.origin}/xrpc/${nsid}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as Record<string, any>;
+  };
+  const session = await xrpc("com.atproto.server.createSession", {
+    identifier: "alice.test",
+    password: "alice-app-pass",
+  });
+  const rkey = itemRecordKey({ idempotencyKey: `${postId}.${index}`, itemIndex: index });
+  const record = { $type: "app.bsky.feed.post", text, createdAt: new Date().toISOString() };
+  await xrpc(
+    "com.atproto.repo.putRecord",
+    { repo: session.did, collection: "app.bsky.feed.post", rkey, record },
+    session.accessJwt,
+  );
 }
 
 /** The destination id of a channel in the world. */

@@ -49,7 +49,7 @@ describe("a post whose publisher died (expired lease, attempt left started)", ()
     return other;
   }
 
-  test("Bluesky (no idempotent create): needs attention, retry_safety unsafe, attempt outcome_unknown", async () => {
+  test("Bluesky (its own record key): re-queued as recovery; the key is read back, the record is the receipt", async () => {
     const created = await publish(w, w.blueskyId, ["maybe posted"]);
     w.bluesky.hangAfterReceive = true;
     const other = await claimAndDie(created, () =>
@@ -62,33 +62,27 @@ describe("a post whose publisher died (expired lease, attempt left started)", ()
     await w.s.server.engine.runUntilIdle();
     w.bluesky.hangAfterReceive = false;
     const post = await getPost(w, created.id, true);
-    expect(post).toMatchObject({
-      state: "needs-attention",
-      action_required: true,
-      retry_safety: "unsafe",
-      attempt_count: 1,
-    });
-    expect(post.last_error).toMatchObject({
-      code: "provider_outcome_unknown",
-      retry_safety: "unsafe",
-      user_action: "inspect_resource",
-    });
-    expect(post.attempts).toHaveLength(1);
+    const records = w.bluesky.records.filter((r) => r.record.text === "maybe posted");
+    expect(records).toHaveLength(1);
+    expect(post).toMatchObject({ state: "published", attempt_count: 2, last_error: null });
+    expect(post.receipts.map((r: any) => [r.provider_object_id, r.url])).toEqual([
+      [records[0]!.uri, `https://bsky.app/profile/alice.test/post/${records[0]!.rkey}`],
+    ]);
+    expect(post.attempts.map((a: any) => [a.trigger, a.status])).toEqual([
+      ["initial", "outcome_unknown"],
+      ["recovery", "succeeded"],
+    ]);
     expect(post.attempts[0]).toMatchObject({
-      status: "outcome_unknown",
       retry_safety: "unsafe",
       error: { code: "publishing_interrupted" },
     });
+    expect(posted(w.bluesky, "createRecord").filter((r) => r.path.endsWith("createRecord"))).toHaveLength(1);
     expect((await outbox(w, created.id)).map((e) => [e.type, e.payload.state])).toEqual([
-      ["post.needs-attention", "needs-attention"],
+      ["post.published", "published"],
     ]);
     // The dead run's late timeout writes nothing: the lease is no longer its own.
     await other.drain();
-    expect(await getPost(w, created.id, true)).toMatchObject({
-      state: "needs-attention",
-      attempt_count: 1,
-      attempts: [{ status: "outcome_unknown" }],
-    });
+    expect(await getPost(w, created.id, true)).toMatchObject({ state: "published", attempt_count: 2 });
     expect(w.bluesky.records.filter((r) => r.record.text === "maybe posted")).toHaveLength(1);
   });
 

@@ -243,8 +243,12 @@ describe("failures map to kinds", () => {
     await adapter.publishItem(item(destination));
     pdsClock.advance(60_000);
     await expectProviderError(adapter.publishItem(item(destination)), "auth_expired");
+    // Another post (its own record key): the first one's key is taken.
     await adapter.publishItem(
-      item({ ...destination, credentials: await adapter.refreshCredentials({ destination }) }),
+      item(
+        { ...destination, credentials: await adapter.refreshCredentials({ destination }) },
+        { idempotencyKey: "post_2:0" },
+      ),
     );
     expect(fake.records.length).toBe(2);
   });

@@ -1,6 +1,7 @@
 import type { NetworkDefinition } from "../registry.ts";
 import { Type } from "@sinclair/typebox";
 import { createBlueskyPublisher } from "./publish.ts";
+import { reconcileBlueskyItem } from "./reconcile.ts";
 import { base, blueskyRetryAt, xrpcCaller, xrpcError } from "./xrpc.ts";
 import { expectJson, providerFetch } from "../http.ts";
 import { countGraphemes, unattachedAltTextProblems, utf8Length } from "../text.ts";
@@ -110,6 +111,7 @@ export function createBlueskyAdapter(deps: ProviderDeps): Immediate<PasswordAdap
     pendingChecksRepeatable: false,
     refreshAheadMs: null,
     ...createBlueskyPublisher(deps),
+    reconcileItem: (input) => reconcileBlueskyItem(deps, input),
 
     metricsBatchSize: 25,
 

@@ -1,5 +1,6 @@
 // Publishing one Bluesky item: images or a video uploaded as blobs, mentions and links as facets
-// (facets.ts), then com.atproto.repo.createRecord (with the thread's root and parent for a reply).
+// (facets.ts), then com.atproto.repo.createRecord under the record key Herald chose for the item
+// (tid.ts), with the thread's root and parent for a reply.
 import { expectJson, providerFetch, readJson, responseDetails } from "../http.ts";
 import { stringList } from "../text.ts";
 import {
@@ -12,6 +13,7 @@ import {
 } from "../types.ts";
 import type { BlueskyCredentials } from "./adapter.ts";
 import { buildFacets } from "./facets.ts";
+import { itemRecordKey } from "./tid.ts";
 import { base, bearer, blueskyRetryAt, xrpcCaller, xrpcError } from "./xrpc.ts";
 
 /** The publishing half of the Bluesky adapter (items are published at once). */
@@ -55,25 +57,46 @@ export function createBlueskyPublisher(deps: ProviderDeps): {
         init: {
           method: "POST",
           headers: { ...bearer(destination), "content-type": "application/json" },
-          body: JSON.stringify({ repo: did, collection: "app.bsky.feed.post", record }),
+          body: JSON.stringify({
+            repo: did,
+            collection: "app.bsky.feed.post",
+            rkey: itemRecordKey(input),
+            record,
+          }),
         },
-        idempotent: false, // no idempotency key: an unanswered create may have posted
+        // Not a retry-safe call: an unanswered create may have made the record, and a second create
+        // under the same key is an error (a 500 on the reference PDS, itself `outcome_unknown`). Either
+        // way the engine reads the key back (reconcile.ts) before anything is sent again.
+        idempotent: false,
         retryAt: blueskyRetryAt,
       });
       if (!response.ok) throw await xrpcError({ operation, response });
       const created = await expectJson({ operation, response });
-      const uri = String(created.uri);
-      const rkey = uri.split("/").pop() ?? "";
-      return {
-        providerObjectId: uri,
-        url: `https://bsky.app/profile/${destination.handle || credentials.handle || did}/post/${rkey}`,
-        extra: { uri, cid: created.cid },
-        provider: {
-          operation,
-          requestId: responseDetails({ operation, response }).requestId,
-          statusCode: response.status,
-        },
-      };
+      return blueskyReceipt({ destination, uri: String(created.uri), cid: created.cid, operation, response });
+    },
+  };
+}
+
+/** An item's receipt from its record's uri and cid: the post's bsky.app link, and the strong ref replies need. */
+export function blueskyReceipt(input: {
+  destination: DestinationRef;
+  uri: string;
+  cid: unknown;
+  operation: string;
+  response: Response;
+}): PublishedItem {
+  const { destination, uri, operation, response } = input;
+  const credentials = destination.credentials as Partial<BlueskyCredentials>;
+  const did = credentials.did ?? destination.externalId;
+  const rkey = uri.split("/").pop() ?? "";
+  return {
+    providerObjectId: uri,
+    url: `https://bsky.app/profile/${destination.handle || credentials.handle || did}/post/${rkey}`,
+    extra: { uri, cid: input.cid },
+    provider: {
+      operation,
+      requestId: responseDetails({ operation, response }).requestId,
+      statusCode: response.status,
     },
   };
 }
