@@ -74,6 +74,22 @@ async function approve(url: string): Promise<{ code: string; state: string }> {
   return { code: back.searchParams.get("code")!, state: back.searchParams.get("state")! };
 }
 
+/** The whole connection: consent on the fake (auto-approved), then the code exchanged with its verifier. */
+async function connectThroughConsent(adapter: XAdapter, f: XFake) {
+  const pkce = createPkcePair();
+  const at = { origin: f.origin, clientId: f.clientId, redirectUri: REDIRECT };
+  const { code } = await approve(
+    adapter.authorizationUrl({ ...at, state: "st", codeChallenge: pkce.challenge }),
+  );
+  const [account] = await adapter.completeAuthorization({
+    ...at,
+    clientSecret: f.clientSecret,
+    code,
+    codeVerifier: pkce.verifier,
+  });
+  return account!;
+}
+
 const item = publishInput;
 const video = (over: Parameters<typeof mediaItem>[0] = {}) =>
   mediaItem({ assetId: "vid_1", contentType: "video/mp4", bytes: mp4(640, 360, 2), altText: null, ...over });
@@ -141,10 +157,10 @@ describe("connecting with OAuth 2.0 + PKCE", () => {
       // The access token works.
       const destination: DestinationRef = {
         origin: fake.origin,
-        externalId: account!.externalId,
-        handle: account!.handle,
-        credentials: account!.credentials,
-        limits: account!.limits,
+        externalId: account.externalId,
+        handle: account.handle,
+        credentials: account.credentials,
+        limits: account.limits,
       };
       await adapter.publishItem(item(destination, { text: "connected" }));
       expect(fake.tweets.map((t) => t.text)).toEqual(["connected"]);
@@ -162,30 +178,14 @@ describe("connecting with OAuth 2.0 + PKCE", () => {
       fake = await startXFake({ redirectUris: [REDIRECT] });
       fake.user.subscription_type = subscription;
       const adapter = adapterFor(fake);
-      const pkce = createPkcePair();
-      const url = adapter.authorizationUrl({
-        origin: fake.origin,
-        clientId: fake.clientId,
-        redirectUri: REDIRECT,
-        state: "st_sub",
-        codeChallenge: pkce.challenge,
-      });
-      const { code } = await approve(url);
-      const [account] = await adapter.completeAuthorization({
-        origin: fake.origin,
-        clientId: fake.clientId,
-        clientSecret: fake.clientSecret,
-        redirectUri: REDIRECT,
-        code,
-        codeVerifier: pkce.verifier,
-      });
-      expect(account!.limits.maxCharacters).toBe(maxCharacters);
+      const account = await connectThroughConsent(adapter, fake);
+      expect(account.limits.maxCharacters).toBe(maxCharacters);
       const destination: DestinationRef = {
         origin: fake.origin,
-        externalId: account!.externalId,
-        handle: account!.handle,
-        credentials: account!.credentials,
-        limits: account!.limits,
+        externalId: account.externalId,
+        handle: account.handle,
+        credentials: account.credentials,
+        limits: account.limits,
       };
       // A post of 1,000 characters: refused before sending on a standard account, posted on a subscribed one.
       const long = "word ".repeat(200).trim();
@@ -193,9 +193,9 @@ describe("connecting with OAuth 2.0 + PKCE", () => {
         text: long,
         media: [],
         options: {},
-        limits: account!.limits,
+        limits: account.limits,
         publicMediaUrls: false,
-        externalId: account!.externalId,
+        externalId: account.externalId,
       });
       if (maxCharacters === 280) {
         expect(problems.map((p) => p.detail)).toEqual([expect.stringContaining("X allows 280")]);

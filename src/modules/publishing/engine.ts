@@ -263,23 +263,14 @@ export class PublishingEngine {
             provider: null,
           });
         }
-        if (!idempotent && adapter?.reconcileItem) {
-          // The item's call went out after the dead run's attempt started: looked up from then on.
+        if (idempotent || adapter?.reconcileItem) {
+          // Not idempotent: the item's call went out after the dead run's attempt started, and is
+          // looked up from then on before anything is sent.
           const since = Math.min(now, ...started.map((a) => a.startedAt));
-          const lookUp = sealPending(this.h, unconfirmedItem(sent, since));
-          const changes = { nextActionAt: now, nextTrigger: "recovery", providerPending: lookUp };
-          await transitionPost({
-            tx,
-            xLimit: xMonthlyLimit(this.h.config),
-            now,
-            post: current,
-            to: "ready",
-            changes,
-          });
-          return true;
-        }
-        if (idempotent) {
-          const changes = { nextActionAt: now, nextTrigger: "recovery" };
+          const lookUp = idempotent
+            ? {}
+            : { providerPending: sealPending(this.h, unconfirmedItem(sent, since)) };
+          const changes = { nextActionAt: now, nextTrigger: "recovery", ...lookUp };
           await transitionPost({
             tx,
             xLimit: xMonthlyLimit(this.h.config),

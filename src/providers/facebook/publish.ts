@@ -291,6 +291,17 @@ async function bytesTransferred(
   videoId: string,
   total: number,
 ): Promise<number> {
+  const status = await reelStatus(deps, destination, videoId);
+  const held = Number(status.uploading_phase?.bytes_transferred);
+  return Number.isInteger(held) && held > 0 ? Math.min(held, total) : 0;
+}
+
+/** A reel's `status` object as Meta reports it (its upload, processing and publishing phases). */
+async function reelStatus(
+  deps: AdapterDeps,
+  destination: DestinationRef,
+  videoId: string,
+): Promise<Record<string, any>> {
   const { body } = await call(deps, destination, {
     method: "GET",
     path: encodeURIComponent(videoId),
@@ -298,8 +309,7 @@ async function bytesTransferred(
     operation: "GET /{video-id}?fields=status",
     idempotent: true,
   });
-  const held = Number(body.status?.uploading_phase?.bytes_transferred);
-  return Number.isInteger(held) && held > 0 ? Math.min(held, total) : 0;
+  return (body.status ?? {}) as Record<string, any>;
 }
 
 async function reelState(
@@ -307,14 +317,7 @@ async function reelState(
   destination: DestinationRef,
   videoId: string,
 ): Promise<ReelState> {
-  const { body } = await call(deps, destination, {
-    method: "GET",
-    path: encodeURIComponent(videoId),
-    params: { fields: "status" },
-    operation: "GET /{video-id}?fields=status",
-    idempotent: true,
-  });
-  const status = (body.status ?? {}) as Record<string, any>;
+  const status = await reelStatus(deps, destination, videoId);
   const phases = ["uploading_phase", "processing_phase", "publishing_phase"].map((key) => status[key] ?? {});
   const failed = phases.find((phase) => phase.status === "error");
   if (failed || status.video_status === "error") {
