@@ -12,19 +12,27 @@ import { sqliteMigrations } from "./migrations-macro.ts" with { type: "macro" };
 const TABLES = defineTables(sqliteBuilders);
 
 /**
+ * When a commit reaches the disk. In WAL mode `FULL` syncs the WAL before COMMIT returns, so a commit
+ * Herald acknowledged survives a power cut; the group commit makes that one sync per group of
+ * transactions. `NORMAL` syncs only at checkpoints: a power cut may roll back the last commits
+ * (never corrupt the file). Checkpoints sync the WAL and the database file in both.
+ */
+export type SqliteSync = "full" | "normal";
+
+/**
  * Opens (creating if needed) `<dataDir>/herald.db` and applies pending migrations. Two connections:
  * the reader (`query_only`, so a write outside a transaction fails loudly instead of slipping into
  * another request's open transaction) and the writer, which only transactions use, one at a time
  * and committed in groups (sqlite-group-commit.ts).
  */
-export function openSqlite(dataDir: string): Db {
+export function openSqlite(dataDir: string, sync: SqliteSync = "full"): Db {
   // Post content, media and sealed credentials live here: readable by the server's user only.
   process.umask(0o077);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, "herald.db");
-  const writer = cacheStatements(connect(path));
+  const writer = cacheStatements(connect(path, sync));
   const migrated = migrate(writer);
-  const reader = connect(path);
+  const reader = connect(path, sync);
   reader.exec("PRAGMA query_only = ON");
   const sharedRead = shareReadTransaction(reader);
   cacheStatements(reader, sharedRead.wrap);
@@ -39,7 +47,7 @@ export function openSqlite(dataDir: string): Db {
     },
     async snapshot<T>(work: (db: Db) => Promise<T>): Promise<T> {
       // Its own connection: the shared reader serves other requests meanwhile. WAL keeps the snapshot.
-      const connection = connect(path);
+      const connection = connect(path, sync);
       connection.exec("PRAGMA query_only = ON");
       connection.exec("BEGIN DEFERRED");
       try {
@@ -73,11 +81,12 @@ export function openSqlite(dataDir: string): Db {
 /** Compiled statements kept per connection: compiling costs more than running most of Herald's queries. */
 const STATEMENT_CACHE_SIZE = 500;
 
-function connect(path: string): Database {
+function connect(path: string, sync: SqliteSync): Database {
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA journal_mode = WAL");
-  sqlite.exec("PRAGMA synchronous = NORMAL");
+  // Per connection: the writer's commits and any connection's checkpoint follow it.
+  sqlite.exec(sync === "full" ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA foreign_keys = ON");
   // Statement journals and sorts in memory: no temporary file per write transaction.
   sqlite.exec("PRAGMA temp_store = MEMORY");
