@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { currentTransaction, ENGINE, followingTransactions, type Db, type Engine } from "./engine.ts";
-import { GroupCommitWriter } from "./sqlite-group-commit.ts";
+import { GroupCommitWriter, WalSync } from "./sqlite-group-commit.ts";
 import { defineTables } from "./tables.ts";
 import { sqliteBuilders } from "./tables/builders.ts";
 import { sqliteMigrations } from "./migrations-macro.ts" with { type: "macro" };
@@ -12,10 +12,11 @@ import { sqliteMigrations } from "./migrations-macro.ts" with { type: "macro" };
 const TABLES = defineTables(sqliteBuilders);
 
 /**
- * When a commit reaches the disk. In WAL mode `FULL` syncs the WAL before COMMIT returns, so a commit
- * Herald acknowledged survives a power cut; the group commit makes that one sync per group of
- * transactions. `NORMAL` syncs only at checkpoints: a power cut may roll back the last commits
- * (never corrupt the file). Checkpoints sync the WAL and the database file in both.
+ * When a commit reaches the disk. `full`: every group of transactions is acknowledged only once the
+ * WAL holding it is synced (WalSync, one fdatasync per group, off the event loop), so a commit Herald
+ * acknowledged survives a power cut. `normal`: SQLite's own WAL + `synchronous = NORMAL`, synced at
+ * checkpoints only: a power cut may roll back the last acknowledged commits (never corrupt the file).
+ * SQLite itself runs NORMAL in both (checkpoints sync the WAL and the database file).
  */
 export type SqliteSync = "full" | "normal";
 
@@ -30,14 +31,16 @@ export function openSqlite(dataDir: string, sync: SqliteSync = "full"): Db {
   process.umask(0o077);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, "herald.db");
-  const writer = cacheStatements(connect(path, sync));
+  const writer = cacheStatements(connect(path));
   const migrated = migrate(writer);
-  const reader = connect(path, sync);
+  const reader = connect(path);
   reader.exec("PRAGMA query_only = ON");
   const sharedRead = shareReadTransaction(reader);
   cacheStatements(reader, sharedRead.wrap);
 
-  const writes = new GroupCommitWriter(writer, sharedRead.end);
+  // The writer has opened the WAL (WAL mode, migrations): it exists from here on.
+  const walSync = sync === "full" ? new WalSync(`${path}-wal`, dataDir) : null;
+  const writes = new GroupCommitWriter(writer, sharedRead.end, walSync);
   const engine: Engine = {
     dialect: "sqlite",
     tables: TABLES,
@@ -47,7 +50,7 @@ export function openSqlite(dataDir: string, sync: SqliteSync = "full"): Db {
     },
     async snapshot<T>(work: (db: Db) => Promise<T>): Promise<T> {
       // Its own connection: the shared reader serves other requests meanwhile. WAL keeps the snapshot.
-      const connection = connect(path, sync);
+      const connection = connect(path);
       connection.exec("PRAGMA query_only = ON");
       connection.exec("BEGIN DEFERRED");
       try {
@@ -69,6 +72,7 @@ export function openSqlite(dataDir: string, sync: SqliteSync = "full"): Db {
     },
     async close() {
       await writes.idle();
+      walSync?.close();
       sharedRead.end();
       reader.close();
       writer.close();
@@ -81,12 +85,12 @@ export function openSqlite(dataDir: string, sync: SqliteSync = "full"): Db {
 /** Compiled statements kept per connection: compiling costs more than running most of Herald's queries. */
 const STATEMENT_CACHE_SIZE = 500;
 
-function connect(path: string, sync: SqliteSync): Database {
+function connect(path: string): Database {
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA journal_mode = WAL");
-  // Per connection: the writer's commits and any connection's checkpoint follow it.
-  sqlite.exec(sync === "full" ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+  // Commits are synced by WalSync (HERALD_SQLITE_SYNC=full), not inside COMMIT; checkpoints sync.
+  sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA foreign_keys = ON");
   // Statement journals and sorts in memory: no temporary file per write transaction.
   sqlite.exec("PRAGMA temp_store = MEMORY");
