@@ -1,5 +1,6 @@
 // Database access of the analytics capability (post_analytics, analytics_snapshots, refresh requests).
 import { and, asc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from "drizzle-orm";
+import { deleteOldestRows } from "../../db/batch-delete.ts";
 import { countAll, skipLocked } from "../../db/dialect.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
@@ -163,4 +164,18 @@ export async function countRefreshRequests(
     .from(analyticsRefreshes)
     .where(and(eq(analyticsRefreshes.workspaceId, workspaceId), gt(analyticsRefreshes.requestedAt, since)));
   return { count: row?.count ?? 0, oldest: row?.oldest === null ? null : Number(row?.oldest) };
+}
+
+/** Deletes at most `limit` analytics snapshots fetched before `before`, oldest first; returns how many. */
+export async function deleteSnapshotsBefore(db: Db, before: number, limit: number): Promise<number> {
+  const { analyticsSnapshots: t } = tablesOf(db);
+  const where = lt(t.fetchedAt, before);
+  return deleteOldestRows(db, { table: t, key: [t.id], where, oldestFirst: t.fetchedAt }, limit);
+}
+
+/** Deletes at most `limit` on-demand refresh requests made before `before`; returns how many. */
+export async function deleteRefreshRequestsBefore(db: Db, before: number, limit: number): Promise<number> {
+  const { analyticsRefreshes: t } = tablesOf(db);
+  const where = lt(t.requestedAt, before);
+  return deleteOldestRows(db, { table: t, key: [t.id], where, oldestFirst: t.requestedAt }, limit);
 }

@@ -1,5 +1,6 @@
 import { insertRow } from "../../db/prepared.ts";
 import { and, desc, eq, inArray, isNull, lt, or, type SQL } from "drizzle-orm";
+import { deleteOldestRows } from "../../db/batch-delete.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
@@ -65,4 +66,11 @@ export async function listAuditRecords(
     .where(and(...conditions))
     .orderBy(desc(auditRecords.id))
     .limit(limit + 1);
+}
+
+/** Deletes at most `limit` audit records written before `before`, oldest first; returns how many. */
+export async function deleteAuditRecordsBefore(db: Db, before: number, limit: number): Promise<number> {
+  const { auditRecords: t } = tablesOf(db);
+  const where = lt(t.createdAt, before);
+  return deleteOldestRows(db, { table: t, key: [t.id], where, oldestFirst: t.createdAt }, limit);
 }

@@ -1,4 +1,5 @@
-import { and, asc, eq, inArray, isNull, lte } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, lte } from "drizzle-orm";
+import { deleteOldestRows } from "../../db/batch-delete.ts";
 import { countAll, skipLocked } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
@@ -136,4 +137,15 @@ export async function chatBacklog(
     .from(chatNotifications)
     .where(eq(chatNotifications.status, "pending"));
   return { undispatchedEvents: events!.n, pendingNotifications: notifications!.n };
+}
+
+/** Deletes at most `limit` sent or failed chat messages made before `before`, oldest first. */
+export async function deleteFinishedChatNotifications(
+  db: Db,
+  before: number,
+  limit: number,
+): Promise<number> {
+  const { chatNotifications: t } = tablesOf(db);
+  const where = and(lt(t.createdAt, before), inArray(t.status, ["sent", "failed"]));
+  return deleteOldestRows(db, { table: t, key: [t.id], where, oldestFirst: t.createdAt }, limit);
 }

@@ -1,5 +1,6 @@
 import { and, eq, lt, sql } from "drizzle-orm";
 import { insertRow, runPrepared } from "../../db/prepared.ts";
+import { deleteOldestRows } from "../../db/batch-delete.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
 import { firstRow } from "../../db/engine.ts";
@@ -79,8 +80,13 @@ export async function deleteIdempotencyKey(db: Db, accountId: string, key: strin
     .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
 }
 
-/** Removes keys past their 24 h life. */
-export async function deleteExpiredIdempotencyKeys(db: Db, now: number): Promise<void> {
-  const { idempotencyKeys } = tablesOf(db);
-  await db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now));
+/** Removes at most `limit` keys past their 24 h life, oldest first; returns how many. */
+export async function deleteExpiredIdempotencyKeys(db: Db, now: number, limit: number): Promise<number> {
+  const { idempotencyKeys: t } = tablesOf(db);
+  const key = [t.accountId, t.key];
+  return deleteOldestRows(
+    db,
+    { table: t, key, where: lt(t.expiresAt, now), oldestFirst: t.expiresAt },
+    limit,
+  );
 }

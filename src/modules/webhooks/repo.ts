@@ -12,6 +12,7 @@ import {
   sql,
   type SQL,
 } from "drizzle-orm";
+import { deleteOldestRows } from "../../db/batch-delete.ts";
 import { countAll, minOf, skipLocked } from "../../db/dialect.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
@@ -476,19 +477,12 @@ export async function failPendingDeliveries(
   return failed.length;
 }
 
-/** Deletes finished deliveries (and their attempts) created before `before`; returns how many. */
-export async function deleteFinishedDeliveries(db: Db, before: number): Promise<number> {
-  const { webhookDeliveries } = tablesOf(db);
-  const deleted = await db
-    .delete(webhookDeliveries)
-    .where(
-      and(
-        inArray(webhookDeliveries.status, ["succeeded", "failed"]),
-        lt(webhookDeliveries.createdAt, before),
-      ),
-    )
-    .returning({ id: webhookDeliveries.id });
-  return deleted.length;
+/** Deletes at most `limit` finished deliveries created before `before`, oldest first; returns how many. */
+export async function deleteFinishedDeliveries(db: Db, before: number, limit: number): Promise<number> {
+  const { webhookDeliveries: t } = tablesOf(db);
+  // Their attempts go with them (ON DELETE CASCADE); a pending delivery is never deleted.
+  const where = and(lt(t.createdAt, before), inArray(t.status, ["succeeded", "failed"]));
+  return deleteOldestRows(db, { table: t, key: [t.id], where, oldestFirst: t.createdAt }, limit);
 }
 
 /** Records one attempt of a delivery. */
@@ -533,12 +527,9 @@ export async function webhookBacklog(db: Db): Promise<{
   };
 }
 
-/** Deletes outbox events fanned out before `before`; returns how many. */
-export async function deleteDispatchedEvents(db: Db, before: number): Promise<number> {
-  const { eventsOutbox } = tablesOf(db);
-  const deleted = await db
-    .delete(eventsOutbox)
-    .where(lt(eventsOutbox.dispatchedAt, before))
-    .returning({ id: eventsOutbox.id });
-  return deleted.length;
+/** Deletes at most `limit` outbox events fanned out before `before`, oldest first; returns how many. */
+export async function deleteDispatchedEvents(db: Db, before: number, limit: number): Promise<number> {
+  const { eventsOutbox: t } = tablesOf(db);
+  const where = lt(t.dispatchedAt, before);
+  return deleteOldestRows(db, { table: t, key: [t.id], where, oldestFirst: t.dispatchedAt }, limit);
 }
