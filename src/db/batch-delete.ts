@@ -15,14 +15,14 @@ export interface BatchDelete {
 }
 
 /**
- * Deletes at most `limit` rows matching `where`, oldest first, in one statement; returns how many
- * went. The rows are chosen by a sub-select on the time index, locked and skipping rows another
- * process is deleting on PostgreSQL (two cleaners split the work instead of waiting on each other);
- * SQLite has one writer at a time, so a second cleaner finds what the first left.
+ * The keys of the (at most `limit`) oldest rows a batch may delete: a walk of the time index, locked
+ * and skipping rows another process is deleting on PostgreSQL (two cleaners split the work instead
+ * of waiting on each other); SQLite has one writer at a time, so a second cleaner finds what the
+ * first left. Tests read its plan.
  */
-export async function deleteOldestRows(db: Db, batch: BatchDelete, limit: number): Promise<number> {
+export function oldestRowsQuery(db: Db, batch: BatchDelete, limit: number) {
   const { table, key, where, oldestFirst } = batch;
-  const picked = skipLocked(
+  return skipLocked(
     db,
     db
       .select(Object.fromEntries(key.map((column, i) => [`k${i}`, column])))
@@ -31,6 +31,12 @@ export async function deleteOldestRows(db: Db, batch: BatchDelete, limit: number
       .orderBy(asc(oldestFirst))
       .limit(limit),
   );
+}
+
+/** Deletes at most `limit` rows of a batch, oldest first, in one statement; returns how many went. */
+export async function deleteOldestRows(db: Db, batch: BatchDelete, limit: number): Promise<number> {
+  const { table, key } = batch;
+  const picked = oldestRowsQuery(db, batch, limit);
   const target =
     key.length === 1
       ? inArray(key[0]!, picked)

@@ -1,11 +1,12 @@
 import type { Herald } from "../herald.ts";
 import type { Db } from "../db/open.ts";
 import { inTransaction } from "../db/transaction.ts";
-import { deleteRefreshRequestsBefore, deleteSnapshotsBefore } from "../modules/analytics/repo.ts";
-import { deleteAuditRecordsBefore } from "../modules/audit/repo.ts";
-import { deleteFinishedChatNotifications } from "../modules/chat/repo.ts";
-import { deleteExpiredIdempotencyKeys } from "../modules/idempotency/repo.ts";
-import { deleteDispatchedEvents, deleteFinishedDeliveries } from "../modules/webhooks/repo.ts";
+import { type BatchDelete, deleteOldestRows } from "../db/batch-delete.ts";
+import { refreshRequestsBefore, snapshotsBefore } from "../modules/analytics/repo.ts";
+import { auditRecordsBefore } from "../modules/audit/repo.ts";
+import { finishedChatNotificationsBefore } from "../modules/chat/repo.ts";
+import { expiredIdempotencyKeys } from "../modules/idempotency/repo.ts";
+import { dispatchedEventsBefore, finishedDeliveriesBefore } from "../modules/webhooks/repo.ts";
 import type { Job } from "./scheduler.ts";
 
 const DAY_MS = 86_400_000;
@@ -24,8 +25,8 @@ export interface RetentionRule {
   pattern: string;
   /** Rows older than this instant may go; null: this table keeps everything (a span of 0). */
   cutoff(h: Herald, now: number): number | null;
-  /** Deletes at most `limit` rows older than `before`, oldest first; returns how many went. */
-  deleteBatch(db: Db, before: number, limit: number): Promise<number>;
+  /** The rows older than `before` and how to take the oldest of them (src/db/batch-delete.ts). */
+  batch(db: Db, before: number): BatchDelete;
 }
 
 /** A span of 0 keeps the rows for ever. */
@@ -38,45 +39,45 @@ export const RETENTION_RULES: RetentionRule[] = [
     id: "events-outbox-cleanup",
     pattern: "0 41 * * * *",
     cutoff: (h, now) => now - h.config.retention.eventsMs,
-    deleteBatch: deleteDispatchedEvents,
+    batch: dispatchedEventsBefore,
   },
   // Finished deliveries and their attempts; a pending one (at most 72 h old) is never deleted.
   {
     id: "webhook-log-cleanup",
     pattern: "0 23 * * * *",
     cutoff: (h, now) => now - h.config.retention.deliveriesMs,
-    deleteBatch: deleteFinishedDeliveries,
+    batch: finishedDeliveriesBefore,
   },
   {
     id: "chat-notifications-cleanup",
     pattern: "0 29 * * * *",
     cutoff: (h, now) => now - h.config.retention.deliveriesMs,
-    deleteBatch: deleteFinishedChatNotifications,
+    batch: finishedChatNotificationsBefore,
   },
   {
     id: "audit-cleanup",
     pattern: "0 47 * * * *",
     cutoff: (h, now) => olderThan(h.config.retention.auditMs, now),
-    deleteBatch: deleteAuditRecordsBefore,
+    batch: auditRecordsBefore,
   },
   {
     id: "analytics-snapshots-cleanup",
     pattern: "0 53 * * * *",
     cutoff: (h, now) => olderThan(h.config.retention.analyticsSnapshotsMs, now),
-    deleteBatch: deleteSnapshotsBefore,
+    batch: snapshotsBefore,
   },
   {
     id: "analytics-refreshes-cleanup",
     pattern: "0 59 * * * *",
     cutoff: (_h, now) => now - REFRESH_REQUESTS_KEPT_MS,
-    deleteBatch: deleteRefreshRequestsBefore,
+    batch: refreshRequestsBefore,
   },
   // Keys past their 24 h life (a replay after it is a new request, as the contract's window says).
   {
     id: "idempotency-cleanup",
     pattern: "0 17 * * * *",
     cutoff: (_h, now) => now,
-    deleteBatch: (db, before, limit) => deleteExpiredIdempotencyKeys(db, before, limit),
+    batch: expiredIdempotencyKeys,
   },
 ];
 
@@ -97,7 +98,7 @@ export async function applyRetention(
   const limit = h.config.retention.batchSize;
   let total = 0;
   for (;;) {
-    const deleted = await inTransaction(h.db, (tx) => rule.deleteBatch(tx, before, limit));
+    const deleted = await inTransaction(h.db, (tx) => deleteOldestRows(tx, rule.batch(tx, before), limit));
     total += deleted;
     if (deleted < limit || stopping?.aborted) break;
     await Bun.sleep(RETENTION_PAUSE_MS);

@@ -5,7 +5,10 @@ import { loadConfig } from "../../src/config.ts";
 import { newId } from "../../src/db/ids.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { applyRetention, RETENTION_RULES } from "../../src/jobs/retention.ts";
-import { deleteAuditRecordsBefore } from "../../src/modules/audit/repo.ts";
+import { SQL } from "bun";
+import { deleteOldestRows, oldestRowsQuery } from "../../src/db/batch-delete.ts";
+import { engineOf, isPostgres } from "../../src/db/engine.ts";
+import { auditRecordsBefore } from "../../src/modules/audit/repo.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { tables } from "../helpers/tables.ts";
 import { count, mustCreateEndpoint } from "../webhooks/helpers.ts";
@@ -50,7 +53,7 @@ describe("audit records", () => {
   test("one statement deletes at most one batch, oldest first", async () => {
     const now = s.clock.now();
     await auditRows(5, now - 500 * DAY, "test.batch");
-    const deleted = await write((tx) => deleteAuditRecordsBefore(tx, now - 365 * DAY, BATCH));
+    const deleted = await write((tx) => deleteOldestRows(tx, auditRecordsBefore(tx, now - 365 * DAY), BATCH));
     expect(deleted).toBe(BATCH);
     expect(await count(s.herald, "audit_records", "action = 'test.batch'")).toBe(5 - BATCH);
     await applyRetention(s.herald, rule("audit-cleanup"));
@@ -217,6 +220,34 @@ describe("outbox, delivery log, chat messages, analytics and idempotency keys", 
     expect(logged).toEqual(["dlv_pending", "dlv_recent"]);
     expect((await s.request("GET", `/v1/workspaces/${ws}/posts/${postId}`)).status).toBe(200);
   });
+});
+
+test("each batch walks its table's time index: no scan of the table, no sort of every old row", async () => {
+  // PostgreSQL: sequential scans, bitmap scans and sorts priced out; an index must give the order.
+  const pg = isPostgres(s.herald.db) ? new SQL(s.herald.config.databaseUrl!, { max: 1 }) : null;
+  try {
+    await pg?.unsafe("SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off");
+    for (const r of RETENTION_RULES) {
+      const { sql, params } = oldestRowsQuery(s.herald.db, r.batch(s.herald.db, s.clock.now()), 1000).toSQL();
+      const plan = pg
+        ? ((await pg.unsafe(`EXPLAIN ${sql}`, params as never[])) as { "QUERY PLAN": string }[]).map(
+            (row) => row["QUERY PLAN"],
+          )
+        : (await engineOf(s.herald.db).query<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params)).map(
+            (row) => row.detail,
+          );
+      const text = plan.join("\n");
+      const unindexed = pg ? /Seq Scan|Bitmap Heap Scan|\bSort\b/ : /\bSCAN \w+(?! USING)|TEMP B-TREE/;
+      expect({ job: r.id, plan: text, unindexed: unindexed.test(text) }).toEqual({
+        job: r.id,
+        plan: text,
+        unindexed: false,
+      });
+      expect(text).toMatch(pg ? /Index (Only )?Scan using/ : /SEARCH \w+ USING (COVERING )?INDEX/);
+    }
+  } finally {
+    await pg?.close();
+  }
 });
 
 describe("settings", () => {

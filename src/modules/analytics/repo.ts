@@ -1,6 +1,6 @@
 // Database access of the analytics capability (post_analytics, analytics_snapshots, refresh requests).
 import { and, asc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from "drizzle-orm";
-import { deleteOldestRows } from "../../db/batch-delete.ts";
+import type { BatchDelete } from "../../db/batch-delete.ts";
 import { countAll, skipLocked } from "../../db/dialect.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
@@ -166,16 +166,14 @@ export async function countRefreshRequests(
   return { count: row?.count ?? 0, oldest: row?.oldest === null ? null : Number(row?.oldest) };
 }
 
-/** Deletes at most `limit` analytics snapshots fetched before `before`, oldest first; returns how many. */
-export async function deleteSnapshotsBefore(db: Db, before: number, limit: number): Promise<number> {
+/** Analytics snapshots fetched before `before`, oldest first (retention deletes them in batches). */
+export function snapshotsBefore(db: Db, before: number): BatchDelete {
   const { analyticsSnapshots: t } = tablesOf(db);
-  const where = lt(t.fetchedAt, before);
-  return deleteOldestRows(db, { table: t, key: [t.id], where, oldestFirst: t.fetchedAt }, limit);
+  return { table: t, key: [t.id], where: lt(t.fetchedAt, before), oldestFirst: t.fetchedAt };
 }
 
-/** Deletes at most `limit` on-demand refresh requests made before `before`; returns how many. */
-export async function deleteRefreshRequestsBefore(db: Db, before: number, limit: number): Promise<number> {
+/** On-demand refresh requests made before `before`, oldest first (retention deletes them in batches). */
+export function refreshRequestsBefore(db: Db, before: number): BatchDelete {
   const { analyticsRefreshes: t } = tablesOf(db);
-  const where = lt(t.requestedAt, before);
-  return deleteOldestRows(db, { table: t, key: [t.id], where, oldestFirst: t.requestedAt }, limit);
+  return { table: t, key: [t.id], where: lt(t.requestedAt, before), oldestFirst: t.requestedAt };
 }

@@ -1,6 +1,6 @@
 import { insertRow } from "../../db/prepared.ts";
 import { and, desc, eq, inArray, isNull, lt, or, type SQL } from "drizzle-orm";
-import { deleteOldestRows } from "../../db/batch-delete.ts";
+import type { BatchDelete } from "../../db/batch-delete.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
@@ -68,9 +68,8 @@ export async function listAuditRecords(
     .limit(limit + 1);
 }
 
-/** Deletes at most `limit` audit records written before `before`, oldest first; returns how many. */
-export async function deleteAuditRecordsBefore(db: Db, before: number, limit: number): Promise<number> {
+/** Audit records written before `before`, oldest first (retention deletes them in batches). */
+export function auditRecordsBefore(db: Db, before: number): BatchDelete {
   const { auditRecords: t } = tablesOf(db);
-  const where = lt(t.createdAt, before);
-  return deleteOldestRows(db, { table: t, key: [t.id], where, oldestFirst: t.createdAt }, limit);
+  return { table: t, key: [t.id], where: lt(t.createdAt, before), oldestFirst: t.createdAt };
 }

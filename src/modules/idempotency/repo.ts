@@ -1,6 +1,6 @@
 import { and, eq, lt, sql } from "drizzle-orm";
 import { insertRow, runPrepared } from "../../db/prepared.ts";
-import { deleteOldestRows } from "../../db/batch-delete.ts";
+import type { BatchDelete } from "../../db/batch-delete.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
 import { firstRow } from "../../db/engine.ts";
@@ -80,13 +80,8 @@ export async function deleteIdempotencyKey(db: Db, accountId: string, key: strin
     .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
 }
 
-/** Removes at most `limit` keys past their 24 h life, oldest first; returns how many. */
-export async function deleteExpiredIdempotencyKeys(db: Db, now: number, limit: number): Promise<number> {
+/** Keys past their 24 h life at `now`, oldest first (retention deletes them in batches). */
+export function expiredIdempotencyKeys(db: Db, now: number): BatchDelete {
   const { idempotencyKeys: t } = tablesOf(db);
-  const key = [t.accountId, t.key];
-  return deleteOldestRows(
-    db,
-    { table: t, key, where: lt(t.expiresAt, now), oldestFirst: t.expiresAt },
-    limit,
-  );
+  return { table: t, key: [t.accountId, t.key], where: lt(t.expiresAt, now), oldestFirst: t.expiresAt };
 }
