@@ -53,7 +53,7 @@ function statements(dialect: "sqlite" | "pg", count: number, ws: string, now: nu
   const series =
     dialect === "sqlite"
       ? `(WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${count}) SELECT n FROM s) AS s`
-      : `generate_series(1, ${count}) AS s(n)`;
+      : `generate_series(1::bigint, ${count}::bigint) AS s(n)`;
   const pad = dialect === "sqlite" ? `printf('%024d', n)` : `lpad(n::text, 24, '0')`;
   const id = (prefix: string) => `'${prefix}_00' || ${pad}`;
   const start = now - (count + 60) * MINUTE;
