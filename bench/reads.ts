@@ -14,14 +14,14 @@ const BUN = join(ROOT, "node_modules", ".bin", "bun");
 const DURATION_S = Number(process.env.BENCH_WRK_SECONDS ?? 10);
 const WARM_UP_S = 5;
 
-function freePort(): number {
+export function freePort(): number {
   const server = Bun.serve({ port: 0, fetch: () => new Response() });
   const port = server.port!;
   void server.stop(true);
   return port;
 }
 
-interface WrkRun {
+export interface WrkRun {
   rps: number;
   p99Ms: number;
   /** Non-2xx answers and connect, read or write errors. */
@@ -31,7 +31,7 @@ interface WrkRun {
 }
 
 /** Runs wrk once (-t2 -c64): requests/s, p99 latency (ms) and non-2xx or socket errors. */
-function wrk(url: string, key: string, seconds: number, script?: string): WrkRun {
+export function wrk(url: string, key: string, seconds: number, script?: string): WrkRun {
   const args = ["wrk", "-t2", "-c64", `-d${seconds}s`, "--latency", "-H", `Authorization: Bearer ${key}`];
   if (script) args.push("-s", script);
   const out = spawnSync([...args, url], { stdout: "pipe", cwd: ROOT }).stdout.toString();
@@ -49,7 +49,7 @@ function wrk(url: string, key: string, seconds: number, script?: string): WrkRun
   };
 }
 
-async function waitForHealth(origin: string): Promise<void> {
+export async function waitForHealth(origin: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (
       await fetch(`${origin}/health`).then(

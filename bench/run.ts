@@ -6,6 +6,7 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { assetsBenchmark } from "./assets.ts";
 import { engineBenchmark } from "./engine.ts";
+import { growthBenchmark } from "./growth.ts";
 import { ROUNDS } from "./method.ts";
 import { startBenchPostgres } from "./postgres.ts";
 import { readsBenchmark } from "./reads.ts";
@@ -19,6 +20,7 @@ const benchmarks: [string, Benchmark][] = [
   ["webhooks", webhooksBenchmark],
   ["assets", assetsBenchmark],
   ["startup", startupBenchmark],
+  ["growth", growthBenchmark],
 ];
 const only = process.env.BENCH_ONLY?.split(",");
 const selected = benchmarks.filter(([name]) => !only || only.includes(name));

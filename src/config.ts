@@ -86,6 +86,25 @@ export interface Config {
     /** How long a claim on a post lasts without renewal (a dead process's posts are examined after it). */
     leaseMs: number;
   };
+  /** How long rows that grow with every action are kept (docs/operations.md#retention). */
+  retention: RetentionConfig;
+}
+
+/**
+ * Retention of the tables that grow with every action (HERALD_RETENTION_*); a span of 0 keeps the
+ * rows for ever (audit and analytics only: the outbox and the delivery logs always have a bound).
+ */
+export interface RetentionConfig {
+  /** Outbox events, counted from when they were fanned out to webhooks (HERALD_RETENTION_EVENTS_DAYS). */
+  eventsMs: number;
+  /** Finished webhook deliveries and chat messages, from their creation (HERALD_RETENTION_DELIVERIES_DAYS). */
+  deliveriesMs: number;
+  /** Audit records (HERALD_RETENTION_AUDIT_DAYS); 0: kept for ever. */
+  auditMs: number;
+  /** The history of analytics fetches (HERALD_RETENTION_ANALYTICS_DAYS); 0: kept for ever. */
+  analyticsSnapshotsMs: number;
+  /** Rows one cleanup statement deletes at most (HERALD_RETENTION_BATCH_SIZE). */
+  batchSize: number;
 }
 
 /** Stripe's keys and prices and Herald's trial and grace lengths (HERALD_STRIPE_*, HERALD_BILLING_*). */
@@ -239,6 +258,17 @@ function monthlyPostLimitOverrides(env: Env): Record<string, number> {
 
 const DAY_MS = 86_400_000;
 
+/** HERALD_RETENTION_*: the defaults keep a year of audit and 400 days of analytics history. */
+function retentionConfig(env: Env): RetentionConfig {
+  return {
+    eventsMs: integer(env, "HERALD_RETENTION_EVENTS_DAYS", 30, 1, 3650) * DAY_MS,
+    deliveriesMs: integer(env, "HERALD_RETENTION_DELIVERIES_DAYS", 30, 1, 3650) * DAY_MS,
+    auditMs: integer(env, "HERALD_RETENTION_AUDIT_DAYS", 365, 0, 36_500) * DAY_MS,
+    analyticsSnapshotsMs: integer(env, "HERALD_RETENTION_ANALYTICS_DAYS", 400, 0, 36_500) * DAY_MS,
+    batchSize: integer(env, "HERALD_RETENTION_BATCH_SIZE", 1000, 1, 100_000),
+  };
+}
+
 /** HERALD_STRIPE_* and HERALD_BILLING_*; a processor mode without its keys and prices refuses to start. */
 function billingConfig(env: Env, mode: Config["billingMode"]): BillingConfig {
   const config: BillingConfig = {
@@ -379,6 +409,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: integer(env, "HERALD_PUBLISH_CONCURRENCY", 8, 1, 256),
       leaseMs: integer(env, "HERALD_LEASE_SECONDS", 60, 3, 3600) * 1000,
     },
+    retention: retentionConfig(env),
   };
 }
 

@@ -1,6 +1,5 @@
 import { inTransaction } from "../db/transaction.ts";
 import { cleanupAssets } from "../modules/assets/cleanup.ts";
-import { deleteExpiredIdempotencyKeys } from "../modules/idempotency/repo.ts";
 import { deliverDueMail } from "../modules/mail/outbox.ts";
 import { expireConnections } from "../modules/destinations/repo.ts";
 import type { PublishingEngine } from "../modules/publishing/engine.ts";
@@ -10,6 +9,7 @@ import { webhookJobs } from "../modules/webhooks/jobs.ts";
 import { chatJobs } from "../modules/chat/jobs.ts";
 import { raiseDueQuantities } from "../modules/billing/quantity.ts";
 import { deleteUnconfirmedAccounts } from "../modules/signup/cleanup.ts";
+import { retentionJobs } from "./retention.ts";
 import type { Job } from "./scheduler.ts";
 
 /** Every recurring job of the server; `engine` is this process's publishing engine. */
@@ -31,11 +31,6 @@ export function serverJobs(engine: PublishingEngine): Job[] {
       pattern: "30 * * * * *",
       run: (h) => inTransaction(h.db, (tx) => expireConnections(tx, h.clock.now())),
     },
-    {
-      id: "idempotency-cleanup",
-      pattern: "0 17 * * * *",
-      run: (h) => inTransaction(h.db, (tx) => deleteExpiredIdempotencyKeys(tx, h.clock.now())),
-    },
     { id: "assets-cleanup", pattern: "0 23 * * * *", run: (h) => cleanupAssets(h) },
     // Accounts whose address stayed unconfirmed for 7 days go, with everything of them (docs/signup.md).
     { id: "unconfirmed-accounts", pattern: "0 41 * * * *", run: (h) => deleteUnconfirmedAccounts(h) },
@@ -55,5 +50,7 @@ export function serverJobs(engine: PublishingEngine): Job[] {
     { id: "billing-quantity", pattern: "15,45 * * * * *", run: (h) => raiseDueQuantities(h) },
     ...webhookJobs(),
     ...chatJobs(),
+    // Tables that grow with every action keep what their retention says (docs/operations.md#retention).
+    ...retentionJobs(),
   ];
 }

@@ -128,7 +128,13 @@ export function defineAccountTables(b: TableBuilders) {
       clientRequestId: b.text("client_request_id"),
       createdAt: b.integer("created_at").notNull(),
     },
-    (t) => [b.index("audit_records_account").on(t.accountId, t.id)],
+    (t) => [
+      b.index("audit_records_account").on(t.accountId, t.id),
+      // Retention takes the oldest records by this (src/jobs/retention.ts).
+      b
+        .index("audit_records_created")
+        .on(t.createdAt),
+    ],
   );
 
   const invitations = b.table(

@@ -53,7 +53,13 @@ export function defineAnalyticsTables(b: TableBuilders, { posts }: Pick<PostTabl
       metrics: b.json("metrics").$type<Record<string, number>>().notNull(),
       offered: b.json("offered").$type<string[]>().notNull(),
     },
-    (t) => [b.index("analytics_snapshots_post").on(t.postId, t.fetchedAt)],
+    (t) => [
+      b.index("analytics_snapshots_post").on(t.postId, t.fetchedAt),
+      // Retention takes the oldest snapshots and requests by these (src/jobs/retention.ts).
+      b
+        .index("analytics_snapshots_fetched")
+        .on(t.fetchedAt),
+    ],
   );
 
   /** On-demand refreshes asked for, counted per workspace for the rate limit. */
@@ -65,7 +71,10 @@ export function defineAnalyticsTables(b: TableBuilders, { posts }: Pick<PostTabl
       groupKey: b.text("group_key").notNull(),
       requestedAt: b.integer("requested_at").notNull(),
     },
-    (t) => [b.index("analytics_refreshes_workspace").on(t.workspaceId, t.requestedAt)],
+    (t) => [
+      b.index("analytics_refreshes_workspace").on(t.workspaceId, t.requestedAt),
+      b.index("analytics_refreshes_requested").on(t.requestedAt),
+    ],
   );
   return { postAnalytics, analyticsSnapshots, analyticsRefreshes };
 }

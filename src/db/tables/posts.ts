@@ -73,6 +73,19 @@ export function definePostTables(
     },
     (t) => [
       b.index("posts_workspace").on(t.workspaceId, t.id),
+      // The listing's filters, each in id order: a page of a rare state, channel, group or destination
+      // among a million posts is read from its own range, never by walking the whole workspace.
+      b
+        .index("posts_workspace_state")
+        .on(t.workspaceId, t.state, t.id),
+      b.index("posts_workspace_channel").on(t.workspaceId, t.channel, t.id),
+      b.index("posts_workspace_group").on(t.workspaceId, t.groupKey, t.id),
+      b.index("posts_workspace_destination").on(t.workspaceId, t.destinationId, t.id),
+      // The time filters' ranges, counted (at most a few hundred entries) before a page is read.
+      b
+        .index("posts_workspace_created")
+        .on(t.workspaceId, t.createdAt, t.id),
+      b.index("posts_workspace_scheduled").on(t.workspaceId, t.scheduledAt, t.id),
       b.index("posts_due").on(t.state, t.nextActionAt),
       b.index("posts_destination").on(t.destinationId, t.publishedAt),
       // One draft per channel per group (the contract's group constraint), enforced by the database.
@@ -165,6 +178,10 @@ export function definePostTables(
       b.index("events_outbox_workspace").on(t.workspaceId, t.id),
       b.index("events_outbox_undispatched").on(t.id).where(sql`${t.dispatchedAt} IS NULL`),
       b.index("events_outbox_chat_undispatched").on(t.id).where(sql`${t.chatDispatchedAt} IS NULL`),
+      // Retention takes the oldest fanned-out events by this (src/jobs/retention.ts).
+      b
+        .index("events_outbox_dispatched")
+        .on(t.dispatchedAt),
     ],
   );
 

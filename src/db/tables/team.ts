@@ -69,6 +69,10 @@ export function defineTeamTables(
     (t) => [
       b.index("chat_notifications_due").on(t.status, t.nextAttemptAt),
       b.uniqueIndex("chat_notifications_event").on(t.eventId, t.workspaceId),
+      // Retention takes the oldest finished messages by this (src/jobs/retention.ts).
+      b
+        .index("chat_notifications_created")
+        .on(t.createdAt),
     ],
   );
   return { feedback, chatNotificationSettings, chatNotifications };

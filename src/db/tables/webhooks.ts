@@ -75,6 +75,10 @@ export function defineWebhookTables(b: TableBuilders, { workspaces }: Pick<Accou
     (t) => [
       b.index("webhook_deliveries_due").on(t.status, t.nextAttemptAt),
       b.index("webhook_deliveries_endpoint").on(t.endpointId, t.id),
+      // Retention takes the oldest finished deliveries by this (src/jobs/retention.ts).
+      b
+        .index("webhook_deliveries_created")
+        .on(t.createdAt),
       // The dispatcher fans an event out to an endpoint once; redeliveries are extra rows.
       b
         .uniqueIndex("webhook_deliveries_once")

@@ -1,5 +1,6 @@
 // Database access of the analytics capability (post_analytics, analytics_snapshots, refresh requests).
 import { and, asc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from "drizzle-orm";
+import type { BatchDelete } from "../../db/batch-delete.ts";
 import { countAll, skipLocked } from "../../db/dialect.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
@@ -163,4 +164,16 @@ export async function countRefreshRequests(
     .from(analyticsRefreshes)
     .where(and(eq(analyticsRefreshes.workspaceId, workspaceId), gt(analyticsRefreshes.requestedAt, since)));
   return { count: row?.count ?? 0, oldest: row?.oldest === null ? null : Number(row?.oldest) };
+}
+
+/** Analytics snapshots fetched before `before`, oldest first (retention deletes them in batches). */
+export function snapshotsBefore(db: Db, before: number): BatchDelete {
+  const { analyticsSnapshots: t } = tablesOf(db);
+  return { table: t, key: [t.id], where: lt(t.fetchedAt, before), oldestFirst: t.fetchedAt };
+}
+
+/** On-demand refresh requests made before `before`, oldest first (retention deletes them in batches). */
+export function refreshRequestsBefore(db: Db, before: number): BatchDelete {
+  const { analyticsRefreshes: t } = tablesOf(db);
+  return { table: t, key: [t.id], where: lt(t.requestedAt, before), oldestFirst: t.requestedAt };
 }

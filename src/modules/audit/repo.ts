@@ -1,5 +1,6 @@
 import { insertRow } from "../../db/prepared.ts";
 import { and, desc, eq, inArray, isNull, lt, or, type SQL } from "drizzle-orm";
+import type { BatchDelete } from "../../db/batch-delete.ts";
 import { newId } from "../../db/ids.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
@@ -65,4 +66,10 @@ export async function listAuditRecords(
     .where(and(...conditions))
     .orderBy(desc(auditRecords.id))
     .limit(limit + 1);
+}
+
+/** Audit records written before `before`, oldest first (retention deletes them in batches). */
+export function auditRecordsBefore(db: Db, before: number): BatchDelete {
+  const { auditRecords: t } = tablesOf(db);
+  return { table: t, key: [t.id], where: lt(t.createdAt, before), oldestFirst: t.createdAt };
 }

@@ -1,4 +1,5 @@
-import { and, asc, eq, inArray, isNull, lte } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, lte, ne } from "drizzle-orm";
+import type { BatchDelete } from "../../db/batch-delete.ts";
 import { countAll, skipLocked } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
@@ -136,4 +137,14 @@ export async function chatBacklog(
     .from(chatNotifications)
     .where(eq(chatNotifications.status, "pending"));
   return { undispatchedEvents: events!.n, pendingNotifications: notifications!.n };
+}
+
+/**
+ * Sent or failed chat messages made before `before`, oldest first (retention deletes them in batches;
+ * `<>` keeps the status index out, so the time index is walked instead of every finished row sorted).
+ */
+export function finishedChatNotificationsBefore(db: Db, before: number): BatchDelete {
+  const { chatNotifications: t } = tablesOf(db);
+  const where = and(lt(t.createdAt, before), ne(t.status, "pending"));
+  return { table: t, key: [t.id], where, oldestFirst: t.createdAt };
 }

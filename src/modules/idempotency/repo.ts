@@ -1,5 +1,6 @@
 import { and, eq, lt, sql } from "drizzle-orm";
 import { insertRow, runPrepared } from "../../db/prepared.ts";
+import type { BatchDelete } from "../../db/batch-delete.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
 import { firstRow } from "../../db/engine.ts";
@@ -79,8 +80,8 @@ export async function deleteIdempotencyKey(db: Db, accountId: string, key: strin
     .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
 }
 
-/** Removes keys past their 24 h life. */
-export async function deleteExpiredIdempotencyKeys(db: Db, now: number): Promise<void> {
-  const { idempotencyKeys } = tablesOf(db);
-  await db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now));
+/** Keys past their 24 h life at `now`, oldest first (retention deletes them in batches). */
+export function expiredIdempotencyKeys(db: Db, now: number): BatchDelete {
+  const { idempotencyKeys: t } = tablesOf(db);
+  return { table: t, key: [t.accountId, t.key], where: lt(t.expiresAt, now), oldestFirst: t.expiresAt };
 }

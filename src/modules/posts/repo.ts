@@ -183,7 +183,20 @@ export interface PostFilter {
   scheduledBefore?: number;
 }
 
-/** One page (plus one row) of a workspace's posts, newest first. */
+/**
+ * Below this many posts in a time filter's range (`created_after`, `scheduled_before`), the page is
+ * read from those posts by id; from this many on, the id-ordered walk meets matches often enough.
+ */
+export const TIME_RANGE_PROBE = 1000;
+
+/**
+ * One page (plus one row) of a workspace's posts, newest first, read along an index in id order so a
+ * page costs about the same among a million posts as among ten. A view of several states reads one
+ * range per state (`posts_workspace_state`) and merges them: a single `IN` would walk the whole
+ * workspace, or sort every match, to fill a page of a rare view. A time filter is a range of its own
+ * index, not in id order: when it holds few posts they are read by id (sorting at most
+ * TIME_RANGE_PROBE rows), otherwise the walk skips it (checked row by row, never sorted whole).
+ */
 export async function listPosts(
   db: Db,
   workspaceId: string,
@@ -191,14 +204,77 @@ export async function listPosts(
   afterId: string | null,
   limit: number,
 ): Promise<PostRow[]> {
+  const inRange = await postsInSmallTimeRange(db, workspaceId, filter, afterId);
+  if (inRange?.length === 0) return [];
+  const page = (states: PostState[] | null) =>
+    postListingQuery(db, workspaceId, { ...filter, states }, afterId, limit, inRange);
+  if (inRange || !filter.states || filter.states.length < 2) return page(filter.states);
+  const pages: PostRow[] = [];
+  for (const state of filter.states) pages.push(...(await page([state])));
+  return pages.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).slice(0, limit + 1);
+}
+
+/**
+ * The ids of the workspace's posts in a time filter's range (before the cursor), when there are
+ * fewer than TIME_RANGE_PROBE; null when there is no time filter or its ranges hold more.
+ */
+async function postsInSmallTimeRange(
+  db: Db,
+  workspaceId: string,
+  filter: PostFilter,
+  afterId: string | null,
+): Promise<string[] | null> {
+  for (const probe of timeRangeProbes(db, workspaceId, filter, afterId)) {
+    const rows = await probe;
+    if (rows.length < TIME_RANGE_PROBE) return rows.map((row) => row.id);
+  }
+  return null;
+}
+
+/** The count-limited reads of each time filter's range (tests read their plans). */
+export function timeRangeProbes(db: Db, workspaceId: string, filter: PostFilter, afterId: string | null) {
   const { posts } = tablesOf(db);
-  const conditions: (SQL | undefined)[] = [eq(posts.workspaceId, workspaceId)];
+  const ranges: [Column, SQL][] = [];
+  if (filter.createdAfter !== undefined)
+    ranges.push([posts.createdAt, gte(posts.createdAt, filter.createdAfter)]);
+  if (filter.scheduledBefore !== undefined)
+    ranges.push([posts.scheduledAt, lt(posts.scheduledAt, filter.scheduledBefore)]);
+  return ranges.map(([column, range]) =>
+    db
+      .select({ id: posts.id })
+      .from(posts)
+      .where(and(eq(posts.workspaceId, workspaceId), range, afterId ? lt(posts.id, afterId) : undefined))
+      .orderBy(asc(column))
+      .limit(TIME_RANGE_PROBE),
+  );
+}
+
+/**
+ * The query of one listing page over at most one state (what listPosts runs; tests read its plan).
+ * `inRange`: the ids a time filter's small range holds; null: the time filters are checked row by row
+ * along the id order (a `+` keeps the database from sorting a wide range of their indexes instead).
+ */
+export function postListingQuery(
+  db: Db,
+  workspaceId: string,
+  filter: PostFilter,
+  afterId: string | null,
+  limit: number,
+  inRange: string[] | null = null,
+) {
+  const { posts } = tablesOf(db);
+  // Ids from the workspace's own range are looked up by primary key alone (no index on the workspace
+  // to walk instead); otherwise the page walks one of the workspace's indexes.
+  const conditions: (SQL | undefined)[] = [
+    inRange ? inArray(posts.id, inRange) : eq(posts.workspaceId, workspaceId),
+  ];
   if (filter.states) conditions.push(inArray(posts.state, filter.states));
   if (filter.channel) conditions.push(eq(posts.channel, filter.channel));
   if (filter.group) conditions.push(eq(posts.groupKey, filter.group));
   if (filter.destinationId) conditions.push(eq(posts.destinationId, filter.destinationId));
-  if (filter.createdAfter !== undefined) conditions.push(gte(posts.createdAt, filter.createdAfter));
-  if (filter.scheduledBefore !== undefined) conditions.push(lt(posts.scheduledAt, filter.scheduledBefore));
+  if (filter.createdAfter !== undefined) conditions.push(sql`+${posts.createdAt} >= ${filter.createdAfter}`);
+  if (filter.scheduledBefore !== undefined)
+    conditions.push(sql`+${posts.scheduledAt} < ${filter.scheduledBefore}`);
   if (afterId) conditions.push(lt(posts.id, afterId));
   return db
     .select()
