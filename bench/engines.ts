@@ -7,6 +7,7 @@
 //   BENCH_ROUNDS=1 BENCH_WRK_SECONDS=5 bun bench/engines.ts
 //   BENCH_PG_STATEMENTS=1 bun bench/engines.ts # also PostgreSQL's statements per Create Post
 //   BENCH_CPU_PROF=<dir> bun bench/engines.ts  # Bun CPU profiles of both servers into <dir>
+//   BENCH_CASES=create (or get)                # one of the two cases alone
 import { spawn, spawnSync, type Subprocess } from "bun";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -180,6 +181,7 @@ try {
   const pgEnv = await postgres.freshDatabase();
   servers.push(await startServer("SQLite", {}, () => 0));
   servers.push(await startServer("PostgreSQL", pgEnv, () => treeCpu(postgres.pid)));
+  const only = process.env.BENCH_CASES; // "get" or "create": one case alone (for a profile of it)
   const cases = [
     { name: "GET one post", url: (s: Server) => s.origin + s.onePost },
     {
@@ -188,6 +190,8 @@ try {
       script: "bench/wrk/create-draft.lua",
     },
   ];
+  if (only === "get") cases.pop();
+  if (only === "create") cases.shift();
   const runs = new Map<string, Run[]>();
   const warmUp = SECONDS;
   for (const c of cases) for (const s of servers) wrk({ ...s }, c.url(s), c.script);
