@@ -225,21 +225,26 @@ try {
         }
       }
   await statementsClient?.close();
-  console.log(
-    `\n| Request | SQLite req/s | PostgreSQL req/s | PG ÷ SQLite | Herald CPU/req SQLite · PG | PG cluster CPU/req | p99 SQLite · PG |`,
-  );
-  console.log("|---|---|---|---|---|---|---|");
+  const header = ["Request", "SQLite req/s", "PostgreSQL req/s", "PG ÷ SQLite", "Herald CPU/req SQLite · PG"];
+  header.push("PG cluster CPU/req", "p99 SQLite · PG");
+  console.log(`\n| ${header.join(" | ")} |\n${"|---".repeat(header.length)}|`);
+  const median = (xs: number[]) => summarize(xs).median;
+  const pair = (a: Run[], b: Run[], f: (r: Run) => number, digits: number) =>
+    `${median(a.map(f)).toFixed(digits)} · ${median(b.map(f)).toFixed(digits)} ms`;
   for (const c of cases) {
     const sqlite = runs.get(`${c.name}|SQLite`)!;
     const pg = runs.get(`${c.name}|PostgreSQL`)!;
-    const ratios = pg.map((r, i) => r.rps / sqlite[i]!.rps);
-    const med = (xs: number[]) => summarize(xs).median;
-    console.log(
-      `| ${c.name} | ${formatSummary(summarize(sqlite.map((r) => r.rps)))} | ${formatSummary(summarize(pg.map((r) => r.rps)))} | ` +
-        `${formatSummary(summarize(ratios), 2)} | ${med(sqlite.map((r) => r.heraldMs)).toFixed(3)} · ${med(pg.map((r) => r.heraldMs)).toFixed(3)} ms | ` +
-        `${med(pg.map((r) => r.databaseMs)).toFixed(3)} ms | ${med(sqlite.map((r) => r.p99Ms)).toFixed(1)} · ${med(pg.map((r) => r.p99Ms)).toFixed(1)} ms |` +
-        (sqlite.concat(pg).some((r) => r.errors) ? " errors!" : ""),
-    );
+    const cells = [
+      c.name,
+      formatSummary(summarize(sqlite.map((r) => r.rps))),
+      formatSummary(summarize(pg.map((r) => r.rps))),
+      formatSummary(summarize(pg.map((r, i) => r.rps / sqlite[i]!.rps)), 2),
+      pair(sqlite, pg, (r) => r.heraldMs, 3),
+      `${median(pg.map((r) => r.databaseMs)).toFixed(3)} ms`,
+      pair(sqlite, pg, (r) => r.p99Ms, 1),
+    ];
+    const errors = sqlite.concat(pg).reduce((sum, r) => sum + r.errors, 0);
+    console.log(`| ${cells.join(" | ")} |${errors ? ` ${errors} errors` : ""}`);
   }
 } finally {
   for (const s of servers) s.process.kill("SIGINT");

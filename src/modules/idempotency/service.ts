@@ -141,7 +141,8 @@ async function runWithKey(
       if (existing.state === "in_flight") {
         throw new ProblemError(
           "public_idempotency_outcome_unknown",
-          "An earlier request with this Idempotency-Key has not finished, or its result was lost. Inspect the resource before creating new work.",
+          "An earlier request with this Idempotency-Key has not finished, or its result was lost. " +
+            "Inspect the resource before creating new work.",
           { retrySafety: "not_retryable" },
         );
       }
