@@ -13,6 +13,7 @@ import { formatSummary, repeatRuns, ROUNDS, summarize } from "./method.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
 import { openHerald, startServer, type RunningServer } from "../src/server.ts";
 import { startMastodonFake, type MastodonFake } from "../test/fakes/mastodon.ts";
+import { returnFromOAuth } from "../test/helpers/oauth-return.ts";
 
 interface World {
   server: RunningServer;
@@ -54,7 +55,8 @@ async function startWorld(env: Record<string, string> = {}): Promise<World> {
     })
   ).json()) as { id: string; authorization_url: string };
   const authorize = await fetch(started.authorization_url, { redirect: "manual" });
-  await fetch(authorize.headers.get("location")!);
+  // The return page asks the person to confirm before the connection completes.
+  await returnFromOAuth(authorize.headers.get("location")!);
   const connection = (await (
     await api("GET", `/v1/workspaces/${account.workspace_id}/destination-connections/${started.id}`)
   ).json()) as { destination_id: string };

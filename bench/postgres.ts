@@ -2,13 +2,15 @@
 // server's default durability (fsync and synchronous commit on, unlike the test suite's cluster), one
 // fresh database per benchmark. Null when PostgreSQL's server binaries are not installed.
 import { SQL, spawnSync } from "bun";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export interface BenchPostgres {
   version: string;
+  /** The postmaster's process id (its CPU and its backends' are the cluster's). */
+  pid: number;
   /** A new, empty database: the variables that make Herald use it. */
   freshDatabase(): Promise<Record<string, string>>;
   stop(): Promise<void>;
@@ -31,7 +33,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startBenchPostgres(): Promise<BenchPostgres | null> {
+/** `settings`: extra `-c name=value` server settings (a profile's `shared_preload_libraries`, say). */
+export async function startBenchPostgres(settings: string[] = []): Promise<BenchPostgres | null> {
   const bin = serverBinaries();
   if (!bin) return null;
   const dir = mkdtempSync(join(tmpdir(), "herald-bench-pg-"));
@@ -45,7 +48,8 @@ export async function startBenchPostgres(): Promise<BenchPostgres | null> {
   const port = await freePort();
   const data = join(dir, "data");
   run([join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--locale=C", "-E", "UTF8"]);
-  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=200`;
+  const extra = settings.map((s) => ` -c ${s}`).join("");
+  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=200${extra}`;
   run([join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "server.log"), "-w", "start", "-o", options]);
   const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const admin = new SQL(adminUrl, { max: 1 });
@@ -53,8 +57,10 @@ export async function startBenchPostgres(): Promise<BenchPostgres | null> {
     ((await admin`SHOW server_version`) as { server_version: string }[])[0]!.server_version,
   );
   let counter = 0;
+  const pid = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]);
   return {
     version,
+    pid,
     async freshDatabase() {
       const name = `bench_${++counter}`;
       await admin.unsafe(`CREATE DATABASE ${name}`);

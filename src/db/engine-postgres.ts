@@ -1,5 +1,6 @@
 import { SQL } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
+import { BunSQLSession, BunSQLTransaction } from "drizzle-orm/bun-sql/session";
 import { currentTransaction, ENGINE, followingTransactions, type Db, type Engine } from "./engine.ts";
 import { postgresMigrations } from "./migrations-macro.ts" with { type: "macro" };
 import { defineTables } from "./tables.ts";
@@ -34,21 +35,27 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
   const client = new SQL(url, { max: pool, idleTimeout: 60, connectionTimeout: 10 });
   const migrated = await migrate(client);
   const root = drizzle({ client });
+  const { dialect, session } = root as unknown as { dialect: never; session: { options: never } };
+  const schema = (root as unknown as { _: { schema: never } })._.schema;
+  /**
+   * A transaction with its isolation in its BEGIN (one round trip; drizzle's own sends BEGIN, then
+   * SET TRANSACTION), handed to `work` as a drizzle handle on its connection.
+   */
+  const begin = <T>(mode: string, work: (tx: Db) => Promise<T>): Promise<T> =>
+    client.begin(mode, (connection) => {
+      const txSession = new BunSQLSession(connection as never, dialect, schema, session.options);
+      const tx = new BunSQLTransaction(dialect, txSession, schema);
+      return work(Object.assign(tx, { [ENGINE]: engine }) as unknown as Db);
+    }) as Promise<T>;
   const engine: Engine = {
     dialect: "postgresql",
     tables: TABLES,
     migrated,
     async transaction<T>(work: (tx: Db) => Promise<T>, options: { guarded?: boolean } = {}): Promise<T> {
-      const isolationLevel = options.guarded ? "read committed" : "serializable";
+      const mode = `isolation level ${options.guarded ? "read committed" : "serializable"}`;
       for (let attempt = 1; ; attempt++) {
         try {
-          return await root.transaction(
-            (tx) => {
-              const handle = Object.assign(tx, { [ENGINE]: engine }) as unknown as Db;
-              return currentTransaction.run(handle, () => work(handle));
-            },
-            { isolationLevel },
-          );
+          return await begin(mode, (handle) => currentTransaction.run(handle, () => work(handle)));
         } catch (error) {
           const state = sqlState(error);
           if (attempt >= MAX_ATTEMPTS || state === null || !RETRYABLE.has(state)) throw error;
@@ -59,10 +66,7 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
     },
     snapshot<T>(work: (db: Db) => Promise<T>): Promise<T> {
       // REPEATABLE READ READ ONLY never fails to serialize: no retry needed.
-      return root.transaction((tx) => work(Object.assign(tx, { [ENGINE]: engine }) as unknown as Db), {
-        isolationLevel: "repeatable read",
-        accessMode: "read only",
-      });
+      return begin("isolation level repeatable read read only", work);
     },
     async query<R>(text: string, params: unknown[] = []): Promise<R[]> {
       let n = 0;

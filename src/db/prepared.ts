@@ -1,8 +1,9 @@
-import { Column, getTableColumns, getTableName, SQL, sql, type Table } from "drizzle-orm";
-import { activeHandle, isPostgres, type Db } from "./engine.ts";
+import { Column, fillPlaceholders, getTableColumns, getTableName, SQL, sql, type Table } from "drizzle-orm";
+import { activeHandle, engineOf, isPostgres, type Db } from "./engine.ts";
 
 type Values = Record<string, unknown>;
-type Run = (values: Values) => Promise<unknown>;
+/** Runs a prepared query on `handle`'s connection (PostgreSQL) or the one it was prepared on (SQLite). */
+type Run = (handle: Db, values: Values) => Promise<unknown>;
 
 /** What a built query offers once prepared (SQLite and PostgreSQL builders alike). */
 interface Preparable {
@@ -15,14 +16,36 @@ interface SqlitePrepared {
   fields?: { path: string[]; field: unknown }[];
 }
 
-const queriesByHandle = new WeakMap<Db, Map<string, Run>>();
+/** drizzle's PostgreSQL (Bun.SQL) prepared query: its text, its parameters and the client it runs on. */
+interface PostgresPrepared {
+  queryString: string;
+  params: unknown[];
+  fields?: { path: string[]; field: unknown }[];
+  customResultMapper?: unknown;
+  client: PostgresClient;
+  execute(values: Values): Promise<unknown>;
+}
+
+interface PostgresClient {
+  unsafe(text: string, params: unknown[]): Promise<unknown[]> & { values(): Promise<unknown[][]> };
+}
 
 /**
- * A query the hot paths run on every request, built (SQL text, column mapping) once per handle and
- * then run with `sql.placeholder` values: drizzle otherwise rebuilds the SQL of every query, which
- * costs more than SQLite takes to run it. `name` identifies the query (one name, one shape); the
- * handle is the key because a prepared query is bound to its connection (a transaction's handle gets
- * its own).
+ * Where prepared queries are kept: per connection handle on SQLite (a compiled statement belongs to
+ * its connection, and SQLite's two handles live as long as the database), per engine on PostgreSQL,
+ * where the same SQL text runs on whichever connection the handle holds (the pool, or a
+ * transaction's), so a transaction does not build its queries again.
+ */
+const queriesByOwner = new WeakMap<object, Map<string, Run>>();
+
+function ownerOf(handle: Db): object {
+  return isPostgres(handle) ? engineOf(handle) : handle;
+}
+
+/**
+ * A query the hot paths run on every request, built (SQL text, column mapping) once and then run
+ * with `sql.placeholder` values: drizzle otherwise rebuilds the SQL of every query, which costs more
+ * than the database takes to run it. `name` identifies the query (one name, one shape).
  */
 export async function runPrepared<Q extends PromiseLike<unknown>>(
   db: Db,
@@ -32,17 +55,55 @@ export async function runPrepared<Q extends PromiseLike<unknown>>(
 ): Promise<Awaited<Q>> {
   // The connection that will run it: the open transaction's when the root handle is given inside one.
   const handle = activeHandle(db);
-  let queries = queriesByHandle.get(handle);
-  if (!queries) queriesByHandle.set(handle, (queries = new Map()));
+  const owner = ownerOf(handle);
+  let queries = queriesByOwner.get(owner);
+  if (!queries) queriesByOwner.set(owner, (queries = new Map()));
   let run = queries.get(name);
   if (!run) queries.set(name, (run = prepare(handle, name, build(handle) as unknown as Preparable)));
-  return (await run(values)) as Awaited<Q>;
+  return (await run(handle, values)) as Awaited<Q>;
 }
 
 function prepare(db: Db, name: string, builder: Preparable): Run {
   const query = builder.prepare(name);
-  const fast = isPostgres(db) ? null : plainColumnRows(query as unknown as SqlitePrepared);
-  return fast ?? (async (values) => query.execute(values));
+  if (isPostgres(db)) return onConnectionOf(query as unknown as PostgresPrepared);
+  const fast = plainColumnRows(query as unknown as SqlitePrepared);
+  return fast ?? (async (_, values) => query.execute(values));
+}
+
+/** The Bun.SQL client a PostgreSQL handle runs its queries on: the pool's, or its transaction's. */
+function clientOf(handle: Db): PostgresClient {
+  return (handle as unknown as { session: { client: PostgresClient } }).session.client;
+}
+
+/**
+ * A PostgreSQL prepared query run on the connection of the handle given at run time. Selects of
+ * plain columns are mapped by a loop over the columns' decoders (as on SQLite); anything else
+ * (joins, SQL expressions) goes through drizzle's own mapping, on a copy bound to that connection.
+ */
+function onConnectionOf(query: PostgresPrepared): Run {
+  const { queryString, params, fields, customResultMapper } = query;
+  if (!fields && !customResultMapper)
+    return (handle, values) => clientOf(handle).unsafe(queryString, fillPlaceholders(params, values));
+  const plain = !customResultMapper && fields!.every((f) => f.path.length === 1 && f.field instanceof Column);
+  if (!plain)
+    return (handle, values) => {
+      const bound = Object.create(query) as PostgresPrepared;
+      bound.client = clientOf(handle);
+      return bound.execute(values);
+    };
+  const names = fields!.map((f) => f.path[0]!);
+  const columns = fields!.map((f) => f.field as Column);
+  return async (handle, values) => {
+    const rows = await clientOf(handle).unsafe(queryString, fillPlaceholders(params, values)).values();
+    return rows.map((raw) => {
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) {
+        const value = raw[i];
+        row[names[i]!] = value === null ? null : columns[i]!.mapFromDriverValue(value);
+      }
+      return row;
+    });
+  };
 }
 
 /**
@@ -55,7 +116,7 @@ function plainColumnRows(query: SqlitePrepared): Run | null {
   if (!fields || !fields.every((f) => f.path.length === 1 && f.field instanceof Column)) return null;
   const names = fields.map((f) => f.path[0]!);
   const columns = fields.map((f) => f.field as Column);
-  return async (values) =>
+  return async (_, values) =>
     query.values(values).map((raw) => {
       const row: Record<string, unknown> = {};
       for (let i = 0; i < names.length; i++) {
@@ -67,15 +128,16 @@ function plainColumnRows(query: SqlitePrepared): Run | null {
 }
 
 /**
- * Inserts one row with a statement built once per handle and table (the hot writes: posts, audit
+ * Inserts one row with a statement built once per table (and SQLite handle) (the hot writes: posts, audit
  * records, idempotency keys, events). Values are encoded here, column by column, as drizzle would:
  * a null stays SQL NULL (drizzle's placeholders would encode a null JSON value as the text "null"),
  * and a column left out takes its default. Tables with SQL-expression defaults take the plain path.
  */
 export async function insertRow<T extends Table>(db: Db, table: T, row: T["$inferInsert"]): Promise<void> {
   const handle = activeHandle(db);
-  let inserts = insertsByHandle.get(handle);
-  if (!inserts) insertsByHandle.set(handle, (inserts = new Map()));
+  const owner = ownerOf(handle);
+  let inserts = insertsByOwner.get(owner);
+  if (!inserts) insertsByOwner.set(owner, (inserts = new Map()));
   let insert = inserts.get(table);
   if (insert === undefined) inserts.set(table, (insert = prepareInsert(handle, table)));
   if (insert === null) {
@@ -84,27 +146,27 @@ export async function insertRow<T extends Table>(db: Db, table: T, row: T["$infe
       .values(row);
     return;
   }
-  await insert(row as Record<string, unknown>);
+  await insert(handle, row as Record<string, unknown>);
 }
 
-type Insert = ((row: Record<string, unknown>) => Promise<void>) | null;
-const insertsByHandle = new WeakMap<Db, Map<Table, Insert>>();
+type Insert = ((handle: Db, row: Record<string, unknown>) => Promise<void>) | null;
+const insertsByOwner = new WeakMap<object, Map<Table, Insert>>();
 
 function prepareInsert(db: Db, table: Table): Insert {
   const columns = Object.entries(getTableColumns(table));
   if (columns.some(([, c]) => c.default instanceof SQL || c.defaultFn || c.onUpdateFn)) return null;
   // sql`${placeholder}` rather than a bare placeholder: drizzle then passes the value through as is.
   const placeholders = Object.fromEntries(columns.map(([key]) => [key, sql`${sql.placeholder(key)}`]));
-  const query = (db as unknown as { insert(t: Table): { values(v: unknown): Preparable } })
+  const builder = (db as unknown as { insert(t: Table): { values(v: unknown): Preparable } })
     .insert(table)
-    .values(placeholders)
-    .prepare(`insert_${getTableName(table)}`);
-  return async (row) => {
+    .values(placeholders);
+  const run = prepare(db, `insert_${getTableName(table)}`, builder);
+  return async (handle, row) => {
     const values: Values = {};
     for (const [key, column] of columns) {
       const value = row[key] === undefined ? (column.default ?? null) : row[key];
       values[key] = value === null ? null : column.mapToDriverValue(value);
     }
-    await query.execute(values);
+    await run(handle, values);
   };
 }

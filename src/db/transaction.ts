@@ -25,6 +25,18 @@ export function inGuardedTransaction<T>(db: Db, work: (tx: Db) => Promise<T> | T
   return run(db, work, true);
 }
 
+/**
+ * `inTransaction` for work whose invariants are each held by a unique index (a second writer gets a
+ * unique violation, or `ON CONFLICT` sees its row once it commits) or by a row it locks or upserts
+ * before deciding (the idempotency key, a month's X usage): Create Post without assets or a queue slot.
+ * On PostgreSQL it runs at READ COMMITTED, so writers of unrelated rows never abort each other on
+ * SERIALIZABLE's predicate locks (which cover whole index pages); on SQLite it is `inTransaction`.
+ * docs/decisions.md (Issue 28: PostgreSQL speed) lists each invariant and what holds it.
+ */
+export function inLockedTransaction<T>(db: Db, work: (tx: Db) => Promise<T> | T): Promise<T> {
+  return run(db, work, true);
+}
+
 function run<T>(db: Db, work: (tx: Db) => Promise<T> | T, guarded: boolean): Promise<T> {
   const open = currentTransaction.getStore();
   if (open && engineOf(open) === engineOf(db)) return Promise.resolve(work(open));

@@ -1,6 +1,7 @@
 // Create Post under concurrency: requests racing for queue windows and for a group's draft, in one
 // server and across two `herald serve` processes on one data dir. Every request gets a distinct
-// window or a 409 problem, never a 500; no two live posts share a slot. Also the mapping of the
+// window or a 409 problem, never a 500; no two live posts share a slot. One Idempotency-Key and the
+// monthly X limit raced too. Also the mapping of the
 // posts' unique indexes to 409 problems, and migration 0004 on a database that already has duplicates.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -9,6 +10,7 @@ import { sqliteMigrations } from "../../src/db/migrations-macro.ts";
 import { ProblemError } from "../../src/core/problem.ts";
 import { inPostsTransaction } from "../../src/modules/posts/constraints.ts";
 import { findPost, insertPost } from "../../src/modules/posts/repo.ts";
+import { findXUsage } from "../../src/modules/posts/repo-x-usage.ts";
 import { LIVE_STATES } from "../../src/modules/posts/states.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import {
@@ -21,7 +23,7 @@ import {
   tempDataDir,
   type HeraldProcess,
 } from "./engine-helpers.ts";
-import { api, daily, ok } from "./fixtures.ts";
+import { api, daily, insertXDestination, ok, X_APP_ENV } from "./fixtures.ts";
 import { startPostsWorld, type PostsWorld } from "./helpers.ts";
 
 const N = 20;
@@ -101,6 +103,52 @@ describe("one server", () => {
         throw new Error("boom");
       }),
     ).rejects.toThrow("boom");
+  });
+});
+
+// Create Post without assets or a queue slot runs at READ COMMITTED on PostgreSQL: its invariants are
+// held by unique indexes and locked rows (docs/decisions.md, issue 28), raced here over HTTP.
+describe("Create Post's invariants under concurrent requests", () => {
+  let w: PostsWorld;
+  let xDestination: string;
+  beforeAll(async () => {
+    w = await startPostsWorld({ ...X_APP_ENV, HERALD_X_MONTHLY_POST_LIMIT: "5" });
+    xDestination = await insertXDestination(w.s, w.ws);
+  });
+  afterAll(() => w.stop());
+
+  test(`${N} concurrent requests with one Idempotency-Key create one post; the rest replay it or are 409`, async () => {
+    const body = draft("one-key", 0);
+    const headers = { "idempotency-key": `race-${Date.now()}` };
+    const path = `/v1/workspaces/${w.ws}/posts`;
+    const responses = await Promise.all(
+      Array.from({ length: N }, () => w.s.request("POST", path, { body, headers })),
+    );
+    const created = responses.filter((r) => r.status === 201);
+    expect(created.filter((r) => r.headers.get("idempotent-replayed") !== "true")).toHaveLength(1);
+    for (const r of created) expect(r.body).toEqual(created[0]!.body);
+    for (const r of responses.filter((x) => x.status !== 201))
+      expectProblem(r, 409, "public_idempotency_outcome_unknown");
+    expect((await api(w.s, w.ws).list("?group=one-key")).body.data).toHaveLength(1);
+  });
+
+  test(`${N} concurrent X posts for one month with room for 5: 5 are scheduled, the rest are 402`, async () => {
+    const at = new Date(w.s.clock.now() + 7 * 86_400_000).toISOString();
+    const responses = await Promise.all(
+      Array.from({ length: N }, (_, i) =>
+        api(w.s, w.ws).create({
+          when: at,
+          confirmed: true,
+          group: `x-race-${i}`,
+          posts: [{ destination_id: xDestination, body: [`x race ${i}`] }],
+        }),
+      ),
+    );
+    expect(responses.filter((r) => r.status === 201)).toHaveLength(5);
+    for (const r of responses.filter((x) => x.status !== 201))
+      expectProblem(r, 402, "public_usage_limit_reached");
+    const month = at.slice(0, 7);
+    expect(await findXUsage(w.s.herald.db, w.ws, month)).toEqual({ reserved: 5, used: 0 });
   });
 });
 

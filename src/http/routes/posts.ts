@@ -17,7 +17,7 @@ import {
   reschedulePost,
   retryPost,
 } from "../../modules/posts/actions.ts";
-import { createPosts, validatePosts } from "../../modules/posts/create.ts";
+import { createHoldsByLocks, createPosts, validatePosts } from "../../modules/posts/create.ts";
 import { postListingFilter } from "../../modules/posts/listing.ts";
 import { postEtag, presentPosts } from "../../modules/posts/present.ts";
 import { putQueueWindows } from "../../modules/posts/queue.ts";
@@ -87,7 +87,14 @@ function createPostSet(h: Herald, c: RouteContext<Static<typeof CreatePostsBody>
   const { actor, request, body } = c;
   return runIdempotent(
     h,
-    { accountId: actor.accountId, request, body, required: body.when !== "draft", atomic: true },
+    {
+      accountId: actor.accountId,
+      request,
+      body,
+      required: body.when !== "draft",
+      atomic: true,
+      locked: createHoldsByLocks(body),
+    },
     async () => {
       const result = await createPosts({ h, actor, workspace: workspaceOf(c), input: body });
       return postSetResponse(h, body.group, result.rows, result.immediate);

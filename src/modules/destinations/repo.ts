@@ -1,4 +1,5 @@
-import { and, desc, eq, inArray, isNull, lt, lte, ne, or } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, lt, lte, ne, or, sql } from "drizzle-orm";
+import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
 import { firstRow } from "../../db/engine.ts";
@@ -16,13 +17,23 @@ export async function findDestination(
   id: string,
 ): Promise<DestinationRow | undefined> {
   const { destinations } = tablesOf(db);
-  return db
-    .select()
-    .from(destinations)
-    .where(
-      and(eq(destinations.workspaceId, workspaceId), eq(destinations.id, id), isNull(destinations.deletedAt)),
-    )
-    .then(firstRow);
+  // Prepared: Create Post looks up each item's destination.
+  return runPrepared(
+    db,
+    "destination",
+    (d) =>
+      d
+        .select()
+        .from(destinations)
+        .where(
+          and(
+            eq(destinations.workspaceId, sql.placeholder("workspaceId")),
+            eq(destinations.id, sql.placeholder("id")),
+            isNull(destinations.deletedAt),
+          ),
+        ),
+    { workspaceId, id },
+  ).then(firstRow);
 }
 
 /** A destination by id, disconnected ones included (posts keep pointing at them). */

@@ -32,6 +32,39 @@ export async function findIdempotencyKey(
   ).then(firstRow);
 }
 
+/**
+ * Marks a key as taken by a request that is now running, unless the account already holds it: true
+ * when this call took it. One statement that also answers the common case (a new key); when another
+ * transaction is inserting the same key, PostgreSQL waits for it and then reports the key as held
+ * (READ COMMITTED), or fails with a serialization error that is retried (SERIALIZABLE).
+ */
+export async function claimIdempotencyKey(
+  db: Db,
+  row: { accountId: string; key: string; requestHash: string; createdAt: number; expiresAt: number },
+): Promise<boolean> {
+  const { idempotencyKeys } = tablesOf(db);
+  const value = (name: string) => sql`${sql.placeholder(name)}`;
+  const taken = await runPrepared(
+    db,
+    "claim_idempotency_key",
+    (d) =>
+      d
+        .insert(idempotencyKeys)
+        .values({
+          accountId: value("accountId"),
+          key: value("key"),
+          requestHash: value("requestHash"),
+          state: "in_flight",
+          createdAt: value("createdAt"),
+          expiresAt: value("expiresAt"),
+        })
+        .onConflictDoNothing()
+        .returning({ key: idempotencyKeys.key }),
+    row,
+  );
+  return taken.length === 1;
+}
+
 /** Marks a key as taken by a request that is now running. */
 export async function insertInFlightKey(
   db: Db,

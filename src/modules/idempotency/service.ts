@@ -1,12 +1,12 @@
 import { sha256Hex } from "../../lib/crypto.ts";
-import { inTransaction } from "../../db/transaction.ts";
+import { inLockedTransaction, inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { invalid, ProblemError } from "../../core/problem.ts";
 import {
+  claimIdempotencyKey,
   completeIdempotencyKey,
   deleteIdempotencyKey,
   findIdempotencyKey,
-  insertInFlightKey,
 } from "./repo.ts";
 
 /** How long a key is remembered. */
@@ -28,6 +28,11 @@ export interface IdempotentRequest {
    * call out (files, networks) keep their own transactions so no lock is held meanwhile.
    */
   atomic?: boolean;
+  /**
+   * An atomic operation whose invariants are held by unique indexes and row locks: its transaction
+   * runs at READ COMMITTED on PostgreSQL (`inLockedTransaction`), the key's own included.
+   */
+  locked?: boolean;
   /**
    * Top-level fields of the JSON answer shown once and never stored (a one-time link): a replay answers
    * the rest without them.
@@ -93,7 +98,8 @@ export async function runIdempotent(
   const key = idempotencyKeyOf(req.request, req.required);
   if (key === null) return operation();
   // Every step below takes its own transaction, or joins the one opened here.
-  if (req.atomic) return inTransaction(h.db, () => runWithKey(h, req, key, operation));
+  if (req.atomic)
+    return (req.locked ? inLockedTransaction : inTransaction)(h.db, () => runWithKey(h, req, key, operation));
   return runWithKey(h, req, key, operation);
 }
 
@@ -108,10 +114,24 @@ async function runWithKey(
   const now = h.clock.now();
 
   const replay = await inTransaction(h.db, async (tx) => {
-    const existing = await findIdempotencyKey(tx, req.accountId, key);
-    if (existing && existing.expiresAt <= now) {
-      await deleteIdempotencyKey(tx, req.accountId, key);
-    } else if (existing) {
+    const row = {
+      accountId: req.accountId,
+      key,
+      requestHash,
+      createdAt: now,
+      expiresAt: now + IDEMPOTENCY_TTL_MS,
+    };
+    // The key is claimed first (one statement for a new key); a held key is then read. A key that
+    // disappears in between (expired and cleaned up) is claimed again.
+    for (let attempt = 1; ; attempt++) {
+      if (await claimIdempotencyKey(tx, row)) return null;
+      const existing = await findIdempotencyKey(tx, req.accountId, key);
+      if (!existing && attempt < 3) continue;
+      if (!existing) throw new Error("the idempotency key was neither free nor held");
+      if (existing.expiresAt <= now) {
+        await deleteIdempotencyKey(tx, req.accountId, key);
+        continue;
+      }
       if (existing.requestHash !== requestHash) {
         throw new ProblemError(
           "public_idempotency_key_reused",
@@ -121,20 +141,13 @@ async function runWithKey(
       if (existing.state === "in_flight") {
         throw new ProblemError(
           "public_idempotency_outcome_unknown",
-          "An earlier request with this Idempotency-Key has not finished, or its result was lost. Inspect the resource before creating new work.",
+          "An earlier request with this Idempotency-Key has not finished, or its result was lost. " +
+            "Inspect the resource before creating new work.",
           { retrySafety: "not_retryable" },
         );
       }
       return existing;
     }
-    await insertInFlightKey(tx, {
-      accountId: req.accountId,
-      key,
-      requestHash,
-      createdAt: now,
-      expiresAt: now + IDEMPOTENCY_TTL_MS,
-    });
-    return null;
   });
   if (replay) {
     const headers: Record<string, string> = {
@@ -151,7 +164,9 @@ async function runWithKey(
   } catch (error) {
     // A refused request changed nothing: free the key so the corrected request can use it. Any other
     // failure may have happened after a commit, so the key stays in flight: its outcome is unknown.
-    if (error instanceof ProblemError)
+    // An atomic request's key goes with its rolled-back transaction (which on PostgreSQL may already
+    // have failed, on a unique index, and would refuse another statement).
+    if (error instanceof ProblemError && !req.atomic)
       await inTransaction(h.db, (tx) => deleteIdempotencyKey(tx, req.accountId, key));
     throw error;
   }

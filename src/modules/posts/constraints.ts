@@ -1,5 +1,5 @@
 import type { Db } from "../../db/open.ts";
-import { inTransaction } from "../../db/transaction.ts";
+import { inLockedTransaction, inTransaction } from "../../db/transaction.ts";
 import { ProblemError } from "../../core/problem.ts";
 
 // The posts' unique indexes as each engine names them: SQLite lists the columns ("UNIQUE constraint
@@ -34,10 +34,17 @@ export function problemOfConstraint(error: unknown): ProblemError | null {
   return null;
 }
 
-/** `inTransaction` for writes of posts: a unique index of posts that fires answers 409, never 500. */
-export async function inPostsTransaction<T>(db: Db, work: (tx: Db) => Promise<T> | T): Promise<T> {
+/**
+ * `inTransaction` for writes of posts: a unique index of posts that fires answers 409, never 500.
+ * `locked`: the work's invariants are held by indexes and row locks (`inLockedTransaction`).
+ */
+export async function inPostsTransaction<T>(
+  db: Db,
+  work: (tx: Db) => Promise<T> | T,
+  locked = false,
+): Promise<T> {
   try {
-    return await inTransaction(db, work);
+    return await (locked ? inLockedTransaction : inTransaction)(db, work);
   } catch (error) {
     throw problemOfConstraint(error) ?? error;
   }

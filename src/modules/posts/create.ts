@@ -446,24 +446,38 @@ export async function createPosts(args: {
 }): Promise<{ rows: PostRow[]; immediate: boolean }> {
   const { h, actor, workspace, input } = args;
   const now = h.clock.now();
-  const plan = await inPostsTransaction(h.db, async (tx) => {
-    const planned = await planCreatePosts({ h, db: tx, actor, workspace, input, now, withWarnings: false });
-    const testKey = "Publishing and scheduling need a live API key; this one is a test key.";
-    planned.findings.throwFirst({ public_live_credential_required: testKey });
-    const xErrors = planned.rows.flatMap((r, i) =>
-      isMetered(r.channel)
-        ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
-        : [],
-    );
-    await enterPosts({ tx, xLimit: xMonthlyLimit(h.config), rows: planned.rows, xErrors });
-    for (const row of planned.rows) {
-      const action = row.state === "draft" ? "post.drafted" : "post.submitted";
-      const target = { action, workspaceId: workspace.id, targetType: "post", targetId: row.id };
-      await recordAudit(tx, auditActorOf(actor), target, now);
-    }
-    return planned;
-  });
+  const plan = await inPostsTransaction(
+    h.db,
+    async (tx) => {
+      const planned = await planCreatePosts({ h, db: tx, actor, workspace, input, now, withWarnings: false });
+      const testKey = "Publishing and scheduling need a live API key; this one is a test key.";
+      planned.findings.throwFirst({ public_live_credential_required: testKey });
+      const xErrors = planned.rows.flatMap((r, i) =>
+        isMetered(r.channel)
+          ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
+          : [],
+      );
+      await enterPosts({ tx, xLimit: xMonthlyLimit(h.config), rows: planned.rows, xErrors });
+      for (const row of planned.rows) {
+        const action = row.state === "draft" ? "post.drafted" : "post.submitted";
+        const target = { action, workspaceId: workspace.id, targetType: "post", targetId: row.id };
+        await recordAudit(tx, auditActorOf(actor), target, now);
+      }
+      return planned;
+    },
+    createHoldsByLocks(input),
+  );
   return { rows: plan.rows, immediate: plan.immediate };
+}
+
+/**
+ * Whether Create Post keeps its invariants at READ COMMITTED (`inLockedTransaction`): the idempotency
+ * key and the group's draft per channel are unique indexes, a month's X usage is a row upserted
+ * before it is checked. Two need SERIALIZABLE: a queue slot (the free slot is read, then taken; a
+ * collision is retried onto the next slot) and assets (deleting one checks that no live post uses it).
+ */
+export function createHoldsByLocks(input: CreatePostsInput): boolean {
+  return input.when !== "queue" && input.posts.every((p) => !p.media?.length && !p.media_items?.length);
 }
 
 /**

@@ -19,21 +19,27 @@ export async function findXUsage(
   return row ?? { reserved: 0, used: 0 };
 }
 
-/** Adds `count` to a month's reservations (the row is made on the first). */
+/**
+ * Adds `count` to a month's reservations (the row is made on the first) and answers the month's
+ * usage with them. One statement that locks the month's row: concurrent reservations of a workspace
+ * queue on it and each sees the others' committed counts, at any isolation level.
+ */
 export async function addXUsageReservations(
   db: Db,
   workspaceId: string,
   month: string,
   count: number,
-): Promise<void> {
+): Promise<{ reserved: number; used: number }> {
   const { xUsage } = tablesOf(db);
-  await db
+  const [row] = await db
     .insert(xUsage)
     .values({ workspaceId, month, reserved: count, used: 0 })
     .onConflictDoUpdate({
       target: [xUsage.workspaceId, xUsage.month],
       set: { reserved: sql`${xUsage.reserved} + ${count}` },
-    });
+    })
+    .returning({ reserved: xUsage.reserved, used: xUsage.used });
+  return row!;
 }
 
 /** Gives back a reservation (cancelled, failed, rescheduled away). */

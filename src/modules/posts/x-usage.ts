@@ -2,7 +2,7 @@ import type { Config } from "../../config.ts";
 import type { Db } from "../../db/open.ts";
 import { ProblemError, type FieldError } from "../../core/problem.ts";
 import { NETWORK_RULES } from "../../providers/registry.ts";
-import { addXUsageReservations, findXUsage } from "./repo-x-usage.ts";
+import { addXUsageReservations } from "./repo-x-usage.ts";
 
 /**
  * The network whose posts the contract counts per workspace and month (`x_usage`), and its limit:
@@ -44,7 +44,10 @@ export async function reserveXUsage(
   errors: FieldError[],
 ): Promise<void> {
   const { workspaceId, month, count, limit } = reservation;
-  const current = await findXUsage(db, workspaceId, month);
+  // Reserved first, checked after: the row stays locked until the transaction ends, and a refusal
+  // rolls the reservation back with it.
+  const after = await addXUsageReservations(db, workspaceId, month, count);
+  const current = { reserved: after.reserved - count, used: after.used };
   if (current.reserved + current.used + count > limit) {
     throw new ProblemError(
       "public_usage_limit_reached",
@@ -53,5 +56,4 @@ export async function reserveXUsage(
       { errors },
     );
   }
-  await addXUsageReservations(db, workspaceId, month, count);
 }

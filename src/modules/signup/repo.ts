@@ -1,4 +1,5 @@
-import { and, asc, eq, inArray, isNull, lt } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { runPrepared } from "../../db/prepared.ts";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
@@ -101,12 +102,23 @@ export async function markAddressConfirmed(db: Db, userId: string, at: number): 
 /** Whether an account has an unconfirmed address (its owner signed up and has not confirmed yet). */
 export async function hasUnconfirmedAccount(db: Db, accountId: string): Promise<boolean> {
   const { emailConfirmations } = tablesOf(db);
-  const row = await db
-    .select({ id: emailConfirmations.id })
-    .from(emailConfirmations)
-    .where(and(eq(emailConfirmations.accountId, accountId), isNull(emailConfirmations.confirmedAt)))
-    .limit(1)
-    .then(firstRow);
+  // Prepared: every write of an account asks (requireConfirmedAccount).
+  const row = await runPrepared(
+    db,
+    "unconfirmed_account",
+    (d) =>
+      d
+        .select({ id: emailConfirmations.id })
+        .from(emailConfirmations)
+        .where(
+          and(
+            eq(emailConfirmations.accountId, sql.placeholder("accountId")),
+            isNull(emailConfirmations.confirmedAt),
+          ),
+        )
+        .limit(1),
+    { accountId },
+  ).then(firstRow);
   return row !== undefined;
 }
 
