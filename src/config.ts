@@ -12,6 +12,12 @@ export interface Config {
   databaseUrl: string | null;
   /** Connections each process keeps to PostgreSQL (HERALD_DATABASE_POOL). */
   databasePool: number;
+  /**
+   * When a SQLite commit reaches the disk (HERALD_SQLITE_SYNC): `full` (default) syncs the WAL before
+   * a commit returns, so nothing Herald acknowledged is lost to a power cut; `normal` syncs only at
+   * checkpoints (faster; a power cut may drop the last acknowledged writes, never corrupt the file).
+   */
+  sqliteSync: "full" | "normal";
   storage: "local" | "s3";
   s3: {
     endpoint: string | null;
@@ -367,6 +373,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(text(env, "HERALD_DATA_DIR", "./storage")),
     databaseUrl,
     databasePool: integer(env, "HERALD_DATABASE_POOL", 10, 1, 200),
+    sqliteSync: oneOf(env, "HERALD_SQLITE_SYNC", ["full", "normal"] as const, "full"),
     storage,
     s3,
     secretKey,

@@ -116,12 +116,17 @@ export async function openHerald(
     overrides.networks,
   );
   const db = await openDatabase(config);
+  const logger = overrides.logger ?? createLogger();
+  if (!config.databaseUrl && config.sqliteSync === "normal")
+    logger.warn(
+      "HERALD_SQLITE_SYNC=normal: SQLite syncs only at checkpoints; acknowledged writes may be lost on power loss",
+    );
   return {
     config,
     db,
     clock,
     providers,
-    logger: overrides.logger ?? createLogger(),
+    logger,
     secrets: new SecretBox(resolveSecretKey(config)),
     mail: overrides.mail !== undefined ? overrides.mail : await mailTransport(config),
     blobs: await openBlobStore(config),

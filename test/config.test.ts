@@ -146,6 +146,9 @@ describe("values that are read", () => {
     expect(loadConfig({ HERALD_RATE_LIMIT_PER_MINUTE: "5" }).rateLimitPerMinute).toBe(5);
     expect(loadConfig({ HERALD_AUTH_FAILURES_PER_MINUTE: "7" }).authFailuresPerMinute).toBe(7);
     expect(loadConfig({ HERALD_ACCESS_LOG: "0" }).accessLog).toBe(false);
+    // SQLite commits are synced before they are acknowledged unless the operator opts out.
+    expect(loadConfig({}).sqliteSync).toBe("full");
+    expect(loadConfig({ HERALD_SQLITE_SYNC: "normal" }).sqliteSync).toBe("normal");
   });
 });
 
@@ -172,6 +175,7 @@ describe("a bad value is a one-line ConfigError naming the variable", () => {
     { env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "yes" }, names: "HERALD_DEV_ALLOW_PRIVATE_NETWORK" },
     { env: { HERALD_DEV_ALLOW_PRIVATE_NETWORK: "true" }, names: "HERALD_DEV_ALLOW_PRIVATE_NETWORK" },
     { env: { HERALD_ACCESS_LOG: "off" }, names: "HERALD_ACCESS_LOG" },
+    { env: { HERALD_SQLITE_SYNC: "off" }, names: "HERALD_SQLITE_SYNC" },
     { env: { HERALD_AUTH_FAILURES_PER_MINUTE: "0" }, names: "HERALD_AUTH_FAILURES_PER_MINUTE" },
     { env: { HERALD_SMTP_URL: "http://x" }, names: "HERALD_SMTP_URL" },
     { env: { HERALD_SMTP_URL: "mail.example.com:25" }, names: "HERALD_SMTP_URL" },

@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { currentTransaction, ENGINE, followingTransactions, type Db, type Engine } from "./engine.ts";
-import { GroupCommitWriter } from "./sqlite-group-commit.ts";
+import { GroupCommitWriter, WalSync } from "./sqlite-group-commit.ts";
 import { defineTables } from "./tables.ts";
 import { sqliteBuilders } from "./tables/builders.ts";
 import { sqliteMigrations } from "./migrations-macro.ts" with { type: "macro" };
@@ -12,12 +12,21 @@ import { sqliteMigrations } from "./migrations-macro.ts" with { type: "macro" };
 const TABLES = defineTables(sqliteBuilders);
 
 /**
+ * When a commit reaches the disk. `full`: every group of transactions is acknowledged only once the
+ * WAL holding it is synced (WalSync, one fdatasync per group, off the event loop), so a commit Herald
+ * acknowledged survives a power cut. `normal`: SQLite's own WAL + `synchronous = NORMAL`, synced at
+ * checkpoints only: a power cut may roll back the last acknowledged commits (never corrupt the file).
+ * SQLite itself runs NORMAL in both (checkpoints sync the WAL and the database file).
+ */
+export type SqliteSync = "full" | "normal";
+
+/**
  * Opens (creating if needed) `<dataDir>/herald.db` and applies pending migrations. Two connections:
  * the reader (`query_only`, so a write outside a transaction fails loudly instead of slipping into
  * another request's open transaction) and the writer, which only transactions use, one at a time
  * and committed in groups (sqlite-group-commit.ts).
  */
-export function openSqlite(dataDir: string): Db {
+export function openSqlite(dataDir: string, sync: SqliteSync = "full"): Db {
   // Post content, media and sealed credentials live here: readable by the server's user only.
   process.umask(0o077);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -29,7 +38,9 @@ export function openSqlite(dataDir: string): Db {
   const sharedRead = shareReadTransaction(reader);
   cacheStatements(reader, sharedRead.wrap);
 
-  const writes = new GroupCommitWriter(writer, sharedRead.end);
+  // The writer has opened the WAL (WAL mode, migrations): it exists from here on.
+  const walSync = sync === "full" ? new WalSync(`${path}-wal`, dataDir) : null;
+  const writes = new GroupCommitWriter(writer, sharedRead.end, walSync);
   const engine: Engine = {
     dialect: "sqlite",
     tables: TABLES,
@@ -61,6 +72,7 @@ export function openSqlite(dataDir: string): Db {
     },
     async close() {
       await writes.idle();
+      walSync?.close();
       sharedRead.end();
       reader.close();
       writer.close();
@@ -77,6 +89,7 @@ function connect(path: string): Database {
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA journal_mode = WAL");
+  // Commits are synced by WalSync (HERALD_SQLITE_SYNC=full), not inside COMMIT; checkpoints sync.
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA foreign_keys = ON");
   // Statement journals and sorts in memory: no temporary file per write transaction.

@@ -9,7 +9,9 @@ export type { Db } from "./engine.ts";
  * Opens the configured database (PostgreSQL when HERALD_DATABASE_URL is set, else
  * `<dataDir>/herald.db`), applying pending migrations. The handle carries its dialect's tables (`tablesOf`).
  */
-export async function openDatabase(config: Pick<Config, "dataDir" | "databaseUrl" | "databasePool">) {
+export async function openDatabase(
+  config: Pick<Config, "dataDir" | "databaseUrl" | "databasePool"> & Partial<Pick<Config, "sqliteSync">>,
+) {
   if (config.databaseUrl) {
     // Loaded only here: a SQLite server never loads the PostgreSQL driver layer or its table builders.
     const { openPostgres } = await import("./engine-postgres.ts");
@@ -20,7 +22,7 @@ export async function openDatabase(config: Pick<Config, "dataDir" | "databaseUrl
   // running server whose directory turns read-only answers 503 instead).
   if (existsSync(config.dataDir) && !writable(config.dataDir)) throw readOnly(config.dataDir);
   try {
-    return openSqlite(config.dataDir);
+    return openSqlite(config.dataDir, config.sqliteSync ?? "full");
   } catch (error) {
     if ((error as { code?: string }).code === "EROFS") throw readOnly(config.dataDir);
     if (storageFault(error) === "full")

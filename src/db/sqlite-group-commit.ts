@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { closeSync, constants, fdatasync, fsyncSync, openSync } from "node:fs";
 
 /** Transactions committed together at most: bounds how long the first of them waits for its commit. */
 const MAX_GROUP = 64;
@@ -18,7 +19,8 @@ interface Waiting {
  * before the COMMIT that holds their writes; if it fails, every piece of the group fails. One commit
  * (WAL write and, now and then, a checkpoint) then serves many requests, which is where a busy server
  * spent most of its write time. Pieces run one after another, so each sees exactly what running them
- * serially would show it.
+ * serially would show it. With a `WalSync`, nobody hears of success before the WAL holding the group
+ * is synced either; the next group runs while that sync is under way.
  */
 export class GroupCommitWriter {
   private waiting: Waiting[] = [];
@@ -32,7 +34,12 @@ export class GroupCommitWriter {
      * restarts and grows without bound, and reads after the commit must see it.
      */
     private readonly releaseReads: () => void,
+    /** Syncs the commits so far to disk; null: acknowledged when SQLite's COMMIT returns. */
+    private readonly durable: WalSync | null = null,
   ) {}
+
+  /** Groups committed whose sync has not finished yet (their callers still wait). */
+  private syncing = new Set<Promise<void>>();
 
   run<T>(work: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -43,7 +50,10 @@ export class GroupCommitWriter {
 
   /** Resolves once no transaction is running or waiting. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running || this.syncing.size > 0) {
+      await this.running;
+      await Promise.all(this.syncing);
+    }
   }
 
   private async drain(): Promise<void> {
@@ -97,6 +107,74 @@ export class GroupCommitWriter {
       for (const { piece } of done) piece.reject(error);
       return;
     }
-    for (const { piece, result } of done) piece.resolve(result);
+    if (!this.durable) {
+      for (const { piece, result } of done) piece.resolve(result);
+      return;
+    }
+    const synced = this.durable.sync().then(
+      () => {
+        for (const { piece, result } of done) piece.resolve(result);
+      },
+      (error: unknown) => {
+        for (const { piece } of done) piece.reject(error);
+      },
+    );
+    this.syncing.add(synced);
+    void synced.finally(() => this.syncing.delete(synced));
+  }
+}
+
+/**
+ * The sync of `HERALD_SQLITE_SYNC=full`: fdatasync of the WAL on Bun's thread pool, so the event loop
+ * serves requests (and the next group runs) meanwhile, where SQLite's own `synchronous = FULL` would
+ * stall every request for the length of each sync. Every caller waits for a sync that began after
+ * it asked, i.e. after its COMMIT wrote the group's frames: one sync covers every commit before it
+ * (a WAL is appended in order). The WAL is never replaced while this process keeps a connection open
+ * (a WAL-mode connection holds a shared lock that keeps others from deleting it), and the frames a
+ * checkpoint recycles were first synced and copied into the database file, which it syncs too.
+ */
+export class WalSync {
+  private readonly fd: number;
+  private running: Promise<void> | null = null;
+  private next: Promise<void> | null = null;
+
+  constructor(walPath: string, dataDir: string) {
+    this.fd = openSync(walPath, constants.O_RDONLY | constants.O_CREAT, 0o600);
+    // Once at start: the WAL's contents so far (migrations) and its name in the directory.
+    fsyncSync(this.fd);
+    const directory = openSync(dataDir, "r");
+    try {
+      fsyncSync(directory);
+    } finally {
+      closeSync(directory);
+    }
+  }
+
+  /** Resolves once everything written to the WAL before this call is on disk. */
+  sync(): Promise<void> {
+    if (this.running === null) return this.begin();
+    // The sync under way may have begun before the caller's commit: the next one, shared by every
+    // caller until it begins.
+    this.next ??= this.running
+      .catch(() => {})
+      .then(() => {
+        this.next = null;
+        return this.begin();
+      });
+    return this.next;
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+
+  private begin(): Promise<void> {
+    const done = new Promise<void>((resolve, reject) =>
+      fdatasync(this.fd, (error) => (error ? reject(error) : resolve())),
+    ).finally(() => {
+      if (this.running === done) this.running = null;
+    });
+    this.running = done;
+    return done;
   }
 }
