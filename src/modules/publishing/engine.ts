@@ -60,7 +60,7 @@ export class PublishingEngine {
    * Publications still before or in their provider calls: what the concurrency limit counts. One
    * whose calls are done leaves it while its outcome is written, so a slot does not wait on a commit.
    */
-  private calling = new Set<string>();
+  private calling = new Map<string, Promise<void>>();
   private lastTickAt: number | null = null;
   private stopped = false;
   /** Claim passes under way, and the slots they took between them (filled when their claims commit). */
@@ -504,19 +504,22 @@ export class PublishingEngine {
     const refill = () => {
       if (!this.stopped) void this.claimReady(this.h.clock.now()).catch((e) => this.crashed(e));
     };
+    // Once this run's outcome is committed, the post can be claimed again (a status check due at
+    // once) before the commit is acknowledged to this run: each run removes only its own entries.
+    const forget = (entries: Map<string, Promise<void>>) => entries.get(id) === run && entries.delete(id);
     const callsDone = () => {
-      if (this.calling.delete(id)) refill();
+      if (forget(this.calling)) refill();
     };
-    const run = publishClaimedPost(this.h, this.owner, claimed, destinationOf, callsDone)
+    const run: Promise<void> = publishClaimedPost(this.h, this.owner, claimed, destinationOf, callsDone)
       .catch((error) =>
         this.h.logger.error("publishing crashed", { post_id: id, error: describeError(error) }),
       )
       .finally(() => {
-        this.running.delete(id);
-        this.calling.delete(id);
+        forget(this.running);
+        forget(this.calling);
         refill();
       });
-    this.calling.add(id);
+    this.calling.set(id, run);
     this.running.set(id, run);
   }
 
