@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { SQL } from "bun";
 import { formatSummary, ROUNDS, summarize } from "./method.ts";
 import { startBenchPostgres } from "./postgres.ts";
+import { bootstrapAccount, waitForHealth } from "./reads.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules", ".bin", "bun");
@@ -82,15 +83,7 @@ async function startServer(label: string, env: Record<string, string>, databaseC
     HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
     ...env,
   };
-  const bootstrap = [BUN, "src/main.ts", "admin", "bootstrap", "--email", "r@example.com"];
-  const boot = spawnSync([...bootstrap, "--workspace-name", "R", "--json"], {
-    cwd: ROOT,
-    env: serverEnv,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
-  const account = JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
+  const account = bootstrapAccount(serverEnv, "r@example.com");
   const profile = CPU_PROF
     ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${label}.cpuprofile`]
     : [];
@@ -100,17 +93,7 @@ async function startServer(label: string, env: Record<string, string>, databaseC
     stdio: ["ignore", "ignore", "inherit"],
   });
   const origin = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (
-      await fetch(`${origin}/health`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    if (i > 200) throw new Error(`${label} did not answer /health`);
-    await Bun.sleep(50);
-  }
+  await waitForHealth(origin);
   const posts = `/v1/workspaces/${account.workspace_id}/posts`;
   const headers = { authorization: `Bearer ${account.api_key}`, "content-type": "application/json" };
   let postId = "";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { seedPosts, type Seeded } from "./growth-seed.ts";
 import { formatSummary, ROUNDS, summarize, type Summary } from "./method.ts";
-import { freePort, waitForHealth, wrk } from "./reads.ts";
+import { bootstrapAccount, freePort, waitForHealth, wrk } from "./reads.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules", ".bin", "bun");
@@ -128,15 +128,7 @@ export async function growthBenchmark(env: Record<string, string> = {}, label = 
     server = null;
   };
   try {
-    const bootstrap = [BUN, "src/main.ts", "admin", "bootstrap", "--email", "g@example.com"];
-    const boot = spawnSync([...bootstrap, "--workspace-name", "G", "--json"], {
-      cwd: ROOT,
-      env: serverEnv,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
-    const account = JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
+    const account = bootstrapAccount(serverEnv, "g@example.com");
     await serve();
     const posts = `/v1/workspaces/${account.workspace_id}/posts`;
     const headers = { authorization: `Bearer ${account.api_key}`, "content-type": "application/json" };

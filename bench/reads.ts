@@ -49,6 +49,22 @@ export function wrk(url: string, key: string, seconds: number, script?: string):
   };
 }
 
+/** A bench account made with `herald admin bootstrap` on the server's data (env): its key and workspace. */
+export function bootstrapAccount(
+  env: Record<string, string | undefined>,
+  email: string,
+): { api_key: string; workspace_id: string } {
+  const bootstrap = [BUN, "src/main.ts", "admin", "bootstrap", "--email", email];
+  const boot = spawnSync([...bootstrap, "--workspace-name", "Bench", "--json"], {
+    cwd: ROOT,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
+  return JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
+}
+
 export async function waitForHealth(origin: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (
@@ -89,15 +105,7 @@ export async function readsBenchmark(env: Record<string, string> = {}, label = "
   };
   const processes: Subprocess[] = [];
   try {
-    const bootstrap = [BUN, "src/main.ts", "admin", "bootstrap", "--email", "r@example.com"];
-    const boot = spawnSync([...bootstrap, "--workspace-name", "R", "--json"], {
-      cwd: ROOT,
-      env: serverEnv,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
-    const account = JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
+    const account = bootstrapAccount(serverEnv, "r@example.com");
     processes.push(
       spawn([BUN, "src/main.ts", "serve"], {
         cwd: ROOT,

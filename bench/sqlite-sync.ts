@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatSummary, percent, ROUNDS, summarize } from "./method.ts";
+import { bootstrapAccount, waitForHealth } from "./reads.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules", ".bin", "bun");
@@ -53,29 +54,14 @@ async function start(setting: Server["setting"]): Promise<Server> {
     HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
     HERALD_SQLITE_SYNC: setting,
   };
-  const boot = spawnSync(
-    [BUN, "src/main.ts", "admin", "bootstrap", "--email", "s@example.com", "--workspace-name", "S", "--json"],
-    { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" },
-  );
-  if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
-  const account = JSON.parse(boot.stdout.toString()) as { api_key: string; workspace_id: string };
+  const account = bootstrapAccount(env, "s@example.com");
   const proc = spawn([BUN, "src/main.ts", "serve"], {
     cwd: ROOT,
     env,
     stdio: ["ignore", "ignore", "ignore"],
   });
   const origin = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (
-      await fetch(`${origin}/health`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    if (i > 200) throw new Error(`${origin} did not answer /health`);
-    await Bun.sleep(50);
-  }
+  await waitForHealth(origin);
   return {
     setting,
     proc,
