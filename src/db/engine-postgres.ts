@@ -14,6 +14,15 @@ const RETRYABLE = new Set(["40001", "40P01"]);
 // Generous: under a burst, transactions touching one destination's posts collide often, and a
 // transaction that gives up leaves its work to a lease expiry.
 const MAX_ATTEMPTS = 60;
+/**
+ * Whether an error says a concurrent writer got there first in a way a retry resolves: a unique index
+ * that fired after this transaction read the row free (a queue window). PostgreSQL may report such a
+ * writer that way instead of as a serialization failure, depending on the plan its read took; the
+ * module that knows the index marks the error (`concurrentWriter`).
+ */
+function concurrentWriter(error: unknown): boolean {
+  return (error as { concurrentWriter?: unknown })?.concurrentWriter === true;
+}
 
 /** Any key: every Herald process takes this advisory lock to migrate, so migrations run once. */
 const MIGRATION_LOCK = 7_201_412_066;
@@ -58,7 +67,9 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
           return await begin(mode, (handle) => currentTransaction.run(handle, () => work(handle)));
         } catch (error) {
           const state = sqlState(error);
-          if (attempt >= MAX_ATTEMPTS || state === null || !RETRYABLE.has(state)) throw error;
+          const retryable =
+            (state !== null && RETRYABLE.has(state)) || (!options.guarded && concurrentWriter(error));
+          if (attempt >= MAX_ATTEMPTS || !retryable) throw error;
           // Jittered backoff: the transactions that collided should not collide again.
           await Bun.sleep(Math.random() * Math.min(1000, 2 ** attempt));
         }

@@ -20,9 +20,12 @@ export function problemOfConstraint(error: unknown): ProblemError | null {
     if (!UNIQUE_VIOLATION.test(e.message)) continue;
     if (QUEUE_SLOT.some((name) => e.message.includes(name))) {
       const detail = "Another request took this queue window for the destination at the same time.";
-      return new ProblemError("public_conflict", detail, {
+      const problem = new ProblemError("public_conflict", detail, {
         errors: [{ pointer: "/when", code: "custom", detail: "taken meanwhile; send the request again" }],
       });
+      // The window was read free in this transaction: on PostgreSQL it is run again (another window
+      // is found) like a serialization failure, which its plan may report this way instead.
+      return Object.assign(problem, { concurrentWriter: true });
     }
     if (GROUP_DRAFT.some((name) => e.message.includes(name))) {
       const detail = "The group already holds a draft for this channel; update or publish it first.";
