@@ -1,14 +1,13 @@
 // What a network's listing of an account's recent posts says of an item whose create call went out
-// unanswered (X, LinkedIn, Facebook: `reconcileItem`): the rules every such look-up shares, so each
+// unanswered (X, LinkedIn, Facebook; Meta's container flow and YouTube share the window): the rules every such look-up shares, so each
 // network's reconcile.ts only reads its listing and says which listed post is the item's.
-import { RECOVERY_SLACK_MS } from "./meta/containers.ts";
 import { ProviderError, type PublishedItem, type ReconcileResult } from "./types.ts";
 
 /**
  * How far before the unanswered call a listed post may be dated and still be the item's (the
- * networks' clocks differ from Herald's): the Meta container recovery's slack, one constant for all.
+ * networks' clocks differ from Herald's): one constant for every look-up among an account's posts.
  */
-export const RECONCILE_SLACK_MS = RECOVERY_SLACK_MS;
+export const RECONCILE_SLACK_MS = 10 * 60_000;
 
 /** The instant (epoch ms) from which listed posts are candidates: `since` minus the slack. */
 export function listingFloor(since: number): number {

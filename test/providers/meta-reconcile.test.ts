@@ -1,16 +1,13 @@
 // Looking up an Instagram or Threads item whose publish went out unanswered (reconcileItem, Meta's
 // container flow): the account's latest posts, newest first and paged by cursor as Meta documents
-// them, matched by text (and a reply's parent) from `since` − RECOVERY_SLACK_MS on. One match is the
+// them, matched by text (and a reply's parent) from `since` − RECONCILE_SLACK_MS on. One match is the
 // receipt; none in a listing that reaches back before then is `absent`; several, a listing that stops
 // short or one Meta refuses is `unknown`; a 503 is thrown `transient` for the engine to ask again.
 import { afterEach, describe, expect, test } from "bun:test";
 import { systemClock } from "../../src/lib/clock.ts";
 import { createInstagramAdapter, INSTAGRAM_LIMITS } from "../../src/providers/instagram/adapter.ts";
-import {
-  META_RECOVERY_PAGES,
-  META_RECOVERY_SCAN,
-  RECOVERY_SLACK_MS,
-} from "../../src/providers/meta/containers.ts";
+import { META_RECOVERY_PAGES, META_RECOVERY_SCAN } from "../../src/providers/meta/containers.ts";
+import { RECONCILE_SLACK_MS } from "../../src/providers/reconcile-listing.ts";
 import { createThreadsAdapter, THREADS_LIMITS } from "../../src/providers/threads/adapter.ts";
 import {
   UnresolvedOutcome,
@@ -177,9 +174,9 @@ describe.each([
     world = await open();
     const since = Date.now() - 5 * MINUTE;
     expect(await lookUp(world, "first ever", since)).toMatchObject({ state: "absent" });
-    world.seed("an old one", since - RECOVERY_SLACK_MS - MINUTE);
+    world.seed("an old one", since - RECONCILE_SLACK_MS - MINUTE);
     // The same text, but dated before since − slack: an earlier post, not this call's.
-    world.seed("again", since - RECOVERY_SLACK_MS - 2 * MINUTE);
+    world.seed("again", since - RECONCILE_SLACK_MS - 2 * MINUTE);
     world.seed("something else", since + MINUTE);
     const found = await lookUp(world, "again", since);
     expect(found).toMatchObject({ state: "absent" });
@@ -210,7 +207,7 @@ describe.each([
   test("unknown: the pages read do not reach back to when the call went out", async () => {
     world = await open();
     const since = Date.now() - 60 * MINUTE;
-    world.seed("before the burst", since - RECOVERY_SLACK_MS - MINUTE);
+    world.seed("before the burst", since - RECONCILE_SLACK_MS - MINUTE);
     for (let i = 0; i < META_RECOVERY_PAGES * META_RECOVERY_SCAN; i++)
       world.seed(`burst ${i}`, since + i * 1000);
     const found = await lookUp(world, "not there", since);

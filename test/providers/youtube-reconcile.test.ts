@@ -1,11 +1,11 @@
 // Looking up a YouTube item whose run died before its upload session was stored (reconcileItem): the
 // channel's uploads playlist (channels.list → relatedPlaylists.uploads, playlistItems.list newest first,
-// paged by nextPageToken), matched by title and description from `since` − RECOVERY_SLACK_MS on.
+// paged by nextPageToken), matched by title and description from `since` − RECONCILE_SLACK_MS on.
 // (After the session is stored, checks probe it instead: see youtube.test.ts, "the final chunk's answer
 // is lost".)
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { RECOVERY_SLACK_MS } from "../../src/providers/meta/containers.ts";
+import { RECONCILE_SLACK_MS } from "../../src/providers/reconcile-listing.ts";
 import { isPending, type DestinationRef, type PublishItemInput } from "../../src/providers/types.ts";
 import { createYouTubeAdapter, YOUTUBE_LIMITS } from "../../src/providers/youtube/adapter.ts";
 import { YOUTUBE_RECONCILE_PAGES } from "../../src/providers/youtube/reconcile.ts";
@@ -102,7 +102,7 @@ describe("YouTube: reconcileItem", () => {
     expect(await adapter.reconcileItem!({ item: item(destination), since })).toMatchObject({
       state: "absent",
     });
-    seed("Launch day", "Launch day\nEverything we shipped.", since - RECOVERY_SLACK_MS - MINUTE);
+    seed("Launch day", "Launch day\nEverything we shipped.", since - RECONCILE_SLACK_MS - MINUTE);
     seed("Launch day", "Something else.", since + MINUTE);
     expect(await adapter.reconcileItem!({ item: item(destination), since })).toMatchObject({
       state: "absent",
@@ -118,7 +118,7 @@ describe("YouTube: reconcileItem", () => {
     expect(twice).toMatchObject({ state: "unknown" });
     if (twice.state === "unknown") expect(twice.reason).toContain("2 of the channel's latest uploads");
     fake.videos = [];
-    seed("Old", "", since - RECOVERY_SLACK_MS - MINUTE);
+    seed("Old", "", since - RECONCILE_SLACK_MS - MINUTE);
     for (let i = 0; i < YOUTUBE_RECONCILE_PAGES * 50; i++) seed(`burst ${i}`, "", since + i * 1000);
     const short = await adapter.reconcileItem!({ item: item(destination), since });
     expect(short).toMatchObject({ state: "unknown" });

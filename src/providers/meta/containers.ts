@@ -5,6 +5,7 @@
 // ids. What differs between the two networks (paths, fields, parameters, error wording, how a post
 // published without a receipt is found) is a `ContainerNetwork`, in each network's folder.
 import { idOf, parseGraphTime, sleep } from "../facebook/graph.ts";
+import { listingFloor } from "../reconcile-listing.ts";
 import { isMetaWait } from "./errors.ts";
 import { metaProvider, type MetaAnswer } from "./graph.ts";
 import {
@@ -25,12 +26,6 @@ export const META_CONTAINER_CHECK_MS = 30_000;
 
 /** A container not published within 24 h expires; one still processing after that is given up. */
 export const META_CONTAINER_LIFETIME_MS = 24 * 60 * 60_000;
-
-/**
- * How far before the time a call went out a post found on the account may be dated (Meta's clock and
- * Herald's differ): the slack of every look-up among the account's latest posts.
- */
-export const RECOVERY_SLACK_MS = 10 * 60_000;
 
 /**
  * How many times one run waits (the poll interval) and publishes again when Meta answers the publish
@@ -425,12 +420,12 @@ interface LookUp {
 
 /**
  * Reads the account's latest posts (newest first, at most META_RECOVERY_PAGES pages) until they reach
- * back before `since` − RECOVERY_SLACK_MS, and keeps those of this item (the network's search) dated
+ * back before `since` − RECONCILE_SLACK_MS, and keeps those of this item (the network's search) dated
  * from then on. Throws the read's ProviderError.
  */
 async function lookUp(flow: ContainerFlow, input: PublishItemInput, since: number): Promise<LookUp> {
   const search = flow.network.recovery(input);
-  const from = since - RECOVERY_SLACK_MS;
+  const from = listingFloor(since);
   const matches: Record<string, any>[] = [];
   let params = search.params;
   let read = 0;

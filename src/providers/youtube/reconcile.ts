@@ -5,7 +5,7 @@
 // hold no video of the item (a session makes one only when it holds every byte); the channel's uploads
 // playlist (channels.list → relatedPlaylists.uploads, then playlistItems.list, newest first, one quota
 // unit each) confirms it: a video with the item's title and description added since `since` − slack.
-import { RECOVERY_SLACK_MS } from "../meta/containers.ts";
+import { listingFloor } from "../reconcile-listing.ts";
 import { bearer, YOUTUBE_OPERATIONS, youtubeBase, youtubeJson } from "./api.ts";
 import { watchUrl } from "./publish.ts";
 import { titleOf } from "./rules.ts";
@@ -54,7 +54,7 @@ async function lookUp(
   const uploads = channels.items?.[0]?.contentDetails?.relatedPlaylists?.uploads;
   if (typeof uploads !== "string" || uploads === "")
     return { state: "unknown", reason: "YouTube names no uploads playlist for the channel" };
-  const from = since - RECOVERY_SLACK_MS;
+  const from = listingFloor(since);
   const title = titleOf({ headline: item.headline, text: item.text });
   const matches: { videoId: string }[] = [];
   let read = 0;
