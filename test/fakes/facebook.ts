@@ -17,7 +17,8 @@ import {
   newControls,
   onFreshConnection,
   serveFake,
-  startCutProxy,
+  behindCutProxy,
+  cutProxyFor,
   token,
   type FailSpec,
   type FakeControls,
@@ -1337,15 +1338,11 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
   }
 
   const server = serveFake({ controls: fake, failures, route, defaultFailure: metaDefaultFailure });
-  const cuts = options.cuttable ? await startCutProxy(server.origin) : null;
-  fake.origin = cuts?.origin ?? server.origin;
-  fake.stop = async () => {
-    await cuts?.stop();
-    await server.stop();
-  };
+  const { cuts, origin, stop } = await behindCutProxy(server, options.cuttable);
+  fake.origin = origin;
+  fake.stop = stop;
   fake.resetNextReelUpload = ({ keepBytes }) => {
-    if (!cuts) throw new Error("resetNextReelUpload needs the fake started with cuttable: true");
-    cuts.cutNext({
+    cutProxyFor(cuts, "resetNextReelUpload").cutNext({
       keepBytes,
       match: ({ method, target }) => method === "POST" && target.startsWith("/video-upload/"),
       onCut: keepReelPrefix,

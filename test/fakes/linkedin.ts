@@ -13,7 +13,8 @@ import {
   onFreshConnection,
   readBody,
   serveFake,
-  startCutProxy,
+  behindCutProxy,
+  cutProxyFor,
   token,
   type FailSpec,
   type FakeControls,
@@ -772,15 +773,11 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       return { body: { status, message: "Bad request" } };
     },
   });
-  const cuts = options.cuttable ? await startCutProxy(server.origin) : null;
-  fake.origin = cuts?.origin ?? server.origin;
-  fake.stop = async () => {
-    await cuts?.stop();
-    await server.stop();
-  };
+  const { cuts, origin, stop } = await behindCutProxy(server, options.cuttable);
+  fake.origin = origin;
+  fake.stop = stop;
   fake.resetNextPart = ({ keepBytes }) => {
-    if (!cuts) throw new Error("resetNextPart needs the fake started with cuttable: true");
-    cuts.cutNext({
+    cutProxyFor(cuts, "resetNextPart").cutNext({
       keepBytes,
       match: ({ method, target }) => method === "PUT" && /^\/dms-uploads\/[^/]+\/part\/\d+$/.test(target),
       onCut: ({ target, headers, received }) => {

@@ -199,6 +199,34 @@ interface ProxyState {
   closed: boolean;
 }
 
+/** The cut proxy of a fake started with `cuttable`, as its switches use it. */
+export type CutProxy = Awaited<ReturnType<typeof startCutProxy>>;
+
+/**
+ * Where a fake answers: behind a cut proxy when `cuttable` (so a test can reset a connection
+ * mid-body), else the server itself; `stop` stops both.
+ */
+export async function behindCutProxy(
+  server: { origin: string; stop(): Promise<void> },
+  cuttable: boolean | undefined,
+): Promise<{ cuts: CutProxy | null; origin: string; stop(): Promise<void> }> {
+  const cuts = cuttable ? await startCutProxy(server.origin) : null;
+  return {
+    cuts,
+    origin: cuts?.origin ?? server.origin,
+    stop: async () => {
+      await cuts?.stop();
+      await server.stop();
+    },
+  };
+}
+
+/** The cut proxy a switch needs (`name`): a fake started without `cuttable` has none. */
+export function cutProxyFor(cuts: CutProxy | null, name: string): CutProxy {
+  if (!cuts) throw new Error(`${name} needs the fake started with cuttable: true`);
+  return cuts;
+}
+
 /**
  * A TCP proxy in front of a fake that can reset a connection part-way through a request body, as a
  * network dropping mid-upload does: the client's fetch sees the connection die after some of the

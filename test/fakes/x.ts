@@ -15,7 +15,8 @@ import {
   newControls,
   onFreshConnection,
   serveFake,
-  startCutProxy,
+  behindCutProxy,
+  cutProxyFor,
   token,
   type FailSpec,
   type FakeControls,
@@ -901,15 +902,11 @@ export async function startXFake(options: XFakeOptions = {}): Promise<XFake> {
       };
     },
   });
-  const cuts = options.cuttable ? await startCutProxy(server.origin) : null;
-  fake.origin = cuts?.origin ?? server.origin;
-  fake.stop = async () => {
-    await cuts?.stop();
-    await server.stop();
-  };
+  const { cuts, origin, stop } = await behindCutProxy(server, options.cuttable);
+  fake.origin = origin;
+  fake.stop = stop;
   fake.resetNextAppend = ({ keepBytes }) => {
-    if (!cuts) throw new Error("resetNextAppend needs the fake started with cuttable: true");
-    cuts.cutNext({
+    cutProxyFor(cuts, "resetNextAppend").cutNext({
       keepBytes,
       match: ({ method, target }) => method === "POST" && /^\/2\/media\/upload\/[^/]+\/append/.test(target),
       onCut: ({ target, headers }) => {

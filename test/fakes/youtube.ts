@@ -13,7 +13,9 @@ import {
   never,
   newControls,
   serveFake,
-  startCutProxy,
+  behindCutProxy,
+  cutProxyFor,
+  type CutProxy,
   token,
   type CutRequest,
   type FailSpec,
@@ -209,7 +211,7 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
   >();
   let nextEnd: VideoEnd | null = null;
   let cut: { keep: number; then: "hang" | 500 | 503 } | null = null;
-  let cuts: Awaited<ReturnType<typeof startCutProxy>> | null = null;
+  let cuts: CutProxy | null = null;
 
   const fake: YouTubeFake = {
     ...newControls(failures),
@@ -233,8 +235,7 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     nextVideoEnds: (end) => void (nextEnd = end),
     cutNextChunk: (spec) => void (cut = spec),
     resetNextChunk: ({ keepBytes }) => {
-      if (!cuts) throw new Error("resetNextChunk needs the fake started with cuttable: true");
-      cuts.cutNext({
+      cutProxyFor(cuts, "resetNextChunk").cutNext({
         keepBytes,
         match: ({ method, headers }) =>
           method === "PUT" && /^bytes \d+-/.test(headers["content-range"] ?? ""),
@@ -793,11 +794,9 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
       return { body: googleErrorBody(status, reason, message) };
     },
   });
-  cuts = options.cuttable ? await startCutProxy(server.origin) : null;
-  fake.origin = cuts?.origin ?? server.origin;
-  fake.stop = async () => {
-    await cuts?.stop();
-    await server.stop();
-  };
+  const served = await behindCutProxy(server, options.cuttable);
+  cuts = served.cuts;
+  fake.origin = served.origin;
+  fake.stop = served.stop;
   return fake;
 }
