@@ -16,6 +16,7 @@ import {
   replaceBlueskyRecord,
   startEngineWorld,
   type EngineWorld,
+  whileHanging,
 } from "./engine-helpers.ts";
 
 // One-second provider timeout: the hanging-create cases answer quickly.
@@ -400,13 +401,11 @@ describe("rejected content fails with the network's message", () => {
 describe("outcome unknown", () => {
   test("Bluesky: a create received but never answered is looked up a minute later; the record found is the receipt", async () => {
     const text = unique("hang");
-    w.bluesky.hangAfterReceive = true;
-    const created = await publish(w, w.blueskyId, [text]);
-    try {
+    const created = await whileHanging(w.bluesky, async () => {
+      const made = await publish(w, w.blueskyId, [text]);
       await run();
-    } finally {
-      w.bluesky.hangAfterReceive = false;
-    }
+      return made;
+    });
     const waiting = await getPost(w, created.id, true);
     expect(waiting).toMatchObject({ state: "ready", retry_safety: "unsafe", attempt_count: 1 });
     expect(waiting.last_error).toMatchObject({ code: "provider_outcome_unknown", user_action: "none" });
@@ -433,13 +432,11 @@ describe("outcome unknown", () => {
 
   test("Bluesky: a look-up that cannot tell needs attention; a retry needs acknowledging, makes no 2nd record", async () => {
     const text = unique("replaced");
-    w.bluesky.hangAfterReceive = true;
-    const created = await publish(w, w.blueskyId, [text]);
-    try {
+    const created = await whileHanging(w.bluesky, async () => {
+      const made = await publish(w, w.blueskyId, [text]);
       await run();
-    } finally {
-      w.bluesky.hangAfterReceive = false;
-    }
+      return made;
+    });
     await replaceBlueskyRecord(w.bluesky, created.id, "edited by another app");
     passNextAction(w, await getPost(w, created.id));
     await run();
@@ -517,13 +514,11 @@ describe("outcome unknown", () => {
 
   test("Mastodon: an unanswered create is retried with the same Idempotency-Key, so the status exists once", async () => {
     const text = unique("mastodon hang");
-    w.mastodon.hangAfterReceive = true;
-    const created = await publish(w, w.destinationId, [text]);
-    try {
+    const created = await whileHanging(w.mastodon, async () => {
+      const made = await publish(w, w.destinationId, [text]);
       await run();
-    } finally {
-      w.mastodon.hangAfterReceive = false;
-    }
+      return made;
+    });
     const waiting = await getPost(w, created.id);
     expect(waiting).toMatchObject({
       state: "ready",

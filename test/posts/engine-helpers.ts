@@ -306,3 +306,19 @@ export async function openShared(data: SharedData): Promise<Db> {
 }
 
 export { startMastodonFake };
+
+/**
+ * Runs `work` while `fake` stores what it receives and never answers (a create whose answer is lost),
+ * and lets it answer again afterwards, whatever `work` did.
+ */
+export async function whileHanging<T>(
+  fake: { hangAfterReceive: boolean },
+  work: () => Promise<T>,
+): Promise<T> {
+  fake.hangAfterReceive = true;
+  try {
+    return await work();
+  } finally {
+    fake.hangAfterReceive = false;
+  }
+}

@@ -13,6 +13,7 @@ import {
   startEngineWorld,
   waitFor,
   type EngineWorld,
+  whileHanging,
 } from "./engine-helpers.ts";
 
 let w: EngineWorld;
@@ -115,13 +116,11 @@ describe("a live create that times out", () => {
 
   test("a look-up the PDS cannot answer (503) is asked again later; then found", async () => {
     const body = thread("busy", 1);
-    w.bluesky.hangAfterReceive = true;
-    const created = await publish(w, w.blueskyId, body);
-    try {
+    const created = await whileHanging(w.bluesky, async () => {
+      const made = await publish(w, w.blueskyId, body);
       await run();
-    } finally {
-      w.bluesky.hangAfterReceive = false;
-    }
+      return made;
+    });
     const waiting = await getPost(w, created.id);
     w.bluesky.failNext(1, { path: "getRecord", status: 503 });
     w.s.clock.set(Date.parse(waiting.next_action_at) + 1000);

@@ -12,7 +12,7 @@ import type { FakeControls } from "../fakes/shared.ts";
 import { startXFake, xFakeEnv, type XFake } from "../fakes/x.ts";
 import { returnFromOAuth } from "../helpers/oauth-return.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { onNth, publish, waitFor } from "./engine-helpers.ts";
+import { onNth, publish, waitFor, whileHanging } from "./engine-helpers.ts";
 import { getPost, type PostsWorld } from "./helpers.ts";
 
 let s: TestServer;
@@ -153,10 +153,11 @@ describe.each(networks)("$channel: an unanswered create is looked up", (n) => {
 
   test("after a timeout: ready with outcome_unknown (nothing to do), a minute later published from the listing", async () => {
     const text = `${n.channel} timeout ${Date.now()}`;
-    n.fake().hangAfterReceive = true;
-    const created = await publish(w, destinations[n.channel]!, [text]);
-    await s.server.engine.runUntilIdle();
-    n.fake().hangAfterReceive = false;
+    const created = await whileHanging(n.fake(), async () => {
+      const made = await publish(w, destinations[n.channel]!, [text]);
+      await s.server.engine.runUntilIdle();
+      return made;
+    });
     const waiting = await getPost(w, created.id);
     expect(waiting.state).toBe("ready");
     expect(waiting.last_error).toMatchObject({ code: "provider_outcome_unknown", user_action: "none" });
@@ -187,10 +188,11 @@ describe.each(networks)("$channel: an unanswered create is looked up", (n) => {
 
   test("two candidates on the network: needs attention with the reason, nothing sent again", async () => {
     const text = `${n.channel} twice ${Date.now()}`;
-    n.fake().hangAfterReceive = true;
-    const created = await publish(w, destinations[n.channel]!, [text]);
-    await s.server.engine.runUntilIdle();
-    n.fake().hangAfterReceive = false;
+    const created = await whileHanging(n.fake(), async () => {
+      const made = await publish(w, destinations[n.channel]!, [text]);
+      await s.server.engine.runUntilIdle();
+      return made;
+    });
     n.holdCopy(text);
     const sent = creates(n).length;
     s.clock.advance(RECONCILE_AFTER_MS + 1000);
