@@ -150,6 +150,24 @@ describe("Create Post's invariants under concurrent requests", () => {
     const month = at.slice(0, 7);
     expect(await findXUsage(w.s.herald.db, w.ws, month)).toEqual({ reserved: 5, used: 0 });
   });
+
+  test("a post refused inside its transaction (the month's X posts used up) leaves its key free", async () => {
+    // Runs after the race above: the month holds 5 of 5. The refusal rolls back the key with the post,
+    // so the same key with other input is a new request (not 409 key reused), as a refused request is.
+    const at = new Date(w.s.clock.now() + 7 * 86_400_000).toISOString();
+    const headers = { "idempotency-key": `x-over-${crypto.randomUUID()}` };
+    const send = (body: Record<string, unknown>) =>
+      w.s.request("POST", `/v1/workspaces/${w.ws}/posts`, { body, headers });
+    const over = { destination_id: xDestination, body: ["one over the month"] };
+    expectProblem(
+      await send({ when: at, confirmed: true, group: "x-over", posts: [over] }),
+      402,
+      "public_usage_limit_reached",
+    );
+    const draft = await send({ when: "draft", group: "x-over-draft", posts: [over] });
+    expect(draft.status).toBe(201);
+    expect(draft.headers.get("idempotent-replayed")).toBeNull();
+  });
 });
 
 async function catchProblem(work: () => Promise<unknown>): Promise<ProblemError | null> {
