@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark on SQLite, then on PostgreSQL (a throwaway cluster, when the server
 // binaries are installed), written to docs/benchmarks.md with the profile notes and the history.
-// BENCH_ONLY=http,engine (names below) runs some; BENCH_ROUNDS=1 makes a quick, rough pass.
+// BENCH_ONLY=http,engine (names below, and sqlite-sync) runs some; BENCH_ROUNDS=1 makes a quick, rough pass.
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -10,7 +10,9 @@ import { growthBenchmark } from "./growth.ts";
 import { ROUNDS } from "./method.ts";
 import { startBenchPostgres } from "./postgres.ts";
 import { readsBenchmark } from "./reads.ts";
+import { sqliteSyncBenchmark } from "./sqlite-sync.ts";
 import { startupBenchmark } from "./startup.ts";
+import { targetsTable } from "./targets.ts";
 import { webhooksBenchmark } from "./webhooks.ts";
 
 type Benchmark = (env: Record<string, string>, label: string) => Promise<string>;
@@ -29,6 +31,11 @@ const sections: string[] = [];
 for (const [name, run] of selected) {
   console.error(`bench: ${name} on SQLite`);
   sections.push(await run({}, "SQLite"));
+}
+// SQLite only: the durable default against the opt-out, two servers side by side.
+if (!only || only.includes("sqlite-sync")) {
+  console.error("bench: sqlite-sync");
+  sections.push(await sqliteSyncBenchmark());
 }
 const postgres = await startBenchPostgres();
 if (postgres) {
@@ -54,7 +61,16 @@ const header = [
     "would on a small VM. Numbers from a shared VM are noisy: compare runs on the same machine.",
   "",
 ].join("\n");
+const targets = [
+  "## Targets at a glance",
+  "",
+  "Generated from the figures of this run (each benchmark records its targets as it measures them: " +
+    "bench/targets.ts). Where a target is missed, the section's notes and the profile notes at the end of " +
+    "this file say what bounds it.",
+  "",
+  targetsTable(),
+].join("\n");
 const notes = readFileSync(join(import.meta.dir, "history.md"), "utf8").trim();
-const text = `${header}\n${sections.join("\n\n")}\n\n${notes}\n`;
+const text = `${header}\n${targets}\n\n${sections.join("\n\n")}\n\n${notes}\n`;
 writeFileSync(join(import.meta.dir, "..", "docs", "benchmarks.md"), text);
 console.log(text);

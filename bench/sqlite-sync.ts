@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatSummary, percent, ROUNDS, summarize } from "./method.ts";
+import { recordTarget } from "./targets.ts";
 import { bootstrapAccount, waitForHealth } from "./reads.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -114,6 +115,14 @@ export async function sqliteSyncBenchmark(): Promise<string> {
       r: summarize(s.rps),
       c: summarize(s.cpuMsPerRequest),
     }));
+    const kept = full!.r.median / normal!.r.median;
+    recordTarget({
+      measure: "Create Post with every commit synced ÷ HERALD_SQLITE_SYNC=normal",
+      engine: "SQLite",
+      figure: percent(full!.r.median, normal!.r.median),
+      target: "≥ 90%",
+      met: kept >= 0.9,
+    });
     const row = (s: typeof full) =>
       `| ${s!.setting} | ${formatSummary(s!.r)} req/s | ${formatSummary(s!.c, 3)} ms | ${s!.errors} |`;
     return [

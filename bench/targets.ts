@@ -28,7 +28,7 @@ export function targetsTable(): string {
   const engines = [...new Set(records.map((r) => r.engine))];
   const measures = [...new Set(records.map((r) => r.measure))];
   const lines = [
-    `| Measure | ${engines.join(" | ")} | Target | |`,
+    `| Measure | ${engines.map((e) => (e === "both" ? "Both engines" : e)).join(" | ")} | Target | |`,
     `|---|${engines.map(() => "---|").join("")}---|---|`,
   ];
   for (const measure of measures) {
