@@ -87,6 +87,8 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
     async ping() {
       await client`SELECT 1`;
     },
+    // PostgreSQL handles a failed sync itself (it stops and recovers from its WAL).
+    writeFailure: () => null,
     async close() {
       await client.close({ timeout: 5 });
     },

@@ -70,6 +70,7 @@ export function openSqlite(dataDir: string, sync: SqliteSync = "full"): Db {
     async ping() {
       reader.query("SELECT 1").get();
     },
+    writeFailure: () => walSync?.failure?.message ?? null,
     async close() {
       await writes.idle();
       walSync?.close();

@@ -33,6 +33,11 @@ export interface Engine {
   query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
   /** Answers when the database does. */
   ping(): Promise<void>;
+  /**
+   * Why this process refuses every write until it is restarted (SQLite: a sync of the WAL failed),
+   * or null.
+   */
+  writeFailure(): string | null;
   close(): Promise<void>;
 }
 

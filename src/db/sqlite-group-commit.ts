@@ -67,6 +67,13 @@ export class GroupCommitWriter {
   private async runGroup(): Promise<void> {
     const { writer } = this;
     const done: { piece: Waiting; result: unknown }[] = [];
+    // After a failed sync nothing more is committed: a later commit could be seen and acted on, then
+    // lost with the pages the kernel dropped (see WalSync.failure).
+    const failure = this.durable?.failure;
+    if (failure) {
+      for (const piece of this.waiting.splice(0)) piece.reject(failure);
+      return;
+    }
     try {
       this.releaseReads();
       writer.exec("BEGIN IMMEDIATE");
@@ -137,6 +144,14 @@ export class WalSync {
   private readonly fd: number;
   private running: Promise<void> | null = null;
   private next: Promise<void> | null = null;
+  /**
+   * The first failed sync, kept for good. After fdatasync reports an error, Linux may have dropped
+   * the pages it could not write and marked them clean, so a later sync can succeed without them
+   * ("fsyncgate"): no later commit can be acknowledged as durable. Every later sync fails with this
+   * error, the writer stops committing, and /health answers 503 until the process is restarted
+   * (SQLite then reads what is really on disk).
+   */
+  failure: SyncFailure | null = null;
 
   constructor(walPath: string, dataDir: string) {
     this.fd = openSync(walPath, constants.O_RDONLY | constants.O_CREAT, 0o600);
@@ -152,6 +167,7 @@ export class WalSync {
 
   /** Resolves once everything written to the WAL before this call is on disk. */
   sync(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
     if (this.running === null) return this.begin();
     // The sync under way may have begun before the caller's commit: the next one, shared by every
     // caller until it begins.
@@ -170,11 +186,33 @@ export class WalSync {
 
   private begin(): Promise<void> {
     const done = new Promise<void>((resolve, reject) =>
-      fdatasync(this.fd, (error) => (error ? reject(error) : resolve())),
+      fdatasync(this.fd, (error) => {
+        if (!error) return resolve();
+        this.failure ??= new SyncFailure(error);
+        reject(this.failure);
+      }),
     ).finally(() => {
       if (this.running === done) this.running = null;
     });
     this.running = done;
     return done;
+  }
+}
+
+/**
+ * A failed sync of the WAL: its `code` is the system's (EIO, ENOSPC…), so requests that wait on it
+ * answer 503 as other storage faults do (core/storage-problem.ts).
+ */
+export class SyncFailure extends Error {
+  readonly code: string;
+
+  constructor(cause: NodeJS.ErrnoException) {
+    super(
+      `syncing the database's write-ahead log failed (${cause.code ?? cause.message}): ` +
+        "writes are refused until Herald is restarted",
+      { cause },
+    );
+    this.name = "SyncFailure";
+    this.code = cause.code ?? "EIO";
   }
 }

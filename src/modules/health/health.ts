@@ -1,7 +1,8 @@
 // GET /health: 200 when this process can serve, 503 with the reasons when it cannot (docs/operations.md).
 // Two things make it unhealthy: the database does not answer a bounded query, or the scheduler's
 // heartbeat (its most frequent job starting a run) has been missing for STUCK_AFTER_BEATS intervals.
-// A full, nearly full or read-only data directory is listed in `warnings` (storage.ts says why not 503).
+// A full, nearly full or read-only data directory, and a failed sync of SQLite's WAL (writes refused
+// until a restart), are listed in `warnings` (storage.ts says why not 503).
 import { engineOf } from "../../db/engine.ts";
 import type { Herald } from "../../herald.ts";
 import { iso } from "../../lib/clock.ts";
@@ -92,10 +93,18 @@ export async function healthReport(
   if (scheduler.reason) reasons.push(scheduler.reason);
   const storage = storageReport(h.config);
   const warning = storageWarning(storage);
+  // A storage fault like the others (a warning, see storage.ts), but one only a restart clears.
+  const writeFailure = engineOf(h.db).writeFailure();
+  const warnings = [
+    ...(writeFailure
+      ? [{ code: "storage_sync_failed", detail: `${writeFailure} (once the disk is fixed)` }]
+      : []),
+    ...(warning ? [warning] : []),
+  ];
   const body = {
     status: reasons.length === 0 ? "ok" : "unavailable",
     reasons,
-    warnings: warning ? [warning] : [],
+    warnings,
     version: h.version,
     time: iso(now),
     database: db.ok ? "ok" : "error",
