@@ -4,11 +4,40 @@ import { HERALD_VERSION } from "./herald.ts";
 import type { CommandOutput } from "./cli/format.ts";
 
 // Start-up code runs once: compiling it with the JIT costs time and memory that never pay back, so the
-// JIT tiers up less eagerly until the command's code is loaded (for `serve`, until it listens). So each
+// JIT tiers up reluctantly until the command's code is loaded (for `serve`, until it is busy). So each
 // command imports its modules when it runs, after this line; the two static imports above are small.
 // (Optional calls: a Bun without the knob runs the same, with its normal policy.)
-Bun.unsafe.setJITPolicy?.(8);
+/** The JIT's tier-up thresholds are multiplied by this at start (and while `serve` idles). */
+const RELUCTANT_JIT_POLICY = 1000;
+Bun.unsafe.setJITPolicy?.(RELUCTANT_JIT_POLICY);
 const startedUp = () => Bun.unsafe.setJITPolicy?.(1);
+
+/** How often an idle `serve` looks whether it has become busy, and the share of a core that is busy. */
+const BUSY_CHECK_MS = 250;
+const BUSY_CPU_SHARE = 0.2;
+
+/**
+ * Once `serve` listens: one full garbage collection (start-up's garbage), and the JIT stays reluctant
+ * until the process does real work (requests or publishing using a fifth of a core), then compiles as
+ * usual. Optimizing the idle server's once-a-second jobs and health checks never pays back and keeps
+ * ~5 MiB resident (the compiler's code pages and its output): docs/decisions.md, "Issue 28: memory".
+ */
+function settleWhileIdle(): void {
+  let before = process.cpuUsage();
+  let collected = false;
+  const check = setInterval(() => {
+    const used = process.cpuUsage(before);
+    before = process.cpuUsage();
+    if ((used.user + used.system) / 1000 >= BUSY_CHECK_MS * BUSY_CPU_SHARE) {
+      clearInterval(check);
+      startedUp();
+    } else if (!collected) {
+      collected = true;
+      Bun.gc(true);
+    }
+  }, BUSY_CHECK_MS);
+  check.unref();
+}
 
 const HELP = `Herald ${HERALD_VERSION}: self-hosted social publishing.
 
@@ -97,7 +126,7 @@ async function serve(args: string[]): Promise<void> {
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
   console.log(banner);
-  startedUp();
+  settleWhileIdle();
 }
 
 /** `herald migrate`: applies pending migrations once, under a lock, and says what it did. */

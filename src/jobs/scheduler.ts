@@ -39,7 +39,7 @@ export interface Heartbeat {
 
 /** The shortest gap between runs of a croner pattern (over its next few runs). */
 function intervalOf(pattern: string): number {
-  const runs = new Cron(pattern, { paused: true }).nextRuns(4).map((d) => d.getTime());
+  const runs = new Cron(pattern, { paused: true, utcOffset: 0 }).nextRuns(4).map((d) => d.getTime());
   let gap = Number.POSITIVE_INFINITY;
   for (let i = 1; i < runs.length; i++) gap = Math.min(gap, runs[i]! - runs[i - 1]!);
   return Number.isFinite(gap) ? gap : 60_000;
@@ -77,7 +77,7 @@ export class Scheduler {
     this.startedAt = Date.now();
     for (const job of this.jobs) {
       const tick = () => (this.running.has(job.id) ? undefined : this.runNow(job.id));
-      this.crons.push(new Cron(job.pattern, { protect: true, name: job.id }, tick));
+      this.crons.push(new Cron(job.pattern, { protect: true, name: job.id, utcOffset: 0 }, tick));
     }
   }
 
