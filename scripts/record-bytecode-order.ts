@@ -1,18 +1,23 @@
-// Records scripts/serve.bytecode-order, the profile `npm run build` lays the binary's bytecode out by
-// (`--bytecode-order`): the binary is built without it, started with `herald serve` on a fresh,
+// Records scripts/serve.bytecode-order (SQLite), or scripts/serve-postgres.bytecode-order when
+// HERALD_DATABASE_URL names an empty PostgreSQL database: the profiles `npm run build` lays the binary's
+// bytecode out by (`--bytecode-order`, SQLite's first, PostgreSQL's code after it). The binary is built without it, started with `herald serve` on a fresh,
 // bootstrapped data dir, asked for /health, left idle for a few seconds (its jobs tick), and stopped;
 // Bun writes the hashes of the functions that ran. Those are placed together at the front, so the
 // server reads fewer pages of itself (~5 MiB less resident). Functions are matched by a hash of their
 // syntax: an older profile still applies, new code is placed after it. Rerun after large changes:
 // `bun scripts/record-bytecode-order.ts`.
 import { spawn, spawnSync } from "bun";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules", ".bin", "bun");
-const PROFILE = join(ROOT, "scripts", "serve.bytecode-order");
+const PROFILE = join(
+  ROOT,
+  "scripts",
+  process.env.HERALD_DATABASE_URL ? "serve-postgres.bytecode-order" : "serve.bytecode-order",
+);
 const IDLE_MS = 5_000;
 
 function run(command: string[], env: Record<string, string | undefined> = process.env): string {
@@ -58,6 +63,7 @@ try {
   server.kill("SIGTERM");
   if ((await server.exited) !== 0) throw new Error(`herald serve exited with ${server.exitCode}`);
   copyFileSync(recorded, PROFILE);
+  chmodSync(PROFILE, 0o644);
   console.log(`wrote ${PROFILE}`);
 } finally {
   rmSync(work, { recursive: true, force: true });
