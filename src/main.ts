@@ -12,29 +12,33 @@ const RELUCTANT_JIT_POLICY = 1000;
 Bun.unsafe.setJITPolicy?.(RELUCTANT_JIT_POLICY);
 const startedUp = () => Bun.unsafe.setJITPolicy?.(1);
 
-/** How often an idle `serve` looks whether it has become busy, and the share of a core that is busy. */
+/** How often `serve` looks whether it is busy, and the share of a core's time that counts as busy. */
 const BUSY_CHECK_MS = 250;
 const BUSY_CPU_SHARE = 0.2;
+/** While idle, a full garbage collection every this many checks (10 s). */
+const IDLE_GC_CHECKS = 40;
 
 /**
- * Once `serve` listens: one full garbage collection (start-up's garbage), and the JIT stays reluctant
- * until the process does real work (requests or publishing using a fifth of a core), then compiles as
- * usual. Optimizing the idle server's once-a-second jobs and health checks never pays back and keeps
- * ~5 MiB resident (the compiler's code pages and its output): docs/decisions.md, "Issue 28: memory".
+ * Once `serve` listens: the JIT stays reluctant until the process does real work (requests or
+ * publishing using a fifth of a core), then compiles as usual; optimizing the idle server's
+ * once-a-second jobs and health checks never pays back and keeps ~5 MiB resident (the compiler's code
+ * pages and its output). And while it idles, a full garbage collection on its first quiet quarter
+ * second (start-up's or a burst's garbage) and every 10 s after: the jobs' ticks otherwise pile up
+ * ~5 MiB of garbage a minute before the collector's own schedule frees it. docs/decisions.md,
+ * "Issue 28: memory".
  */
 function settleWhileIdle(): void {
   let before = process.cpuUsage();
-  let collected = false;
+  let busy = false;
+  let quietChecks = 0;
   const check = setInterval(() => {
     const used = process.cpuUsage(before);
     before = process.cpuUsage();
     if ((used.user + used.system) / 1000 >= BUSY_CHECK_MS * BUSY_CPU_SHARE) {
-      clearInterval(check);
-      startedUp();
-    } else if (!collected) {
-      collected = true;
-      Bun.gc(true);
-    }
+      quietChecks = 0;
+      if (!busy) startedUp();
+      busy = true;
+    } else if (quietChecks++ % IDLE_GC_CHECKS === 0) Bun.gc(true);
   }, BUSY_CHECK_MS);
   check.unref();
 }
