@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { assetsBenchmark } from "./assets.ts";
 import { engineBenchmark } from "./engine.ts";
 import { growthBenchmark } from "./growth.ts";
+import { memoryBenchmark } from "./memory.ts";
 import { ROUNDS } from "./method.ts";
 import { startBenchPostgres } from "./postgres.ts";
 import { readsBenchmark } from "./reads.ts";
@@ -23,6 +24,7 @@ const benchmarks: [string, Benchmark][] = [
   ["assets", assetsBenchmark],
   ["startup", startupBenchmark],
   ["growth", growthBenchmark],
+  ["memory", memoryBenchmark],
 ];
 const only = process.env.BENCH_ONLY?.split(",");
 const selected = benchmarks.filter(([name]) => !only || only.includes(name));

@@ -9,6 +9,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatSummary, repeat, ROUNDS, summarize, type Summary } from "./method.ts";
+import { recordTarget } from "./targets.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules", ".bin", "bun");
@@ -154,16 +155,30 @@ export async function startupBenchmark(env: Record<string, string> = {}, label =
   const buildDir = mkdtempSync(join(tmpdir(), "herald-bench-startup-build-"));
   try {
     const variants = [
-      { name: "from source (`bun src/main.ts serve`)", command: [BUN, "src/main.ts", "serve"] },
-      { name: "compiled binary", command: [buildBinary(buildDir), "serve"] },
+      {
+        name: "from source (`bun src/main.ts serve`)",
+        command: [BUN, "src/main.ts", "serve"],
+        binary: false,
+      },
+      // What users run: its idle RSS is the issue's target, recorded for the targets table.
+      { name: "compiled binary", command: [buildBinary(buildDir), "serve"], binary: true },
     ];
     const rows: string[] = [];
     for (const variant of variants) {
       const m = await measure(variant.command, template, serverEnv);
+      const rssVerdict = variant.binary
+        ? recordTarget({
+            measure: "Idle RSS of the binary",
+            engine: label,
+            figure: `${formatSummary(m.rss, 1)} MiB`,
+            target: `≤ ${RSS_TARGET_MIB} MiB`,
+            met: m.rss.median <= RSS_TARGET_MIB,
+          })
+        : verdict(m.rss, RSS_TARGET_MIB);
       rows.push(
         `| Start to \`/health\` answering, ${variant.name} | ${formatSummary(m.start)} ms | ≤ ${START_TARGET_MS} ms | ${verdict(m.start, START_TARGET_MS)} |`,
         `| CPU time of the server until then (all threads) | ${formatSummary(m.cpu)} ms | — | — |`,
-        `| Idle RSS after start, ${variant.name} | ${formatSummary(m.rss, 1)} MiB | ≤ ${RSS_TARGET_MIB} MiB | ${verdict(m.rss, RSS_TARGET_MIB)} |`,
+        `| Idle RSS after start, ${variant.name} | ${formatSummary(m.rss, 1)} MiB | ≤ ${RSS_TARGET_MIB} MiB | ${rssVerdict} |`,
         `| of which anonymous / file-backed (Bun's own code pages) | ${formatSummary(m.anon, 1)} / ${formatSummary(m.file, 1)} MiB | — | — |`,
       );
     }

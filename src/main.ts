@@ -4,11 +4,44 @@ import { HERALD_VERSION } from "./herald.ts";
 import type { CommandOutput } from "./cli/format.ts";
 
 // Start-up code runs once: compiling it with the JIT costs time and memory that never pay back, so the
-// JIT tiers up less eagerly until the command's code is loaded (for `serve`, until it listens). So each
+// JIT tiers up reluctantly until the command's code is loaded (for `serve`, until it is busy). So each
 // command imports its modules when it runs, after this line; the two static imports above are small.
 // (Optional calls: a Bun without the knob runs the same, with its normal policy.)
-Bun.unsafe.setJITPolicy?.(8);
+/** The JIT's tier-up thresholds are multiplied by this at start (and while `serve` idles). */
+const RELUCTANT_JIT_POLICY = 1000;
+Bun.unsafe.setJITPolicy?.(RELUCTANT_JIT_POLICY);
 const startedUp = () => Bun.unsafe.setJITPolicy?.(1);
+
+/** How often `serve` looks whether it is busy, and the share of a core's time that counts as busy. */
+const BUSY_CHECK_MS = 250;
+const BUSY_CPU_SHARE = 0.2;
+/** While idle, a full garbage collection every this many checks (10 s). */
+const IDLE_GC_CHECKS = 40;
+
+/**
+ * Once `serve` listens: the JIT stays reluctant until the process does real work (requests or
+ * publishing using a fifth of a core), then compiles as usual; optimizing the idle server's
+ * once-a-second jobs and health checks never pays back and keeps ~5 MiB resident (the compiler's code
+ * pages and its output). And while it idles, a full garbage collection on its first quiet quarter
+ * second (start-up's or a burst's garbage) and every 10 s after: the jobs' ticks otherwise pile up
+ * ~5 MiB of garbage a minute before the collector's own schedule frees it. docs/decisions.md,
+ * "Issue 28: memory".
+ */
+function settleWhileIdle(): void {
+  let before = process.cpuUsage();
+  let busy = false;
+  let quietChecks = 0;
+  const check = setInterval(() => {
+    const used = process.cpuUsage(before);
+    before = process.cpuUsage();
+    if ((used.user + used.system) / 1000 >= BUSY_CHECK_MS * BUSY_CPU_SHARE) {
+      quietChecks = 0;
+      if (!busy) startedUp();
+      busy = true;
+    } else if (quietChecks++ % IDLE_GC_CHECKS === 0) Bun.gc(true);
+  }, BUSY_CHECK_MS);
+  check.unref();
+}
 
 const HELP = `Herald ${HERALD_VERSION}: self-hosted social publishing.
 
@@ -97,7 +130,7 @@ async function serve(args: string[]): Promise<void> {
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
   console.log(banner);
-  startedUp();
+  settleWhileIdle();
 }
 
 /** `herald migrate`: applies pending migrations once, under a lock, and says what it did. */

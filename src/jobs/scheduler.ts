@@ -37,9 +37,25 @@ export interface Heartbeat {
   last_beat_at: number | null;
 }
 
+/**
+ * A job's schedule. Patterns are read in UTC, never in the machine's time zone: every job names only
+ * seconds and minutes, and the local zone (ICU's zone data and code, ~2–3 MiB) is then never loaded
+ * (docs/decisions.md, "Issue 28: memory").
+ */
+export function scheduleOf(
+  pattern: string,
+  options: { paused?: boolean; name?: string } = {},
+  tick?: () => void,
+) {
+  const settings = { ...options, protect: true, utcOffset: 0 };
+  return tick ? new Cron(pattern, settings, tick) : new Cron(pattern, settings);
+}
+
 /** The shortest gap between runs of a croner pattern (over its next few runs). */
 function intervalOf(pattern: string): number {
-  const runs = new Cron(pattern, { paused: true }).nextRuns(4).map((d) => d.getTime());
+  const runs = scheduleOf(pattern, { paused: true })
+    .nextRuns(4)
+    .map((d) => d.getTime());
   let gap = Number.POSITIVE_INFINITY;
   for (let i = 1; i < runs.length; i++) gap = Math.min(gap, runs[i]! - runs[i - 1]!);
   return Number.isFinite(gap) ? gap : 60_000;
@@ -77,7 +93,7 @@ export class Scheduler {
     this.startedAt = Date.now();
     for (const job of this.jobs) {
       const tick = () => (this.running.has(job.id) ? undefined : this.runNow(job.id));
-      this.crons.push(new Cron(job.pattern, { protect: true, name: job.id }, tick));
+      this.crons.push(scheduleOf(job.pattern, { name: job.id }, tick));
     }
   }
 

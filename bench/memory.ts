@@ -1,0 +1,170 @@
+// Memory benchmark: does `herald serve` grow with the work it has done? The server runs in its own
+// process and publishes to an instant Mastodon fake in this process; posts are created through the API
+// in batches of 100, due at once, a wave at a time (each wave published before the next is created).
+// The server's VmRSS (/proc/<pid>/status) is read after 10,000 and after 100,000 published posts, each
+// time once it has idled for a moment; their ratio is the issue's target. Run through `npm run bench`,
+// or alone: `bun bench/memory.ts` (SQLite), with HERALD_DATABASE_URL set for PostgreSQL.
+// BENCH_MEMORY_POSTS changes the 100,000 (the first reading is always at a tenth of it).
+import { spawn, type Subprocess } from "bun";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMastodonFake, type MastodonFake } from "../test/fakes/mastodon.ts";
+import { returnFromOAuth } from "../test/helpers/oauth-return.ts";
+import { bootstrapAccount, freePort, waitForHealth } from "./reads.ts";
+import { recordTarget } from "./targets.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const BUN = join(ROOT, "node_modules", ".bin", "bun");
+const POSTS = Number(process.env.BENCH_MEMORY_POSTS ?? 100_000);
+const FIRST = POSTS / 10;
+const BATCH = 100;
+/** Posts created before the engine is left to publish them (the fake answers at once). */
+const WAVE = 2_000;
+/** How long the server idles before its memory is read. */
+const SETTLE_MS = 2_000;
+const RATIO_TARGET = 1.5;
+/** PostgreSQL needs the same secret in every process (the bootstrap and the server). */
+const BENCH_SECRET_KEY = "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz";
+
+/** VmRSS of `pid` in MiB. */
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024;
+}
+
+interface Client {
+  origin: string;
+  key: string;
+  ws: string;
+}
+
+async function api(
+  c: Client,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const response = await fetch(c.origin + path, {
+    method,
+    headers: { authorization: `Bearer ${c.key}`, "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status >= 300)
+    throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return response.json() as Promise<Record<string, unknown>>;
+}
+
+/** Connects the fake Mastodon account as the bench workspace's destination; its id. */
+async function connectFake(c: Client, fake: MastodonFake): Promise<string> {
+  const connections = `/v1/workspaces/${c.ws}/destination-connections`;
+  const started = await api(c, "POST", connections, { provider: "mastodon", instance_origin: fake.origin });
+  const authorize = await fetch(started.authorization_url as string, { redirect: "manual" });
+  // The return page asks the person to confirm before the connection completes.
+  await returnFromOAuth(authorize.headers.get("location")!);
+  const connection = await api(c, "GET", `${connections}/${started.id}`);
+  return connection.destination_id as string;
+}
+
+/** Creates posts `from`..`to` (due now) a wave at a time, each wave published before the next. */
+async function publish(c: Client, fake: MastodonFake, destination: string, from: number, to: number) {
+  for (let wave = from; wave < to; wave += WAVE) {
+    for (let first = wave; first < Math.min(wave + WAVE, to); first += BATCH) {
+      const posts = Array.from({ length: BATCH }, (_, k) => ({
+        destination_id: destination,
+        body: [`memory ${first + k}`],
+      }));
+      const group = `m${first}`;
+      await api(
+        c,
+        "POST",
+        `/v1/workspaces/${c.ws}/posts`,
+        { when: "now", confirmed: true, group, posts },
+        {
+          "idempotency-key": group,
+        },
+      );
+    }
+    const deadline = Date.now() + 600_000;
+    while (fake.statuses.length < Math.min(wave + WAVE, to) && Date.now() < deadline) await Bun.sleep(20);
+    if (fake.statuses.length < Math.min(wave + WAVE, to))
+      throw new Error(`only ${fake.statuses.length} posts were published within 10 minutes`);
+  }
+}
+
+/** The memory section of docs/benchmarks.md, with `label` naming the engine. */
+export async function memoryBenchmark(env: Record<string, string> = {}, label = "SQLite"): Promise<string> {
+  const dataDir = mkdtempSync(join(tmpdir(), "herald-bench-memory-"));
+  const port = freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const serverEnv = {
+    ...process.env,
+    HERALD_DATA_DIR: dataDir,
+    HERALD_PORT: String(port),
+    HERALD_BASE_URL: origin,
+    HERALD_ACCESS_LOG: "0",
+    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
+    HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
+    ...env,
+  };
+  const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
+  let server: Subprocess | null = null;
+  try {
+    const account = bootstrapAccount(serverEnv, `memory-${Date.now()}@example.com`);
+    server = spawn([BUN, "src/main.ts", "serve"], {
+      cwd: ROOT,
+      env: serverEnv,
+      stdio: ["ignore", "ignore", "ignore"],
+    });
+    await waitForHealth(origin);
+    const c = { origin, key: account.api_key, ws: account.workspace_id };
+    const destination = await connectFake(c, fake);
+    const started = performance.now();
+    await publish(c, fake, destination, 0, FIRST);
+    await Bun.sleep(SETTLE_MS);
+    const atFirst = rssMiB(server.pid);
+    await publish(c, fake, destination, FIRST, POSTS);
+    const seconds = (performance.now() - started) / 1000;
+    await Bun.sleep(SETTLE_MS);
+    const atAll = rssMiB(server.pid);
+    if (fake.statuses.length !== POSTS) throw new Error(`the fake holds ${fake.statuses.length} statuses`);
+    const ratio = atAll / atFirst;
+    const n = (count: number) => count.toLocaleString("en-US");
+    const verdict = recordTarget({
+      measure: `RSS after publishing ${n(POSTS)} posts ÷ after ${n(FIRST)}`,
+      engine: label,
+      figure: `${ratio.toFixed(2)} × (${atAll.toFixed(1)} ÷ ${atFirst.toFixed(1)} MiB)`,
+      target: `≤ ${RATIO_TARGET} ×`,
+      met: ratio <= RATIO_TARGET,
+    });
+    return [
+      `## Memory with work done (${label})`,
+      "",
+      `\`herald serve\` from source in its own process (access log off) publishes to an instant Mastodon ` +
+        `fake in the bench process: posts created through the API in batches of ${BATCH}, due at once, ` +
+        `${n(WAVE)} at a time (each wave published before the next is created). VmRSS is read after ` +
+        `${SETTLE_MS / 1000} s of idling once ${n(FIRST)} and once ${n(POSTS)} posts are published ` +
+        `(${seconds.toFixed(0)} s in all). One run: the figure is a ratio of two readings of the same process.`,
+      "",
+      "| Figure | Measured | Target | Result |",
+      "|---|---|---|---|",
+      `| RSS after ${n(FIRST)} posts published | ${atFirst.toFixed(1)} MiB | — | — |`,
+      `| RSS after ${n(POSTS)} posts published | ${atAll.toFixed(1)} MiB | — | — |`,
+      `| Ratio | ${ratio.toFixed(2)} × | ≤ ${RATIO_TARGET} × | ${verdict} |`,
+    ].join("\n");
+  } finally {
+    server?.kill("SIGTERM");
+    await server?.exited;
+    await fake.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  const url = process.env.HERALD_DATABASE_URL;
+  const env: Record<string, string> = url
+    ? { HERALD_DATABASE_URL: url, HERALD_SECRET_KEY: process.env.HERALD_SECRET_KEY ?? BENCH_SECRET_KEY }
+    : {};
+  console.log(await memoryBenchmark(env, url ? "PostgreSQL" : "SQLite"));
+}
