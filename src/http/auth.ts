@@ -1,6 +1,7 @@
 import { sha256Hex } from "../lib/crypto.ts";
 import type { Herald } from "../herald.ts";
-import { findApiKeyBySecretHash, touchApiKey } from "../modules/keys/repo.ts";
+import { findCredential, touchApiKey } from "../modules/keys/repo.ts";
+import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { ProblemError } from "../core/problem.ts";
 import { storageFault } from "../core/storage-problem.ts";
@@ -18,12 +19,13 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /**
  * Checks the bearer key of a request and the scope the route needs. Missing, unknown, revoked or
  * expired keys are 401 (with a Bearer challenge); a key without the scope is 403. The answer is the
- * actor the domain verbs receive.
+ * actor the domain verbs receive, and the workspace the request names (`workspaceId`) when it is one
+ * of the key's account, read in the same statement (whether the key may use it is the caller's check).
  */
 export async function authenticate(
   h: Herald,
-  input: { authorization: string | null; required: RouteScope; requestId: string },
-): Promise<Actor> {
+  input: { authorization: string | null; required: RouteScope; requestId: string; workspaceId?: string },
+): Promise<{ actor: Actor; workspace: WorkspaceRow | null }> {
   const { authorization, required } = input;
   if (!authorization) {
     throw new ProblemError(
@@ -36,9 +38,10 @@ export async function authenticate(
   }
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
   if (!match) throw unauthenticated("The Authorization header must be `Bearer <key>`.");
-  const row = await findApiKeyBySecretHash(h.db, sha256Hex(match[1]!));
+  const credential = await findCredential(h.db, sha256Hex(match[1]!), input.workspaceId ?? "");
   const now = h.clock.now();
-  if (!row) throw unauthenticated("The API key is not valid.");
+  if (!credential) throw unauthenticated("The API key is not valid.");
+  const row = credential.key;
   if (row.revokedAt !== null) throw unauthenticated("The API key has been revoked.");
   if (row.expiresAt !== null && row.expiresAt <= now) throw unauthenticated("The API key has expired.");
   requireScope({ kind: "api_key", scopes: row.scopes as Scope[] }, required);
@@ -46,11 +49,12 @@ export async function authenticate(
   // handle is read-only (SQLite), so the write takes a transaction of its own.
   const staleBefore = now - LAST_USED_RESOLUTION_MS;
   // A full or read-only disk must not take reads down with it: the stamp waits for the next request.
-  if (row.lastUsedAt === null || row.lastUsedAt <= staleBefore)
+  if (row.lastUsedAt === null || row.lastUsedAt <= staleBefore) {
     await inTransaction(h.db, (tx) => touchApiKey(tx, row.id, now, staleBefore)).catch((error) => {
       if (!storageFault(error)) throw error;
     });
-  return {
+  }
+  const actor: Actor = {
     kind: "api_key",
     credentialId: row.id,
     accountId: row.accountId,
@@ -59,10 +63,11 @@ export async function authenticate(
     environment: row.environment,
     scopes: row.scopes as Scope[],
     workspaceAccessMode: row.workspaceAccessMode,
-    workspaceIds: row.workspaceIds,
+    workspaceIds: credential.workspaceIds,
     expiresAt: row.expiresAt,
     requestId: input.requestId,
   };
+  return { actor, workspace: credential.workspace };
 }
 
 /** 403 unless the actor holds the scope the route needs. */

@@ -1,9 +1,9 @@
 import { Elysia } from "elysia";
 import type { Herald } from "../herald.ts";
-import type { Actor } from "../core/actor.ts";
+import { canUseWorkspace, type Actor } from "../core/actor.ts";
 import { authenticate, requireScope } from "./auth.ts";
 import { readJsonBody } from "./body-limit.ts";
-import { ProblemError } from "../core/problem.ts";
+import { notFound, ProblemError } from "../core/problem.ts";
 import { FailedAuthLimiter, RateLimiter } from "./rate-limit.ts";
 import type { RouteScope } from "../core/scopes.ts";
 import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
@@ -101,6 +101,9 @@ export function heraldPlugin(
       scope: (required: RouteScope) => ({
         async transform({ request, params, route, set }) {
           let actor: Actor;
+          // A key's request reads the workspace it names with the key (one statement); null: not found.
+          let keyWorkspace: WorkspaceRow | null = null;
+          const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
           const internal = internalActors.get(request);
           if (internal) {
             actor = {
@@ -112,7 +115,14 @@ export function heraldPlugin(
           } else
             try {
               const authorization = request.headers.get("authorization");
-              actor = await authenticate(h, { authorization, required, requestId: requestIdOf(request) });
+              const found = await authenticate(h, {
+                authorization,
+                required,
+                requestId: requestIdOf(request),
+                workspaceId,
+              });
+              actor = found.actor;
+              keyWorkspace = found.workspace;
               actor.clientRequestId = clientRequestIdOf(request);
             } catch (error) {
               // A valid key is never refused for its address's failures (a proxy's or an office's
@@ -127,8 +137,13 @@ export function heraldPlugin(
             }
           limiter.hit(actor.credentialId, h.clock.now());
           // A workspace the key cannot use is 404 before anything about the body is said (no 400 leak).
-          const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
-          if (workspaceId !== undefined) workspaces.set(request, await requireWorkspace(actor, workspaceId));
+          if (workspaceId !== undefined)
+            workspaces.set(
+              request,
+              internal
+                ? await requireWorkspace(actor, workspaceId)
+                : usableWorkspace(actor, workspaceId, keyWorkspace),
+            );
           // An account whose address is unconfirmed looks around but creates nothing (the table's writes).
           if (refusedWhileUnconfirmed(request.method, route)) await requireConfirmedAccount(h.db, actor);
           // The subscription's one rule (402 for work-creating writes while read-only; a warning header
@@ -148,4 +163,13 @@ export function heraldPlugin(
         },
       }),
     });
+}
+
+/**
+ * The workspace a key's request names, read with the key: 404 when it does not exist, belongs to
+ * another account or is outside the key's selection (the three alike, as `requireWorkspace` answers).
+ */
+function usableWorkspace(actor: Actor, workspaceId: string, found: WorkspaceRow | null): WorkspaceRow {
+  if (!found || !canUseWorkspace(actor, workspaceId)) throw notFound("workspace");
+  return found;
 }

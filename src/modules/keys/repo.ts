@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import { and, desc, eq, getTableColumns, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
 import { firstRow } from "../../db/engine.ts";
@@ -7,35 +7,81 @@ import { tablesOf, type Tables } from "../../db/tables.ts";
 /** A stored API key row. */
 export type ApiKeyRow = Tables["apiKeys"]["$inferSelect"];
 
-/** The key whose secret hashes to `secretHash`, with its selected workspaces (every request). */
-export async function findApiKeyBySecretHash(
+/** A stored workspace (as the credential lookup returns it). */
+type WorkspaceRow = Tables["workspaces"]["$inferSelect"];
+
+/** What one request's authentication reads: the key, its selected workspaces, the workspace asked for. */
+export interface Credential {
+  key: ApiKeyRow;
+  /** The key's selected workspaces; empty when its mode is `all`. */
+  workspaceIds: string[];
+  /** The workspace the request names when it is one of the key's account (access is checked apart). */
+  workspace: WorkspaceRow | null;
+}
+
+/**
+ * The key whose secret hashes to `secretHash`, its selected workspaces and the account's workspace
+ * `workspaceId` ("" for none), in one statement: one row per selected workspace (one row for a key
+ * of mode `all`), every row carrying the key and the workspace. Authentication's only read.
+ */
+export async function findCredential(
   db: Db,
   secretHash: string,
-): Promise<(ApiKeyRow & { workspaceIds: string[] }) | null> {
-  const { apiKeys, apiKeyWorkspaces } = tablesOf(db);
-  const row = await runPrepared(
+  workspaceId: string,
+): Promise<Credential | null> {
+  const { apiKeys, apiKeyWorkspaces, workspaces } = tablesOf(db);
+  const rows = await runPrepared(
     db,
-    "api_key_by_secret_hash",
+    "credential_by_secret_hash",
     (d) =>
       d
-        .select()
+        .select({
+          ...getTableColumns(apiKeys),
+          selectedWorkspaceId: apiKeyWorkspaces.workspaceId,
+          workspaceId: workspaces.id,
+          workspaceAccountId: workspaces.accountId,
+          workspaceName: workspaces.name,
+          workspaceTimeZone: workspaces.timeZone,
+          workspaceCreatedAt: workspaces.createdAt,
+          workspaceUpdatedAt: workspaces.updatedAt,
+        })
         .from(apiKeys)
+        .leftJoin(apiKeyWorkspaces, eq(apiKeyWorkspaces.keyId, apiKeys.id))
+        .leftJoin(
+          workspaces,
+          and(eq(workspaces.id, sql.placeholder("workspaceId")), eq(workspaces.accountId, apiKeys.accountId)),
+        )
         .where(eq(apiKeys.secretHash, sql.placeholder("secretHash"))),
-    { secretHash },
-  ).then(firstRow);
-  if (!row) return null;
-  if (row.workspaceAccessMode !== "selected") return { ...row, workspaceIds: [] };
-  const links = await runPrepared(
-    db,
-    "api_key_workspaces",
-    (d) =>
-      d
-        .select({ id: apiKeyWorkspaces.workspaceId })
-        .from(apiKeyWorkspaces)
-        .where(eq(apiKeyWorkspaces.keyId, sql.placeholder("keyId"))),
-    { keyId: row.id },
+    { secretHash, workspaceId },
   );
-  return { ...row, workspaceIds: links.map((r) => r.id) };
+  const first = rows[0];
+  if (!first) return null;
+  const {
+    selectedWorkspaceId: _selected,
+    workspaceId: foundId,
+    workspaceAccountId,
+    workspaceName,
+    workspaceTimeZone,
+    workspaceCreatedAt,
+    workspaceUpdatedAt,
+    ...key
+  } = first;
+  const workspace =
+    foundId === null
+      ? null
+      : {
+          id: foundId,
+          accountId: workspaceAccountId!,
+          name: workspaceName!,
+          timeZone: workspaceTimeZone!,
+          createdAt: workspaceCreatedAt!,
+          updatedAt: workspaceUpdatedAt!,
+        };
+  const workspaceIds =
+    key.workspaceAccessMode === "selected"
+      ? rows.flatMap((r) => (r.selectedWorkspaceId === null ? [] : [r.selectedWorkspaceId]))
+      : [];
+  return { key, workspaceIds, workspace };
 }
 
 /** Stores a new key and its workspace selection (call inside a transaction). */
