@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { herald } from "./cli/helpers.ts";
 import { spawnHerald } from "./helpers/process.ts";
+import { CREDENTIAL_TTL_MS } from "../src/modules/keys/credential-cache.ts";
 
 // The real CLI, run as a process the way a user runs it from a checkout.
 
@@ -532,10 +533,12 @@ describe("serve as a process", () => {
       });
       expect(invite.status).toBe(403);
 
-      // Revoked from the command line while the server runs: the next request is 401, and it is audited.
+      // Revoked from the command line while the server runs: once the server's credential window has
+      // passed (the command is another process), requests are 401, and it is audited.
       const revoke = await herald(["admin", "revoke-key", "--key", credential_id, "--json"], env);
       expect(revoke.code).toBe(0);
       expect(JSON.parse(revoke.stdout)).toMatchObject({ credential_id, already_revoked: false });
+      await Bun.sleep(CREDENTIAL_TTL_MS + 100);
       const asRevoked = { authorization: `Bearer ${api_key}` };
       const refused = await fetch(`${origin}/v1/account`, { headers: asRevoked });
       expect(refused.status).toBe(401);

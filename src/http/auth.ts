@@ -1,6 +1,7 @@
 import { sha256Hex } from "../lib/crypto.ts";
 import type { Herald } from "../herald.ts";
-import { findCredential, touchApiKey } from "../modules/keys/repo.ts";
+import { touchApiKey } from "../modules/keys/repo.ts";
+import { cachedCredential } from "../modules/keys/credential-cache.ts";
 import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { ProblemError } from "../core/problem.ts";
@@ -38,7 +39,7 @@ export async function authenticate(
   }
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
   if (!match) throw unauthenticated("The Authorization header must be `Bearer <key>`.");
-  const credential = await findCredential(h.db, sha256Hex(match[1]!), input.workspaceId ?? "");
+  const credential = await cachedCredential(h.db, sha256Hex(match[1]!), input.workspaceId ?? "");
   const now = h.clock.now();
   if (!credential) throw unauthenticated("The API key is not valid.");
   const row = credential.key;
@@ -50,6 +51,8 @@ export async function authenticate(
   const staleBefore = now - LAST_USED_RESOLUTION_MS;
   // A full or read-only disk must not take reads down with it: the stamp waits for the next request.
   if (row.lastUsedAt === null || row.lastUsedAt <= staleBefore) {
+    // The row may be this process's cached credential: later requests in its window skip the stamp.
+    row.lastUsedAt = now;
     await inTransaction(h.db, (tx) => touchApiKey(tx, row.id, now, staleBefore)).catch((error) => {
       if (!storageFault(error)) throw error;
     });

@@ -8,6 +8,7 @@ import { getTableConfig, type SQLiteColumn, type SQLiteTable } from "drizzle-orm
 import type { Db } from "../../db/open.ts";
 import { byName, DEFINITIONS, FOREIGN_KEY_ORDER } from "../../db/table-definitions.ts";
 import { tablesOf } from "../../db/tables.ts";
+import { forgetCredentials } from "../keys/credential-cache.ts";
 
 /** Each table's foreign keys as (column, referenced table, referenced column) by database names. */
 const REFERENCES = new Map(
@@ -95,4 +96,5 @@ export async function deleteAccountRows(db: Db, accountId: string): Promise<void
     const owned = ownedRows(db, current, name, owner);
     if (owned) await db.delete(current.get(name)!).where(owned);
   }
+  forgetCredentials(db);
 }

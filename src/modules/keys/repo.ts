@@ -3,6 +3,7 @@ import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
 import { firstRow } from "../../db/engine.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
+import { forgetCredentials } from "./credential-cache.ts";
 
 /** A stored API key row. */
 export type ApiKeyRow = Tables["apiKeys"]["$inferSelect"];
@@ -155,6 +156,7 @@ export async function markApiKeyRevoked(db: Db, id: string, at: number): Promise
     .update(apiKeys)
     .set({ revokedAt: at })
     .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)));
+  forgetCredentials(db);
 }
 
 /** A key of `accountId` by its credential id (another account's key is not found). */

@@ -3,6 +3,7 @@ import { runPrepared } from "../../db/prepared.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
 import { firstRow } from "../../db/engine.ts";
+import { forgetCredentials } from "../keys/credential-cache.ts";
 
 /** A stored workspace. */
 export type WorkspaceRow = Tables["workspaces"]["$inferSelect"];
@@ -78,6 +79,7 @@ export async function insertWorkspace(db: Db, row: WorkspaceRow): Promise<void> 
 export async function grantKeyWorkspace(db: Db, keyId: string, workspaceId: string): Promise<void> {
   const { apiKeyWorkspaces } = tablesOf(db);
   await db.insert(apiKeyWorkspaces).values({ keyId, workspaceId }).onConflictDoNothing();
+  forgetCredentials(db);
 }
 
 /** Applies changed fields to a workspace. */
@@ -88,4 +90,5 @@ export async function updateWorkspace(
 ): Promise<void> {
   const { workspaces } = tablesOf(db);
   await db.update(workspaces).set(changes).where(eq(workspaces.id, id));
+  forgetCredentials(db);
 }
