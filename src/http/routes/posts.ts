@@ -13,7 +13,7 @@ import {
   movePostsInQueue,
   patchDraft,
   publishDrafts,
-  requirePost,
+  requirePostWithReceipts,
   reschedulePost,
   retryPost,
 } from "../../modules/posts/actions.ts";
@@ -22,7 +22,7 @@ import { postListingFilter } from "../../modules/posts/listing.ts";
 import { postEtag, presentPosts } from "../../modules/posts/present.ts";
 import { putQueueWindows } from "../../modules/posts/queue.ts";
 import { listQueueWindows } from "../../modules/posts/repo-queue.ts";
-import { listPosts, type PostRow } from "../../modules/posts/repo.ts";
+import { listPosts, type PostRow, type ReceiptRow } from "../../modules/posts/repo.ts";
 import { isTerminal, isActionRequired, type PostState } from "../../modules/posts/states.ts";
 import { handler, workspaceOf, type RouteContext } from "./context.ts";
 import {
@@ -53,8 +53,9 @@ async function postResponse(
   row: PostRow,
   includeAttempts = false,
   status = 200,
+  receipts?: ReceiptRow[],
 ): Promise<Response> {
-  const [post] = await presentPosts(h.db, [row], { includeAttempts });
+  const [post] = await presentPosts(h.db, [row], { includeAttempts, receipts });
   return resourceResponse(post, status, { etag: postEtag(row) });
 }
 
@@ -162,8 +163,8 @@ function movePostSet(h: Herald, c: RouteContext<Static<typeof MovePostsBody>>) {
 /** GET one post, with its attempts when asked. */
 async function getPost(h: Herald, c: PostContext<unknown, Static<typeof GetPostQuery>>) {
   const { params, query } = c;
-  const row = await requirePost(h.db, params.workspace_id, params.post_id);
-  return postResponse(h, row, query.include === "attempts");
+  const { post, receipts } = await requirePostWithReceipts(h.db, params.workspace_id, params.post_id);
+  return postResponse(h, post, query.include === "attempts", 200, receipts);
 }
 
 /** PATCH one draft under If-Match. */

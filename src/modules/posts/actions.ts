@@ -13,7 +13,15 @@ import { Findings, headlineOf } from "./create.ts";
 import { postEtag } from "./present.ts";
 import { findFreeQueueSlot, type QueueSlot } from "./queue.ts";
 import { inPostsTransaction } from "./constraints.ts";
-import { deletePostRow, findAssets, findPost, updatePost, type PostRow } from "./repo.ts";
+import {
+  deletePostRow,
+  findAssets,
+  findPost,
+  findPostWithReceipts,
+  updatePost,
+  type PostRow,
+  type ReceiptRow,
+} from "./repo.ts";
 import {
   contentErrors,
   exactTimeDetail,
@@ -39,6 +47,17 @@ export async function requirePost(db: Db, workspaceId: string, id: string): Prom
   const row = await findPost(db, workspaceId, id);
   if (!row) throw notFound("post");
   return row;
+}
+
+/** A post of the workspace with its receipts (one statement), or 404: what GET one post presents. */
+export async function requirePostWithReceipts(
+  db: Db,
+  workspaceId: string,
+  id: string,
+): Promise<{ post: PostRow; receipts: ReceiptRow[] }> {
+  const found = await findPostWithReceipts(db, workspaceId, id);
+  if (!found) throw notFound("post");
+  return found;
 }
 
 /** 409 unless the post's state allows `action`. */

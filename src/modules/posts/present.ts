@@ -112,10 +112,17 @@ export function presentPost(row: PostRow, rel: PostRelations) {
   return post;
 }
 
-/** Loads the relations of many posts at once (a listing page) and presents them. */
-export async function presentPosts(db: Db, rows: PostRow[], options: { includeAttempts: boolean }) {
+/**
+ * Loads the relations of many posts at once (a listing page) and presents them. `receipts`, when
+ * given, are the posts' receipts already read (with the post, or none for posts just created).
+ */
+export async function presentPosts(
+  db: Db,
+  rows: PostRow[],
+  options: { includeAttempts: boolean; receipts?: ReceiptRow[] },
+) {
   const ids = rows.map((r) => r.id);
-  const receipts = groupBy(await listReceipts(db, ids), (r) => r.postId);
+  const receipts = groupBy(options.receipts ?? (await listReceipts(db, ids)), (r) => r.postId);
   const attempts = options.includeAttempts ? groupBy(await listAttempts(db, ids), (a) => a.postId) : null;
   const destinations = new Map<string, DestinationRow | null>();
   const assetIdsByWorkspace = new Map<string, Set<string>>();

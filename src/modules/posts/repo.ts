@@ -48,6 +48,69 @@ export async function findPost(db: Db, workspaceId: string, id: string): Promise
   ).then(firstRow);
 }
 
+/**
+ * A post of a workspace with its receipts in item order, in one statement (GET one post): the post's
+ * columns on every row, a receipt's beside them (none: one row with the receipt's columns null).
+ */
+export async function findPostWithReceipts(
+  db: Db,
+  workspaceId: string,
+  id: string,
+): Promise<{ post: PostRow; receipts: ReceiptRow[] } | undefined> {
+  const { posts, receipts } = tablesOf(db);
+  const rows = await runPrepared(
+    db,
+    "post_of_workspace_with_receipts",
+    (d) =>
+      d
+        .select({
+          ...getTableColumns(posts),
+          receiptId: receipts.id,
+          receiptItemIndex: receipts.itemIndex,
+          receiptProviderObjectId: receipts.providerObjectId,
+          receiptUrl: receipts.url,
+          receiptExtra: receipts.extra,
+          receiptState: receipts.state,
+          receiptPublishedAt: receipts.publishedAt,
+        })
+        .from(posts)
+        .leftJoin(receipts, eq(receipts.postId, posts.id))
+        .where(
+          and(eq(posts.workspaceId, sql.placeholder("workspaceId")), eq(posts.id, sql.placeholder("id"))),
+        ),
+    { workspaceId, id },
+  );
+  const first = rows[0];
+  if (!first) return undefined;
+  const {
+    receiptId: _id,
+    receiptItemIndex: _itemIndex,
+    receiptProviderObjectId: _providerObjectId,
+    receiptUrl: _url,
+    receiptExtra: _extra,
+    receiptState: _state,
+    receiptPublishedAt: _publishedAt,
+    ...post
+  } = first;
+  const found = rows.flatMap((r) =>
+    r.receiptId === null
+      ? []
+      : [
+          {
+            id: r.receiptId,
+            postId: post.id,
+            itemIndex: r.receiptItemIndex!,
+            providerObjectId: r.receiptProviderObjectId!,
+            url: r.receiptUrl!,
+            extra: r.receiptExtra!,
+            state: r.receiptState!,
+            publishedAt: r.receiptPublishedAt!,
+          },
+        ],
+  );
+  return { post, receipts: found.length < 2 ? found : found.sort((a, b) => a.itemIndex - b.itemIndex) };
+}
+
 /** A post by id alone (engine). */
 export async function findPostById(db: Db, id: string): Promise<PostRow | undefined> {
   const { posts } = tablesOf(db);
