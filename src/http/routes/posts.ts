@@ -61,13 +61,15 @@ async function postResponse(
 
 /**
  * A post set response: 202 with Retry-After while provider work is still active for an immediate
- * publication (the caller polls the posts), 201 otherwise.
+ * publication (the caller polls the posts), 201 otherwise. `created`: the posts were made in this
+ * request's open transaction, so they have no receipts yet and none are read.
  */
 async function postSetResponse(
   h: Herald,
   group: string,
   rows: PostRow[],
   immediate: boolean,
+  created = false,
 ): Promise<Response> {
   const active =
     immediate &&
@@ -75,7 +77,7 @@ async function postSetResponse(
   const body = {
     object: "post_set",
     group,
-    posts: await presentPosts(h.db, rows, { includeAttempts: false }),
+    posts: await presentPosts(h.db, rows, { includeAttempts: false, receipts: created ? [] : undefined }),
   };
   return new Response(JSON.stringify(body), {
     status: active ? 202 : 201,
@@ -98,7 +100,7 @@ function createPostSet(h: Herald, c: RouteContext<Static<typeof CreatePostsBody>
     },
     async () => {
       const result = await createPosts({ h, actor, workspace: workspaceOf(c), input: body });
-      return postSetResponse(h, body.group, result.rows, result.immediate);
+      return postSetResponse(h, body.group, result.rows, result.immediate, true);
     },
   );
 }
