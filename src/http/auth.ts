@@ -20,13 +20,14 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /**
  * Checks the bearer key of a request and the scope the route needs. Missing, unknown, revoked or
  * expired keys are 401 (with a Bearer challenge); a key without the scope is 403. The answer is the
- * actor the domain verbs receive, and the workspace the request names (`workspaceId`) when it is one
- * of the key's account, read in the same statement (whether the key may use it is the caller's check).
+ * actor the domain verbs receive, the workspace the request names (`workspaceId`) when it is one of
+ * the key's account (whether the key may use it is the caller's check) and whether the account's
+ * address is unconfirmed, all read in the same statement.
  */
 export async function authenticate(
   h: Herald,
   input: { authorization: string | null; required: RouteScope; requestId: string; workspaceId?: string },
-): Promise<{ actor: Actor; workspace: WorkspaceRow | null }> {
+): Promise<{ actor: Actor; workspace: WorkspaceRow | null; unconfirmed: boolean }> {
   const { authorization, required } = input;
   if (!authorization) {
     throw new ProblemError(
@@ -70,7 +71,7 @@ export async function authenticate(
     expiresAt: row.expiresAt,
     requestId: input.requestId,
   };
-  return { actor, workspace: credential.workspace };
+  return { actor, workspace: credential.workspace, unconfirmed: credential.unconfirmed };
 }
 
 /** 403 unless the actor holds the scope the route needs. */

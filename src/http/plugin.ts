@@ -8,7 +8,11 @@ import { FailedAuthLimiter, RateLimiter } from "./rate-limit.ts";
 import type { RouteScope } from "../core/scopes.ts";
 import type { WorkspaceRow } from "../modules/workspaces/repo.ts";
 import { BILLING_WARNING_HEADER, checkEntitlement } from "../modules/billing/entitlement.ts";
-import { refusedWhileUnconfirmed, requireConfirmedAccount } from "../modules/signup/unconfirmed.ts";
+import {
+  refusedWhileUnconfirmed,
+  requireConfirmedAccount,
+  unconfirmedProblem,
+} from "../modules/signup/unconfirmed.ts";
 
 // Per-request values set in early hooks and read by later ones (the Request object is the key).
 const requestIds = new WeakMap<Request, string>();
@@ -103,6 +107,7 @@ export function heraldPlugin(
           let actor: Actor;
           // A key's request reads the workspace it names with the key (one statement); null: not found.
           let keyWorkspace: WorkspaceRow | null = null;
+          let keyUnconfirmed = false;
           const workspaceId = (params as Record<string, string> | undefined)?.workspace_id;
           const internal = internalActors.get(request);
           if (internal) {
@@ -123,6 +128,7 @@ export function heraldPlugin(
               });
               actor = found.actor;
               keyWorkspace = found.workspace;
+              keyUnconfirmed = found.unconfirmed;
               actor.clientRequestId = clientRequestIdOf(request);
             } catch (error) {
               // A valid key is never refused for its address's failures (a proxy's or an office's
@@ -145,7 +151,10 @@ export function heraldPlugin(
                 : usableWorkspace(actor, workspaceId, keyWorkspace),
             );
           // An account whose address is unconfirmed looks around but creates nothing (the table's writes).
-          if (refusedWhileUnconfirmed(request.method, route)) await requireConfirmedAccount(h.db, actor);
+          if (refusedWhileUnconfirmed(request.method, route)) {
+            if (internal) await requireConfirmedAccount(h.db, actor);
+            else if (keyUnconfirmed) throw unconfirmedProblem();
+          }
           // The subscription's one rule (402 for work-creating writes while read-only; a warning header
           // in grace), after the workspace so a foreign workspace stays 404 (docs/billing.md).
           const warning = await checkEntitlement(h, {

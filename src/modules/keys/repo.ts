@@ -18,19 +18,22 @@ export interface Credential {
   workspaceIds: string[];
   /** The workspace the request names when it is one of the key's account (access is checked apart). */
   workspace: WorkspaceRow | null;
+  /** Whether the key's account still waits for an address to be confirmed (signup/unconfirmed.ts). */
+  unconfirmed: boolean;
 }
 
 /**
- * The key whose secret hashes to `secretHash`, its selected workspaces and the account's workspace
- * `workspaceId` ("" for none), in one statement: one row per selected workspace (one row for a key
- * of mode `all`), every row carrying the key and the workspace. Authentication's only read.
+ * The key whose secret hashes to `secretHash`, its selected workspaces, the account's workspace
+ * `workspaceId` ("" for none) and whether the account has an unconfirmed address, in one statement:
+ * one row per selected workspace (one row for a key of mode `all`) and unconfirmed address, every
+ * row carrying the key and the workspace. What the rails read for a key's request.
  */
 export async function findCredential(
   db: Db,
   secretHash: string,
   workspaceId: string,
 ): Promise<Credential | null> {
-  const { apiKeys, apiKeyWorkspaces, workspaces } = tablesOf(db);
+  const { apiKeys, apiKeyWorkspaces, emailConfirmations, workspaces } = tablesOf(db);
   const rows = await runPrepared(
     db,
     "credential_by_secret_hash",
@@ -45,12 +48,17 @@ export async function findCredential(
           workspaceTimeZone: workspaces.timeZone,
           workspaceCreatedAt: workspaces.createdAt,
           workspaceUpdatedAt: workspaces.updatedAt,
+          unconfirmedId: emailConfirmations.id,
         })
         .from(apiKeys)
         .leftJoin(apiKeyWorkspaces, eq(apiKeyWorkspaces.keyId, apiKeys.id))
         .leftJoin(
           workspaces,
           and(eq(workspaces.id, sql.placeholder("workspaceId")), eq(workspaces.accountId, apiKeys.accountId)),
+        )
+        .leftJoin(
+          emailConfirmations,
+          and(eq(emailConfirmations.accountId, apiKeys.accountId), isNull(emailConfirmations.confirmedAt)),
         )
         .where(eq(apiKeys.secretHash, sql.placeholder("secretHash"))),
     { secretHash, workspaceId },
@@ -65,6 +73,7 @@ export async function findCredential(
     workspaceTimeZone,
     workspaceCreatedAt,
     workspaceUpdatedAt,
+    unconfirmedId,
     ...key
   } = first;
   const workspace =
@@ -80,9 +89,9 @@ export async function findCredential(
         };
   const workspaceIds =
     key.workspaceAccessMode === "selected"
-      ? rows.flatMap((r) => (r.selectedWorkspaceId === null ? [] : [r.selectedWorkspaceId]))
+      ? [...new Set(rows.flatMap((r) => (r.selectedWorkspaceId === null ? [] : [r.selectedWorkspaceId])))]
       : [];
-  return { key, workspaceIds, workspace };
+  return { key, workspaceIds, workspace, unconfirmed: unconfirmedId !== null };
 }
 
 /** Stores a new key and its workspace selection (call inside a transaction). */

@@ -3,6 +3,7 @@ import { runPrepared } from "../../db/prepared.ts";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
+import { forgetCredentials } from "../keys/credential-cache.ts";
 
 /** A stored signup intent. */
 export type SignupIntentRow = Tables["signupIntents"]["$inferSelect"];
@@ -63,6 +64,7 @@ export async function deleteExpiredSignupIntents(db: Db, before: number, limit: 
 export async function insertEmailConfirmation(db: Db, row: EmailConfirmationRow): Promise<void> {
   const { emailConfirmations } = tablesOf(db);
   await db.insert(emailConfirmations).values(row);
+  forgetCredentials(db);
 }
 
 /** The confirmation whose link token hashes to `tokenHash`. */
@@ -97,6 +99,7 @@ export async function markAddressConfirmed(db: Db, userId: string, at: number): 
     .update(emailConfirmations)
     .set({ confirmedAt: at })
     .where(and(eq(emailConfirmations.userId, userId), isNull(emailConfirmations.confirmedAt)));
+  forgetCredentials(db);
 }
 
 /** Whether an account has an unconfirmed address (its owner signed up and has not confirmed yet). */

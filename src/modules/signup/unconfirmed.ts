@@ -48,10 +48,14 @@ export function refusedWhileUnconfirmed(method: string, route: string): boolean 
 
 /** 403 `public_email_unconfirmed` while the actor's account waits for its address to be confirmed. */
 export async function requireConfirmedAccount(db: Db, actor: Pick<Actor, "accountId">): Promise<void> {
-  if (await hasUnconfirmedAccount(db, actor.accountId))
-    throw new ProblemError(
-      "public_email_unconfirmed",
-      "Confirm your e-mail address first: until then this account can look around but not create keys, " +
-        "invitations, destinations or posts. Use the link we e-mailed you, or send a new one from the dashboard.",
-    );
+  if (await hasUnconfirmedAccount(db, actor.accountId)) throw unconfirmedProblem();
+}
+
+/** The 403 of an account whose address is unconfirmed (the rails raise it from the key's own read too). */
+export function unconfirmedProblem(): ProblemError {
+  return new ProblemError(
+    "public_email_unconfirmed",
+    "Confirm your e-mail address first: until then this account can look around but not create keys, " +
+      "invitations, destinations or posts. Use the link we e-mailed you, or send a new one from the dashboard.",
+  );
 }

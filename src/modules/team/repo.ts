@@ -3,6 +3,7 @@ import { countAll } from "../../db/dialect.ts";
 import { firstRow } from "../../db/engine.ts";
 import type { Db } from "../../db/open.ts";
 import { tablesOf } from "../../db/tables.ts";
+import { forgetCredentials } from "../keys/credential-cache.ts";
 import type { UserRow } from "../account/repo.ts";
 
 /** One page (plus one row) of an account's people, newest first (user ids are time-ordered). */
@@ -81,6 +82,7 @@ export async function deleteMember(db: Db, userId: string, now: number): Promise
   const { apiKeys, cliAuthorizations, emailConfirmations, sessions, users } = tablesOf(db);
   await db.delete(sessions).where(eq(sessions.userId, userId));
   await db.delete(emailConfirmations).where(eq(emailConfirmations.userId, userId));
+  forgetCredentials(db);
   await db.update(apiKeys).set({ createdByUserId: null }).where(eq(apiKeys.createdByUserId, userId));
   await db
     .update(cliAuthorizations)
