@@ -14,7 +14,8 @@ export const CREDENTIAL_TTL_MS = 500;
 const MAX_ENTRIES = 10_000;
 
 interface Entry {
-  credential: Credential;
+  /** The read, shared by the requests that arrive while it runs (64 at once would each read otherwise). */
+  credential: Promise<Credential | null>;
   /** `performance.now()` after which the entry is read again (a monotonic clock: tests move `h.clock`). */
   freshUntil: number;
 }
@@ -22,8 +23,6 @@ interface Entry {
 /** One cache per database engine (per Herald: two servers in one test process do not share one). */
 class CredentialCache {
   readonly entries = new Map<string, Entry>();
-  /** Bumped by every forget: a read that started before it does not fill the cache afterwards. */
-  generation = 0;
 }
 
 const caches = new WeakMap<object, CredentialCache>();
@@ -38,9 +37,9 @@ function cacheOf(db: Db): CredentialCache {
 /**
  * `findCredential`, answered from this process's recent reads: a key that authenticates every request
  * costs one statement per key and workspace each `CREDENTIAL_TTL_MS`, not one per request. Only found
- * keys with their workspace found are kept; unknown keys and workspaces are read every time.
+ * keys with their workspace found are kept; unknown keys and workspaces are read again next time.
  */
-export async function cachedCredential(
+export function cachedCredential(
   db: Db,
   secretHash: string,
   workspaceId: string,
@@ -48,27 +47,30 @@ export async function cachedCredential(
   const cache = cacheOf(db);
   const name = `${secretHash}/${workspaceId}`;
   const started = performance.now();
-  const entry = cache.entries.get(name);
-  if (entry && entry.freshUntil > started) return entry.credential;
-  const generation = cache.generation;
-  const credential = await findCredential(db, secretHash, workspaceId);
-  if (credential && (workspaceId === "" || credential.workspace) && generation === cache.generation) {
-    if (cache.entries.size >= MAX_ENTRIES) cache.entries.clear();
-    cache.entries.set(name, { credential, freshUntil: started + CREDENTIAL_TTL_MS });
-  } else if (entry) cache.entries.delete(name);
+  const cached = cache.entries.get(name);
+  if (cached && cached.freshUntil > started) return cached.credential;
+  if (cache.entries.size >= MAX_ENTRIES) cache.entries.clear();
+  const credential = findCredential(db, secretHash, workspaceId);
+  const entry: Entry = { credential, freshUntil: started + CREDENTIAL_TTL_MS };
+  cache.entries.set(name, entry);
+  const drop = () => {
+    if (cache.entries.get(name) === entry) cache.entries.delete(name);
+  };
+  // A forget while the read ran cleared the map (the entry is gone); a miss or a failure is not kept.
+  credential.then((found) => {
+    if (!found || (workspaceId !== "" && !found.workspace)) drop();
+  }, drop);
   return credential;
 }
 
 /**
  * Drops this process's cached credentials once the transaction open on `db` commits (at once outside
  * one): the repository functions that change what a credential reads (a key revoked, its workspaces,
- * a workspace, an account removed) call it, so the process that made a change never answers from
- * before it. Reads that started earlier do not fill the cache after it (the generation moved on).
+ * a workspace, an unconfirmed address, an account removed) call it, so the process that made a change
+ * never answers from before it. A read still running is dropped with the rest: a request arriving
+ * after the commit reads again.
  */
 export function forgetCredentials(db: Db): void {
   const cache = cacheOf(db);
-  afterCommit(db, () => {
-    cache.generation++;
-    cache.entries.clear();
-  });
+  afterCommit(db, () => cache.entries.clear());
 }
