@@ -1,11 +1,12 @@
 // PostgreSQL next to SQLite in one run: a `herald serve` on each engine, both up at once, and wrk
 // runs of GET one post and Create Post (a draft, unique Idempotency-Key) interleaved across the two,
 // so a busy moment of a shared machine touches both alike. Reports requests/s, the PostgreSQL ÷ SQLite
-// ratio and CPU per request (Herald's process; on PostgreSQL also the cluster's). Not part of
-// `npm run bench`: it is the quick paired check for work on the PostgreSQL engine.
+// ratio and CPU per request (Herald's process; on PostgreSQL also the cluster's), and records the two
+// ratios for the targets table. `npm run bench` runs it once, after the per-engine benchmarks, on its
+// own PostgreSQL cluster (`enginesBenchmark`); alone it is the quick paired check for engine work:
 //   bun bench/engines.ts                       # 3 rounds of 10 s runs
 //   BENCH_ROUNDS=1 BENCH_WRK_SECONDS=5 bun bench/engines.ts
-//   BENCH_PG_STATEMENTS=1 bun bench/engines.ts # also PostgreSQL's statements per Create Post
+//   BENCH_PG_STATEMENTS=1 bun bench/engines.ts # also PostgreSQL's statements per request
 //   BENCH_CPU_PROF=<dir> bun bench/engines.ts  # Bun CPU profiles of both servers into <dir>
 //   BENCH_CASES=create (or get)                # one of the two cases alone
 import { spawn, spawnSync, type Subprocess } from "bun";
@@ -16,6 +17,7 @@ import { SQL } from "bun";
 import { formatSummary, ROUNDS, summarize } from "./method.ts";
 import { startBenchPostgres } from "./postgres.ts";
 import { bootstrapAccount, waitForHealth } from "./reads.ts";
+import { recordTarget } from "./targets.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules", ".bin", "bun");
@@ -155,83 +157,142 @@ function wrk(server: Server, url: string, script?: string): Run {
   };
 }
 
-const postgres = await startBenchPostgres(
-  STATEMENTS ? ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"] : [],
-);
-if (!postgres) throw new Error("PostgreSQL's server binaries are not installed");
-const servers: Server[] = [];
-try {
-  const pgEnv = await postgres.freshDatabase();
-  servers.push(await startServer("SQLite", {}, () => 0));
-  servers.push(await startServer("PostgreSQL", pgEnv, () => treeCpu(postgres.pid)));
-  const only = process.env.BENCH_CASES; // "get" or "create": one case alone (for a profile of it)
-  const cases = [
-    { name: "GET one post", url: (s: Server) => s.origin + s.onePost },
-    {
-      name: "Create Post (draft)",
-      url: (s: Server) => s.origin + s.posts,
-      script: "bench/wrk/create-draft.lua",
-    },
-  ];
-  if (only === "get") cases.pop();
-  if (only === "create") cases.shift();
-  const runs = new Map<string, Run[]>();
-  const warmUp = SECONDS;
-  for (const c of cases) for (const s of servers) wrk({ ...s }, c.url(s), c.script);
-  void warmUp;
+/** A rate as the tables show it: 1,256. */
+const whole = (n: number) => Math.round(n).toLocaleString("en-US");
+
+/** What the issue asks of PostgreSQL beside SQLite, for both requests. */
+const TARGET_RATIO = 0.8;
+
+/**
+ * The paired section: `pgEnv` points Herald at a fresh PostgreSQL database whose cluster's postmaster
+ * is `clusterPid` (its CPU is counted apart); a SQLite server is started beside it. `label` names the
+ * section. With `statements`, the cluster has pg_stat_statements loaded and the last round prints
+ * PostgreSQL's statements per request.
+ */
+export async function enginesBenchmark(
+  pgEnv: Record<string, string>,
+  label = "PostgreSQL beside SQLite",
+  options: { clusterPid?: number; statements?: boolean } = {},
+): Promise<string> {
+  if (spawnSync(["which", "wrk"]).exitCode !== 0) return `## ${label}\n\nSkipped: \`wrk\` is not installed.`;
+  const clusterPid = options.clusterPid;
+  const servers: Server[] = [];
   let statementsClient: SQL | null = null;
-  if (STATEMENTS) {
-    statementsClient = new SQL(pgEnv.HERALD_DATABASE_URL!, { max: 1 });
-    await statementsClient.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  }
-  for (let round = 0; round < ROUNDS; round++)
-    for (const c of cases)
-      for (const s of round % 2 === 0 ? servers : [...servers].reverse()) {
-        if (statementsClient && s.label === "PostgreSQL")
-          await statementsClient`SELECT pg_stat_statements_reset()`;
-        const run = wrk(s, c.url(s), c.script);
-        const key = `${c.name}|${s.label}`;
-        runs.set(key, [...(runs.get(key) ?? []), run]);
-        console.error(`${key}: ${run.rps.toFixed(0)} req/s, herald ${run.heraldMs.toFixed(3)} ms CPU/req`);
-        if (statementsClient && s.label === "PostgreSQL" && round === ROUNDS - 1) {
-          const rows = (await statementsClient.unsafe(
-            "SELECT calls, round(total_exec_time::numeric, 1) AS ms, round(mean_exec_time::numeric, 3) AS mean, " +
-              "left(regexp_replace(query, '\\s+', ' ', 'g'), 140) AS query FROM pg_stat_statements " +
-              "WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT 25",
-          )) as { calls: string; ms: string; mean: string; query: string }[];
-          const requests = Math.max(1, run.rps * SECONDS);
-          console.log(`\nStatements during ${c.name} on PostgreSQL (${requests.toFixed(0)} requests):`);
-          for (const r of rows)
-            console.log(
-              `${(Number(r.calls) / requests).toFixed(2)}/req  ${r.mean} ms  ${r.calls} calls  ${r.query}`,
-            );
-        }
-      }
-  await statementsClient?.close();
-  const header = ["Request", "SQLite req/s", "PostgreSQL req/s", "PG ÷ SQLite", "Herald CPU/req SQLite · PG"];
-  header.push("PG cluster CPU/req", "p99 SQLite · PG");
-  console.log(`\n| ${header.join(" | ")} |\n${"|---".repeat(header.length)}|`);
-  const median = (xs: number[]) => summarize(xs).median;
-  const pair = (a: Run[], b: Run[], f: (r: Run) => number, digits: number) =>
-    `${median(a.map(f)).toFixed(digits)} · ${median(b.map(f)).toFixed(digits)} ms`;
-  for (const c of cases) {
-    const sqlite = runs.get(`${c.name}|SQLite`)!;
-    const pg = runs.get(`${c.name}|PostgreSQL`)!;
-    const cells = [
-      c.name,
-      formatSummary(summarize(sqlite.map((r) => r.rps))),
-      formatSummary(summarize(pg.map((r) => r.rps))),
-      formatSummary(summarize(pg.map((r, i) => r.rps / sqlite[i]!.rps)), 2),
-      pair(sqlite, pg, (r) => r.heraldMs, 3),
-      `${median(pg.map((r) => r.databaseMs)).toFixed(3)} ms`,
-      pair(sqlite, pg, (r) => r.p99Ms, 1),
+  try {
+    servers.push(await startServer("SQLite", {}, () => 0));
+    servers.push(await startServer("PostgreSQL", pgEnv, () => (clusterPid ? treeCpu(clusterPid) : 0)));
+    const only = process.env.BENCH_CASES; // "get" or "create": one case alone (for a profile of it)
+    const cases = [
+      { name: "GET one post", url: (s: Server) => s.origin + s.onePost },
+      {
+        name: "Create Post (draft)",
+        url: (s: Server) => s.origin + s.posts,
+        script: "bench/wrk/create-draft.lua",
+      },
     ];
-    const errors = sqlite.concat(pg).reduce((sum, r) => sum + r.errors, 0);
-    console.log(`| ${cells.join(" | ")} |${errors ? ` ${errors} errors` : ""}`);
+    if (only === "get") cases.pop();
+    if (only === "create") cases.shift();
+    const runs = new Map<string, Run[]>();
+    for (const c of cases) for (const s of servers) wrk({ ...s }, c.url(s), c.script); // warm-up
+    if (options.statements) {
+      statementsClient = new SQL(pgEnv.HERALD_DATABASE_URL!, { max: 1 });
+      await statementsClient.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    }
+    for (let round = 0; round < ROUNDS; round++)
+      for (const c of cases)
+        for (const s of round % 2 === 0 ? servers : [...servers].reverse()) {
+          if (statementsClient && s.label === "PostgreSQL")
+            await statementsClient`SELECT pg_stat_statements_reset()`;
+          const run = wrk(s, c.url(s), c.script);
+          const key = `${c.name}|${s.label}`;
+          runs.set(key, [...(runs.get(key) ?? []), run]);
+          console.error(`${key}: ${run.rps.toFixed(0)} req/s, herald ${run.heraldMs.toFixed(3)} ms CPU/req`);
+          if (statementsClient && s.label === "PostgreSQL" && round === ROUNDS - 1)
+            await printStatements(statementsClient, c.name, run);
+        }
+    const header = [
+      "Request",
+      "SQLite req/s",
+      "PostgreSQL req/s",
+      "PG ÷ SQLite",
+      "Herald CPU/req SQLite · PG",
+    ];
+    header.push("PG cluster CPU/req", "p99 SQLite · PG", "Target", "");
+    const lines = [
+      `## ${label}`,
+      "",
+      "A `herald serve` on SQLite and one on PostgreSQL (default durability) up at once, wrk -t2 -c64 runs of " +
+        `each request interleaved across the two (a ${SECONDS} s warm-up each, then ${ROUNDS} rounds of ` +
+        `${SECONDS} s), all on the same cores. The ratio is taken within each round; median (lowest–highest). ` +
+        "CPU per request is Herald's process, and PostgreSQL's cluster apart.",
+      "",
+      `| ${header.join(" | ")} |`,
+      `${"|---".repeat(header.length)}|`,
+    ];
+    const median = (xs: number[]) => summarize(xs).median;
+    const pair = (a: Run[], b: Run[], f: (r: Run) => number, digits: number) =>
+      `${median(a.map(f)).toFixed(digits)} · ${median(b.map(f)).toFixed(digits)} ms`;
+    for (const c of cases) {
+      const sqlite = runs.get(`${c.name}|SQLite`)!;
+      const pg = runs.get(`${c.name}|PostgreSQL`)!;
+      const ratios = summarize(pg.map((r, i) => r.rps / sqlite[i]!.rps));
+      const measure = `${c.name === "GET one post" ? "GET one post" : "Create Post"}, PostgreSQL ÷ SQLite`;
+      const sqliteRps = median(sqlite.map((r) => r.rps));
+      const pgRps = median(pg.map((r) => r.rps));
+      const verdict = recordTarget({
+        measure,
+        engine: "both",
+        figure: `${ratios.median.toFixed(2)} × (${whole(pgRps)} ÷ ${whole(sqliteRps)} req/s)`,
+        target: `≥ ${TARGET_RATIO} ×`,
+        met: ratios.median >= TARGET_RATIO,
+      });
+      const errors = sqlite.concat(pg).reduce((sum, r) => sum + r.errors, 0);
+      const cells = [
+        c.name + (errors ? ` (${errors} errors)` : ""),
+        formatSummary(summarize(sqlite.map((r) => r.rps))),
+        formatSummary(summarize(pg.map((r) => r.rps))),
+        formatSummary(ratios, 2),
+        pair(sqlite, pg, (r) => r.heraldMs, 3),
+        clusterPid ? `${median(pg.map((r) => r.databaseMs)).toFixed(3)} ms` : "—",
+        pair(sqlite, pg, (r) => r.p99Ms, 1),
+        `≥ ${TARGET_RATIO} ×`,
+        verdict,
+      ];
+      lines.push(`| ${cells.join(" | ")} |`);
+    }
+    return lines.join("\n");
+  } finally {
+    await statementsClient?.close();
+    for (const s of servers) s.process.kill("SIGINT");
+    await Promise.all(servers.map((s) => s.process.exited));
+    for (const s of servers) rmSync(s.dataDir, { recursive: true, force: true });
   }
-} finally {
-  for (const s of servers) s.process.kill("SIGINT");
-  await Promise.all(servers.map((s) => s.process.exited));
-  for (const s of servers) rmSync(s.dataDir, { recursive: true, force: true });
-  await postgres.stop();
+}
+
+/** PostgreSQL's statements per request during one run (pg_stat_statements since its reset). */
+async function printStatements(client: SQL, name: string, run: Run): Promise<void> {
+  const rows = (await client.unsafe(
+    "SELECT calls, round(total_exec_time::numeric, 1) AS ms, round(mean_exec_time::numeric, 3) AS mean, " +
+      "left(regexp_replace(query, '\\s+', ' ', 'g'), 140) AS query FROM pg_stat_statements " +
+      "WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT 25",
+  )) as { calls: string; ms: string; mean: string; query: string }[];
+  const requests = Math.max(1, run.rps * SECONDS);
+  console.error(`\nStatements during ${name} on PostgreSQL (${requests.toFixed(0)} requests):`);
+  for (const r of rows)
+    console.error(
+      `${(Number(r.calls) / requests).toFixed(2)}/req  ${r.mean} ms  ${r.calls} calls  ${r.query}`,
+    );
+}
+
+if (import.meta.main) {
+  const postgres = await startBenchPostgres(
+    STATEMENTS ? ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"] : [],
+  );
+  if (!postgres) throw new Error("PostgreSQL's server binaries are not installed");
+  try {
+    const env = await postgres.freshDatabase();
+    console.log(await enginesBenchmark(env, undefined, { clusterPid: postgres.pid, statements: STATEMENTS }));
+  } finally {
+    await postgres.stop();
+  }
 }

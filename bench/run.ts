@@ -1,11 +1,12 @@
 // `npm run bench`: every benchmark on SQLite, then on PostgreSQL (a throwaway cluster, when the server
 // binaries are installed), written to docs/benchmarks.md with the profile notes and the history.
-// BENCH_ONLY=http,engine (names below, and sqlite-sync) runs some; BENCH_ROUNDS=1 makes a quick, rough pass.
+// BENCH_ONLY=http,engine (names below, sqlite-sync and engines) runs some; BENCH_ROUNDS=1 makes a quick, rough pass.
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { assetsBenchmark } from "./assets.ts";
 import { engineBenchmark } from "./engine.ts";
+import { enginesBenchmark } from "./engines.ts";
 import { growthBenchmark } from "./growth.ts";
 import { memoryBenchmark } from "./memory.ts";
 import { ROUNDS } from "./method.ts";
@@ -45,6 +46,12 @@ if (postgres) {
     for (const [name, run] of selected) {
       console.error(`bench: ${name} on PostgreSQL`);
       sections.push(await run(await postgres.freshDatabase(), "PostgreSQL"));
+    }
+    // Both engines at once (their ratio), so once rather than per engine.
+    if (!only || only.includes("engines")) {
+      console.error("bench: engines, PostgreSQL beside SQLite");
+      const env = await postgres.freshDatabase();
+      sections.push(await enginesBenchmark(env, "PostgreSQL beside SQLite", { clusterPid: postgres.pid }));
     }
   } finally {
     await postgres.stop();
