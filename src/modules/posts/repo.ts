@@ -19,7 +19,7 @@ import type { Db } from "../../db/open.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
 import type { PostState } from "./states.ts";
 import { countAll, countWhere, maxOf, minOf } from "../../db/dialect.ts";
-import { firstRow } from "../../db/engine.ts";
+import { firstRow, isPostgres } from "../../db/engine.ts";
 import { insertRow, runPrepared } from "../../db/prepared.ts";
 
 /** A stored post. */
@@ -49,14 +49,20 @@ export async function findPost(db: Db, workspaceId: string, id: string): Promise
 }
 
 /**
- * A post of a workspace with its receipts in item order, in one statement (GET one post): the post's
- * columns on every row, a receipt's beside them (none: one row with the receipt's columns null).
+ * A post of a workspace with its receipts in item order (GET one post). On PostgreSQL in one statement
+ * (a round trip saved): the post's columns on every row, a receipt's beside them (none: one row with the
+ * receipt's columns null). On SQLite as two lookups: there the join costs about 35 µs against 5 µs for
+ * the two (measured with bun:sqlite on the same plan of indexes), and no round trip is saved.
  */
 export async function findPostWithReceipts(
   db: Db,
   workspaceId: string,
   id: string,
 ): Promise<{ post: PostRow; receipts: ReceiptRow[] } | undefined> {
+  if (!isPostgres(db)) {
+    const post = await findPost(db, workspaceId, id);
+    return post && { post, receipts: await listReceipts(db, [id]) };
+  }
   const { posts, receipts } = tablesOf(db);
   const rows = await runPrepared(
     db,
