@@ -34,6 +34,7 @@ import {
   nextDueAt,
   renewLeases,
   takeDue,
+  takeReadyHeads,
   updateLeasedPost,
 } from "./repo.ts";
 
@@ -364,7 +365,8 @@ export class PublishingEngine {
       const checks = await takeDue(tx, "awaiting-provider", now, room);
       const free: PostRow[] = [];
       const readyRoom = room - checks.length;
-      for (const post of readyRoom > 0 ? await takeDue(tx, "ready", now, readyRoom) : [])
+      // One publication per destination at a time, in due order: only heads of idle destinations.
+      for (const post of readyRoom > 0 ? await takeReadyHeads(tx, now, readyRoom) : [])
         (this.paced(post) ? paced : free).push(post);
       if (free.length === 0 && checks.length === 0) return [];
       // Read in this transaction (and locked on PostgreSQL): the attempt count is the current one.
