@@ -10,6 +10,7 @@ import { growthBenchmark } from "./growth.ts";
 import { ROUNDS } from "./method.ts";
 import { startBenchPostgres } from "./postgres.ts";
 import { readsBenchmark } from "./reads.ts";
+import { slowNetworkBenchmark } from "./slow-network.ts";
 import { startupBenchmark } from "./startup.ts";
 import { webhooksBenchmark } from "./webhooks.ts";
 
@@ -17,6 +18,7 @@ type Benchmark = (env: Record<string, string>, label: string) => Promise<string>
 const benchmarks: [string, Benchmark][] = [
   ["http", readsBenchmark],
   ["engine", engineBenchmark],
+  ["slow-network", slowNetworkBenchmark],
   ["webhooks", webhooksBenchmark],
   ["assets", assetsBenchmark],
   ["startup", startupBenchmark],

@@ -320,8 +320,8 @@ export class PublishingEngine {
   }
 
   /**
-   * Claims due ready posts up to the concurrency limit, deferring those over their destination's
-   * pace. A slot freed while a pass runs starts another pass at once on PostgreSQL (passes skip each
+   * Claims due ready posts up to the concurrency limit (one per destination, see `takeReadyHeads`),
+   * deferring those over their destination's pace. A slot freed while a pass runs starts another pass at once on PostgreSQL (passes skip each
    * other's locked rows; a pass waits on round trips), up to MAX_PASSES; on SQLite, whose writes run
    * one at a time, the next pass starts when the one under way ends and takes every slot freed
    * meanwhile. A caller waits for the passes under way (runUntilIdle must see their claims).
@@ -329,7 +329,9 @@ export class PublishingEngine {
   private claimReady(now: number): Promise<void> {
     const room = this.freeSlots();
     if (room <= 0 || this.passes.size >= (isPostgres(this.h.db) ? MAX_PASSES : 1)) {
-      if (room > 0) this.claimAgain = true;
+      // Also when the passes under way hold every free slot: they may have read before what this
+      // call is about (an outcome that frees a destination's next post), so one more pass looks.
+      if (room > 0 || this.passes.size > 0) this.claimAgain = true;
       return Promise.allSettled([...this.passes]).then(() => {});
     }
     this.reserved += room;
