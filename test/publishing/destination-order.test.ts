@@ -2,7 +2,10 @@
 // networks at once: a burst of posts due together to four slow Mastodon destinations, claimed by one
 // engine and then by two engines on one database (two processes' claims racing on PostgreSQL).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { engineOf } from "../../src/db/engine.ts";
+import { inGuardedTransaction } from "../../src/db/transaction.ts";
 import { PublishingEngine } from "../../src/modules/publishing/engine.ts";
+import { takeReadyHeads } from "../../src/modules/publishing/repo.ts";
 import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";
 import { connectMastodon, createPosts } from "../posts/helpers.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -121,5 +124,35 @@ describe("one call in flight per destination, in due order", () => {
       });
     }
     expect(acrossDestinations).toBeGreaterThan(1);
+  });
+
+  test("a destination whose earlier post is due but not yet promoted waits for it", async () => {
+    // Promotion goes in batches, in several processes: a later post can be ready while an earlier
+    // one of its destination is still `scheduled`, as another process's batch made it here.
+    const at = s.clock.now() + 10 * MINUTE;
+    const created: string[] = [];
+    for (const text of ["earlier", "later"]) {
+      const posts = [{ destination_id: destinations[0], body: [`promotion ${text}`] }];
+      const r = await createPosts({ s, ws: s.owner.workspaceId } as never, {
+        when: new Date(at).toISOString(),
+        confirmed: true,
+        group: `promotion-${text}`,
+        posts,
+      });
+      expect(r.status).toBe(201);
+      created.push(r.body.posts[0].id);
+    }
+    s.clock.advance(10 * MINUTE);
+    await engineOf(s.herald.db).query("UPDATE posts SET state = 'ready' WHERE id = ?", [created[1]]);
+    const now = s.clock.now();
+    const heads = await inGuardedTransaction(s.herald.db, (tx) => takeReadyHeads(tx, now, 10));
+    expect(heads.map((p) => p.id)).toEqual([]);
+    // Once the earlier one is promoted too, it is the head.
+    await engineOf(s.herald.db).query("UPDATE posts SET state = 'ready' WHERE id = ?", [created[0]]);
+    const next = await inGuardedTransaction(s.herald.db, (tx) => takeReadyHeads(tx, now, 10));
+    expect(next.map((p) => p.id)).toEqual([created[0]]);
+    await s.server.engine.runUntilIdle();
+    const texts = fakes[0]!.statuses.slice(-2).map((status) => status.text);
+    expect(texts).toEqual(["promotion earlier", "promotion later"]);
   });
 });

@@ -102,7 +102,10 @@ export async function takeDue(tx: Db, state: DueState, now: number, limit: numbe
  * Due ready posts to claim inside a write transaction, at most one per destination: each
  * destination's head (its earliest ready post by `next_action_at`, then id; ids follow creation
  * time), and only while none of its posts is `processing`, so a destination has one publication in
- * flight at a time, across processes, and its posts go in due order. Posts without a destination
+ * flight at a time, across processes, and its posts go in due order. A destination with a post due
+ * but still `scheduled` waits for it to be promoted (a burst is promoted in batches, in several
+ * processes at once, and a later post of the destination may be ready first; a scheduled post's
+ * `next_action_at` is its scheduled time). Posts without a destination
  * have no order to keep and come as they are due. Oldest due first, `limit` at most; on PostgreSQL
  * locked, skipping rows another process is taking.
  *
@@ -136,6 +139,9 @@ export function readyHeadsQuery(db: Db, now: unknown, limit: unknown) {
     ) FROM waiting w
     WHERE w.destination_id IS NOT NULL AND NOT EXISTS (
       SELECT 1 FROM posts b WHERE b.state = 'processing' AND b.destination_id = w.destination_id
+    ) AND NOT EXISTS (
+      SELECT 1 FROM posts s WHERE s.state = 'scheduled' AND s.destination_id = w.destination_id
+      AND s.next_action_at <= ${now}
     )
     UNION ALL
     SELECT id FROM (
