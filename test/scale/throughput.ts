@@ -5,13 +5,15 @@
 // slow-network load of bench/slow-network.ts: 10,000 posts, 100 destinations, 200 ms).
 //
 //   HERALD_DATABASE_URL=postgres://postgres@127.0.0.1:55432/postgres \
-//     node_modules/.bin/bun test/scale/throughput.ts [posts=10000] [network delay ms=200] [destinations=100]
+//     node_modules/.bin/bun test/scale/throughput.ts [posts=10000] [network delay ms=200] [destinations=100] \
+//       [HERALD_PUBLISH_CONCURRENCY per process=the default]
 import { cpus } from "node:os";
 import { measureThroughput } from "./cluster.ts";
 
 const posts = Number(process.argv[2] ?? 10_000);
 const networkDelayMs = Number(process.argv[3] ?? 200);
 const destinations = Number(process.argv[4] ?? 100);
+const concurrency = process.argv[5];
 if (!process.env.HERALD_DATABASE_URL) {
   console.error("set HERALD_DATABASE_URL to a PostgreSQL admin URL (test/helpers/database.ts)");
   process.exit(2);
@@ -19,7 +21,7 @@ if (!process.env.HERALD_DATABASE_URL) {
 
 console.log(
   `${posts} posts due at once over ${destinations} Mastodon destinations (a fake each, ${networkDelayMs} ms ` +
-    `per request), ${cpus().length} cores, Bun ${Bun.version}`,
+    `per request), concurrency ${concurrency ?? "default"} per process, ${cpus().length} cores, Bun ${Bun.version}`,
 );
 console.log(
   "| processes | seconds from due time to last publication | posts/s | × one process | " +
@@ -28,7 +30,8 @@ console.log(
 console.log("|---|---|---|---|---|---|---|");
 let one = 0;
 for (const processes of [1, 2, 3]) {
-  const run = await measureThroughput(processes, posts, { networkDelayMs, destinations });
+  const env: Record<string, string> = concurrency ? { HERALD_PUBLISH_CONCURRENCY: concurrency } : {};
+  const run = await measureThroughput(processes, posts, { networkDelayMs, destinations, env });
   if (processes === 1) one = run.perSecond;
   console.log(
     `| ${processes} | ${run.seconds.toFixed(1)} | ${run.perSecond.toFixed(0)} | ${(run.perSecond / one).toFixed(2)} | ` +
