@@ -321,8 +321,9 @@ export class PublishingEngine {
 
   /**
    * Claims due ready posts up to the concurrency limit (one per destination, see `takeReadyHeads`),
-   * deferring those over their destination's pace. A slot freed while a pass runs starts another pass at once on PostgreSQL (passes skip each
-   * other's locked rows; a pass waits on round trips), up to MAX_PASSES; on SQLite, whose writes run
+   * deferring those over their destination's pace. A slot freed while a pass runs starts another
+   * pass at once on PostgreSQL (passes skip each other's locked rows; a pass waits on round trips),
+   * up to MAX_PASSES; on SQLite, whose writes run
    * one at a time, the next pass starts when the one under way ends and takes every slot freed
    * meanwhile. A caller waits for the passes under way (runUntilIdle must see their claims).
    */
