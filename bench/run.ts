@@ -13,6 +13,8 @@ import { ROUNDS } from "./method.ts";
 import { startBenchPostgres } from "./postgres.ts";
 import { readsBenchmark } from "./reads.ts";
 import { sqliteSyncBenchmark } from "./sqlite-sync.ts";
+
+import { slowNetworkBenchmark } from "./slow-network.ts";
 import { startupBenchmark } from "./startup.ts";
 import { targetsTable } from "./targets.ts";
 import { webhooksBenchmark } from "./webhooks.ts";
@@ -21,6 +23,7 @@ type Benchmark = (env: Record<string, string>, label: string) => Promise<string>
 const benchmarks: [string, Benchmark][] = [
   ["http", readsBenchmark],
   ["engine", engineBenchmark],
+  ["slow-network", slowNetworkBenchmark],
   ["webhooks", webhooksBenchmark],
   ["assets", assetsBenchmark],
   ["startup", startupBenchmark],

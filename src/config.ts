@@ -81,7 +81,12 @@ export interface Config {
     monthlyPostLimitOverrides: Record<string, number>;
     /** Timeout of one provider HTTP call. */
     providerTimeoutMs: number;
-    /** How many posts one process publishes at once. */
+    /**
+     * How many posts one process publishes at once (HERALD_PUBLISH_CONCURRENCY, 64): across
+     * destinations only, since a destination has one publication in flight at a time. Networks answer
+     * in 100–500 ms, so the calls in flight, not CPU, bound a process; 64 keeps 10,000 posts due at
+     * once to a 200 ms network within a minute (bench/slow-network.ts).
+     */
     concurrency: number;
     /** How long a claim on a post lasts without renewal (a dead process's posts are examined after it). */
     leaseMs: number;
@@ -406,7 +411,7 @@ export function loadConfig(env: Env = process.env): Config {
       dailyCapOverrides: dailyCapOverrides(env),
       monthlyPostLimitOverrides: monthlyPostLimitOverrides(env),
       providerTimeoutMs: integer(env, "HERALD_PROVIDER_TIMEOUT_SECONDS", 30, 1, 600) * 1000,
-      concurrency: integer(env, "HERALD_PUBLISH_CONCURRENCY", 8, 1, 256),
+      concurrency: integer(env, "HERALD_PUBLISH_CONCURRENCY", 64, 1, 256),
       leaseMs: integer(env, "HERALD_LEASE_SECONDS", 60, 3, 3600) * 1000,
     },
     retention: retentionConfig(env),

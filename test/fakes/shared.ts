@@ -23,6 +23,9 @@ export interface FakeControls {
   requests: RecordedRequest[];
   /** Wait this long before handling each request (slow network; a client timeout fires first). */
   delayMs: number;
+  /** Requests received and not yet answered, and the most there ever were at once. */
+  inFlight: number;
+  maxInFlight: number;
   /** The create call (post a status / record) is stored but never answered: the outcome-unknown case. */
   hangAfterReceive: boolean;
   /** The next `n` matching requests answer with `spec` instead of being handled. */
@@ -38,6 +41,8 @@ export function newControls(
     stop: async () => {},
     requests: [],
     delayMs: 0,
+    inFlight: 0,
+    maxInFlight: 0,
     hangAfterReceive: false,
     failNext: (n, spec) => void failures.push({ remaining: n, spec }),
   };
@@ -55,27 +60,36 @@ export function serveFake(input: {
     port: 0,
     idleTimeout: 0,
     fetch: async (request) => {
-      const url = new URL(request.url);
-      input.controls.requests.push({
-        method: request.method,
-        path: url.pathname,
-        headers: Object.fromEntries(request.headers),
-      });
-      if (input.controls.delayMs > 0) await Bun.sleep(input.controls.delayMs);
-      const failure = input.failures.find(
-        (f) => f.remaining > 0 && (!f.spec.path || url.pathname.includes(f.spec.path)),
-      );
-      if (failure) {
-        failure.remaining--;
-        const fallback = input.defaultFailure(failure.spec.status);
-        return json(failure.spec.body ?? fallback.body, failure.spec.status, {
-          ...fallback.headers,
-          ...failure.spec.headers,
-        });
+      const controls = input.controls;
+      controls.maxInFlight = Math.max(controls.maxInFlight, ++controls.inFlight);
+      try {
+        return await handle(request);
+      } finally {
+        controls.inFlight--;
       }
-      return input.route(request, url);
     },
   });
+  const handle = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    input.controls.requests.push({
+      method: request.method,
+      path: url.pathname,
+      headers: Object.fromEntries(request.headers),
+    });
+    if (input.controls.delayMs > 0) await Bun.sleep(input.controls.delayMs);
+    const failure = input.failures.find(
+      (f) => f.remaining > 0 && (!f.spec.path || url.pathname.includes(f.spec.path)),
+    );
+    if (failure) {
+      failure.remaining--;
+      const fallback = input.defaultFailure(failure.spec.status);
+      return json(failure.spec.body ?? fallback.body, failure.spec.status, {
+        ...fallback.headers,
+        ...failure.spec.headers,
+      });
+    }
+    return input.route(request, url);
+  };
   return { origin: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
 }
 

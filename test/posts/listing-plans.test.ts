@@ -18,6 +18,7 @@ import {
   timeRangeProbes,
 } from "../../src/modules/posts/repo.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
+import { readyHeadsQuery } from "../../src/modules/publishing/repo.ts";
 import { tables } from "../helpers/tables.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -257,4 +258,13 @@ test("the engine's claim is an index lookup on posts_due, in due order", async (
     expectIndexWalk(plan, what);
     expect(plan.join("\n")).toContain("posts_due");
   }
+});
+
+test("the engine's one-per-destination claim reads posts by index only (heads sorted, a few rows)", async () => {
+  const plan = await planOf(readyHeadsQuery(s.herald.db, 1_800_000_000_000, 16), { sorting: true });
+  const text = plan.join("\n");
+  expect(text).not.toMatch(/\bSCAN posts\b(?! USING)|Seq Scan on posts|Bitmap Heap Scan on posts/);
+  // Destinations, heads and processing checks along the queue index; the claimed rows by key.
+  expect(text).toMatch(/posts_destination_queue/);
+  expect(text).toMatch(pg ? /posts_pkey/ : /SEARCH posts USING INDEX sqlite_autoindex_posts_1 \(id=\?\)/);
 });

@@ -1,5 +1,6 @@
 // Two `herald serve` processes on one data directory (on PostgreSQL, one database) publish 300 due
-// posts: each exactly once, counted at the fake network.
+// posts over three destinations (a destination has one publication in flight at a time, so both
+// processes have work at once): each exactly once, counted at the fake networks.
 import { expect, test } from "bun:test";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { engineOf, type Db } from "../../src/db/engine.ts";
@@ -25,17 +26,25 @@ const TOTAL = GROUPS * PER_GROUP;
 
 test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, async () => {
   const data = await tempDataDir();
-  const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
+  const fakes = await Promise.all(
+    Array.from({ length: GROUPS }, () => startMastodonFake({ mediaProcessingPolls: 0 })),
+  );
   const servers: HeraldProcess[] = [];
   let db: Db | null = null;
   let sampling = true;
   let sampler: Promise<void> = Promise.resolve();
   try {
     const { workspaceId, apiKey } = await bootstrapCli(data);
-    servers.push(...(await Promise.all([startHerald(data), startHerald(data)])));
+    // One publication at a time per process: with three destinations, neither can hold them all.
+    const one = { HERALD_PUBLISH_CONCURRENCY: "1" };
+    servers.push(...(await Promise.all([startHerald(data, one), startHerald(data, one)])));
     const apis = servers.map((s) => apiClient(() => s.url, apiKey));
-    const destinationId = await connectMastodonVia(apis[0]!, workspaceId, fake);
-    fake.delayMs = 40; // long enough for both processes to hold work at the same time
+    const destinationIds: string[] = [];
+    for (const fake of fakes) {
+      destinationIds.push(await connectMastodonVia(apis[0]!, workspaceId, fake));
+      fake.delayMs = 40; // long enough for both processes to hold work at the same time
+    }
+    const statuses = () => fakes.flatMap((fake) => fake.statuses);
 
     const shared = await openShared(data);
     db = shared;
@@ -55,7 +64,7 @@ test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, as
     const ids: string[] = [];
     for (let g = 0; g < GROUPS; g++) {
       const posts = Array.from({ length: PER_GROUP }, (_, i) => ({
-        destination_id: destinationId,
+        destination_id: destinationIds[g],
         body: [`bulk ${g}-${i}`],
       }));
       // Half the requests go to each process.
@@ -70,7 +79,7 @@ test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, as
     }
     expect(new Set(ids).size).toBe(TOTAL);
 
-    await waitFor(`${TOTAL} statuses`, () => (fake.statuses.length >= TOTAL ? true : undefined), 90_000, 100);
+    await waitFor(`${TOTAL} statuses`, () => (statuses().length >= TOTAL ? true : undefined), 90_000, 100);
     // Let anything still in flight land before counting.
     const settled = await waitFor(
       "no post left processing",
@@ -85,9 +94,11 @@ test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, as
     sampling = false;
     await sampler;
 
-    expect(fake.statuses).toHaveLength(TOTAL);
-    expect(new Set(fake.statuses.map((s) => s.text)).size).toBe(TOTAL);
-    const keys = posted(fake, "/api/v1/statuses").map((r) => r.headers["idempotency-key"]);
+    expect(statuses()).toHaveLength(TOTAL);
+    expect(new Set(statuses().map((s) => s.text)).size).toBe(TOTAL);
+    const keys = fakes.flatMap((fake) =>
+      posted(fake, "/api/v1/statuses").map((r) => r.headers["idempotency-key"]),
+    );
     expect(keys).toHaveLength(TOTAL); // no post was sent twice, not even with the same key
     expect(new Set(keys).size).toBe(TOTAL);
     expect(new Set(keys)).toEqual(new Set(ids.map((id) => `${id}.0`)));
@@ -119,7 +130,7 @@ test(`two processes on one data dir publish ${TOTAL} due posts exactly once`, as
     await sampler.catch(() => undefined);
     if (db) await engineOf(db).close();
     for (const s of servers) await s.kill();
-    await fake.stop();
+    for (const fake of fakes) await fake.stop();
     await data.cleanup();
   }
 }, 150_000);

@@ -26,8 +26,10 @@ export interface ClusterOptions {
   processes: number;
   /** Extra HERALD_* variables of every process (they win over the defaults below). */
   env?: Record<string, string>;
-  /** Latency of every request to the Mastodon fake (0: instant). */
+  /** Latency of every request to the Mastodon fakes (0: instant). */
   networkDelayMs?: number;
+  /** Mastodon destinations, each its own fake (1: one). A burst spreads its posts over them. */
+  destinations?: number;
 }
 
 /** A running cluster and what the tests need to drive it. */
@@ -38,12 +40,15 @@ export interface Cluster {
   /** The database's variables (HERALD_DATABASE_URL, HERALD_SECRET_KEY). */
   database: TestDatabase;
   s3: FakeS3;
+  /** The first destination's fake, and every destination's (same index as `destinationIds`). */
   mastodon: MastodonFake;
+  mastodons: MastodonFake[];
   /** A handle on the shared database from this process (no server, no jobs). */
   herald: Herald;
   workspaceId: string;
   apiKey: string;
   destinationId: string;
+  destinationIds: string[];
   /** Indexes of the nodes still running. */
   alive(): number[];
   /** An API client of a running node (the first one alive). */
@@ -97,8 +102,12 @@ async function assemble(options: ClusterOptions, teardown: Teardown): Promise<Cl
   teardown.add(() => database.drop());
   const s3 = await startFakeS3();
   teardown.add(() => s3.stop());
-  const mastodon = await startMastodonFake({ mediaProcessingPolls: 0 });
-  teardown.add(() => mastodon.stop());
+  const mastodons: MastodonFake[] = [];
+  for (let d = 0; d < (options.destinations ?? 1); d++) {
+    const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
+    teardown.add(() => fake.stop());
+    mastodons.push(fake);
+  }
   const shared = { ...database.env, ...s3.env };
 
   // The account and its key are made here, on the same database, before any server runs.
@@ -130,8 +139,11 @@ async function assemble(options: ClusterOptions, teardown: Teardown): Promise<Cl
   if (failed) throw failed.reason;
   const nodes = started.map((s) => (s as PromiseFulfilledResult<HeraldNode>).value);
   const apis = nodes.map((node) => apiClient(() => node.url, account.api_key));
-  const destinationId = await connectMastodonVia(apis[0]!, account.workspace_id, mastodon);
-  mastodon.delayMs = options.networkDelayMs ?? 0;
+  const destinationIds: string[] = [];
+  for (const fake of mastodons) {
+    destinationIds.push(await connectMastodonVia(apis[0]!, account.workspace_id, fake));
+    fake.delayMs = options.networkDelayMs ?? 0;
+  }
 
   const alive = () => nodes.flatMap((node, i) => (node.running() ? [i] : []));
   return {
@@ -139,11 +151,13 @@ async function assemble(options: ClusterOptions, teardown: Teardown): Promise<Cl
     apis,
     database,
     s3,
-    mastodon,
+    mastodon: mastodons[0]!,
+    mastodons,
     herald,
     workspaceId: account.workspace_id,
     apiKey: account.api_key,
-    destinationId,
+    destinationId: destinationIds[0]!,
+    destinationIds,
     alive,
     anyApi: () => {
       const [first] = alive();
@@ -172,8 +186,9 @@ export interface Burst {
 let bursts = 0;
 
 /**
- * Creates `total` single-item posts on the cluster's destination, all due `leadMs` from now, in
- * requests of `perRequest` posts sent at once and spread round-robin over the running nodes.
+ * Creates `total` single-item posts on the cluster's destinations (post i on destination i modulo
+ * their number), all due `leadMs` from now, in requests of `perRequest` posts sent at once and spread
+ * round-robin over the running nodes.
  */
 export async function scheduleBurst(
   c: Cluster,
@@ -200,7 +215,10 @@ export async function scheduleBurst(
           when: new Date(dueAt).toISOString(),
           confirmed: true,
           group,
-          posts: texts.map((text) => ({ destination_id: c.destinationId, body: [text] })),
+          posts: texts.map((text, i) => ({
+            destination_id: c.destinationIds[(r * perRequest + i) % c.destinationIds.length],
+            body: [text],
+          })),
         },
         { "idempotency-key": group },
       );
@@ -263,6 +281,31 @@ export async function waitPublished(c: Cluster, burst: Burst, timeoutMs = 90_000
   );
 }
 
+/**
+ * `waitPublished` for a large burst: the shared database is counted instead (listing thousands of
+ * posts through the API every poll would cost the processes measured more than their work), and
+ * the burst is listed once at the end.
+ */
+async function waitAllPublished(c: Cluster, burst: Burst, timeoutMs: number): Promise<ListedPost[]> {
+  const marks = burst.groups.map(() => "?").join(",");
+  await waitFor(
+    `${burst.ids.length} posts published`,
+    async () => {
+      const rows = await engineOf(c.herald.db).query<{ state: string; n: number }>(
+        `SELECT state, count(*) AS n FROM posts WHERE group_key IN (${marks}) GROUP BY state`,
+        burst.groups,
+      );
+      const stuck = rows.find((r) => GIVEN_UP.has(r.state));
+      if (stuck) throw new Error(`${stuck.n} posts of the burst ended ${stuck.state}`);
+      const done = Number(rows.find((r) => r.state === "published")?.n ?? 0);
+      return done === burst.ids.length || undefined;
+    },
+    timeoutMs,
+    250,
+  );
+  return listBurst(c, burst);
+}
+
 /** Posts published per second, from the burst's due time to its last publication. */
 export function throughput(burst: Burst, posts: ListedPost[]): { seconds: number; perSecond: number } {
   const last = Math.max(...posts.map((p) => Date.parse(p.published_at!)));
@@ -278,14 +321,35 @@ export async function measureThroughput(
   processes: number,
   posts: number,
   options: Omit<ClusterOptions, "processes"> = {},
-): Promise<{ processes: number; posts: number; seconds: number; perSecond: number; crashes: number }> {
+): Promise<{
+  processes: number;
+  posts: number;
+  seconds: number;
+  perSecond: number;
+  crashes: number;
+  maxPerDestination: number;
+  inOrder: boolean;
+}> {
   const c = await startCluster({ ...options, processes });
   try {
+    // Creating is not what is measured: the network answers at once until the posts are in.
+    for (const fake of c.mastodons) fake.delayMs = 0;
     const burst = await scheduleBurst(c, posts, { perRequest: 100, leadMs: 3_000 + posts * 5 });
-    const listed = await waitPublished(c, burst, 300_000);
+    for (const fake of c.mastodons) {
+      fake.delayMs = options.networkDelayMs ?? 0;
+      fake.maxInFlight = 0;
+    }
+    const listed = await waitAllPublished(c, burst, 600_000);
     // A crashed publication is only taken over when its lease ends: it shows in the time.
     const crashes = c.nodes.map((_, i) => c.log(i).match(/crashed/g)?.length ?? 0).reduce((a, b) => a + b, 0);
-    return { processes, posts, ...throughput(burst, listed), crashes };
+    // Every destination's network got its posts one at a time, in due order (all due at once: by id).
+    const idOf = new Map([...burst.textOf].map(([id, text]) => [text, id]));
+    const inOrder = c.mastodons.every((fake) => {
+      const ids = fake.statuses.map((status) => idOf.get(status.text)!);
+      return ids.every((id, i) => i === 0 || ids[i - 1]! < id);
+    });
+    const maxPerDestination = Math.max(...c.mastodons.map((fake) => fake.maxInFlight));
+    return { processes, posts, ...throughput(burst, listed), crashes, maxPerDestination, inOrder };
   } finally {
     await c.stop();
   }

@@ -43,7 +43,14 @@ test.skipIf(!POSTGRES_URL)(
   `${PROCESSES} processes on PostgreSQL publish ${TOTAL} due posts exactly once while one is SIGKILLed`,
   async () => {
     receiver = startReceiver();
-    cluster = await startCluster({ processes: PROCESSES, networkDelayMs: NETWORK_DELAY_MS });
+    // A destination has one publication in flight at a time: three destinations, and one
+    // publication per process, so every process (the victim too) holds work while the load runs.
+    cluster = await startCluster({
+      processes: PROCESSES,
+      networkDelayMs: NETWORK_DELAY_MS,
+      destinations: PROCESSES,
+      env: { HERALD_PUBLISH_CONCURRENCY: "1" },
+    });
     const c = cluster;
     const started = Date.now();
     try {
@@ -67,6 +74,11 @@ test.skipIf(!POSTGRES_URL)(
   180_000,
 );
 
+/** Every status the destinations' networks hold. */
+function statusesOf(c: Cluster) {
+  return c.mastodons.flatMap((fake) => fake.statuses);
+}
+
 /** What the kill left behind: statuses at the network then, and posts the victim was publishing. */
 interface Killed {
   statusesAtKill: number;
@@ -79,12 +91,7 @@ interface Killed {
  */
 async function killMidLoad(c: Cluster): Promise<Killed> {
   const third = Math.ceil(TOTAL / 3);
-  await waitFor(
-    `${third} statuses at the fake`,
-    () => c.mastodon.statuses.length >= third || undefined,
-    60_000,
-    5,
-  );
+  await waitFor(`${third} statuses at the fake`, () => statusesOf(c).length >= third || undefined, 60_000, 5);
   const victimInFlight = await waitFor(
     `node ${VICTIM} publishing`,
     async () => {
@@ -96,7 +103,7 @@ async function killMidLoad(c: Cluster): Promise<Killed> {
     10_000,
     5,
   );
-  const statusesAtKill = c.mastodon.statuses.length;
+  const statusesAtKill = statusesOf(c).length;
   await c.nodes[VICTIM]!.kill("SIGKILL");
   return { statusesAtKill, victimInFlight };
 }
@@ -155,7 +162,7 @@ function expectPublishedOnce(c: Cluster, burst: Burst, posts: ListedPost[]): voi
     });
   }
   // The fake keeps one status per Idempotency-Key (`<post id>.0`): a re-sent create lands on it.
-  const statuses = c.mastodon.statuses;
+  const statuses = statusesOf(c);
   expect(statuses).toHaveLength(TOTAL);
   expect(new Set(statuses.map((s) => s.text)).size).toBe(TOTAL);
   const postOf = (key: string | null) => key?.replace(/\.0$/, "") ?? "";
@@ -187,8 +194,8 @@ function problemsIn(log: string): string[] {
 }
 
 function report(c: Cluster, burst: Burst, posts: ListedPost[], events: Events, killed: Killed, ms: number) {
-  const statuses = c.mastodon.statuses;
-  const creates = posted(c.mastodon, "/api/v1/statuses").length;
+  const statuses = statusesOf(c);
+  const creates = c.mastodons.reduce((n, fake) => n + posted(fake, "/api/v1/statuses").length, 0);
   const taken = posts.filter((p) => p.attempts.length > 1).length;
   const distinctEvents = [...events.byPost.values()].reduce((n, ids) => n + ids.size, 0);
   const rate = throughput(burst, posts);

@@ -88,6 +88,11 @@ export function definePostTables(
       b.index("posts_workspace_scheduled").on(t.workspaceId, t.scheduledAt, t.id),
       b.index("posts_due").on(t.state, t.nextActionAt),
       b.index("posts_destination").on(t.destinationId, t.publishedAt),
+      // The engine's claim: destinations with ready posts, each one's head in due order, and whether
+      // one of its posts is processing, each a seek (src/modules/publishing/repo.ts readyHeadsQuery).
+      b
+        .index("posts_destination_queue")
+        .on(t.state, t.destinationId, t.nextActionAt, t.id),
       // One draft per channel per group (the contract's group constraint), enforced by the database.
       b
         .uniqueIndex("posts_one_draft_per_group_channel")

@@ -34,6 +34,7 @@ import {
   nextDueAt,
   renewLeases,
   takeDue,
+  takeReadyHeads,
   updateLeasedPost,
 } from "./repo.ts";
 
@@ -319,16 +320,19 @@ export class PublishingEngine {
   }
 
   /**
-   * Claims due ready posts up to the concurrency limit, deferring those over their destination's
-   * pace. A slot freed while a pass runs starts another pass at once on PostgreSQL (passes skip each
-   * other's locked rows; a pass waits on round trips), up to MAX_PASSES; on SQLite, whose writes run
+   * Claims due ready posts up to the concurrency limit (one per destination, see `takeReadyHeads`),
+   * deferring those over their destination's pace. A slot freed while a pass runs starts another
+   * pass at once on PostgreSQL (passes skip each other's locked rows; a pass waits on round trips),
+   * up to MAX_PASSES; on SQLite, whose writes run
    * one at a time, the next pass starts when the one under way ends and takes every slot freed
    * meanwhile. A caller waits for the passes under way (runUntilIdle must see their claims).
    */
   private claimReady(now: number): Promise<void> {
     const room = this.freeSlots();
     if (room <= 0 || this.passes.size >= (isPostgres(this.h.db) ? MAX_PASSES : 1)) {
-      if (room > 0) this.claimAgain = true;
+      // Also when the passes under way hold every free slot: they may have read before what this
+      // call is about (an outcome that frees a destination's next post), so one more pass looks.
+      if (room > 0 || this.passes.size > 0) this.claimAgain = true;
       return Promise.allSettled([...this.passes]).then(() => {});
     }
     this.reserved += room;
@@ -364,7 +368,8 @@ export class PublishingEngine {
       const checks = await takeDue(tx, "awaiting-provider", now, room);
       const free: PostRow[] = [];
       const readyRoom = room - checks.length;
-      for (const post of readyRoom > 0 ? await takeDue(tx, "ready", now, readyRoom) : [])
+      // One publication per destination at a time, in due order: only heads of idle destinations.
+      for (const post of readyRoom > 0 ? await takeReadyHeads(tx, now, readyRoom) : [])
         (this.paced(post) ? paced : free).push(post);
       if (free.length === 0 && checks.length === 0) return [];
       // Read in this transaction (and locked on PostgreSQL): the attempt count is the current one.

@@ -98,6 +98,80 @@ export async function takeDue(tx: Db, state: DueState, now: number, limit: numbe
   );
 }
 
+/**
+ * Due ready posts to claim inside a write transaction, at most one per destination: each
+ * destination's head (its earliest ready post by `next_action_at`, then id; ids follow creation
+ * time), and only while none of its posts is `processing`, so a destination has one publication in
+ * flight at a time, across processes, and its posts go in due order. A destination with a post due
+ * but still `scheduled` waits for it to be promoted (a burst is promoted in batches, in several
+ * processes at once, and a later post of the destination may be ready first; a scheduled post's
+ * `next_action_at` is its scheduled time). Posts without a destination
+ * have no order to keep and come as they are due. Oldest due first, `limit` at most; on PostgreSQL
+ * locked, skipping rows another process is taking.
+ *
+ * An index lookup along `posts_destination_queue` (state, destination, due, id): the destinations
+ * with ready posts are walked one seek each (a recursive "next destination after this one"), and
+ * each one's head and its processing check are one seek more; the posts table is never scanned, so
+ * the cost follows the destinations with ready posts, not the posts.
+ *
+ * Two processes claiming at once on PostgreSQL (READ COMMITTED): each statement chooses heads from
+ * its own snapshot, in which a destination has at most one eligible post (its head, and only with
+ * nothing `processing`). Only the head can be taken, and only by one: the row lock goes to one
+ * claimer, the other skips the locked row (SKIP LOCKED), or, if the first has already committed, it
+ * locks the new row version and PostgreSQL re-checks the outer conditions on it: the post is no
+ * longer `ready`, so it is dropped. A stale snapshot can only hide a newer head (it still sees the
+ * older head as ready), never show a second one, so no destination gets two posts in flight.
+ */
+export function readyHeadsQuery(db: Db, now: unknown, limit: unknown) {
+  const { posts } = tablesOf(db);
+  const due = sql`(next_action_at IS NULL OR next_action_at <= ${now})`;
+  // Ids of the heads of destinations with nothing processing, and of due posts without a destination.
+  const candidates = sql`
+    WITH RECURSIVE waiting(destination_id) AS (
+      SELECT min(destination_id) FROM posts WHERE state = 'ready'
+      UNION ALL
+      SELECT (SELECT min(n.destination_id) FROM posts n WHERE n.state = 'ready' AND n.destination_id > w.destination_id)
+      FROM waiting w WHERE w.destination_id IS NOT NULL
+    )
+    SELECT (
+      SELECT h.id FROM posts h WHERE h.state = 'ready' AND h.destination_id = w.destination_id
+      ORDER BY h.next_action_at, h.id LIMIT 1
+    ) FROM waiting w
+    WHERE w.destination_id IS NOT NULL AND NOT EXISTS (
+      SELECT 1 FROM posts b WHERE b.state = 'processing' AND b.destination_id = w.destination_id
+    ) AND NOT EXISTS (
+      SELECT 1 FROM posts s WHERE s.state = 'scheduled' AND s.destination_id = w.destination_id
+      AND s.next_action_at <= ${now}
+    )
+    UNION ALL
+    SELECT id FROM (
+      SELECT u.id FROM posts u WHERE u.state = 'ready' AND u.destination_id IS NULL AND ${due}
+      ORDER BY u.next_action_at, u.id LIMIT ${limit}
+    ) unbound`;
+  // The outer conditions are the ones PostgreSQL re-checks on a row another claimer changed. Its
+  // state test is an expression (`|| ''`), so neither engine reads the outer rows along the state
+  // index (every due post of a burst) but by primary key from the few candidates.
+  return skipLocked(
+    db,
+    db
+      .select()
+      .from(posts)
+      .where(sql`${posts.state} || '' = 'ready' AND ${due} AND ${posts.id} IN (${candidates})`)
+      .orderBy(asc(posts.nextActionAt), asc(posts.id))
+      .limit(limit as number),
+  );
+}
+
+/** Claimable ready posts, one per destination at most (see `readyHeadsQuery`). */
+export async function takeReadyHeads(tx: Db, now: number, limit: number): Promise<PostRow[]> {
+  return runPrepared(
+    tx,
+    "engine_take_ready_heads",
+    (d) => readyHeadsQuery(d, sql.placeholder("now"), sql.placeholder("limit")),
+    { now, limit },
+  );
+}
+
 /** The earliest time after `now` at which a post in `state` comes due, or null (one index lookup). */
 export async function nextDueAt(db: Db, state: DueState, now: number): Promise<number | null> {
   const { posts } = tablesOf(db);

@@ -1,0 +1,1 @@
+CREATE INDEX `posts_destination_queue` ON `posts` (`state`,`destination_id`,`next_action_at`,`id`);
