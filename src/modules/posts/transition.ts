@@ -145,6 +145,11 @@ export interface PostMoveRequest {
   /** Engine runs: move only while this owner still holds the lease. */
   leasedBy?: string;
   /**
+   * `post` was read in this transaction, locked (PostgreSQL's FOR UPDATE, or SQLite's write
+   * transaction): it is the row as it is, and is not read again (the engine's claim).
+   */
+  current?: boolean;
+  /**
    * Give back an X reservation and take it again for the new time even within one month, so the
    * monthly limit is checked again (reschedule). Otherwise a held reservation moves only when the
    * month changes.
@@ -189,7 +194,7 @@ export async function transitionPosts(args: {
   const results: (PostRow | null)[] = [];
   for (const m of moves) results.push(await applyMove(m));
   async function applyMove(m: PostMoveRequest): Promise<PostRow | null> {
-    const before = await findPostById(tx, m.post.id);
+    const before = m.current ? m.post : await findPostById(tx, m.post.id);
     const expected: PostExpectation = { state: m.post.state, leasedBy: m.leasedBy };
     if (!before || before.state !== expected.state) return null;
     if (m.leasedBy !== undefined && before.leaseOwner !== m.leasedBy) return null;

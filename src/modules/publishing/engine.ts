@@ -14,6 +14,7 @@ import {
   listDueReady,
   listExpiredLeases,
   listReceipts,
+  type AttemptRow,
   type PostRow,
 } from "../posts/repo.ts";
 import type { PostState } from "../posts/states.ts";
@@ -29,7 +30,7 @@ import { sealPending, unconfirmedItem } from "./pending.ts";
 import { publishClaimedPost, type ClaimedPost } from "./publish-post.ts";
 import {
   findDestinationRow,
-  insertAttemptRow,
+  insertAttemptRows,
   listPreparing,
   nextDueAt,
   renewLeases,
@@ -369,10 +370,11 @@ export class PublishingEngine {
       if (free.length === 0 && checks.length === 0) return [];
       // Read in this transaction (and locked on PostgreSQL): the attempt count is the current one.
       const moves = [
-        ...checks.map((post) => ({ post, to: "processing" as const, lease: this.lease(now) })),
+        ...checks.map((post) => ({ post, to: "processing" as const, lease: this.lease(now), current: true })),
         ...free.map((post) => ({
           post,
           to: "processing" as const,
+          current: true,
           lease: this.lease(now),
           changes: { attemptCount: post.attemptCount + 1 },
         })),
@@ -454,7 +456,17 @@ export class PublishingEngine {
    * for recovery to read.
    */
   private async startAttempts(tx: Db, claimed: PostRow[], now: number): Promise<ClaimedPost[]> {
+    if (claimed.length === 0) return [];
+    // The receipts of every claimed post in one read: from the claim on, only this run adds any.
+    const receipts = Map.groupBy(
+      await listReceipts(
+        tx,
+        claimed.map((p) => p.id),
+      ),
+      (r) => r.postId,
+    );
     const runs: ClaimedPost[] = [];
+    const rows: AttemptRow[] = [];
     for (const post of claimed) {
       const idempotent = this.h.providers.adapter(post.channel as never)?.idempotentCreate ?? true;
       const attempt = {
@@ -469,9 +481,10 @@ export class PublishingEngine {
         error: null,
         provider: null,
       };
-      await insertAttemptRow(tx, attempt);
-      runs.push({ post, attemptId: attempt.id });
+      rows.push(attempt);
+      runs.push({ post, attemptId: attempt.id, receipts: receipts.get(post.id) ?? [] });
     }
+    await insertAttemptRows(tx, rows);
     return runs;
   }
 

@@ -99,6 +99,8 @@ async function mediaFor(h: Herald, post: PostRow, itemIndex: number): Promise<Me
 export interface ClaimedPost {
   post: PostRow;
   attemptId: string;
+  /** The post's receipts, when the claim read them (otherwise the run reads them). */
+  receipts?: ReceiptRow[];
 }
 
 /**
@@ -158,7 +160,7 @@ async function sendItems(
     return destinationUnavailable(post, !adapter);
   if (destination.unavailableReason) return reauthorizationNeeded();
 
-  const receipts = await listReceipts(h.db, [postId]);
+  const receipts = claimed.receipts ?? (await listReceipts(h.db, [postId]));
   let root: PublishedItem | null = receipts[0] ? receiptAsItem(receipts[0]) : null;
   let parent: PublishedItem | null = receipts.length ? receiptAsItem(receipts[receipts.length - 1]!) : null;
   let current = destination;

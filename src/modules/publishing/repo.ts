@@ -154,10 +154,15 @@ function jsonValue(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }
 
-/** Stores an attempt (written in the claim's transaction, before the provider is called). */
-export async function insertAttemptRow(db: Db, row: AttemptRow): Promise<void> {
+/**
+ * Stores the attempts of one claim (written in its transaction, before any provider is called): one
+ * statement for all of them (one prepared insert for the usual single one).
+ */
+export async function insertAttemptRows(db: Db, rows: AttemptRow[]): Promise<void> {
   const { attempts } = tablesOf(db);
-  await insertRow(db, attempts, row);
+  if (rows.length === 0) return;
+  if (rows.length === 1) await insertRow(db, attempts, rows[0]!);
+  else await db.insert(attempts).values(rows);
 }
 
 /** Records how an attempt ended. */
