@@ -457,14 +457,17 @@ export class PublishingEngine {
    */
   private async startAttempts(tx: Db, claimed: PostRow[], now: number): Promise<ClaimedPost[]> {
     if (claimed.length === 0) return [];
-    // The receipts of every claimed post in one read: from the claim on, only this run adds any.
-    const receipts = Map.groupBy(
-      await listReceipts(
-        tx,
-        claimed.map((p) => p.id),
-      ),
-      (r) => r.postId,
-    );
+    // On PostgreSQL the receipts of every claimed post in one read (from the claim on, only this run
+    // adds any); on SQLite each run reads its own with a prepared query, cheaper than building one.
+    const receipts = isPostgres(tx)
+      ? Map.groupBy(
+          await listReceipts(
+            tx,
+            claimed.map((p) => p.id),
+          ),
+          (r) => r.postId,
+        )
+      : null;
     const runs: ClaimedPost[] = [];
     const rows: AttemptRow[] = [];
     for (const post of claimed) {
@@ -482,7 +485,11 @@ export class PublishingEngine {
         provider: null,
       };
       rows.push(attempt);
-      runs.push({ post, attemptId: attempt.id, receipts: receipts.get(post.id) ?? [] });
+      runs.push({
+        post,
+        attemptId: attempt.id,
+        receipts: receipts ? (receipts.get(post.id) ?? []) : undefined,
+      });
     }
     await insertAttemptRows(tx, rows);
     return runs;

@@ -2,7 +2,7 @@ import { and, asc, eq, gt, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import { skipLocked } from "../../db/dialect.ts";
 import type { Db } from "../../db/open.ts";
 import { insertRow, runPostgresText, runPrepared } from "../../db/prepared.ts";
-import { firstRow } from "../../db/engine.ts";
+import { firstRow, isPostgres } from "../../db/engine.ts";
 import { tablesOf } from "../../db/tables.ts";
 import type { DestinationRow } from "../destinations/repo.ts";
 import type { AttemptRow, PostEdit, PostRow, ReceiptRow } from "../posts/repo.ts";
@@ -155,14 +155,14 @@ function jsonValue(value: unknown): string | null {
 }
 
 /**
- * Stores the attempts of one claim (written in its transaction, before any provider is called): one
- * statement for all of them (one prepared insert for the usual single one).
+ * Stores the attempts of one claim (written in its transaction, before any provider is called): on
+ * PostgreSQL one statement for all of them; on SQLite, and for a single one, the prepared insert per
+ * row (cheaper there than building a statement of many rows).
  */
 export async function insertAttemptRows(db: Db, rows: AttemptRow[]): Promise<void> {
   const { attempts } = tablesOf(db);
-  if (rows.length === 0) return;
-  if (rows.length === 1) await insertRow(db, attempts, rows[0]!);
-  else await db.insert(attempts).values(rows);
+  if (rows.length > 1 && isPostgres(db)) await db.insert(attempts).values(rows);
+  else for (const row of rows) await insertRow(db, attempts, row);
 }
 
 /** Records how an attempt ended. */
