@@ -10,6 +10,7 @@ import { countAll } from "../src/db/dialect.ts";
 import { tablesOf } from "../src/db/tables.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { formatSummary, repeatRuns, ROUNDS, summarize } from "./method.ts";
+import { recordTarget } from "./targets.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
 import { openHerald, startServer, type RunningServer } from "../src/server.ts";
 import { startMastodonFake, type MastodonFake } from "../test/fakes/mastodon.ts";
@@ -126,9 +127,14 @@ interface BacklogRun {
 /**
  * `total` posts due at once (created with `when: now` while the scheduler is stopped): time from
  * starting the scheduler until all are published. The process's CPU time over the same span is
- * kept too: on a shared machine it varies less than the wall time.
+ * kept too: on a shared machine it varies less than the wall time. `beforeStart` runs once the posts
+ * are created (a statement count resets its counters there).
  */
-export async function backlog(env: Record<string, string>, total: number): Promise<BacklogRun> {
+export async function backlog(
+  env: Record<string, string>,
+  total: number,
+  beforeStart: () => Promise<void> = async () => {},
+): Promise<BacklogRun> {
   const w = await startWorld(env);
   try {
     for (let i = 0; i < total / 100; i++)
@@ -138,6 +144,7 @@ export async function backlog(env: Record<string, string>, total: number): Promi
         Array.from({ length: 100 }, (_, k) => `backlog ${i * 100 + k}`),
         `b${i}`,
       );
+    await beforeStart();
     const started = performance.now();
     const cpu = process.cpuUsage();
     w.server.scheduler.start();
@@ -217,8 +224,21 @@ export async function engineBenchmark(env: Record<string, string> = {}, label = 
   );
   const p50 = summarize(lateness.map((r) => r.p50));
   const max = summarize(lateness.map((r) => r.max));
-  const met = (ok: boolean) => (ok ? "met" : "missed");
   const perSecond = summarize(measured.map((r) => BACKLOG / r.seconds));
+  const backlogVerdict = recordTarget({
+    measure: `${BACKLOG.toLocaleString("en-US")} posts due at once, instant network`,
+    engine: label,
+    figure: `${formatSummary(seconds, 1)} s`,
+    target: `≤ ${BACKLOG_TARGET_S} s`,
+    met: seconds.median <= BACKLOG_TARGET_S,
+  });
+  const latenessVerdict = recordTarget({
+    measure: `Lateness at ${RATE} due posts/s, p99`,
+    engine: label,
+    figure: `${formatSummary(p99)} ms`,
+    target: `≤ ${P99_TARGET_MS / 1000} s`,
+    met: p99.median <= P99_TARGET_MS,
+  });
   return [
     `## Publishing engine (${label})`,
     "",
@@ -236,9 +256,9 @@ export async function engineBenchmark(env: Record<string, string> = {}, label = 
     "| Measure | Result | Target | |",
     "|---|---|---|---|",
     `| ${BACKLOG.toLocaleString("en-US")} posts due at once, all published | ${formatSummary(seconds, 1)} s ` +
-      `(${formatSummary(perSecond)} posts/s) | ≤ ${BACKLOG_TARGET_S} s | ${met(seconds.median <= BACKLOG_TARGET_S)} |`,
+      `(${formatSummary(perSecond)} posts/s) | ≤ ${BACKLOG_TARGET_S} s | ${backlogVerdict} |`,
     `| CPU per published post (backlog) | ${formatSummary(cpuMsPerPost, 2)} ms | — | |`,
-    `| Lateness at ${RATE} due posts/s, p99 | ${formatSummary(p99)} ms | ≤ ${P99_TARGET_MS} ms | ${met(p99.median <= P99_TARGET_MS)} |`,
+    `| Lateness at ${RATE} due posts/s, p99 | ${formatSummary(p99)} ms | ≤ ${P99_TARGET_MS} ms | ${latenessVerdict} |`,
     `| Lateness at ${RATE} due posts/s, p50 / max | ${formatSummary(p50)} ms / ${formatSummary(max)} ms | — | |`,
   ].join("\n");
 }

@@ -107,6 +107,17 @@ function onConnectionOf(query: PostgresPrepared): Run {
 }
 
 /**
+ * A fixed PostgreSQL statement text with positional parameters (`$1`…), run on the connection of
+ * `db`'s open transaction or the pool's: for the few statements the query builder cannot express
+ * (one data-modifying CTE writing several tables). Rows come back as the driver gives them.
+ */
+export async function runPostgresText(db: Db, text: string, params: unknown[]): Promise<unknown[]> {
+  const handle = activeHandle(db);
+  if (!isPostgres(handle)) throw new Error("runPostgresText runs on PostgreSQL only");
+  return clientOf(handle).unsafe(text, params);
+}
+
+/**
  * For a SQLite select of plain columns: rows mapped by a loop over the columns' decoders. drizzle's
  * general mapper (nested paths, joins, type checks on every value) costs more than the lookup itself
  * on the hot reads. Null when the select has anything else (joins, SQL expressions).

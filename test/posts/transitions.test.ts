@@ -24,6 +24,7 @@ import {
   postMovesDiagram,
   PostMoveRefused,
   transitionPost,
+  transitionPosts,
   type PostMoveRequest,
 } from "../../src/modules/posts/transition.ts";
 import { findXUsage } from "../../src/modules/posts/repo-x-usage.ts";
@@ -262,6 +263,33 @@ describe("bookkeeping", () => {
       inTransaction(s.herald.db, (tx) => editPostIfStill(tx, post.id, { state }, { headline }));
     expect(await edit("scheduled", "no")).toBe(false);
     expect(await edit("ready", "yes")).toBe(true);
+  });
+
+  test("a claim of several posts (one UPDATE on PostgreSQL) takes each only if still in its state", async () => {
+    const ready = await stored("ready", { deferredReason: "provider_rate_limit", deferredUntil: NOW });
+    const checked = await stored("awaiting-provider", { attemptCount: 1 });
+    const movedOn = await stored("ready");
+    await move({ post: movedOn, to: "cancelled" }); // the caller's copy still says ready
+    const lease = { owner: "proc_c", until: NOW + 60_000 };
+    const moves: PostMoveRequest[] = [
+      { post: ready, to: "processing", lease, current: true, changes: { attemptCount: 1 } },
+      { post: movedOn, to: "processing", lease, current: true, changes: { attemptCount: 1 } },
+      { post: checked, to: "processing", lease, current: true },
+    ];
+    const after = await inTransaction(s.herald.db, (tx) =>
+      transitionPosts({ tx, now: NOW, xLimit: X_MONTHLY_LIMIT, moves }),
+    );
+    expect(after.map((p) => p && [p.id, p.state, p.attemptCount, p.leaseOwner, p.version])).toEqual([
+      [ready.id, "processing", 1, "proc_c", 2],
+      null,
+      [checked.id, "processing", 1, "proc_c", 2],
+    ]);
+    expect(await current(ready.id)).toMatchObject({ deferredReason: null, deferredUntil: null });
+    expect(await current(movedOn.id)).toMatchObject({
+      state: "cancelled",
+      leaseOwner: null,
+      attemptCount: 0,
+    });
   });
 
   test("a deferral lives only on a post entering ready", async () => {

@@ -208,6 +208,55 @@ export async function updatePostIfStill(
   return rows[0] ?? null;
 }
 
+/** One post of a batched claim: its id, the state it is expected in and its attempt count after. */
+export interface LockedClaim {
+  id: string;
+  from: string;
+  attemptCount: number;
+}
+
+/**
+ * PostgreSQL: several posts this transaction read locked enter `processing` with one lease, in one
+ * UPDATE (each only while still in its expected state; version bumped, deferral cleared, attempt
+ * count set). The rows after, in no particular order; a post that moved on is absent.
+ */
+export async function claimLockedPosts(
+  tx: Db,
+  claims: LockedClaim[],
+  lease: { owner: string; until: number },
+  now: number,
+): Promise<PostRow[]> {
+  const { posts } = tablesOf(tx);
+  return runPrepared(
+    tx,
+    "post_claim_locked",
+    (d) =>
+      d
+        .update(posts)
+        .set({
+          state: "processing",
+          leaseOwner: sql`${sql.placeholder("owner")}`,
+          leaseExpiresAt: sql`${sql.placeholder("until")}`,
+          deferredReason: null,
+          deferredUntil: null,
+          updatedAt: sql`${sql.placeholder("now")}`,
+          attemptCount: sql`claim.attempt_count`,
+          version: sql`${posts.version} + 1`,
+        })
+        .from(
+          sql`json_to_recordset(${sql.placeholder("claims")}::text::json) AS claim(id text, "from" text, attempt_count bigint)`,
+        )
+        .where(and(eq(posts.id, sql`claim.id`), eq(posts.state, sql`claim."from"`)))
+        .returning(),
+    {
+      claims: JSON.stringify(claims.map((c) => ({ id: c.id, from: c.from, attempt_count: c.attemptCount }))),
+      owner: lease.owner,
+      until: lease.until,
+      now,
+    },
+  );
+}
+
 /** Removes a draft. */
 export async function deletePostRow(db: Db, id: string): Promise<void> {
   const { posts } = tablesOf(db);

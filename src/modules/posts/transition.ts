@@ -5,7 +5,9 @@ import type { Db } from "../../db/open.ts";
 import { ProblemError, type FieldError } from "../../core/problem.ts";
 import { insertPostAnalytics } from "../analytics/repo.ts";
 import { recordPostEvent } from "./events.ts";
+import { isPostgres } from "../../db/engine.ts";
 import {
+  claimLockedPosts,
   findPostById,
   insertPost,
   updatePostIfStill,
@@ -145,6 +147,11 @@ export interface PostMoveRequest {
   /** Engine runs: move only while this owner still holds the lease. */
   leasedBy?: string;
   /**
+   * `post` was read in this transaction, locked (PostgreSQL's FOR UPDATE, or SQLite's write
+   * transaction): it is the row as it is, and is not read again (the engine's claim).
+   */
+  current?: boolean;
+  /**
    * Give back an X reservation and take it again for the new time even within one month, so the
    * monthly limit is checked again (reschedule). Otherwise a held reservation moves only when the
    * month changes.
@@ -185,11 +192,13 @@ export async function transitionPosts(args: {
   const releases: string[] = [];
   const consumes: string[] = [];
   const reserves = new Map<string, { workspaceId: string; month: string; count: number }>();
-  // One move at a time, in order: moves of one call may touch the same rows and counters.
   const results: (PostRow | null)[] = [];
-  for (const m of moves) results.push(await applyMove(m));
+  const claimed = isPostgres(tx) && moves.length > 1 ? await claimInOneUpdate(tx, moves, now) : null;
+  if (claimed) for (const [i, m] of moves.entries()) results.push(bookkeep(m, m.post, claimed[i]!));
+  // Otherwise one move at a time, in order: moves of one call may touch the same rows and counters.
+  else for (const m of moves) results.push(await applyMove(m));
   async function applyMove(m: PostMoveRequest): Promise<PostRow | null> {
-    const before = await findPostById(tx, m.post.id);
+    const before = m.current ? m.post : await findPostById(tx, m.post.id);
     const expected: PostExpectation = { state: m.post.state, leasedBy: m.leasedBy };
     if (!before || before.state !== expected.state) return null;
     if (m.leasedBy !== undefined && before.leaseOwner !== m.leasedBy) return null;
@@ -203,6 +212,10 @@ export async function transitionPosts(args: {
       deferredUntil: intoReady ? (m.changes?.deferredUntil ?? null) : null,
       updatedAt: now,
     });
+    return bookkeep(m, before, after);
+  }
+  /** The X usage a move releases, consumes or reserves (written after every move). */
+  function bookkeep(m: PostMoveRequest, before: PostRow, after: PostRow | null): PostRow | null {
     if (!after) return null;
     const was = reservedMonth(before);
     const will = reservedMonth(after);
@@ -227,6 +240,37 @@ export async function transitionPosts(args: {
     if (!moves[i]!.quiet) await recordPostEvent(tx, after, now);
   }
   return results;
+}
+
+/**
+ * The engine's claim on PostgreSQL: moves that all take locked rows this transaction read
+ * (`current`) into `processing` with one lease, changing nothing but the attempt count, in one
+ * UPDATE instead of one per post. Each post's row after (null if it moved on, as `applyMove`);
+ * null when the moves are anything else.
+ */
+async function claimInOneUpdate(
+  tx: Db,
+  moves: PostMoveRequest[],
+  now: number,
+): Promise<(PostRow | null)[] | null> {
+  const lease = moves[0]!.lease;
+  const claim = (m: PostMoveRequest) =>
+    m.current === true &&
+    m.to === "processing" &&
+    m.lease?.owner === lease?.owner &&
+    m.lease?.until === lease?.until &&
+    m.leasedBy === undefined &&
+    m.reReserve === undefined &&
+    Object.keys(m.changes ?? {}).every((k) => k === "attemptCount");
+  if (!lease || !moves.every(claim) || new Set(moves.map((m) => m.post.id)).size !== moves.length)
+    return null;
+  const claims = moves.map((m) => ({
+    id: m.post.id,
+    from: m.post.state,
+    attemptCount: m.changes?.attemptCount ?? m.post.attemptCount,
+  }));
+  const after = new Map((await claimLockedPosts(tx, claims, lease, now)).map((row) => [row.id, row]));
+  return moves.map((m) => after.get(m.post.id) ?? null);
 }
 
 function splitKey(key: string): [string, string] {

@@ -14,6 +14,7 @@ import {
   listDueReady,
   listExpiredLeases,
   listReceipts,
+  type AttemptRow,
   type PostRow,
 } from "../posts/repo.ts";
 import type { PostState } from "../posts/states.ts";
@@ -29,7 +30,7 @@ import { sealPending, unconfirmedItem } from "./pending.ts";
 import { publishClaimedPost, type ClaimedPost } from "./publish-post.ts";
 import {
   findDestinationRow,
-  insertAttemptRow,
+  insertAttemptRows,
   listPreparing,
   nextDueAt,
   renewLeases,
@@ -374,10 +375,11 @@ export class PublishingEngine {
       if (free.length === 0 && checks.length === 0) return [];
       // Read in this transaction (and locked on PostgreSQL): the attempt count is the current one.
       const moves = [
-        ...checks.map((post) => ({ post, to: "processing" as const, lease: this.lease(now) })),
+        ...checks.map((post) => ({ post, to: "processing" as const, lease: this.lease(now), current: true })),
         ...free.map((post) => ({
           post,
           to: "processing" as const,
+          current: true,
           lease: this.lease(now),
           changes: { attemptCount: post.attemptCount + 1 },
         })),
@@ -459,7 +461,20 @@ export class PublishingEngine {
    * for recovery to read.
    */
   private async startAttempts(tx: Db, claimed: PostRow[], now: number): Promise<ClaimedPost[]> {
+    if (claimed.length === 0) return [];
+    // On PostgreSQL the receipts of every claimed post in one read (from the claim on, only this run
+    // adds any); on SQLite each run reads its own with a prepared query, cheaper than building one.
+    const receipts = isPostgres(tx)
+      ? Map.groupBy(
+          await listReceipts(
+            tx,
+            claimed.map((p) => p.id),
+          ),
+          (r) => r.postId,
+        )
+      : null;
     const runs: ClaimedPost[] = [];
+    const rows: AttemptRow[] = [];
     for (const post of claimed) {
       const idempotent = this.h.providers.adapter(post.channel as never)?.idempotentCreate ?? true;
       const attempt = {
@@ -474,9 +489,14 @@ export class PublishingEngine {
         error: null,
         provider: null,
       };
-      await insertAttemptRow(tx, attempt);
-      runs.push({ post, attemptId: attempt.id });
+      rows.push(attempt);
+      runs.push({
+        post,
+        attemptId: attempt.id,
+        receipts: receipts ? (receipts.get(post.id) ?? []) : undefined,
+      });
     }
+    await insertAttemptRows(tx, rows);
     return runs;
   }
 

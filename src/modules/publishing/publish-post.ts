@@ -1,5 +1,8 @@
 import { markDestinationForReauthorization } from "../chat/events.ts";
-import { xMonthlyLimit } from "../posts/x-usage.ts";
+import { isMetered, xMonthlyLimit } from "../posts/x-usage.ts";
+import { isPostgres } from "../../db/engine.ts";
+import { eventPostSummary } from "../posts/present.ts";
+import { wakeWebhooks } from "../webhooks/wake.ts";
 import { newId } from "../../db/ids.ts";
 import { inGuardedTransaction, inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
@@ -31,7 +34,13 @@ import {
 import { refreshDestination } from "./refresh.ts";
 import { observeLateness, observePublishAttempt } from "../metrics/metrics.ts";
 import { openPending, sealPending, unconfirmedItem } from "./pending.ts";
-import { finishAttemptRow, holdLease, insertReceiptRow, updateLeasedPost } from "./repo.ts";
+import {
+  finishAttemptRow,
+  holdLease,
+  insertReceiptRow,
+  updateLeasedPost,
+  writePublishedOutcome,
+} from "./repo.ts";
 
 /** Credentials this close to their `expiresAt` are renewed before a publish instead of after a 401. */
 const RENEW_BEFORE_USE_MS = 60_000;
@@ -90,6 +99,8 @@ async function mediaFor(h: Herald, post: PostRow, itemIndex: number): Promise<Me
 export interface ClaimedPost {
   post: PostRow;
   attemptId: string;
+  /** The post's receipts, when the claim read them (otherwise the run reads them). */
+  receipts?: ReceiptRow[];
 }
 
 /**
@@ -120,7 +131,9 @@ export async function publishClaimedPost(
   const receipt = "kind" in result ? undefined : result.receipt;
   const now = h.clock.now();
   try {
-    await writeOutcome(h, owner, post, attemptId, outcome, now, receipt);
+    if (outcome.kind === "published" && !("kind" in result) && publishedInOneStatement(h, post))
+      await writePublished(h, owner, claimed, outcome, now, result);
+    else await writeOutcome(h, owner, post, attemptId, outcome, now, receipt);
     observePublishAttempt(h, post.channel, outcome.kind);
   } catch (error) {
     if (!(error instanceof LeaseLost)) throw error;
@@ -137,7 +150,7 @@ async function sendItems(
   owner: string,
   claimed: ClaimedPost,
   destinationOf: (id: string) => Promise<DestinationRow | undefined>,
-): Promise<Outcome | { outcome: Outcome; receipt: ReceiptRow } | null> {
+): Promise<Outcome | Sent | null> {
   const { post } = claimed;
   const postId = post.id;
   const destination = post.destinationId ? await destinationOf(post.destinationId) : undefined;
@@ -147,7 +160,7 @@ async function sendItems(
     return destinationUnavailable(post, !adapter);
   if (destination.unavailableReason) return reauthorizationNeeded();
 
-  const receipts = await listReceipts(h.db, [postId]);
+  const receipts = claimed.receipts ?? (await listReceipts(h.db, [postId]));
   let root: PublishedItem | null = receipts[0] ? receiptAsItem(receipts[0]) : null;
   let parent: PublishedItem | null = receipts.length ? receiptAsItem(receipts[receipts.length - 1]!) : null;
   let current = destination;
@@ -155,6 +168,8 @@ async function sendItems(
   // A pending item of an earlier run is checked, never sent again (its index is the first unsent one).
   let pending =
     post.providerPending?.item_index === receipts.length ? openPending(h, post.providerPending) : null;
+  // Every receipt the post has (this run holds the lease: no other run adds one meanwhile).
+  const known = [...receipts];
   if (expiresSoon(h, current)) {
     const renewed = await renewCredentials(h, owner, current);
     if (renewed instanceof ProviderError) return failWith(post, destination, renewed, h.clock.now());
@@ -211,17 +226,26 @@ async function sendItems(
     const receipt = receiptOf(postId, index, published, now);
     const provider = providerOf(published.provider);
     // The last item's receipt is written with the outcome (one transaction fewer per post).
-    if (index === post.body.length - 1) return { outcome: { kind: "published", provider }, receipt };
+    if (index === post.body.length - 1)
+      return { outcome: { kind: "published", provider }, receipt, receipts: [...known, receipt] };
     if (!(await storeReceipt(h, owner, receipt, pending !== null, now))) {
       leaseLost(h, postId, index);
       return null;
     }
+    known.push(receipt);
     pending = null;
     root ??= published;
     parent = published;
   }
   // Every item had its receipt already (a run that died after its last receipt).
-  return { kind: "published", provider: null };
+  return { outcome: { kind: "published", provider: null }, receipts: known };
+}
+
+/** What sending every item gave: the outcome, the last receipt when sent in this run, all the post's receipts. */
+interface Sent {
+  outcome: Outcome;
+  receipt?: ReceiptRow;
+  receipts: ReceiptRow[];
 }
 
 /** The post cannot go out: its destination was disconnected, or this Herald has no adapter for it. */
@@ -531,6 +555,50 @@ function leaseLost(h: Herald, postId: string, itemIndex: number): void {
     post_id: postId,
     item_index: itemIndex,
   });
+}
+
+/**
+ * Whether a published outcome is written in one statement (`writePublishedOutcome`): on PostgreSQL,
+ * where each statement is a round trip, for a post whose channel has no monthly usage to consume.
+ * SQLite, whose statements cost microseconds, keeps the transaction of `writeOutcome`.
+ */
+function publishedInOneStatement(h: Herald, post: PostRow): boolean {
+  return isPostgres(h.db) && !isMetered(post.channel);
+}
+
+/**
+ * A published outcome in one statement: the same rows `writeOutcome` writes (post, last receipt,
+ * attempt, analytics, event), all only while the lease is this run's. The event's summary is made
+ * here from the post as claimed: the fields it shows (text, time, destination) do not change while
+ * the post is processing, and the receipts are the ones this run holds the lease over.
+ */
+async function writePublished(
+  h: Herald,
+  owner: string,
+  claimed: ClaimedPost,
+  outcome: Extract<Outcome, { kind: "published" }>,
+  now: number,
+  sent: Sent,
+): Promise<void> {
+  const { post, attemptId } = claimed;
+  const { changes } = outcomeChanges(h, outcome, now);
+  const after: PostRow = { ...post, ...changes, state: "published", leaseOwner: null, leaseExpiresAt: null };
+  const event = { id: newId("evt"), payload: eventPostSummary(after, sent.receipts) };
+  const receipt = sent.receipt;
+  const wrote = await writePublishedOutcome(h.db, {
+    postId: post.id,
+    owner,
+    attemptId,
+    now,
+    receipt,
+    provider: outcome.provider,
+    event,
+  });
+  if (!wrote) {
+    if (receipt) throw new LeaseLost();
+    return;
+  }
+  wakeWebhooks(h.db);
 }
 
 async function writeOutcome(

@@ -1,12 +1,13 @@
 import { and, asc, eq, gt, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import { skipLocked } from "../../db/dialect.ts";
 import type { Db } from "../../db/open.ts";
-import { insertRow, runPrepared } from "../../db/prepared.ts";
-import { firstRow } from "../../db/engine.ts";
+import { insertRow, runPostgresText, runPrepared } from "../../db/prepared.ts";
+import { firstRow, isPostgres } from "../../db/engine.ts";
 import { tablesOf } from "../../db/tables.ts";
 import type { DestinationRow } from "../destinations/repo.ts";
 import type { AttemptRow, PostEdit, PostRow, ReceiptRow } from "../posts/repo.ts";
 import { editPostIfStill } from "../posts/transition.ts";
+import { FIRST_REFRESH_DELAY_MS, zeroMetrics } from "../analytics/cadence.ts";
 
 // The engine's hot queries run once or twice per published post: prepared (built once per handle),
 // since building drizzle SQL costs more than SQLite takes to run them.
@@ -227,10 +228,15 @@ function jsonValue(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }
 
-/** Stores an attempt (written in the claim's transaction, before the provider is called). */
-export async function insertAttemptRow(db: Db, row: AttemptRow): Promise<void> {
+/**
+ * Stores the attempts of one claim (written in its transaction, before any provider is called): on
+ * PostgreSQL one statement for all of them; on SQLite, and for a single one, the prepared insert per
+ * row (cheaper there than building a statement of many rows).
+ */
+export async function insertAttemptRows(db: Db, rows: AttemptRow[]): Promise<void> {
   const { attempts } = tablesOf(db);
-  await insertRow(db, attempts, row);
+  if (rows.length > 1 && isPostgres(db)) await db.insert(attempts).values(rows);
+  else for (const row of rows) await insertRow(db, attempts, row);
 }
 
 /** Records how an attempt ended. */
@@ -263,3 +269,85 @@ export async function insertReceiptRow(db: Db, row: ReceiptRow): Promise<void> {
   const { receipts } = tablesOf(db);
   await insertRow(db, receipts, row);
 }
+
+/** Everything a published post's outcome writes (see `writePublishedOutcome`). */
+export interface PublishedOutcome {
+  postId: string;
+  /** The lease owner the post must still have: otherwise nothing is written. */
+  owner: string;
+  attemptId: string;
+  now: number;
+  /** The last item's receipt, when it was sent in this run. */
+  receipt: ReceiptRow | undefined;
+  /** The attempt log's provider details of the last call. */
+  provider: Record<string, unknown> | null;
+  /** The `post.published` event: its id and payload (the post summary after the move). */
+  event: { id: string; payload: Record<string, unknown> };
+}
+
+/**
+ * On PostgreSQL, a published post's whole outcome in one statement (its own transaction): the post
+ * moves from `processing` to `published` only while `owner` holds its lease, and the last receipt,
+ * the attempt's end, the analytics row and the outbox event are written from that update's row, so
+ * either all of them are written or (lease lost, post moved on, any of them failing) none. The same
+ * writes as `transitionPost` to `published` plus `finishAttemptRow`, for a post whose channel has no
+ * monthly usage to consume; ten round trips become one. False when the lease was lost.
+ */
+export async function writePublishedOutcome(db: Db, o: PublishedOutcome): Promise<boolean> {
+  const params: unknown[] = [
+    o.now,
+    o.postId,
+    o.owner,
+    jsonValue(o.provider),
+    o.attemptId,
+    JSON.stringify(zeroMetrics()),
+    o.now + FIRST_REFRESH_DELAY_MS,
+    o.event.id,
+    JSON.stringify(o.event.payload),
+  ];
+  const r = o.receipt;
+  if (r)
+    params.push(
+      r.id,
+      r.itemIndex,
+      r.providerObjectId,
+      r.url,
+      JSON.stringify(r.extra),
+      r.state,
+      r.publishedAt,
+    );
+  const rows = await runPostgresText(db, r ? PUBLISHED_WITH_RECEIPT : PUBLISHED_ALONE, params);
+  return rows.length === 1;
+}
+
+// Every write after `moved` selects from it: a post whose lease was lost (no row) writes nothing.
+// Parameters in a select list are cast (PostgreSQL would otherwise take them as text).
+const PUBLISHED = `WITH moved AS (
+  UPDATE posts SET state = 'published', version = version + 1, published_at = $1, next_action_at = NULL,
+    last_error = NULL, retry_safety = 'safe', provider_pending = NULL, lease_owner = NULL,
+    lease_expires_at = NULL, deferred_reason = NULL, deferred_until = NULL, updated_at = $1
+  WHERE id = $2 AND state = 'processing' AND lease_owner = $3
+  RETURNING id, workspace_id, group_key, channel, destination_id
+), attempt AS (
+  UPDATE attempts SET status = 'succeeded', finished_at = $1, retry_safety = 'safe', error = NULL,
+    provider = $4::text
+  WHERE id = $5 AND post_id IN (SELECT id FROM moved)
+), analytics AS (
+  INSERT INTO post_analytics (post_id, workspace_id, group_key, channel, destination_id, published_at, state,
+    metrics, offered, fetched_at, provider_as_of, next_refresh_at, last_error, lease_owner, lease_expires_at)
+  SELECT id, workspace_id, group_key, channel, destination_id, $1::bigint, 'pending', $6::text, '[]', NULL, NULL,
+    $7::bigint, NULL, NULL, NULL FROM moved
+  ON CONFLICT DO NOTHING
+), event AS (
+  INSERT INTO events_outbox (id, workspace_id, type, post_id, destination_id, payload, created_at)
+  SELECT $8::text, workspace_id, 'post.published', id, destination_id, $9::text, $1::bigint FROM moved
+)`;
+
+const PUBLISHED_ALONE = `${PUBLISHED}
+SELECT id FROM moved`;
+
+const PUBLISHED_WITH_RECEIPT = `${PUBLISHED}, receipt AS (
+  INSERT INTO receipts (id, post_id, item_index, provider_object_id, url, extra, state, published_at)
+  SELECT $10::text, id, $11::bigint, $12::text, $13::text, $14::text, $15::text, $16::bigint FROM moved
+)
+SELECT id FROM moved`;
