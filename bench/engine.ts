@@ -1,5 +1,5 @@
 // Engine benchmark: throughput with 10,000 posts due at once, and lateness at a steady 100 due
-// posts a second, against an instant local Mastodon fake. Run through `npm run bench`, or alone:
+// posts a second, against instant local Mastodon fakes (100 destinations: bench/destinations.ts). Run through `npm run bench`, or alone:
 // `bun bench/engine.ts` (SQLite), with HERALD_DATABASE_URL set for PostgreSQL.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,22 +13,26 @@ import { formatSummary, repeatRuns, ROUNDS, summarize } from "./method.ts";
 import { recordTarget } from "./targets.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
 import { openHerald, startServer, type RunningServer } from "../src/server.ts";
-import { startMastodonFake, type MastodonFake } from "../test/fakes/mastodon.ts";
-import { returnFromOAuth } from "../test/helpers/oauth-return.ts";
+import {
+  connectMastodonDestinations,
+  statusCount,
+  stopFakes,
+  type BenchDestinations,
+} from "./destinations.ts";
 
-interface World {
+export interface World {
   server: RunningServer;
-  fake: MastodonFake;
   key: string;
   ws: string;
-  dest: string;
+  destinations: BenchDestinations;
   dataDir: string;
 }
 
 let worlds = 0;
 
-async function startWorld(env: Record<string, string> = {}): Promise<World> {
-  const dataDir = mkdtempSync(join(tmpdir(), "herald-bench-"));
+/** An in-process server (jobs stopped) with an account and BENCH_DESTINATIONS Mastodon destinations. */
+export async function startWorld(env: Record<string, string> = {}, tag = "bench"): Promise<World> {
+  const dataDir = mkdtempSync(join(tmpdir(), `herald-${tag}-`));
   const config = loadConfig({
     HERALD_DATA_DIR: dataDir,
     HERALD_PORT: "0",
@@ -39,42 +43,25 @@ async function startWorld(env: Record<string, string> = {}): Promise<World> {
   const herald = await openHerald(config, { logger: createLogger({ silent: true }) });
   const server = startServer(herald, { startJobs: false });
   herald.config.baseUrl = server.url;
-  const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
   // One database may serve several runs (PostgreSQL): each run is its own account and workspace.
-  const email = `bench-${Date.now()}-${++worlds}@example.com`;
+  const email = `${tag}-${Date.now()}-${++worlds}@example.com`;
   const account = await bootstrapAccount(herald, { email, workspaceName: "Bench" });
-  const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(server.url + path, {
-      method,
-      headers: { authorization: `Bearer ${account.api_key}`, "content-type": "application/json", ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  const started = (await (
-    await api("POST", `/v1/workspaces/${account.workspace_id}/destination-connections`, {
-      provider: "mastodon",
-      instance_origin: fake.origin,
-    })
-  ).json()) as { id: string; authorization_url: string };
-  const authorize = await fetch(started.authorization_url, { redirect: "manual" });
-  // The return page asks the person to confirm before the connection completes.
-  await returnFromOAuth(authorize.headers.get("location")!);
-  const connection = (await (
-    await api("GET", `/v1/workspaces/${account.workspace_id}/destination-connections/${started.id}`)
-  ).json()) as { destination_id: string };
-  return {
-    server,
-    fake,
-    key: account.api_key,
-    ws: account.workspace_id,
-    dest: connection.destination_id,
-    dataDir,
-  };
+  const destinations = await connectMastodonDestinations(server.url, account.api_key, account.workspace_id);
+  return { server, key: account.api_key, ws: account.workspace_id, destinations, dataDir };
 }
 
-async function stopWorld(w: World): Promise<void> {
+export async function stopWorld(w: World): Promise<void> {
   await w.server.stop();
-  await w.fake.stop();
+  await stopFakes(w.destinations);
   rmSync(w.dataDir, { recursive: true, force: true });
+}
+
+let spread = 0;
+
+/** The destinations in turn, across batches (a batch smaller than their number still spreads). */
+function nextDestination(w: World): string {
+  const { ids } = w.destinations;
+  return ids[spread++ % ids.length]!;
 }
 
 async function createBatch(w: World, when: string, texts: string[], group: string): Promise<void> {
@@ -89,7 +76,8 @@ async function createBatch(w: World, when: string, texts: string[], group: strin
       when,
       confirmed: true,
       group,
-      posts: texts.map((t) => ({ destination_id: w.dest, body: [t] })),
+      // Spread over the destinations in turn: each destination's share keeps the creation order.
+      posts: texts.map((t) => ({ destination_id: nextDestination(w), body: [t] })),
     }),
   });
   if (response.status >= 300) throw new Error(`create failed: ${response.status} ${await response.text()}`);
@@ -101,11 +89,11 @@ async function createBatch(w: World, when: string, texts: string[], group: strin
  * query builder: SQLite's read-only connection takes no write lock while the engine publishes).
  */
 async function waitPublished(w: World, total: number, deadline: number): Promise<void> {
-  while (w.fake.statuses.length < total && Date.now() < deadline) await Bun.sleep(20);
+  while (statusCount(w.destinations) < total && Date.now() < deadline) await Bun.sleep(20);
   while ((await countPublished(w)) < total && Date.now() < deadline) await Bun.sleep(20);
 }
 
-async function countPublished(w: World): Promise<number> {
+export async function countPublished(w: World): Promise<number> {
   const { posts } = tablesOf(w.server.herald.db);
   const [row] = await w.server.herald.db
     .select({ n: countAll() })
@@ -152,8 +140,8 @@ export async function backlog(
     if ((await countPublished(w)) < total) throw new Error("the backlog did not drain in 10 minutes");
     const seconds = (performance.now() - started) / 1000;
     const used = process.cpuUsage(cpu);
-    if (w.fake.statuses.length !== total)
-      throw new Error(`fake holds ${w.fake.statuses.length} statuses, expected ${total}`);
+    if (statusCount(w.destinations) !== total)
+      throw new Error(`the fakes hold ${statusCount(w.destinations)} statuses, expected ${total}`);
     return { seconds, cpuSeconds: (used.user + used.system) / 1e6 };
   } finally {
     await stopWorld(w);

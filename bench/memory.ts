@@ -1,5 +1,5 @@
 // Memory benchmark: does `herald serve` grow with the work it has done? The server runs in its own
-// process and publishes to an instant Mastodon fake in this process; posts are created through the API
+// process and publishes to instant Mastodon fakes in this process (100 destinations: bench/destinations.ts); posts are created through the API
 // in batches of 100, due at once, a wave at a time (each wave published before the next is created).
 // The server's VmRSS (/proc/<pid>/status) is read after 10,000 and after 100,000 published posts, each
 // time once it has idled for a moment; their ratio is the issue's target. Run through `npm run bench`,
@@ -9,8 +9,12 @@ import { spawn, type Subprocess } from "bun";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startMastodonFake, type MastodonFake } from "../test/fakes/mastodon.ts";
-import { returnFromOAuth } from "../test/helpers/oauth-return.ts";
+import {
+  connectMastodonDestinations,
+  statusCount,
+  stopFakes,
+  type BenchDestinations,
+} from "./destinations.ts";
 import { bootstrapAccount, freePort, waitForHealth } from "./reads.ts";
 import { recordTarget } from "./targets.ts";
 
@@ -56,23 +60,12 @@ async function api(
   return response.json() as Promise<Record<string, unknown>>;
 }
 
-/** Connects the fake Mastodon account as the bench workspace's destination; its id. */
-async function connectFake(c: Client, fake: MastodonFake): Promise<string> {
-  const connections = `/v1/workspaces/${c.ws}/destination-connections`;
-  const started = await api(c, "POST", connections, { provider: "mastodon", instance_origin: fake.origin });
-  const authorize = await fetch(started.authorization_url as string, { redirect: "manual" });
-  // The return page asks the person to confirm before the connection completes.
-  await returnFromOAuth(authorize.headers.get("location")!);
-  const connection = await api(c, "GET", `${connections}/${started.id}`);
-  return connection.destination_id as string;
-}
-
 /** Creates posts `from`..`to` (due now) a wave at a time, each wave published before the next. */
-async function publish(c: Client, fake: MastodonFake, destination: string, from: number, to: number) {
+async function publish(c: Client, destinations: BenchDestinations, from: number, to: number) {
   for (let wave = from; wave < to; wave += WAVE) {
     for (let first = wave; first < Math.min(wave + WAVE, to); first += BATCH) {
       const posts = Array.from({ length: BATCH }, (_, k) => ({
-        destination_id: destination,
+        destination_id: destinations.ids[k % destinations.ids.length],
         body: [`memory ${first + k}`],
       }));
       const group = `m${first}`;
@@ -87,9 +80,10 @@ async function publish(c: Client, fake: MastodonFake, destination: string, from:
       );
     }
     const deadline = Date.now() + 600_000;
-    while (fake.statuses.length < Math.min(wave + WAVE, to) && Date.now() < deadline) await Bun.sleep(20);
-    if (fake.statuses.length < Math.min(wave + WAVE, to))
-      throw new Error(`only ${fake.statuses.length} posts were published within 10 minutes`);
+    const published = () => statusCount(destinations);
+    while (published() < Math.min(wave + WAVE, to) && Date.now() < deadline) await Bun.sleep(20);
+    if (published() < Math.min(wave + WAVE, to))
+      throw new Error(`only ${published()} posts were published within 10 minutes`);
   }
 }
 
@@ -108,7 +102,7 @@ export async function memoryBenchmark(env: Record<string, string> = {}, label = 
     HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
     ...env,
   };
-  const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
+  let destinations: BenchDestinations | null = null;
   let server: Subprocess | null = null;
   try {
     const account = bootstrapAccount(serverEnv, `memory-${Date.now()}@example.com`);
@@ -119,16 +113,17 @@ export async function memoryBenchmark(env: Record<string, string> = {}, label = 
     });
     await waitForHealth(origin);
     const c = { origin, key: account.api_key, ws: account.workspace_id };
-    const destination = await connectFake(c, fake);
+    destinations = await connectMastodonDestinations(origin, c.key, c.ws);
     const started = performance.now();
-    await publish(c, fake, destination, 0, FIRST);
+    await publish(c, destinations, 0, FIRST);
     await Bun.sleep(SETTLE_MS);
     const atFirst = rssMiB(server.pid);
-    await publish(c, fake, destination, FIRST, POSTS);
+    await publish(c, destinations, FIRST, POSTS);
     const seconds = (performance.now() - started) / 1000;
     await Bun.sleep(SETTLE_MS);
     const atAll = rssMiB(server.pid);
-    if (fake.statuses.length !== POSTS) throw new Error(`the fake holds ${fake.statuses.length} statuses`);
+    if (statusCount(destinations) !== POSTS)
+      throw new Error(`the fakes hold ${statusCount(destinations)} statuses`);
     const ratio = atAll / atFirst;
     const n = (count: number) => count.toLocaleString("en-US");
     const verdict = recordTarget({
@@ -141,8 +136,8 @@ export async function memoryBenchmark(env: Record<string, string> = {}, label = 
     return [
       `## Memory with work done (${label})`,
       "",
-      `\`herald serve\` from source in its own process (access log off) publishes to an instant Mastodon ` +
-        `fake in the bench process: posts created through the API in batches of ${BATCH}, due at once, ` +
+      `\`herald serve\` from source in its own process (access log off) publishes to ${destinations.ids.length} ` +
+        `instant Mastodon fakes (one destination each) in the bench process: posts created through the API in batches of ${BATCH}, due at once, ` +
         `${n(WAVE)} at a time (each wave published before the next is created). VmRSS is read after ` +
         `${SETTLE_MS / 1000} s of idling once ${n(FIRST)} and once ${n(POSTS)} posts are published ` +
         `(${seconds.toFixed(0)} s in all). One run: the figure is a ratio of two readings of the same process.`,
@@ -156,7 +151,7 @@ export async function memoryBenchmark(env: Record<string, string> = {}, label = 
   } finally {
     server?.kill("SIGTERM");
     await server?.exited;
-    await fake.stop();
+    if (destinations) await stopFakes(destinations);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

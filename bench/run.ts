@@ -1,8 +1,8 @@
 // `npm run bench`: every benchmark on SQLite, then on PostgreSQL (a throwaway cluster, when the server
 // binaries are installed), written to docs/benchmarks.md with the profile notes and the history.
 // BENCH_ONLY=http,engine (names below, sqlite-sync and engines) runs some; BENCH_ROUNDS=1 makes a quick, rough pass.
-import { readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { assetsBenchmark } from "./assets.ts";
 import { engineBenchmark } from "./engine.ts";
@@ -12,6 +12,7 @@ import { memoryBenchmark } from "./memory.ts";
 import { ROUNDS } from "./method.ts";
 import { startBenchPostgres } from "./postgres.ts";
 import { readsBenchmark } from "./reads.ts";
+import { scaleOutBenchmark } from "./scale-out.ts";
 import { sqliteSyncBenchmark } from "./sqlite-sync.ts";
 
 import { slowNetworkBenchmark } from "./slow-network.ts";
@@ -29,32 +30,51 @@ const benchmarks: [string, Benchmark][] = [
   ["startup", startupBenchmark],
   ["growth", growthBenchmark],
   ["memory", memoryBenchmark],
+  ["scale-out", scaleOutBenchmark],
 ];
 const only = process.env.BENCH_ONLY?.split(",");
 const selected = benchmarks.filter(([name]) => !only || only.includes(name));
+/** Benchmarks of one engine only (the others return no section for it). */
+const postgresOnly = new Set(["scale-out"]);
 
 const sections: string[] = [];
-for (const [name, run] of selected) {
-  console.error(`bench: ${name} on SQLite`);
-  sections.push(await run({}, "SQLite"));
+const PARTIAL = join(tmpdir(), `herald-bench-${process.pid}.md`);
+console.error(`bench: sections are appended to ${PARTIAL} as they finish`);
+/** A benchmark's section, or a note of how it failed (the other benchmarks' figures are kept). */
+async function section(name: string, label: string, run: () => Promise<string>): Promise<string> {
+  console.error(`bench: ${name} on ${label}`);
+  let text: string;
+  try {
+    text = await run();
+  } catch (error) {
+    console.error(error);
+    text = `## ${name} (${label})\n\nFailed in this run: ${(error as Error).message}`;
+  }
+  // Each section as it is done, so a run stopped part way keeps what it measured.
+  appendFileSync(PARTIAL, `${text}\n\n`);
+  return text;
+}
+for (const [name, run] of selected.filter(([name]) => !postgresOnly.has(name))) {
+  sections.push(await section(name, "SQLite", () => run({}, "SQLite")));
 }
 // SQLite only: the durable default against the opt-out, two servers side by side.
 if (!only || only.includes("sqlite-sync")) {
-  console.error("bench: sqlite-sync");
-  sections.push(await sqliteSyncBenchmark());
+  sections.push(await section("sqlite-sync", "SQLite", sqliteSyncBenchmark));
 }
 const postgres = await startBenchPostgres();
 if (postgres) {
   try {
     for (const [name, run] of selected) {
-      console.error(`bench: ${name} on PostgreSQL`);
-      sections.push(await run(await postgres.freshDatabase(), "PostgreSQL"));
+      const env = await postgres.freshDatabase();
+      sections.push(await section(name, "PostgreSQL", () => run(env, "PostgreSQL")));
     }
     // Both engines at once (their ratio), so once rather than per engine.
     if (!only || only.includes("engines")) {
-      console.error("bench: engines, PostgreSQL beside SQLite");
       const env = await postgres.freshDatabase();
-      sections.push(await enginesBenchmark(env, "PostgreSQL beside SQLite", { clusterPid: postgres.pid }));
+      const label = "PostgreSQL beside SQLite";
+      sections.push(
+        await section("engines", label, () => enginesBenchmark(env, label, { clusterPid: postgres.pid })),
+      );
     }
   } finally {
     await postgres.stop();

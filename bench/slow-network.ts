@@ -2,18 +2,10 @@
 // 200 ms, published by one process with its default concurrency, each destination's posts one at a
 // time and in due order. Run through `npm run bench`, or alone: `bun bench/slow-network.ts`
 // (SQLite), with HERALD_DATABASE_URL set for PostgreSQL.
-import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { and, eq } from "drizzle-orm";
 import { loadConfig } from "../src/config.ts";
-import { countAll } from "../src/db/dialect.ts";
-import { tablesOf } from "../src/db/tables.ts";
-import { createLogger } from "../src/lib/logger.ts";
-import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
-import { openHerald, startServer, type RunningServer } from "../src/server.ts";
-import { startMastodonFake, type MastodonFake } from "../test/fakes/mastodon.ts";
-import { returnFromOAuth } from "../test/helpers/oauth-return.ts";
+import { BENCH_DESTINATIONS } from "./destinations.ts";
+import { countPublished, startWorld, stopWorld } from "./engine.ts";
 import { formatSummary, repeatRuns, ROUNDS, summarize } from "./method.ts";
 import { recordTarget } from "./targets.ts";
 
@@ -23,78 +15,9 @@ const POSTS = 10_000;
  * limit that is measured is the process's and not one call per destination; and a realistic spread
  * (an agency's or a team's accounts), 100 posts queued on each.
  */
-const DESTINATIONS = 100;
+const DESTINATIONS = BENCH_DESTINATIONS;
 const NETWORK_MS = 200;
 const TARGET_S = 60;
-
-interface World {
-  server: RunningServer;
-  fakes: MastodonFake[];
-  key: string;
-  ws: string;
-  destinations: string[];
-  dataDir: string;
-}
-
-let worlds = 0;
-
-async function startWorld(env: Record<string, string>): Promise<World> {
-  const dataDir = mkdtempSync(join(tmpdir(), "herald-bench-slow-"));
-  const config = loadConfig({
-    HERALD_DATA_DIR: dataDir,
-    HERALD_PORT: "0",
-    HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
-    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
-    ...env,
-  });
-  const herald = await openHerald(config, { logger: createLogger({ silent: true }) });
-  const server = startServer(herald, { startJobs: false });
-  herald.config.baseUrl = server.url;
-  // One database may serve several runs (PostgreSQL): each run is its own account and workspace.
-  const email = `bench-slow-${Date.now()}-${++worlds}@example.com`;
-  const account = await bootstrapAccount(herald, { email, workspaceName: "Bench" });
-  const api = (method: string, path: string, body?: unknown) =>
-    fetch(server.url + path, {
-      method,
-      headers: { authorization: `Bearer ${account.api_key}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  // A Mastodon fake per destination (one account each), connected as a person would.
-  const fakes: MastodonFake[] = [];
-  const destinations: string[] = [];
-  for (let d = 0; d < DESTINATIONS; d++) {
-    const fake = await startMastodonFake({ mediaProcessingPolls: 0 });
-    fakes.push(fake);
-    const started = (await (
-      await api("POST", `/v1/workspaces/${account.workspace_id}/destination-connections`, {
-        provider: "mastodon",
-        instance_origin: fake.origin,
-      })
-    ).json()) as { id: string; authorization_url: string };
-    const authorize = await fetch(started.authorization_url, { redirect: "manual" });
-    await returnFromOAuth(authorize.headers.get("location")!);
-    const connection = (await (
-      await api("GET", `/v1/workspaces/${account.workspace_id}/destination-connections/${started.id}`)
-    ).json()) as { destination_id: string };
-    destinations.push(connection.destination_id);
-  }
-  return { server, fakes, key: account.api_key, ws: account.workspace_id, destinations, dataDir };
-}
-
-async function stopWorld(w: World): Promise<void> {
-  await w.server.stop();
-  for (const fake of w.fakes) await fake.stop();
-  rmSync(w.dataDir, { recursive: true, force: true });
-}
-
-async function countPublished(w: World): Promise<number> {
-  const { posts } = tablesOf(w.server.herald.db);
-  const [row] = await w.server.herald.db
-    .select({ n: countAll() })
-    .from(posts)
-    .where(and(eq(posts.workspaceId, w.ws), eq(posts.state, "published")));
-  return row!.n;
-}
 
 /** One run: seconds from due to the last publication, calls in flight, and whether order held. */
 interface SlowRun {
@@ -110,7 +33,8 @@ interface SlowRun {
  * every fake answering after NETWORK_MS: timed from starting the scheduler to the last publication.
  */
 async function slowBacklog(env: Record<string, string>): Promise<SlowRun> {
-  const w = await startWorld(env);
+  const w = await startWorld(env, "bench-slow");
+  const { fakes, ids } = w.destinations;
   try {
     const rounds = POSTS / DESTINATIONS;
     for (let k = 0; k < rounds; k++) {
@@ -125,13 +49,13 @@ async function slowBacklog(env: Record<string, string>): Promise<SlowRun> {
           when: "now",
           confirmed: true,
           group: `slow-${k}`,
-          posts: w.destinations.map((id, d) => ({ destination_id: id, body: [`slow ${d} ${k}`] })),
+          posts: ids.map((id, d) => ({ destination_id: id, body: [`slow ${d} ${k}`] })),
         }),
       });
       if (response.status >= 300)
         throw new Error(`create failed: ${response.status} ${await response.text()}`);
     }
-    for (const fake of w.fakes) {
+    for (const fake of fakes) {
       fake.delayMs = NETWORK_MS;
       fake.maxInFlight = 0;
     }
@@ -139,13 +63,13 @@ async function slowBacklog(env: Record<string, string>): Promise<SlowRun> {
     const sampler = setInterval(() => {
       maxInFlight = Math.max(
         maxInFlight,
-        w.fakes.reduce((n, f) => n + f.inFlight, 0),
+        fakes.reduce((n, f) => n + f.inFlight, 0),
       );
     }, 50);
     const started = performance.now();
     w.server.scheduler.start();
     const deadline = Date.now() + 600_000;
-    const statuses = () => w.fakes.reduce((n, f) => n + f.statuses.length, 0);
+    const statuses = () => fakes.reduce((n, f) => n + f.statuses.length, 0);
     while (statuses() < POSTS && Date.now() < deadline) await Bun.sleep(20);
     while ((await countPublished(w)) < POSTS && Date.now() < deadline) await Bun.sleep(20);
     const seconds = (performance.now() - started) / 1000;
@@ -153,10 +77,10 @@ async function slowBacklog(env: Record<string, string>): Promise<SlowRun> {
     if ((await countPublished(w)) < POSTS) throw new Error("the backlog did not drain in 10 minutes");
     if (statuses() !== POSTS) throw new Error(`the fakes hold ${statuses()} statuses, expected ${POSTS}`);
     // Each destination's network received its posts in due (here: creation) order.
-    const inOrder = w.fakes.every((fake, d) =>
+    const inOrder = fakes.every((fake, d) =>
       fake.statuses.every((status, k) => status.text === `slow ${d} ${k}`),
     );
-    const maxPerDestination = Math.max(...w.fakes.map((f) => f.maxInFlight));
+    const maxPerDestination = Math.max(...fakes.map((f) => f.maxInFlight));
     return { seconds, maxInFlight, maxPerDestination, inOrder };
   } finally {
     await stopWorld(w);
