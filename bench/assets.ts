@@ -16,7 +16,7 @@ import {
   type VirtualVideo,
 } from "../test/assets/big-upload.ts";
 import { recordTarget } from "./targets.ts";
-import { formatSummary, repeat, ROUNDS, summarize } from "./method.ts";
+import { formatSummary, repeat, ROUNDS, summarize, engineFromEnvironment } from "./method.ts";
 
 const MiB = 1024 * 1024;
 const SIZE = 1024 * MiB;
@@ -156,13 +156,6 @@ export async function assetsBenchmark(env: Record<string, string> = {}, label = 
 }
 
 if (import.meta.main) {
-  const url = process.env.HERALD_DATABASE_URL;
-  const env: Record<string, string> = url
-    ? {
-        HERALD_DATABASE_URL: url,
-        HERALD_SECRET_KEY:
-          process.env.HERALD_SECRET_KEY ?? "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
-      }
-    : {};
-  console.log(await assetsBenchmark(env, url ? "PostgreSQL" : "SQLite"));
+  const { env, label } = engineFromEnvironment();
+  console.log(await assetsBenchmark(env, label));
 }

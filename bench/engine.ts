@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config.ts";
 import { countAll } from "../src/db/dialect.ts";
 import { tablesOf } from "../src/db/tables.ts";
 import { createLogger } from "../src/lib/logger.ts";
-import { formatSummary, repeatRuns, ROUNDS, summarize } from "./method.ts";
+import { formatSummary, repeatRuns, ROUNDS, summarize, engineFromEnvironment } from "./method.ts";
 import { recordTarget } from "./targets.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
 import { openHerald, startServer, type RunningServer } from "../src/server.ts";
@@ -254,13 +254,7 @@ export async function engineBenchmark(env: Record<string, string> = {}, label = 
 /** The publishing concurrency the benchmark runs with: the default, as a server runs out of the box. */
 const DEFAULT_CONCURRENCY = loadConfig({ HERALD_DATA_DIR: tmpdir() }).engine.concurrency;
 
-/** PostgreSQL requires a key to seal credentials with; any fixed one does for a benchmark. */
-const BENCH_SECRET_KEY = "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz";
-
 if (import.meta.main) {
-  const url = process.env.HERALD_DATABASE_URL;
-  const env: Record<string, string> = url
-    ? { HERALD_DATABASE_URL: url, HERALD_SECRET_KEY: process.env.HERALD_SECRET_KEY ?? BENCH_SECRET_KEY }
-    : {};
-  console.log(await engineBenchmark(env, url ? "PostgreSQL" : "SQLite"));
+  const { env, label } = engineFromEnvironment();
+  console.log(await engineBenchmark(env, label));
 }

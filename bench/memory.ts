@@ -16,6 +16,7 @@ import {
   type BenchDestinations,
 } from "./destinations.ts";
 import { bootstrapAccount, freePort, waitForHealth } from "./reads.ts";
+import { engineFromEnvironment } from "./method.ts";
 import { recordTarget } from "./targets.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -28,8 +29,6 @@ const WAVE = 2_000;
 /** How long the server idles before its memory is read. */
 const SETTLE_MS = 2_000;
 const RATIO_TARGET = 1.5;
-/** PostgreSQL needs the same secret in every process (the bootstrap and the server). */
-const BENCH_SECRET_KEY = "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz";
 
 /** VmRSS of `pid` in MiB. */
 function rssMiB(pid: number): number {
@@ -157,9 +156,6 @@ export async function memoryBenchmark(env: Record<string, string> = {}, label = 
 }
 
 if (import.meta.main) {
-  const url = process.env.HERALD_DATABASE_URL;
-  const env: Record<string, string> = url
-    ? { HERALD_DATABASE_URL: url, HERALD_SECRET_KEY: process.env.HERALD_SECRET_KEY ?? BENCH_SECRET_KEY }
-    : {};
-  console.log(await memoryBenchmark(env, url ? "PostgreSQL" : "SQLite"));
+  const { env, label } = engineFromEnvironment();
+  console.log(await memoryBenchmark(env, label));
 }

@@ -55,3 +55,17 @@ export function formatSummary(s: Summary, digits = 0): string {
 export function percent(part: number, whole: number): string {
   return `${Math.round((100 * part) / whole)}%`;
 }
+
+/** PostgreSQL requires a key to seal credentials with; any fixed one does for a benchmark. */
+export const BENCH_SECRET_KEY = "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz";
+
+/**
+ * For a benchmark run alone (`bun bench/<name>.ts`): the engine HERALD_DATABASE_URL names (PostgreSQL),
+ * or SQLite when it is unset; its variables and label.
+ */
+export function engineFromEnvironment(): { env: Record<string, string>; label: string } {
+  const url = process.env.HERALD_DATABASE_URL;
+  if (!url) return { env: {}, label: "SQLite" };
+  const secret = process.env.HERALD_SECRET_KEY ?? BENCH_SECRET_KEY;
+  return { env: { HERALD_DATABASE_URL: url, HERALD_SECRET_KEY: secret }, label: "PostgreSQL" };
+}

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { loadConfig } from "../src/config.ts";
 import { BENCH_DESTINATIONS } from "./destinations.ts";
 import { countPublished, startWorld, stopWorld } from "./engine.ts";
-import { formatSummary, repeatRuns, ROUNDS, summarize } from "./method.ts";
+import { formatSummary, repeatRuns, ROUNDS, summarize, engineFromEnvironment } from "./method.ts";
 import { recordTarget } from "./targets.ts";
 
 const POSTS = 10_000;
@@ -131,13 +131,7 @@ export async function slowNetworkBenchmark(
 /** The publishing concurrency the benchmark runs with: the default, as a server runs out of the box. */
 const DEFAULT_CONCURRENCY = loadConfig({ HERALD_DATA_DIR: tmpdir() }).engine.concurrency;
 
-/** PostgreSQL requires a key to seal credentials with; any fixed one does for a benchmark. */
-const BENCH_SECRET_KEY = "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz";
-
 if (import.meta.main) {
-  const url = process.env.HERALD_DATABASE_URL;
-  const env: Record<string, string> = url
-    ? { HERALD_DATABASE_URL: url, HERALD_SECRET_KEY: process.env.HERALD_SECRET_KEY ?? BENCH_SECRET_KEY }
-    : {};
-  console.log(await slowNetworkBenchmark(env, url ? "PostgreSQL" : "SQLite"));
+  const { env, label } = engineFromEnvironment();
+  console.log(await slowNetworkBenchmark(env, label));
 }

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "bun";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formatSummary, repeat, ROUNDS, summarize, type Summary } from "./method.ts";
+import { formatSummary, repeat, ROUNDS, summarize, type Summary, engineFromEnvironment } from "./method.ts";
 import { recordTarget } from "./targets.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -19,8 +19,6 @@ const RSS_TARGET_MIB = 60;
 const SETTLE_MS = 2_000;
 const POLL_MS = 2;
 const GIVE_UP_MS = 30_000;
-/** PostgreSQL needs the same secret in every process (the bootstrap and each start). */
-const BENCH_SECRET_KEY = "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz";
 
 /** One start of the server. */
 interface Run {
@@ -203,9 +201,6 @@ export async function startupBenchmark(env: Record<string, string> = {}, label =
 }
 
 if (import.meta.main) {
-  const url = process.env.HERALD_DATABASE_URL;
-  const env: Record<string, string> = url
-    ? { HERALD_DATABASE_URL: url, HERALD_SECRET_KEY: process.env.HERALD_SECRET_KEY ?? BENCH_SECRET_KEY }
-    : {};
-  console.log(await startupBenchmark(env, url ? "PostgreSQL" : "SQLite"));
+  const { env, label } = engineFromEnvironment();
+  console.log(await startupBenchmark(env, label));
 }

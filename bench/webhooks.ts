@@ -14,7 +14,7 @@ import { createLogger } from "../src/lib/logger.ts";
 import { bootstrapAccount } from "../src/modules/account/bootstrap.ts";
 import { armWebhookWake, wakeWebhooks } from "../src/modules/webhooks/wake.ts";
 import { openHerald, startServer, type RunningServer } from "../src/server.ts";
-import { formatSummary, repeatRuns, ROUNDS, summarize } from "./method.ts";
+import { formatSummary, repeatRuns, ROUNDS, summarize, engineFromEnvironment } from "./method.ts";
 import { recordTarget } from "./targets.ts";
 
 const BACKLOG = 5_000;
@@ -273,13 +273,7 @@ export async function webhooksBenchmark(env: Record<string, string> = {}, label 
   ].join("\n");
 }
 
-/** PostgreSQL requires a key to seal secrets with; any fixed one does for a benchmark. */
-const BENCH_SECRET_KEY = "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz";
-
 if (import.meta.main) {
-  const url = process.env.HERALD_DATABASE_URL;
-  const env: Record<string, string> = url
-    ? { HERALD_DATABASE_URL: url, HERALD_SECRET_KEY: process.env.HERALD_SECRET_KEY ?? BENCH_SECRET_KEY }
-    : {};
-  console.log(await webhooksBenchmark(env, url ? "PostgreSQL" : "SQLite"));
+  const { env, label } = engineFromEnvironment();
+  console.log(await webhooksBenchmark(env, label));
 }

@@ -84,6 +84,22 @@ async function publishBurst(run: () => Promise<void>): Promise<{ acrossDestinati
   return { acrossDestinations };
 }
 
+/**
+ * Each destination's network got the burst's posts in due order (`sent`: statuses it held before),
+ * never two calls at once, and several destinations had calls in flight at the same time.
+ */
+function expectOneAtATimeInOrder(sent: number[], expected: string[][], acrossDestinations: number): void {
+  for (let d = 0; d < DESTINATIONS; d++) {
+    const texts = fakes[d]!.statuses.slice(sent[d]).map((status) => status.text);
+    expect({ destination: d, texts, maxInFlight: fakes[d]!.maxInFlight }).toEqual({
+      destination: d,
+      texts: expected[d]!,
+      maxInFlight: 1,
+    });
+  }
+  expect(acrossDestinations).toBeGreaterThan(1);
+}
+
 describe("one call in flight per destination, in due order", () => {
   test("one engine: each destination's posts in due order, one at a time, destinations side by side", async () => {
     const at = s.clock.now() + 10 * MINUTE;
@@ -91,15 +107,7 @@ describe("one call in flight per destination, in due order", () => {
     const expected = await scheduleBurst(at);
     s.clock.advance(10 * MINUTE + PER_DESTINATION * MINUTE);
     const { acrossDestinations } = await publishBurst(() => s.server.engine.runUntilIdle());
-    for (let d = 0; d < DESTINATIONS; d++) {
-      const texts = fakes[d]!.statuses.slice(sent[d]).map((status) => status.text);
-      expect({ destination: d, texts, maxInFlight: fakes[d]!.maxInFlight }).toEqual({
-        destination: d,
-        texts: expected[d]!,
-        maxInFlight: 1,
-      });
-    }
-    expect(acrossDestinations).toBeGreaterThan(1);
+    expectOneAtATimeInOrder(sent, expected, acrossDestinations);
   });
 
   test("two engines on one database: still one call in flight per destination, in due order", async () => {
@@ -115,15 +123,7 @@ describe("one call in flight per destination, in due order", () => {
     });
     other.stop();
     await other.drain();
-    for (let d = 0; d < DESTINATIONS; d++) {
-      const texts = fakes[d]!.statuses.slice(sent[d]).map((status) => status.text);
-      expect({ destination: d, texts, maxInFlight: fakes[d]!.maxInFlight }).toEqual({
-        destination: d,
-        texts: expected[d]!,
-        maxInFlight: 1,
-      });
-    }
-    expect(acrossDestinations).toBeGreaterThan(1);
+    expectOneAtATimeInOrder(sent, expected, acrossDestinations);
   });
 
   test("a destination whose earlier post is due but not yet promoted waits for it", async () => {
