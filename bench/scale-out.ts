@@ -26,9 +26,14 @@ const LOADS: Load[] = [
 
 /** The section of docs/benchmarks.md; `env` names the bench cluster's database (its user is an admin). */
 export async function scaleOutBenchmark(env: Record<string, string>): Promise<string> {
-  // The cluster helper reads its admin URL from the environment when it is first imported.
+  // The cluster helper reads its admin URL from the environment when it is first imported; the other
+  // benchmarks spawn servers with this process's environment, so it is put back at once.
+  const before = process.env.HERALD_DATABASE_URL;
   process.env.HERALD_DATABASE_URL = env.HERALD_DATABASE_URL;
-  const { measureThroughput } = await import("../test/scale/cluster.ts");
+  const { measureThroughput } = await import("../test/scale/cluster.ts").finally(() => {
+    if (before === undefined) delete process.env.HERALD_DATABASE_URL;
+    else process.env.HERALD_DATABASE_URL = before;
+  });
   const rows: string[] = [];
   for (const load of LOADS) {
     let one = 0;
