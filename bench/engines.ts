@@ -10,13 +10,12 @@
 //   BENCH_CPU_PROF=<dir> bun bench/engines.ts  # Bun CPU profiles of both servers into <dir>
 //   BENCH_CASES=create (or get)                # one of the two cases alone
 import { spawn, spawnSync, type Subprocess } from "bun";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { formatSummary, ROUNDS, summarize } from "./method.ts";
 import { startBenchPostgres } from "./postgres.ts";
-import { bootstrapAccount, waitForHealth } from "./reads.ts";
+import { benchServer, bootstrapAccount, waitForHealth } from "./reads.ts";
 import { recordTarget } from "./targets.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -75,16 +74,7 @@ interface Server {
 }
 
 async function startServer(label: string, env: Record<string, string>, databaseCpu: () => number) {
-  const dataDir = mkdtempSync(join(tmpdir(), "herald-engines-"));
-  const port = freePort();
-  const serverEnv = {
-    ...process.env,
-    HERALD_DATA_DIR: dataDir,
-    HERALD_PORT: String(port),
-    HERALD_ACCESS_LOG: "0",
-    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
-    ...env,
-  };
+  const { dataDir, port, serverEnv } = benchServer("herald-engines", env);
   const account = bootstrapAccount(serverEnv, "r@example.com");
   const profile = CPU_PROF
     ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${label}.cpuprofile`]

@@ -4,13 +4,12 @@
 // drives the throughput cases, the latency of a page is timed one request at a time (p99 over many).
 // BENCH_GROWTH_POSTS changes the million (a quick look: 100000).
 import { spawn, spawnSync, type Subprocess } from "bun";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { seedPosts, type Seeded } from "./growth-seed.ts";
 import { formatSummary, ROUNDS, summarize, type Summary } from "./method.ts";
 import { recordTarget } from "./targets.ts";
-import { bootstrapAccount, freePort, waitForHealth, wrk } from "./reads.ts";
+import { benchServer, bootstrapAccount, waitForHealth, wrk } from "./reads.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules", ".bin", "bun");
@@ -103,17 +102,7 @@ function listingCases(seeded: Seeded, now: number): [string, string][] {
 export async function growthBenchmark(env: Record<string, string> = {}, label = "SQLite"): Promise<string> {
   if (spawnSync(["which", "wrk"]).exitCode !== 0)
     return `## Growth (${label})\n\nSkipped: \`wrk\` is not installed.`;
-  const dataDir = mkdtempSync(join(tmpdir(), "herald-growth-"));
-  const port = freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const serverEnv = {
-    ...process.env,
-    HERALD_DATA_DIR: dataDir,
-    HERALD_PORT: String(port),
-    HERALD_ACCESS_LOG: "0",
-    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
-    ...env,
-  };
+  const { dataDir, origin, serverEnv } = benchServer("herald-growth", env);
   let server: Subprocess | null = null;
   const serve = async () => {
     server = spawn([BUN, "src/main.ts", "serve"], {

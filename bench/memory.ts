@@ -6,8 +6,7 @@
 // or alone: `bun bench/memory.ts` (SQLite), with HERALD_DATABASE_URL set for PostgreSQL.
 // BENCH_MEMORY_POSTS changes the 100,000 (the first reading is always at a tenth of it).
 import { spawn, type Subprocess } from "bun";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   connectMastodonDestinations,
@@ -15,7 +14,7 @@ import {
   stopFakes,
   type BenchDestinations,
 } from "./destinations.ts";
-import { bootstrapAccount, freePort, waitForHealth } from "./reads.ts";
+import { benchServer, bootstrapAccount, waitForHealth } from "./reads.ts";
 import { engineFromEnvironment } from "./method.ts";
 import { recordTarget } from "./targets.ts";
 
@@ -88,19 +87,11 @@ async function publish(c: Client, destinations: BenchDestinations, from: number,
 
 /** The memory section of docs/benchmarks.md, with `label` naming the engine. */
 export async function memoryBenchmark(env: Record<string, string> = {}, label = "SQLite"): Promise<string> {
-  const dataDir = mkdtempSync(join(tmpdir(), "herald-bench-memory-"));
-  const port = freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const serverEnv = {
-    ...process.env,
-    HERALD_DATA_DIR: dataDir,
-    HERALD_PORT: String(port),
-    HERALD_BASE_URL: origin,
-    HERALD_ACCESS_LOG: "0",
-    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
+  const { dataDir, origin, serverEnv } = benchServer("herald-bench-memory", {
     HERALD_DEV_ALLOW_PRIVATE_NETWORK: "1",
     ...env,
-  };
+  });
+  serverEnv.HERALD_BASE_URL = origin;
   let destinations: BenchDestinations | null = null;
   let server: Subprocess | null = null;
   try {

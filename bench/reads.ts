@@ -22,6 +22,25 @@ export function freePort(): number {
   return port;
 }
 
+/**
+ * A data directory and a free port for a `herald serve` child, and its environment: this process's,
+ * with the access log off and the rate limit out of the way, then `env` (the engine, extra settings).
+ */
+export function benchServer(prefix: string, env: Record<string, string | undefined> = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  const port = freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const serverEnv: Record<string, string | undefined> = {
+    ...process.env,
+    HERALD_DATA_DIR: dataDir,
+    HERALD_PORT: String(port),
+    HERALD_ACCESS_LOG: "0",
+    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
+    ...env,
+  };
+  return { dataDir, port, origin, serverEnv };
+}
+
 export interface WrkRun {
   rps: number;
   p99Ms: number;
@@ -95,18 +114,8 @@ interface Measure {
 export async function readsBenchmark(env: Record<string, string> = {}, label = "SQLite"): Promise<string> {
   if (spawnSync(["which", "wrk"]).exitCode !== 0)
     return `## HTTP (${label})\n\nSkipped: \`wrk\` is not installed.`;
-  const dataDir = mkdtempSync(join(tmpdir(), "herald-reads-"));
-  const port = freePort();
+  const { dataDir, origin, serverEnv } = benchServer("herald-reads", env);
   const basePort = freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const serverEnv = {
-    ...process.env,
-    HERALD_DATA_DIR: dataDir,
-    HERALD_PORT: String(port),
-    HERALD_ACCESS_LOG: "0",
-    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
-    ...env,
-  };
   const processes: Subprocess[] = [];
   try {
     const account = bootstrapAccount(serverEnv, "r@example.com");

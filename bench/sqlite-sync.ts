@@ -5,12 +5,11 @@
 // per request (user + system from /proc), steadier than throughput when other work shares the cores.
 // Run: `bun bench/sqlite-sync.ts` (BENCH_ROUNDS, BENCH_WRK_SECONDS as for the other benchmarks).
 import { spawn, spawnSync, type Subprocess } from "bun";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { formatSummary, percent, ROUNDS, summarize } from "./method.ts";
 import { recordTarget } from "./targets.ts";
-import { bootstrapAccount, waitForHealth } from "./reads.ts";
+import { benchServer, bootstrapAccount, waitForHealth } from "./reads.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules", ".bin", "bun");
@@ -45,16 +44,11 @@ interface Server {
 }
 
 async function start(setting: Server["setting"]): Promise<Server> {
-  const dataDir = mkdtempSync(join(tmpdir(), `herald-sync-${setting}-`));
-  const port = freePort();
-  const env = {
-    ...process.env,
-    HERALD_DATA_DIR: dataDir,
-    HERALD_PORT: String(port),
-    HERALD_ACCESS_LOG: "0",
-    HERALD_RATE_LIMIT_PER_MINUTE: "1000000",
-    HERALD_SQLITE_SYNC: setting,
-  };
+  const {
+    dataDir,
+    port,
+    serverEnv: env,
+  } = benchServer(`herald-sync-${setting}`, { HERALD_SQLITE_SYNC: setting });
   const account = bootstrapAccount(env, "s@example.com");
   const proc = spawn([BUN, "src/main.ts", "serve"], {
     cwd: ROOT,

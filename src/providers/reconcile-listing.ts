@@ -1,6 +1,7 @@
 // What a network's listing of an account's recent posts says of an item whose create call went out
-// unanswered (X, LinkedIn, Facebook; Meta's container flow and YouTube share the window): the rules every such look-up shares, so each
-// network's reconcile.ts only reads its listing and says which listed post is the item's.
+// unanswered (X, LinkedIn, Facebook; Meta's container flow and YouTube share the window): the rules
+// every such look-up shares, so each network's reconcile.ts only reads its listing and says which
+// listed post is the item's.
 import { ProviderError, type PublishedItem, type ReconcileResult } from "./types.ts";
 
 /**
