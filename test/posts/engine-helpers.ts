@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { engineOf, type Db } from "../../src/db/engine.ts";
 import { openDatabase } from "../../src/db/open.ts";
+import { PublishingEngine } from "../../src/modules/publishing/engine.ts";
 import { itemRecordKey } from "../../src/providers/bluesky/tid.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
 import { startMastodonFake, type MastodonFake } from "../fakes/mastodon.ts";
@@ -135,6 +136,30 @@ export function posted(fake: FakeControls, part: string) {
  * Runs `action` when the n-th (1-based, counted from now) POST whose path contains `part` arrives,
  * before the fake acts on it: the fake logs a request before it reads its switches.
  */
+/**
+ * A run of its own engine (one tick, then stopped) whose create of `postId`'s item `index` reaches the
+ * Mastodon fake and is answered only after `delayMs`; returns once that create has arrived.
+ */
+export async function startSlowRun(
+  w: PostsWorld,
+  postId: string,
+  index: number,
+  delayMs: number,
+): Promise<PublishingEngine> {
+  // Items are created in order: the item's create is the (index + 1)th from here.
+  onNth(w.mastodon, "/api/v1/statuses", index + 1, () => (w.mastodon.delayMs = delayMs));
+  const slow = new PublishingEngine(w.s.herald);
+  await slow.tick();
+  slow.stop();
+  await waitFor("the slow create to arrive", () =>
+    posted(w.mastodon, "/api/v1/statuses").some((r) => r.headers["idempotency-key"] === `${postId}.${index}`)
+      ? true
+      : undefined,
+  );
+  w.mastodon.delayMs = 0;
+  return slow;
+}
+
 export function onNth(fake: FakeControls, part: string, n: number, action: () => void): void {
   let seen = 0;
   const push = fake.requests.push.bind(fake.requests);

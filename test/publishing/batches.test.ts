@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { engineOf } from "../../src/db/engine.ts";
 import { PublishingEngine } from "../../src/modules/publishing/engine.ts";
-import { onNth, outbox, posted, waitFor } from "../posts/engine-helpers.ts";
+import { outbox, startSlowRun } from "../posts/engine-helpers.ts";
 import { createPosts, getPost, startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
 
 const HOUR = 3600_000;
@@ -106,16 +106,7 @@ describe("batches", () => {
       })
     ).body.posts[0];
     // The second item's create is answered late: its run's lease expires meanwhile.
-    onNth(w.mastodon, "/api/v1/statuses", 2, () => (w.mastodon.delayMs = 1500));
-    const slow = new PublishingEngine(w.s.herald);
-    await slow.tick();
-    slow.stop();
-    await waitFor("the late create to arrive", () =>
-      posted(w.mastodon, "/api/v1/statuses").some((r) => r.headers["idempotency-key"] === `${created.id}.1`)
-        ? true
-        : undefined,
-    );
-    w.mastodon.delayMs = 0;
+    const slow = await startSlowRun(w, created.id, 1, 1500);
     w.s.clock.advance(w.s.herald.config.engine.leaseMs + 1000);
     await w.s.server.engine.runUntilIdle(); // recovery re-queues it (idempotent creates) and publishes
     await slow.drain(); // the late answer arrives: its receipt and outcome are not written

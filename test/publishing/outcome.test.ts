@@ -3,8 +3,7 @@
 // it is one statement (writePublishedOutcome), on SQLite one transaction: the same checks on both.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { engineOf } from "../../src/db/engine.ts";
-import { PublishingEngine } from "../../src/modules/publishing/engine.ts";
-import { onNth, outbox, posted, waitFor } from "../posts/engine-helpers.ts";
+import { outbox, startSlowRun } from "../posts/engine-helpers.ts";
 import { createPosts, getPost, startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
 
 let w: PostsWorld;
@@ -24,21 +23,6 @@ async function createOne(group: string, body: string[]): Promise<{ id: string }>
   });
   expect(r.status).toBeLessThan(300);
   return r.body.posts[0];
-}
-
-/** A run of its own engine whose create of `postId`'s item `index` is answered only after `delayMs`. */
-async function startSlowRun(postId: string, index: number, delayMs: number): Promise<PublishingEngine> {
-  onNth(w.mastodon, "/api/v1/statuses", 1, () => (w.mastodon.delayMs = delayMs));
-  const slow = new PublishingEngine(w.s.herald);
-  await slow.tick();
-  slow.stop();
-  await waitFor("the create to arrive", () =>
-    posted(w.mastodon, "/api/v1/statuses").some((r) => r.headers["idempotency-key"] === `${postId}.${index}`)
-      ? true
-      : undefined,
-  );
-  w.mastodon.delayMs = 0;
-  return slow;
 }
 
 async function rows(sql: string, postId: string) {
@@ -77,7 +61,7 @@ describe("a published post's outcome", () => {
 
   test("that cannot be stored whole writes none of it (the receipt's item is taken)", async () => {
     const created = await createOne("taken", ["only"]);
-    const slow = await startSlowRun(created.id, 0, 800);
+    const slow = await startSlowRun(w, created.id, 0, 800);
     // While the create is at the network, a receipt for the same item appears (the unique index
     // refuses the run's own): the outcome written with it must not half-apply.
     await engineOf(w.s.herald.db).query(
@@ -105,7 +89,7 @@ describe("a published post's outcome", () => {
 
   test("of a run whose lease was taken over while its only item was at the network is not written", async () => {
     const created = await createOne("lost", ["late answer"]);
-    const slow = await startSlowRun(created.id, 0, 1500);
+    const slow = await startSlowRun(w, created.id, 0, 1500);
     w.s.clock.advance(w.s.herald.config.engine.leaseMs + 1000);
     await w.s.server.engine.runUntilIdle(); // recovery re-queues it (idempotent creates) and publishes
     await slow.drain(); // the late answer arrives: its receipt and outcome are not written
