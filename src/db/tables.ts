@@ -9,6 +9,7 @@ import { defineBillingTables } from "./tables/billing.ts";
 import type { TableBuilders } from "./tables/builders.ts";
 import { defineDestinationTables } from "./tables/destinations.ts";
 import { defineInstallationTables } from "./tables/installation.ts";
+import { defineOauthTables } from "./tables/oauth.ts";
 import { definePostTables } from "./tables/posts.ts";
 import { defineSignupTables } from "./tables/signup.ts";
 import { defineTeamTables } from "./tables/team.ts";
@@ -30,6 +31,7 @@ export function defineTables(b: TableBuilders) {
     ...defineTeamTables(b, account),
     ...defineBillingTables(b, account),
     ...defineInstallationTables(b),
+    ...defineOauthTables(b, account),
   };
 }
 

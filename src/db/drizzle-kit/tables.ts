@@ -48,6 +48,9 @@ export const {
   billingWorkspaceCancellations,
   billingInstallation,
   installationSettings,
+  oauthClients,
+  oauthAuthorizationCodes,
+  oauthRefreshTokens,
 } = defineTables(builders);
 
 /** Compiles only while every table of `defineTables` is exported above. */

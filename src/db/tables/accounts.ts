@@ -69,6 +69,18 @@ export function defineAccountTables(b: TableBuilders) {
       createdByUserId: b.text("created_by_user_id").references(() => users.id),
       /** The dashboard form's one-time key: a resubmitted form finds this key instead of making another. */
       creationFormKey: b.text("creation_form_key"),
+      /**
+       * `oauth_grant`: a person's consent to an OAuth client (issue 29). The row is the grant:
+       * `secret_hash` is its current access token's, `expires_at` the grant's end, `access_expires_at`
+       * the access token's; the client is `oauth_client_id` (tables/oauth.ts).
+       */
+      kind: b
+        .text("kind", { enum: ["api_key", "oauth_grant"] })
+        .notNull()
+        .default("api_key"),
+      oauthClientId: b.text("oauth_client_id"),
+      /** When the current secret stops working (an OAuth access token); null for keys. */
+      accessExpiresAt: b.integer("access_expires_at"),
     },
     (t) => [
       b.uniqueIndex("api_keys_secret_hash").on(t.secretHash),
