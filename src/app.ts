@@ -33,6 +33,7 @@ import type { PublishingEngine } from "./modules/publishing/engine.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { signupRoutes } from "./http/routes/signup.ts";
 import { pageRoutes } from "./http/routes/pages.ts";
+import { oauthRoutes } from "./http/routes/oauth.ts";
 import { passwordResetRoutes } from "./http/routes/password-reset.ts";
 import { dashboardRoutes } from "./http/dashboard/index.ts";
 import { teamRoutes } from "./http/routes/team.ts";
@@ -196,6 +197,7 @@ function mountRoutes(
     .use(oauthCallbackRoutes(h))
     .use(assetTransferRoutes(h))
     .use(pageRoutes(h, clientAddress))
+    .use(oauthRoutes(h, clientAddress))
     .use(passwordResetRoutes(h, clientAddress))
     .use(dashboardRoutes(h, (request) => app.handle(request)))
     .use(teamRoutes(h, rails))

@@ -2,12 +2,13 @@ import { ProblemError } from "./problem.ts";
 import type { Scope } from "./scopes.ts";
 
 /**
- * Who acts in a domain verb: an API key today, a person signed in to the dashboard later. Verbs get
- * it whole (`createPosts({ h, actor, workspace, input })`) and never look at the HTTP request.
+ * Who acts in a domain verb: an API key, an OAuth grant (a person's consent to an MCP client, stored
+ * and checked like a key) or a person signed in to the dashboard. Verbs get it whole
+ * (`createPosts({ h, actor, workspace, input })`) and never look at the HTTP request.
  */
 export interface Actor {
-  kind: "api_key" | "session";
-  /** The API key's id (or the session's): what audit records name as `credential_id`. */
+  kind: "api_key" | "oauth_grant" | "session";
+  /** The API key's id (`key_…`), the grant's (`grt_…`) or the session's: audit records' `credential_id`. */
   credentialId: string;
   accountId: string;
   /** The key's visible prefix (empty for a session). */

@@ -33,7 +33,10 @@ export type IdPrefix =
   | "fb"
   | "chn"
   // Password reset links (issue 26); never in the API.
-  | "pwr";
+  | "pwr"
+  // OAuth grants (rows of api_keys, so audit records name them) and registered clients (issue 29).
+  | "grt"
+  | "hoc";
 
 /**
  * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so

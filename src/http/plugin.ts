@@ -3,6 +3,7 @@ import type { Herald } from "../herald.ts";
 import { canUseWorkspace, type Actor } from "../core/actor.ts";
 import { authenticate, requireScope } from "./auth.ts";
 import { readJsonBody } from "./body-limit.ts";
+import { isMcpDispatch } from "./mcp-dispatch.ts";
 import { notFound, ProblemError } from "../core/problem.ts";
 import { FailedAuthLimiter, RateLimiter } from "./rate-limit.ts";
 import type { RouteScope } from "../core/scopes.ts";
@@ -125,6 +126,8 @@ export function heraldPlugin(
                 required,
                 requestId: requestIdOf(request),
                 workspaceId,
+                // An OAuth access token's audience is the MCP resource: accepted on requests /mcp dispatched.
+                mcpResource: isMcpDispatch(request),
               });
               actor = found.actor;
               keyWorkspace = found.workspace;

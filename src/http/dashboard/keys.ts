@@ -104,9 +104,12 @@ async function keysPage(r: DashboardRequest, values: KeyFormValues, errors: Fiel
   const names = new Map(r.workspaces.map((w) => [w.id, w.name]));
   const workspacesOf = (k: ApiKeyRow & { workspaceIds: string[] }) =>
     k.workspaceAccessMode === "all" ? "All" : k.workspaceIds.map((id) => names.get(id) ?? id).join(", ");
+  // An OAuth grant is a credential like a key: its client's name, marked, and no prefix to show (its
+  // access token changes at every refresh).
+  const grant = (k: ApiKeyRow) => k.kind === "oauth_grant";
   const rows = keys.map((k) => [
-    k.name,
-    html`<code>${k.prefix}…</code> ${k.environment}`,
+    grant(k) ? html`${k.name} ${badge("OAuth grant")}` : k.name,
+    grant(k) ? html`MCP access · ${k.environment}` : html`<code>${k.prefix}…</code> ${k.environment}`,
     compactScopes(k.scopes),
     workspacesOf(k),
     zonedTime(iso(k.createdAt)),
@@ -122,7 +125,9 @@ async function keysPage(r: DashboardRequest, values: KeyFormValues, errors: Fiel
           // The visible word stays short; the key's name completes what the button says aloud.
           hiddenLabel: ` ${k.name}`,
           danger: true,
-          confirm: `Revoke the key “${k.name}”? Whatever uses it stops working at once.`,
+          confirm: grant(k)
+            ? `Revoke the OAuth grant of “${k.name}”? The application loses its access at once.`
+            : `Revoke the key “${k.name}”? Whatever uses it stops working at once.`,
         }),
   ]);
   return r.render(
@@ -130,7 +135,8 @@ async function keysPage(r: DashboardRequest, values: KeyFormValues, errors: Fiel
     html`<h1>API keys</h1>
 ${notice(r.query, "keys")}
 <p>Keys let programs use Herald's API. A key's secret is shown once, when it is created; it cannot be
-shown again. ${
+shown again. Applications you allowed through Herald's MCP sign-in are listed here too, as OAuth grants.
+${
       member
         ? "As a member you see and manage the keys you created; owners and admins manage every key."
         : "Owners and admins see and manage every key of the account."

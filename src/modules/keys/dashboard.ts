@@ -131,7 +131,9 @@ export async function revokeKeyFromDashboard(
     await recordAudit(
       tx,
       auditActorOf(who.actor),
-      { action: "api_key.revoked", targetType: "api_key", targetId: key.id },
+      key.kind === "oauth_grant"
+        ? { action: "oauth_grant.revoked", targetType: "oauth_grant", targetId: key.id }
+        : { action: "api_key.revoked", targetType: "api_key", targetId: key.id },
       now,
     );
     return { key: { ...key, revokedAt: now }, alreadyRevoked: false };
