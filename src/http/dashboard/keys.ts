@@ -137,10 +137,10 @@ ${notice(r.query, "keys")}
 <p>Keys let programs use Herald's API. A key's secret is shown once, when it is created; it cannot be
 shown again. Applications you allowed through Herald's MCP sign-in are listed here too, as OAuth grants.
 ${
-      member
-        ? "As a member you see and manage the keys you created; owners and admins manage every key."
-        : "Owners and admins see and manage every key of the account."
-    }</p>
+  member
+    ? "As a member you see and manage the keys you created; owners and admins manage every key."
+    : "Owners and admins see and manage every key of the account."
+}</p>
 ${table({
   caption: member ? "Your API keys" : "The account's API keys",
   head: ["Name", "Prefix", "Scopes", "Workspaces", "Created", "Last used", "Expires", "Status", "Action"],
