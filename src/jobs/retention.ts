@@ -6,6 +6,8 @@ import { refreshRequestsBefore, snapshotsBefore } from "../modules/analytics/rep
 import { auditRecordsBefore } from "../modules/audit/repo.ts";
 import { finishedChatNotificationsBefore } from "../modules/chat/repo.ts";
 import { expiredIdempotencyKeys } from "../modules/idempotency/repo.ts";
+import { expiredAuthorizationCodes, rotatedRefreshTokens } from "../modules/oauth/repo.ts";
+import { GRANT_TTL_MS } from "../modules/oauth/tokens.ts";
 import { dispatchedEventsBefore, finishedDeliveriesBefore } from "../modules/webhooks/repo.ts";
 import type { Job } from "./scheduler.ts";
 
@@ -78,6 +80,19 @@ export const RETENTION_RULES: RetentionRule[] = [
     pattern: "0 17 * * * *",
     cutoff: (_h, now) => now,
     batch: expiredIdempotencyKeys,
+  },
+  // OAuth codes a day past their five minutes; refresh tokens once no grant they could belong to lives.
+  {
+    id: "oauth-codes-cleanup",
+    pattern: "0 13 * * * *",
+    cutoff: (_h, now) => now - DAY_MS,
+    batch: expiredAuthorizationCodes,
+  },
+  {
+    id: "oauth-refresh-tokens-cleanup",
+    pattern: "0 19 * * * *",
+    cutoff: (_h, now) => now - GRANT_TTL_MS,
+    batch: rotatedRefreshTokens,
   },
 ];
 

@@ -1,4 +1,5 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, lt } from "drizzle-orm";
+import type { BatchDelete } from "../../db/batch-delete.ts";
 import type { Db } from "../../db/open.ts";
 import { firstRow } from "../../db/engine.ts";
 import { tablesOf, type Tables } from "../../db/tables.ts";
@@ -111,4 +112,19 @@ export async function replaceGrantAccessToken(
   const { apiKeys } = tablesOf(db);
   await db.update(apiKeys).set(token).where(eq(apiKeys.id, grantId));
   forgetCredentials(db);
+}
+
+/** Authorization codes past their expiry before `before` (retention: a code is done with by then). */
+export function expiredAuthorizationCodes(db: Db, before: number): BatchDelete {
+  const { oauthAuthorizationCodes: t } = tablesOf(db);
+  return { table: t, key: [t.codeHash], where: lt(t.expiresAt, before), oldestFirst: t.expiresAt };
+}
+
+/**
+ * Refresh tokens rotated before `before`: kept while a reuse could still be caught (the grant's
+ * lifetime), then deleted. A grant's live token is never rotated, so it stays.
+ */
+export function rotatedRefreshTokens(db: Db, before: number): BatchDelete {
+  const { oauthRefreshTokens: t } = tablesOf(db);
+  return { table: t, key: [t.tokenHash], where: lt(t.rotatedAt, before), oldestFirst: t.rotatedAt };
 }
