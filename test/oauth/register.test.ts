@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { register, REDIRECT_URI } from "./support.ts";
+import { register, REDIRECT_URI, tokenRequest } from "./support.ts";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -114,6 +114,26 @@ describe("POST /oauth/register (RFC 7591)", () => {
     }
   });
 
+  test("failed token requests are limited per client address like failed keys (429 in OAuth's form)", async () => {
+    const client = (await register(s.url, { redirect_uris: [REDIRECT_URI] })).body.client_id;
+    const bad = {
+      grant_type: "authorization_code",
+      code: "hk_oac_unknown",
+      code_verifier: "v".repeat(43),
+      redirect_uri: REDIRECT_URI,
+      client_id: client,
+    };
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) statuses.push((await tokenRequest(s.url, bad)).status);
+    expect(statuses.slice(0, 20).every((status) => status === 400)).toBe(true);
+    const limited = await tokenRequest(s.url, bad);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error).toBe("invalid_request");
+    expect(limited.body.error_description).toMatch(/failed token requests a minute/);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  // Last: it uses up this address's registrations.
   test("registration is limited per client address (429 with Retry-After)", async () => {
     let last: Awaited<ReturnType<typeof register>> | null = null;
     for (let i = 0; i < 41; i++) {

@@ -8,9 +8,14 @@ export { createPkcePair };
 /** The redirect URI the tests' client registers (a native app's loopback listener). */
 export const REDIRECT_URI = "http://127.0.0.1:8976/callback";
 
-/** A dashboard world whose address may register many clients (each test registers its own). */
+/**
+ * A dashboard world whose address may register many clients (each test registers its own) and fail
+ * many token requests (the tests of bad requests send them from one address).
+ */
 export function oauthWorld(): Promise<DashboardWorld> {
-  return dashboardWorld({ env: { HERALD_SIGNUP_REQUESTS_PER_HOUR: "1000" } });
+  return dashboardWorld({
+    env: { HERALD_SIGNUP_REQUESTS_PER_HOUR: "1000", HERALD_AUTH_FAILURES_PER_MINUTE: "1000" },
+  });
 }
 
 /** What a JSON endpoint answered. */
