@@ -40,4 +40,32 @@ describe("OAuth metadata documents", () => {
       authorization_response_iss_parameter_supported: true,
     });
   });
+
+  test("browser-based clients may call the metadata, registration and token endpoints across origins", async () => {
+    for (const path of [
+      "/.well-known/oauth-protected-resource/mcp",
+      "/.well-known/oauth-authorization-server",
+      "/oauth/register",
+      "/oauth/token",
+    ]) {
+      const r = await fetch(s.url + path, {
+        method: "OPTIONS",
+        headers: {
+          origin: "https://inspector.example",
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "content-type, mcp-protocol-version",
+        },
+      });
+      expect({ path, status: r.status }).toEqual({ path, status: 204 });
+      expect(r.headers.get("access-control-allow-origin")).toBe("*");
+      expect(r.headers.get("access-control-allow-headers")).toMatch(/mcp-protocol-version/);
+    }
+    const token = await fetch(`${s.url}/oauth/token`, {
+      method: "POST",
+      headers: { origin: "https://inspector.example", "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=refresh_token",
+    });
+    expect(token.status).toBe(400);
+    expect(token.headers.get("access-control-allow-origin")).toBe("*");
+  });
 });

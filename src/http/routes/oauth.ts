@@ -72,7 +72,11 @@ export function oauthRoutes(h: Herald, clientAddress: ClientAddress) {
       "failed token requests a minute",
     ),
   };
-  return new Elysia()
+  const app = new Elysia();
+  // Browser-based MCP clients (an inspector in a web page) call these across origins: the metadata
+  // with an MCP-Protocol-Version header, registration with JSON, the token endpoint with a form.
+  for (const path of CROSS_ORIGIN_PATHS) app.options(path, preflight, hidden);
+  return app
     .get(
       "/.well-known/oauth-protected-resource",
       () => metadataResponse(protectedResourceMetadata(h)),
@@ -94,10 +98,37 @@ export function oauthRoutes(h: Herald, clientAddress: ClientAddress) {
     .post("/oauth/token", (c) => token(o, c), formPost);
 }
 
+const CROSS_ORIGIN_PATHS = [
+  "/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-protected-resource/mcp",
+  "/.well-known/oauth-authorization-server",
+  "/oauth/register",
+  "/oauth/token",
+];
+
+/**
+ * Any origin may call the metadata, registration and token endpoints (without cookies): they take no
+ * ambient credential, so another site gains nothing a server-side client could not do.
+ */
+const ANY_ORIGIN = { "access-control-allow-origin": "*" };
+
+/** The answer to a CORS preflight of the cross-origin endpoints. */
+function preflight(): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      ...ANY_ORIGIN,
+      "access-control-allow-methods": "GET, POST, OPTIONS",
+      "access-control-allow-headers": "content-type, mcp-protocol-version",
+      "access-control-max-age": "86400",
+    },
+  });
+}
+
 /** A metadata document: public, cacheable for a while, readable by browser-based clients. */
 function metadataResponse(document: object): Response {
   return Response.json(document, {
-    headers: { "cache-control": "public, max-age=3600", "access-control-allow-origin": "*" },
+    headers: { "cache-control": "public, max-age=3600", ...ANY_ORIGIN },
   });
 }
 
@@ -105,7 +136,10 @@ function metadataResponse(document: object): Response {
 function oauthErrorResponse(error: OauthError, headers: Record<string, string> = {}): Response {
   return Response.json(
     { error: error.error, error_description: error.description },
-    { status: error.status, headers: { "cache-control": "no-store", pragma: "no-cache", ...headers } },
+    {
+      status: error.status,
+      headers: { "cache-control": "no-store", pragma: "no-cache", ...ANY_ORIGIN, ...headers },
+    },
   );
 }
 
@@ -141,7 +175,7 @@ async function register(o: OauthServer, { request }: Req) {
     const client = await registerClient(h, body);
     return Response.json(client, {
       status: 201,
-      headers: { "cache-control": "no-store", pragma: "no-cache" },
+      headers: { "cache-control": "no-store", pragma: "no-cache", ...ANY_ORIGIN },
     });
   } catch (error) {
     if (error instanceof OauthError) return oauthErrorResponse(error);
@@ -161,7 +195,9 @@ async function token(o: OauthServer, { request }: Req) {
   const form = await readForm(request);
   try {
     const answer = await exchangeToken(h, form, requestIdOf(request));
-    return Response.json(answer, { headers: { "cache-control": "no-store", pragma: "no-cache" } });
+    return Response.json(answer, {
+      headers: { "cache-control": "no-store", pragma: "no-cache", ...ANY_ORIGIN },
+    });
   } catch (error) {
     if (!(error instanceof OauthError)) throw error;
     if (error.error === "invalid_grant" || error.error === "invalid_client")
