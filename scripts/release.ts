@@ -69,6 +69,121 @@ export function executablePlatform(header: Uint8Array): string | null {
   return null;
 }
 
+const LC_CODE_SIGNATURE = 0x1d;
+const CSMAGIC_EMBEDDED_SIGNATURE = 0xfade0cc0;
+const CSMAGIC_CODEDIRECTORY = 0xfade0c02;
+const CS_HASHES: Record<number, string> = { 1: "sha1", 2: "sha256" };
+
+/**
+ * Why macOS would refuse this Mach-O's code signature, or null when every page hash of every code
+ * directory matches the file. Apple silicon runs nothing unsigned: Bun signs what it cross-compiles
+ * (ad hoc), and the signature must cover the program it appended, or the binary is killed at start.
+ */
+export function macOSSignatureProblem(file: Uint8Array): string | null {
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  if (file.length < 32 || view.getUint32(0, true) !== 0xfeedfacf) return "not a 64-bit Mach-O";
+  let signature: { offset: number; size: number } | null = null;
+  let command = 32;
+  for (let i = 0; i < view.getUint32(16, true); i++) {
+    if (view.getUint32(command, true) === LC_CODE_SIGNATURE)
+      signature = { offset: view.getUint32(command + 8, true), size: view.getUint32(command + 12, true) };
+    command += view.getUint32(command + 4, true);
+  }
+  if (!signature) return "no code signature (LC_CODE_SIGNATURE)";
+  if (signature.offset + signature.size > file.length)
+    return "the code signature lies past the end of the file";
+  if (signature.offset + signature.size < file.length) return "bytes follow the code signature";
+  // The signature's blobs are big-endian.
+  const blob = signature.offset;
+  if (view.getUint32(blob) !== CSMAGIC_EMBEDDED_SIGNATURE)
+    return "the code signature is not an embedded signature";
+  let directories = 0;
+  for (let i = 0; i < view.getUint32(blob + 8); i++) {
+    const cd = blob + view.getUint32(blob + 12 + i * 8 + 4);
+    if (view.getUint32(cd) !== CSMAGIC_CODEDIRECTORY) continue;
+    const hashOffset = view.getUint32(cd + 16);
+    const codeSlots = view.getUint32(cd + 28);
+    const codeLimit = view.getUint32(cd + 32);
+    const hashSize = file[cd + 36]!;
+    const algorithm = CS_HASHES[file[cd + 37]!];
+    const pageSize = 2 ** file[cd + 39]!;
+    if (!algorithm) return `a code directory uses hash type ${file[cd + 37]}`;
+    if (codeLimit !== signature.offset) return "the code signature does not cover the whole program";
+    if (codeSlots !== Math.ceil(codeLimit / pageSize)) return "the code directory's page count is wrong";
+    for (let slot = 0; slot < codeSlots; slot++) {
+      const page = file.subarray(slot * pageSize, Math.min((slot + 1) * pageSize, codeLimit));
+      const expected = file.subarray(
+        cd + hashOffset + slot * hashSize,
+        cd + hashOffset + (slot + 1) * hashSize,
+      );
+      const actual = createHash(algorithm).update(page).digest().subarray(0, hashSize);
+      if (!actual.equals(expected)) return `page ${slot} does not match its ${algorithm} hash`;
+    }
+    directories++;
+  }
+  return directories > 0 ? null : "the code signature has no code directory";
+}
+
+const LC_SEGMENT_64 = 0x19;
+
+/**
+ * The Mach-O without its code signature, as `codesign --remove-signature` leaves it: the load command
+ * gone, the file and `__LINKEDIT` ending where the signature began. Only for the layout Bun writes
+ * (the signature last in the file, its load command the last one); anything else throws.
+ */
+export function withoutMachOSignature(file: Uint8Array): Uint8Array {
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  if (file.length < 32 || view.getUint32(0, true) !== 0xfeedfacf) throw new Error("not a 64-bit Mach-O");
+  const commands = view.getUint32(16, true);
+  const commandsSize = view.getUint32(20, true);
+  let signatureCommand = -1;
+  let linkedit = -1;
+  let command = 32;
+  for (let i = 0; i < commands; i++) {
+    const kind = view.getUint32(command, true);
+    if (kind === LC_CODE_SIGNATURE) signatureCommand = command;
+    const name = new TextDecoder().decode(file.subarray(command + 8, command + 24)).replace(/\0+$/, "");
+    if (kind === LC_SEGMENT_64 && name === "__LINKEDIT") linkedit = command;
+    command += view.getUint32(command + 4, true);
+  }
+  if (signatureCommand < 0 || linkedit < 0) throw new Error("no code signature or no __LINKEDIT segment");
+  const offset = view.getUint32(signatureCommand + 8, true);
+  const linkeditOffset = Number(view.getBigUint64(linkedit + 40, true));
+  const linkeditEnd = linkeditOffset + Number(view.getBigUint64(linkedit + 48, true));
+  if (
+    signatureCommand + 16 !== 32 + commandsSize ||
+    offset + view.getUint32(signatureCommand + 12, true) !== file.length
+  )
+    throw new Error("the code signature is not the last load command and the end of the file");
+  if (linkeditEnd !== file.length) throw new Error("__LINKEDIT does not end the file");
+  const stripped = file.slice(0, offset);
+  const out = new DataView(stripped.buffer);
+  out.setUint32(16, commands - 1, true);
+  out.setUint32(20, commandsSize - 16, true);
+  stripped.fill(0, signatureCommand, signatureCommand + 16);
+  out.setBigUint64(linkedit + 48, BigInt(offset - linkeditOffset), true);
+  return stripped;
+}
+
+/**
+ * A darwin binary macOS will run, or the reason there is none. Apple silicon kills a program whose
+ * signature is missing or wrong: an arm64 binary must carry a valid one. An x86-64 Mac runs an
+ * unsigned program but kills one whose signature is wrong, which is what Bun 1.4 writes when it
+ * cross-compiles for darwin-x64 (the runtime's own signature, over its old bytes): that one is removed.
+ */
+export function runnableOnMacOS(
+  target: "darwin-x64" | "darwin-arm64",
+  file: Uint8Array,
+): { file: Uint8Array; note: string | null } {
+  const problem = macOSSignatureProblem(file);
+  if (problem === null) return { file, note: null };
+  if (target === "darwin-arm64") throw new Error(`${target}: its code signature is invalid (${problem})`);
+  return {
+    file: withoutMachOSignature(file),
+    note: `${target}: removed Bun's invalid code signature (${problem})`,
+  };
+}
+
 function readHeader(path: string): Uint8Array {
   const header = new Uint8Array(64);
   const fd = openSync(path, "r");
@@ -114,6 +229,17 @@ async function release(): Promise<void> {
     const platform = executablePlatform(readHeader(outfile));
     if (platform !== target)
       fail(`${target}: ${relative(ROOT, outfile)} is an executable for ${platform ?? "nothing known"}`);
+    if (target === "darwin-x64" || target === "darwin-arm64") {
+      try {
+        const checked = runnableOnMacOS(target, await Bun.file(outfile).bytes());
+        if (checked.note) {
+          await Bun.write(outfile, checked.file);
+          console.log(checked.note);
+        }
+      } catch (error) {
+        fail((error as Error).message);
+      }
+    }
     built.push({
       file: `herald-${target}`,
       size: statSync(outfile).size,

@@ -3,10 +3,18 @@
 // build itself and the linux-arm64 binary under qemu are checked by .ci/run's release section.
 import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
-import { executablePlatform, RELEASE_TARGETS, releaseBuildCommand } from "../../scripts/release.ts";
+import {
+  executablePlatform,
+  macOSSignatureProblem,
+  RELEASE_TARGETS,
+  releaseBuildCommand,
+  runnableOnMacOS,
+  withoutMachOSignature,
+} from "../../scripts/release.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BUILD_SCRIPT = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts.build as string;
@@ -96,6 +104,114 @@ describe("executablePlatform", () => {
       new Uint8Array(0),
     ])
       expect(executablePlatform(bytes)).toBeNull();
+  });
+});
+
+const PAGE = 4096;
+/** Where the program ends and the signature begins in `signedMachO`'s files (a partial last page). */
+const CODE_END = 3 * PAGE + 100;
+
+/**
+ * A small Mach-O laid out as Bun writes its darwin binaries: a header, a __LINKEDIT segment that ends
+ * the file, and an ad hoc signature (one SHA-256 code directory) last, whose page hashes cover the
+ * program up to `codeLimit` (the whole program unless told otherwise).
+ */
+function signedMachO(cpu: number, codeLimit = CODE_END): Uint8Array {
+  const directoryHeader = 96; // the code directory's fields, then the identifier "herald"
+  const slots = Math.ceil(codeLimit / PAGE);
+  const directoryLength = directoryHeader + slots * 32;
+  const signatureLength = 20 + directoryLength;
+  const file = new Uint8Array(CODE_END + signatureLength);
+  const view = new DataView(file.buffer);
+  for (let i = 32 + 88; i < CODE_END; i++) file[i] = (i * 7) % 251; // the "program"
+  view.setUint32(0, 0xfeedfacf, true);
+  view.setUint32(4, cpu, true);
+  view.setUint32(12, 2, true); // MH_EXECUTE
+  view.setUint32(16, 2, true); // two load commands
+  view.setUint32(20, 72 + 16, true);
+  view.setUint32(32, 0x19, true); // LC_SEGMENT_64 __LINKEDIT: the last 100 bytes of code, then the signature
+  view.setUint32(36, 72, true);
+  file.set(new TextEncoder().encode("__LINKEDIT"), 40);
+  view.setBigUint64(72, BigInt(CODE_END - 100), true);
+  view.setBigUint64(80, BigInt(100 + signatureLength), true);
+  view.setUint32(104, 0x1d, true); // LC_CODE_SIGNATURE
+  view.setUint32(108, 16, true);
+  view.setUint32(112, CODE_END, true);
+  view.setUint32(116, signatureLength, true);
+  const blob = CODE_END;
+  view.setUint32(blob, 0xfade0cc0); // the superblob, big-endian
+  view.setUint32(blob + 4, signatureLength);
+  view.setUint32(blob + 8, 1);
+  view.setUint32(blob + 12, 0); // CSSLOT_CODEDIRECTORY
+  view.setUint32(blob + 16, 20);
+  const cd = blob + 20;
+  view.setUint32(cd, 0xfade0c02);
+  view.setUint32(cd + 4, directoryLength);
+  view.setUint32(cd + 8, 0x20400);
+  view.setUint32(cd + 12, 0x20002); // adhoc, linker-signed
+  view.setUint32(cd + 16, directoryHeader);
+  view.setUint32(cd + 20, 88);
+  view.setUint32(cd + 28, slots);
+  view.setUint32(cd + 32, codeLimit);
+  file.set([32, 2, 0, 12], cd + 36); // hash size, SHA-256, platform, log2(page size)
+  file.set(new TextEncoder().encode("herald"), cd + 88);
+  for (let slot = 0; slot < slots; slot++) {
+    const page = file.subarray(slot * PAGE, Math.min((slot + 1) * PAGE, codeLimit));
+    file.set(createHash("sha256").update(page).digest(), cd + directoryHeader + slot * 32);
+  }
+  return file;
+}
+
+const ARM64 = 0x0100000c;
+const X86_64 = 0x01000007;
+
+describe("darwin code signatures", () => {
+  test("a signature whose page hashes cover the whole program is valid, and kept", () => {
+    const file = signedMachO(ARM64);
+    expect(macOSSignatureProblem(file)).toBeNull();
+    expect(runnableOnMacOS("darwin-arm64", file)).toEqual({ file, note: null });
+  });
+
+  test("names what is wrong with a signature", () => {
+    const changed = signedMachO(ARM64);
+    changed[PAGE + 10]! ^= 1;
+    expect(macOSSignatureProblem(changed)).toBe("page 1 does not match its sha256 hash");
+    expect(macOSSignatureProblem(signedMachO(X86_64, 2 * PAGE))).toBe(
+      "the code signature does not cover the whole program",
+    );
+    const truncated = signedMachO(ARM64).subarray(0, CODE_END + 50);
+    expect(macOSSignatureProblem(truncated)).toBe("the code signature lies past the end of the file");
+    const valid = signedMachO(ARM64);
+    const trailing = new Uint8Array(valid.length + 200);
+    trailing.set(valid);
+    expect(macOSSignatureProblem(trailing)).toBe("bytes follow the code signature");
+    expect(macOSSignatureProblem(header("elf", 183))).toBe("not a 64-bit Mach-O");
+  });
+
+  test("an arm64 binary with an invalid signature stops the release", () => {
+    expect(() => runnableOnMacOS("darwin-arm64", signedMachO(ARM64, 2 * PAGE))).toThrow(
+      "darwin-arm64: its code signature is invalid (the code signature does not cover the whole program)",
+    );
+  });
+
+  test("an x86-64 binary with an invalid signature is shipped without it, as codesign --remove-signature does", () => {
+    const file = signedMachO(X86_64, 2 * PAGE);
+    const { file: stripped, note } = runnableOnMacOS("darwin-x64", file);
+    expect(note).toBe(
+      "darwin-x64: removed Bun's invalid code signature (the code signature does not cover the whole program)",
+    );
+    expect(stripped.length).toBe(CODE_END);
+    expect(
+      Buffer.from(stripped.subarray(120, CODE_END)).equals(Buffer.from(file.subarray(120, CODE_END))),
+    ).toBe(true);
+    const view = new DataView(stripped.buffer, stripped.byteOffset);
+    expect(view.getUint32(16, true)).toBe(1); // load commands
+    expect(view.getUint32(20, true)).toBe(72);
+    expect([...stripped.subarray(104, 120)]).toEqual(new Array(16).fill(0));
+    expect(view.getBigUint64(80, true)).toBe(100n); // __LINKEDIT ends where the signature began
+    expect(executablePlatform(stripped)).toBe("darwin-x64");
+    expect(macOSSignatureProblem(stripped)).toBe("no code signature (LC_CODE_SIGNATURE)");
+    expect(() => withoutMachOSignature(stripped)).toThrow("no code signature");
   });
 });
 
@@ -191,6 +307,15 @@ describe("packaging/herald.service", () => {
     expect(service.SystemCallFilter).toContain("@system-service");
     // The JIT writes machine code: this setting would stop the runtime.
     expect(service.MemoryDenyWriteExecute).toBeUndefined();
+  });
+
+  test("is the unit docs/operations.md shows, but for the comments", () => {
+    const docs = readFileSync(join(ROOT, "docs", "operations.md"), "utf8");
+    const shown = /^## Running under systemd\n[\s\S]*?^```ini\n([\s\S]*?)^```$/m.exec(docs)?.[1];
+    const settings = (text: string) =>
+      text.split("\n").filter((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
+    expect(shown).toBeDefined();
+    expect(settings(shown!)).toEqual(settings(readFileSync(UNIT_PATH, "utf8")));
   });
 
   test.skipIf(!Bun.which("systemd-analyze"))("passes systemd-analyze verify without a complaint", () => {
