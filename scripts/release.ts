@@ -4,9 +4,10 @@
 // order, minify, the runtime's argv): only `--target` and `--outfile` are added. Bun fetches each
 // target's runtime from the npm registry the first time (kept in ~/.bun/install/cache).
 //
-// Any failure stops the run with exit 1 and no SHA256SUMS: a target whose build fails, or whose file
-// is not an executable of its platform. Earlier outputs are deleted first, so dist/ never mixes two
-// releases.
+// Any failure stops the run with exit 1 and no SHA256SUMS: a target whose build fails, whose file is
+// not an executable of its platform, or (darwin-arm64) whose code signature does not match the file.
+// darwin-x64 leaves Bun with an invalid signature, which is removed (`runnableOnMacOS`). Earlier
+// outputs are deleted first, so dist/ never mixes two releases.
 import { spawnSync } from "bun";
 import { createHash } from "node:crypto";
 import {
