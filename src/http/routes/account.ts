@@ -26,11 +26,18 @@ const doc = {
   account: operation({
     scope: "authenticated",
     summary: "Get the account and the calling credential",
+    description:
+      "The account with `authentication`, the calling credential's context: its id, visible " +
+      "prefix, name, environment (live or test), workspace access mode, scopes and expiry. Any " +
+      "valid key may call it, whatever its scopes.",
     tag: "Account",
   }),
   me: operation({
     scope: "authenticated",
     summary: "Get the calling credential's context (same as /account)",
+    description:
+      "The same answer as `GET /account`, under the name a program uses to ask who it is signed " +
+      "in as (the CLI's `whoami`).",
     tag: "Account",
   }),
   revoke: operation({

@@ -77,6 +77,11 @@ const doc = {
   get: operation({
     scope: "billing:read",
     summary: "The account's subscription, entitlement and X usage",
+    description:
+      "The billing mode (`disabled` when the server bills nothing), the entitlement (trialing, " +
+      "active, grace or read_only), the Stripe subscription as Herald last heard of it, each " +
+      "workspace's X usage against the monthly limit, and the workspaces taken out of the " +
+      "subscription.",
     tag,
   }),
   checkout: operation({

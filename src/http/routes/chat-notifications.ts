@@ -30,6 +30,9 @@ const doc = {
   get: operation({
     scope: "notifications:read",
     summary: "Get the workspace's chat notification settings",
+    description:
+      "The workspace's Slack settings (channel, enabled, event types) and whether they are in " +
+      "effect: `active`, or `inactive_reason` saying why not.",
     tag,
     errors: [404],
   }),

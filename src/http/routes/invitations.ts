@@ -89,6 +89,9 @@ const doc = {
   list: operation({
     scope: "team:read",
     summary: "List invitations not yet accepted or revoked (pending or expired)",
+    description:
+      "The account's open invitations, pending or expired, with their role and the state of " +
+      "their e-mail; paged with `limit` and `after`.",
     tag,
   }),
   resend: operation({

@@ -238,10 +238,21 @@ const doc = {
   list: operation({
     scope: "webhooks:read",
     summary: "List webhook endpoints (never with secrets)",
+    description:
+      "The workspace's webhook endpoints, newest first, paged with `limit` and `after`. Signing " +
+      "secrets are never listed, only `secret_last_four`.",
     tag,
     errors: [404],
   }),
-  get: operation({ scope: "webhooks:read", summary: "Get a webhook endpoint", tag, errors: [404] }),
+  get: operation({
+    scope: "webhooks:read",
+    summary: "Get a webhook endpoint",
+    description:
+      "One endpoint's settings, `secret_last_four` and `config_version`, and `disabled_reason` " +
+      "when Herald disabled it after three days of failed deliveries.",
+    tag,
+    errors: [404],
+  }),
   patch: operation({
     scope: "webhooks:write",
     summary: "Change a webhook endpoint (enable, disable, URL, event types, filter, content mode)",
@@ -256,6 +267,7 @@ const doc = {
   delete: operation({
     scope: "webhooks:write",
     summary: "Delete a webhook endpoint and its delivery log",
+    description: "Deletes the endpoint with its delivery log; nothing is sent to it afterwards.",
     tag,
     errors: [404],
     idempotency: "optional",
@@ -283,12 +295,19 @@ const doc = {
   deliveries: operation({
     scope: "webhooks:read",
     summary: "The delivery log of an endpoint: status, attempts, response codes, timing, next retry",
+    description:
+      "The endpoint's deliveries, newest first: status (pending, succeeded, failed), each " +
+      "attempt's response status and duration, and the next retry. `status` narrows the log; " +
+      "`limit` and `after` page it.",
     tag,
     errors: [404],
   }),
   redeliver: operation({
     scope: "webhooks:write",
     summary: "Send a delivery's event again, as a new delivery",
+    description:
+      "Queues the delivery's event again as a new delivery whose `redelivery_of` names this " +
+      "one. Refused with 409 while the endpoint is disabled.",
     tag,
     errors: [404, 409],
     idempotency: "optional",
