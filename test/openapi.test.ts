@@ -340,6 +340,29 @@ describe("every operation", () => {
   });
 });
 
+describe("request bodies that may be left out", () => {
+  test("are documented as not required, and the server takes such a request without one", async () => {
+    const optional = operations().filter(({ op }) => op.requestBody && op.requestBody.required === false);
+    expect(optional.map((o) => o.name)).toEqual(
+      expect.arrayContaining([
+        "POST /billing/portal-sessions",
+        "POST /account/invitations/{invitation_id}/resend",
+        "POST /workspaces/{workspace_id}/webhook-endpoints/{endpoint_id}/test",
+      ]),
+    );
+    for (const { name, method, path } of optional) {
+      const url = `/v1${path.replace("{workspace_id}", s.owner.workspaceId).replace(/\{[a-z_]+\}/g, "unknown_id")}`;
+      const r = await s.request(method.toUpperCase(), url, {
+        headers: { "idempotency-key": crypto.randomUUID() },
+      });
+      expect({ name, refused: [400, 415, 422].includes(r.status) }).toEqual({ name, refused: false });
+    }
+    // A body the route needs stays required (and its absence is a 400).
+    expect(find("post", "/workspaces")!.op.requestBody.required).toBe(true);
+    expect((await s.request("POST", "/v1/workspaces", {})).status).toBe(400);
+  });
+});
+
 describe("headers of particular operations", () => {
   // The contract's operations with a required Idempotency-Key (checked once each exists).
   const requiredKey: [string, string][] = [

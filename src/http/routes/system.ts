@@ -1,3 +1,4 @@
+import { KindGuard, type TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 // The package exports no path to its browser bundle, so it is imported by file (embedded by bun build).
 // @ts-ignore: a file import yields its path; the bundle has no type declarations.
@@ -23,6 +24,7 @@ import { html, Markup } from "../pages/html.ts";
 function completeDocument(
   h: Herald,
   routeSchemas: { paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } },
+  optionalBodies: Set<string> = new Set(),
 ) {
   // A copy: the generator hands out the routes' own schema objects, which the document must not change.
   const generated: typeof routeSchemas = JSON.parse(JSON.stringify(routeSchemas));
@@ -30,8 +32,12 @@ function completeDocument(
   for (const [path, item] of Object.entries(generated.paths)) {
     // Documents the API relative to its base `<origin>/v1`, as the contract writes paths.
     if (!path.startsWith("/v1/")) continue;
-    for (const [method, op] of Object.entries(item as Record<string, Record<string, unknown>>))
+    for (const [method, op] of Object.entries(item as Record<string, Record<string, any>>)) {
       documentOperation(op, method, path.slice(3));
+      // The generator marks every body required, also one the route lets a request leave out.
+      if (op.requestBody && optionalBodies.has(`${method.toUpperCase()} ${path}`))
+        op.requestBody.required = false;
+    }
     paths[path.slice(3)] = item;
   }
   const named: Record<string, unknown> = { ...generated.components.schemas };
@@ -116,7 +122,21 @@ function withJsonParserNamed(app: AnyElysia): AnyElysia {
  */
 async function openApiDocument(h: Herald, app: AnyElysia) {
   const { toOpenAPISchema } = await import("@elysiajs/openapi");
-  return completeDocument(h, toOpenAPISchema(withJsonParserNamed(app)) as never);
+  return completeDocument(h, toOpenAPISchema(withJsonParserNamed(app)) as never, optionalBodies(app));
+}
+
+/** `POST /v1/billing/portal-sessions`…: the routes whose body is `t.Optional(…)` (may be left out). */
+function optionalBodies(app: AnyElysia): Set<string> {
+  const routes = (
+    app as unknown as {
+      getGlobalRoutes(): { method: string; path: string; hooks?: { body?: TSchema } }[];
+    }
+  ).getGlobalRoutes();
+  return new Set(
+    routes
+      .filter((route) => route.hooks?.body !== undefined && KindGuard.IsOptional(route.hooks.body))
+      .map((route) => `${route.method.toUpperCase()} ${route.path.replace(/:(\w+)/g, "{$1}")}`),
+  );
 }
 
 interface SystemParts {
