@@ -106,6 +106,10 @@ describe("the document", () => {
     }
     const ids = ops.map((o) => o.op.operationId).filter(Boolean);
     expect(new Set(ids).size).toBe(ids.length);
+    // Named by hand for generated clients: camelCase identifiers (`createPost`), not derived from paths.
+    const unnamed = ops.filter((o) => !/^[a-z][A-Za-z]+$/.test(o.op.operationId ?? "")).map((o) => o.name);
+    expect(unnamed).toEqual([]);
+    expect(find("post", "/workspaces/{workspace_id}/posts")!.op.operationId).toBe("createPost");
   });
 
   test("the contract's operations that exist so far are documented", () => {

@@ -60,6 +60,8 @@ const problemContent = { "application/problem+json": { schema: { $ref: "#/compon
 /** What a route declares about itself: its scope and the documentation OpenAPI shows. */
 export interface OperationSpec {
   scope: RouteScope | null;
+  /** The operation's name in generated clients: camelCase, unique (`createPost`, `listWebhookDeliveries`). */
+  operationId?: string;
   summary: string;
   tag: string;
   /**
@@ -99,6 +101,7 @@ export function operation(spec: OperationSpec): {
     "x-if-match": spec.ifMatch ?? "none",
     security: spec.scope === null ? [] : [{ bearer: [] }],
   };
+  if (spec.operationId) detail.operationId = spec.operationId;
   if (spec.description) detail.description = spec.description;
   // Routes that take query parameters declare their own `query` after this spread; the rest refuse any.
   return spec.scope === null ? { detail, query: NoQuery } : { scope: spec.scope, detail, query: NoQuery };

@@ -25,6 +25,7 @@ async function revokeKey(h: Herald, { actor }: { actor: Actor }) {
 const doc = {
   account: operation({
     scope: "authenticated",
+    operationId: "getAccount",
     summary: "Get the account and the calling credential",
     description:
       "The account with `authentication`, the calling credential's context: its id, visible " +
@@ -34,6 +35,7 @@ const doc = {
   }),
   me: operation({
     scope: "authenticated",
+    operationId: "getMe",
     summary: "Get the calling credential's context (same as /account)",
     description:
       "The same answer as `GET /account`, under the name a program uses to ask who it is signed " +
@@ -42,6 +44,7 @@ const doc = {
   }),
   revoke: operation({
     scope: "authenticated",
+    operationId: "revokeCallingApiKey",
     summary: "Revoke the calling API key (the CLI's logout)",
     tag: "Account",
     description:

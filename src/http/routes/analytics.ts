@@ -34,6 +34,7 @@ const tag = "Analytics";
 const doc = {
   group: operation({
     scope: "posts:read",
+    operationId: "getPostGroupAnalytics",
     summary: "A published post group's analytics: totals with coverage, one row per post",
     description:
       "`group` is the group value given at Create Post. Each metric's total says how many of " +
@@ -44,6 +45,7 @@ const doc = {
   }),
   refresh: operation({
     scope: "posts:write",
+    operationId: "refreshPostGroupAnalytics",
     summary: "Read a group's numbers from the networks now (rate-limited per workspace)",
     description:
       "Asks the next analytics run (within about 15 seconds) to read the group's numbers " +
@@ -54,6 +56,7 @@ const doc = {
   }),
   series: operation({
     scope: "posts:read",
+    operationId: "getAnalyticsSeries",
     summary: "Analytics over time: posts published between two local dates, per day or ISO week",
     description:
       "Sums the metrics of the posts published from `from` (included) to `until` (excluded), " +

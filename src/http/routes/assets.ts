@@ -95,6 +95,7 @@ const tag = "Assets";
 const doc = {
   startUpload: operation({
     scope: "assets:write",
+    operationId: "createAssetUpload",
     summary: "Start a multipart upload (reserves the asset)",
     tag,
     errors: [404],
@@ -105,6 +106,7 @@ const doc = {
   }),
   completeUpload: operation({
     scope: "assets:write",
+    operationId: "completeAssetUpload",
     summary: "Complete an upload: check, assemble and inspect the file",
     description:
       "Call it once every part is uploaded, with each part's ETag and CRC64NVME and the whole " +
@@ -116,6 +118,7 @@ const doc = {
   }),
   list: operation({
     scope: "assets:read",
+    operationId: "listAssets",
     summary: "List assets (include=download adds five-minute download URLs)",
     description:
       "The workspace's assets in cursor order, paged with `limit` and `after`; " +
@@ -125,6 +128,7 @@ const doc = {
   }),
   get: operation({
     scope: "assets:read",
+    operationId: "getAsset",
     summary: "Get an asset",
     description:
       "One asset: its type, size, dimensions, duration, checksum and retention. " +
@@ -134,6 +138,7 @@ const doc = {
   }),
   delete: operation({
     scope: "assets:write",
+    operationId: "deleteAsset",
     summary: "Delete an asset (refused while an unfinished post uses it)",
     description:
       "Deletes the asset and its stored file. A post that has not finished publishing and uses " +

@@ -40,6 +40,7 @@ async function listRecords(
 const doc = {
   list: operation({
     scope: "audit:read",
+    operationId: "listAuditRecords",
     summary: "List audit records",
     description:
       "Who changed what in the account, newest first: each record names the action, the " +

@@ -76,6 +76,7 @@ const processorNote =
 const doc = {
   get: operation({
     scope: "billing:read",
+    operationId: "getBilling",
     summary: "The account's subscription, entitlement and X usage",
     description:
       "The billing mode (`disabled` when the server bills nothing), the entitlement (trialing, " +
@@ -86,6 +87,7 @@ const doc = {
   }),
   checkout: operation({
     scope: "billing:write",
+    operationId: "createBillingCheckoutSession",
     summary: "Start a Stripe Checkout that subscribes the account (one unit per workspace)",
     tag,
     errors: [409, 502],
@@ -94,6 +96,7 @@ const doc = {
   }),
   portal: operation({
     scope: "billing:write",
+    operationId: "createBillingPortalSession",
     summary: "Open Stripe's billing portal (payment method, invoices, quantity)",
     tag,
     errors: [409, 502],
@@ -101,6 +104,7 @@ const doc = {
   }),
   conversion: operation({
     scope: "billing:write",
+    operationId: "convertTrial",
     summary: "End the trial now and start paying",
     tag,
     errors: [409, 502],
@@ -109,6 +113,7 @@ const doc = {
   }),
   cancel: operation({
     scope: "billing:write",
+    operationId: "cancelWorkspaceSubscription",
     summary: "Take a workspace out of the subscription (it stops creating work at the period's end)",
     tag,
     errors: [404, 409, 502],

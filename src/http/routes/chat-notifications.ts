@@ -29,6 +29,7 @@ const tag = "Chat Notifications";
 const doc = {
   get: operation({
     scope: "notifications:read",
+    operationId: "getChatNotificationSettings",
     summary: "Get the workspace's chat notification settings",
     description:
       "The workspace's Slack settings (channel, enabled, event types) and whether they are in " +
@@ -38,6 +39,7 @@ const doc = {
   }),
   patch: operation({
     scope: "notifications:write",
+    operationId: "updateChatNotificationSettings",
     summary: "Change the workspace's chat notification settings",
     tag,
     errors: [404],

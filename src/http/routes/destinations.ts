@@ -114,6 +114,7 @@ const tag = "Destinations";
 const doc = {
   list: operation({
     scope: "destinations:read",
+    operationId: "listDestinations",
     summary: "List destinations (whole, not paged)",
     description:
       "Every destination of the workspace in one answer: `has_more` is always false and " +
@@ -123,6 +124,7 @@ const doc = {
   }),
   get: operation({
     scope: "destinations:read",
+    operationId: "getDestination",
     summary: "Get a destination",
     description:
       "One connected account: its channel, display name, status (with `unavailable_reason` when " +
@@ -133,6 +135,7 @@ const doc = {
   }),
   patch: operation({
     scope: "destinations:write",
+    operationId: "updateDestination",
     summary: "Enable, disable or make default",
     description:
       "`enabled: false` disables the destination and `true` enables it again; `is_default: " +
@@ -143,6 +146,7 @@ const doc = {
   }),
   delete: operation({
     scope: "destinations:write",
+    operationId: "deleteDestination",
     summary: "Disconnect a destination",
     description:
       "Removes the destination. Refused with 409 while posts waiting to publish use it: cancel " +
@@ -152,6 +156,7 @@ const doc = {
   }),
   connect: operation({
     scope: "destinations:write",
+    operationId: "createDestinationConnection",
     summary: "Connect an account: Bluesky at once (handle + app password), the other networks through OAuth",
     description:
       "Starts a connection session. Bluesky connects at once with `handle` and `app_password`; " +
@@ -164,6 +169,7 @@ const doc = {
   }),
   getConnection: operation({
     scope: "destinations:read",
+    operationId: "getDestinationConnection",
     summary: "Get a connection session",
     description:
       "A connection session's status (pending, completed, failed or expired), its error if it " +

@@ -262,6 +262,7 @@ const tag = "Posts";
 const doc = {
   create: operation({
     scope: "posts:write",
+    operationId: "createPost",
     summary: "Create posts: drafts, published now, at a time, or in the queue",
     tag,
     errors: [402, 404, 409, 422],
@@ -272,6 +273,7 @@ const doc = {
   }),
   list: operation({
     scope: "posts:read",
+    operationId: "listPosts",
     summary: "List posts (views, filters, include=attempts)",
     description:
       "The workspace's posts, narrowed by `view` (drafts, scheduled, published, attention), " +
@@ -282,6 +284,7 @@ const doc = {
   }),
   validate: operation({
     scope: "posts:read",
+    operationId: "validatePost",
     summary: "Check a Create Post request without storing anything",
     description:
       "`valid` and `errors` say whether this request would be accepted. With `when: draft` a draft is " +
@@ -291,6 +294,7 @@ const doc = {
   }),
   publish: operation({
     scope: "posts:write",
+    operationId: "publishDrafts",
     summary: "Publish or schedule drafts",
     description:
       "Takes drafts out of `draft`: each is named with the `version` it was last seen at and " +
@@ -303,6 +307,7 @@ const doc = {
   }),
   move: operation({
     scope: "posts:write",
+    operationId: "movePosts",
     summary: "Move queued posts to a window on another date",
     description:
       "Moves queued posts to the posting windows of `local_date`. Each post is named with the " +
@@ -314,6 +319,7 @@ const doc = {
   }),
   get: operation({
     scope: "posts:read",
+    operationId: "getPost",
     summary: "Get a post",
     description:
       "One post: its state, the actions available now, payload, schedule, receipts of what was " +
@@ -324,6 +330,7 @@ const doc = {
   }),
   patch: operation({
     scope: "posts:write",
+    operationId: "updateDraft",
     summary: "Edit a draft's body or assets",
     description:
       "Changes a draft's body items, its asset placements or both. If-Match with the post's " +
@@ -335,6 +342,7 @@ const doc = {
   }),
   delete: operation({
     scope: "posts:write",
+    operationId: "deleteDraft",
     summary: "Delete a draft",
     description:
       "Deletes a draft; answers `{id, object: post, deleted: true}`. Needs If-Match with its " +
@@ -346,6 +354,7 @@ const doc = {
   }),
   cancel: operation({
     scope: "posts:write",
+    operationId: "cancelPost",
     summary: "Cancel a post that has not gone out",
     description:
       "Stops a post before it is sent (scheduled, queued or deferred); it ends `cancelled`. A " +
@@ -356,6 +365,7 @@ const doc = {
   }),
   retry: operation({
     scope: "posts:write",
+    operationId: "retryPost",
     summary: "Send a failed, missed or needs-attention post again",
     description:
       "Publishes the post again now. When its last outcome is unknown (`retry_safety` unsafe) " +
@@ -366,6 +376,7 @@ const doc = {
   }),
   reschedule: operation({
     scope: "posts:write",
+    operationId: "reschedulePost",
     summary: "Move a post to a new time",
     description:
       "Sets a new exact time (`scheduled_at` with a UTC offset; `time_zone` names the zone it " +
@@ -377,6 +388,7 @@ const doc = {
   }),
   getQueue: operation({
     scope: "posts:read",
+    operationId: "getQueue",
     summary: "Get the queue's posting windows",
     description:
       "The workspace's weekly posting windows (weekday 1 = Monday to 7 = Sunday, local time in " +
@@ -386,6 +398,7 @@ const doc = {
   }),
   putQueue: operation({
     scope: "posts:write",
+    operationId: "replaceQueue",
     summary: "Replace the queue's posting windows",
     description:
       "Sets every posting window of the workspace at once: the windows not in the list are " + "removed.",

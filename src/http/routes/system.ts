@@ -260,6 +260,7 @@ export function systemRoutes(h: Herald, parts: SystemParts, app: () => AnyElysia
       openApi,
       operation({
         scope: null,
+        operationId: "getOpenApiDocument",
         summary: "This OpenAPI 3.1 document",
         description:
           "This document, public: every operation with a description, its named schemas " +

@@ -227,6 +227,7 @@ const tag = "Webhooks";
 const doc = {
   create: operation({
     scope: "webhooks:write",
+    operationId: "createWebhookEndpoint",
     summary: "Register a webhook endpoint (the signing secret is returned once)",
     tag,
     // 503: the URL's host does not resolve now (DNS may answer later).
@@ -237,6 +238,7 @@ const doc = {
   }),
   list: operation({
     scope: "webhooks:read",
+    operationId: "listWebhookEndpoints",
     summary: "List webhook endpoints (never with secrets)",
     description:
       "The workspace's webhook endpoints, newest first, paged with `limit` and `after`. Signing " +
@@ -246,6 +248,7 @@ const doc = {
   }),
   get: operation({
     scope: "webhooks:read",
+    operationId: "getWebhookEndpoint",
     summary: "Get a webhook endpoint",
     description:
       "One endpoint's settings, `secret_last_four` and `config_version`, and `disabled_reason` " +
@@ -255,6 +258,7 @@ const doc = {
   }),
   patch: operation({
     scope: "webhooks:write",
+    operationId: "updateWebhookEndpoint",
     summary: "Change a webhook endpoint (enable, disable, URL, event types, filter, content mode)",
     tag,
     // 503: the URL's host does not resolve now (DNS may answer later).
@@ -266,6 +270,7 @@ const doc = {
   }),
   delete: operation({
     scope: "webhooks:write",
+    operationId: "deleteWebhookEndpoint",
     summary: "Delete a webhook endpoint and its delivery log",
     description: "Deletes the endpoint with its delivery log; nothing is sent to it afterwards.",
     tag,
@@ -275,6 +280,7 @@ const doc = {
   }),
   rotateSecret: operation({
     scope: "webhooks:write",
+    operationId: "rotateWebhookSecret",
     summary: "Rotate the signing secret (the new one is returned once)",
     tag,
     errors: [404],
@@ -284,6 +290,7 @@ const doc = {
   }),
   test: operation({
     scope: "webhooks:write",
+    operationId: "testWebhookEndpoint",
     summary: "Send a webhook.test event to this endpoint",
     tag,
     errors: [404, 409],
@@ -294,6 +301,7 @@ const doc = {
   }),
   deliveries: operation({
     scope: "webhooks:read",
+    operationId: "listWebhookDeliveries",
     summary: "The delivery log of an endpoint: status, attempts, response codes, timing, next retry",
     description:
       "The endpoint's deliveries, newest first: status (pending, succeeded, failed), each " +
@@ -304,6 +312,7 @@ const doc = {
   }),
   redeliver: operation({
     scope: "webhooks:write",
+    operationId: "redeliverWebhookDelivery",
     summary: "Send a delivery's event again, as a new delivery",
     description:
       "Queues the delivery's event again as a new delivery whose `redelivery_of` names this " +

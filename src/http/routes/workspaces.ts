@@ -57,6 +57,7 @@ const tag = "Workspaces";
 const doc = {
   list: operation({
     scope: "authenticated",
+    operationId: "listWorkspaces",
     summary: "List the workspaces the API key can use",
     description:
       "All of the account's workspaces, or the ones selected for the key; paged with `limit` " +
@@ -65,6 +66,7 @@ const doc = {
   }),
   create: operation({
     scope: "workspaces:write",
+    operationId: "createWorkspace",
     summary: "Create a workspace",
     description:
       "Creates a workspace with a name and an IANA time zone (UTC when none is given), which " +
@@ -74,6 +76,7 @@ const doc = {
   }),
   get: operation({
     scope: "workspaces:read",
+    operationId: "getWorkspace",
     summary: "Get a workspace",
     description: "One workspace: its name and time zone.",
     tag,
@@ -81,6 +84,7 @@ const doc = {
   }),
   patch: operation({
     scope: "workspaces:write",
+    operationId: "updateWorkspace",
     summary: "Rename a workspace or change its time zone",
     description:
       "Changes the name, the time zone or both. Send If-Match with the ETag you read to refuse " +
