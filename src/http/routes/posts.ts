@@ -357,8 +357,8 @@ const doc = {
     operationId: "cancelPost",
     summary: "Cancel a post that has not gone out",
     description:
-      "Stops a post before it is sent (scheduled, queued or deferred); it ends `cancelled`. A " +
-      "post already sent or finished is 409.",
+      "Stops a post that has not gone out (preparing, scheduled, ready, missed or needs-attention): " +
+      "it ends `cancelled`. Other states are 409; `available_actions` lists `cancel` when it is allowed.",
     tag,
     errors: [404, 409],
     idempotency: "optional",
@@ -380,8 +380,8 @@ const doc = {
     summary: "Move a post to a new time",
     description:
       "Sets a new exact time (`scheduled_at` with a UTC offset; `time_zone` names the zone it " +
-      "is shown in). As for retry, `acknowledge_duplicate_risk` is needed when the post's last " +
-      "outcome is unknown.",
+      "is shown in), while `available_actions` lists `reschedule`. As for retry, " +
+      "`acknowledge_duplicate_risk` is needed when the post's last outcome is unknown.",
     tag,
     errors: [402, 404, 409, 422],
     idempotency: "optional",
