@@ -154,6 +154,21 @@ describe("typed calls", () => {
     expect(read.data!.payload.body).toEqual(["Hello from @herald/client"]);
   });
 
+  test("paths, parameters and bodies are typed (checked by tsc, never sent)", () => {
+    const unsent = () => {
+      // @ts-expect-error: no such path
+      void client.GET("/workspace");
+      // @ts-expect-error: the path needs workspace_id
+      void client.GET("/workspaces/{workspace_id}/posts", {});
+      void client.POST("/workspaces/{workspace_id}/posts", {
+        params: { path: { workspace_id: w.ws } },
+        // @ts-expect-error: `when` is one of the contract's values or a timestamp, not a number
+        body: { when: 5, group: "g", posts: [] },
+      });
+    };
+    expect(typeof unsent).toBe("function");
+  });
+
   test("an error answer is the typed problem", async () => {
     script(() => false, []);
     const missing = await client.GET("/workspaces/{workspace_id}/posts/{post_id}", {
