@@ -4,7 +4,7 @@
 //
 // The document is built in-process (Herald on a throwaway data dir, the app asked for /v1/openapi.json
 // without listening on a port) and written to sdk/openapi.json; openapi-typescript turns it into
-// sdk/src/schema.d.ts, and the operations that take an Idempotency-Key into sdk/src/operations.ts.
+// sdk/src/schema.ts, and the operations that take an Idempotency-Key into sdk/src/operations.ts.
 // test/sdk/generated.test.ts runs the same function and fails when the checked-in files differ.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,7 +20,7 @@ import { engineOf } from "../src/db/engine.ts";
 export const REPOSITORY_ROOT = resolve(import.meta.dir, "..");
 
 /** The generated files, by path from the repository root. */
-export type SdkFiles = Record<"sdk/openapi.json" | "sdk/src/schema.d.ts" | "sdk/src/operations.ts", string>;
+export type SdkFiles = Record<"sdk/openapi.json" | "sdk/src/schema.ts" | "sdk/src/operations.ts", string>;
 
 const HTTP_METHODS = ["get", "put", "post", "patch", "delete"] as const;
 
@@ -91,7 +91,7 @@ export async function generateSdkFiles(): Promise<SdkFiles> {
   const operations = idempotentOperations(document);
   return {
     "sdk/openapi.json": `${JSON.stringify(document, null, 2)}\n`,
-    "sdk/src/schema.d.ts":
+    "sdk/src/schema.ts":
       GENERATED +
       "// Idempotency-Key headers are optional here: the client adds one to each call that takes it.\n" +
       astToString(ast),

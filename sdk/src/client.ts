@@ -1,7 +1,7 @@
 import createClient, { type Client, type Middleware } from "openapi-fetch";
 import { IDEMPOTENT_OPERATIONS } from "./operations.ts";
 import { type RetryOptions, retryingFetch } from "./retry.ts";
-import type { paths } from "./schema.d.ts";
+import type { paths } from "./schema.ts";
 
 /** The client createHeraldClient returns: openapi-fetch's, typed by Herald's OpenAPI document. */
 export type HeraldClient = Client<paths>;

@@ -14,4 +14,4 @@ export {
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from "./webhooks.ts";
-export type { components, operations, paths } from "./schema.d.ts";
+export type { components, operations, paths } from "./schema.ts";

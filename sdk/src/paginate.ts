@@ -1,7 +1,7 @@
 import type { FetchOptions } from "openapi-fetch";
 import type { HeraldClient } from "./client.ts";
 import { HeraldApiError } from "./problem.ts";
-import type { paths } from "./schema.d.ts";
+import type { paths } from "./schema.ts";
 
 /** A listing as the contract shapes it: a page of `data`, and the cursor of the next one. */
 interface Listing {

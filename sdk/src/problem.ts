@@ -1,4 +1,4 @@
-import type { components } from "./schema.d.ts";
+import type { components } from "./schema.ts";
 
 /** The body of every error answer (application/problem+json), as the OpenAPI document describes it. */
 export type Problem = components["schemas"]["Problem"];

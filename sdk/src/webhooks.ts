@@ -1,4 +1,4 @@
-import type { paths } from "./schema.d.ts";
+import type { paths } from "./schema.ts";
 
 type Post =
   paths["/workspaces/{workspace_id}/posts/{post_id}"]["get"]["responses"][200]["content"]["application/json"];

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateSdkFiles, REPOSITORY_ROOT } from "../../scripts/generate-sdk-types.ts";
 
-test("sdk/openapi.json, sdk/src/schema.d.ts and sdk/src/operations.ts are up to date", async () => {
+test("sdk/openapi.json, sdk/src/schema.ts and sdk/src/operations.ts are up to date", async () => {
   const files = await generateSdkFiles();
   const stale = Object.entries(files)
     .filter(([path, text]) => readFileSync(join(REPOSITORY_ROOT, path), "utf8") !== text)
