@@ -29,6 +29,12 @@ export type ListingItem<P extends ListingPath> = JsonOk<GetOperation<paths[P]>> 
   ? Item
   : never;
 
+type ListingInit<P extends ListingPath> = FetchOptions<GetOperation<paths[P]>>;
+/** `init` may be left out when the path needs no parameters (`/workspaces`). */
+type ListingInitParameter<P extends ListingPath> = {} extends ListingInit<P>
+  ? [init?: ListingInit<P>]
+  : [init: ListingInit<P>];
+
 /**
  * Every item of a listing, page after page: each page is asked for with the previous page's
  * `next_cursor` as `after` (sent unchanged, as the contract says) until `has_more` is false.
@@ -38,13 +44,13 @@ export type ListingItem<P extends ListingPath> = JsonOk<GetOperation<paths[P]>> 
 export async function* paginate<P extends ListingPath>(
   client: HeraldClient,
   path: P,
-  init: FetchOptions<GetOperation<paths[P]>>,
+  ...[init]: ListingInitParameter<P>
 ): AsyncGenerator<ListingItem<P>, void, undefined> {
   const get = client.GET as unknown as (
     path: string,
     init: unknown,
   ) => Promise<{ data?: Listing; error?: unknown; response: Response }>;
-  const params = (init as { params?: { query?: Record<string, unknown> } }).params ?? {};
+  const params = (init as { params?: { query?: Record<string, unknown> } } | undefined)?.params ?? {};
   let after: string | null = null;
   do {
     const query = after === null ? params.query : { ...params.query, after };

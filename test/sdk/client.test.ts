@@ -160,6 +160,10 @@ describe("typed calls", () => {
       void client.GET("/workspace");
       // @ts-expect-error: the path needs workspace_id
       void client.GET("/workspaces/{workspace_id}/posts", {});
+      // @ts-expect-error: so does its listing
+      void paginate(client, "/workspaces/{workspace_id}/posts");
+      // @ts-expect-error: not a listing
+      void paginate(client, "/account");
       void client.POST("/workspaces/{workspace_id}/posts", {
         params: { path: { workspace_id: w.ws } },
         // @ts-expect-error: `when` is one of the contract's values or a timestamp, not a number
@@ -320,6 +324,13 @@ describe("paginate", () => {
     // Drafts made by earlier tests are listed too: at least three pages of two.
     expect(proxy.seen.length).toBe(Math.ceil(seen.length / 2));
     expect(proxy.seen.length).toBeGreaterThanOrEqual(3);
+  });
+
+  test("a listing without parameters needs no init", async () => {
+    script(() => false, []);
+    const ids: string[] = [];
+    for await (const workspace of paginate(client, "/workspaces")) ids.push(workspace.id);
+    expect(ids).toContain(w.ws);
   });
 
   test("an error answer throws HeraldApiError with the problem", async () => {
