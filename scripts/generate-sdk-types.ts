@@ -6,7 +6,7 @@
 // without listening on a port) and written to sdk/openapi.json; openapi-typescript turns it into
 // sdk/src/schema.ts, and the operations that take an Idempotency-Key into sdk/src/operations.ts.
 // test/sdk/generated.test.ts runs the same function and fails when the checked-in files differ.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import openapiTS, { astToString } from "openapi-typescript";
@@ -104,7 +104,28 @@ export async function generateSdkFiles(): Promise<SdkFiles> {
   };
 }
 
+/** The generated files whose checked-in copy differs from what this build makes. */
+export async function staleSdkFiles(): Promise<string[]> {
+  const files = await generateSdkFiles();
+  return Object.entries(files)
+    .filter(
+      ([path, text]) =>
+        !existsSync(join(REPOSITORY_ROOT, path)) ||
+        readFileSync(join(REPOSITORY_ROOT, path), "utf8") !== text,
+    )
+    .map(([path]) => path);
+}
+
+// `--check` writes nothing: it lists the stale files and exits 1 when there are any. It runs in a
+// process of its own (test/sdk/generated.test.ts spawns it), since a process that has already served
+// requests can describe some response schemas differently.
 if (import.meta.main) {
+  if (process.argv.includes("--check")) {
+    const stale = await staleSdkFiles();
+    for (const path of stale)
+      console.error(`${path} differs from the OpenAPI document: run npm run sdk:generate`);
+    process.exit(stale.length > 0 ? 1 : 0);
+  }
   const files = await generateSdkFiles();
   for (const [path, text] of Object.entries(files)) {
     writeFileSync(join(REPOSITORY_ROOT, path), text);

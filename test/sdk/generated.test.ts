@@ -1,22 +1,24 @@
 // The typed client's checked-in files are what the generator makes from this build's OpenAPI document:
 // a change of the API that is not regenerated fails here (and so in CI).
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { generateSdkFiles, REPOSITORY_ROOT } from "../../scripts/generate-sdk-types.ts";
+import { IDEMPOTENT_OPERATIONS } from "../../sdk/src/operations.ts";
+
+const root = join(import.meta.dir, "..", "..");
 
 test("sdk/openapi.json, sdk/src/schema.ts and sdk/src/operations.ts are up to date", async () => {
-  const files = await generateSdkFiles();
-  const stale = Object.entries(files)
-    .filter(([path, text]) => readFileSync(join(REPOSITORY_ROOT, path), "utf8") !== text)
-    .map(([path]) => path);
-  if (stale.length > 0)
-    throw new Error(`${stale.join(", ")} differ from the OpenAPI document: run npm run sdk:generate`);
-  expect(stale).toEqual([]);
+  // In a fresh process: the document of a process that has served requests can differ (see the script).
+  const check = Bun.spawn([process.execPath, join(root, "scripts", "generate-sdk-types.ts"), "--check"], {
+    cwd: root,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stderr, code] = await Promise.all([new Response(check.stderr).text(), check.exited]);
+  expect(stderr).toBe("");
+  expect(code).toBe(0);
 });
 
-test("the operations that take an Idempotency-Key include the contract's writes", async () => {
-  const { IDEMPOTENT_OPERATIONS } = await import("../../sdk/src/operations.ts");
+test("the operations that take an Idempotency-Key include the contract's writes", () => {
   for (const name of [
     "POST /workspaces/{workspace_id}/posts",
     "POST /workspaces/{workspace_id}/webhook-endpoints",
