@@ -12,6 +12,9 @@ const dir = join(root, "test-artifacts", `sdk-readme-${process.pid}`);
 
 let w: PostsWorld;
 let receiver: Receiver;
+/** The variables the example reads; put back as they were afterwards (the CLI's tests read HERALD_API_KEY). */
+const EXAMPLE_ENV = ["HERALD_URL", "HERALD_API_KEY", "HERALD_WEBHOOK_SECRETS"] as const;
+const savedEnv = EXAMPLE_ENV.map((name) => [name, process.env[name]] as const);
 
 beforeAll(async () => {
   w = await startPostsWorld();
@@ -20,6 +23,10 @@ beforeAll(async () => {
   receiver = startReceiver();
 });
 afterAll(async () => {
+  for (const [name, value] of savedEnv) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
   await receiver.stop();
   await w.stop();
   rmSync(dir, { recursive: true, force: true });
