@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type DashboardWorld, screenOf, TestBrowser } from "../dashboard/support.ts";
+import { eq } from "drizzle-orm";
+import { newId } from "../../src/db/ids.ts";
+import { inTransaction } from "../../src/db/transaction.ts";
+import { bootstrapAccount } from "../../src/modules/account/bootstrap.ts";
+import { type DashboardWorld, PASSWORD, screenOf, TestBrowser } from "../dashboard/support.ts";
+import { tables } from "../helpers/tables.ts";
 import {
   answerConsent,
   authorizePath,
@@ -214,5 +219,37 @@ describe("signing in and consenting", () => {
     ]);
     expect(r.status).toBe(403);
     expect(r.location).toBeNull();
+  });
+
+  test("an account whose address is not confirmed cannot allow (creating a credential waits for it)", async () => {
+    const email = "unconfirmed-oauth@example.com";
+    const made = await bootstrapAccount(world.s.herald, {
+      email,
+      workspaceName: "Waiting",
+      password: PASSWORD,
+    });
+    const [user] = await world.s.herald.db.select().from(tables.users).where(eq(tables.users.email, email));
+    await inTransaction(world.s.herald.db, (tx) =>
+      tx.insert(tables.emailConfirmations).values({
+        id: newId("emc"),
+        userId: user!.id,
+        accountId: made.account_id,
+        email,
+        tokenHash: `unconfirmed-${Date.now()}`,
+        createdAt: world.s.clock.now(),
+        expiresAt: world.s.clock.now() + 86_400_000,
+        confirmedAt: null,
+      }),
+    );
+    const browser = new TestBrowser(world.s);
+    await browser.signIn(email, PASSWORD);
+    const r = await answerConsent(browser, path(), [
+      ["workspace_access", "all"],
+      ["scopes", "posts:read"],
+      ["decision", "allow"],
+    ]);
+    expect(r.status).toBe(403);
+    expect(r.location).toBeNull();
+    screenOf(r.text).getByRole("heading", { level: 1, name: "Confirm your address first" });
   });
 });
