@@ -99,9 +99,13 @@ describe("POST /oauth/register (RFC 7591)", () => {
       expect(r.body.error_description).toMatch(detail);
     });
 
-  test("a body that is not JSON is invalid_client_metadata", async () => {
+  test("a body that is not JSON, or larger than 16 KiB, is invalid_client_metadata", async () => {
     for (const [type, body] of [
       ["application/json", "{"],
+      [
+        "application/json",
+        JSON.stringify({ redirect_uris: [REDIRECT_URI], client_name: "x".repeat(17_000) }),
+      ],
       ["text/plain", "{}"],
     ]) {
       const r = await fetch(`${s.url}/oauth/register`, {

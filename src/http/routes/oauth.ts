@@ -160,11 +160,11 @@ async function register(o: OauthServer, { request }: Req) {
     throw error;
   }
   const type = request.headers.get("content-type") ?? "";
-  const text = /^application\/json\s*(;|$)/i.test(type) ? await request.text() : null;
   try {
-    if (text === null)
+    if (!/^application\/json\s*(;|$)/i.test(type))
       throw new OauthError("invalid_client_metadata", "Send the metadata as application/json.");
-    if (text.length > MAX_REGISTRATION_BYTES)
+    const text = await boundedText(request, MAX_REGISTRATION_BYTES);
+    if (text === null)
       throw new OauthError("invalid_client_metadata", "The registration is larger than 16 KiB.");
     let body: unknown;
     try {
@@ -181,6 +181,26 @@ async function register(o: OauthServer, { request }: Req) {
     if (error instanceof OauthError) return oauthErrorResponse(error);
     throw error;
   }
+}
+
+/** A body as text, counted as it streams; null once it passes `max` bytes (the rest is not read). */
+async function boundedText(request: Request, max: number): Promise<string | null> {
+  if (Number(request.headers.get("content-length") ?? "0") > max) return null;
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 async function token(o: OauthServer, { request }: Req) {
