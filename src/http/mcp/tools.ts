@@ -174,7 +174,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "list_destinations",
     title: "List destinations",
     description:
-      "The workspace's connected social accounts (GET /v1/workspaces/{workspace_id}/destinations): their ids go into a post's destination_id.",
+      "The workspace's connected social accounts (GET /v1/workspaces/{workspace_id}/destinations): " +
+      "their ids go into a post's destination_id.",
     scope: "destinations:read",
     liveOnly: false,
     annotations: readOnly,
@@ -187,7 +188,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "list_posts",
     title: "List posts",
     description:
-      "One page of the workspace's posts, newest first (GET /v1/workspaces/{workspace_id}/posts), filtered by view, channel, group, destination or state.",
+      "One page of the workspace's posts, newest first (GET /v1/workspaces/{workspace_id}/posts), " +
+      "filtered by view, channel, group, destination or state.",
     scope: "posts:read",
     liveOnly: false,
     annotations: readOnly,
@@ -206,7 +208,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "get_post",
     title: "Get a post",
     description:
-      "One post with its state, receipts (the published URLs) and, with include: attempts, its publishing attempts (GET /v1/workspaces/{workspace_id}/posts/{post_id}).",
+      "One post with its state, receipts (the published URLs) and, with include: attempts, its " +
+      "publishing attempts (GET /v1/workspaces/{workspace_id}/posts/{post_id}).",
     scope: "posts:read",
     liveOnly: false,
     annotations: readOnly,
@@ -225,7 +228,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "validate_post",
     title: "Validate a post",
     description:
-      "Checks a Create Post body against every rule (lengths, media, destinations, time) without storing anything (POST /v1/workspaces/{workspace_id}/posts/validate). Answers valid, errors and warnings with pointers.",
+      "Checks a Create Post body against every rule (lengths, media, destinations, time) without " +
+      "storing anything (POST /v1/workspaces/{workspace_id}/posts/validate). Answers valid, errors and " +
+      "warnings with pointers.",
     scope: "posts:read",
     liveOnly: false,
     annotations: readOnly,
@@ -244,7 +249,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "create_draft",
     title: "Create a draft",
     description:
-      "Stores posts as drafts (Create Post with when: draft): nothing is published. Drafts can be edited with update_draft and published from the dashboard or the API.",
+      "Stores posts as drafts (Create Post with when: draft): nothing is published. Drafts can be " +
+      "edited with update_draft and published from the dashboard or the API.",
     scope: "posts:write",
     liveOnly: false,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -270,7 +276,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "update_draft",
     title: "Update a draft",
     description:
-      "Replaces a draft's body or assets (PATCH /v1/workspaces/{workspace_id}/posts/{post_id}). version is the post's current version (from get_post): a draft changed since is refused, not overwritten.",
+      "Replaces a draft's body or assets (PATCH /v1/workspaces/{workspace_id}/posts/{post_id}). " +
+      "version is the post's current version (from get_post): a draft changed since is refused, not " +
+      "overwritten.",
     scope: "posts:write",
     liveOnly: false,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -304,7 +312,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "publish_post",
     title: "Publish or schedule posts",
     description:
-      'Publishes posts now, at a time, or in the queue (Create Post with when: "now", "queue" or an ISO 8601 time). Goes out to the social networks: ask the person first, then send confirmed: true. The same idempotency_key with the same arguments publishes once.',
+      'Publishes posts now, at a time, or in the queue (Create Post with when: "now", "queue" or an ' +
+      "ISO 8601 time). Goes out to the social networks: ask the person first, then send confirmed: " +
+      "true. The same idempotency_key with the same arguments publishes once.",
     scope: "posts:write",
     liveOnly: true,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -345,7 +355,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "cancel_post",
     title: "Cancel a post",
     description:
-      "Cancels a post that has not gone out (POST /v1/workspaces/{workspace_id}/posts/{post_id}/cancel): it will not be published.",
+      "Cancels a post that has not gone out (POST " +
+      "/v1/workspaces/{workspace_id}/posts/{post_id}/cancel): it will not be published.",
     scope: "posts:write",
     liveOnly: false,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -364,7 +375,10 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "retry_post",
     title: "Retry a post",
     description:
-      "Sends a failed, missed or needs-attention post again (POST /v1/workspaces/{workspace_id}/posts/{post_id}/retry). When its last outcome is unknown (retry_safety unsafe) it may make a duplicate: check the network and send acknowledge_duplicate_risk: true.",
+      "Sends a failed, missed or needs-attention post again (POST " +
+      "/v1/workspaces/{workspace_id}/posts/{post_id}/retry). When its last outcome is unknown " +
+      "(retry_safety unsafe) it may make a duplicate: check the network and send " +
+      "acknowledge_duplicate_risk: true.",
     scope: "posts:write",
     liveOnly: true,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -383,7 +397,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "upload_media",
     title: "Upload media",
     description:
-      "Uploads an image or a short video (at most 1 MiB) as an asset of the workspace (the API's upload: start, send the part, complete). Its id goes into a post's media.",
+      "Uploads an image or a short video (at most 1 MiB) as an asset of the workspace (the API's " +
+      "upload: start, send the part, complete). Its id goes into a post's media.",
     scope: "assets:write",
     liveOnly: false,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -411,7 +426,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "get_post_group_analytics",
     title: "Get a post group's analytics",
     description:
-      "A published post group's numbers: totals with their coverage and one row per post (GET /v1/workspaces/{workspace_id}/analytics/post-groups/{group}).",
+      "A published post group's numbers: totals with their coverage and one row per post (GET " +
+      "/v1/workspaces/{workspace_id}/analytics/post-groups/{group}).",
     scope: "posts:read",
     liveOnly: false,
     annotations: readOnly,
