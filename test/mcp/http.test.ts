@@ -97,6 +97,38 @@ describe("authentication", () => {
   });
 });
 
+describe("the transport", () => {
+  const authorization = () => `Bearer ${w.s.owner.apiKey}`;
+
+  for (const method of ["GET", "DELETE"])
+    test(`${method} (a 2025 session operation) is 405: the endpoint is stateless`, async () => {
+      const r = await fetch(`${w.s.url}/mcp`, {
+        method,
+        headers: { authorization: authorization(), accept: "text/event-stream" },
+      });
+      expect(r.status).toBe(405);
+      expect(r.headers.get("allow")).toBe("POST");
+    });
+
+  test("a request over 2 MiB is 413 before anything is parsed", async () => {
+    const r = await fetch(`${w.s.url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: authorization(),
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: { pad: "x".repeat(2 * 1024 * 1024) },
+      }),
+    });
+    expect(r.status).toBe(413);
+  });
+});
+
 describe("tools follow the credential's scopes and environment", () => {
   const cases: { name: string; scopes?: Scope[]; environment?: "live" | "test"; tools: string[] }[] = [
     { name: "a live key with every scope", tools: ALL_TOOLS },
@@ -335,6 +367,22 @@ describe("every tool, with its effect read back through the API", () => {
     );
     const group = await api("/posts?group=mcp-twice");
     expect(group.body.data).toHaveLength(1);
+  });
+
+  test("a tool's write is audited as the calling key's request, like the API's", async () => {
+    const key = await w.s.createKey({ scopes: ["posts:write", "audit:read"] });
+    const keyClient = await mcpClient(w.s.url, key);
+    const created = await callOk(keyClient, "create_draft", {
+      workspace_id: w.ws,
+      group: "mcp-audited",
+      posts: [{ destination_id: w.destinationId, body: ["audited"] }],
+    });
+    await keyClient.close();
+    const me = await w.s.request("GET", "/v1/me", { key });
+    const records = await w.s.request("GET", "/v1/audit-records?limit=100", { key });
+    const record = records.body.data.find((r: any) => r.target.id === created.posts[0].id);
+    expect(record).toMatchObject({ credential_id: me.body.authentication.credential_id, workspace_id: w.ws });
+    expect(record.request_id).toStartWith("req_");
   });
 });
 
