@@ -199,6 +199,11 @@ describe("tools follow the credential's scopes and environment", () => {
       const advertised = listed.find((t) => t.name === tool.name)!;
       expect(advertised.annotations).toMatchObject(tool.annotations);
       if (tool.name !== "list_workspaces") expect(advertised.inputSchema.required).toContain("workspace_id");
+      // Self-contained: an assistant cannot resolve references into Herald's OpenAPI components.
+      expect({ tool: tool.name, refs: JSON.stringify(advertised.inputSchema).includes('"$ref"') }).toEqual({
+        tool: tool.name,
+        refs: false,
+      });
     }
     // Reads change nothing; the tools that reach the networks say so.
     const hints = Object.fromEntries(listed.map((t) => [t.name, t.annotations]));
