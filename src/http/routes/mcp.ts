@@ -71,12 +71,16 @@ function refuseUrlCredentials(url: string): void {
  */
 async function authenticateCaller(h: Herald, deps: McpDeps, request: Request): Promise<Actor> {
   const authorization = request.headers.get("authorization");
+  // `mcpResource`: this is the MCP resource, whose credentials include OAuth grants' access tokens
+  // (auth.ts accepts those only here and in the requests this endpoint dispatches).
+  const input = {
+    authorization,
+    required: "authenticated" as const,
+    requestId: requestIdOf(request),
+    mcpResource: true,
+  };
   try {
-    const found = await authenticate(h, {
-      authorization,
-      required: "authenticated",
-      requestId: requestIdOf(request),
-    });
+    const found = await authenticate(h, input);
     return found.actor;
   } catch (error) {
     if (!(error instanceof ProblemError) || error.status !== 401) throw error;
