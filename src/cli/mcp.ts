@@ -3,6 +3,7 @@
 // said to a person goes to stderr.
 import { HERALD_VERSION } from "../herald.ts";
 import { problemResponse } from "../core/problem.ts";
+import { newRequestId } from "../http/request-id.ts";
 import type { ApiAnswer, ApiClient, ApiRequest, ToolCaller } from "../http/mcp/tools.ts";
 import { call } from "./api.ts";
 import { connect, type Connection } from "./credentials.ts";
@@ -63,7 +64,8 @@ export function remoteApi(connection: Connection): ApiClient {
       });
     },
     upload: (url, headers, bytes) => reach(url, { method: "PUT", headers, body: bytes }),
-    problem: (problem) => answerOf(problemResponse(problem, "req_local", `${base}/docs`)),
+    // Found before any request: the problem gets an id of its own, as the server would give it.
+    problem: (problem) => answerOf(problemResponse(problem, newRequestId(), `${base}/docs`)),
   };
 }
 

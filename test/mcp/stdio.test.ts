@@ -9,6 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { writeLogin } from "../../src/cli/credentials.ts";
 import { herald } from "../cli/helpers.ts";
 import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
+import { makePng } from "../posts/fixtures.ts";
 import { startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
 import { callOk, callRefused, ERAS, toolNames, type Era } from "./helpers.ts";
 
@@ -33,13 +34,19 @@ async function loggedIn(key: string): Promise<string> {
   return dir;
 }
 
-/** A client that starts `herald mcp` (the way an assistant's config does) and speaks to it on stdio. */
-async function stdioClient(configDir: string, era: Era): Promise<{ client: Client; stderr: () => string }> {
+/**
+ * A client that starts `herald mcp` (the way an assistant's config does) and speaks to it on stdio,
+ * with a config directory's login, or with the environment given.
+ */
+async function stdioClient(
+  login: string | Record<string, string>,
+  era: Era,
+): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: BUN,
     args: [MAIN, "mcp"],
     cwd: ROOT,
-    env: cleanEnv({ HERALD_CONFIG_DIR: configDir }),
+    env: cleanEnv(typeof login === "string" ? { HERALD_CONFIG_DIR: login } : login),
     stderr: "pipe",
   });
   let stderr = "";
@@ -105,6 +112,64 @@ describe("herald mcp over stdio", () => {
     } finally {
       await client.close();
     }
+  });
+
+  test("HERALD_API_KEY with a live key: upload, update a draft, publish once, all over HTTP", async () => {
+    const key = await w.s.createKey({});
+    const emptyConfig = mkdtempSync(join(tmpdir(), "herald-mcp-env-"));
+    configDirs.push(emptyConfig);
+    const { client, stderr } = await stdioClient(
+      { HERALD_API_KEY: key, HERALD_API_URL: w.s.url, HERALD_CONFIG_DIR: emptyConfig },
+      ERAS[1]!,
+    );
+    const api = (path: string) => w.s.request("GET", `/v1/workspaces/${w.ws}${path}`);
+    try {
+      expect(await toolNames(client)).toHaveLength(12);
+      const bytes = makePng(5, 5);
+      const asset = await callOk(client, "upload_media", {
+        workspace_id: w.ws,
+        file_name: "dot.png",
+        content_type: "image/png",
+        data_base64: bytes.toString("base64"),
+      });
+      expect((await api(`/assets/${asset.id}`)).body).toMatchObject({
+        status: "ready",
+        byte_size: bytes.byteLength,
+      });
+      const draft = (
+        await callOk(client, "create_draft", {
+          workspace_id: w.ws,
+          group: "stdio-env",
+          posts: [{ destination_id: w.destinationId, body: ["first words"] }],
+        })
+      ).posts[0];
+      await callOk(client, "update_draft", {
+        workspace_id: w.ws,
+        post_id: draft.id,
+        version: draft.version,
+        asset_items: [{ asset_id: asset.id, item_index: 0 }],
+      });
+      expect((await api(`/posts/${draft.id}`)).body.asset_ids).toEqual([asset.id]);
+      const args = {
+        workspace_id: w.ws,
+        when: "2026-03-04T08:00:00Z",
+        confirmed: true,
+        idempotency_key: "stdio-once",
+        group: "stdio-scheduled",
+        posts: [{ destination_id: w.destinationId, body: ["scheduled over stdio"], media: [asset.id] }],
+      };
+      const first = await callOk(client, "publish_post", args);
+      const again = await callOk(client, "publish_post", args);
+      expect(again.posts[0].id).toBe(first.posts[0].id);
+      expect((await api("/posts?group=stdio-scheduled")).body.data).toHaveLength(1);
+      expect((await api(`/posts/${first.posts[0].id}`)).body).toMatchObject({
+        state: "scheduled",
+        asset_ids: [asset.id],
+      });
+    } finally {
+      await client.close();
+    }
+    expect(stderr()).toBe("");
   });
 
   test("without a login it says so on stderr, prints nothing on stdout, exits 1", async () => {
