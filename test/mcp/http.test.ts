@@ -160,23 +160,24 @@ describe("tools follow the credential's scopes and environment", () => {
         await client.close();
       });
 
-  test("a hidden tool answers as an unknown tool does", async () => {
-    const key = await w.s.createKey({ scopes: ["posts:read"] });
-    const client = await mcpClient(w.s.url, key);
-    const unknown = await client.callTool({ name: "no_such_tool", arguments: {} }).catch((e: Error) => e);
-    const hidden = await client
-      .callTool({ name: "create_draft", arguments: { workspace_id: w.ws } })
-      .catch((e: Error) => e);
-    expect(unknown).toBeInstanceOf(Error);
-    expect(hidden).toBeInstanceOf(Error);
-    expect((hidden as Error).message.replace("create_draft", "X")).toBe(
-      (unknown as Error).message.replace("no_such_tool", "X"),
-    );
-    // Nothing was created.
-    const drafts = await w.s.request("GET", `/v1/workspaces/${w.ws}/posts?view=drafts`);
-    expect(drafts.body.data).toEqual([]);
-    await client.close();
-  });
+  for (const era of ERAS)
+    test(`a hidden tool answers as an unknown tool does (${era.name})`, async () => {
+      const key = await w.s.createKey({ scopes: ["posts:read"] });
+      const client = await mcpClient(w.s.url, key, era);
+      const unknown = await client.callTool({ name: "no_such_tool", arguments: {} }).catch((e: Error) => e);
+      const hidden = await client
+        .callTool({ name: "create_draft", arguments: { workspace_id: w.ws } })
+        .catch((e: Error) => e);
+      expect(unknown).toBeInstanceOf(Error);
+      expect(hidden).toBeInstanceOf(Error);
+      expect((hidden as Error).message.replace("create_draft", "X")).toBe(
+        (unknown as Error).message.replace("no_such_tool", "X"),
+      );
+      // Nothing was created.
+      const drafts = await w.s.request("GET", `/v1/workspaces/${w.ws}/posts?view=drafts`);
+      expect(drafts.body.data).toEqual([]);
+      await client.close();
+    });
 
   test("each tool declares its API operation's scope and truthful annotations", async () => {
     const document = (await w.s.request("GET", "/v1/openapi.json")).body;
