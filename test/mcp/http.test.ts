@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { TOOLS } from "../../src/http/mcp/tools.ts";
 import type { Scope } from "../../src/core/scopes.ts";
+import { startTestServer } from "../helpers/server.ts";
 import { makePng } from "../posts/fixtures.ts";
 import { startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
 import { callOk, callRefused, ERAS, mcpClient, toolNames } from "./helpers.ts";
@@ -90,6 +91,32 @@ describe("authentication", () => {
       const withHeader = await rawMcp(`/mcp?${name}=${key}`, { authorization: `Bearer ${key}` });
       expect(withHeader.status).toBe(400);
     });
+
+  test("failed authentications at /mcp count with the API's, per address; a valid key still gets in", async () => {
+    const limited = await startTestServer({ env: { HERALD_AUTH_FAILURES_PER_MINUTE: "2" } });
+    try {
+      const post = (authorization?: string) =>
+        fetch(`${limited.url}/mcp`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            ...(authorization ? { authorization } : {}),
+          },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+        });
+      expect((await post("Bearer hk_live_wrong1")).status).toBe(401);
+      expect((await limited.request("GET", "/v1/me", { key: "hk_live_wrong2" })).status).toBe(401);
+      const third = await post("Bearer hk_live_wrong3");
+      expect(third.status).toBe(429);
+      expect(third.headers.get("retry-after")).toBeTruthy();
+      const client = await mcpClient(limited.url, limited.owner.apiKey);
+      expect(await toolNames(client)).toContain("list_workspaces");
+      await client.close();
+    } finally {
+      await limited.stop();
+    }
+  });
 
   test("a revoked key is refused at once, mid-conversation", async () => {
     const key = await w.s.createKey({ scopes: ["posts:read"] });
