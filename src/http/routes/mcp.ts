@@ -1,3 +1,4 @@
+import type { AuthInfo, McpHttpHandler } from "@modelcontextprotocol/server";
 import { Elysia } from "elysia";
 import type { Herald } from "../../herald.ts";
 import { docsUrl } from "../../herald.ts";
@@ -26,23 +27,30 @@ const URL_CREDENTIALS = ["key", "api_key", "apikey", "access_token", "token"];
 /** Largest MCP request body: upload_media's 1 MiB in base64 (4/3) plus the JSON-RPC around it. */
 const MAX_MCP_BODY_BYTES = 2 * 1024 * 1024;
 
-/** The package's handler, loaded on the first MCP request (a server nobody asks over MCP never loads it). */
-let handler: Promise<{
-  fetch: (request: Request, options: { authInfo: never }) => Promise<Response>;
-}> | null = null;
+/** What `serveMcp` hands the package with each request: the verified caller and its way to the API. */
+interface McpCaller {
+  caller: ToolCaller;
+  api: ApiClient;
+}
 
-function mcpHandler() {
+/**
+ * The package's handler, made on the first MCP request (a server nobody asks over MCP never loads the
+ * package). It holds nothing of a caller: each request's server is built from that request's caller.
+ */
+let handler: Promise<McpHttpHandler> | null = null;
+
+function mcpHandler(): Promise<McpHttpHandler> {
   handler ??= Promise.all([import("@modelcontextprotocol/server"), import("../mcp/server.ts")]).then(
     ([{ createMcpHandler }, { buildMcpServer }]) =>
       createMcpHandler(
         (ctx) => {
-          const caller = ctx.authInfo?.extra as { caller: ToolCaller; api: ApiClient } | undefined;
+          const verified = ctx.authInfo?.extra as McpCaller | undefined;
           // Every request reaches the factory authenticated (serveMcp); none without is ever served.
-          if (!caller) throw new Error("an MCP request without its verified caller");
-          return buildMcpServer(caller.caller, caller.api);
+          if (!verified) throw new Error("an MCP request without its verified caller");
+          return buildMcpServer(verified.caller, verified.api);
         },
         { maxRequestBodySize: MAX_MCP_BODY_BYTES },
-      ) as never,
+      ),
   );
   return handler;
 }
@@ -151,14 +159,18 @@ function inProcessApi(h: Herald, deps: McpDeps, outer: Request): ApiClient {
 async function serveMcp(h: Herald, deps: McpDeps, request: Request): Promise<Response> {
   refuseUrlCredentials(request.url);
   const actor = await authenticateCaller(h, deps, request);
-  const caller: ToolCaller = { scopes: actor.scopes, environment: actor.environment };
-  const authInfo = {
+  const verified: McpCaller = {
+    caller: { scopes: actor.scopes, environment: actor.environment },
+    api: inProcessApi(h, deps, request),
+  };
+  // The token stays in the request's header, which the tools' API calls carry; it is not copied here.
+  const authInfo: AuthInfo = {
     token: "",
     clientId: actor.credentialId,
     scopes: [...actor.scopes],
-    extra: { caller, api: inProcessApi(h, deps, request) },
+    extra: { ...verified },
   };
-  return (await mcpHandler()).fetch(request, { authInfo: authInfo as never });
+  return (await mcpHandler()).fetch(request, { authInfo });
 }
 
 /**
