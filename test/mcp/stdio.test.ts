@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { writeLogin } from "../../src/cli/credentials.ts";
 import { herald } from "../cli/helpers.ts";
-import { BUN, MAIN, ROOT, cleanEnv } from "../helpers/process.ts";
+import { BUN, MAIN, ROOT, cleanEnv, readUntil } from "../helpers/process.ts";
 import { makePng } from "../posts/fixtures.ts";
 import { startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
 import { callOk, callRefused, ERAS, toolNames, type Era } from "./helpers.ts";
@@ -170,6 +170,30 @@ describe("herald mcp over stdio", () => {
       await client.close();
     }
     expect(stderr()).toBe("");
+  });
+
+  test("answers on stdout line by line and exits 0 once the assistant closes stdin", async () => {
+    const key = await w.s.createKey({ scopes: ["posts:read"] });
+    const proc = Bun.spawn([BUN, MAIN, "mcp"], {
+      cwd: ROOT,
+      env: cleanEnv({ HERALD_CONFIG_DIR: await loggedIn(key) }),
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    };
+    proc.stdin.write(`${JSON.stringify(initialize)}\n`);
+    await proc.stdin.flush();
+    const answer = await readUntil(proc.stdout, /^.*\n/);
+    expect(JSON.parse(answer[0])).toMatchObject({ id: 1, result: { serverInfo: { name: "herald" } } });
+    proc.stdin.end();
+    expect(await proc.exited).toBe(0);
+    expect(await new Response(proc.stderr).text()).toBe("");
   });
 
   test("without a login it says so on stderr, prints nothing on stdout, exits 1", async () => {
