@@ -524,6 +524,22 @@ describe("bad arguments answer the API's problem as a tool error", () => {
       pointers: ["/colour"],
     },
     {
+      name: "an unknown argument of a read",
+      tool: "list_posts",
+      args: () => ({ workspace_id: w.ws, colour: "red" }),
+      status: 400,
+      code: "public_invalid_request",
+      pointers: ["/colour"],
+    },
+    {
+      name: "a value the listing does not know",
+      tool: "list_posts",
+      args: () => ({ workspace_id: w.ws, view: "everything" }),
+      status: 400,
+      code: "public_invalid_request",
+      pointers: ["/view"],
+    },
+    {
       name: "upload_media of data that is not base64",
       tool: "upload_media",
       args: () => ({ workspace_id: w.ws, file_name: "a.png", content_type: "image/png", data_base64: "%%%" }),

@@ -187,11 +187,11 @@ describe("herald mcp over stdio", () => {
       method: "initialize",
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
     };
-    proc.stdin.write(`${JSON.stringify(initialize)}\n`);
+    await proc.stdin.write(`${JSON.stringify(initialize)}\n`);
     await proc.stdin.flush();
     const answer = await readUntil(proc.stdout, /^.*\n/);
     expect(JSON.parse(answer[0])).toMatchObject({ id: 1, result: { serverInfo: { name: "herald" } } });
-    proc.stdin.end();
+    await proc.stdin.end();
     expect(await proc.exited).toBe(0);
     expect(await new Response(proc.stderr).text()).toBe("");
   });

@@ -125,13 +125,15 @@ function without(args: Record<string, unknown>, names: string[]): Record<string,
   return Object.fromEntries(Object.entries(args).filter(([name]) => !names.includes(name)));
 }
 
-/** Query parameters from the arguments (numbers and booleans as text; absent ones left out). */
-function queryOf(args: Record<string, unknown>, names: string[]): Record<string, string> {
+/**
+ * The query of a read: every argument but the path's (numbers and booleans as text), so the API
+ * checks them all, an unknown one included, as it checks a program's query.
+ */
+function queryOf(args: Record<string, unknown>, pathNames: string[]): Record<string, string> {
   const query: Record<string, string> = {};
-  for (const name of names) {
-    const value = args[name];
-    if (value !== undefined && value !== null) query[name] = String(value);
-  }
+  for (const [name, value] of Object.entries(without(args, pathNames)))
+    if (value !== undefined && value !== null)
+      query[name] = typeof value === "object" ? JSON.stringify(value) : String(value);
   return query;
 }
 
@@ -167,8 +169,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     liveOnly: false,
     annotations: readOnly,
     inputSchema: objectSchema({ limit: LIMIT, after: AFTER }, []),
-    run: (args, api) =>
-      api.send({ method: "GET", path: "/workspaces", query: queryOf(args, ["limit", "after"]) }),
+    run: (args, api) => api.send({ method: "GET", path: "/workspaces", query: queryOf(args, []) }),
   },
   {
     name: "list_destinations",
@@ -182,7 +183,11 @@ export const TOOLS: readonly ToolDefinition[] = [
     // The listing is whole (its limit and after are accepted and ignored), so the tool takes neither.
     inputSchema: objectSchema({ workspace_id: WORKSPACE_ID }, ["workspace_id"]),
     run: (args, api) =>
-      api.send({ method: "GET", path: `/workspaces/${pathArg(args, "workspace_id")}/destinations` }),
+      api.send({
+        method: "GET",
+        path: `/workspaces/${pathArg(args, "workspace_id")}/destinations`,
+        query: queryOf(args, ["workspace_id"]),
+      }),
   },
   {
     name: "list_posts",
@@ -201,7 +206,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       api.send({
         method: "GET",
         path: `/workspaces/${pathArg(args, "workspace_id")}/posts`,
-        query: queryOf(args, Object.keys(postQuery([]))),
+        query: queryOf(args, ["workspace_id"]),
       }),
   },
   {
@@ -221,7 +226,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       api.send({
         method: "GET",
         path: `/workspaces/${pathArg(args, "workspace_id")}/posts/${pathArg(args, "post_id")}`,
-        query: queryOf(args, ["include"]),
+        query: queryOf(args, ["workspace_id", "post_id"]),
       }),
   },
   {
@@ -442,6 +447,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       api.send({
         method: "GET",
         path: `/workspaces/${pathArg(args, "workspace_id")}/analytics/post-groups/${pathArg(args, "group")}`,
+        query: queryOf(args, ["workspace_id", "group"]),
       }),
   },
 ];
