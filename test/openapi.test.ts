@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import packageJson from "../package.json";
 import { HERALD_VERSION } from "../src/herald.ts";
+import { nameSchemas } from "../src/http/docs.ts";
 import { problemCatalog } from "../src/core/problem.ts";
 import { ALL_SCOPES } from "../src/core/scopes.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
@@ -66,7 +68,10 @@ describe("the document", () => {
   test("is OpenAPI 3.1 with a /v1 server, the bearer scheme and the Problem schema", () => {
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
     expect(doc.info.title).toBeTruthy();
-    expect(doc.info.version).toBe("1.0.0");
+    // The program's version (the one `herald version` prints and package.json holds), and a license.
+    expect(doc.info.version).toBe(HERALD_VERSION);
+    expect(doc.info.version).toBe(packageJson.version);
+    expect(doc.info.license).toEqual({ name: "MIT", identifier: "MIT" });
     expect(doc.servers[0].url).toEndWith("/v1");
     expect(doc.servers[0].url).toBe(`${s.url}/v1`);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
@@ -101,6 +106,10 @@ describe("the document", () => {
     }
     const ids = ops.map((o) => o.op.operationId).filter(Boolean);
     expect(new Set(ids).size).toBe(ids.length);
+    // Named by hand for generated clients: camelCase identifiers (`createPost`), not derived from paths.
+    const unnamed = ops.filter((o) => !/^[a-z][A-Za-z]+$/.test(o.op.operationId ?? "")).map((o) => o.name);
+    expect(unnamed).toEqual([]);
+    expect(find("post", "/workspaces/{workspace_id}/posts")!.op.operationId).toBe("createPost");
   });
 
   test("the contract's operations that exist so far are documented", () => {
@@ -116,7 +125,125 @@ describe("the document", () => {
   });
 });
 
+describe("named component schemas", () => {
+  const NAMES = [
+    "Account",
+    "Asset",
+    "AssetList",
+    "AssetUpload",
+    "AccountInvitation",
+    "AccountInvitationList",
+    "AccountMember",
+    "AccountMemberList",
+    "AnalyticsSeries",
+    "AuditRecordList",
+    "Billing",
+    "CreatePostRequest",
+    "CreateWebhookEndpointRequest",
+    "CreateWorkspaceRequest",
+    "DeletedPost",
+    "Destination",
+    "DestinationList",
+    "Post",
+    "PostGroupAnalytics",
+    "PostList",
+    "PostSet",
+    "PostValidation",
+    "Problem",
+    "PublishDraftsRequest",
+    "WebhookDelivery",
+    "WebhookDeliveryList",
+    "WebhookEndpoint",
+    "WebhookEndpointList",
+    "Workspace",
+    "WorkspaceList",
+  ];
+
+  test("the resources, listings and request bodies a client uses are named, in PascalCase", () => {
+    const schemas = doc.components.schemas;
+    for (const name of NAMES) expect({ name, named: name in schemas }).toEqual({ name, named: true });
+    for (const [name, schema] of Object.entries<any>(schemas)) {
+      expect(name).toMatch(/^[A-Z][A-Za-z0-9]*$/);
+      expect({ name, title: schema.title }).toEqual({ name, title: name });
+    }
+  });
+
+  test("every JSON request body and answer refers to a named schema", () => {
+    const inline: string[] = [];
+    const refers = (where: string, schema: any) => {
+      if (!schema) return;
+      const name = typeof schema.$ref === "string" ? schema.$ref.replace("#/components/schemas/", "") : null;
+      if (!name || !(name in doc.components.schemas)) inline.push(where);
+    };
+    for (const { name, op } of operations()) {
+      refers(`${name} body`, op.requestBody?.content?.["application/json"]?.schema);
+      for (const [status, response] of Object.entries<any>(op.responses ?? {})) {
+        refers(`${name} ${status}`, response.content?.["application/json"]?.schema);
+        refers(`${name} ${status}`, response.content?.["application/problem+json"]?.schema);
+      }
+    }
+    expect(inline).toEqual([]);
+  });
+
+  test("a listing names its item: PostList is {data: Post[], has_more, next_cursor}", () => {
+    const list = doc.components.schemas.PostList;
+    expect(list.properties.data.items).toEqual({ $ref: "#/components/schemas/Post" });
+    expect(list.required).toEqual(["data", "has_more", "next_cursor"]);
+    expect(
+      resolveRef(
+        doc.paths["/workspaces/{workspace_id}/posts"].get.responses["200"].content["application/json"].schema,
+      ),
+    ).toBe(list);
+  });
+
+  test("the document does not depend on which routes answered before it was made", async () => {
+    // Answering validates responses, and Elysia then closes the route's response schema object.
+    expect((await s.request("GET", `/v1/workspaces/${s.owner.workspaceId}`)).status).toBe(200);
+    expect((await s.request("GET", "/v1/account")).status).toBe(200);
+    const cli = await s.request("POST", "/v1/cli-authorizations", {
+      key: null,
+      body: { device_name: "laptop" },
+    });
+    expect(cli.status).toBe(201);
+    const later = await startTestServer();
+    try {
+      const r = await later.request("GET", "/v1/openapi.json", { key: null });
+      expect(r.status).toBe(200);
+      expect(r.body.components.schemas).toEqual(doc.components.schemas);
+      expect(r.body.components.schemas.Workspace.additionalProperties).toBeUndefined();
+    } finally {
+      await later.stop();
+    }
+  });
+
+  test("a schema used twice is named once; two different schemas with one name are an error", () => {
+    const schemas: Record<string, unknown> = {};
+    const item = { title: "Item", type: "object", properties: { id: { type: "string" } } };
+    const named = nameSchemas({ a: { ...item }, b: { type: "array", items: { ...item } } }, schemas);
+    expect(named).toEqual({
+      a: { $ref: "#/components/schemas/Item" },
+      b: { type: "array", items: { $ref: "#/components/schemas/Item" } },
+    });
+    expect(Object.keys(schemas)).toEqual(["Item"]);
+    const other = { title: "Item", type: "object", properties: { id: { type: "integer" } } };
+    expect(() => nameSchemas(other, schemas)).toThrow('two different schemas are named "Item"');
+    expect(() => nameSchemas({ title: "not pascal", type: "object" }, {})).toThrow("PascalCase");
+    // A `title` inside an example is data, not a schema name.
+    const example = { type: "object", example: { title: "Launch", type: "object" } };
+    expect(nameSchemas(example, {})).toEqual(example);
+  });
+});
+
 describe("every operation", () => {
+  test("has a description beyond its summary", () => {
+    const missing = operations()
+      .filter(({ op }) => typeof op.description !== "string" || op.description.length < 20)
+      .map((o) => o.name);
+    expect(missing).toEqual([]);
+    for (const { name, op } of operations())
+      expect({ name, same: op.description === op.summary }).toEqual({ name, same: false });
+  });
+
   test("has a summary, a scope and a security requirement that agree", () => {
     for (const { name, op } of operations()) {
       expect({ name, summary: typeof op.summary === "string" && op.summary.length > 0 }).toEqual({
@@ -217,6 +344,29 @@ describe("every operation", () => {
   });
 });
 
+describe("request bodies that may be left out", () => {
+  test("are documented as not required, and the server takes such a request without one", async () => {
+    const optional = operations().filter(({ op }) => op.requestBody && op.requestBody.required === false);
+    expect(optional.map((o) => o.name)).toEqual(
+      expect.arrayContaining([
+        "POST /billing/portal-sessions",
+        "POST /account/invitations/{invitation_id}/resend",
+        "POST /workspaces/{workspace_id}/webhook-endpoints/{endpoint_id}/test",
+      ]),
+    );
+    for (const { name, method, path } of optional) {
+      const url = `/v1${path.replace("{workspace_id}", s.owner.workspaceId).replace(/\{[a-z_]+\}/g, "unknown_id")}`;
+      const r = await s.request(method.toUpperCase(), url, {
+        headers: { "idempotency-key": crypto.randomUUID() },
+      });
+      expect({ name, refused: [400, 415, 422].includes(r.status) }).toEqual({ name, refused: false });
+    }
+    // A body the route needs stays required (and its absence is a 400).
+    expect(find("post", "/workspaces")!.op.requestBody.required).toBe(true);
+    expect((await s.request("POST", "/v1/workspaces", {})).status).toBe(400);
+  });
+});
+
 describe("headers of particular operations", () => {
   // The contract's operations with a required Idempotency-Key (checked once each exists).
   const requiredKey: [string, string][] = [
@@ -267,7 +417,7 @@ describe("headers of particular operations", () => {
   test("POST /account/invitations documents its body and response as the contract has them", () => {
     const op = find("post", "/account/invitations")!.op;
     expect(op["x-required-scope"]).toBe("team:write");
-    const body = op.requestBody.content["application/json"].schema;
+    const body = resolveRef(op.requestBody.content["application/json"].schema);
     expect(body.required).toEqual(["email"]);
     expect(body.properties.email).toMatchObject({ type: "string", maxLength: 254 });
     const created = resolveRef(op.responses["201"].content["application/json"].schema);
@@ -298,6 +448,17 @@ describe("docs pages", () => {
       attribute!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))).replace(/&quot;/g, '"'),
     );
     expect(configuration.withDefaultFonts).toBe(false);
+    // None of Scalar's hosted services ("Ask AI", "Generate MCP", "Deploy"), and an API key preselected.
+    expect(configuration).toMatchObject({
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      showDeveloperTools: "never",
+      telemetry: false,
+      authentication: { preferredSecurityScheme: "bearer" },
+    });
+    expect(doc.components.securitySchemes).toHaveProperty(
+      configuration.authentication.preferredSecurityScheme,
+    );
   });
 
   test("the reference's script is served by Herald itself", async () => {

@@ -3,6 +3,7 @@ import { drizzle } from "drizzle-orm/bun-sql";
 import { BunSQLSession, BunSQLTransaction } from "drizzle-orm/bun-sql/session";
 import { currentTransaction, ENGINE, followingTransactions, type Db, type Engine } from "./engine.ts";
 import { postgresMigrations } from "./migrations-macro.ts" with { type: "macro" };
+import { refuseNewerDatabase } from "./newer-database.ts";
 import { defineTables } from "./tables.ts";
 import { pgBuilders } from "./tables/builders-pg.ts";
 
@@ -42,7 +43,10 @@ export function sqlState(error: unknown): string | null {
  */
 export async function openPostgres(url: string, pool: number): Promise<Db> {
   const client = new SQL(url, { max: pool, idleTimeout: 60, connectionTimeout: 10 });
-  const migrated = await migrate(client);
+  const migrated = await migrate(client).catch(async (error: unknown) => {
+    await client.close({ timeout: 5 });
+    throw error;
+  });
   const root = drizzle({ client });
   const { dialect, session } = root as unknown as { dialect: never; session: { options: never } };
   const schema = (root as unknown as { _: { schema: never } })._.schema;
@@ -96,6 +100,10 @@ export async function openPostgres(url: string, pool: number): Promise<Db> {
   return followingTransactions(Object.assign(root, { [ENGINE]: engine }) as unknown as Db);
 }
 
+/**
+ * Applies the embedded migrations not yet recorded, in one transaction. A database recording a
+ * migration this binary lacks (a newer Herald's) is refused before anything is applied.
+ */
 async function migrate(client: SQL): Promise<string[]> {
   const migrations = postgresMigrations();
   return client.begin(async (tx) => {
@@ -106,6 +114,7 @@ async function migrate(client: SQL): Promise<string[]> {
     );
     const rows = (await tx.unsafe("SELECT tag FROM herald_migrations")) as { tag: string }[];
     const applied = new Set(rows.map((r) => r.tag));
+    refuseNewerDatabase("the PostgreSQL database (HERALD_DATABASE_URL)", applied, migrations);
     const done: string[] = [];
     for (const m of migrations) {
       if (applied.has(m.tag)) continue;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { currentTransaction, ENGINE, followingTransactions, type Db, type Engine } from "./engine.ts";
 import { GroupCommitWriter, WalSync } from "./sqlite-group-commit.ts";
+import { refuseNewerDatabase } from "./newer-database.ts";
 import { defineTables } from "./tables.ts";
 import { sqliteBuilders } from "./tables/builders.ts";
 import { sqliteMigrations } from "./migrations-macro.ts" with { type: "macro" };
@@ -32,7 +33,13 @@ export function openSqlite(dataDir: string, sync: SqliteSync = "full"): Db {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, "herald.db");
   const writer = cacheStatements(connect(path));
-  const migrated = migrate(writer);
+  let migrated: string[];
+  try {
+    migrated = migrate(writer, path);
+  } catch (error) {
+    writer.close();
+    throw error;
+  }
   const reader = connect(path);
   reader.exec("PRAGMA query_only = ON");
   const sharedRead = shareReadTransaction(reader);
@@ -100,9 +107,10 @@ function connect(path: string): Database {
 
 /**
  * Applies the embedded migrations not yet recorded, inside one IMMEDIATE transaction so that a
- * server and an admin command starting together on one data dir never apply one twice.
+ * server and an admin command starting together on one data dir never apply one twice. A database
+ * recording a migration this binary lacks (a newer Herald's) is refused before anything is applied.
  */
-function migrate(sqlite: Database): string[] {
+function migrate(sqlite: Database, path: string): string[] {
   const migrations = sqliteMigrations();
   sqlite.exec(
     "CREATE TABLE IF NOT EXISTS herald_migrations " +
@@ -116,6 +124,7 @@ function migrate(sqlite: Database): string[] {
           .all()
           .map((r) => r.tag),
       );
+      refuseNewerDatabase(path, applied, migrations);
       const done: string[] = [];
       for (const m of migrations) {
         if (applied.has(m.tag)) continue;

@@ -19,12 +19,15 @@ export const ProblemSchema = t.Object(
     ),
     user_action: t.Optional(t.String()),
     errors: t.Array(
-      t.Object({
-        pointer: t.String(),
-        code: t.String(),
-        detail: t.String(),
-        parameter: t.Optional(t.String()),
-      }),
+      t.Object(
+        {
+          pointer: t.String(),
+          code: t.String(),
+          detail: t.String(),
+          parameter: t.Optional(t.String()),
+        },
+        { title: "ProblemError" },
+      ),
     ),
   },
   { title: "Problem" },
@@ -57,6 +60,8 @@ const problemContent = { "application/problem+json": { schema: { $ref: "#/compon
 /** What a route declares about itself: its scope and the documentation OpenAPI shows. */
 export interface OperationSpec {
   scope: RouteScope | null;
+  /** The operation's name in generated clients: camelCase, unique (`createPost`, `listWebhookDeliveries`). */
+  operationId?: string;
   summary: string;
   tag: string;
   /**
@@ -96,6 +101,7 @@ export function operation(spec: OperationSpec): {
     "x-if-match": spec.ifMatch ?? "none",
     security: spec.scope === null ? [] : [{ bearer: [] }],
   };
+  if (spec.operationId) detail.operationId = spec.operationId;
   if (spec.description) detail.description = spec.description;
   // Routes that take query parameters declare their own `query` after this spread; the rest refuse any.
   return spec.scope === null ? { detail, query: NoQuery } : { scope: spec.scope, detail, query: NoQuery };
@@ -125,6 +131,10 @@ export function documentOperation(op: Record<string, any>, method = "", path = "
     (op["x-error-statuses"] as number[] | undefined)?.push(402);
   // A body sent as anything but JSON is refused by the parser before validation.
   if (op.requestBody) (op["x-error-statuses"] as number[] | undefined)?.push(415);
+  // The body's example, written by hand with its schema, where tools look for it first.
+  const media = op.requestBody?.content?.["application/json"];
+  const written = media?.schema?.examples?.[0];
+  if (media && written !== undefined && media.example === undefined) media.example = structuredClone(written);
   for (const status of (op["x-error-statuses"] as number[] | undefined) ?? []) {
     responses[String(status)] ??= { description: STATUS_TEXT[status] ?? "Error", content: problemContent };
   }
@@ -154,8 +164,10 @@ export function documentOperation(op: Record<string, any>, method = "", path = "
       description: "The resource's current ETag.",
     });
   }
-  for (const [status, response] of Object.entries(responses as Record<string, Record<string, any>>))
+  for (const [status, response] of Object.entries(responses as Record<string, Record<string, any>>)) {
     documentResponseHeaders(Number(status), response, authenticated);
+    for (const media of Object.values<{ schema?: unknown }>(response.content ?? {})) asDeclared(media.schema);
+  }
   // Query parameters the rails parse themselves: their bounds, which the string schemas cannot carry.
   for (const parameter of parameters as {
     name: string;
@@ -176,6 +188,20 @@ export function documentOperation(op: Record<string, any>, method = "", path = "
       parameter.description ??= "The next_cursor of the previous page, unchanged.";
   }
   for (const key of ["x-error-statuses", "x-idempotency", "x-if-match"]) delete op[key];
+}
+
+/**
+ * Undoes what Elysia adds to a response schema: it sets `additionalProperties: false` on a route's
+ * response schema object when it first validates an answer of that route, so without this the document
+ * would depend on which routes were requested before it was made (and one named schema would have two
+ * shapes). No response schema of Herald's declares it. Runs on the document's own copy of the schemas.
+ */
+function asDeclared(schema: unknown): void {
+  if (Array.isArray(schema)) for (const item of schema) asDeclared(item);
+  if (!schema || typeof schema !== "object") return;
+  const node = schema as Record<string, unknown>;
+  if (node.additionalProperties === false) delete node.additionalProperties;
+  for (const [key, value] of Object.entries(node)) if (!VALUE_KEYWORDS.has(key)) asDeclared(value);
 }
 
 // `required` marks the headers every such response carries (the contract fuzzer checks them).
@@ -273,13 +299,56 @@ export function documentTags(paths: Record<string, unknown>): { name: string; de
 /** The query of a route that takes no parameters: an unknown one is a 400 naming it (a typo is caught). */
 export const NoQuery = t.Object({}, { additionalProperties: false });
 
-/** A `{data, has_more, next_cursor}` listing schema of `item`. */
+/** A `{data, has_more, next_cursor}` listing schema of `item`, named after it: `Post` → `PostList`. */
 export function listingSchema(item: TSchema) {
-  return t.Object({
-    data: t.Array(item),
-    has_more: t.Boolean(),
-    next_cursor: t.Union([t.String(), t.Null()]),
-  });
+  if (!item.title) throw new Error("a listing's item schema needs a title (its list is named after it)");
+  return t.Object(
+    {
+      data: t.Array(item),
+      has_more: t.Boolean(),
+      next_cursor: t.Union([t.String(), t.Null()]),
+    },
+    { title: `${item.title}List` },
+  );
+}
+
+// Keywords whose values are data, not schemas: a `title` inside them names nothing.
+const VALUE_KEYWORDS = new Set(["example", "examples", "default", "const", "enum"]);
+
+/** Object keys sorted at every depth, so that two equal schemas serialize alike. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
+  );
+}
+
+/**
+ * Names the document's schemas: every schema with a `title` (given where the route schemas are
+ * defined, `{ title: "Post" }`) moves to `schemas` under that title and is left as a `$ref`, innermost
+ * first, so a named schema refers to the named schemas inside it. A schema met twice is kept once;
+ * two different schemas with one title are an error (a name must mean one shape).
+ */
+export function nameSchemas(node: unknown, schemas: Record<string, unknown>): unknown {
+  if (Array.isArray(node)) return node.map((item) => nameSchemas(item, schemas));
+  if (!node || typeof node !== "object") return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node))
+    out[key] = VALUE_KEYWORDS.has(key) ? value : nameSchemas(value, schemas);
+  const title = out.title;
+  const isSchema = "type" in out || "anyOf" in out || "oneOf" in out || "allOf" in out;
+  if (typeof title !== "string" || !isSchema) return out;
+  if (!/^[A-Z][A-Za-z0-9]*$/.test(title)) throw new Error(`schema name "${title}" is not PascalCase`);
+  const known = schemas[title];
+  if (known === undefined) schemas[title] = out;
+  else if (canonical(known) !== canonical(out))
+    throw new Error(`two different schemas are named "${title}": give one of them another title`);
+  return { $ref: `#/components/schemas/${title}` };
 }
 
 /** A date-time string in responses. */

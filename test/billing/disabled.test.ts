@@ -4,6 +4,7 @@ import { inTransaction } from "../../src/db/transaction.ts";
 import { tables } from "../helpers/tables.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { startTestServer } from "../helpers/server.ts";
+import { inline } from "../fuzz/document.ts";
 import { billing, deliverSigned, WEBHOOK_SECRET } from "./helpers.ts";
 
 const { xUsage } = tables;
@@ -212,7 +213,8 @@ describe("the billing object in the OpenAPI document", () => {
   };
 
   test("documents its counts as integers with the contract's ranges (not string or integer)", async () => {
-    const doc = (await s.request("GET", "/v1/openapi.json", { key: null })).body;
+    const named = (await s.request("GET", "/v1/openapi.json", { key: null })).body;
+    const doc = inline(named, named);
     const subscription = withProperty(doc.paths["/billing"].get.responses["200"], "workspace_quantity");
     expect(subscription.properties.workspace_quantity).toEqual({ type: "integer", minimum: 0 });
     const usage = withProperty(doc.paths["/billing"].get.responses["200"], "reserved");

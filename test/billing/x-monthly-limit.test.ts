@@ -8,6 +8,7 @@ import { TestBrowser } from "../helpers/browser.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { screenOf } from "../helpers/screen.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { inline } from "../fuzz/document.ts";
 import { api, insertXDestination, ok, X_APP_ENV } from "../posts/fixtures.ts";
 
 const PASSWORD = "correct horse battery";
@@ -29,9 +30,8 @@ describe("HERALD_X_MONTHLY_POST_LIMIT set to 3", () => {
 
   test("the OpenAPI document describes this server's limit", async () => {
     const doc = (await s.request("GET", "/v1/openapi.json", { key: null })).body;
-    const schema = doc.paths["/billing"].get.responses["200"].content["application/json"].schema;
-    const usage = (schema.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema).properties
-      .x_usage.items;
+    const schema = inline(doc, doc.paths["/billing"].get.responses["200"].content["application/json"].schema);
+    const usage = schema.properties.x_usage.items;
     expect(usage.properties.limit).toMatchObject({ const: 3 });
     expect(usage.properties.used).toEqual({ type: "integer", minimum: 0, maximum: 3 });
   });

@@ -25,16 +25,26 @@ async function revokeKey(h: Herald, { actor }: { actor: Actor }) {
 const doc = {
   account: operation({
     scope: "authenticated",
+    operationId: "getAccount",
     summary: "Get the account and the calling credential",
+    description:
+      "The account with `authentication`, the calling credential's context: its id, visible " +
+      "prefix, name, environment (live or test), workspace access mode, scopes and expiry. Any " +
+      "valid key may call it, whatever its scopes.",
     tag: "Account",
   }),
   me: operation({
     scope: "authenticated",
+    operationId: "getMe",
     summary: "Get the calling credential's context (same as /account)",
+    description:
+      "The same answer as `GET /account`, under the name a program uses to ask who it is signed " +
+      "in as (the CLI's `whoami`).",
     tag: "Account",
   }),
   revoke: operation({
     scope: "authenticated",
+    operationId: "revokeCallingApiKey",
     summary: "Revoke the calling API key (the CLI's logout)",
     tag: "Account",
     description:

@@ -10,11 +10,14 @@ export const MetricValues = t.Object(
     title: "MetricValues",
   },
 );
-const Coverage = t.Object({
-  total_posts: Type.Integer({ minimum: 0 }),
-  fetched_posts: Type.Integer({ minimum: 0 }),
-  failed_posts: Type.Integer({ minimum: 0 }),
-});
+const Coverage = t.Object(
+  {
+    total_posts: Type.Integer({ minimum: 0 }),
+    fetched_posts: Type.Integer({ minimum: 0 }),
+    failed_posts: Type.Integer({ minimum: 0 }),
+  },
+  { title: "MetricCoverage" },
+);
 export const PostAnalytics = t.Object(
   {
     object: t.Literal("post_analytics"),
@@ -37,8 +40,12 @@ export const GroupAnalytics = t.Object(
     group: t.String(),
     totals: t.Object(
       Object.fromEntries(
-        METRICS.map((m) => [m, t.Object({ value: Type.Integer({ minimum: 0 }), coverage: Coverage })]),
+        METRICS.map((m) => [
+          m,
+          t.Object({ value: Type.Integer({ minimum: 0 }), coverage: Coverage }, { title: "MetricTotal" }),
+        ]),
       ),
+      { title: "MetricTotals" },
     ),
     posts: t.Array(PostAnalytics),
   },
@@ -51,11 +58,14 @@ export const AnalyticsSeries = t.Object(
     bucket: t.Union([t.Literal("day"), t.Literal("week")]),
     time_zone: t.String(),
     series: t.Array(
-      t.Object({
-        start: t.String({ format: "date", description: "first local date of the bucket" }),
-        posts: Type.Integer({ minimum: 0, description: "posts published in the bucket" }),
-        metrics: MetricValues,
-      }),
+      t.Object(
+        {
+          start: t.String({ format: "date", description: "first local date of the bucket" }),
+          posts: Type.Integer({ minimum: 0, description: "posts published in the bucket" }),
+          metrics: MetricValues,
+        },
+        { title: "AnalyticsBucket" },
+      ),
     ),
   },
   { title: "AnalyticsSeries" },

@@ -34,19 +34,34 @@ const tag = "Analytics";
 const doc = {
   group: operation({
     scope: "posts:read",
+    operationId: "getPostGroupAnalytics",
     summary: "A published post group's analytics: totals with coverage, one row per post",
+    description:
+      "`group` is the group value given at Create Post. Each metric's total says how many of " +
+      "the group's posts it covers (fetched or failed), and each published post has a row with " +
+      "its numbers, their freshness and the next automatic refresh.",
     tag,
     errors: [404],
   }),
   refresh: operation({
     scope: "posts:write",
+    operationId: "refreshPostGroupAnalytics",
     summary: "Read a group's numbers from the networks now (rate-limited per workspace)",
+    description:
+      "Asks the next analytics run (within about 15 seconds) to read the group's numbers " +
+      "instead of waiting for the automatic cadence. Answers 202 with the analytics as they are " +
+      "and `Retry-After`; read the group again after it.",
     tag,
     errors: [404],
   }),
   series: operation({
     scope: "posts:read",
+    operationId: "getAnalyticsSeries",
     summary: "Analytics over time: posts published between two local dates, per day or ISO week",
+    description:
+      "Sums the metrics of the posts published from `from` (included) to `until` (excluded), " +
+      "local dates in the workspace's time zone, per day or per ISO week (`bucket`), optionally " +
+      "for one channel or destination.",
     tag,
     errors: [404],
   }),

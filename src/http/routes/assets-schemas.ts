@@ -38,11 +38,14 @@ export const AssetUpload = t.Object(
     protocol: t.Literal("multipart"),
     part_size: Type.Integer({ minimum: MIN_PART_SIZE }),
     parts: t.Array(
-      t.Object({
-        part_number: Type.Integer({ minimum: 1 }),
-        upload_url: t.String(),
-        required_headers: t.Record(t.String(), t.String()),
-      }),
+      t.Object(
+        {
+          part_number: Type.Integer({ minimum: 1 }),
+          upload_url: t.String(),
+          required_headers: t.Record(t.String(), t.String()),
+        },
+        { title: "AssetUploadPart" },
+      ),
       { minItems: 1, maxItems: MAX_PARTS },
     ),
     byte_size: Type.Integer({ minimum: 1 }),
@@ -79,6 +82,7 @@ export const CreateUploadBody = t.Object(
     ),
   },
   {
+    title: "CreateAssetUploadRequest",
     additionalProperties: false,
     examples: [
       {
@@ -110,6 +114,7 @@ export const CompleteUploadBody = t.Object(
     ),
   },
   {
+    title: "CompleteAssetUploadRequest",
     additionalProperties: false,
     examples: [
       {

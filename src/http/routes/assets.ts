@@ -95,6 +95,7 @@ const tag = "Assets";
 const doc = {
   startUpload: operation({
     scope: "assets:write",
+    operationId: "createAssetUpload",
     summary: "Start a multipart upload (reserves the asset)",
     tag,
     errors: [404],
@@ -105,21 +106,43 @@ const doc = {
   }),
   completeUpload: operation({
     scope: "assets:write",
+    operationId: "completeAssetUpload",
     summary: "Complete an upload: check, assemble and inspect the file",
+    description:
+      "Call it once every part is uploaded, with each part's ETag and CRC64NVME and the whole " +
+      "file's CRC64NVME. Herald checks the sizes and checksums, assembles the parts and " +
+      "inspects the file (type, dimensions, duration); the answer is the finished asset.",
     tag,
     errors: [404],
     idempotency: "required",
   }),
   list: operation({
     scope: "assets:read",
+    operationId: "listAssets",
     summary: "List assets (include=download adds five-minute download URLs)",
+    description:
+      "The workspace's assets in cursor order, paged with `limit` and `after`; " +
+      "`include=download` adds to each a `download_url` valid for five minutes.",
     tag,
     errors: [404],
   }),
-  get: operation({ scope: "assets:read", summary: "Get an asset", tag, errors: [404] }),
+  get: operation({
+    scope: "assets:read",
+    operationId: "getAsset",
+    summary: "Get an asset",
+    description:
+      "One asset: its type, size, dimensions, duration, checksum and retention. " +
+      "`include=download` adds a `download_url` valid for five minutes.",
+    tag,
+    errors: [404],
+  }),
   delete: operation({
     scope: "assets:write",
+    operationId: "deleteAsset",
     summary: "Delete an asset (refused while an unfinished post uses it)",
+    description:
+      "Deletes the asset and its stored file. A post that has not finished publishing and uses " +
+      "it makes this a 409; a published post keeps what the network already holds.",
     tag,
     errors: [404, 409],
     idempotency: "optional",

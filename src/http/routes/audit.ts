@@ -37,7 +37,18 @@ async function listRecords(
   return pageResponse(h, request, rows, page, scope, presentAuditRecord);
 }
 
-const doc = { list: operation({ scope: "audit:read", summary: "List audit records", tag: "Account" }) };
+const doc = {
+  list: operation({
+    scope: "audit:read",
+    operationId: "listAuditRecords",
+    summary: "List audit records",
+    description:
+      "Who changed what in the account, newest first: each record names the action, the " +
+      "credential, the workspace, the target and the request ids (Herald's and the caller's " +
+      "`Service-Request-Id`). Paged with `limit` and `after`.",
+    tag: "Account",
+  }),
+};
 
 /** The audit log: who changed what, newest first. */
 export function auditRoutes(h: Herald, rails: ReturnType<typeof heraldPlugin>) {

@@ -5,20 +5,23 @@ import { Closed, Nullable } from "./common-schemas.ts";
 import { X_MONTHLY_LIMIT_DEFAULT } from "../../modules/posts/x-usage.ts";
 
 /** The account's Stripe subscription, as Herald last heard of it. */
-export const Subscription = t.Object({
-  status: t.Union(
-    ["pending_checkout", "trialing", "active", "past_due", "canceled", "unpaid", "incomplete"].map((s) =>
-      t.Literal(s),
+export const Subscription = t.Object(
+  {
+    status: t.Union(
+      ["pending_checkout", "trialing", "active", "past_due", "canceled", "unpaid", "incomplete"].map((s) =>
+        t.Literal(s),
+      ),
     ),
-  ),
-  interval: Nullable(t.Union([t.Literal("month"), t.Literal("year")])),
-  currency: Nullable(t.String()),
-  workspace_quantity: Type.Integer({ minimum: 0 }),
-  trial_ends_at: Nullable(Timestamp),
-  current_period_ends_at: Nullable(Timestamp),
-  cancel_at: Nullable(Timestamp),
-  cancel_at_period_end: t.Boolean(),
-});
+    interval: Nullable(t.Union([t.Literal("month"), t.Literal("year")])),
+    currency: Nullable(t.String()),
+    workspace_quantity: Type.Integer({ minimum: 0 }),
+    trial_ends_at: Nullable(Timestamp),
+    current_period_ends_at: Nullable(Timestamp),
+    cancel_at: Nullable(Timestamp),
+    cancel_at_period_end: t.Boolean(),
+  },
+  { title: "Subscription" },
+);
 
 /**
  * The account's billing: subscription, entitlement and X usage, whose counts run up to the server's
@@ -38,16 +41,22 @@ export const billingSchema = (xLimit: number) =>
       ]),
       subscription: Nullable(Subscription),
       x_usage: t.Array(
-        t.Object({
-          workspace_id: t.String(),
-          used: Type.Integer({ minimum: 0, maximum: xLimit }),
-          reserved: Type.Integer({ minimum: 0, maximum: xLimit }),
-          limit: t.Literal(xLimit),
-        }),
+        t.Object(
+          {
+            workspace_id: t.String(),
+            used: Type.Integer({ minimum: 0, maximum: xLimit }),
+            reserved: Type.Integer({ minimum: 0, maximum: xLimit }),
+            limit: t.Literal(xLimit),
+          },
+          { title: "XUsage" },
+        ),
       ),
       grace_ends_at: Nullable(Timestamp),
       cancelled_workspaces: t.Array(
-        t.Object({ workspace_id: t.String(), cancelled_at: Timestamp, ends_at: Timestamp }),
+        t.Object(
+          { workspace_id: t.String(), cancelled_at: Timestamp, ends_at: Timestamp },
+          { title: "CancelledWorkspace" },
+        ),
       ),
     },
     { title: "Billing" },
@@ -69,16 +78,21 @@ export const BillingConversion = t.Object(
 );
 
 /** Body of starting a checkout. */
-export const CheckoutBody = Closed({
-  interval: t.Union([t.Literal("month"), t.Literal("year")]),
-  confirmed: t.Literal(true),
-});
+export const CheckoutBody = Closed(
+  { interval: t.Union([t.Literal("month"), t.Literal("year")]), confirmed: t.Literal(true) },
+  { title: "CreateBillingCheckoutSessionRequest", examples: [{ interval: "month", confirmed: true }] },
+);
 
 /** Body of opening the portal (optional, empty). */
-export const PortalBody = t.Optional(Closed({}));
+export const PortalBody = t.Optional(
+  Closed({}, { title: "CreateBillingPortalSessionRequest", examples: [{}] }),
+);
 
 /** Body of ending the trial now. */
-export const ConversionBody = Closed({ confirmed: t.Literal(true) });
+export const ConversionBody = Closed(
+  { confirmed: t.Literal(true) },
+  { title: "ConvertTrialRequest", examples: [{ confirmed: true }] },
+);
 
 /** Body of taking a workspace out of the subscription. */
 export const CancelSubscriptionBody = Closed(
@@ -86,5 +100,8 @@ export const CancelSubscriptionBody = Closed(
     confirmed: t.Literal(true),
     confirmation: t.String({ description: 'exactly "CANCEL <workspace name>"' }),
   },
-  { examples: [{ confirmed: true, confirmation: "CANCEL Marketing" }] },
+  {
+    title: "CancelWorkspaceSubscriptionRequest",
+    examples: [{ confirmed: true, confirmation: "CANCEL Marketing" }],
+  },
 );

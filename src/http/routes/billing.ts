@@ -76,11 +76,18 @@ const processorNote =
 const doc = {
   get: operation({
     scope: "billing:read",
+    operationId: "getBilling",
     summary: "The account's subscription, entitlement and X usage",
+    description:
+      "The billing mode (`disabled` when the server bills nothing), the entitlement (trialing, " +
+      "active, grace or read_only), the Stripe subscription as Herald last heard of it, each " +
+      "workspace's X usage against the monthly limit, and the workspaces taken out of the " +
+      "subscription.",
     tag,
   }),
   checkout: operation({
     scope: "billing:write",
+    operationId: "createBillingCheckoutSession",
     summary: "Start a Stripe Checkout that subscribes the account (one unit per workspace)",
     tag,
     errors: [409, 502],
@@ -89,6 +96,7 @@ const doc = {
   }),
   portal: operation({
     scope: "billing:write",
+    operationId: "createBillingPortalSession",
     summary: "Open Stripe's billing portal (payment method, invoices, quantity)",
     tag,
     errors: [409, 502],
@@ -96,6 +104,7 @@ const doc = {
   }),
   conversion: operation({
     scope: "billing:write",
+    operationId: "convertTrial",
     summary: "End the trial now and start paying",
     tag,
     errors: [409, 502],
@@ -104,6 +113,7 @@ const doc = {
   }),
   cancel: operation({
     scope: "billing:write",
+    operationId: "cancelWorkspaceSubscription",
     summary: "Take a workspace out of the subscription (it stops creating work at the period's end)",
     tag,
     errors: [404, 409, 502],

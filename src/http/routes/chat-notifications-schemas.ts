@@ -34,5 +34,8 @@ export const PatchChatSettingsBody = Closed(
     enabled: t.Optional(t.Boolean()),
     event_types: t.Optional(t.Array(EventType, { maxItems: CHAT_EVENT_TYPES.length * 2 })),
   },
-  { examples: [{ chat_channel_id: "C0123456789", enabled: true, event_types: ["post.failed"] }] },
+  {
+    title: "UpdateChatNotificationSettingsRequest",
+    examples: [{ chat_channel_id: "C0123456789", enabled: true, event_types: ["post.failed"] }],
+  },
 );

@@ -29,12 +29,17 @@ const tag = "Chat Notifications";
 const doc = {
   get: operation({
     scope: "notifications:read",
+    operationId: "getChatNotificationSettings",
     summary: "Get the workspace's chat notification settings",
+    description:
+      "The workspace's Slack settings (channel, enabled, event types) and whether they are in " +
+      "effect: `active`, or `inactive_reason` saying why not.",
     tag,
     errors: [404],
   }),
   patch: operation({
     scope: "notifications:write",
+    operationId: "updateChatNotificationSettings",
     summary: "Change the workspace's chat notification settings",
     tag,
     errors: [404],

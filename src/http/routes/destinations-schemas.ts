@@ -49,7 +49,7 @@ export const ListDestinationsQuery = t.Object({
 /** Body of PATCH one destination. */
 export const PatchDestinationBody = Closed(
   { enabled: t.Optional(t.Boolean()), is_default: t.Optional(t.Boolean()) },
-  { minProperties: 1, examples: [{ is_default: true }] },
+  { title: "UpdateDestinationRequest", minProperties: 1, examples: [{ is_default: true }] },
 );
 
 /** The answer of DELETE one destination. */
@@ -68,7 +68,10 @@ export const startConnectionBody = (channels: readonly string[]) =>
       app_password: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     },
     // A network connected by OAuth: the answer holds the authorization URL to open.
-    { examples: [{ provider: "mastodon", instance_origin: "https://mastodon.social" }] },
+    {
+      title: "CreateDestinationConnectionRequest",
+      examples: [{ provider: "mastodon", instance_origin: "https://mastodon.social" }],
+    },
   );
 
 /** Body of POST /destination-connections over the contract's channels. */

@@ -114,26 +114,54 @@ const tag = "Destinations";
 const doc = {
   list: operation({
     scope: "destinations:read",
+    operationId: "listDestinations",
     summary: "List destinations (whole, not paged)",
+    description:
+      "Every destination of the workspace in one answer: `has_more` is always false and " +
+      "`next_cursor` null (`limit` and `after` are accepted and ignored).",
     tag,
     errors: [404],
   }),
-  get: operation({ scope: "destinations:read", summary: "Get a destination", tag, errors: [404] }),
+  get: operation({
+    scope: "destinations:read",
+    operationId: "getDestination",
+    summary: "Get a destination",
+    description:
+      "One connected account: its channel, display name, status (with `unavailable_reason` when " +
+      "it needs attention, such as a new authorization) and whether it is its channel's " +
+      "default.",
+    tag,
+    errors: [404],
+  }),
   patch: operation({
     scope: "destinations:write",
+    operationId: "updateDestination",
     summary: "Enable, disable or make default",
+    description:
+      "`enabled: false` disables the destination and `true` enables it again; `is_default: " +
+      "true` makes it the default of its channel (the channel's previous default stops being " +
+      "one).",
     tag,
     errors: [404],
   }),
   delete: operation({
     scope: "destinations:write",
+    operationId: "deleteDestination",
     summary: "Disconnect a destination",
+    description:
+      "Removes the destination. Refused with 409 while posts waiting to publish use it: cancel " +
+      "or reschedule them first.",
     tag,
     errors: [404, 409],
   }),
   connect: operation({
     scope: "destinations:write",
+    operationId: "createDestinationConnection",
     summary: "Connect an account: Bluesky at once (handle + app password), the other networks through OAuth",
+    description:
+      "Starts a connection session. Bluesky connects at once with `handle` and `app_password`; " +
+      "the other networks answer an `authorization_url` to open in a browser, and the session " +
+      "completes when the network sends the person back. Mastodon needs `instance_origin`.",
     tag,
     // 503: the instance's host does not resolve now (DNS may answer later).
     errors: [404, 422, 502, 503],
@@ -141,7 +169,11 @@ const doc = {
   }),
   getConnection: operation({
     scope: "destinations:read",
+    operationId: "getDestinationConnection",
     summary: "Get a connection session",
+    description:
+      "A connection session's status (pending, completed, failed or expired), its error if it " +
+      "failed, and the new destination's id once completed.",
     tag,
     errors: [404],
   }),

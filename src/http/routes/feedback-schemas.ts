@@ -15,5 +15,8 @@ export const FeedbackBody = Closed(
       description: "1 to 10,000 characters (Unicode code points), not only white space",
     }),
   },
-  { examples: [{ message: "The calendar would help me more if it started on Sunday." }] },
+  {
+    title: "SubmitFeedbackRequest",
+    examples: [{ message: "The calendar would help me more if it started on Sunday." }],
+  },
 );

@@ -19,6 +19,7 @@ function sendFeedback(h: Herald, { actor, request, body }: RouteContext<Static<t
 const doc = {
   send: operation({
     scope: "feedback:write",
+    operationId: "submitFeedback",
     summary: "Send feedback to the server's operator (e-mailed to HERALD_FEEDBACK_TO)",
     tag: "Feedback",
     errors: [503],

@@ -79,6 +79,7 @@ const tag = "Team";
 const doc = {
   invite: operation({
     scope: "team:write",
+    operationId: "createAccountInvitation",
     summary: "Invite someone to the account (sends an e-mail)",
     tag: "Account",
     idempotency: "required",
@@ -88,11 +89,16 @@ const doc = {
   }),
   list: operation({
     scope: "team:read",
+    operationId: "listAccountInvitations",
     summary: "List invitations not yet accepted or revoked (pending or expired)",
+    description:
+      "The account's open invitations, pending or expired, with their role and the state of " +
+      "their e-mail; paged with `limit` and `after`.",
     tag,
   }),
   resend: operation({
     scope: "team:write",
+    operationId: "resendAccountInvitation",
     summary: "Send an invitation again: a new e-mail, a new link and a new expiry",
     tag,
     description: 'The body may be omitted, `{}`, or the Confirmed action `{"confirmed": true}`.',
@@ -101,6 +107,7 @@ const doc = {
   }),
   revoke: operation({
     scope: "team:write",
+    operationId: "revokeAccountInvitation",
     summary: "Revoke an invitation (its link stops working)",
     tag,
     description: 'The body is the Confirmed action, `{"confirmed": true}`.',

@@ -41,9 +41,17 @@ function remove(
 
 const tag = "Team";
 const doc = {
-  list: operation({ scope: "team:read", summary: "List the account's members", tag }),
+  list: operation({
+    scope: "team:read",
+    operationId: "listAccountMembers",
+    summary: "List the account's members",
+    description:
+      "The people of the account with their e-mail address, name and role (owner, admin or " + "member).",
+    tag,
+  }),
   remove: operation({
     scope: "team:write",
+    operationId: "removeAccountMember",
     summary: "Remove a member (their sessions end and the keys they hold are revoked)",
     tag,
     errors: [404, 409],

@@ -20,7 +20,7 @@ const AssetItem = t.Object(
     asset_id: t.String({ minLength: 1, maxLength: 200 }),
     item_index: Type.Integer({ minimum: 0, maximum: 99 }),
   },
-  { additionalProperties: false },
+  { title: "PostAssetItem", additionalProperties: false },
 );
 
 /** `destination_options`: one optional object per network that has options (from the registry). */
@@ -30,7 +30,7 @@ const DestinationOptions = t.Object(
       n.optionsSchema ? [[n.channel, t.Optional(validationSchema(n.optionsSchema))]] : [],
     ),
   ),
-  { additionalProperties: false },
+  { title: "DestinationOptions", additionalProperties: false },
   // Typed as what the domain reads (options by channel); validation and OpenAPI use the object above.
 ) as unknown as TRecord<TString, TRecord<TString, TUnknown>>;
 
@@ -44,7 +44,7 @@ export const PostItemBody = t.Object(
     media_items: t.Optional(t.Array(AssetItem, { maxItems: 100 })),
     destination_options: t.Optional(DestinationOptions),
   },
-  { additionalProperties: false },
+  { title: "CreatePostItem", additionalProperties: false },
 );
 
 /** The Create Post body (also the body of the dry run). */
@@ -62,6 +62,7 @@ export const CreatePostsBody = t.Object(
     posts: t.Array(PostItemBody, { minItems: 1, maxItems: 100 }),
   },
   {
+    title: "CreatePostRequest",
     additionalProperties: false,
     // The request the API reference shows (a draft: it needs no time, queue or confirmation).
     examples: [
@@ -79,13 +80,16 @@ export const CreatePostsBody = t.Object(
   },
 );
 
-const PostErrorSchema = t.Object({
-  code: t.String(),
-  message: t.String(),
-  retryable: t.Boolean(),
-  retry_safety: t.String(),
-  user_action: t.String(),
-});
+const PostErrorSchema = t.Object(
+  {
+    code: t.String(),
+    message: t.String(),
+    retryable: t.Boolean(),
+    retry_safety: t.String(),
+    user_action: t.String(),
+  },
+  { title: "PostError" },
+);
 
 /** The post resource. */
 export const Post = t.Object(
@@ -102,11 +106,14 @@ export const Post = t.Object(
     retry_safety: t.String(),
     available_actions: t.Array(t.String()),
     version: Type.Integer(),
-    payload: t.Object({
-      headline: t.String(),
-      body: t.Array(t.String()),
-      destination_options: t.Record(t.String(), t.Any()),
-    }),
+    payload: t.Object(
+      {
+        headline: t.String(),
+        body: t.Array(t.String()),
+        destination_options: t.Record(t.String(), t.Any()),
+      },
+      { title: "PostPayload" },
+    ),
     asset_ids: t.Array(t.String()),
     destination_id: Nullable(t.String()),
     scheduled_at: Nullable(Timestamp),
@@ -123,61 +130,73 @@ export const Post = t.Object(
     cancelled_at: Nullable(Timestamp),
     missed_at: Nullable(Timestamp),
     receipts: t.Array(
-      t.Object({
-        id: t.String(),
-        object: t.Literal("receipt"),
-        item_index: Type.Integer(),
-        provider_object_id: t.String(),
-        url: t.String(),
-        state: t.String(),
-        published_at: Timestamp,
-      }),
+      t.Object(
+        {
+          id: t.String(),
+          object: t.Literal("receipt"),
+          item_index: Type.Integer(),
+          provider_object_id: t.String(),
+          url: t.String(),
+          state: t.String(),
+          published_at: Timestamp,
+        },
+        { title: "Receipt" },
+      ),
     ),
     destination: Nullable(
-      t.Object({
-        display_name: t.String(),
-        external_id: t.String(),
-        profile_image_url: Nullable(t.String()),
-      }),
+      t.Object(
+        {
+          display_name: t.String(),
+          external_id: t.String(),
+          profile_image_url: Nullable(t.String()),
+        },
+        { title: "PostDestination" },
+      ),
     ),
     assets: t.Array(
-      t.Object({
-        id: t.String(),
-        type: t.String(),
-        label: t.String(),
-        content_type: t.String(),
-        item_index: Type.Integer(),
-      }),
+      t.Object(
+        {
+          id: t.String(),
+          type: t.String(),
+          label: t.String(),
+          content_type: t.String(),
+          item_index: Type.Integer(),
+        },
+        { title: "PostAsset" },
+      ),
     ),
     attempts: t.Optional(
       t.Array(
-        t.Object({
-          id: t.String(),
-          object: t.Literal("publishing_attempt"),
-          number: Type.Integer(),
-          trigger: t.String(),
-          status: t.String(),
-          started_at: Timestamp,
-          finished_at: Nullable(Timestamp),
-          retry_safety: t.String(),
-          error: Nullable(
-            t.Object({
-              code: t.String(),
-              message: t.String(),
-              retryable: t.Boolean(),
-              user_action: t.String(),
-            }),
-          ),
-          provider: Nullable(
-            t.Object({
-              operation: t.String(),
-              request_id: Nullable(t.String()),
-              status_code: Nullable(Type.Integer()),
-              error_code: Nullable(t.String()),
-              subcode: Nullable(t.String()),
-            }),
-          ),
-        }),
+        t.Object(
+          {
+            id: t.String(),
+            object: t.Literal("publishing_attempt"),
+            number: Type.Integer(),
+            trigger: t.String(),
+            status: t.String(),
+            started_at: Timestamp,
+            finished_at: Nullable(Timestamp),
+            retry_safety: t.String(),
+            error: Nullable(
+              t.Object({
+                code: t.String(),
+                message: t.String(),
+                retryable: t.Boolean(),
+                user_action: t.String(),
+              }),
+            ),
+            provider: Nullable(
+              t.Object({
+                operation: t.String(),
+                request_id: Nullable(t.String()),
+                status_code: Nullable(Type.Integer()),
+                error_code: Nullable(t.String()),
+                subcode: Nullable(t.String()),
+              }),
+            ),
+          },
+          { title: "PublishingAttempt" },
+        ),
       ),
     ),
   },
@@ -195,7 +214,9 @@ export const Queue = t.Object(
   {
     object: t.Literal("queue"),
     time_zone: t.String(),
-    windows: t.Array(t.Object({ id: t.String(), weekday: Type.Integer(), local_time: t.String() })),
+    windows: t.Array(
+      t.Object({ id: t.String(), weekday: Type.Integer(), local_time: t.String() }, { title: "QueueWindow" }),
+    ),
   },
   { title: "Queue" },
 );
@@ -222,26 +243,32 @@ export const PostParams = t.Object({ workspace_id: t.String(), post_id: t.String
 export const GetPostQuery = t.Object({ include: t.Optional(t.Literal("attempts")) });
 
 /** One finding of a validation: where, which problem code, what, and the post's channel. */
-const ValidationFinding = t.Object({
-  pointer: t.String(),
-  code: t.String(),
-  detail: t.String(),
-  channel: t.Union([t.String(), t.Null()]),
-});
+const ValidationFinding = t.Object(
+  {
+    pointer: t.String(),
+    code: t.String(),
+    detail: t.String(),
+    channel: t.Union([t.String(), t.Null()]),
+  },
+  { title: "PostValidationFinding" },
+);
 
 /**
  * The answer of POST /posts/validate: `valid` and `errors` are about this request; `warnings` (an
  * addition) say what publishing drafts would refuse.
  */
-export const PostValidation = t.Object({
-  object: t.Literal("post_validation"),
-  valid: t.Boolean(),
-  errors: t.Array(ValidationFinding),
-  warnings: t.Array(ValidationFinding, {
-    description:
-      "For drafts: what publishing them would refuse (code public_unpublishable); empty otherwise.",
-  }),
-});
+export const PostValidation = t.Object(
+  {
+    object: t.Literal("post_validation"),
+    valid: t.Boolean(),
+    errors: t.Array(ValidationFinding),
+    warnings: t.Array(ValidationFinding, {
+      description:
+        "For drafts: what publishing them would refuse (code public_unpublishable); empty otherwise.",
+    }),
+  },
+  { title: "PostValidation" },
+);
 
 /** Body of POST /posts/publish: the drafts (with their versions) and when they go out. */
 export const PublishDraftsBody = Closed(
@@ -259,13 +286,14 @@ export const PublishDraftsBody = Closed(
     ),
   },
   {
+    title: "PublishDraftsRequest",
     examples: [
       {
         confirmed: true,
         when: "now",
         posts: [
           {
-            id: "post_01jdq3v9m2x7k4r8t6w5n0c1ab",
+            id: "send_01jdq3v9m2x7k4r8t6w5n0c1ab",
             version: 1,
             destination_id: "dest_01jdq3tz8w1e5r9y2u6i4o7p3q",
           },
@@ -289,11 +317,12 @@ export const MovePostsBody = Closed(
     ),
   },
   {
+    title: "MovePostsRequest",
     examples: [
       {
         confirmed: true,
         local_date: "2026-12-01",
-        posts: [{ id: "post_01jdq3v9m2x7k4r8t6w5n0c1ab", expected_scheduled_at: "2026-11-30T08:00:00.000Z" }],
+        posts: [{ id: "send_01jdq3v9m2x7k4r8t6w5n0c1ab", expected_scheduled_at: "2026-11-30T08:00:00.000Z" }],
       },
     ],
   },
@@ -303,17 +332,13 @@ export const MovePostsBody = Closed(
 export const PatchDraftBody = Closed(
   {
     body: t.Optional(t.Array(t.String({ maxLength: 100_000 }), { minItems: 1, maxItems: 100 })),
-    asset_items: t.Optional(
-      t.Array(
-        Closed({
-          asset_id: t.String({ minLength: 1, maxLength: 200 }),
-          item_index: Type.Integer({ minimum: 0, maximum: 99 }),
-        }),
-        { maxItems: 100 },
-      ),
-    ),
+    asset_items: t.Optional(t.Array(AssetItem, { maxItems: 100 })),
   },
-  { minProperties: 1, examples: [{ body: ["The corrected first post.", "And its reply."] }] },
+  {
+    title: "UpdateDraftRequest",
+    minProperties: 1,
+    examples: [{ body: ["The corrected first post.", "And its reply."] }],
+  },
 );
 
 /** The answer of DELETE one draft. */
@@ -322,13 +347,13 @@ export const DeletedPost = Deleted("post");
 /** Body of cancel. */
 export const CancelPostBody = Closed(
   { confirmed: t.Optional(t.Boolean()) },
-  { examples: [{ confirmed: true }] },
+  { title: "CancelPostRequest", examples: [{ confirmed: true }] },
 );
 
 /** Body of retry. */
 export const RetryPostBody = Closed(
   { confirmed: t.Optional(t.Boolean()), acknowledge_duplicate_risk: t.Optional(t.Boolean()) },
-  { examples: [{ confirmed: true }] },
+  { title: "RetryPostRequest", examples: [{ confirmed: true }] },
 );
 
 /** Body of reschedule. */
@@ -343,7 +368,10 @@ export const ReschedulePostBody = Closed(
       }),
     ),
   },
-  { examples: [{ confirmed: true, scheduled_at: "2026-12-01T09:30:00+01:00" }] },
+  {
+    title: "ReschedulePostRequest",
+    examples: [{ confirmed: true, scheduled_at: "2026-12-01T09:30:00+01:00" }],
+  },
 );
 
 /** Body of PUT /queue: every posting window of the workspace. */
@@ -358,6 +386,7 @@ export const PutQueueBody = Closed(
     ),
   },
   {
+    title: "ReplaceQueueRequest",
     examples: [
       {
         windows: [

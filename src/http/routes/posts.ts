@@ -262,6 +262,7 @@ const tag = "Posts";
 const doc = {
   create: operation({
     scope: "posts:write",
+    operationId: "createPost",
     summary: "Create posts: drafts, published now, at a time, or in the queue",
     tag,
     errors: [402, 404, 409, 422],
@@ -272,12 +273,18 @@ const doc = {
   }),
   list: operation({
     scope: "posts:read",
+    operationId: "listPosts",
     summary: "List posts (views, filters, include=attempts)",
+    description:
+      "The workspace's posts, narrowed by `view` (drafts, scheduled, published, attention), " +
+      "channel, group, destination, state and creation or schedule time; `include=attempts` " +
+      "adds each post's publishing attempts. Paged with `limit` and `after`.",
     tag,
     errors: [404],
   }),
   validate: operation({
     scope: "posts:read",
+    operationId: "validatePost",
     summary: "Check a Create Post request without storing anything",
     description:
       "`valid` and `errors` say whether this request would be accepted. With `when: draft` a draft is " +
@@ -287,29 +294,59 @@ const doc = {
   }),
   publish: operation({
     scope: "posts:write",
+    operationId: "publishDrafts",
     summary: "Publish or schedule drafts",
+    description:
+      "Takes drafts out of `draft`: each is named with the `version` it was last seen at and " +
+      "the destination to publish to, and goes out `now`, in the `queue` or at an exact time. " +
+      "Needs `confirmed: true`, a live key and an Idempotency-Key; a stale version is 409 " +
+      "`public_version_conflict`.",
     tag,
     errors: [402, 404, 409, 422],
     idempotency: "required",
   }),
   move: operation({
     scope: "posts:write",
+    operationId: "movePosts",
     summary: "Move queued posts to a window on another date",
+    description:
+      "Moves queued posts to the posting windows of `local_date`. Each post is named with the " +
+      "`scheduled_at` the caller last saw (`expected_scheduled_at`); a post that moved since is " +
+      "a 409.",
     tag,
     errors: [404, 409, 422],
     idempotency: "optional",
   }),
-  get: operation({ scope: "posts:read", summary: "Get a post", tag, errors: [404] }),
+  get: operation({
+    scope: "posts:read",
+    operationId: "getPost",
+    summary: "Get a post",
+    description:
+      "One post: its state, the actions available now, payload, schedule, receipts of what was " +
+      "published and the last error; `include=attempts` adds its publishing attempts. Its ETag " +
+      "is what If-Match expects.",
+    tag,
+    errors: [404],
+  }),
   patch: operation({
     scope: "posts:write",
+    operationId: "updateDraft",
     summary: "Edit a draft's body or assets",
+    description:
+      "Changes a draft's body items, its asset placements or both. If-Match with the post's " +
+      "current ETag is required (428 without it, 412 when stale); a post that is no longer a " +
+      "draft is 409.",
     tag,
     errors: [404, 409, 422],
     ifMatch: "required",
   }),
   delete: operation({
     scope: "posts:write",
+    operationId: "deleteDraft",
     summary: "Delete a draft",
+    description:
+      "Deletes a draft; answers `{id, object: post, deleted: true}`. Needs If-Match with its " +
+      "current ETag and an Idempotency-Key; a post already submitted is refused with 409.",
     tag,
     errors: [404, 409],
     idempotency: "required",
@@ -317,34 +354,54 @@ const doc = {
   }),
   cancel: operation({
     scope: "posts:write",
+    operationId: "cancelPost",
     summary: "Cancel a post that has not gone out",
+    description:
+      "Stops a post that has not gone out (preparing, scheduled, ready, missed or needs-attention): " +
+      "it ends `cancelled`. Other states are 409; `available_actions` lists `cancel` when it is allowed.",
     tag,
     errors: [404, 409],
     idempotency: "optional",
   }),
   retry: operation({
     scope: "posts:write",
+    operationId: "retryPost",
     summary: "Send a failed, missed or needs-attention post again",
+    description:
+      "Publishes the post again now. When its last outcome is unknown (`retry_safety` unsafe) " +
+      "the network may already hold it, and `acknowledge_duplicate_risk: true` is required.",
     tag,
     errors: [404, 409, 422],
     idempotency: "optional",
   }),
   reschedule: operation({
     scope: "posts:write",
+    operationId: "reschedulePost",
     summary: "Move a post to a new time",
+    description:
+      "Sets a new exact time (`scheduled_at` with a UTC offset; `time_zone` names the zone it " +
+      "is shown in), while `available_actions` lists `reschedule`. As for retry, " +
+      "`acknowledge_duplicate_risk` is needed when the post's last outcome is unknown.",
     tag,
     errors: [402, 404, 409, 422],
     idempotency: "optional",
   }),
   getQueue: operation({
     scope: "posts:read",
+    operationId: "getQueue",
     summary: "Get the queue's posting windows",
+    description:
+      "The workspace's weekly posting windows (weekday 1 = Monday to 7 = Sunday, local time in " +
+      "the workspace's time zone) that `when: queue` fills in order.",
     tag,
     errors: [404],
   }),
   putQueue: operation({
     scope: "posts:write",
+    operationId: "replaceQueue",
     summary: "Replace the queue's posting windows",
+    description:
+      "Sets every posting window of the workspace at once: the windows not in the list are " + "removed.",
     tag,
     errors: [404],
   }),

@@ -61,17 +61,23 @@ export const SignupIntentBody = Closed(
     device_name: t.Optional(DeviceName),
     cli_version: t.Optional(CliVersion),
   },
-  { examples: [{ email: "ada@example.com", workspace_name: "Ada's posts" }] },
+  {
+    title: "CreateSignupIntentRequest",
+    examples: [{ email: "ada@example.com", workspace_name: "Ada's posts" }],
+  },
 );
 
 /** Body of POST /cli-authorizations. */
 export const CliAuthorizationBody = Closed(
   { device_name: DeviceName, cli_version: t.Optional(CliVersion) },
-  { examples: [{ device_name: "laptop", cli_version: "1.0.0" }] },
+  { title: "CreateCliAuthorizationRequest", examples: [{ device_name: "laptop", cli_version: "1.0.0" }] },
 );
 
 /** Body of POST /cli-authorizations/token. */
 export const DeviceSecretBody = Closed(
   { device_secret: t.String({ minLength: 32, maxLength: 200 }) },
-  { examples: [{ device_secret: "hds_8Kq2vX5mN9pR3tW7yZ1bC4fH6jL0sD2g" }] },
+  {
+    title: "ExchangeCliAuthorizationRequest",
+    examples: [{ device_secret: "hds_8Kq2vX5mN9pR3tW7yZ1bC4fH6jL0sD2g" }],
+  },
 );

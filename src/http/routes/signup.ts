@@ -53,6 +53,7 @@ const tag = "Signup and CLI authorization";
 const doc = {
   signup: operation({
     scope: null,
+    operationId: "createSignupIntent",
     summary: "Start a signup (no auth): a one-time signup page, and optionally a CLI authorization",
     tag,
     errors: [403, 409, 429],
@@ -64,6 +65,7 @@ const doc = {
   }),
   cli: operation({
     scope: null,
+    operationId: "createCliAuthorization",
     summary: "Start a CLI authorization (no auth): a device secret to poll with and a code to approve",
     tag,
     errors: [429],
@@ -73,6 +75,7 @@ const doc = {
   }),
   token: operation({
     scope: null,
+    operationId: "exchangeCliAuthorization",
     summary: "Exchange a device secret (no auth): pending until approved, then the CLI's API key once",
     tag,
     errors: [403, 404, 409, 429],

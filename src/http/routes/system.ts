@@ -1,3 +1,4 @@
+import { KindGuard, type TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 // The package exports no path to its browser bundle, so it is imported by file (embedded by bun build).
 // @ts-ignore: a file import yields its path; the bundle has no type declarations.
@@ -6,7 +7,7 @@ import scalarBundlePath from "../../../node_modules/@scalar/api-reference/dist/b
 };
 import { iso } from "../../lib/clock.ts";
 import { docsUrl, type Herald } from "../../herald.ts";
-import { documentOperation, documentTags, operation, ProblemSchema } from "../docs.ts";
+import { documentOperation, documentTags, nameSchemas, operation, ProblemSchema } from "../docs.ts";
 import { JSON_PARSER } from "../plugin.ts";
 import { problemCatalog } from "../../core/problem.ts";
 import type { Scheduler } from "../../jobs/scheduler.ts";
@@ -16,33 +17,53 @@ import { scrape } from "../../modules/metrics/scrape.ts";
 import { safeEqual } from "../../lib/crypto.ts";
 import { html, Markup } from "../pages/html.ts";
 
-/** Adds the parts toOpenAPISchema cannot know: info, servers, the bearer scheme, the Problem schema. */
+/**
+ * Adds the parts toOpenAPISchema cannot know: info, servers, the bearer scheme, problem responses and
+ * headers, and the named component schemas (every titled route schema, `nameSchemas`).
+ */
 function completeDocument(
   h: Herald,
-  generated: { paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } },
+  routeSchemas: { paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } },
+  optionalBodies: Set<string> = new Set(),
 ) {
+  // A copy: the generator hands out the routes' own schema objects, which the document must not change.
+  const generated: typeof routeSchemas = JSON.parse(JSON.stringify(routeSchemas));
   const paths: Record<string, unknown> = {};
   for (const [path, item] of Object.entries(generated.paths)) {
     // Documents the API relative to its base `<origin>/v1`, as the contract writes paths.
     if (!path.startsWith("/v1/")) continue;
-    for (const [method, op] of Object.entries(item as Record<string, Record<string, unknown>>))
+    for (const [method, op] of Object.entries(item as Record<string, Record<string, any>>)) {
       documentOperation(op, method, path.slice(3));
+      // The generator marks every body required, also one the route lets a request leave out.
+      if (op.requestBody && optionalBodies.has(`${method.toUpperCase()} ${path}`))
+        op.requestBody.required = false;
+    }
     paths[path.slice(3)] = item;
   }
+  const named: Record<string, unknown> = { ...generated.components.schemas };
+  nameSchemas(ProblemSchema, named);
+  const namedPaths = nameSchemas(paths, named) as Record<string, unknown>;
+  const schemas = Object.fromEntries(
+    Object.keys(named)
+      .sort()
+      .map((name) => [name, named[name]]),
+  );
   return {
     openapi: "3.1.0",
     info: {
       title: "Herald API",
-      version: "1.0.0",
+      // The program's version (`herald version`, /health): the document describes this server.
+      version: h.version,
       description:
-        "Self-hosted social publishing. Errors are application/problem+json; see the error reference.",
-      "x-herald-version": h.version,
+        "Self-hosted social publishing. Errors are application/problem+json; see the error reference " +
+        `(${h.config.baseUrl}/v1/docs/reference/errors).`,
+      license: { name: "MIT", identifier: "MIT" },
     },
-    servers: [{ url: `${h.config.baseUrl}/v1` }],
-    tags: documentTags(paths),
-    paths,
+    servers: [{ url: `${h.config.baseUrl}/v1`, description: "This Herald server" }],
+    tags: documentTags(namedPaths),
+    paths: namedPaths,
     components: {
-      schemas: { ...generated.components.schemas, Problem: ProblemSchema },
+      schemas,
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "An API key: hk_live_… or hk_test_…" },
       },
@@ -52,11 +73,11 @@ function completeDocument(
 
 type AnyElysia = Elysia<any, any, any, any, any, any, any>;
 
-/** The docs UI works offline: no web fonts from the vendor's CDN, no telemetry. */
 /**
  * Scalar's settings: nothing leaves this server. No web fonts or telemetry, and none of the buttons that
  * lead to Scalar's hosted services: the "Ask AI" agent, "Generate MCP", and the developer tools'
- * "Deploy" and "Share" (shown on localhost by default).
+ * "Deploy" and "Share" (shown on localhost by default). "Test request" starts with the bearer scheme
+ * (an API key) selected.
  */
 export const DOCS_UI_CONFIG = {
   withDefaultFonts: false,
@@ -64,6 +85,7 @@ export const DOCS_UI_CONFIG = {
   agent: { disabled: true },
   mcp: { disabled: true },
   showDeveloperTools: "never",
+  authentication: { preferredSecurityScheme: "bearer" },
 };
 
 /**
@@ -100,7 +122,21 @@ function withJsonParserNamed(app: AnyElysia): AnyElysia {
  */
 async function openApiDocument(h: Herald, app: AnyElysia) {
   const { toOpenAPISchema } = await import("@elysiajs/openapi");
-  return completeDocument(h, toOpenAPISchema(withJsonParserNamed(app)) as never);
+  return completeDocument(h, toOpenAPISchema(withJsonParserNamed(app)) as never, optionalBodies(app));
+}
+
+/** `POST /v1/billing/portal-sessions`…: the routes whose body is `t.Optional(…)` (may be left out). */
+function optionalBodies(app: AnyElysia): Set<string> {
+  const routes = (
+    app as unknown as {
+      getGlobalRoutes(): { method: string; path: string; hooks?: { body?: TSchema } }[];
+    }
+  ).getGlobalRoutes();
+  return new Set(
+    routes
+      .filter((route) => route.hooks?.body !== undefined && KindGuard.IsOptional(route.hooks.body))
+      .map((route) => `${route.method.toUpperCase()} ${route.path.replace(/:(\w+)/g, "{$1}")}`),
+  );
 }
 
 interface SystemParts {
@@ -222,7 +258,16 @@ export function systemRoutes(h: Herald, parts: SystemParts, app: () => AnyElysia
     .get(
       "/v1/openapi.json",
       openApi,
-      operation({ scope: null, summary: "This OpenAPI 3.1 document", tag: "Meta" }),
+      operation({
+        scope: null,
+        operationId: "getOpenApiDocument",
+        summary: "This OpenAPI 3.1 document",
+        description:
+          "This document, public: every operation with a description, its named schemas " +
+          "(components.schemas) and an example body for each one that takes a body. `info.version` " +
+          "is the server's version.",
+        tag: "Meta",
+      }),
     )
     .get("/v1/docs", docsPage, hidden)
     .get("/v1/docs/assets/api-reference.js", docsBundle, hidden)

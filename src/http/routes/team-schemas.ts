@@ -15,7 +15,7 @@ export const Invitation = t.Object(
     status: t.Union([t.Literal("pending"), t.Literal("expired")]),
     created_at: Timestamp,
     expires_at: Timestamp,
-    delivery: t.Object({ status: t.String(), requested_at: Timestamp }),
+    delivery: t.Object({ status: t.String(), requested_at: Timestamp }, { title: "InvitationDelivery" }),
     invitation_url: t.Optional(
       t.String({
         format: "uri",
@@ -44,7 +44,7 @@ export const InvitationParams = t.Object({ invitation_id: t.String() });
 /** Body of POST /account/invitations. */
 export const InviteBody = Closed(
   { email: t.String({ format: "email", maxLength: 254 }), role: t.Optional(Role) },
-  { examples: [{ email: "sam@example.com", role: "member" }] },
+  { title: "CreateAccountInvitationRequest", examples: [{ email: "sam@example.com", role: "member" }] },
 );
 
 /** A person of the account. */
@@ -76,5 +76,5 @@ export const MemberParams = t.Object({ member_id: t.String() });
 /** Body of removing a member: `confirmation` is the member's e-mail address. */
 export const RemoveMemberBody = Closed(
   { confirmed: t.Literal(true), confirmation: t.String({ maxLength: 254 }) },
-  { examples: [{ confirmed: true, confirmation: "sam@example.com" }] },
+  { title: "RemoveAccountMemberRequest", examples: [{ confirmed: true, confirmation: "sam@example.com" }] },
 );

@@ -41,6 +41,7 @@ export const CreateEndpointBody = t.Object(
     enabled: t.Optional(fields.enabled),
   },
   {
+    title: "CreateWebhookEndpointRequest",
     additionalProperties: false,
     examples: [
       {
@@ -63,7 +64,12 @@ export const PatchEndpointBody = t.Object(
     destination_ids: t.Optional(fields.destination_ids),
     content_mode: t.Optional(fields.content_mode),
   },
-  { additionalProperties: false, minProperties: 1, examples: [{ enabled: false }] },
+  {
+    title: "UpdateWebhookEndpointRequest",
+    additionalProperties: false,
+    minProperties: 1,
+    examples: [{ enabled: false }],
+  },
 );
 
 /** Body of Rotate Secret. */
@@ -77,10 +83,12 @@ export const RotateSecretBody = t.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    title: "RotateWebhookSecretRequest",
+    additionalProperties: false,
+    examples: [{ previous_secret_expires_in: 3600 }],
+  },
 );
-
-/** The body of operations that take no fields (`{}`). */
 
 const endpointFields = {
   id: t.String(),
@@ -134,13 +142,16 @@ export const WebhookDelivery = t.Object(
     redelivery_of: Nullable(t.String()),
     created_at: Timestamp,
     attempts: t.Array(
-      t.Object({
-        number: Type.Integer({ minimum: 1 }),
-        started_at: Timestamp,
-        duration_ms: Type.Integer(),
-        response_status: Nullable(Type.Integer()),
-        error: Nullable(t.String()),
-      }),
+      t.Object(
+        {
+          number: Type.Integer({ minimum: 1 }),
+          started_at: Timestamp,
+          duration_ms: Type.Integer(),
+          response_status: Nullable(Type.Integer()),
+          error: Nullable(t.String()),
+        },
+        { title: "WebhookDeliveryAttempt" },
+      ),
     ),
   },
   { title: "WebhookDelivery" },

@@ -227,6 +227,7 @@ const tag = "Webhooks";
 const doc = {
   create: operation({
     scope: "webhooks:write",
+    operationId: "createWebhookEndpoint",
     summary: "Register a webhook endpoint (the signing secret is returned once)",
     tag,
     // 503: the URL's host does not resolve now (DNS may answer later).
@@ -237,13 +238,27 @@ const doc = {
   }),
   list: operation({
     scope: "webhooks:read",
+    operationId: "listWebhookEndpoints",
     summary: "List webhook endpoints (never with secrets)",
+    description:
+      "The workspace's webhook endpoints, newest first, paged with `limit` and `after`. Signing " +
+      "secrets are never listed, only `secret_last_four`.",
     tag,
     errors: [404],
   }),
-  get: operation({ scope: "webhooks:read", summary: "Get a webhook endpoint", tag, errors: [404] }),
+  get: operation({
+    scope: "webhooks:read",
+    operationId: "getWebhookEndpoint",
+    summary: "Get a webhook endpoint",
+    description:
+      "One endpoint's settings, `secret_last_four` and `config_version`, and `disabled_reason` " +
+      "when Herald disabled it after three days of failed deliveries.",
+    tag,
+    errors: [404],
+  }),
   patch: operation({
     scope: "webhooks:write",
+    operationId: "updateWebhookEndpoint",
     summary: "Change a webhook endpoint (enable, disable, URL, event types, filter, content mode)",
     tag,
     // 503: the URL's host does not resolve now (DNS may answer later).
@@ -255,7 +270,9 @@ const doc = {
   }),
   delete: operation({
     scope: "webhooks:write",
+    operationId: "deleteWebhookEndpoint",
     summary: "Delete a webhook endpoint and its delivery log",
+    description: "Deletes the endpoint with its delivery log; nothing is sent to it afterwards.",
     tag,
     errors: [404],
     idempotency: "optional",
@@ -263,6 +280,7 @@ const doc = {
   }),
   rotateSecret: operation({
     scope: "webhooks:write",
+    operationId: "rotateWebhookSecret",
     summary: "Rotate the signing secret (the new one is returned once)",
     tag,
     errors: [404],
@@ -272,6 +290,7 @@ const doc = {
   }),
   test: operation({
     scope: "webhooks:write",
+    operationId: "testWebhookEndpoint",
     summary: "Send a webhook.test event to this endpoint",
     tag,
     errors: [404, 409],
@@ -282,13 +301,22 @@ const doc = {
   }),
   deliveries: operation({
     scope: "webhooks:read",
+    operationId: "listWebhookDeliveries",
     summary: "The delivery log of an endpoint: status, attempts, response codes, timing, next retry",
+    description:
+      "The endpoint's deliveries, newest first: status (pending, succeeded, failed), each " +
+      "attempt's response status and duration, and the next retry. `status` narrows the log; " +
+      "`limit` and `after` page it.",
     tag,
     errors: [404],
   }),
   redeliver: operation({
     scope: "webhooks:write",
+    operationId: "redeliverWebhookDelivery",
     summary: "Send a delivery's event again, as a new delivery",
+    description:
+      "Queues the delivery's event again as a new delivery whose `redelivery_of` names this " +
+      "one. Refused with 409 while the endpoint is disabled.",
     tag,
     errors: [404, 409],
     idempotency: "optional",

@@ -30,11 +30,11 @@ export const ListWorkspacesQuery = t.Object({
 /** Body of POST /workspaces. */
 export const CreateWorkspaceBody = Closed(
   { name: Name, time_zone: t.Optional(TimeZone) },
-  { examples: [{ name: "Marketing", time_zone: "Europe/Berlin" }] },
+  { title: "CreateWorkspaceRequest", examples: [{ name: "Marketing", time_zone: "Europe/Berlin" }] },
 );
 
 /** Body of PATCH one workspace. */
 export const PatchWorkspaceBody = Closed(
   { name: t.Optional(Name), time_zone: t.Optional(TimeZone) },
-  { minProperties: 1, examples: [{ time_zone: "America/New_York" }] },
+  { title: "UpdateWorkspaceRequest", minProperties: 1, examples: [{ time_zone: "America/New_York" }] },
 );

@@ -55,17 +55,40 @@ async function patch(
 
 const tag = "Workspaces";
 const doc = {
-  list: operation({ scope: "authenticated", summary: "List the workspaces the API key can use", tag }),
+  list: operation({
+    scope: "authenticated",
+    operationId: "listWorkspaces",
+    summary: "List the workspaces the API key can use",
+    description:
+      "All of the account's workspaces, or the ones selected for the key; paged with `limit` " +
+      "and `after`.",
+    tag,
+  }),
   create: operation({
     scope: "workspaces:write",
+    operationId: "createWorkspace",
     summary: "Create a workspace",
+    description:
+      "Creates a workspace with a name and an IANA time zone (UTC when none is given), which " +
+      "the queue and local dates use.",
     tag,
     idempotency: "optional",
   }),
-  get: operation({ scope: "workspaces:read", summary: "Get a workspace", tag, errors: [404] }),
+  get: operation({
+    scope: "workspaces:read",
+    operationId: "getWorkspace",
+    summary: "Get a workspace",
+    description: "One workspace: its name and time zone.",
+    tag,
+    errors: [404],
+  }),
   patch: operation({
     scope: "workspaces:write",
+    operationId: "updateWorkspace",
     summary: "Rename a workspace or change its time zone",
+    description:
+      "Changes the name, the time zone or both. Send If-Match with the ETag you read to refuse " +
+      "a change made since (412).",
     tag,
     errors: [404],
     ifMatch: "optional",
