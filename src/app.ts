@@ -38,6 +38,7 @@ import { passwordResetRoutes } from "./http/routes/password-reset.ts";
 import { dashboardRoutes } from "./http/dashboard/index.ts";
 import { teamRoutes } from "./http/routes/team.ts";
 import { billingRoutes } from "./http/routes/billing.ts";
+import { mcpRoutes, type McpDeps } from "./http/routes/mcp.ts";
 
 /** Maps any error raised while handling a request to the problem it becomes. */
 function toProblem(code: string | number, error: unknown): ProblemError | null {
@@ -94,11 +95,13 @@ type AnyApp = Elysia<any, any, any, any, any, any, any>;
 /** Builds the whole HTTP application (routes under /v1, /health, docs) around one Herald value. */
 export function buildApp(h: Herald, options: AppOptions = {}) {
   const clientAddress = options.clientAddress ?? (() => "unknown");
+  // One limit of failed authentications per address, for the API's rails and the MCP endpoint alike.
+  const failures = new FailedAuthLimiter(h.config.authFailuresPerMinute);
   const rails = heraldPlugin(
     h,
     new RateLimiter(h.config.rateLimitPerMinute),
     (auth, workspaceId) => requireWorkspace(h.db, auth, workspaceId),
-    new FailedAuthLimiter(h.config.authFailuresPerMinute),
+    failures,
     clientAddress,
   );
   const allowed = new AllowedMethods(() => app.routes);
@@ -116,7 +119,8 @@ export function buildApp(h: Herald, options: AppOptions = {}) {
       errorResponse(h, allowed, { code, error, request, route, path }),
     )
     .parser(JSON_PARSER, ({ request }) => readJsonBody(request));
-  return mountRoutes(app, h, rails, options, clientAddress);
+  const mcp: McpDeps = { handle: (request) => app.handle(request), failures, clientAddress };
+  return mountRoutes(app, h, rails, options, clientAddress, mcp);
 }
 
 /**
@@ -185,6 +189,7 @@ function mountRoutes(
   rails: ReturnType<typeof heraldPlugin>,
   options: AppOptions,
   clientAddress: ClientAddress,
+  mcp: McpDeps,
 ): AnyApp {
   return app
     .use(
@@ -202,6 +207,7 @@ function mountRoutes(
     .use(dashboardRoutes(h, (request) => app.handle(request)))
     .use(teamRoutes(h, rails))
     .use(billingRoutes(h, rails))
+    .use(mcpRoutes(h, mcp))
     .group("/v1", (v1) =>
       v1
         .use(signupRoutes(h, rails, clientAddress))

@@ -60,6 +60,7 @@ Client (talks to a Herald server; herald login first, or set HERALD_API_KEY):
   assets list          The workspace's assets.
   webhooks list|test   Webhook endpoints; send one a test event.
   analytics GROUP      A published post group's totals.
+  mcp                  Serve Herald's MCP tools over stdio to an assistant on this computer (docs/mcp.md).
 
 Server and operator (work on HERALD_DATA_DIR or HERALD_DATABASE_URL):
   serve                Start the API server and its schedules (HERALD_HOST:HERALD_PORT, default 127.0.0.1:8080).
@@ -163,6 +164,8 @@ async function helpFor(command: string | undefined, sub: string | undefined): Pr
       return (await import("./cli/analytics.ts")).ANALYTICS_HELP;
     case "login":
       return (await import("./cli/login.ts")).LOGIN_HELP;
+    case "mcp":
+      return (await import("./cli/mcp.ts")).MCP_HELP;
     case "logout":
       return (await import("./cli/login.ts")).LOGOUT_HELP;
     case "whoami":
@@ -257,6 +260,17 @@ async function main(argv: string[]): Promise<number> {
         const { runBackupCommand } = await import("./cli/backup.ts");
         startedUp();
         return await runBackupCommand(command, rest);
+      }
+      case "mcp": {
+        // The protocol owns stdout: help is printed only when asked for; the server runs until stdin closes.
+        const { MCP_HELP, runMcp } = await import("./cli/mcp.ts");
+        if (rest.includes("--help") || rest.includes("-h")) {
+          console.log(MCP_HELP);
+          return 0;
+        }
+        startedUp();
+        await runMcp(rest);
+        return -1;
       }
       case "version":
       case "--version":

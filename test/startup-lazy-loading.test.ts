@@ -76,6 +76,9 @@ describe("herald serve start-up", () => {
       "/node_modules/@zxcvbn-ts/",
       // X's text rules (twitter-text, ~240 modules) load with the first X body checked.
       "/node_modules/twitter-text/",
+      // The MCP server package and the tools load with the first request to /mcp.
+      "/node_modules/@modelcontextprotocol/",
+      "/src/http/mcp/",
       "/src/cli/transfer.ts",
       "/src/modules/transfer/",
       "/src/db/tables/builders-pg.ts",

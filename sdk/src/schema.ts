@@ -8,8 +8,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the account's members */
-        get: operations["getV1AccountMembers"];
+        /**
+         * List the account's members
+         * @description The people of the account with their e-mail address, name and role (owner, admin or member).
+         */
+        get: operations["listAccountMembers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -31,7 +34,7 @@ export interface paths {
          * Remove a member (their sessions end and the keys they hold are revoked)
          * @description `confirmation` must be the member's e-mail address (400 at /confirmation otherwise). The account's last owner cannot be removed (409 public_conflict).
          */
-        post: operations["postV1AccountMembersByMember_idRemove"];
+        post: operations["removeAccountMember"];
         delete?: never;
         options?: never;
         head?: never;
@@ -51,7 +54,7 @@ export interface paths {
          * Send feedback to the server's operator (e-mailed to HERALD_FEEDBACK_TO)
          * @description `message`: 1 to 10,000 characters. 503 public_unavailable (retryable) when the e-mail cannot be sent; the message is stored all the same.
          */
-        post: operations["postV1Feedback"];
+        post: operations["submitFeedback"];
         delete?: never;
         options?: never;
         head?: never;
@@ -65,8 +68,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get the workspace's chat notification settings */
-        get: operations["getV1WorkspacesByWorkspace_idChat-notifications"];
+        /**
+         * Get the workspace's chat notification settings
+         * @description The workspace's Slack settings (channel, enabled, event types) and whether they are in effect: `active`, or `inactive_reason` saying why not.
+         */
+        get: operations["getChatNotificationSettings"];
         put?: never;
         post?: never;
         delete?: never;
@@ -76,7 +82,7 @@ export interface paths {
          * Change the workspace's chat notification settings
          * @description Posted to Slack with HERALD_SLACK_BOT_TOKEN; without it the settings are saved and `active` is false with `inactive_reason: slack_not_configured`.
          */
-        patch: operations["patchV1WorkspacesByWorkspace_idChat-notifications"];
+        patch: operations["updateChatNotificationSettings"];
         trace?: never;
     };
     "/billing": {
@@ -86,8 +92,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's subscription, entitlement and X usage */
-        get: operations["getV1Billing"];
+        /**
+         * The account's subscription, entitlement and X usage
+         * @description The billing mode (`disabled` when the server bills nothing), the entitlement (trialing, active, grace or read_only), the Stripe subscription as Herald last heard of it, each workspace's X usage against the monthly limit, and the workspaces taken out of the subscription.
+         */
+        get: operations["getBilling"];
         put?: never;
         post?: never;
         delete?: never;
@@ -109,7 +118,7 @@ export interface paths {
          * Start a Stripe Checkout that subscribes the account (one unit per workspace)
          * @description 409 public_conflict while HERALD_BILLING_MODE is disabled; 502 public_provider_error when Stripe cannot be reached or refuses.
          */
-        post: operations["postV1BillingCheckout-sessions"];
+        post: operations["createBillingCheckoutSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -129,7 +138,7 @@ export interface paths {
          * Open Stripe's billing portal (payment method, invoices, quantity)
          * @description 409 public_conflict while HERALD_BILLING_MODE is disabled; 502 public_provider_error when Stripe cannot be reached or refuses.
          */
-        post: operations["postV1BillingPortal-sessions"];
+        post: operations["createBillingPortalSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -149,7 +158,7 @@ export interface paths {
          * End the trial now and start paying
          * @description 409 public_conflict while HERALD_BILLING_MODE is disabled; 502 public_provider_error when Stripe cannot be reached or refuses.
          */
-        post: operations["postV1BillingConversion"];
+        post: operations["convertTrial"];
         delete?: never;
         options?: never;
         head?: never;
@@ -169,7 +178,7 @@ export interface paths {
          * Take a workspace out of the subscription (it stops creating work at the period's end)
          * @description `confirmation` must be exactly "CANCEL <workspace name>" (400 at /confirmation). 409 public_conflict while HERALD_BILLING_MODE is disabled; 502 public_provider_error when Stripe cannot be reached or refuses.
          */
-        post: operations["postV1WorkspacesByWorkspace_idSubscriptionCancel"];
+        post: operations["cancelWorkspaceSubscription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -189,7 +198,7 @@ export interface paths {
          * Start a signup (no auth): a one-time signup page, and optionally a CLI authorization
          * @description 403 `public_signup_closed` when the server's signup is closed; 409 `public_conflict` on `/email` when the address has an account; 429 `public_rate_limited` past the per-address limit. `device_name` is required with `authorize_cli: true`; the attached `cli_authorization` is approved when the signup page is completed.
          */
-        post: operations["postV1Signup-intents"];
+        post: operations["createSignupIntent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -209,7 +218,7 @@ export interface paths {
          * Start a CLI authorization (no auth): a device secret to poll with and a code to approve
          * @description Open `verification_uri_complete` in a browser (or show `verification_uri` and the code), then poll `POST /cli-authorizations/token` every `interval` seconds.
          */
-        post: operations["postV1Cli-authorizations"];
+        post: operations["createCliAuthorization"];
         delete?: never;
         options?: never;
         head?: never;
@@ -229,7 +238,7 @@ export interface paths {
          * Exchange a device secret (no auth): pending until approved, then the CLI's API key once
          * @description 202 with the pending shape and `Retry-After` while nobody has approved (or the approver's address awaits confirmation); 200 with the `cli_credential` once approved, its `api_key` shown this once. Problems: 429 `public_rate_limited` when polled sooner than `interval` (the interval grows by 5 s; wait `Retry-After`), 403 `public_cli_authorization_denied`, 409 `public_cli_authorization_expired`, 409 `public_cli_authorization_consumed` (the secret works once), 404 `public_not_found` for an unknown secret.
          */
-        post: operations["postV1Cli-authorizationsToken"];
+        post: operations["exchangeCliAuthorization"];
         delete?: never;
         options?: never;
         head?: never;
@@ -243,8 +252,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get the account and the calling credential */
-        get: operations["getV1Account"];
+        /**
+         * Get the account and the calling credential
+         * @description The account with `authentication`, the calling credential's context: its id, visible prefix, name, environment (live or test), workspace access mode, scopes and expiry. Any valid key may call it, whatever its scopes.
+         */
+        get: operations["getAccount"];
         put?: never;
         post?: never;
         delete?: never;
@@ -260,8 +272,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get the calling credential's context (same as /account) */
-        get: operations["getV1Me"];
+        /**
+         * Get the calling credential's context (same as /account)
+         * @description The same answer as `GET /account`, under the name a program uses to ask who it is signed in as (the CLI's `whoami`).
+         */
+        get: operations["getMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -283,7 +298,7 @@ export interface paths {
          * Revoke the calling API key (the CLI's logout)
          * @description The key that sends this request is revoked at once: any later request with it is 401. The body is the Confirmed action, `{"confirmed": true}`.
          */
-        post: operations["postV1MeRevoke"];
+        post: operations["revokeCallingApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -297,11 +312,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the workspaces the API key can use */
-        get: operations["getV1Workspaces"];
+        /**
+         * List the workspaces the API key can use
+         * @description All of the account's workspaces, or the ones selected for the key; paged with `limit` and `after`.
+         */
+        get: operations["listWorkspaces"];
         put?: never;
-        /** Create a workspace */
-        post: operations["postV1Workspaces"];
+        /**
+         * Create a workspace
+         * @description Creates a workspace with a name and an IANA time zone (UTC when none is given), which the queue and local dates use.
+         */
+        post: operations["createWorkspace"];
         delete?: never;
         options?: never;
         head?: never;
@@ -315,15 +336,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a workspace */
-        get: operations["getV1WorkspacesByWorkspace_id"];
+        /**
+         * Get a workspace
+         * @description One workspace: its name and time zone.
+         */
+        get: operations["getWorkspace"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Rename a workspace or change its time zone */
-        patch: operations["patchV1WorkspacesByWorkspace_id"];
+        /**
+         * Rename a workspace or change its time zone
+         * @description Changes the name, the time zone or both. Send If-Match with the ETag you read to refuse a change made since (412).
+         */
+        patch: operations["updateWorkspace"];
         trace?: never;
     };
     "/account/invitations": {
@@ -333,14 +360,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List invitations not yet accepted or revoked (pending or expired) */
-        get: operations["getV1AccountInvitations"];
+        /**
+         * List invitations not yet accepted or revoked (pending or expired)
+         * @description The account's open invitations, pending or expired, with their role and the state of their e-mail; paged with `limit` and `after`.
+         */
+        get: operations["listAccountInvitations"];
         put?: never;
         /**
          * Invite someone to the account (sends an e-mail)
          * @description `role` defaults to `member`; `admin` or `owner` need a credential holding every scope of that role. While the server has no mail configured, the answer carries `invitation_url`, the link to pass on.
          */
-        post: operations["postV1AccountInvitations"];
+        post: operations["createAccountInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -360,7 +390,7 @@ export interface paths {
          * Send an invitation again: a new e-mail, a new link and a new expiry
          * @description The body may be omitted, `{}`, or the Confirmed action `{"confirmed": true}`.
          */
-        post: operations["postV1AccountInvitationsByInvitation_idResend"];
+        post: operations["resendAccountInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -380,7 +410,7 @@ export interface paths {
          * Revoke an invitation (its link stops working)
          * @description The body is the Confirmed action, `{"confirmed": true}`.
          */
-        post: operations["postV1AccountInvitationsByInvitation_idRevoke"];
+        post: operations["revokeAccountInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -394,8 +424,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List audit records */
-        get: operations["getV1Audit-records"];
+        /**
+         * List audit records
+         * @description Who changed what in the account, newest first: each record names the action, the credential, the workspace, the target and the request ids (Herald's and the caller's `Service-Request-Id`). Paged with `limit` and `after`.
+         */
+        get: operations["listAuditRecords"];
         put?: never;
         post?: never;
         delete?: never;
@@ -411,8 +444,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List destinations (whole, not paged) */
-        get: operations["getV1WorkspacesByWorkspace_idDestinations"];
+        /**
+         * List destinations (whole, not paged)
+         * @description Every destination of the workspace in one answer: `has_more` is always false and `next_cursor` null (`limit` and `after` are accepted and ignored).
+         */
+        get: operations["listDestinations"];
         put?: never;
         post?: never;
         delete?: never;
@@ -428,16 +464,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a destination */
-        get: operations["getV1WorkspacesByWorkspace_idDestinationsByDestination_id"];
+        /**
+         * Get a destination
+         * @description One connected account: its channel, display name, status (with `unavailable_reason` when it needs attention, such as a new authorization) and whether it is its channel's default.
+         */
+        get: operations["getDestination"];
         put?: never;
         post?: never;
-        /** Disconnect a destination */
-        delete: operations["deleteV1WorkspacesByWorkspace_idDestinationsByDestination_id"];
+        /**
+         * Disconnect a destination
+         * @description Removes the destination. Refused with 409 while posts waiting to publish use it: cancel or reschedule them first.
+         */
+        delete: operations["deleteDestination"];
         options?: never;
         head?: never;
-        /** Enable, disable or make default */
-        patch: operations["patchV1WorkspacesByWorkspace_idDestinationsByDestination_id"];
+        /**
+         * Enable, disable or make default
+         * @description `enabled: false` disables the destination and `true` enables it again; `is_default: true` makes it the default of its channel (the channel's previous default stops being one).
+         */
+        patch: operations["updateDestination"];
         trace?: never;
     };
     "/workspaces/{workspace_id}/destination-connections": {
@@ -449,8 +494,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Connect an account: Bluesky at once (handle + app password), the other networks through OAuth */
-        post: operations["postV1WorkspacesByWorkspace_idDestination-connections"];
+        /**
+         * Connect an account: Bluesky at once (handle + app password), the other networks through OAuth
+         * @description Starts a connection session. Bluesky connects at once with `handle` and `app_password`; the other networks answer an `authorization_url` to open in a browser, and the session completes when the network sends the person back. Mastodon needs `instance_origin`.
+         */
+        post: operations["createDestinationConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -464,8 +512,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a connection session */
-        get: operations["getV1WorkspacesByWorkspace_idDestination-connectionsByConnection_id"];
+        /**
+         * Get a connection session
+         * @description A connection session's status (pending, completed, failed or expired), its error if it failed, and the new destination's id once completed.
+         */
+        get: operations["getDestinationConnection"];
         put?: never;
         post?: never;
         delete?: never;
@@ -481,14 +532,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List posts (views, filters, include=attempts) */
-        get: operations["getV1WorkspacesByWorkspace_idPosts"];
+        /**
+         * List posts (views, filters, include=attempts)
+         * @description The workspace's posts, narrowed by `view` (drafts, scheduled, published, attention), channel, group, destination, state and creation or schedule time; `include=attempts` adds each post's publishing attempts. Paged with `limit` and `after`.
+         */
+        get: operations["listPosts"];
         put?: never;
         /**
          * Create posts: drafts, published now, at a time, or in the queue
          * @description Idempotency-Key is required to publish or schedule, optional for drafts. 202 with Retry-After while provider work is active.
          */
-        post: operations["postV1WorkspacesByWorkspace_idPosts"];
+        post: operations["createPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -508,7 +562,7 @@ export interface paths {
          * Check a Create Post request without storing anything
          * @description `valid` and `errors` say whether this request would be accepted. With `when: draft` a draft is accepted as it is, and `warnings` (same shape) say what publishing it would refuse.
          */
-        post: operations["postV1WorkspacesByWorkspace_idPostsValidate"];
+        post: operations["validatePost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -524,8 +578,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish or schedule drafts */
-        post: operations["postV1WorkspacesByWorkspace_idPostsPublish"];
+        /**
+         * Publish or schedule drafts
+         * @description Takes drafts out of `draft`: each is named with the `version` it was last seen at and the destination to publish to, and goes out `now`, in the `queue` or at an exact time. Needs `confirmed: true`, a live key and an Idempotency-Key; a stale version is 409 `public_version_conflict`.
+         */
+        post: operations["publishDrafts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -541,8 +598,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move queued posts to a window on another date */
-        post: operations["postV1WorkspacesByWorkspace_idPostsMove"];
+        /**
+         * Move queued posts to a window on another date
+         * @description Moves queued posts to the posting windows of `local_date`. Each post is named with the `scheduled_at` the caller last saw (`expected_scheduled_at`); a post that moved since is a 409.
+         */
+        post: operations["movePosts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -556,16 +616,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a post */
-        get: operations["getV1WorkspacesByWorkspace_idPostsByPost_id"];
+        /**
+         * Get a post
+         * @description One post: its state, the actions available now, payload, schedule, receipts of what was published and the last error; `include=attempts` adds its publishing attempts. Its ETag is what If-Match expects.
+         */
+        get: operations["getPost"];
         put?: never;
         post?: never;
-        /** Delete a draft */
-        delete: operations["deleteV1WorkspacesByWorkspace_idPostsByPost_id"];
+        /**
+         * Delete a draft
+         * @description Deletes a draft; answers `{id, object: post, deleted: true}`. Needs If-Match with its current ETag and an Idempotency-Key; a post already submitted is refused with 409.
+         */
+        delete: operations["deleteDraft"];
         options?: never;
         head?: never;
-        /** Edit a draft's body or assets */
-        patch: operations["patchV1WorkspacesByWorkspace_idPostsByPost_id"];
+        /**
+         * Edit a draft's body or assets
+         * @description Changes a draft's body items, its asset placements or both. If-Match with the post's current ETag is required (428 without it, 412 when stale); a post that is no longer a draft is 409.
+         */
+        patch: operations["updateDraft"];
         trace?: never;
     };
     "/workspaces/{workspace_id}/posts/{post_id}/cancel": {
@@ -577,8 +646,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a post that has not gone out */
-        post: operations["postV1WorkspacesByWorkspace_idPostsByPost_idCancel"];
+        /**
+         * Cancel a post that has not gone out
+         * @description Stops a post that has not gone out (preparing, scheduled, ready, missed or needs-attention): it ends `cancelled`. Other states are 409; `available_actions` lists `cancel` when it is allowed.
+         */
+        post: operations["cancelPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -594,8 +666,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a failed, missed or needs-attention post again */
-        post: operations["postV1WorkspacesByWorkspace_idPostsByPost_idRetry"];
+        /**
+         * Send a failed, missed or needs-attention post again
+         * @description Publishes the post again now. When its last outcome is unknown (`retry_safety` unsafe) the network may already hold it, and `acknowledge_duplicate_risk: true` is required.
+         */
+        post: operations["retryPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -611,8 +686,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move a post to a new time */
-        post: operations["postV1WorkspacesByWorkspace_idPostsByPost_idReschedule"];
+        /**
+         * Move a post to a new time
+         * @description Sets a new exact time (`scheduled_at` with a UTC offset; `time_zone` names the zone it is shown in), while `available_actions` lists `reschedule`. As for retry, `acknowledge_duplicate_risk` is needed when the post's last outcome is unknown.
+         */
+        post: operations["reschedulePost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -626,10 +704,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get the queue's posting windows */
-        get: operations["getV1WorkspacesByWorkspace_idQueue"];
-        /** Replace the queue's posting windows */
-        put: operations["putV1WorkspacesByWorkspace_idQueue"];
+        /**
+         * Get the queue's posting windows
+         * @description The workspace's weekly posting windows (weekday 1 = Monday to 7 = Sunday, local time in the workspace's time zone) that `when: queue` fills in order.
+         */
+        get: operations["getQueue"];
+        /**
+         * Replace the queue's posting windows
+         * @description Sets every posting window of the workspace at once: the windows not in the list are removed.
+         */
+        put: operations["replaceQueue"];
         post?: never;
         delete?: never;
         options?: never;
@@ -650,7 +734,7 @@ export interface paths {
          * Start a multipart upload (reserves the asset)
          * @description part_size is 5,242,880, or the smallest multiple of 1 MiB that fits in 10,000 parts; send ceil(byte_size / part_size) parts, each with its CRC64NVME.
          */
-        post: operations["postV1WorkspacesByWorkspace_idAsset-uploads"];
+        post: operations["createAssetUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -666,8 +750,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Complete an upload: check, assemble and inspect the file */
-        post: operations["postV1WorkspacesByWorkspace_idAsset-uploadsByUpload_idComplete"];
+        /**
+         * Complete an upload: check, assemble and inspect the file
+         * @description Call it once every part is uploaded, with each part's ETag and CRC64NVME and the whole file's CRC64NVME. Herald checks the sizes and checksums, assembles the parts and inspects the file (type, dimensions, duration); the answer is the finished asset.
+         */
+        post: operations["completeAssetUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -681,8 +768,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List assets (include=download adds five-minute download URLs) */
-        get: operations["getV1WorkspacesByWorkspace_idAssets"];
+        /**
+         * List assets (include=download adds five-minute download URLs)
+         * @description The workspace's assets in cursor order, paged with `limit` and `after`; `include=download` adds to each a `download_url` valid for five minutes.
+         */
+        get: operations["listAssets"];
         put?: never;
         post?: never;
         delete?: never;
@@ -698,12 +788,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an asset */
-        get: operations["getV1WorkspacesByWorkspace_idAssetsByAsset_id"];
+        /**
+         * Get an asset
+         * @description One asset: its type, size, dimensions, duration, checksum and retention. `include=download` adds a `download_url` valid for five minutes.
+         */
+        get: operations["getAsset"];
         put?: never;
         post?: never;
-        /** Delete an asset (refused while an unfinished post uses it) */
-        delete: operations["deleteV1WorkspacesByWorkspace_idAssetsByAsset_id"];
+        /**
+         * Delete an asset (refused while an unfinished post uses it)
+         * @description Deletes the asset and its stored file. A post that has not finished publishing and uses it makes this a 409; a published post keeps what the network already holds.
+         */
+        delete: operations["deleteAsset"];
         options?: never;
         head?: never;
         patch?: never;
@@ -716,14 +812,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook endpoints (never with secrets) */
-        get: operations["getV1WorkspacesByWorkspace_idWebhook-endpoints"];
+        /**
+         * List webhook endpoints (never with secrets)
+         * @description The workspace's webhook endpoints, newest first, paged with `limit` and `after`. Signing secrets are never listed, only `secret_last_four`.
+         */
+        get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Register a webhook endpoint (the signing secret is returned once)
          * @description `content_mode: full` also needs the posts:read scope. Every URL rule refused is a 400 pointing at /url.
          */
-        post: operations["postV1WorkspacesByWorkspace_idWebhook-endpoints"];
+        post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -737,19 +836,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook endpoint */
-        get: operations["getV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_id"];
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint's settings, `secret_last_four` and `config_version`, and `disabled_reason` when Herald disabled it after three days of failed deliveries.
+         */
+        get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint and its delivery log */
-        delete: operations["deleteV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_id"];
+        /**
+         * Delete a webhook endpoint and its delivery log
+         * @description Deletes the endpoint with its delivery log; nothing is sent to it afterwards.
+         */
+        delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
         /**
          * Change a webhook endpoint (enable, disable, URL, event types, filter, content mode)
          * @description Any change bumps config_version. Disabling ends pending deliveries; enabling again does not resend them (redeliver does).
          */
-        patch: operations["patchV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_id"];
+        patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
     "/workspaces/{workspace_id}/webhook-endpoints/{endpoint_id}/rotate-secret": {
@@ -765,7 +870,7 @@ export interface paths {
          * Rotate the signing secret (the new one is returned once)
          * @description The replaced secret keeps signing, as a second v1 signature, until previous_secret_expires_at (24 h by default).
          */
-        post: operations["postV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_idRotate-secret"];
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -785,7 +890,7 @@ export interface paths {
          * Send a webhook.test event to this endpoint
          * @description Queued at once and sent within about a second, whatever the endpoint's event_types. data.object is {id, object: "webhook_endpoint"}.
          */
-        post: operations["postV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_idTest"];
+        post: operations["testWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -799,8 +904,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The delivery log of an endpoint: status, attempts, response codes, timing, next retry */
-        get: operations["getV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_idDeliveries"];
+        /**
+         * The delivery log of an endpoint: status, attempts, response codes, timing, next retry
+         * @description The endpoint's deliveries, newest first: status (pending, succeeded, failed), each attempt's response status and duration, and the next retry. `status` narrows the log; `limit` and `after` page it.
+         */
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -818,8 +926,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a delivery's event again, as a new delivery */
-        post: operations["postV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_idDeliveriesByDelivery_idRedeliver"];
+        /**
+         * Send a delivery's event again, as a new delivery
+         * @description Queues the delivery's event again as a new delivery whose `redelivery_of` names this one. Refused with 409 while the endpoint is disabled.
+         */
+        post: operations["redeliverWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -833,8 +944,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A published post group's analytics: totals with coverage, one row per post */
-        get: operations["getV1WorkspacesByWorkspace_idAnalyticsPost-groupsByGroup"];
+        /**
+         * A published post group's analytics: totals with coverage, one row per post
+         * @description `group` is the group value given at Create Post. Each metric's total says how many of the group's posts it covers (fetched or failed), and each published post has a row with its numbers, their freshness and the next automatic refresh.
+         */
+        get: operations["getPostGroupAnalytics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -852,8 +966,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Read a group's numbers from the networks now (rate-limited per workspace) */
-        post: operations["postV1WorkspacesByWorkspace_idAnalyticsPost-groupsByGroupRefresh"];
+        /**
+         * Read a group's numbers from the networks now (rate-limited per workspace)
+         * @description Asks the next analytics run (within about 15 seconds) to read the group's numbers instead of waiting for the automatic cadence. Answers 202 with the analytics as they are and `Retry-After`; read the group again after it.
+         */
+        post: operations["refreshPostGroupAnalytics"];
         delete?: never;
         options?: never;
         head?: never;
@@ -867,8 +984,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Analytics over time: posts published between two local dates, per day or ISO week */
-        get: operations["getV1WorkspacesByWorkspace_idAnalyticsPosts"];
+        /**
+         * Analytics over time: posts published between two local dates, per day or ISO week
+         * @description Sums the metrics of the posts published from `from` (included) to `until` (excluded), local dates in the workspace's time zone, per day or per ISO week (`bucket`), optionally for one channel or destination.
+         */
+        get: operations["getAnalyticsSeries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -881,6 +1001,880 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Account */
+        Account: {
+            id: string;
+            /** @constant */
+            object: "account";
+            name: string;
+            authentication: components["schemas"]["AccountAuthentication"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** AccountAuthentication */
+        AccountAuthentication: {
+            credential_id: string;
+            prefix: string;
+            name: string;
+            /** @enum {string} */
+            environment: "live" | "test";
+            /** @enum {string} */
+            workspace_access_mode: "all" | "selected";
+            scopes: ("workspaces:read" | "workspaces:write" | "assets:read" | "assets:write" | "destinations:read" | "destinations:write" | "notifications:read" | "notifications:write" | "posts:read" | "posts:write" | "webhooks:read" | "webhooks:write" | "team:read" | "team:write" | "audit:read" | "feedback:write" | "billing:read" | "billing:write")[];
+            /** Format: date-time */
+            expires_at: string | null;
+        };
+        /** AccountInvitation */
+        AccountInvitation: {
+            id: string;
+            /** @constant */
+            object: "account_invitation";
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /** @enum {string} */
+            status: "pending" | "expired";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            delivery: components["schemas"]["InvitationDelivery"];
+            /**
+             * Format: uri
+             * @description Only in the answer of creating or resending an invitation, and only while the server sends no mail: the one-time link to pass on to the invited person. Herald keeps only its hash, so it is shown once (an idempotent replay leaves it out).
+             */
+            invitation_url?: string;
+        };
+        /** AccountInvitationList */
+        AccountInvitationList: {
+            data: components["schemas"]["AccountInvitation"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        /** AccountMember */
+        AccountMember: {
+            id: string;
+            /** @constant */
+            object: "account_member";
+            email: string;
+            name: string | null;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** AccountMemberList */
+        AccountMemberList: {
+            data: components["schemas"]["AccountMember"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        /** AnalyticsBucket */
+        AnalyticsBucket: {
+            /**
+             * Format: date
+             * @description first local date of the bucket
+             */
+            start: string;
+            /** @description posts published in the bucket */
+            posts: number;
+            metrics: components["schemas"]["MetricValues"];
+        };
+        /** AnalyticsSeries */
+        AnalyticsSeries: {
+            /** @constant */
+            object: "analytics_series";
+            /** @enum {string} */
+            bucket: "day" | "week";
+            time_zone: string;
+            series: components["schemas"]["AnalyticsBucket"][];
+        };
+        /** Asset */
+        Asset: {
+            id: string;
+            /** @constant */
+            object: "asset";
+            /** @enum {string} */
+            type: "card" | "video" | "poster";
+            label: string;
+            dimensions: string | null;
+            width: number | null;
+            height: number | null;
+            duration_sec: number | null;
+            format: string | null;
+            byte_size: number;
+            content_type: string;
+            /** @enum {string} */
+            status: "pending_upload" | "ready";
+            checksum: {
+                algorithm: string;
+                value: string;
+            } | null;
+            /** Format: date-time */
+            inspected_at: string | null;
+            retention: {
+                policy: string;
+                reusable: boolean;
+            };
+            /** Format: date-time */
+            created_at: string;
+            download_url?: string;
+            /** Format: date-time */
+            download_url_expires_at?: string;
+        };
+        /** AssetList */
+        AssetList: {
+            data: components["schemas"]["Asset"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        /** AssetUpload */
+        AssetUpload: {
+            id: string;
+            /** @constant */
+            object: "asset_upload";
+            asset_id: string;
+            /** @constant */
+            protocol: "multipart";
+            part_size: number;
+            parts: components["schemas"]["AssetUploadPart"][];
+            byte_size: number;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /** AssetUploadPart */
+        AssetUploadPart: {
+            part_number: number;
+            upload_url: string;
+            required_headers: {
+                [key: string]: string;
+            };
+        };
+        /** AuditRecord */
+        AuditRecord: {
+            id: string;
+            /** @constant */
+            object: "audit_record";
+            action: string;
+            credential_id: string | null;
+            workspace_id: string | null;
+            target: {
+                type: string;
+                id: string;
+            };
+            request_id: string | null;
+            client_request_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** AuditRecordList */
+        AuditRecordList: {
+            data: components["schemas"]["AuditRecord"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        /** Billing */
+        Billing: {
+            /** @constant */
+            object: "billing";
+            /** @enum {string} */
+            mode: "disabled" | "processor_test" | "processor_live";
+            /** @enum {string} */
+            entitlement: "trialing" | "active" | "grace" | "read_only";
+            subscription: components["schemas"]["Subscription"];
+            x_usage: components["schemas"]["XUsage"][];
+            /** Format: date-time */
+            grace_ends_at: string | null;
+            cancelled_workspaces: components["schemas"]["CancelledWorkspace"][];
+        };
+        /** BillingCheckoutSession */
+        BillingCheckoutSession: {
+            /** @constant */
+            object: "billing_checkout_session";
+            /** Format: uri */
+            url: string;
+        };
+        /** BillingConversion */
+        BillingConversion: {
+            /** @constant */
+            object: "billing_conversion";
+            /** @constant */
+            converted: true;
+        };
+        /** BillingPortalSession */
+        BillingPortalSession: {
+            /** @constant */
+            object: "billing_portal_session";
+            /** Format: uri */
+            url: string;
+        };
+        /**
+         * CancelPostRequest
+         * @example {
+         *       "confirmed": true
+         *     }
+         */
+        CancelPostRequest: {
+            confirmed?: boolean;
+        };
+        /**
+         * CancelWorkspaceSubscriptionRequest
+         * @example {
+         *       "confirmed": true,
+         *       "confirmation": "CANCEL Marketing"
+         *     }
+         */
+        CancelWorkspaceSubscriptionRequest: {
+            /** @constant */
+            confirmed: true;
+            /** @description exactly "CANCEL <workspace name>" */
+            confirmation: string;
+        };
+        /** CancelledWorkspace */
+        CancelledWorkspace: {
+            workspace_id: string;
+            /** Format: date-time */
+            cancelled_at: string;
+            /** Format: date-time */
+            ends_at: string;
+        };
+        /** ChatNotificationSettings */
+        ChatNotificationSettings: {
+            /** @constant */
+            object: "chat_notification_settings";
+            workspace_id: string;
+            /** @constant */
+            provider: "slack";
+            chat_channel_id: string | null;
+            enabled: boolean;
+            event_types: ("post.failed" | "post.needs-attention" | "destination.reauthorization_required" | "webhook_endpoint.disabled")[];
+            active: boolean;
+            inactive_reason: "slack_not_configured" | "disabled" | "no_channel" | null;
+            last_error: {
+                message: string;
+                /** Format: date-time */
+                occurred_at: string;
+            } | null;
+            /** Format: date-time */
+            updated_at: string | null;
+        };
+        /** CliAuthorizationPending */
+        CliAuthorizationPending: {
+            /** @constant */
+            object: "cli_authorization";
+            /** @constant */
+            status: "pending";
+            retry_after: number;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /** CliAuthorizationStart */
+        CliAuthorizationStart: {
+            /** @constant */
+            object: "cli_authorization";
+            /** @constant */
+            sensitive: true;
+            device_secret: string;
+            /** Format: uri */
+            verification_uri: string;
+            /** Format: uri */
+            verification_uri_complete: string;
+            /** Format: date-time */
+            expires_at: string;
+            interval: number;
+        };
+        /** CliCredential */
+        CliCredential: {
+            /** @constant */
+            object: "cli_credential";
+            /** @constant */
+            status: "authorized";
+            api_key: string;
+            workspace_id: string;
+            workspace_name: string;
+            account_id: string;
+        };
+        /**
+         * CompleteAssetUploadRequest
+         * @example {
+         *       "byte_size": 48213,
+         *       "checksum_crc64nvme": "yZNbHw1qTxo=",
+         *       "parts": [
+         *         {
+         *           "part_number": 1,
+         *           "etag": "\"9b2cf535f27731c974343645a3985328\"",
+         *           "checksum_crc64nvme": "yZNbHw1qTxo="
+         *         }
+         *       ]
+         *     }
+         */
+        CompleteAssetUploadRequest: {
+            byte_size: number;
+            /** @description CRC64NVME: base64 of the 8 big-endian bytes */
+            checksum_crc64nvme: string;
+            parts: {
+                part_number: number;
+                etag: string;
+                /** @description CRC64NVME: base64 of the 8 big-endian bytes */
+                checksum_crc64nvme: string;
+            }[];
+        };
+        /**
+         * ConfirmedActionRequest
+         * @example {
+         *       "confirmed": true
+         *     }
+         */
+        ConfirmedActionRequest: {
+            /** @constant */
+            confirmed: true;
+        };
+        /**
+         * ConvertTrialRequest
+         * @example {
+         *       "confirmed": true
+         *     }
+         */
+        ConvertTrialRequest: {
+            /** @constant */
+            confirmed: true;
+        };
+        /**
+         * CreateAccountInvitationRequest
+         * @example {
+         *       "email": "sam@example.com",
+         *       "role": "member"
+         *     }
+         */
+        CreateAccountInvitationRequest: {
+            /** Format: email */
+            email: string;
+            /** @enum {string} */
+            role?: "owner" | "admin" | "member";
+        };
+        /**
+         * CreateAssetUploadRequest
+         * @example {
+         *       "kind": "card",
+         *       "file_name": "launch.png",
+         *       "content_type": "image/png",
+         *       "byte_size": 48213,
+         *       "parts": [
+         *         {
+         *           "part_number": 1,
+         *           "checksum_crc64nvme": "yZNbHw1qTxo="
+         *         }
+         *       ]
+         *     }
+         */
+        CreateAssetUploadRequest: {
+            /** @enum {string} */
+            kind: "card" | "video" | "poster";
+            file_name: string;
+            content_type: string;
+            byte_size: number;
+            /** @description If given, must equal the part-size rule's value for byte_size */
+            part_size?: number;
+            parts: {
+                part_number: number;
+                /** @description CRC64NVME: base64 of the 8 big-endian bytes */
+                checksum_crc64nvme: string;
+            }[];
+        };
+        /**
+         * CreateBillingCheckoutSessionRequest
+         * @example {
+         *       "interval": "month",
+         *       "confirmed": true
+         *     }
+         */
+        CreateBillingCheckoutSessionRequest: {
+            /** @enum {string} */
+            interval: "month" | "year";
+            /** @constant */
+            confirmed: true;
+        };
+        /**
+         * CreateBillingPortalSessionRequest
+         * @example {}
+         */
+        CreateBillingPortalSessionRequest: Record<string, never>;
+        /**
+         * CreateCliAuthorizationRequest
+         * @example {
+         *       "device_name": "laptop",
+         *       "cli_version": "1.0.0"
+         *     }
+         */
+        CreateCliAuthorizationRequest: {
+            device_name: string;
+            cli_version?: string;
+        };
+        /**
+         * CreateDestinationConnectionRequest
+         * @example {
+         *       "provider": "mastodon",
+         *       "instance_origin": "https://mastodon.social"
+         *     }
+         */
+        CreateDestinationConnectionRequest: {
+            /** @enum {string} */
+            provider: "bluesky" | "facebook" | "instagram" | "threads" | "mastodon" | "x" | "linkedin" | "tiktok" | "youtube";
+            instance_origin?: string;
+            handle?: string;
+            app_password?: string;
+        };
+        /** CreatePostItem */
+        CreatePostItem: {
+            destination_id?: string;
+            /** @enum {string} */
+            channel?: "bluesky" | "facebook" | "instagram" | "threads" | "mastodon" | "x" | "linkedin" | "tiktok" | "youtube";
+            body: string[];
+            media?: string[];
+            media_items?: components["schemas"]["PostAssetItem"][];
+            destination_options?: components["schemas"]["DestinationOptions"];
+        };
+        /**
+         * CreatePostRequest
+         * @example {
+         *       "when": "draft",
+         *       "group": "launch-2026-12",
+         *       "posts": [
+         *         {
+         *           "destination_id": "dest_01jdq3tz8w1e5r9y2u6i4o7p3q",
+         *           "body": [
+         *             "Herald 2.0 is out: schedule posts from the command line."
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        CreatePostRequest: {
+            /**
+             * @description "now", "draft", "queue" or an ISO 8601 time with a UTC offset
+             * @example draft
+             * @example 2026-12-01T09:30:00+01:00
+             */
+            when: string;
+            confirmed?: boolean;
+            /** @example Europe/Berlin */
+            time_zone?: string;
+            /** @example launch-2026-12 */
+            group: string;
+            posts: components["schemas"]["CreatePostItem"][];
+        };
+        /**
+         * CreateSignupIntentRequest
+         * @example {
+         *       "email": "ada@example.com",
+         *       "workspace_name": "Ada's posts"
+         *     }
+         */
+        CreateSignupIntentRequest: {
+            /** Format: email */
+            email: string;
+            workspace_name: string;
+            /** @default false */
+            authorize_cli: boolean;
+            device_name?: string;
+            cli_version?: string;
+        };
+        /**
+         * CreateWebhookEndpointRequest
+         * @example {
+         *       "name": "Publishing log",
+         *       "url": "https://hooks.example.com/herald",
+         *       "event_types": [
+         *         "post.published",
+         *         "post.failed"
+         *       ]
+         *     }
+         */
+        CreateWebhookEndpointRequest: {
+            name: string;
+            /** @description https:// on port 443, a DNS host name that resolves to public addresses only, no credentials */
+            url: string;
+            event_types: ("post.published" | "post.failed" | "post.awaiting-provider" | "post.needs-attention")[];
+            /** @enum {string} */
+            destination_filter_mode?: "all" | "selected";
+            /** @description Used with destination_filter_mode `selected`: 1 to 100 destinations of the workspace */
+            destination_ids?: string[];
+            /** @enum {string} */
+            content_mode?: "metadata" | "full";
+            enabled?: boolean;
+        };
+        /**
+         * CreateWorkspaceRequest
+         * @example {
+         *       "name": "Marketing",
+         *       "time_zone": "Europe/Berlin"
+         *     }
+         */
+        CreateWorkspaceRequest: {
+            /** @description 1 to 200 characters, not only spaces */
+            name: string;
+            /** @description IANA time zone name */
+            time_zone?: string;
+        };
+        /** DeletedAsset */
+        DeletedAsset: {
+            id: string;
+            /** @constant */
+            object: "asset";
+            /** @constant */
+            deleted: true;
+        };
+        /** DeletedDestination */
+        DeletedDestination: {
+            id: string;
+            /** @constant */
+            object: "destination";
+            /** @constant */
+            deleted: true;
+        };
+        /** DeletedPost */
+        DeletedPost: {
+            id: string;
+            /** @constant */
+            object: "post";
+            /** @constant */
+            deleted: true;
+        };
+        /** DeletedWebhookEndpoint */
+        DeletedWebhookEndpoint: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            /** @constant */
+            deleted: true;
+        };
+        /** Destination */
+        Destination: {
+            id: string;
+            /** @constant */
+            object: "destination";
+            channel: string;
+            display_name: string;
+            /** @enum {string} */
+            status: "ready" | "unavailable" | "disabled";
+            unavailable_reason?: string;
+            is_default: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** DestinationConnection */
+        DestinationConnection: {
+            /** @constant */
+            object: "destination_connection";
+            id: string;
+            provider: string;
+            /** @enum {string} */
+            status: "pending" | "completed" | "failed" | "expired";
+            authorization_url: string | null;
+            destination_id: string | null;
+            error: string | null;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /** DestinationList */
+        DestinationList: {
+            data: components["schemas"]["Destination"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        /** DestinationOptions */
+        DestinationOptions: {
+            bluesky?: {
+                languages?: string[];
+                content_labels?: string[];
+                alt_text_by_asset_id?: {
+                    [key: string]: string;
+                };
+            };
+            facebook?: {
+                link?: string;
+            };
+            instagram?: {
+                alt_text_by_asset_id?: {
+                    [key: string]: string;
+                };
+            };
+            threads?: {
+                alt_text_by_asset_id?: {
+                    [key: string]: string;
+                };
+                /** @enum {string} */
+                reply_control?: "everyone" | "accounts_you_follow" | "mentioned_only";
+            };
+            x?: {
+                alt_text_by_asset_id?: {
+                    [key: string]: string;
+                };
+            };
+            linkedin?: {
+                /** @enum {string} */
+                visibility?: "public" | "connections";
+                allow_resharing?: boolean;
+            };
+            tiktok?: {
+                /** @enum {string} */
+                privacy_level?: "PUBLIC_TO_EVERYONE" | "MUTUAL_FOLLOW_FRIENDS" | "FOLLOWER_OF_CREATOR" | "SELF_ONLY";
+                disable_comment?: boolean;
+                disable_duet?: boolean;
+                disable_stitch?: boolean;
+                brand_content_toggle?: boolean;
+                brand_organic_toggle?: boolean;
+                is_aigc?: boolean;
+                video_cover_timestamp_ms?: number;
+            };
+            youtube?: {
+                /** @enum {string} */
+                privacy_status?: "public" | "unlisted" | "private";
+                made_for_kids?: boolean;
+                category_id?: string;
+                tags?: string[];
+                notify_subscribers?: boolean;
+            };
+        };
+        /**
+         * EmptyRequest
+         * @example {}
+         */
+        EmptyRequest: Record<string, never>;
+        /**
+         * ExchangeCliAuthorizationRequest
+         * @example {
+         *       "device_secret": "hds_8Kq2vX5mN9pR3tW7yZ1bC4fH6jL0sD2g"
+         *     }
+         */
+        ExchangeCliAuthorizationRequest: {
+            device_secret: string;
+        };
+        /** Feedback */
+        Feedback: {
+            /** @constant */
+            object: "feedback";
+            id: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** InvitationDelivery */
+        InvitationDelivery: {
+            status: string;
+            /** Format: date-time */
+            requested_at: string;
+        };
+        /** MetricCoverage */
+        MetricCoverage: {
+            total_posts: number;
+            fetched_posts: number;
+            failed_posts: number;
+        };
+        /** MetricTotal */
+        MetricTotal: {
+            value: number;
+            coverage: components["schemas"]["MetricCoverage"];
+        };
+        /** MetricTotals */
+        MetricTotals: {
+            views: components["schemas"]["MetricTotal"];
+            impressions: components["schemas"]["MetricTotal"];
+            comments: components["schemas"]["MetricTotal"];
+            reactions: components["schemas"]["MetricTotal"];
+            shares: components["schemas"]["MetricTotal"];
+            saves: components["schemas"]["MetricTotal"];
+            link_clicks: components["schemas"]["MetricTotal"];
+        };
+        /** MetricValues */
+        MetricValues: {
+            views: number;
+            impressions: number;
+            comments: number;
+            reactions: number;
+            shares: number;
+            saves: number;
+            link_clicks: number;
+        };
+        /**
+         * MovePostsRequest
+         * @example {
+         *       "confirmed": true,
+         *       "local_date": "2026-12-01",
+         *       "posts": [
+         *         {
+         *           "id": "send_01jdq3v9m2x7k4r8t6w5n0c1ab",
+         *           "expected_scheduled_at": "2026-11-30T08:00:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        MovePostsRequest: {
+            confirmed?: boolean;
+            local_date: string;
+            posts: {
+                id: string;
+                expected_scheduled_at: string;
+            }[];
+        };
+        /**
+         * OptionallyConfirmedActionRequest
+         * @example {
+         *       "confirmed": true
+         *     }
+         */
+        OptionallyConfirmedActionRequest: {
+            /** @constant */
+            confirmed?: true;
+        };
+        /** Post */
+        Post: {
+            id: string;
+            /** @constant */
+            object: "post";
+            group: string;
+            channel: string;
+            /** @enum {string} */
+            state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
+            editable: boolean;
+            terminal: boolean;
+            action_required: boolean;
+            /** Format: date-time */
+            next_action_at: string | null;
+            retry_safety: string;
+            available_actions: string[];
+            version: number;
+            payload: components["schemas"]["PostPayload"];
+            asset_ids: string[];
+            destination_id: string | null;
+            /** Format: date-time */
+            scheduled_at: string | null;
+            time_zone: string;
+            schedule_mode: string;
+            queue_local_date: string | null;
+            queue_window_id: string | null;
+            attempt_count: number;
+            deferred: {
+                reason: string;
+                /** Format: date-time */
+                until: string;
+            } | null;
+            last_error: components["schemas"]["PostError"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            published_at: string | null;
+            /** Format: date-time */
+            cancelled_at: string | null;
+            /** Format: date-time */
+            missed_at: string | null;
+            receipts: components["schemas"]["Receipt"][];
+            destination: components["schemas"]["PostDestination"];
+            assets: components["schemas"]["PostAsset"][];
+            attempts?: components["schemas"]["PublishingAttempt"][];
+        };
+        /** PostAnalytics */
+        PostAnalytics: {
+            /** @constant */
+            object: "post_analytics";
+            post: string;
+            group: string;
+            channel: string;
+            /** Format: date-time */
+            published_at: string;
+            /** @enum {string} */
+            state: "pending" | "fresh" | "stale" | "unsupported";
+            metrics: components["schemas"]["MetricValues"];
+            /** Format: date-time */
+            fetched_at: string | null;
+            /** Format: date-time */
+            provider_as_of: string | null;
+            /** Format: date-time */
+            next_automatic_refresh_at: string | null;
+            last_error: {
+                code: string;
+                message: string;
+                /** Format: date-time */
+                at: string;
+            } | null;
+        };
+        /** PostAsset */
+        PostAsset: {
+            id: string;
+            type: string;
+            label: string;
+            content_type: string;
+            item_index: number;
+        };
+        /** PostAssetItem */
+        PostAssetItem: {
+            asset_id: string;
+            item_index: number;
+        };
+        /** PostDestination */
+        PostDestination: {
+            display_name: string;
+            external_id: string;
+            profile_image_url: string | null;
+        } | null;
+        /** PostError */
+        PostError: {
+            code: string;
+            message: string;
+            retryable: boolean;
+            retry_safety: string;
+            user_action: string;
+        } | null;
+        /** PostGroupAnalytics */
+        PostGroupAnalytics: {
+            /** @constant */
+            object: "post_group_analytics";
+            group: string;
+            totals: components["schemas"]["MetricTotals"];
+            posts: components["schemas"]["PostAnalytics"][];
+        };
+        /** PostList */
+        PostList: {
+            data: components["schemas"]["Post"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        /** PostPayload */
+        PostPayload: {
+            headline: string;
+            body: string[];
+            destination_options: {
+                [key: string]: unknown;
+            };
+        };
+        /** PostSet */
+        PostSet: {
+            /** @constant */
+            object: "post_set";
+            group: string;
+            posts: components["schemas"]["Post"][];
+        };
+        /** PostValidation */
+        PostValidation: {
+            /** @constant */
+            object: "post_validation";
+            valid: boolean;
+            errors: components["schemas"]["PostValidationFinding"][];
+            /** @description For drafts: what publishing them would refuse (code public_unpublishable); empty otherwise. */
+            warnings: components["schemas"]["PostValidationFinding"][];
+        };
+        /** PostValidationFinding */
+        PostValidationFinding: {
+            pointer: string;
+            code: string;
+            detail: string;
+            channel: string | null;
+        };
         /** Problem */
         Problem: {
             type: string;
@@ -897,12 +1891,415 @@ export interface components {
                 after: number | null;
             };
             user_action?: string;
-            errors: {
-                pointer: string;
-                code: string;
-                detail: string;
-                parameter?: string;
+            errors: components["schemas"]["ProblemError"][];
+        };
+        /** ProblemError */
+        ProblemError: {
+            pointer: string;
+            code: string;
+            detail: string;
+            parameter?: string;
+        };
+        /**
+         * PublishDraftsRequest
+         * @example {
+         *       "confirmed": true,
+         *       "when": "now",
+         *       "posts": [
+         *         {
+         *           "id": "send_01jdq3v9m2x7k4r8t6w5n0c1ab",
+         *           "version": 1,
+         *           "destination_id": "dest_01jdq3tz8w1e5r9y2u6i4o7p3q"
+         *         }
+         *       ]
+         *     }
+         */
+        PublishDraftsRequest: {
+            confirmed?: boolean;
+            when: string;
+            time_zone?: string;
+            posts: {
+                id: string;
+                version: number;
+                destination_id: string;
             }[];
+        };
+        /** PublishingAttempt */
+        PublishingAttempt: {
+            id: string;
+            /** @constant */
+            object: "publishing_attempt";
+            number: number;
+            trigger: string;
+            status: string;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            retry_safety: string;
+            error: {
+                code: string;
+                message: string;
+                retryable: boolean;
+                user_action: string;
+            } | null;
+            provider: {
+                operation: string;
+                request_id: string | null;
+                status_code: number | null;
+                error_code: string | null;
+                subcode: string | null;
+            } | null;
+        };
+        /** Queue */
+        Queue: {
+            /** @constant */
+            object: "queue";
+            time_zone: string;
+            windows: components["schemas"]["QueueWindow"][];
+        };
+        /** QueueWindow */
+        QueueWindow: {
+            id: string;
+            weekday: number;
+            local_time: string;
+        };
+        /** Receipt */
+        Receipt: {
+            id: string;
+            /** @constant */
+            object: "receipt";
+            item_index: number;
+            provider_object_id: string;
+            url: string;
+            state: string;
+            /** Format: date-time */
+            published_at: string;
+        };
+        /**
+         * RemoveAccountMemberRequest
+         * @example {
+         *       "confirmed": true,
+         *       "confirmation": "sam@example.com"
+         *     }
+         */
+        RemoveAccountMemberRequest: {
+            /** @constant */
+            confirmed: true;
+            confirmation: string;
+        };
+        /** RemovedAccountMember */
+        RemovedAccountMember: {
+            id: string;
+            /** @constant */
+            object: "account_member";
+            email: string;
+            /** @constant */
+            removed: true;
+            revoked_key_ids: string[];
+        };
+        /**
+         * ReplaceQueueRequest
+         * @example {
+         *       "windows": [
+         *         {
+         *           "weekday": 1,
+         *           "local_time": "09:00"
+         *         },
+         *         {
+         *           "weekday": 3,
+         *           "local_time": "12:30"
+         *         }
+         *       ]
+         *     }
+         */
+        ReplaceQueueRequest: {
+            windows: {
+                weekday: number;
+                local_time: string;
+            }[];
+        };
+        /**
+         * ReschedulePostRequest
+         * @example {
+         *       "confirmed": true,
+         *       "scheduled_at": "2026-12-01T09:30:00+01:00"
+         *     }
+         */
+        ReschedulePostRequest: {
+            confirmed?: boolean;
+            scheduled_at: string;
+            time_zone?: string;
+            /** @description Needed when the post's last outcome is unknown (retry_safety unsafe), as for retry. */
+            acknowledge_duplicate_risk?: boolean;
+        };
+        /**
+         * RetryPostRequest
+         * @example {
+         *       "confirmed": true
+         *     }
+         */
+        RetryPostRequest: {
+            confirmed?: boolean;
+            acknowledge_duplicate_risk?: boolean;
+        };
+        /** RevokedAccountInvitation */
+        RevokedAccountInvitation: {
+            id: string;
+            /** @constant */
+            object: "account_invitation";
+            email: string;
+            /** @constant */
+            revoked: true;
+        };
+        /** RevokedApiKey */
+        RevokedApiKey: {
+            id: string;
+            /** @constant */
+            object: "api_key";
+            /** @constant */
+            revoked: true;
+        };
+        /**
+         * RotateWebhookSecretRequest
+         * @example {
+         *       "previous_secret_expires_in": 3600
+         *     }
+         */
+        RotateWebhookSecretRequest: {
+            /** @description Seconds the replaced secret keeps signing (default 86400; 0 ends it now) */
+            previous_secret_expires_in?: number;
+        };
+        /** SignupIntent */
+        SignupIntent: {
+            /** @constant */
+            object: "signup_intent";
+            /** Format: uri */
+            signup_url: string;
+            /** Format: date-time */
+            expires_at: string;
+            cli_authorization?: components["schemas"]["CliAuthorizationStart"];
+        };
+        /**
+         * SubmitFeedbackRequest
+         * @example {
+         *       "message": "The calendar would help me more if it started on Sunday."
+         *     }
+         */
+        SubmitFeedbackRequest: {
+            /** @description 1 to 10,000 characters (Unicode code points), not only white space */
+            message: string;
+        };
+        /** Subscription */
+        Subscription: {
+            /** @enum {string} */
+            status: "pending_checkout" | "trialing" | "active" | "past_due" | "canceled" | "unpaid" | "incomplete";
+            /** @enum {string|null} */
+            interval: "month" | "year" | null;
+            currency: string | null;
+            workspace_quantity: number;
+            /** Format: date-time */
+            trial_ends_at: string | null;
+            /** Format: date-time */
+            current_period_ends_at: string | null;
+            /** Format: date-time */
+            cancel_at: string | null;
+            cancel_at_period_end: boolean;
+        } | null;
+        /**
+         * UpdateChatNotificationSettingsRequest
+         * @example {
+         *       "chat_channel_id": "C0123456789",
+         *       "enabled": true,
+         *       "event_types": [
+         *         "post.failed"
+         *       ]
+         *     }
+         */
+        UpdateChatNotificationSettingsRequest: {
+            chat_channel_id?: string | null;
+            enabled?: boolean;
+            event_types?: ("post.failed" | "post.needs-attention" | "destination.reauthorization_required" | "webhook_endpoint.disabled")[];
+        };
+        /**
+         * UpdateDestinationRequest
+         * @example {
+         *       "is_default": true
+         *     }
+         */
+        UpdateDestinationRequest: {
+            enabled?: boolean;
+            is_default?: boolean;
+        };
+        /**
+         * UpdateDraftRequest
+         * @example {
+         *       "body": [
+         *         "The corrected first post.",
+         *         "And its reply."
+         *       ]
+         *     }
+         */
+        UpdateDraftRequest: {
+            body?: string[];
+            asset_items?: components["schemas"]["PostAssetItem"][];
+        };
+        /**
+         * UpdateWebhookEndpointRequest
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        UpdateWebhookEndpointRequest: {
+            enabled?: boolean;
+            name?: string;
+            /** @description https:// on port 443, a DNS host name that resolves to public addresses only, no credentials */
+            url?: string;
+            event_types?: ("post.published" | "post.failed" | "post.awaiting-provider" | "post.needs-attention")[];
+            /** @enum {string} */
+            destination_filter_mode?: "all" | "selected";
+            /** @description Used with destination_filter_mode `selected`: 1 to 100 destinations of the workspace */
+            destination_ids?: string[];
+            /** @enum {string} */
+            content_mode?: "metadata" | "full";
+        };
+        /**
+         * UpdateWorkspaceRequest
+         * @example {
+         *       "time_zone": "America/New_York"
+         *     }
+         */
+        UpdateWorkspaceRequest: {
+            /** @description 1 to 200 characters, not only spaces */
+            name?: string;
+            /** @description IANA time zone name */
+            time_zone?: string;
+        };
+        /** WebhookDelivery */
+        WebhookDelivery: {
+            id: string;
+            /** @constant */
+            object: "webhook_delivery";
+            endpoint_id: string;
+            event_id: string;
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempt_count: number;
+            /** Format: date-time */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            last_response_status: number | null;
+            last_error: string | null;
+            last_duration_ms: number | null;
+            /** Format: date-time */
+            delivered_at: string | null;
+            /** Format: date-time */
+            failed_at: string | null;
+            redelivery_of: string | null;
+            /** Format: date-time */
+            created_at: string;
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+        };
+        /** WebhookDeliveryAttempt */
+        WebhookDeliveryAttempt: {
+            number: number;
+            /** Format: date-time */
+            started_at: string;
+            duration_ms: number;
+            response_status: number | null;
+            error: string | null;
+        };
+        /** WebhookDeliveryList */
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        /** WebhookEndpoint */
+        WebhookEndpoint: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            name: string;
+            url: string;
+            enabled: boolean;
+            event_types: string[];
+            /** @enum {string} */
+            destination_filter_mode: "all" | "selected";
+            destination_ids: string[];
+            /** @enum {string} */
+            content_mode: "metadata" | "full";
+            secret_last_four: string;
+            /** Format: date-time */
+            previous_secret_expires_at: string | null;
+            config_version: number;
+            /** @description `delivery_failures` when Herald disabled the endpoint after three days of failed deliveries */
+            disabled_reason: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** WebhookEndpointList */
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        /** WebhookEndpointWithSecret */
+        WebhookEndpointWithSecret: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            name: string;
+            url: string;
+            enabled: boolean;
+            event_types: string[];
+            /** @enum {string} */
+            destination_filter_mode: "all" | "selected";
+            destination_ids: string[];
+            /** @enum {string} */
+            content_mode: "metadata" | "full";
+            secret_last_four: string;
+            /** Format: date-time */
+            previous_secret_expires_at: string | null;
+            config_version: number;
+            /** @description `delivery_failures` when Herald disabled the endpoint after three days of failed deliveries */
+            disabled_reason: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The signing secret, shown this once */
+            secret: string;
+        };
+        /** Workspace */
+        Workspace: {
+            id: string;
+            /** @constant */
+            object: "workspace";
+            name: string;
+            time_zone: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** WorkspaceList */
+        WorkspaceList: {
+            data: components["schemas"]["Workspace"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        /** XUsage */
+        XUsage: {
+            workspace_id: string;
+            used: number;
+            reserved: number;
+            /** @constant */
+            limit: 50;
         };
     };
     responses: never;
@@ -913,7 +2310,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    getV1AccountMembers: {
+    listAccountMembers: {
         parameters: {
             query?: {
                 /** @description Items per page. */
@@ -942,21 +2339,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "account_member";
-                            email: string;
-                            name: string | null;
-                            /** @enum {string} */
-                            role: "owner" | "admin" | "member";
-                            /** Format: date-time */
-                            created_at: string;
-                        }[];
-                        has_more: boolean;
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["AccountMemberList"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -1055,7 +2438,7 @@ export interface operations {
             };
         };
     };
-    postV1AccountMembersByMember_idRemove: {
+    removeAccountMember: {
         parameters: {
             query?: never;
             header?: {
@@ -1072,11 +2455,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    confirmed: true;
-                    confirmation: string;
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true,
+                 *       "confirmation": "sam@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RemoveAccountMemberRequest"];
             };
         };
         responses: {
@@ -1092,15 +2477,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "account_member";
-                        email: string;
-                        /** @constant */
-                        removed: true;
-                        revoked_key_ids: string[];
-                    };
+                    "application/json": components["schemas"]["RemovedAccountMember"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -1232,7 +2609,7 @@ export interface operations {
             };
         };
     };
-    postV1Feedback: {
+    submitFeedback: {
         parameters: {
             query?: never;
             header?: {
@@ -1246,10 +2623,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 1 to 10,000 characters (Unicode code points), not only white space */
-                    message: string;
-                };
+                /**
+                 * @example {
+                 *       "message": "The calendar would help me more if it started on Sunday."
+                 *     }
+                 */
+                "application/json": components["schemas"]["SubmitFeedbackRequest"];
             };
         };
         responses: {
@@ -1265,13 +2644,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "feedback";
-                        id: string;
-                        /** Format: date-time */
-                        created_at: string;
-                    };
+                    "application/json": components["schemas"]["Feedback"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -1392,7 +2765,7 @@ export interface operations {
             };
         };
     };
-    "getV1WorkspacesByWorkspace_idChat-notifications": {
+    getChatNotificationSettings: {
         parameters: {
             query?: never;
             header?: {
@@ -1419,25 +2792,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "chat_notification_settings";
-                        workspace_id: string;
-                        /** @constant */
-                        provider: "slack";
-                        chat_channel_id: string | null;
-                        enabled: boolean;
-                        event_types: ("post.failed" | "post.needs-attention" | "destination.reauthorization_required" | "webhook_endpoint.disabled")[];
-                        active: boolean;
-                        inactive_reason: "slack_not_configured" | "disabled" | "no_channel" | null;
-                        last_error: {
-                            message: string;
-                            /** Format: date-time */
-                            occurred_at: string;
-                        } | null;
-                        /** Format: date-time */
-                        updated_at: string | null;
-                    };
+                    "application/json": components["schemas"]["ChatNotificationSettings"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -1547,7 +2902,7 @@ export interface operations {
             };
         };
     };
-    "patchV1WorkspacesByWorkspace_idChat-notifications": {
+    updateChatNotificationSettings: {
         parameters: {
             query?: never;
             header?: {
@@ -1564,11 +2919,16 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    chat_channel_id?: string | null;
-                    enabled?: boolean;
-                    event_types?: ("post.failed" | "post.needs-attention" | "destination.reauthorization_required" | "webhook_endpoint.disabled")[];
-                };
+                /**
+                 * @example {
+                 *       "chat_channel_id": "C0123456789",
+                 *       "enabled": true,
+                 *       "event_types": [
+                 *         "post.failed"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateChatNotificationSettingsRequest"];
             };
         };
         responses: {
@@ -1584,25 +2944,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "chat_notification_settings";
-                        workspace_id: string;
-                        /** @constant */
-                        provider: "slack";
-                        chat_channel_id: string | null;
-                        enabled: boolean;
-                        event_types: ("post.failed" | "post.needs-attention" | "destination.reauthorization_required" | "webhook_endpoint.disabled")[];
-                        active: boolean;
-                        inactive_reason: "slack_not_configured" | "disabled" | "no_channel" | null;
-                        last_error: {
-                            message: string;
-                            /** Format: date-time */
-                            occurred_at: string;
-                        } | null;
-                        /** Format: date-time */
-                        updated_at: string | null;
-                    };
+                    "application/json": components["schemas"]["ChatNotificationSettings"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -1734,7 +3076,7 @@ export interface operations {
             };
         };
     };
-    getV1Billing: {
+    getBilling: {
         parameters: {
             query?: never;
             header?: {
@@ -1758,45 +3100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "billing";
-                        /** @enum {string} */
-                        mode: "disabled" | "processor_test" | "processor_live";
-                        /** @enum {string} */
-                        entitlement: "trialing" | "active" | "grace" | "read_only";
-                        subscription: {
-                            /** @enum {string} */
-                            status: "pending_checkout" | "trialing" | "active" | "past_due" | "canceled" | "unpaid" | "incomplete";
-                            /** @enum {string|null} */
-                            interval: "month" | "year" | null;
-                            currency: string | null;
-                            workspace_quantity: number;
-                            /** Format: date-time */
-                            trial_ends_at: string | null;
-                            /** Format: date-time */
-                            current_period_ends_at: string | null;
-                            /** Format: date-time */
-                            cancel_at: string | null;
-                            cancel_at_period_end: boolean;
-                        } | null;
-                        x_usage: {
-                            workspace_id: string;
-                            used: number;
-                            reserved: number;
-                            /** @constant */
-                            limit: 50;
-                        }[];
-                        /** Format: date-time */
-                        grace_ends_at: string | null;
-                        cancelled_workspaces: {
-                            workspace_id: string;
-                            /** Format: date-time */
-                            cancelled_at: string;
-                            /** Format: date-time */
-                            ends_at: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Billing"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -1895,7 +3199,7 @@ export interface operations {
             };
         };
     };
-    "postV1BillingCheckout-sessions": {
+    createBillingCheckoutSession: {
         parameters: {
             query?: never;
             header?: {
@@ -1909,12 +3213,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    interval: "month" | "year";
-                    /** @constant */
-                    confirmed: true;
-                };
+                /**
+                 * @example {
+                 *       "interval": "month",
+                 *       "confirmed": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateBillingCheckoutSessionRequest"];
             };
         };
         responses: {
@@ -1930,12 +3235,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "billing_checkout_session";
-                        /** Format: uri */
-                        url: string;
-                    };
+                    "application/json": components["schemas"]["BillingCheckoutSession"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -2067,7 +3367,7 @@ export interface operations {
             };
         };
     };
-    "postV1BillingPortal-sessions": {
+    createBillingPortalSession: {
         parameters: {
             query?: never;
             header?: {
@@ -2077,9 +3377,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                /** @example {} */
+                "application/json": components["schemas"]["CreateBillingPortalSessionRequest"];
             };
         };
         responses: {
@@ -2095,12 +3396,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "billing_portal_session";
-                        /** Format: uri */
-                        url: string;
-                    };
+                    "application/json": components["schemas"]["BillingPortalSession"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -2232,7 +3528,7 @@ export interface operations {
             };
         };
     };
-    postV1BillingConversion: {
+    convertTrial: {
         parameters: {
             query?: never;
             header?: {
@@ -2246,10 +3542,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    confirmed: true;
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConvertTrialRequest"];
             };
         };
         responses: {
@@ -2265,12 +3563,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "billing_conversion";
-                        /** @constant */
-                        converted: true;
-                    };
+                    "application/json": components["schemas"]["BillingConversion"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -2402,7 +3695,7 @@ export interface operations {
             };
         };
     };
-    postV1WorkspacesByWorkspace_idSubscriptionCancel: {
+    cancelWorkspaceSubscription: {
         parameters: {
             query?: never;
             header?: {
@@ -2419,12 +3712,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    confirmed: true;
-                    /** @description exactly "CANCEL <workspace name>" */
-                    confirmation: string;
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true,
+                 *       "confirmation": "CANCEL Marketing"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CancelWorkspaceSubscriptionRequest"];
             };
         };
         responses: {
@@ -2440,45 +3734,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "billing";
-                        /** @enum {string} */
-                        mode: "disabled" | "processor_test" | "processor_live";
-                        /** @enum {string} */
-                        entitlement: "trialing" | "active" | "grace" | "read_only";
-                        subscription: {
-                            /** @enum {string} */
-                            status: "pending_checkout" | "trialing" | "active" | "past_due" | "canceled" | "unpaid" | "incomplete";
-                            /** @enum {string|null} */
-                            interval: "month" | "year" | null;
-                            currency: string | null;
-                            workspace_quantity: number;
-                            /** Format: date-time */
-                            trial_ends_at: string | null;
-                            /** Format: date-time */
-                            current_period_ends_at: string | null;
-                            /** Format: date-time */
-                            cancel_at: string | null;
-                            cancel_at_period_end: boolean;
-                        } | null;
-                        x_usage: {
-                            workspace_id: string;
-                            used: number;
-                            reserved: number;
-                            /** @constant */
-                            limit: 50;
-                        }[];
-                        /** Format: date-time */
-                        grace_ends_at: string | null;
-                        cancelled_workspaces: {
-                            workspace_id: string;
-                            /** Format: date-time */
-                            cancelled_at: string;
-                            /** Format: date-time */
-                            ends_at: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Billing"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -2621,7 +3877,7 @@ export interface operations {
             };
         };
     };
-    "postV1Signup-intents": {
+    createSignupIntent: {
         parameters: {
             query?: never;
             header?: {
@@ -2633,15 +3889,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: email */
-                    email: string;
-                    workspace_name: string;
-                    /** @default false */
-                    authorize_cli?: boolean;
-                    device_name?: string;
-                    cli_version?: string;
-                };
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "workspace_name": "Ada's posts"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateSignupIntentRequest"];
             };
         };
         responses: {
@@ -2655,29 +3909,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "signup_intent";
-                        /** Format: uri */
-                        signup_url: string;
-                        /** Format: date-time */
-                        expires_at: string;
-                        /** CliAuthorizationStart */
-                        cli_authorization?: {
-                            /** @constant */
-                            object: "cli_authorization";
-                            /** @constant */
-                            sensitive: true;
-                            device_secret: string;
-                            /** Format: uri */
-                            verification_uri: string;
-                            /** Format: uri */
-                            verification_uri_complete: string;
-                            /** Format: date-time */
-                            expires_at: string;
-                            interval: number;
-                        };
-                    };
+                    "application/json": components["schemas"]["SignupIntent"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -2785,7 +4017,7 @@ export interface operations {
             };
         };
     };
-    "postV1Cli-authorizations": {
+    createCliAuthorization: {
         parameters: {
             query?: never;
             header?: {
@@ -2797,10 +4029,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    device_name: string;
-                    cli_version?: string;
-                };
+                /**
+                 * @example {
+                 *       "device_name": "laptop",
+                 *       "cli_version": "1.0.0"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateCliAuthorizationRequest"];
             };
         };
         responses: {
@@ -2814,20 +4049,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "cli_authorization";
-                        /** @constant */
-                        sensitive: true;
-                        device_secret: string;
-                        /** Format: uri */
-                        verification_uri: string;
-                        /** Format: uri */
-                        verification_uri_complete: string;
-                        /** Format: date-time */
-                        expires_at: string;
-                        interval: number;
-                    };
+                    "application/json": components["schemas"]["CliAuthorizationStart"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -2913,7 +4135,7 @@ export interface operations {
             };
         };
     };
-    "postV1Cli-authorizationsToken": {
+    exchangeCliAuthorization: {
         parameters: {
             query?: never;
             header?: {
@@ -2925,9 +4147,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    device_secret: string;
-                };
+                /**
+                 * @example {
+                 *       "device_secret": "hds_8Kq2vX5mN9pR3tW7yZ1bC4fH6jL0sD2g"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ExchangeCliAuthorizationRequest"];
             };
         };
         responses: {
@@ -2941,16 +4166,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "cli_credential";
-                        /** @constant */
-                        status: "authorized";
-                        api_key: string;
-                        workspace_id: string;
-                        workspace_name: string;
-                        account_id: string;
-                    };
+                    "application/json": components["schemas"]["CliCredential"];
                 };
             };
             /** @description Response for status 202 */
@@ -2965,15 +4181,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "cli_authorization";
-                        /** @constant */
-                        status: "pending";
-                        retry_after: number;
-                        /** Format: date-time */
-                        expires_at: string;
-                    };
+                    "application/json": components["schemas"]["CliAuthorizationPending"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -3092,7 +4300,7 @@ export interface operations {
             };
         };
     };
-    getV1Account: {
+    getAccount: {
         parameters: {
             query?: never;
             header?: {
@@ -3116,28 +4324,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "account";
-                        name: string;
-                        authentication: {
-                            credential_id: string;
-                            prefix: string;
-                            name: string;
-                            /** @enum {string} */
-                            environment: "live" | "test";
-                            /** @enum {string} */
-                            workspace_access_mode: "all" | "selected";
-                            scopes: ("workspaces:read" | "workspaces:write" | "assets:read" | "assets:write" | "destinations:read" | "destinations:write" | "notifications:read" | "notifications:write" | "posts:read" | "posts:write" | "webhooks:read" | "webhooks:write" | "team:read" | "team:write" | "audit:read" | "feedback:write" | "billing:read" | "billing:write")[];
-                            /** Format: date-time */
-                            expires_at: string | null;
-                        };
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -3236,7 +4423,7 @@ export interface operations {
             };
         };
     };
-    getV1Me: {
+    getMe: {
         parameters: {
             query?: never;
             header?: {
@@ -3260,28 +4447,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "account";
-                        name: string;
-                        authentication: {
-                            credential_id: string;
-                            prefix: string;
-                            name: string;
-                            /** @enum {string} */
-                            environment: "live" | "test";
-                            /** @enum {string} */
-                            workspace_access_mode: "all" | "selected";
-                            scopes: ("workspaces:read" | "workspaces:write" | "assets:read" | "assets:write" | "destinations:read" | "destinations:write" | "notifications:read" | "notifications:write" | "posts:read" | "posts:write" | "webhooks:read" | "webhooks:write" | "team:read" | "team:write" | "audit:read" | "feedback:write" | "billing:read" | "billing:write")[];
-                            /** Format: date-time */
-                            expires_at: string | null;
-                        };
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -3380,7 +4546,7 @@ export interface operations {
             };
         };
     };
-    postV1MeRevoke: {
+    revokeCallingApiKey: {
         parameters: {
             query?: never;
             header?: {
@@ -3392,10 +4558,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    confirmed: true;
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConfirmedActionRequest"];
             };
         };
         responses: {
@@ -3411,13 +4579,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "api_key";
-                        /** @constant */
-                        revoked: true;
-                    };
+                    "application/json": components["schemas"]["RevokedApiKey"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -3527,7 +4689,7 @@ export interface operations {
             };
         };
     };
-    getV1Workspaces: {
+    listWorkspaces: {
         parameters: {
             query?: {
                 /** @description Items per page. */
@@ -3556,21 +4718,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "workspace";
-                            name: string;
-                            time_zone: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
-                        has_more: boolean;
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["WorkspaceList"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -3669,7 +4817,7 @@ export interface operations {
             };
         };
     };
-    postV1Workspaces: {
+    createWorkspace: {
         parameters: {
             query?: never;
             header?: {
@@ -3683,12 +4831,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 1 to 200 characters, not only spaces */
-                    name: string;
-                    /** @description IANA time zone name */
-                    time_zone?: string;
-                };
+                /**
+                 * @example {
+                 *       "name": "Marketing",
+                 *       "time_zone": "Europe/Berlin"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWorkspaceRequest"];
             };
         };
         responses: {
@@ -3704,17 +4853,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "workspace";
-                        name: string;
-                        time_zone: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Workspace"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -3846,7 +4985,7 @@ export interface operations {
             };
         };
     };
-    getV1WorkspacesByWorkspace_id: {
+    getWorkspace: {
         parameters: {
             query?: never;
             header?: {
@@ -3873,17 +5012,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "workspace";
-                        name: string;
-                        time_zone: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Workspace"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -3993,7 +5122,7 @@ export interface operations {
             };
         };
     };
-    patchV1WorkspacesByWorkspace_id: {
+    updateWorkspace: {
         parameters: {
             query?: never;
             header?: {
@@ -4010,12 +5139,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 1 to 200 characters, not only spaces */
-                    name?: string;
-                    /** @description IANA time zone name */
-                    time_zone?: string;
-                };
+                /**
+                 * @example {
+                 *       "time_zone": "America/New_York"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateWorkspaceRequest"];
             };
         };
         responses: {
@@ -4031,17 +5160,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "workspace";
-                        name: string;
-                        time_zone: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Workspace"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -4173,7 +5292,7 @@ export interface operations {
             };
         };
     };
-    getV1AccountInvitations: {
+    listAccountInvitations: {
         parameters: {
             query?: {
                 /** @description Items per page. */
@@ -4202,34 +5321,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "account_invitation";
-                            email: string;
-                            /** @enum {string} */
-                            role: "owner" | "admin" | "member";
-                            /** @enum {string} */
-                            status: "pending" | "expired";
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            expires_at: string;
-                            delivery: {
-                                status: string;
-                                /** Format: date-time */
-                                requested_at: string;
-                            };
-                            /**
-                             * Format: uri
-                             * @description Only in the answer of creating or resending an invitation, and only while the server sends no mail: the one-time link to pass on to the invited person. Herald keeps only its hash, so it is shown once (an idempotent replay leaves it out).
-                             */
-                            invitation_url?: string;
-                        }[];
-                        has_more: boolean;
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["AccountInvitationList"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -4328,7 +5420,7 @@ export interface operations {
             };
         };
     };
-    postV1AccountInvitations: {
+    createAccountInvitation: {
         parameters: {
             query?: never;
             header?: {
@@ -4342,12 +5434,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: email */
-                    email: string;
-                    /** @enum {string} */
-                    role?: "owner" | "admin" | "member";
-                };
+                /**
+                 * @example {
+                 *       "email": "sam@example.com",
+                 *       "role": "member"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateAccountInvitationRequest"];
             };
         };
         responses: {
@@ -4363,30 +5456,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "account_invitation";
-                        email: string;
-                        /** @enum {string} */
-                        role: "owner" | "admin" | "member";
-                        /** @enum {string} */
-                        status: "pending" | "expired";
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        expires_at: string;
-                        delivery: {
-                            status: string;
-                            /** Format: date-time */
-                            requested_at: string;
-                        };
-                        /**
-                         * Format: uri
-                         * @description Only in the answer of creating or resending an invitation, and only while the server sends no mail: the one-time link to pass on to the invited person. Herald keeps only its hash, so it is shown once (an idempotent replay leaves it out).
-                         */
-                        invitation_url?: string;
-                    };
+                    "application/json": components["schemas"]["AccountInvitation"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -4518,7 +5588,7 @@ export interface operations {
             };
         };
     };
-    postV1AccountInvitationsByInvitation_idResend: {
+    resendAccountInvitation: {
         parameters: {
             query?: never;
             header?: {
@@ -4533,12 +5603,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    confirmed?: true;
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["OptionallyConfirmedActionRequest"];
             };
         };
         responses: {
@@ -4554,30 +5626,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "account_invitation";
-                        email: string;
-                        /** @enum {string} */
-                        role: "owner" | "admin" | "member";
-                        /** @enum {string} */
-                        status: "pending" | "expired";
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        expires_at: string;
-                        delivery: {
-                            status: string;
-                            /** Format: date-time */
-                            requested_at: string;
-                        };
-                        /**
-                         * Format: uri
-                         * @description Only in the answer of creating or resending an invitation, and only while the server sends no mail: the one-time link to pass on to the invited person. Herald keeps only its hash, so it is shown once (an idempotent replay leaves it out).
-                         */
-                        invitation_url?: string;
-                    };
+                    "application/json": components["schemas"]["AccountInvitation"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -4720,7 +5769,7 @@ export interface operations {
             };
         };
     };
-    postV1AccountInvitationsByInvitation_idRevoke: {
+    revokeAccountInvitation: {
         parameters: {
             query?: never;
             header?: {
@@ -4737,10 +5786,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    confirmed: true;
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConfirmedActionRequest"];
             };
         };
         responses: {
@@ -4756,14 +5807,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "account_invitation";
-                        email: string;
-                        /** @constant */
-                        revoked: true;
-                    };
+                    "application/json": components["schemas"]["RevokedAccountInvitation"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -4895,7 +5939,7 @@ export interface operations {
             };
         };
     };
-    "getV1Audit-records": {
+    listAuditRecords: {
         parameters: {
             query?: {
                 /** @description Items per page. */
@@ -4924,26 +5968,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "audit_record";
-                            action: string;
-                            credential_id: string | null;
-                            workspace_id: string | null;
-                            target: {
-                                type: string;
-                                id: string;
-                            };
-                            request_id: string | null;
-                            client_request_id: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                        }[];
-                        has_more: boolean;
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["AuditRecordList"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -5042,7 +6067,7 @@ export interface operations {
             };
         };
     };
-    getV1WorkspacesByWorkspace_idDestinations: {
+    listDestinations: {
         parameters: {
             query?: {
                 /** @description Items per page. */
@@ -5074,25 +6099,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "destination";
-                            channel: string;
-                            display_name: string;
-                            /** @enum {string} */
-                            status: "ready" | "unavailable" | "disabled";
-                            unavailable_reason?: string;
-                            is_default: boolean;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
-                        has_more: boolean;
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["DestinationList"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -5202,7 +6209,7 @@ export interface operations {
             };
         };
     };
-    getV1WorkspacesByWorkspace_idDestinationsByDestination_id: {
+    getDestination: {
         parameters: {
             query?: never;
             header?: {
@@ -5231,21 +6238,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "destination";
-                        channel: string;
-                        display_name: string;
-                        /** @enum {string} */
-                        status: "ready" | "unavailable" | "disabled";
-                        unavailable_reason?: string;
-                        is_default: boolean;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Destination"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -5355,7 +6348,7 @@ export interface operations {
             };
         };
     };
-    deleteV1WorkspacesByWorkspace_idDestinationsByDestination_id: {
+    deleteDestination: {
         parameters: {
             query?: never;
             header?: {
@@ -5382,13 +6375,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "destination";
-                        /** @constant */
-                        deleted: true;
-                    };
+                    "application/json": components["schemas"]["DeletedDestination"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -5509,7 +6496,7 @@ export interface operations {
             };
         };
     };
-    patchV1WorkspacesByWorkspace_idDestinationsByDestination_id: {
+    updateDestination: {
         parameters: {
             query?: never;
             header?: {
@@ -5526,10 +6513,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    enabled?: boolean;
-                    is_default?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "is_default": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateDestinationRequest"];
             };
         };
         responses: {
@@ -5545,21 +6534,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "destination";
-                        channel: string;
-                        display_name: string;
-                        /** @enum {string} */
-                        status: "ready" | "unavailable" | "disabled";
-                        unavailable_reason?: string;
-                        is_default: boolean;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Destination"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -5680,7 +6655,7 @@ export interface operations {
             };
         };
     };
-    "postV1WorkspacesByWorkspace_idDestination-connections": {
+    createDestinationConnection: {
         parameters: {
             query?: never;
             header?: {
@@ -5697,13 +6672,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    provider: "bluesky" | "facebook" | "instagram" | "threads" | "mastodon" | "x" | "linkedin" | "tiktok" | "youtube";
-                    instance_origin?: string;
-                    handle?: string;
-                    app_password?: string;
-                };
+                /**
+                 * @example {
+                 *       "provider": "mastodon",
+                 *       "instance_origin": "https://mastodon.social"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateDestinationConnectionRequest"];
             };
         };
         responses: {
@@ -5719,19 +6694,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "destination_connection";
-                        id: string;
-                        provider: string;
-                        /** @enum {string} */
-                        status: "pending" | "completed" | "failed" | "expired";
-                        authorization_url: string | null;
-                        destination_id: string | null;
-                        error: string | null;
-                        /** Format: date-time */
-                        expires_at: string;
-                    };
+                    "application/json": components["schemas"]["DestinationConnection"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -5896,7 +6859,7 @@ export interface operations {
             };
         };
     };
-    "getV1WorkspacesByWorkspace_idDestination-connectionsByConnection_id": {
+    getDestinationConnection: {
         parameters: {
             query?: never;
             header?: {
@@ -5925,19 +6888,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "destination_connection";
-                        id: string;
-                        provider: string;
-                        /** @enum {string} */
-                        status: "pending" | "completed" | "failed" | "expired";
-                        authorization_url: string | null;
-                        destination_id: string | null;
-                        error: string | null;
-                        /** Format: date-time */
-                        expires_at: string;
-                    };
+                    "application/json": components["schemas"]["DestinationConnection"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -6047,7 +6998,7 @@ export interface operations {
             };
         };
     };
-    getV1WorkspacesByWorkspace_idPosts: {
+    listPosts: {
         parameters: {
             query?: {
                 /** @description Posts of one view: drafts, scheduled, published, attention (failed is its alias) or all. */
@@ -6095,114 +7046,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "post";
-                            group: string;
-                            channel: string;
-                            /** @enum {string} */
-                            state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                            editable: boolean;
-                            terminal: boolean;
-                            action_required: boolean;
-                            /** Format: date-time */
-                            next_action_at: string | null;
-                            retry_safety: string;
-                            available_actions: string[];
-                            version: number;
-                            payload: {
-                                headline: string;
-                                body: string[];
-                                destination_options: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            asset_ids: string[];
-                            destination_id: string | null;
-                            /** Format: date-time */
-                            scheduled_at: string | null;
-                            time_zone: string;
-                            schedule_mode: string;
-                            queue_local_date: string | null;
-                            queue_window_id: string | null;
-                            attempt_count: number;
-                            deferred: {
-                                reason: string;
-                                /** Format: date-time */
-                                until: string;
-                            } | null;
-                            last_error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                retry_safety: string;
-                                user_action: string;
-                            } | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            /** Format: date-time */
-                            cancelled_at: string | null;
-                            /** Format: date-time */
-                            missed_at: string | null;
-                            receipts: {
-                                id: string;
-                                /** @constant */
-                                object: "receipt";
-                                item_index: number;
-                                provider_object_id: string;
-                                url: string;
-                                state: string;
-                                /** Format: date-time */
-                                published_at: string;
-                            }[];
-                            destination: {
-                                display_name: string;
-                                external_id: string;
-                                profile_image_url: string | null;
-                            } | null;
-                            assets: {
-                                id: string;
-                                type: string;
-                                label: string;
-                                content_type: string;
-                                item_index: number;
-                            }[];
-                            attempts?: {
-                                id: string;
-                                /** @constant */
-                                object: "publishing_attempt";
-                                number: number;
-                                trigger: string;
-                                status: string;
-                                /** Format: date-time */
-                                started_at: string;
-                                /** Format: date-time */
-                                finished_at: string | null;
-                                retry_safety: string;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                    retryable: boolean;
-                                    user_action: string;
-                                } | null;
-                                provider: {
-                                    operation: string;
-                                    request_id: string | null;
-                                    status_code: number | null;
-                                    error_code: string | null;
-                                    subcode: string | null;
-                                } | null;
-                            }[];
-                        }[];
-                        has_more: boolean;
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["PostList"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -6312,7 +7156,7 @@ export interface operations {
             };
         };
     };
-    postV1WorkspacesByWorkspace_idPosts: {
+    createPost: {
         parameters: {
             query?: never;
             header?: {
@@ -6329,83 +7173,21 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description "now", "draft", "queue" or an ISO 8601 time with a UTC offset
-                     * @example draft
-                     * @example 2026-12-01T09:30:00+01:00
-                     */
-                    when: string;
-                    confirmed?: boolean;
-                    /** @example Europe/Berlin */
-                    time_zone?: string;
-                    /** @example launch-2026-12 */
-                    group: string;
-                    posts: {
-                        destination_id?: string;
-                        /** @enum {string} */
-                        channel?: "bluesky" | "facebook" | "instagram" | "threads" | "mastodon" | "x" | "linkedin" | "tiktok" | "youtube";
-                        body: string[];
-                        media?: string[];
-                        media_items?: {
-                            asset_id: string;
-                            item_index: number;
-                        }[];
-                        destination_options?: {
-                            bluesky?: {
-                                languages?: string[];
-                                content_labels?: string[];
-                                alt_text_by_asset_id?: {
-                                    [key: string]: string;
-                                };
-                            };
-                            facebook?: {
-                                link?: string;
-                            };
-                            instagram?: {
-                                alt_text_by_asset_id?: {
-                                    [key: string]: string;
-                                };
-                            };
-                            threads?: {
-                                alt_text_by_asset_id?: {
-                                    [key: string]: string;
-                                };
-                                /** @enum {string} */
-                                reply_control?: "everyone" | "accounts_you_follow" | "mentioned_only";
-                            };
-                            x?: {
-                                alt_text_by_asset_id?: {
-                                    [key: string]: string;
-                                };
-                            };
-                            linkedin?: {
-                                /** @enum {string} */
-                                visibility?: "public" | "connections";
-                                allow_resharing?: boolean;
-                            };
-                            tiktok?: {
-                                /** @enum {string} */
-                                privacy_level?: "PUBLIC_TO_EVERYONE" | "MUTUAL_FOLLOW_FRIENDS" | "FOLLOWER_OF_CREATOR" | "SELF_ONLY";
-                                disable_comment?: boolean;
-                                disable_duet?: boolean;
-                                disable_stitch?: boolean;
-                                brand_content_toggle?: boolean;
-                                brand_organic_toggle?: boolean;
-                                is_aigc?: boolean;
-                                video_cover_timestamp_ms?: number;
-                            };
-                            youtube?: {
-                                /** @enum {string} */
-                                privacy_status?: "public" | "unlisted" | "private";
-                                made_for_kids?: boolean;
-                                category_id?: string;
-                                tags?: string[];
-                                notify_subscribers?: boolean;
-                            };
-                        };
-                    }[];
-                };
+                /**
+                 * @example {
+                 *       "when": "draft",
+                 *       "group": "launch-2026-12",
+                 *       "posts": [
+                 *         {
+                 *           "destination_id": "dest_01jdq3tz8w1e5r9y2u6i4o7p3q",
+                 *           "body": [
+                 *             "Herald 2.0 is out: schedule posts from the command line."
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreatePostRequest"];
             };
         };
         responses: {
@@ -6419,115 +7201,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "post_set";
-                        group: string;
-                        posts: {
-                            id: string;
-                            /** @constant */
-                            object: "post";
-                            group: string;
-                            channel: string;
-                            /** @enum {string} */
-                            state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                            editable: boolean;
-                            terminal: boolean;
-                            action_required: boolean;
-                            /** Format: date-time */
-                            next_action_at: string | null;
-                            retry_safety: string;
-                            available_actions: string[];
-                            version: number;
-                            payload: {
-                                headline: string;
-                                body: string[];
-                                destination_options: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            asset_ids: string[];
-                            destination_id: string | null;
-                            /** Format: date-time */
-                            scheduled_at: string | null;
-                            time_zone: string;
-                            schedule_mode: string;
-                            queue_local_date: string | null;
-                            queue_window_id: string | null;
-                            attempt_count: number;
-                            deferred: {
-                                reason: string;
-                                /** Format: date-time */
-                                until: string;
-                            } | null;
-                            last_error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                retry_safety: string;
-                                user_action: string;
-                            } | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            /** Format: date-time */
-                            cancelled_at: string | null;
-                            /** Format: date-time */
-                            missed_at: string | null;
-                            receipts: {
-                                id: string;
-                                /** @constant */
-                                object: "receipt";
-                                item_index: number;
-                                provider_object_id: string;
-                                url: string;
-                                state: string;
-                                /** Format: date-time */
-                                published_at: string;
-                            }[];
-                            destination: {
-                                display_name: string;
-                                external_id: string;
-                                profile_image_url: string | null;
-                            } | null;
-                            assets: {
-                                id: string;
-                                type: string;
-                                label: string;
-                                content_type: string;
-                                item_index: number;
-                            }[];
-                            attempts?: {
-                                id: string;
-                                /** @constant */
-                                object: "publishing_attempt";
-                                number: number;
-                                trigger: string;
-                                status: string;
-                                /** Format: date-time */
-                                started_at: string;
-                                /** Format: date-time */
-                                finished_at: string | null;
-                                retry_safety: string;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                    retryable: boolean;
-                                    user_action: string;
-                                } | null;
-                                provider: {
-                                    operation: string;
-                                    request_id: string | null;
-                                    status_code: number | null;
-                                    error_code: string | null;
-                                    subcode: string | null;
-                                } | null;
-                            }[];
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PostSet"];
                 };
             };
             /** @description Response for status 202 */
@@ -6542,115 +7216,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "post_set";
-                        group: string;
-                        posts: {
-                            id: string;
-                            /** @constant */
-                            object: "post";
-                            group: string;
-                            channel: string;
-                            /** @enum {string} */
-                            state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                            editable: boolean;
-                            terminal: boolean;
-                            action_required: boolean;
-                            /** Format: date-time */
-                            next_action_at: string | null;
-                            retry_safety: string;
-                            available_actions: string[];
-                            version: number;
-                            payload: {
-                                headline: string;
-                                body: string[];
-                                destination_options: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            asset_ids: string[];
-                            destination_id: string | null;
-                            /** Format: date-time */
-                            scheduled_at: string | null;
-                            time_zone: string;
-                            schedule_mode: string;
-                            queue_local_date: string | null;
-                            queue_window_id: string | null;
-                            attempt_count: number;
-                            deferred: {
-                                reason: string;
-                                /** Format: date-time */
-                                until: string;
-                            } | null;
-                            last_error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                retry_safety: string;
-                                user_action: string;
-                            } | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            /** Format: date-time */
-                            cancelled_at: string | null;
-                            /** Format: date-time */
-                            missed_at: string | null;
-                            receipts: {
-                                id: string;
-                                /** @constant */
-                                object: "receipt";
-                                item_index: number;
-                                provider_object_id: string;
-                                url: string;
-                                state: string;
-                                /** Format: date-time */
-                                published_at: string;
-                            }[];
-                            destination: {
-                                display_name: string;
-                                external_id: string;
-                                profile_image_url: string | null;
-                            } | null;
-                            assets: {
-                                id: string;
-                                type: string;
-                                label: string;
-                                content_type: string;
-                                item_index: number;
-                            }[];
-                            attempts?: {
-                                id: string;
-                                /** @constant */
-                                object: "publishing_attempt";
-                                number: number;
-                                trigger: string;
-                                status: string;
-                                /** Format: date-time */
-                                started_at: string;
-                                /** Format: date-time */
-                                finished_at: string | null;
-                                retry_safety: string;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                    retryable: boolean;
-                                    user_action: string;
-                                } | null;
-                                provider: {
-                                    operation: string;
-                                    request_id: string | null;
-                                    status_code: number | null;
-                                    error_code: string | null;
-                                    subcode: string | null;
-                                } | null;
-                            }[];
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PostSet"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -6804,7 +7370,7 @@ export interface operations {
             };
         };
     };
-    postV1WorkspacesByWorkspace_idPostsValidate: {
+    validatePost: {
         parameters: {
             query?: never;
             header?: {
@@ -6819,83 +7385,21 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description "now", "draft", "queue" or an ISO 8601 time with a UTC offset
-                     * @example draft
-                     * @example 2026-12-01T09:30:00+01:00
-                     */
-                    when: string;
-                    confirmed?: boolean;
-                    /** @example Europe/Berlin */
-                    time_zone?: string;
-                    /** @example launch-2026-12 */
-                    group: string;
-                    posts: {
-                        destination_id?: string;
-                        /** @enum {string} */
-                        channel?: "bluesky" | "facebook" | "instagram" | "threads" | "mastodon" | "x" | "linkedin" | "tiktok" | "youtube";
-                        body: string[];
-                        media?: string[];
-                        media_items?: {
-                            asset_id: string;
-                            item_index: number;
-                        }[];
-                        destination_options?: {
-                            bluesky?: {
-                                languages?: string[];
-                                content_labels?: string[];
-                                alt_text_by_asset_id?: {
-                                    [key: string]: string;
-                                };
-                            };
-                            facebook?: {
-                                link?: string;
-                            };
-                            instagram?: {
-                                alt_text_by_asset_id?: {
-                                    [key: string]: string;
-                                };
-                            };
-                            threads?: {
-                                alt_text_by_asset_id?: {
-                                    [key: string]: string;
-                                };
-                                /** @enum {string} */
-                                reply_control?: "everyone" | "accounts_you_follow" | "mentioned_only";
-                            };
-                            x?: {
-                                alt_text_by_asset_id?: {
-                                    [key: string]: string;
-                                };
-                            };
-                            linkedin?: {
-                                /** @enum {string} */
-                                visibility?: "public" | "connections";
-                                allow_resharing?: boolean;
-                            };
-                            tiktok?: {
-                                /** @enum {string} */
-                                privacy_level?: "PUBLIC_TO_EVERYONE" | "MUTUAL_FOLLOW_FRIENDS" | "FOLLOWER_OF_CREATOR" | "SELF_ONLY";
-                                disable_comment?: boolean;
-                                disable_duet?: boolean;
-                                disable_stitch?: boolean;
-                                brand_content_toggle?: boolean;
-                                brand_organic_toggle?: boolean;
-                                is_aigc?: boolean;
-                                video_cover_timestamp_ms?: number;
-                            };
-                            youtube?: {
-                                /** @enum {string} */
-                                privacy_status?: "public" | "unlisted" | "private";
-                                made_for_kids?: boolean;
-                                category_id?: string;
-                                tags?: string[];
-                                notify_subscribers?: boolean;
-                            };
-                        };
-                    }[];
-                };
+                /**
+                 * @example {
+                 *       "when": "draft",
+                 *       "group": "launch-2026-12",
+                 *       "posts": [
+                 *         {
+                 *           "destination_id": "dest_01jdq3tz8w1e5r9y2u6i4o7p3q",
+                 *           "body": [
+                 *             "Herald 2.0 is out: schedule posts from the command line."
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreatePostRequest"];
             };
         };
         responses: {
@@ -6909,24 +7413,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "post_validation";
-                        valid: boolean;
-                        errors: {
-                            pointer: string;
-                            code: string;
-                            detail: string;
-                            channel: string | null;
-                        }[];
-                        /** @description For drafts: what publishing them would refuse (code public_unpublishable); empty otherwise. */
-                        warnings: {
-                            pointer: string;
-                            code: string;
-                            detail: string;
-                            channel: string | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PostValidation"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -7047,7 +7534,7 @@ export interface operations {
             };
         };
     };
-    postV1WorkspacesByWorkspace_idPostsPublish: {
+    publishDrafts: {
         parameters: {
             query?: never;
             header?: {
@@ -7064,16 +7551,20 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    confirmed?: boolean;
-                    when: string;
-                    time_zone?: string;
-                    posts: {
-                        id: string;
-                        version: number;
-                        destination_id: string;
-                    }[];
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true,
+                 *       "when": "now",
+                 *       "posts": [
+                 *         {
+                 *           "id": "send_01jdq3v9m2x7k4r8t6w5n0c1ab",
+                 *           "version": 1,
+                 *           "destination_id": "dest_01jdq3tz8w1e5r9y2u6i4o7p3q"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PublishDraftsRequest"];
             };
         };
         responses: {
@@ -7087,115 +7578,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "post_set";
-                        group: string;
-                        posts: {
-                            id: string;
-                            /** @constant */
-                            object: "post";
-                            group: string;
-                            channel: string;
-                            /** @enum {string} */
-                            state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                            editable: boolean;
-                            terminal: boolean;
-                            action_required: boolean;
-                            /** Format: date-time */
-                            next_action_at: string | null;
-                            retry_safety: string;
-                            available_actions: string[];
-                            version: number;
-                            payload: {
-                                headline: string;
-                                body: string[];
-                                destination_options: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            asset_ids: string[];
-                            destination_id: string | null;
-                            /** Format: date-time */
-                            scheduled_at: string | null;
-                            time_zone: string;
-                            schedule_mode: string;
-                            queue_local_date: string | null;
-                            queue_window_id: string | null;
-                            attempt_count: number;
-                            deferred: {
-                                reason: string;
-                                /** Format: date-time */
-                                until: string;
-                            } | null;
-                            last_error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                retry_safety: string;
-                                user_action: string;
-                            } | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            /** Format: date-time */
-                            cancelled_at: string | null;
-                            /** Format: date-time */
-                            missed_at: string | null;
-                            receipts: {
-                                id: string;
-                                /** @constant */
-                                object: "receipt";
-                                item_index: number;
-                                provider_object_id: string;
-                                url: string;
-                                state: string;
-                                /** Format: date-time */
-                                published_at: string;
-                            }[];
-                            destination: {
-                                display_name: string;
-                                external_id: string;
-                                profile_image_url: string | null;
-                            } | null;
-                            assets: {
-                                id: string;
-                                type: string;
-                                label: string;
-                                content_type: string;
-                                item_index: number;
-                            }[];
-                            attempts?: {
-                                id: string;
-                                /** @constant */
-                                object: "publishing_attempt";
-                                number: number;
-                                trigger: string;
-                                status: string;
-                                /** Format: date-time */
-                                started_at: string;
-                                /** Format: date-time */
-                                finished_at: string | null;
-                                retry_safety: string;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                    retryable: boolean;
-                                    user_action: string;
-                                } | null;
-                                provider: {
-                                    operation: string;
-                                    request_id: string | null;
-                                    status_code: number | null;
-                                    error_code: string | null;
-                                    subcode: string | null;
-                                } | null;
-                            }[];
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PostSet"];
                 };
             };
             /** @description Response for status 202 */
@@ -7210,115 +7593,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "post_set";
-                        group: string;
-                        posts: {
-                            id: string;
-                            /** @constant */
-                            object: "post";
-                            group: string;
-                            channel: string;
-                            /** @enum {string} */
-                            state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                            editable: boolean;
-                            terminal: boolean;
-                            action_required: boolean;
-                            /** Format: date-time */
-                            next_action_at: string | null;
-                            retry_safety: string;
-                            available_actions: string[];
-                            version: number;
-                            payload: {
-                                headline: string;
-                                body: string[];
-                                destination_options: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            asset_ids: string[];
-                            destination_id: string | null;
-                            /** Format: date-time */
-                            scheduled_at: string | null;
-                            time_zone: string;
-                            schedule_mode: string;
-                            queue_local_date: string | null;
-                            queue_window_id: string | null;
-                            attempt_count: number;
-                            deferred: {
-                                reason: string;
-                                /** Format: date-time */
-                                until: string;
-                            } | null;
-                            last_error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                retry_safety: string;
-                                user_action: string;
-                            } | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            /** Format: date-time */
-                            cancelled_at: string | null;
-                            /** Format: date-time */
-                            missed_at: string | null;
-                            receipts: {
-                                id: string;
-                                /** @constant */
-                                object: "receipt";
-                                item_index: number;
-                                provider_object_id: string;
-                                url: string;
-                                state: string;
-                                /** Format: date-time */
-                                published_at: string;
-                            }[];
-                            destination: {
-                                display_name: string;
-                                external_id: string;
-                                profile_image_url: string | null;
-                            } | null;
-                            assets: {
-                                id: string;
-                                type: string;
-                                label: string;
-                                content_type: string;
-                                item_index: number;
-                            }[];
-                            attempts?: {
-                                id: string;
-                                /** @constant */
-                                object: "publishing_attempt";
-                                number: number;
-                                trigger: string;
-                                status: string;
-                                /** Format: date-time */
-                                started_at: string;
-                                /** Format: date-time */
-                                finished_at: string | null;
-                                retry_safety: string;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                    retryable: boolean;
-                                    user_action: string;
-                                } | null;
-                                provider: {
-                                    operation: string;
-                                    request_id: string | null;
-                                    status_code: number | null;
-                                    error_code: string | null;
-                                    subcode: string | null;
-                                } | null;
-                            }[];
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PostSet"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -7472,7 +7747,7 @@ export interface operations {
             };
         };
     };
-    postV1WorkspacesByWorkspace_idPostsMove: {
+    movePosts: {
         parameters: {
             query?: never;
             header?: {
@@ -7489,14 +7764,19 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    confirmed?: boolean;
-                    local_date: string;
-                    posts: {
-                        id: string;
-                        expected_scheduled_at: string;
-                    }[];
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true,
+                 *       "local_date": "2026-12-01",
+                 *       "posts": [
+                 *         {
+                 *           "id": "send_01jdq3v9m2x7k4r8t6w5n0c1ab",
+                 *           "expected_scheduled_at": "2026-11-30T08:00:00.000Z"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["MovePostsRequest"];
             };
         };
         responses: {
@@ -7510,115 +7790,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "post_set";
-                        group: string;
-                        posts: {
-                            id: string;
-                            /** @constant */
-                            object: "post";
-                            group: string;
-                            channel: string;
-                            /** @enum {string} */
-                            state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                            editable: boolean;
-                            terminal: boolean;
-                            action_required: boolean;
-                            /** Format: date-time */
-                            next_action_at: string | null;
-                            retry_safety: string;
-                            available_actions: string[];
-                            version: number;
-                            payload: {
-                                headline: string;
-                                body: string[];
-                                destination_options: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            asset_ids: string[];
-                            destination_id: string | null;
-                            /** Format: date-time */
-                            scheduled_at: string | null;
-                            time_zone: string;
-                            schedule_mode: string;
-                            queue_local_date: string | null;
-                            queue_window_id: string | null;
-                            attempt_count: number;
-                            deferred: {
-                                reason: string;
-                                /** Format: date-time */
-                                until: string;
-                            } | null;
-                            last_error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                retry_safety: string;
-                                user_action: string;
-                            } | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            /** Format: date-time */
-                            cancelled_at: string | null;
-                            /** Format: date-time */
-                            missed_at: string | null;
-                            receipts: {
-                                id: string;
-                                /** @constant */
-                                object: "receipt";
-                                item_index: number;
-                                provider_object_id: string;
-                                url: string;
-                                state: string;
-                                /** Format: date-time */
-                                published_at: string;
-                            }[];
-                            destination: {
-                                display_name: string;
-                                external_id: string;
-                                profile_image_url: string | null;
-                            } | null;
-                            assets: {
-                                id: string;
-                                type: string;
-                                label: string;
-                                content_type: string;
-                                item_index: number;
-                            }[];
-                            attempts?: {
-                                id: string;
-                                /** @constant */
-                                object: "publishing_attempt";
-                                number: number;
-                                trigger: string;
-                                status: string;
-                                /** Format: date-time */
-                                started_at: string;
-                                /** Format: date-time */
-                                finished_at: string | null;
-                                retry_safety: string;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                    retryable: boolean;
-                                    user_action: string;
-                                } | null;
-                                provider: {
-                                    operation: string;
-                                    request_id: string | null;
-                                    status_code: number | null;
-                                    error_code: string | null;
-                                    subcode: string | null;
-                                } | null;
-                            }[];
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PostSet"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -7772,7 +7944,7 @@ export interface operations {
             };
         };
     };
-    getV1WorkspacesByWorkspace_idPostsByPost_id: {
+    getPost: {
         parameters: {
             query?: {
                 /** @description Adds the optional part it names to each item. */
@@ -7804,110 +7976,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "post";
-                        group: string;
-                        channel: string;
-                        /** @enum {string} */
-                        state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                        editable: boolean;
-                        terminal: boolean;
-                        action_required: boolean;
-                        /** Format: date-time */
-                        next_action_at: string | null;
-                        retry_safety: string;
-                        available_actions: string[];
-                        version: number;
-                        payload: {
-                            headline: string;
-                            body: string[];
-                            destination_options: {
-                                [key: string]: unknown;
-                            };
-                        };
-                        asset_ids: string[];
-                        destination_id: string | null;
-                        /** Format: date-time */
-                        scheduled_at: string | null;
-                        time_zone: string;
-                        schedule_mode: string;
-                        queue_local_date: string | null;
-                        queue_window_id: string | null;
-                        attempt_count: number;
-                        deferred: {
-                            reason: string;
-                            /** Format: date-time */
-                            until: string;
-                        } | null;
-                        last_error: {
-                            code: string;
-                            message: string;
-                            retryable: boolean;
-                            retry_safety: string;
-                            user_action: string;
-                        } | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        /** Format: date-time */
-                        published_at: string | null;
-                        /** Format: date-time */
-                        cancelled_at: string | null;
-                        /** Format: date-time */
-                        missed_at: string | null;
-                        receipts: {
-                            id: string;
-                            /** @constant */
-                            object: "receipt";
-                            item_index: number;
-                            provider_object_id: string;
-                            url: string;
-                            state: string;
-                            /** Format: date-time */
-                            published_at: string;
-                        }[];
-                        destination: {
-                            display_name: string;
-                            external_id: string;
-                            profile_image_url: string | null;
-                        } | null;
-                        assets: {
-                            id: string;
-                            type: string;
-                            label: string;
-                            content_type: string;
-                            item_index: number;
-                        }[];
-                        attempts?: {
-                            id: string;
-                            /** @constant */
-                            object: "publishing_attempt";
-                            number: number;
-                            trigger: string;
-                            status: string;
-                            /** Format: date-time */
-                            started_at: string;
-                            /** Format: date-time */
-                            finished_at: string | null;
-                            retry_safety: string;
-                            error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                user_action: string;
-                            } | null;
-                            provider: {
-                                operation: string;
-                                request_id: string | null;
-                                status_code: number | null;
-                                error_code: string | null;
-                                subcode: string | null;
-                            } | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Post"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -8017,7 +8086,7 @@ export interface operations {
             };
         };
     };
-    deleteV1WorkspacesByWorkspace_idPostsByPost_id: {
+    deleteDraft: {
         parameters: {
             query?: never;
             header: {
@@ -8048,13 +8117,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "post";
-                        /** @constant */
-                        deleted: true;
-                    };
+                    "application/json": components["schemas"]["DeletedPost"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -8197,7 +8260,7 @@ export interface operations {
             };
         };
     };
-    patchV1WorkspacesByWorkspace_idPostsByPost_id: {
+    updateDraft: {
         parameters: {
             query?: never;
             header: {
@@ -8216,13 +8279,15 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    body?: string[];
-                    asset_items?: {
-                        asset_id: string;
-                        item_index: number;
-                    }[];
-                };
+                /**
+                 * @example {
+                 *       "body": [
+                 *         "The corrected first post.",
+                 *         "And its reply."
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateDraftRequest"];
             };
         };
         responses: {
@@ -8238,110 +8303,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "post";
-                        group: string;
-                        channel: string;
-                        /** @enum {string} */
-                        state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                        editable: boolean;
-                        terminal: boolean;
-                        action_required: boolean;
-                        /** Format: date-time */
-                        next_action_at: string | null;
-                        retry_safety: string;
-                        available_actions: string[];
-                        version: number;
-                        payload: {
-                            headline: string;
-                            body: string[];
-                            destination_options: {
-                                [key: string]: unknown;
-                            };
-                        };
-                        asset_ids: string[];
-                        destination_id: string | null;
-                        /** Format: date-time */
-                        scheduled_at: string | null;
-                        time_zone: string;
-                        schedule_mode: string;
-                        queue_local_date: string | null;
-                        queue_window_id: string | null;
-                        attempt_count: number;
-                        deferred: {
-                            reason: string;
-                            /** Format: date-time */
-                            until: string;
-                        } | null;
-                        last_error: {
-                            code: string;
-                            message: string;
-                            retryable: boolean;
-                            retry_safety: string;
-                            user_action: string;
-                        } | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        /** Format: date-time */
-                        published_at: string | null;
-                        /** Format: date-time */
-                        cancelled_at: string | null;
-                        /** Format: date-time */
-                        missed_at: string | null;
-                        receipts: {
-                            id: string;
-                            /** @constant */
-                            object: "receipt";
-                            item_index: number;
-                            provider_object_id: string;
-                            url: string;
-                            state: string;
-                            /** Format: date-time */
-                            published_at: string;
-                        }[];
-                        destination: {
-                            display_name: string;
-                            external_id: string;
-                            profile_image_url: string | null;
-                        } | null;
-                        assets: {
-                            id: string;
-                            type: string;
-                            label: string;
-                            content_type: string;
-                            item_index: number;
-                        }[];
-                        attempts?: {
-                            id: string;
-                            /** @constant */
-                            object: "publishing_attempt";
-                            number: number;
-                            trigger: string;
-                            status: string;
-                            /** Format: date-time */
-                            started_at: string;
-                            /** Format: date-time */
-                            finished_at: string | null;
-                            retry_safety: string;
-                            error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                user_action: string;
-                            } | null;
-                            provider: {
-                                operation: string;
-                                request_id: string | null;
-                                status_code: number | null;
-                                error_code: string | null;
-                                subcode: string | null;
-                            } | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Post"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -8506,7 +8468,7 @@ export interface operations {
             };
         };
     };
-    postV1WorkspacesByWorkspace_idPostsByPost_idCancel: {
+    cancelPost: {
         parameters: {
             query?: never;
             header?: {
@@ -8525,9 +8487,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    confirmed?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CancelPostRequest"];
             };
         };
         responses: {
@@ -8543,110 +8508,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "post";
-                        group: string;
-                        channel: string;
-                        /** @enum {string} */
-                        state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                        editable: boolean;
-                        terminal: boolean;
-                        action_required: boolean;
-                        /** Format: date-time */
-                        next_action_at: string | null;
-                        retry_safety: string;
-                        available_actions: string[];
-                        version: number;
-                        payload: {
-                            headline: string;
-                            body: string[];
-                            destination_options: {
-                                [key: string]: unknown;
-                            };
-                        };
-                        asset_ids: string[];
-                        destination_id: string | null;
-                        /** Format: date-time */
-                        scheduled_at: string | null;
-                        time_zone: string;
-                        schedule_mode: string;
-                        queue_local_date: string | null;
-                        queue_window_id: string | null;
-                        attempt_count: number;
-                        deferred: {
-                            reason: string;
-                            /** Format: date-time */
-                            until: string;
-                        } | null;
-                        last_error: {
-                            code: string;
-                            message: string;
-                            retryable: boolean;
-                            retry_safety: string;
-                            user_action: string;
-                        } | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        /** Format: date-time */
-                        published_at: string | null;
-                        /** Format: date-time */
-                        cancelled_at: string | null;
-                        /** Format: date-time */
-                        missed_at: string | null;
-                        receipts: {
-                            id: string;
-                            /** @constant */
-                            object: "receipt";
-                            item_index: number;
-                            provider_object_id: string;
-                            url: string;
-                            state: string;
-                            /** Format: date-time */
-                            published_at: string;
-                        }[];
-                        destination: {
-                            display_name: string;
-                            external_id: string;
-                            profile_image_url: string | null;
-                        } | null;
-                        assets: {
-                            id: string;
-                            type: string;
-                            label: string;
-                            content_type: string;
-                            item_index: number;
-                        }[];
-                        attempts?: {
-                            id: string;
-                            /** @constant */
-                            object: "publishing_attempt";
-                            number: number;
-                            trigger: string;
-                            status: string;
-                            /** Format: date-time */
-                            started_at: string;
-                            /** Format: date-time */
-                            finished_at: string | null;
-                            retry_safety: string;
-                            error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                user_action: string;
-                            } | null;
-                            provider: {
-                                operation: string;
-                                request_id: string | null;
-                                status_code: number | null;
-                                error_code: string | null;
-                                subcode: string | null;
-                            } | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Post"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -8778,7 +8640,7 @@ export interface operations {
             };
         };
     };
-    postV1WorkspacesByWorkspace_idPostsByPost_idRetry: {
+    retryPost: {
         parameters: {
             query?: never;
             header?: {
@@ -8797,10 +8659,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    confirmed?: boolean;
-                    acknowledge_duplicate_risk?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["RetryPostRequest"];
             };
         };
         responses: {
@@ -8816,110 +8680,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "post";
-                        group: string;
-                        channel: string;
-                        /** @enum {string} */
-                        state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                        editable: boolean;
-                        terminal: boolean;
-                        action_required: boolean;
-                        /** Format: date-time */
-                        next_action_at: string | null;
-                        retry_safety: string;
-                        available_actions: string[];
-                        version: number;
-                        payload: {
-                            headline: string;
-                            body: string[];
-                            destination_options: {
-                                [key: string]: unknown;
-                            };
-                        };
-                        asset_ids: string[];
-                        destination_id: string | null;
-                        /** Format: date-time */
-                        scheduled_at: string | null;
-                        time_zone: string;
-                        schedule_mode: string;
-                        queue_local_date: string | null;
-                        queue_window_id: string | null;
-                        attempt_count: number;
-                        deferred: {
-                            reason: string;
-                            /** Format: date-time */
-                            until: string;
-                        } | null;
-                        last_error: {
-                            code: string;
-                            message: string;
-                            retryable: boolean;
-                            retry_safety: string;
-                            user_action: string;
-                        } | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        /** Format: date-time */
-                        published_at: string | null;
-                        /** Format: date-time */
-                        cancelled_at: string | null;
-                        /** Format: date-time */
-                        missed_at: string | null;
-                        receipts: {
-                            id: string;
-                            /** @constant */
-                            object: "receipt";
-                            item_index: number;
-                            provider_object_id: string;
-                            url: string;
-                            state: string;
-                            /** Format: date-time */
-                            published_at: string;
-                        }[];
-                        destination: {
-                            display_name: string;
-                            external_id: string;
-                            profile_image_url: string | null;
-                        } | null;
-                        assets: {
-                            id: string;
-                            type: string;
-                            label: string;
-                            content_type: string;
-                            item_index: number;
-                        }[];
-                        attempts?: {
-                            id: string;
-                            /** @constant */
-                            object: "publishing_attempt";
-                            number: number;
-                            trigger: string;
-                            status: string;
-                            /** Format: date-time */
-                            started_at: string;
-                            /** Format: date-time */
-                            finished_at: string | null;
-                            retry_safety: string;
-                            error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                user_action: string;
-                            } | null;
-                            provider: {
-                                operation: string;
-                                request_id: string | null;
-                                status_code: number | null;
-                                error_code: string | null;
-                                subcode: string | null;
-                            } | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Post"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -9073,7 +8834,7 @@ export interface operations {
             };
         };
     };
-    postV1WorkspacesByWorkspace_idPostsByPost_idReschedule: {
+    reschedulePost: {
         parameters: {
             query?: never;
             header?: {
@@ -9092,13 +8853,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    confirmed?: boolean;
-                    scheduled_at: string;
-                    time_zone?: string;
-                    /** @description Needed when the post's last outcome is unknown (retry_safety unsafe), as for retry. */
-                    acknowledge_duplicate_risk?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "confirmed": true,
+                 *       "scheduled_at": "2026-12-01T09:30:00+01:00"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReschedulePostRequest"];
             };
         };
         responses: {
@@ -9114,110 +8875,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "post";
-                        group: string;
-                        channel: string;
-                        /** @enum {string} */
-                        state: "draft" | "preparing" | "scheduled" | "ready" | "processing" | "awaiting-provider" | "published" | "failed" | "needs-attention" | "cancelled" | "missed";
-                        editable: boolean;
-                        terminal: boolean;
-                        action_required: boolean;
-                        /** Format: date-time */
-                        next_action_at: string | null;
-                        retry_safety: string;
-                        available_actions: string[];
-                        version: number;
-                        payload: {
-                            headline: string;
-                            body: string[];
-                            destination_options: {
-                                [key: string]: unknown;
-                            };
-                        };
-                        asset_ids: string[];
-                        destination_id: string | null;
-                        /** Format: date-time */
-                        scheduled_at: string | null;
-                        time_zone: string;
-                        schedule_mode: string;
-                        queue_local_date: string | null;
-                        queue_window_id: string | null;
-                        attempt_count: number;
-                        deferred: {
-                            reason: string;
-                            /** Format: date-time */
-                            until: string;
-                        } | null;
-                        last_error: {
-                            code: string;
-                            message: string;
-                            retryable: boolean;
-                            retry_safety: string;
-                            user_action: string;
-                        } | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        /** Format: date-time */
-                        published_at: string | null;
-                        /** Format: date-time */
-                        cancelled_at: string | null;
-                        /** Format: date-time */
-                        missed_at: string | null;
-                        receipts: {
-                            id: string;
-                            /** @constant */
-                            object: "receipt";
-                            item_index: number;
-                            provider_object_id: string;
-                            url: string;
-                            state: string;
-                            /** Format: date-time */
-                            published_at: string;
-                        }[];
-                        destination: {
-                            display_name: string;
-                            external_id: string;
-                            profile_image_url: string | null;
-                        } | null;
-                        assets: {
-                            id: string;
-                            type: string;
-                            label: string;
-                            content_type: string;
-                            item_index: number;
-                        }[];
-                        attempts?: {
-                            id: string;
-                            /** @constant */
-                            object: "publishing_attempt";
-                            number: number;
-                            trigger: string;
-                            status: string;
-                            /** Format: date-time */
-                            started_at: string;
-                            /** Format: date-time */
-                            finished_at: string | null;
-                            retry_safety: string;
-                            error: {
-                                code: string;
-                                message: string;
-                                retryable: boolean;
-                                user_action: string;
-                            } | null;
-                            provider: {
-                                operation: string;
-                                request_id: string | null;
-                                status_code: number | null;
-                                error_code: string | null;
-                                subcode: string | null;
-                            } | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Post"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -9371,7 +9029,7 @@ export interface operations {
             };
         };
     };
-    getV1WorkspacesByWorkspace_idQueue: {
+    getQueue: {
         parameters: {
             query?: never;
             header?: {
@@ -9398,16 +9056,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "queue";
-                        time_zone: string;
-                        windows: {
-                            id: string;
-                            weekday: number;
-                            local_time: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Queue"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -9517,7 +9166,7 @@ export interface operations {
             };
         };
     };
-    putV1WorkspacesByWorkspace_idQueue: {
+    replaceQueue: {
         parameters: {
             query?: never;
             header?: {
@@ -9532,12 +9181,21 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    windows: {
-                        weekday: number;
-                        local_time: string;
-                    }[];
-                };
+                /**
+                 * @example {
+                 *       "windows": [
+                 *         {
+                 *           "weekday": 1,
+                 *           "local_time": "09:00"
+                 *         },
+                 *         {
+                 *           "weekday": 3,
+                 *           "local_time": "12:30"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReplaceQueueRequest"];
             };
         };
         responses: {
@@ -9553,16 +9211,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "queue";
-                        time_zone: string;
-                        windows: {
-                            id: string;
-                            weekday: number;
-                            local_time: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Queue"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -9683,7 +9332,7 @@ export interface operations {
             };
         };
     };
-    "postV1WorkspacesByWorkspace_idAsset-uploads": {
+    createAssetUpload: {
         parameters: {
             query?: never;
             header?: {
@@ -9700,20 +9349,21 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    kind: "card" | "video" | "poster";
-                    file_name: string;
-                    content_type: string;
-                    byte_size: number;
-                    /** @description If given, must equal the part-size rule's value for byte_size */
-                    part_size?: number;
-                    parts: {
-                        part_number: number;
-                        /** @description CRC64NVME: base64 of the 8 big-endian bytes */
-                        checksum_crc64nvme: string;
-                    }[];
-                };
+                /**
+                 * @example {
+                 *       "kind": "card",
+                 *       "file_name": "launch.png",
+                 *       "content_type": "image/png",
+                 *       "byte_size": 48213,
+                 *       "parts": [
+                 *         {
+                 *           "part_number": 1,
+                 *           "checksum_crc64nvme": "yZNbHw1qTxo="
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateAssetUploadRequest"];
             };
         };
         responses: {
@@ -9729,25 +9379,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "asset_upload";
-                        asset_id: string;
-                        /** @constant */
-                        protocol: "multipart";
-                        part_size: number;
-                        parts: {
-                            part_number: number;
-                            upload_url: string;
-                            required_headers: {
-                                [key: string]: string;
-                            };
-                        }[];
-                        byte_size: number;
-                        /** Format: date-time */
-                        expires_at: string;
-                    };
+                    "application/json": components["schemas"]["AssetUpload"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -9890,7 +9522,7 @@ export interface operations {
             };
         };
     };
-    "postV1WorkspacesByWorkspace_idAsset-uploadsByUpload_idComplete": {
+    completeAssetUpload: {
         parameters: {
             query?: never;
             header?: {
@@ -9909,17 +9541,20 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    byte_size: number;
-                    /** @description CRC64NVME: base64 of the 8 big-endian bytes */
-                    checksum_crc64nvme: string;
-                    parts: {
-                        part_number: number;
-                        etag: string;
-                        /** @description CRC64NVME: base64 of the 8 big-endian bytes */
-                        checksum_crc64nvme: string;
-                    }[];
-                };
+                /**
+                 * @example {
+                 *       "byte_size": 48213,
+                 *       "checksum_crc64nvme": "yZNbHw1qTxo=",
+                 *       "parts": [
+                 *         {
+                 *           "part_number": 1,
+                 *           "etag": "\"9b2cf535f27731c974343645a3985328\"",
+                 *           "checksum_crc64nvme": "yZNbHw1qTxo="
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CompleteAssetUploadRequest"];
             };
         };
         responses: {
@@ -9935,38 +9570,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "asset";
-                        /** @enum {string} */
-                        type: "card" | "video" | "poster";
-                        label: string;
-                        dimensions: string | null;
-                        width: number | null;
-                        height: number | null;
-                        duration_sec: number | null;
-                        format: string | null;
-                        byte_size: number;
-                        content_type: string;
-                        /** @enum {string} */
-                        status: "pending_upload" | "ready";
-                        checksum: {
-                            algorithm: string;
-                            value: string;
-                        } | null;
-                        /** Format: date-time */
-                        inspected_at: string | null;
-                        retention: {
-                            policy: string;
-                            reusable: boolean;
-                        };
-                        /** Format: date-time */
-                        created_at: string;
-                        download_url?: string;
-                        /** Format: date-time */
-                        download_url_expires_at?: string;
-                    };
+                    "application/json": components["schemas"]["Asset"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -10109,7 +9713,7 @@ export interface operations {
             };
         };
     };
-    getV1WorkspacesByWorkspace_idAssets: {
+    listAssets: {
         parameters: {
             query?: {
                 /** @description Items per page. */
@@ -10143,42 +9747,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "asset";
-                            /** @enum {string} */
-                            type: "card" | "video" | "poster";
-                            label: string;
-                            dimensions: string | null;
-                            width: number | null;
-                            height: number | null;
-                            duration_sec: number | null;
-                            format: string | null;
-                            byte_size: number;
-                            content_type: string;
-                            /** @enum {string} */
-                            status: "pending_upload" | "ready";
-                            checksum: {
-                                algorithm: string;
-                                value: string;
-                            } | null;
-                            /** Format: date-time */
-                            inspected_at: string | null;
-                            retention: {
-                                policy: string;
-                                reusable: boolean;
-                            };
-                            /** Format: date-time */
-                            created_at: string;
-                            download_url?: string;
-                            /** Format: date-time */
-                            download_url_expires_at?: string;
-                        }[];
-                        has_more: boolean;
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["AssetList"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -10288,7 +9857,7 @@ export interface operations {
             };
         };
     };
-    getV1WorkspacesByWorkspace_idAssetsByAsset_id: {
+    getAsset: {
         parameters: {
             query?: {
                 /** @description Adds the optional part it names to each item. */
@@ -10320,38 +9889,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "asset";
-                        /** @enum {string} */
-                        type: "card" | "video" | "poster";
-                        label: string;
-                        dimensions: string | null;
-                        width: number | null;
-                        height: number | null;
-                        duration_sec: number | null;
-                        format: string | null;
-                        byte_size: number;
-                        content_type: string;
-                        /** @enum {string} */
-                        status: "pending_upload" | "ready";
-                        checksum: {
-                            algorithm: string;
-                            value: string;
-                        } | null;
-                        /** Format: date-time */
-                        inspected_at: string | null;
-                        retention: {
-                            policy: string;
-                            reusable: boolean;
-                        };
-                        /** Format: date-time */
-                        created_at: string;
-                        download_url?: string;
-                        /** Format: date-time */
-                        download_url_expires_at?: string;
-                    };
+                    "application/json": components["schemas"]["Asset"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -10461,7 +9999,7 @@ export interface operations {
             };
         };
     };
-    deleteV1WorkspacesByWorkspace_idAssetsByAsset_id: {
+    deleteAsset: {
         parameters: {
             query?: never;
             header?: {
@@ -10490,13 +10028,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "asset";
-                        /** @constant */
-                        deleted: true;
-                    };
+                    "application/json": components["schemas"]["DeletedAsset"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -10617,7 +10149,7 @@ export interface operations {
             };
         };
     };
-    "getV1WorkspacesByWorkspace_idWebhook-endpoints": {
+    listWebhookEndpoints: {
         parameters: {
             query?: {
                 /** @description Items per page. */
@@ -10649,34 +10181,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "webhook_endpoint";
-                            name: string;
-                            url: string;
-                            enabled: boolean;
-                            event_types: string[];
-                            /** @enum {string} */
-                            destination_filter_mode: "all" | "selected";
-                            destination_ids: string[];
-                            /** @enum {string} */
-                            content_mode: "metadata" | "full";
-                            secret_last_four: string;
-                            /** Format: date-time */
-                            previous_secret_expires_at: string | null;
-                            config_version: number;
-                            /** @description `delivery_failures` when Herald disabled the endpoint after three days of failed deliveries */
-                            disabled_reason: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
-                        has_more: boolean;
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -10786,7 +10291,7 @@ export interface operations {
             };
         };
     };
-    "postV1WorkspacesByWorkspace_idWebhook-endpoints": {
+    createWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: {
@@ -10803,19 +10308,17 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description https:// on port 443, a DNS host name that resolves to public addresses only, no credentials */
-                    url: string;
-                    event_types: ("post.published" | "post.failed" | "post.awaiting-provider" | "post.needs-attention")[];
-                    /** @enum {string} */
-                    destination_filter_mode?: "all" | "selected";
-                    /** @description Used with destination_filter_mode `selected`: 1 to 100 destinations of the workspace */
-                    destination_ids?: string[];
-                    /** @enum {string} */
-                    content_mode?: "metadata" | "full";
-                    enabled?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "name": "Publishing log",
+                 *       "url": "https://hooks.example.com/herald",
+                 *       "event_types": [
+                 *         "post.published",
+                 *         "post.failed"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
             };
         };
         responses: {
@@ -10831,32 +10334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_endpoint";
-                        name: string;
-                        url: string;
-                        enabled: boolean;
-                        event_types: string[];
-                        /** @enum {string} */
-                        destination_filter_mode: "all" | "selected";
-                        destination_ids: string[];
-                        /** @enum {string} */
-                        content_mode: "metadata" | "full";
-                        secret_last_four: string;
-                        /** Format: date-time */
-                        previous_secret_expires_at: string | null;
-                        config_version: number;
-                        /** @description `delivery_failures` when Herald disabled the endpoint after three days of failed deliveries */
-                        disabled_reason: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        /** @description The signing secret, shown this once */
-                        secret: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -10999,7 +10477,7 @@ export interface operations {
             };
         };
     };
-    "getV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_id": {
+    getWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: {
@@ -11028,30 +10506,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_endpoint";
-                        name: string;
-                        url: string;
-                        enabled: boolean;
-                        event_types: string[];
-                        /** @enum {string} */
-                        destination_filter_mode: "all" | "selected";
-                        destination_ids: string[];
-                        /** @enum {string} */
-                        content_mode: "metadata" | "full";
-                        secret_last_four: string;
-                        /** Format: date-time */
-                        previous_secret_expires_at: string | null;
-                        config_version: number;
-                        /** @description `delivery_failures` when Herald disabled the endpoint after three days of failed deliveries */
-                        disabled_reason: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -11161,7 +10616,7 @@ export interface operations {
             };
         };
     };
-    "deleteV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_id": {
+    deleteWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: {
@@ -11192,13 +10647,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_endpoint";
-                        /** @constant */
-                        deleted: true;
-                    };
+                    "application/json": components["schemas"]["DeletedWebhookEndpoint"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -11330,7 +10779,7 @@ export interface operations {
             };
         };
     };
-    "patchV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_id": {
+    updateWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: {
@@ -11349,19 +10798,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    enabled?: boolean;
-                    name?: string;
-                    /** @description https:// on port 443, a DNS host name that resolves to public addresses only, no credentials */
-                    url?: string;
-                    event_types?: ("post.published" | "post.failed" | "post.awaiting-provider" | "post.needs-attention")[];
-                    /** @enum {string} */
-                    destination_filter_mode?: "all" | "selected";
-                    /** @description Used with destination_filter_mode `selected`: 1 to 100 destinations of the workspace */
-                    destination_ids?: string[];
-                    /** @enum {string} */
-                    content_mode?: "metadata" | "full";
-                };
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
             };
         };
         responses: {
@@ -11377,30 +10819,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_endpoint";
-                        name: string;
-                        url: string;
-                        enabled: boolean;
-                        event_types: string[];
-                        /** @enum {string} */
-                        destination_filter_mode: "all" | "selected";
-                        destination_ids: string[];
-                        /** @enum {string} */
-                        content_mode: "metadata" | "full";
-                        secret_last_four: string;
-                        /** Format: date-time */
-                        previous_secret_expires_at: string | null;
-                        config_version: number;
-                        /** @description `delivery_failures` when Herald disabled the endpoint after three days of failed deliveries */
-                        disabled_reason: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -11532,7 +10951,7 @@ export interface operations {
             };
         };
     };
-    "postV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_idRotate-secret": {
+    rotateWebhookSecret: {
         parameters: {
             query?: never;
             header?: {
@@ -11549,12 +10968,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": {
-                    /** @description Seconds the replaced secret keeps signing (default 86400; 0 ends it now) */
-                    previous_secret_expires_in?: number;
-                };
+                /**
+                 * @example {
+                 *       "previous_secret_expires_in": 3600
+                 *     }
+                 */
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
             };
         };
         responses: {
@@ -11570,32 +10991,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_endpoint";
-                        name: string;
-                        url: string;
-                        enabled: boolean;
-                        event_types: string[];
-                        /** @enum {string} */
-                        destination_filter_mode: "all" | "selected";
-                        destination_ids: string[];
-                        /** @enum {string} */
-                        content_mode: "metadata" | "full";
-                        secret_last_four: string;
-                        /** Format: date-time */
-                        previous_secret_expires_at: string | null;
-                        config_version: number;
-                        /** @description `delivery_failures` when Herald disabled the endpoint after three days of failed deliveries */
-                        disabled_reason: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        /** @description The signing secret, shown this once */
-                        secret: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -11727,7 +11123,7 @@ export interface operations {
             };
         };
     };
-    "postV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_idTest": {
+    testWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: {
@@ -11744,9 +11140,10 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyRequest"];
             };
         };
         responses: {
@@ -11764,39 +11161,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_delivery";
-                        endpoint_id: string;
-                        event_id: string;
-                        event_type: string;
-                        /** @enum {string} */
-                        status: "pending" | "succeeded" | "failed";
-                        attempt_count: number;
-                        /** Format: date-time */
-                        next_attempt_at: string | null;
-                        /** Format: date-time */
-                        last_attempt_at: string | null;
-                        last_response_status: number | null;
-                        last_error: string | null;
-                        last_duration_ms: number | null;
-                        /** Format: date-time */
-                        delivered_at: string | null;
-                        /** Format: date-time */
-                        failed_at: string | null;
-                        redelivery_of: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        attempts: {
-                            number: number;
-                            /** Format: date-time */
-                            started_at: string;
-                            duration_ms: number;
-                            response_status: number | null;
-                            error: string | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -11939,7 +11304,7 @@ export interface operations {
             };
         };
     };
-    "getV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_idDeliveries": {
+    listWebhookDeliveries: {
         parameters: {
             query?: {
                 /** @description Only deliveries with this status. */
@@ -11975,43 +11340,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /** @constant */
-                            object: "webhook_delivery";
-                            endpoint_id: string;
-                            event_id: string;
-                            event_type: string;
-                            /** @enum {string} */
-                            status: "pending" | "succeeded" | "failed";
-                            attempt_count: number;
-                            /** Format: date-time */
-                            next_attempt_at: string | null;
-                            /** Format: date-time */
-                            last_attempt_at: string | null;
-                            last_response_status: number | null;
-                            last_error: string | null;
-                            last_duration_ms: number | null;
-                            /** Format: date-time */
-                            delivered_at: string | null;
-                            /** Format: date-time */
-                            failed_at: string | null;
-                            redelivery_of: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            attempts: {
-                                number: number;
-                                /** Format: date-time */
-                                started_at: string;
-                                duration_ms: number;
-                                response_status: number | null;
-                                error: string | null;
-                            }[];
-                        }[];
-                        has_more: boolean;
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -12121,7 +11450,7 @@ export interface operations {
             };
         };
     };
-    "postV1WorkspacesByWorkspace_idWebhook-endpointsByEndpoint_idDeliveriesByDelivery_idRedeliver": {
+    redeliverWebhookDelivery: {
         parameters: {
             query?: never;
             header?: {
@@ -12140,9 +11469,10 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyRequest"];
             };
         };
         responses: {
@@ -12160,39 +11490,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        id: string;
-                        /** @constant */
-                        object: "webhook_delivery";
-                        endpoint_id: string;
-                        event_id: string;
-                        event_type: string;
-                        /** @enum {string} */
-                        status: "pending" | "succeeded" | "failed";
-                        attempt_count: number;
-                        /** Format: date-time */
-                        next_attempt_at: string | null;
-                        /** Format: date-time */
-                        last_attempt_at: string | null;
-                        last_response_status: number | null;
-                        last_error: string | null;
-                        last_duration_ms: number | null;
-                        /** Format: date-time */
-                        delivered_at: string | null;
-                        /** Format: date-time */
-                        failed_at: string | null;
-                        redelivery_of: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        attempts: {
-                            number: number;
-                            /** Format: date-time */
-                            started_at: string;
-                            duration_ms: number;
-                            response_status: number | null;
-                            error: string | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -12335,7 +11633,7 @@ export interface operations {
             };
         };
     };
-    "getV1WorkspacesByWorkspace_idAnalyticsPost-groupsByGroup": {
+    getPostGroupAnalytics: {
         parameters: {
             query?: never;
             header?: {
@@ -12362,102 +11660,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "post_group_analytics";
-                        group: string;
-                        totals: {
-                            views: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            impressions: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            comments: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            reactions: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            shares: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            saves: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            link_clicks: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                        };
-                        posts: {
-                            /** @constant */
-                            object: "post_analytics";
-                            post: string;
-                            group: string;
-                            channel: string;
-                            /** Format: date-time */
-                            published_at: string;
-                            /** @enum {string} */
-                            state: "pending" | "fresh" | "stale" | "unsupported";
-                            /** MetricValues */
-                            metrics: {
-                                views: number;
-                                impressions: number;
-                                comments: number;
-                                reactions: number;
-                                shares: number;
-                                saves: number;
-                                link_clicks: number;
-                            };
-                            /** Format: date-time */
-                            fetched_at: string | null;
-                            /** Format: date-time */
-                            provider_as_of: string | null;
-                            /** Format: date-time */
-                            next_automatic_refresh_at: string | null;
-                            last_error: {
-                                code: string;
-                                message: string;
-                                /** Format: date-time */
-                                at: string;
-                            } | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PostGroupAnalytics"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -12567,7 +11770,7 @@ export interface operations {
             };
         };
     };
-    "postV1WorkspacesByWorkspace_idAnalyticsPost-groupsByGroupRefresh": {
+    refreshPostGroupAnalytics: {
         parameters: {
             query?: never;
             header?: {
@@ -12582,9 +11785,10 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyRequest"];
             };
         };
         responses: {
@@ -12600,102 +11804,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "post_group_analytics";
-                        group: string;
-                        totals: {
-                            views: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            impressions: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            comments: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            reactions: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            shares: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            saves: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                            link_clicks: {
-                                value: number;
-                                coverage: {
-                                    total_posts: number;
-                                    fetched_posts: number;
-                                    failed_posts: number;
-                                };
-                            };
-                        };
-                        posts: {
-                            /** @constant */
-                            object: "post_analytics";
-                            post: string;
-                            group: string;
-                            channel: string;
-                            /** Format: date-time */
-                            published_at: string;
-                            /** @enum {string} */
-                            state: "pending" | "fresh" | "stale" | "unsupported";
-                            /** MetricValues */
-                            metrics: {
-                                views: number;
-                                impressions: number;
-                                comments: number;
-                                reactions: number;
-                                shares: number;
-                                saves: number;
-                                link_clicks: number;
-                            };
-                            /** Format: date-time */
-                            fetched_at: string | null;
-                            /** Format: date-time */
-                            provider_as_of: string | null;
-                            /** Format: date-time */
-                            next_automatic_refresh_at: string | null;
-                            last_error: {
-                                code: string;
-                                message: string;
-                                /** Format: date-time */
-                                at: string;
-                            } | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PostGroupAnalytics"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
@@ -12816,7 +11925,7 @@ export interface operations {
             };
         };
     };
-    getV1WorkspacesByWorkspace_idAnalyticsPosts: {
+    getAnalyticsSeries: {
         parameters: {
             query?: {
                 /** @description first local publication date, included (YYYY-MM-DD) */
@@ -12854,32 +11963,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "analytics_series";
-                        /** @enum {string} */
-                        bucket: "day" | "week";
-                        time_zone: string;
-                        series: {
-                            /**
-                             * Format: date
-                             * @description first local date of the bucket
-                             */
-                            start: string;
-                            /** @description posts published in the bucket */
-                            posts: number;
-                            /** MetricValues */
-                            metrics: {
-                                views: number;
-                                impressions: number;
-                                comments: number;
-                                reactions: number;
-                                shares: number;
-                                saves: number;
-                                link_clicks: number;
-                            };
-                        }[];
-                    };
+                    "application/json": components["schemas"]["AnalyticsSeries"];
                 };
             };
             /** @description Invalid request (public_invalid_request) */
