@@ -1,8 +1,8 @@
 // OAuth for the MCP endpoint end to end in headless Chromium (Debian `chromium`, driven by
 // playwright-core): the official MCP client package registers a client and builds the authorization
 // URL; the browser signs in, consents (one workspace, chosen scopes) and follows the redirect to the
-// client's local callback server; the package exchanges the code; the token then works at the MCP
-// resource. The consent page is checked with axe-core and screenshotted into test-artifacts/oauth
+// client's local callback server; the package exchanges the code and calls a tool at /mcp with the
+// token. The consent page is checked with axe-core and screenshotted into test-artifacts/oauth
 // (HERALD_DOCS_SCREENSHOTS=1 also refreshes docs/dashboard/oauth-consent.png).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
@@ -10,6 +10,9 @@ import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import {
   auth,
+  type CallToolResult,
+  Client,
+  StreamableHTTPClientTransport,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
@@ -18,7 +21,6 @@ import {
 } from "@modelcontextprotocol/client";
 import { ROOT } from "../helpers/process.ts";
 import { dashboardWorld, type DashboardWorld, PASSWORD } from "../dashboard/support.ts";
-import { mcpRequest } from "../oauth/mcp-call.ts";
 import { launchChromium, lookAt } from "./dashboard-kit.ts";
 
 const ARTIFACTS = join(ROOT, "test-artifacts", "oauth");
@@ -127,10 +129,23 @@ test(
     const token = provider.saved!.access_token;
     expect(provider.saved!.scope).toBe("workspaces:read posts:read");
 
-    const listed = await mcpRequest(world.s, token, "/workspaces");
-    expect(listed.status).toBe(200);
-    expect(listed.body.data.map((w: { name: string }) => w.name)).toEqual(["Acme"]);
-    expect((await mcpRequest(world.s, token, `/workspaces/${second.body.id}`)).status).toBe(404);
+    // The assistant calls a tool at /mcp with its token (the package's transport sends it from the provider).
+    const client = new Client({ name: "desk-assistant", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider }));
+    const tools = (await client.listTools()).tools.map((t) => t.name);
+    expect(tools).toContain("list_workspaces");
+    // posts:write was unticked on the consent page: no tool that writes posts is offered.
+    expect(tools).not.toContain("create_draft");
+    const listed = (await client.callTool({ name: "list_workspaces", arguments: {} })) as CallToolResult;
+    expect(listed.isError ?? false).toBe(false);
+    const names = (listed.structuredContent as { data: { name: string }[] }).data.map((w) => w.name);
+    expect(names).toEqual(["Acme"]);
+    const other = (await client.callTool({
+      name: "list_posts",
+      arguments: { workspace_id: second.body.id },
+    })) as CallToolResult;
+    expect((other.structuredContent as { status: number }).status).toBe(404);
+    await client.close();
     // The same token straight at the API: not its audience.
     const direct = await fetch(`${world.s.url}/v1/workspaces`, {
       headers: { authorization: `Bearer ${token}` },
