@@ -252,6 +252,31 @@ describe("a grant is a credential", () => {
     expect(revoked.status).toBe(303);
     expect((await api(access_token, "/workspaces", "dispatched")).status).toBe(401);
     expect((await refresh(refresh_token)).body.error).toBe("invalid_grant");
+    const audit = await world.s.request("GET", "/v1/audit-records?limit=5", { key: world.owner.apiKey });
+    const actions = audit.body.data.map((r: { action: string; target_type: string }) => r.action);
+    expect(actions).toContain("oauth_grant.revoked");
+  });
+
+  test("a member sees the grants they gave, like the keys they made", async () => {
+    const member = await world.signedInAs("member", "grant-member@example.com");
+    await grantTokens(world, member, clientId, [
+      ["workspace_access", "all"],
+      ["scopes", "posts:read"],
+      ["decision", "allow"],
+    ]);
+    const rowsOf = async (browser: TestBrowser) => {
+      const screen = screenOf((await browser.get("/dashboard/keys")).text);
+      return screen.recordsOf(screen.getByRole("table", { name: /API keys$/ }));
+    };
+    const own = await rowsOf(member);
+    expect(own).toHaveLength(1);
+    expect(own[0]).toMatchObject({
+      Name: "Test assistant OAuth grant",
+      Scopes: "posts: read",
+      Status: "active",
+    });
+    // The owner sees the member's grant among the account's.
+    expect((await rowsOf(owner)).filter((r) => r.Scopes === "posts: read").length).toBeGreaterThan(0);
   });
 });
 
