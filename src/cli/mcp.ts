@@ -8,6 +8,7 @@ import type { ApiAnswer, ApiClient, ApiRequest, ToolCaller } from "../http/mcp/t
 import { call } from "./api.ts";
 import { connect, type Connection } from "./credentials.ts";
 import { UsageError } from "./errors.ts";
+import { answerOf } from "../http/mcp-answer.ts";
 
 /** `herald mcp --help`. */
 export const MCP_HELP = `Usage: herald mcp
@@ -19,19 +20,6 @@ with HERALD_API_URL; the tools offered are the ones the key's scopes and environ
 key never publishes). Nothing but the protocol is written to stdout; problems go to stderr.
 
 See docs/mcp.md for the tools and how to add Herald to an assistant.`;
-
-/** An answer read whole (JSON parsed; anything else null). */
-async function answerOf(response: Response): Promise<ApiAnswer> {
-  const text = await response.text();
-  let body: unknown = null;
-  if (text !== "" && /json/.test(response.headers.get("content-type") ?? ""))
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = null;
-    }
-  return { status: response.status, headers: response.headers, body };
-}
 
 /** The tools' way to the API from `herald mcp`: HTTP to the server, with the connection's key. */
 export function remoteApi(connection: Connection): ApiClient {

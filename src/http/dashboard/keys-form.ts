@@ -162,27 +162,7 @@ ${choices({
   checked: values.scopes,
   errors,
 })}
-${choices({
-  name: "workspace_access",
-  pointer: "/workspace_access",
-  legend: "Workspace access",
-  type: "radio",
-  options: [
-    { value: "all", label: "All workspaces", hint: "including ones created later" },
-    { value: "selected", label: "Only the workspaces selected below" },
-  ],
-  checked: [values.workspaceAccess],
-  errors,
-})}
-${choices({
-  name: "workspace_ids",
-  pointer: "/workspace_ids",
-  legend: "Selected workspaces",
-  type: "checkbox",
-  options: spec.workspaces.map((w) => ({ value: w.id, label: w.name, hint: w.id })),
-  checked: values.workspaceIds,
-  errors,
-})}
+${workspaceAccessChoices(values, spec.workspaces, errors)}
 ${keyExpiryFields(values, errors)}
 <button type="submit">Create key</button>`,
 )}`;
@@ -212,6 +192,38 @@ ${input({
   hint: "Used with “On the date below”: the key works until the end of that day (UTC).",
   type: "date",
   value: values.expiresOn,
+  errors,
+})}`;
+}
+
+/**
+ * The workspace access fields of a credential (a key's form, an OAuth consent): all workspaces, or the
+ * ones ticked.
+ */
+export function workspaceAccessChoices(
+  values: { workspaceAccess: string; workspaceIds: string[] },
+  workspaces: WorkspaceRef[],
+  errors: FieldErrors,
+): Markup {
+  return html`${choices({
+    name: "workspace_access",
+    pointer: "/workspace_access",
+    legend: "Workspace access",
+    type: "radio",
+    options: [
+      { value: "all", label: "All workspaces", hint: "including ones created later" },
+      { value: "selected", label: "Only the workspaces selected below" },
+    ],
+    checked: [values.workspaceAccess],
+    errors,
+  })}
+${choices({
+  name: "workspace_ids",
+  pointer: "/workspace_ids",
+  legend: "Selected workspaces",
+  type: "checkbox",
+  options: workspaces.map((w) => ({ value: w.id, label: w.name, hint: w.id })),
+  checked: values.workspaceIds,
   errors,
 })}`;
 }

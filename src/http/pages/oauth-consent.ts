@@ -1,6 +1,7 @@
 import type { Scope } from "../../core/scopes.ts";
 import type { FieldErrors } from "../dashboard/api.ts";
 import { dashboardLayout, type DashboardFrame, type WorkspaceRef } from "../dashboard/layout.ts";
+import { workspaceAccessChoices } from "../dashboard/keys-form.ts";
 import { choices, errorSummary, postForm } from "../dashboard/ui.ts";
 import { html } from "./html.ts";
 
@@ -56,27 +57,7 @@ ${postForm(
   html`${Object.entries(view.params).map(
     ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
   )}
-${choices({
-  name: "workspace_access",
-  pointer: "/workspace_access",
-  legend: "Workspace access",
-  type: "radio",
-  options: [
-    { value: "all", label: "All workspaces", hint: "including ones created later" },
-    { value: "selected", label: "Only the workspaces selected below" },
-  ],
-  checked: [values.workspaceAccess],
-  errors,
-})}
-${choices({
-  name: "workspace_ids",
-  pointer: "/workspace_ids",
-  legend: "Selected workspaces",
-  type: "checkbox",
-  options: view.workspaces.map((w) => ({ value: w.id, label: w.name })),
-  checked: values.workspaceIds,
-  errors,
-})}
+${workspaceAccessChoices(values, view.workspaces, errors)}
 ${choices({
   name: "scopes",
   pointer: "/scopes",

@@ -108,6 +108,29 @@ export function redirect(h: Herald, browser: Browser, location: string, cookies:
 }
 
 /**
+ * A body as text, counted as it streams (so a chunked body is held to the limit too); null once it
+ * passes `max` bytes, and the rest is not read.
+ */
+export async function boundedText(request: Request, max: number): Promise<string | null> {
+  if (Number(request.headers.get("content-length") ?? "0") > max) return null;
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
  * Reads a urlencoded form (what browsers send), at most 16 KiB; anything else reads as an empty form,
  * which no CSRF check accepts. So does a form holding a NUL character: no browser sends one from a
  * form, no field may hold one, and PostgreSQL text cannot store one (a sign-in with one was a 500).
@@ -116,22 +139,9 @@ export async function readForm(request: Request): Promise<URLSearchParams> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type) || !request.body)
     return new URLSearchParams();
-  if (Number(request.headers.get("content-length") ?? "0") > MAX_FORM_BYTES) return new URLSearchParams();
-  // Counted as it streams, so a chunked body is held to the limit too.
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_FORM_BYTES) {
-      await reader.cancel().catch(() => {});
-      return new URLSearchParams();
-    }
-    chunks.push(value);
-  }
-  const form = new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+  const text = await boundedText(request, MAX_FORM_BYTES);
+  if (text === null) return new URLSearchParams();
+  const form = new URLSearchParams(text);
   for (const [name, value] of form)
     if (name.includes("\0") || value.includes("\0")) return new URLSearchParams();
   return form;

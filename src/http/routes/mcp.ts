@@ -10,6 +10,7 @@ import { answeredRequestIdOf, requestIdOf, type ClientAddress } from "../plugin.
 import type { FailedAuthLimiter } from "../rate-limit.ts";
 import type { ApiAnswer, ApiClient, ApiRequest, ToolCaller } from "../mcp/tools.ts";
 import { publicHandler } from "./context.ts";
+import { answerOf } from "../mcp-answer.ts";
 
 /** What the MCP endpoint needs of the app: its in-process handler, and the failed-authentication limit. */
 export interface McpDeps {
@@ -101,19 +102,6 @@ async function authenticateCaller(h: Herald, deps: McpDeps, request: Request): P
       headers: { "www-authenticate": `Bearer resource_metadata="${resourceMetadataUrl(h)}"${challenge}` },
     });
   }
-}
-
-/** An API answer read whole (JSON parsed; anything else as null). */
-async function answerOf(response: Response): Promise<ApiAnswer> {
-  const text = await response.text();
-  let body: unknown = null;
-  if (text !== "" && /json/.test(response.headers.get("content-type") ?? ""))
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = null;
-    }
-  return { status: response.status, headers: response.headers, body };
 }
 
 /**

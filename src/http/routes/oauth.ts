@@ -29,6 +29,7 @@ import {
   browserOf,
   csrfOf,
   formFromThisBrowser,
+  boundedText,
   pageResponse,
   readForm,
   redirect,
@@ -181,26 +182,6 @@ async function register(o: OauthServer, { request }: Req) {
     if (error instanceof OauthError) return oauthErrorResponse(error);
     throw error;
   }
-}
-
-/** A body as text, counted as it streams; null once it passes `max` bytes (the rest is not read). */
-async function boundedText(request: Request, max: number): Promise<string | null> {
-  if (Number(request.headers.get("content-length") ?? "0") > max) return null;
-  if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 async function token(o: OauthServer, { request }: Req) {
