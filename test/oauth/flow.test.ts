@@ -278,6 +278,37 @@ describe("a grant is a credential", () => {
     // The owner sees the member's grant among the account's.
     expect((await rowsOf(owner)).filter((r) => r.Scopes === "posts: read").length).toBeGreaterThan(0);
   });
+
+  test("removing a member revokes the grants they gave, audited as OAuth grants", async () => {
+    const email = "leaving-member@example.com";
+    const member = await world.signedInAs("member", email);
+    const tokens = (
+      await grantTokens(world, member, clientId, [
+        ["workspace_access", "all"],
+        ["scopes", "posts:read"],
+        ["decision", "allow"],
+      ])
+    ).body;
+    expect((await api(tokens.access_token, "/workspaces", "dispatched")).status).toBe(200);
+    const members = await world.s.request("GET", "/v1/account/members", { key: world.owner.apiKey });
+    const leaving = members.body.data.find((m: { email: string }) => m.email === email);
+    const removed = await world.s.request("POST", `/v1/account/members/${leaving.id}/remove`, {
+      key: world.owner.apiKey,
+      body: { confirmed: true, confirmation: email },
+    });
+    expect(removed.status).toBe(200);
+    const grantIds = removed.body.revoked_key_ids as string[];
+    expect(grantIds).toHaveLength(1);
+    expect(grantIds[0]).toMatch(/^grt_/);
+    expect((await api(tokens.access_token, "/workspaces", "dispatched")).status).toBe(401);
+    const audit = await world.s.request("GET", "/v1/audit-records?limit=10", { key: world.owner.apiKey });
+    const entries = audit.body.data.map((r: { action: string; target: { type: string; id: string } }) => [
+      r.action,
+      r.target.type,
+      r.target.id,
+    ]);
+    expect(entries).toContainEqual(["oauth_grant.revoked", "oauth_grant", grantIds[0]]);
+  });
 });
 
 // Last: it moves the clock past every session of the file.

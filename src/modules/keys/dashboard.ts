@@ -11,7 +11,7 @@ import {
   listApiKeys,
   markApiKeyRevoked,
 } from "./repo.ts";
-import { createApiKey, type NewKeyInput } from "./service.ts";
+import { createApiKey, type NewKeyInput, revokedCredentialEntry } from "./service.ts";
 
 /** The person managing keys in the dashboard. */
 export interface KeyManager {
@@ -128,14 +128,7 @@ export async function revokeKeyFromDashboard(
     if (key.revokedAt !== null) return { key, alreadyRevoked: true };
     const now = h.clock.now();
     await markApiKeyRevoked(tx, key.id, now);
-    await recordAudit(
-      tx,
-      auditActorOf(who.actor),
-      key.kind === "oauth_grant"
-        ? { action: "oauth_grant.revoked", targetType: "oauth_grant", targetId: key.id }
-        : { action: "api_key.revoked", targetType: "api_key", targetId: key.id },
-      now,
-    );
+    await recordAudit(tx, auditActorOf(who.actor), revokedCredentialEntry(key), now);
     return { key: { ...key, revokedAt: now }, alreadyRevoked: false };
   });
 }

@@ -96,3 +96,10 @@ export async function revokeApiKey(
   await markApiKeyRevoked(db, key.id, now);
   return { key: { ...key, revokedAt: now }, alreadyRevoked: false };
 }
+
+/** The audit entry of a revoked credential: an API key, or an OAuth grant (a key row of its own kind). */
+export function revokedCredentialEntry(key: { id: string; kind: string }) {
+  return key.kind === "oauth_grant"
+    ? { action: "oauth_grant.revoked", targetType: "oauth_grant", targetId: key.id }
+    : { action: "api_key.revoked", targetType: "api_key", targetId: key.id };
+}

@@ -49,7 +49,11 @@ export async function countOwners(db: Db, accountId: string): Promise<number> {
  * The live keys a person holds: those they created in the dashboard and those their `herald login`
  * approvals minted.
  */
-export async function listKeysHeldBy(db: Db, accountId: string, userId: string): Promise<string[]> {
+export async function listKeysHeldBy(
+  db: Db,
+  accountId: string,
+  userId: string,
+): Promise<{ id: string; kind: string }[]> {
   const { apiKeys, cliAuthorizations } = tablesOf(db);
   const viaCli = await db
     .select({ id: cliAuthorizations.credentialId })
@@ -59,7 +63,7 @@ export async function listKeysHeldBy(db: Db, accountId: string, userId: string):
   const held =
     cliIds.length > 0 ? or(eq(apiKeys.createdByUserId, userId), inArray(apiKeys.id, cliIds)) : null;
   const rows = await db
-    .select({ id: apiKeys.id })
+    .select({ id: apiKeys.id, kind: apiKeys.kind })
     .from(apiKeys)
     .where(
       and(
@@ -68,7 +72,7 @@ export async function listKeysHeldBy(db: Db, accountId: string, userId: string):
         held ?? eq(apiKeys.createdByUserId, userId),
       ),
     );
-  return rows.map((r) => r.id);
+  return rows;
 }
 
 /**

@@ -6,6 +6,7 @@ import { invalid, notFound, ProblemError } from "../../core/problem.ts";
 import type { UserRow } from "../account/repo.ts";
 import { recordAudit } from "../audit/repo.ts";
 import { markApiKeyRevoked } from "../keys/repo.ts";
+import { revokedCredentialEntry } from "../keys/service.ts";
 import { countOwners, deleteMember, findMember, listKeysHeldBy } from "./repo.ts";
 
 /** The member resource (`account_member`); `name` is what an invited person gave when joining. */
@@ -56,15 +57,10 @@ export async function removeMember(args: {
         { userAction: "check_request" },
       );
     const now = h.clock.now();
-    const keyIds = await listKeysHeldBy(tx, actor.accountId, member.id);
-    for (const keyId of keyIds) {
-      await markApiKeyRevoked(tx, keyId, now);
-      await recordAudit(
-        tx,
-        auditActorOf(actor),
-        { action: "api_key.revoked", targetType: "api_key", targetId: keyId },
-        now,
-      );
+    const keys = await listKeysHeldBy(tx, actor.accountId, member.id);
+    for (const key of keys) {
+      await markApiKeyRevoked(tx, key.id, now);
+      await recordAudit(tx, auditActorOf(actor), revokedCredentialEntry(key), now);
     }
     await deleteMember(tx, member.id, now);
     await recordAudit(
@@ -78,7 +74,7 @@ export async function removeMember(args: {
       object: "account_member" as const,
       email: member.email,
       removed: true as const,
-      revoked_key_ids: keyIds,
+      revoked_key_ids: keys.map((key) => key.id),
     };
   });
 }
