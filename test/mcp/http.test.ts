@@ -131,6 +131,47 @@ describe("authentication", () => {
   });
 });
 
+describe("browser-based clients (another origin, the credential in a header)", () => {
+  const page = { origin: "https://inspector.example" };
+
+  test("the preflight allows POST with Authorization and the protocol's headers, from any origin", async () => {
+    const r = await fetch(`${w.s.url}/mcp`, {
+      method: "OPTIONS",
+      headers: {
+        ...page,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type, mcp-protocol-version",
+      },
+    });
+    expect(r.status).toBe(204);
+    expect(r.headers.get("access-control-allow-origin")).toBe("*");
+    expect(r.headers.get("access-control-allow-credentials")).toBeNull();
+    const list = (name: string) => (r.headers.get(name) ?? "").split(/,\s*/);
+    expect(list("access-control-allow-methods")).toContain("POST");
+    expect(list("access-control-allow-headers")).toEqual(
+      expect.arrayContaining(["authorization", "content-type", "mcp-protocol-version"]),
+    );
+  });
+
+  const answers = [
+    { name: "a refused credential (401): the challenge is readable", path: "/mcp", key: false, status: 401 },
+    { name: "a credential in the URL (400)", path: "/mcp?api_key=x", key: false, status: 400 },
+    { name: "a served request (200)", path: "/mcp", key: true, status: 200 },
+  ];
+  for (const c of answers)
+    test(c.name, async () => {
+      const auth: Record<string, string> = c.key ? { authorization: `Bearer ${w.s.owner.apiKey}` } : {};
+      const r = await rawMcp(c.path, { ...page, ...auth });
+      expect(r.status).toBe(c.status);
+      expect(r.headers.get("access-control-allow-origin")).toBe("*");
+      expect((r.headers.get("access-control-expose-headers") ?? "").split(/,\s*/)).toContain(
+        "www-authenticate",
+      );
+      if (c.status === 401) expect(r.headers.get("www-authenticate")).toStartWith("Bearer ");
+      await r.body?.cancel();
+    });
+});
+
 describe("the transport", () => {
   const authorization = () => `Bearer ${w.s.owner.apiKey}`;
 

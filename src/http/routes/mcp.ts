@@ -162,12 +162,59 @@ async function serveMcp(h: Herald, deps: McpDeps, request: Request): Promise<Res
 }
 
 /**
+ * What every answer of /mcp carries for browser-based MCP clients (an inspector in a web page): any
+ * origin may read it, as the OAuth endpoints' answers. The credential travels in a header a page of
+ * another origin cannot take from the browser (no cookie is read here), so this lets a page use only
+ * the credential it already holds. The challenge and the protocol's headers are readable too.
+ */
+const CROSS_ORIGIN: Record<string, string> = {
+  "access-control-allow-origin": "*",
+  "access-control-expose-headers":
+    "www-authenticate, mcp-session-id, mcp-protocol-version, service-request-id",
+};
+
+/** The answer with CROSS_ORIGIN's headers added. */
+function readableAcrossOrigins(response: Response): Response {
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(CROSS_ORIGIN)) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+/** serveMcp, with its answers (problems included: 400, 401) readable across origins. */
+async function serveMcpAcrossOrigins(h: Herald, deps: McpDeps, request: Request): Promise<Response> {
+  try {
+    return readableAcrossOrigins(await serveMcp(h, deps, request));
+  } catch (error) {
+    if (!(error instanceof ProblemError)) throw error;
+    return readableAcrossOrigins(problemResponse(error, answeredRequestIdOf(request), docsUrl(h)));
+  }
+}
+
+/** The CORS preflight of /mcp: the methods, and the headers an MCP client sends. */
+function mcpPreflight(): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      ...CROSS_ORIGIN,
+      "access-control-allow-methods": "POST, GET, DELETE, OPTIONS",
+      "access-control-allow-headers":
+        "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id, service-request-id",
+      "access-control-max-age": "86400",
+    },
+  });
+}
+
+/**
  * `<origin>/mcp`: the Model Context Protocol over Streamable HTTP (stateless; docs/mcp.md). Outside
  * the rails: it authenticates itself (401 with the OAuth challenge), and each tool's call of the API
  * goes through the rails in-process.
  */
 export function mcpRoutes(h: Herald, deps: McpDeps) {
-  const serve = publicHandler(h, (h, { request }) => serveMcp(h, deps, request));
+  const serve = publicHandler(h, (h, { request }) => serveMcpAcrossOrigins(h, deps, request));
   const options = { parse: "none" as const, detail: { hide: true } };
-  return new Elysia().post("/mcp", serve, options).get("/mcp", serve, options).delete("/mcp", serve, options);
+  return new Elysia()
+    .post("/mcp", serve, options)
+    .get("/mcp", serve, options)
+    .delete("/mcp", serve, options)
+    .options("/mcp", mcpPreflight, options);
 }
