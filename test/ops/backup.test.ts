@@ -5,6 +5,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -129,6 +130,31 @@ describe.skipIf(POSTGRES_URL !== null)("herald backup and restore (SQLite)", () 
       });
       const ok = await herald(["restore", out], { ...fresh("ok"), HERALD_SECRET_KEY: key });
       expect(ok).toMatchObject({ code: 0, stderr: "" });
+    } finally {
+      await data.cleanup();
+    }
+  }, 30_000);
+
+  test("restore refuses a backup of a database a newer Herald migrated, before writing anything", async () => {
+    const data = await tempDataDir();
+    try {
+      await bootstrapCli(data);
+      // What a newer binary's migrate step would have recorded (backup copies the file as it is).
+      const db = new Database(join(data.dir, "herald.db"));
+      db.run("INSERT INTO herald_migrations (tag, hash, applied_at) VALUES ('9999_future', 'newer', 0)");
+      db.close();
+      const out = join(work, "newer.tar");
+      expect((await herald(["backup", "--out", out, "--with-secret-key"], data.env)).code).toBe(0);
+      const target = { HERALD_DATA_DIR: join(work, "newer-target") };
+      const refused = await herald(["restore", out], target);
+      expect(refused).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(
+          /migration 9999_future, which this binary \(Herald [^)]+\) does not know/,
+        ),
+      });
+      const dir = target.HERALD_DATA_DIR;
+      expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
     } finally {
       await data.cleanup();
     }

@@ -8,6 +8,8 @@ import { existsSync } from "node:fs";
 import { mkdir, open, readdir, rename, rm, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Config } from "../../config.ts";
+import { HERALD_VERSION } from "../../herald.ts";
+import { postgresMigrations, sqliteMigrations } from "../../db/migrations-macro.ts";
 import { isValidBlobKey } from "../../blobs/store.ts";
 import {
   BACKUP_FORMAT,
@@ -77,6 +79,20 @@ async function postgresIsEmpty(databaseUrl: string): Promise<boolean> {
   }
 }
 
+/**
+ * Refuses a backup of a database a newer Herald migrated (its last migration is not one this binary
+ * carries): restored, it would not start (src/db/newer-database.ts), so say so before writing anything.
+ */
+function refuseNewerBackup(manifest: Manifest): void {
+  if (manifest.migration === null) return;
+  const embedded = manifest.dialect === "sqlite" ? sqliteMigrations() : postgresMigrations();
+  if (embedded.some((m) => m.tag === manifest.migration)) return;
+  throw new BackupError(
+    `the backup was made by Herald ${manifest.herald} on a database with migration ${manifest.migration}, ` +
+      `which this binary (Herald ${HERALD_VERSION}) does not know; restore it with Herald ${manifest.herald} or newer`,
+  );
+}
+
 /** Restores the backup `path` into the installation `config` describes. */
 export async function restoreBackup(config: Config, path: string): Promise<RestoreSummary> {
   const file = await open(path, "r").catch(() => {
@@ -94,6 +110,7 @@ export async function restoreBackup(config: Config, path: string): Promise<Resto
         `the backup is of a ${manifest.dialect} installation and the target is ${dialect}; ` +
           "move between engines with herald export / herald import",
       );
+    refuseNewerBackup(manifest);
     const dataDir = config.dataDir;
     const existing = await readdir(dataDir).catch(() => null);
     if (existing && existing.length > 0)
