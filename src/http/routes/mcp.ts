@@ -56,11 +56,6 @@ function mcpHandler(): Promise<McpHttpHandler> {
   return handler;
 }
 
-/** `<origin>/.well-known/oauth-protected-resource`: where a client learns how to get a credential. */
-function resourceMetadataUrl(h: Herald): string {
-  return `${h.config.baseUrl}/.well-known/oauth-protected-resource`;
-}
-
 /** 400 when the URL carries a credential: keys and tokens travel in Authorization only. */
 function refuseUrlCredentials(url: string): void {
   const query = new URL(url).searchParams;
@@ -97,10 +92,7 @@ async function authenticateCaller(h: Herald, deps: McpDeps, request: Request): P
     const now = h.clock.now();
     deps.failures.check(address, now);
     deps.failures.fail(address, now);
-    const challenge = authorization === null ? "" : ', error="invalid_token"';
-    throw new ProblemError("public_authentication_required", error.detail, {
-      headers: { "www-authenticate": `Bearer resource_metadata="${resourceMetadataUrl(h)}"${challenge}` },
-    });
+    throw error;
   }
 }
 

@@ -8,9 +8,12 @@ export function mcpResourceUrl(h: Origin): string {
   return `${h.config.baseUrl}/mcp`;
 }
 
-/** Where the MCP endpoint's protected-resource metadata is (RFC 9728, path-suffixed form). */
+/**
+ * Where a 401 of the MCP resource points for its protected-resource metadata (RFC 9728). The same
+ * document is served at the path-suffixed `/.well-known/oauth-protected-resource/mcp` too.
+ */
 export function protectedResourceMetadataUrl(h: Origin): string {
-  return `${h.config.baseUrl}/.well-known/oauth-protected-resource/mcp`;
+  return `${h.config.baseUrl}/.well-known/oauth-protected-resource`;
 }
 
 /** Herald is its own authorization server: its issuer identifier is the origin. */
