@@ -6,6 +6,7 @@ import { invalid, ProblemError } from "../../core/problem.ts";
 import type { RouteScope } from "../../core/scopes.ts";
 import { crc64nvmeOf, crc64nvmeToBase64 } from "../../lib/crc64nvme.ts";
 import { partSizeFor } from "../../modules/assets/parts.ts";
+import { IDEMPOTENCY_KEY_MAX } from "../../modules/idempotency/service.ts";
 import {
   CancelPostBody,
   CreatePostsBody,
@@ -107,7 +108,7 @@ const POST_ID = id("The post (post_…).");
 const IDEMPOTENCY_KEY = {
   type: "string",
   minLength: 1,
-  maxLength: 200,
+  maxLength: IDEMPOTENCY_KEY_MAX,
   description: "Sent as Idempotency-Key: the same key and arguments are done once, and answered the same.",
 };
 const LIMIT = { type: "integer", minimum: 1, maximum: 100, description: "Page size (default 25)." };
@@ -141,7 +142,7 @@ function queryOf(args: Record<string, unknown>, pathNames: string[]): Record<str
 function idempotencyKeyOf(args: Record<string, unknown>, required = false): string | undefined {
   const key = args.idempotency_key;
   if (key === undefined && !required) return undefined;
-  if (typeof key !== "string" || key.length < 1 || key.length > 200)
+  if (typeof key !== "string" || key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX)
     throw invalid("/idempotency_key", "is required: 1 to 200 characters (the request's Idempotency-Key)");
   return key;
 }

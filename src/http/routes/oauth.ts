@@ -113,6 +113,9 @@ const CROSS_ORIGIN_PATHS = [
  */
 const ANY_ORIGIN = { "access-control-allow-origin": "*" };
 
+/** The headers of every registration, token and error answer: never cached, readable across origins. */
+const UNCACHED = { "cache-control": "no-store", pragma: "no-cache", ...ANY_ORIGIN };
+
 /** The answer to a CORS preflight of the cross-origin endpoints. */
 function preflight(): Response {
   return new Response(null, {
@@ -139,7 +142,7 @@ function oauthErrorResponse(error: OauthError, headers: Record<string, string> =
     { error: error.error, error_description: error.description },
     {
       status: error.status,
-      headers: { "cache-control": "no-store", pragma: "no-cache", ...ANY_ORIGIN, ...headers },
+      headers: { ...UNCACHED, ...headers },
     },
   );
 }
@@ -176,7 +179,7 @@ async function register(o: OauthServer, { request }: Req) {
     const client = await registerClient(h, body);
     return Response.json(client, {
       status: 201,
-      headers: { "cache-control": "no-store", pragma: "no-cache", ...ANY_ORIGIN },
+      headers: UNCACHED,
     });
   } catch (error) {
     if (error instanceof OauthError) return oauthErrorResponse(error);
@@ -197,7 +200,7 @@ async function token(o: OauthServer, { request }: Req) {
   try {
     const answer = await exchangeToken(h, form, requestIdOf(request));
     return Response.json(answer, {
-      headers: { "cache-control": "no-store", pragma: "no-cache", ...ANY_ORIGIN },
+      headers: UNCACHED,
     });
   } catch (error) {
     if (!(error instanceof OauthError)) throw error;

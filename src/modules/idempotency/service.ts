@@ -68,6 +68,9 @@ export function idempotencyRequestHash(
   return sha256Hex(canonicalJson([method, path, accountId, body ?? null]));
 }
 
+/** The longest Idempotency-Key the API takes (the MCP tools' `idempotency_key` argument too). */
+export const IDEMPOTENCY_KEY_MAX = 200;
+
 /** The Idempotency-Key of a request, validated (1–200 characters); null when absent and optional. */
 export function idempotencyKeyOf(request: Request, required: boolean): string | null {
   const key = request.headers.get("idempotency-key");
@@ -80,7 +83,8 @@ export function idempotencyKeyOf(request: Request, required: boolean): string | 
       );
     return null;
   }
-  if (key.length < 1 || key.length > 200) throw invalid("", "must be 1 to 200 characters", "Idempotency-Key");
+  if (key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX)
+    throw invalid("", "must be 1 to 200 characters", "Idempotency-Key");
   return key;
 }
 
