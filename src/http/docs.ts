@@ -1,6 +1,7 @@
 import { t, type TSchema } from "elysia";
 import type { RouteScope } from "../core/scopes.ts";
 import { createsWork } from "../modules/billing/work.ts";
+import { canonicalJson } from "../lib/canonical-json.ts";
 
 /** The problem+json body, as documented in OpenAPI. */
 export const ProblemSchema = t.Object(
@@ -315,19 +316,6 @@ export function listingSchema(item: TSchema) {
 // Keywords whose values are data, not schemas: a `title` inside them names nothing.
 const VALUE_KEYWORDS = new Set(["example", "examples", "default", "const", "enum"]);
 
-/** Object keys sorted at every depth, so that two equal schemas serialize alike. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v) =>
-    v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.keys(v)
-            .sort()
-            .map((k) => [k, v[k]]),
-        )
-      : v,
-  );
-}
-
 /**
  * Names the document's schemas: every schema with a `title` (given where the route schemas are
  * defined, `{ title: "Post" }`) moves to `schemas` under that title and is left as a `$ref`, innermost
@@ -346,7 +334,7 @@ export function nameSchemas(node: unknown, schemas: Record<string, unknown>): un
   if (!/^[A-Z][A-Za-z0-9]*$/.test(title)) throw new Error(`schema name "${title}" is not PascalCase`);
   const known = schemas[title];
   if (known === undefined) schemas[title] = out;
-  else if (canonical(known) !== canonical(out))
+  else if (canonicalJson(known) !== canonicalJson(out))
     throw new Error(`two different schemas are named "${title}": give one of them another title`);
   return { $ref: `#/components/schemas/${title}` };
 }

@@ -8,6 +8,7 @@ import {
   deleteIdempotencyKey,
   findIdempotencyKey,
 } from "./repo.ts";
+import { canonicalJson } from "../../lib/canonical-json.ts";
 
 /** How long a key is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -49,16 +50,10 @@ function storedBody(text: string, shownOnce: string[] | undefined): string {
   return JSON.stringify(parsed);
 }
 
-/** Same JSON with object keys sorted, so the same input in another key order is the same request. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_, v) =>
-    v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
-
-/** The hash stored with a key: method, path, account and the body in canonical form. */
+/**
+ * The hash stored with a key: method, path, account and the body in canonical form (keys sorted), so
+ * the same input in another key order is the same request.
+ */
 export function idempotencyRequestHash(
   method: string,
   path: string,
