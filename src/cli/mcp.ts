@@ -8,7 +8,7 @@ import type { ApiAnswer, ApiClient, ApiRequest, ToolCaller } from "../http/mcp/t
 import { call } from "./api.ts";
 import { connect, type Connection } from "./credentials.ts";
 import { UsageError } from "./errors.ts";
-import { answerOf } from "../http/mcp-answer.ts";
+import { answerOf, apiRequestOf } from "../http/mcp-wire.ts";
 
 /** `herald mcp --help`. */
 export const MCP_HELP = `Usage: herald mcp
@@ -24,34 +24,22 @@ See docs/mcp.md for the tools and how to add Herald to an assistant.`;
 /** The tools' way to the API from `herald mcp`: HTTP to the server, with the connection's key. */
 export function remoteApi(connection: Connection): ApiClient {
   const base = `${connection.apiUrl}/v1`;
-  const reach = async (url: string, init: RequestInit): Promise<ApiAnswer> => {
+  const reach = async (request: Request): Promise<ApiAnswer> => {
     try {
-      return await answerOf(await fetch(url, init));
+      return await answerOf(await fetch(request));
     } catch (error) {
       throw new Error(`cannot reach Herald at ${connection.apiUrl} (${(error as Error).message})`);
     }
   };
   return {
     send(request: ApiRequest) {
-      const headers: Record<string, string> = {
+      const headers = {
         authorization: `Bearer ${connection.apiKey}`,
-        accept: "application/json",
         "user-agent": `herald-mcp/${HERALD_VERSION}`,
       };
-      if (request.body !== undefined) headers["content-type"] = "application/json";
-      if (request.idempotencyKey !== undefined) headers["idempotency-key"] = request.idempotencyKey;
-      if (request.ifMatch !== undefined) headers["if-match"] = request.ifMatch;
-      const query =
-        request.query && Object.keys(request.query).length > 0
-          ? `?${new URLSearchParams(request.query)}`
-          : "";
-      return reach(`${base}${request.path}${query}`, {
-        method: request.method,
-        headers,
-        body: request.body === undefined ? undefined : JSON.stringify(request.body),
-      });
+      return reach(apiRequestOf(base, request, headers));
     },
-    upload: (url, headers, bytes) => reach(url, { method: "PUT", headers, body: bytes }),
+    upload: (url, headers, bytes) => reach(new Request(url, { method: "PUT", headers, body: bytes })),
     // Found before any request: the problem gets an id of its own, as the server would give it.
     problem: (problem) => answerOf(problemResponse(problem, newRequestId(), `${base}/docs`)),
   };

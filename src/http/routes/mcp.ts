@@ -10,7 +10,7 @@ import { answeredRequestIdOf, requestIdOf, type ClientAddress } from "../plugin.
 import type { FailedAuthLimiter } from "../rate-limit.ts";
 import type { ApiAnswer, ApiClient, ApiRequest, ToolCaller } from "../mcp/tools.ts";
 import { publicHandler } from "./context.ts";
-import { answerOf } from "../mcp-answer.ts";
+import { answerOf, apiRequestOf } from "../mcp-wire.ts";
 
 /** What the MCP endpoint needs of the app: its in-process handler, and the failed-authentication limit. */
 export interface McpDeps {
@@ -106,18 +106,9 @@ function inProcessApi(h: Herald, deps: McpDeps, outer: Request): ApiClient {
   const clientRequestId = outer.headers.get("service-request-id");
   return {
     async send(call: ApiRequest) {
-      const headers: Record<string, string> = { authorization, accept: "application/json" };
+      const headers: Record<string, string> = { authorization };
       if (clientRequestId) headers["service-request-id"] = clientRequestId;
-      if (call.body !== undefined) headers["content-type"] = "application/json";
-      if (call.idempotencyKey !== undefined) headers["idempotency-key"] = call.idempotencyKey;
-      if (call.ifMatch !== undefined) headers["if-match"] = call.ifMatch;
-      const query =
-        call.query && Object.keys(call.query).length > 0 ? `?${new URLSearchParams(call.query)}` : "";
-      const request = new Request(`${IN_PROCESS_ORIGIN}/v1${call.path}${query}`, {
-        method: call.method,
-        headers,
-        body: call.body === undefined ? undefined : JSON.stringify(call.body),
-      });
+      const request = apiRequestOf(`${IN_PROCESS_ORIGIN}/v1`, call, headers);
       return answerOf(await deps.handle(markMcpDispatch(request)));
     },
     async upload(url, headers, bytes) {
