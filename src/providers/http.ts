@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ProviderError, type FailureKind, type ProviderDeps } from "./types.ts";
+import { boundedBytes } from "../lib/bounded-body.ts";
 
 /** What a tracked run of adapter code sent: whether any call that is not idempotent went out. */
 interface SendLog {
@@ -95,24 +96,12 @@ export const MAX_PROVIDER_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** Reads a body up to `limit` bytes; more is an error. */
 async function readCapped(response: Response, limit: number): Promise<ArrayBuffer> {
-  if (!response.body) return new ArrayBuffer(0);
   const declared = Number(response.headers.get("content-length") ?? "0");
   if (declared > limit)
     throw Object.assign(new Error(`answer of ${declared} bytes is over ${limit}`), { code: "ETOOBIG" });
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => {});
-      throw Object.assign(new Error(`answer is over ${limit} bytes`), { code: "ETOOBIG" });
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).buffer.slice(0) as ArrayBuffer;
+  const bytes = await boundedBytes(response, limit);
+  if (bytes === null) throw Object.assign(new Error(`answer is over ${limit} bytes`), { code: "ETOOBIG" });
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
 /**

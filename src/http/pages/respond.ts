@@ -1,6 +1,7 @@
 import type { Herald } from "../../herald.ts";
 import { csrfToken, csrfTokenValid, newBrowserKey } from "../../modules/sessions/csrf.ts";
 import { currentSession, type PageSession } from "../../modules/sessions/service.ts";
+import { boundedText } from "../../lib/bounded-body.ts";
 
 /** The session cookie (its value is the session token; the database has only its hash). */
 export const SESSION_COOKIE = "herald_session";
@@ -105,29 +106,6 @@ export function pageResponse(
 /** 303 See Other to a local path (after a form, so reloading does not send it again). */
 export function redirect(h: Herald, browser: Browser, location: string, cookies: string[] = []): Response {
   return pageResponse(h, browser, null, { status: 303, headers: { location }, cookies });
-}
-
-/**
- * A body as text, counted as it streams (so a chunked body is held to the limit too); null once it
- * passes `max` bytes, and the rest is not read.
- */
-export async function boundedText(request: Request, max: number): Promise<string | null> {
-  if (Number(request.headers.get("content-length") ?? "0") > max) return null;
-  if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**

@@ -29,7 +29,6 @@ import {
   browserOf,
   csrfOf,
   formFromThisBrowser,
-  boundedText,
   pageResponse,
   readForm,
   redirect,
@@ -37,6 +36,7 @@ import {
 import { requestIdOf, type ClientAddress } from "../plugin.ts";
 import { FailedAuthLimiter } from "../rate-limit.ts";
 import { csrfRefused, formPost, hidden, pageMessage } from "./page-kit.ts";
+import { boundedText } from "../../lib/bounded-body.ts";
 
 /** What the OAuth handlers share: Herald, the peer address and the limits of unauthenticated callers. */
 interface OauthServer {

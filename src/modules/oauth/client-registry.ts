@@ -1,6 +1,7 @@
 import type { Herald } from "../../herald.ts";
 import { newId } from "../../db/ids.ts";
 import { inTransaction } from "../../db/transaction.ts";
+import { boundedText } from "../../lib/bounded-body.ts";
 import { createGuardedFetch } from "../../lib/guarded-fetch.ts";
 import { checkClientMetadata, clientInformation } from "./clients.ts";
 import { OauthError } from "./errors.ts";
@@ -72,8 +73,8 @@ async function readMetadataDocument(h: Herald, url: string) {
   });
   if (response.status !== 200)
     throw new OauthError("invalid_client", `metadata document: ${response.status}`);
-  const text = await response.text();
-  if (text.length > METADATA_DOCUMENT_MAX_BYTES) throw new OauthError("invalid_client", "document too large");
+  const text = await boundedText(response, METADATA_DOCUMENT_MAX_BYTES);
+  if (text === null) throw new OauthError("invalid_client", "document too large");
   const body = JSON.parse(text) as Record<string, unknown>;
   if (body?.client_id !== url) throw new OauthError("invalid_client", "client_id is not the document's URL");
   return checkClientMetadata(body);
