@@ -1867,6 +1867,8 @@ export interface components {
             errors: components["schemas"]["PostValidationFinding"][];
             /** @description For drafts: what publishing them would refuse (code public_unpublishable); empty otherwise. */
             warnings: components["schemas"]["PostValidationFinding"][];
+            /** @description An addition: each body item's text length by its network's own counts, against the destination's limit (or the network's default for a draft naming only a channel), whatever the request's other findings; one entry per count (Bluesky counts characters and bytes). */
+            lengths: components["schemas"]["PostValidationLength"][];
         };
         /** PostValidationFinding */
         PostValidationFinding: {
@@ -1874,6 +1876,18 @@ export interface components {
             code: string;
             detail: string;
             channel: string | null;
+        };
+        /** PostValidationLength */
+        PostValidationLength: {
+            /** @description The body item: /posts/{i}/body/{n}. */
+            pointer: string;
+            channel: string;
+            /** @description Null for a draft naming only a channel. */
+            destination_id: string | null;
+            used: string | number;
+            limit: string | number;
+            /** @enum {string} */
+            unit: "characters" | "bytes";
         };
         /** Problem */
         Problem: {
