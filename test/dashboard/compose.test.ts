@@ -152,12 +152,17 @@ describe("the compose page", () => {
     expect(assetId).toMatch(/^ast_[A-Za-z0-9]+$/);
     const items = itemsOf(uploaded.text);
     expect(items.map((item) => item.text)).toEqual(["First of three", "Second, with a picture", "Third"]);
-    expect(items[1]!.attached).toEqual(["chart.png (image/png, 6x4) Detach chart.png (image/png, 6x4)"]);
-    // Bluesky is chosen: its options (and an alt text field for the image) are shown.
+    expect(items[1]!.attached).toEqual([
+      "chart.png (image/png, 6x4) Alt text for chart.png (image/png, 6x4) Sent to Bluesky; describe the " +
+        "image for people who cannot see it. Detach chart.png (image/png, 6x4)",
+    ]);
+    // The image's one alt text field sits with it in its item, naming the chosen networks that take it;
+    // Bluesky is chosen: its options are shown, X's (not chosen) are on the page but hidden.
     const screen = screenOf(uploaded.text);
-    const bluesky = screen.within(screen.getByRole("group", { name: "Bluesky" }));
-    const alt = bluesky.getByLabelText("Alt text for chart.png (image/png, 6x4)");
-    expect(attributeOf(alt, "name")).toBe(`opt_bluesky_alt_${assetId}`);
+    const alt = screen.getByLabelText("Alt text for chart.png (image/png, 6x4)");
+    expect(attributeOf(alt, "name")).toBe(`alt_${assetId}`);
+    expect(screen.getByRole("group", { name: "Bluesky" })).toBeDefined();
+    expect(screen.queryByRole("group", { name: "X" })).toBeNull();
     expect(screen.queryByRole("group", { name: "LinkedIn" })).toBeNull();
 
     const created = await postForm(
@@ -169,7 +174,7 @@ describe("the compose page", () => {
         item_2_text: "Third",
         when: "at",
         at: "2026-03-05T09:30",
-        [`opt_bluesky_alt_${assetId}`]: "A small chart",
+        [`alt_${assetId}`]: "A small chart",
         opt_bluesky_languages: "en, de",
         op: "create",
       },
@@ -317,9 +322,12 @@ describe("the compose page", () => {
     const screen = screenOf(r.text);
     const problem = problemAt(screen, c.field(screen));
     expect(problem.leadsThere).toBe(true);
-    expect(problem.said.replace(/^For “Schedule at a time”, in the workspace's time zone\. /, "")).toMatch(
-      c.expected,
-    );
+    expect(
+      problem.said.replace(
+        /^For “Schedule at a time”: the time in Europe\/Berlin, the workspace's time zone\. /,
+        "",
+      ),
+    ).toMatch(c.expected);
     // What was typed is kept.
     expect(itemsOf(r.text)[0]!.text).toBe(c.fields.item_0_text!);
     if ("at" in c.fields)

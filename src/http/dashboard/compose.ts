@@ -18,6 +18,10 @@ import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from 
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES, storeAsset, tooLargeText, uploadRoutes } from "./uploads.ts";
 import { withNotice } from "./notices.ts";
+import { composePane, itemCounters, type PaneInput } from "./compose-pane.ts";
+import { nextQueueSlotText } from "./compose-slots.ts";
+import { thumbnailRoute } from "./compose-thumbnails.ts";
+import type { Markup } from "../pages/html.ts";
 
 /** `/dashboard/workspaces/:workspace_id/posts/new`: compose a thread, attach media, choose when. */
 export function composePages(routes: DashboardRoutes): void {
@@ -29,6 +33,17 @@ export function composePages(routes: DashboardRoutes): void {
       const at = r.query.get("at") ?? "";
       const state = emptyState(lists.destinations, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(at) ? at : "");
       return show(r, lists, state, { errors: new Map(), problems: [], status: null }, 200);
+    })
+    // The pane again, for the form as typed so far (the script posts it as the person types).
+    .form(`${path}/preview`, async (r, form) => {
+      if (!mayCompose(r)) return cannotCompose(r);
+      const lists = await loadLists(r);
+      const state = readState(form);
+      const pane = await paneOf(r, lists, state);
+      const slot = await nextQueueSlotText(r, state.destinationIds);
+      return new Response(`${composePane(pane)}<span hidden data-next-slot>${escapeText(slot)}</span>`, {
+        headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+      });
     })
     .multipart(path, async (r) => {
       if (!mayCompose(r)) return cannotCompose(r);
@@ -51,7 +66,11 @@ export function composePages(routes: DashboardRoutes): void {
       }
     });
   uploadRoutes(routes);
+  thumbnailRoute(routes);
 }
+
+/** Text for HTML (the fragment's one value outside the `html` tag). */
+const escapeText = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /** The form as multipart (with files streamed to disk) or urlencoded (no files). */
 async function readComposeForm(r: DashboardRequest): Promise<ReceivedForm | null> {
@@ -92,6 +111,7 @@ async function loadLists(r: DashboardRequest): Promise<Lists> {
       name: d.display_name,
       status: d.status,
       isDefault: defaults.has(d.id),
+      networkName: r.h.providers.adapter(d.channel)?.displayName ?? d.channel,
       network: composeOptions(r.h, d.channel),
     })),
     library: (assets.ok ? assets.body.data : [])
@@ -108,7 +128,14 @@ async function loadLists(r: DashboardRequest): Promise<Lists> {
 
 type Outcome = Pick<ComposeView, "errors" | "problems" | "status">;
 
-function show(r: DashboardRequest, lists: Lists, state: ComposeState, outcome: Outcome, status: number) {
+async function show(
+  r: DashboardRequest,
+  lists: Lists,
+  state: ComposeState,
+  outcome: Outcome,
+  status: number,
+): Promise<Response> {
+  const pane = await paneOf(r, lists, state);
   const view: ComposeView = {
     state,
     ...lists,
@@ -117,8 +144,39 @@ function show(r: DashboardRequest, lists: Lists, state: ComposeState, outcome: O
     workspaceId: r.workspace!.id,
     csrf: r.csrf,
     directParts: r.h.blobs.kind === "local",
+    pane: composePane(pane),
+    counters: itemCounters(pane),
+    nextSlot: await nextQueueSlotText(r, state.destinationIds),
   };
   return r.render("Compose", composeContent(view), { section: "compose", status });
+}
+
+/**
+ * The pane's checks: the form as it is, sent to the validate endpoint (the rules publishing applies).
+ * A schedule time not typed yet (or one the zone skips) is checked as "now", and said apart.
+ */
+async function paneOf(r: DashboardRequest, lists: Lists, state: ComposeState): Promise<PaneInput> {
+  const chosen = lists.destinations.filter((d) => state.destinationIds.includes(d.id));
+  const previews = new Map<string, Markup>();
+  if (chosen.length === 0) return { state, chosen, validation: null, own: [], previews };
+  const timeZone = r.workspace!.timeZone;
+  const own: string[] = [];
+  let checked = state;
+  if (state.when === "at") {
+    const zoned = localTimeInZone(state.at, timeZone);
+    if (!zoned.ok) {
+      own.push(
+        LOCAL_DATE_TIME.test(state.at) ? `${zoned.detail}.` : "Enter the date and time to publish at.",
+      );
+      checked = { ...state, when: "now" };
+    }
+  }
+  const body = createBody(checked, chosen, timeZone);
+  const answer = await r.api.call<PostValidation>("POST", `/workspaces/${r.workspace!.id}/posts/validate`, {
+    body,
+  });
+  if (!answer.ok) own.push(answer.body?.detail ?? "The post could not be checked just now.");
+  return { state, chosen, validation: answer.ok ? answer.body : null, own, previews };
 }
 
 /**
@@ -160,14 +218,37 @@ async function act(r: DashboardRequest, form: ReceivedForm): Promise<Response> {
   const status = uploaded.length ? uploaded.join(" ") : null;
 
   const [verb, index, assetId] = op.split(":");
-  if (verb === "add" && state.items.length < 100) state.items.push({ text: "", media: [] });
-  if (verb === "remove" && state.items.length > 1) state.items.splice(Number(index), 1);
-  if (verb === "detach") {
-    const item = state.items[Number(index)];
-    if (item) item.media = item.media.filter((id) => id !== assetId);
+  const notices: string[] = status ? [status] : [];
+  const name = (id: string) => lists.library.find((a) => a.id === id)?.label ?? id;
+  const n = Number(index);
+  const item = state.items[n];
+  if (verb === "add" && state.items.length < 100) {
+    state.items.push({ text: "", media: [] });
+    notices.push(`Item ${state.items.length} is added.`);
   }
+  if (verb === "remove" && state.items.length > 1 && item) {
+    state.items.splice(n, 1);
+    notices.push(`Item ${n + 1} is removed.`);
+  }
+  if (verb === "detach" && item && assetId) {
+    item.media = item.media.filter((id) => id !== assetId);
+    notices.push(`${name(assetId)} is detached from item ${n + 1}.`);
+  }
+  if (verb === "move" && item && assetId) {
+    const at = item.media.indexOf(assetId);
+    if (at > 0) {
+      item.media.splice(at - 1, 0, ...item.media.splice(at, 1));
+      notices.push(`${name(assetId)} is now media ${at} of item ${n + 1}.`);
+    }
+  }
+  if (verb === "attach")
+    state.items.forEach((it, i) => {
+      const added = form.fields.get(`item_${i}_add`);
+      if (added && it.media.includes(added)) notices.push(`${name(added)} is attached to item ${i + 1}.`);
+    });
+  if (verb === "refresh") notices.push("The options of the chosen destinations are shown.");
   if (verb !== "check" && verb !== "create")
-    return show(r, lists, state, { errors, problems: [], status }, 200);
+    return show(r, lists, state, { errors, problems: [], status: notices.join(" ") || null }, 200);
   return submit(r, lists, state, verb, key, status);
 }
 
