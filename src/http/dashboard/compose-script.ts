@@ -265,6 +265,7 @@ export const COMPOSE_JS = `// Compose, enhanced: the preview and checks pane ref
     list.append(card);
     renumber(list);
   }
+  var attachOrder = {};
   function upload(n, file, input) {
     var list = document.getElementById("f-body-" + n + "-file-uploads");
     var status = document.getElementById("f-body-" + n + "-file-status");
@@ -277,8 +278,15 @@ export const COMPOSE_JS = `// Compose, enhanced: the preview and checks pane ref
     pending++;
     status.textContent = "Uploading " + file.name + "…";
     var useDirect = config.getAttribute("data-direct") === "1";
-    (useDirect ? checksums(file).then(function (sums) { return direct(file, id, sums, shown); })
-      : through(file, id, shown)).then(function (asset) {
+    var sent = (useDirect ? checksums(file).then(function (sums) { return direct(file, id, sums, shown); })
+      : through(file, id, shown));
+    // Files upload side by side but attach in the order they were given.
+    var settled = sent.then(function (asset) { return { asset: asset }; }, function (e) { return { error: e }; });
+    var turn = (attachOrder[n] || Promise.resolve()).then(function () { return settled; });
+    attachOrder[n] = turn;
+    turn.then(function (result) {
+      if (result.error) throw result.error;
+      var asset = result.asset;
       attach(n, asset);
       row.remove();
       if (input) input.value = "";
