@@ -21,7 +21,7 @@ import {
   valueOf,
 } from "./support.ts";
 import type { PageResponse } from "../helpers/browser.ts";
-import type { Screen } from "../helpers/screen.ts";
+import { textOf, type Screen } from "../helpers/screen.ts";
 import type { Element } from "domhandler";
 
 let world: DashboardWorld;
@@ -667,3 +667,100 @@ describe("the multipart reader", () => {
     }
   });
 });
+
+describe("the compose pane: counters and problems by the validate endpoint's rules", () => {
+  /** Posts the form to the pane's fragment route as the script does (urlencoded, with the form's token). */
+  async function pane(browser: TestBrowser, from: string, fields: [string, string][]) {
+    const body = new URLSearchParams(hiddenFields(from, page));
+    for (const [name] of fields) body.delete(name);
+    for (const [name, value] of fields) body.append(name, value);
+    return browser.send("POST", `${page}/preview`, [...body] as [string, string][]);
+  }
+
+  test("the page shows each item's counter per chosen destination, and the fragment follows the typing", async () => {
+    const opened = await owner.get(page);
+    const first = screenOf(opened.text);
+    expect(first.getByRole("region", { name: "Preview and checks" })).toBeDefined();
+    const r = await pane(owner, opened.text, [
+      ["destination_ids", alice],
+      ["destination_ids", xDestination],
+      ["item_count", "2"],
+      ["item_0_text", "héllo 👋🏽"],
+      ["item_1_text", `${"x".repeat(290)} https://example.com`],
+      ["when", "now"],
+    ]);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toStartWith("text/html");
+    const screen = screenOf(`<main>${r.text}</main>`);
+    const x = screen.within(screen.getByRole("region", { name: "Herald on X X" }));
+    expect(x.namesOf("listitem")).toEqual(
+      expect.arrayContaining([
+        "Item 1: 8 of 280 characters",
+        expect.stringMatching(/^Item 2: 314 of 280 characters \(over the limit\)$/),
+        "Item 2: X bodies cannot contain URLs",
+      ]),
+    );
+    const bsky = screen.within(screen.getByRole("region", { name: "alice.test Bluesky" }));
+    expect(bsky.namesOf("listitem")).toEqual(
+      expect.arrayContaining([
+        "Item 1: 7 of 300 characters",
+        "Item 2: 310 of 300 characters (over the limit)",
+      ]),
+    );
+    expect(textOfStatus(screen)).toBe("2 problems to fix before sending.");
+  });
+
+  test("a draft's problems are what publishing would refuse; nothing chosen asks for a destination", async () => {
+    const opened = await owner.get(page);
+    const draft = await pane(owner, opened.text, [
+      ["destination_ids", alice],
+      ["item_0_text", "b".repeat(301)],
+      ["when", "draft"],
+    ]);
+    const screen = screenOf(`<main>${draft.text}</main>`);
+    expect(textOfStatus(screen)).toBe("Saved as a draft it is fine; 1 problem to fix before publishing.");
+    const none = await pane(owner, opened.text, [
+      ["item_0_text", "hello"],
+      ["when", "draft"],
+    ]);
+    expect(textOfStatus(screenOf(`<main>${none.text}</main>`))).toBe(
+      "Choose a destination to see the post as it will look.",
+    );
+  });
+
+  test("without this browser's token the fragment route refuses, and stores nothing", async () => {
+    const r = await owner.send("POST", `${page}/preview`, {
+      destination_ids: alice,
+      item_0_text: "hi",
+      csrf_token: "forged",
+    });
+    expect(r.status).toBe(403);
+  });
+
+  test("without the script: every network's options are on the page, shown only for the chosen ones", async () => {
+    const opened = await owner.get(page);
+    const chosen = await postForm(owner, opened.text, { op: "refresh", item_0_text: "x" }, [
+      ["destination_ids", alice],
+    ]);
+    expect(noticesOf(chosen)).toContain("The options of the chosen destinations are shown.");
+    const screen = screenOf(chosen.text);
+    expect(screen.getByRole("group", { name: "Bluesky" })).toBeDefined();
+    expect(screen.queryByRole("group", { name: "X" })).toBeNull();
+    // The counters are there without the script too.
+    expect(chosen.text).toContain("Bluesky 1/300");
+    expect(screen.getByRole("button", { name: "Show options for the chosen destinations" })).toBeDefined();
+  });
+
+  test("the next queue slot names its day, time and zone", async () => {
+    expect((await v1("PUT", "/queue", { windows: daily("09:00") })).status).toBe(200);
+    const opened = await owner.get(page);
+    const screen = screenOf(opened.text);
+    const queue = screen.getByRole("radio", { name: "Add to the queue" });
+    expect(queue).toBeDefined();
+    expect(opened.text).toMatch(/Next queue slot: \w{3} \d{1,2} \w{3} 09:00 Europe\/Berlin/);
+  });
+});
+
+function textOfStatus(screen: Screen): string {
+  return textOf(screen.getByRole("status")).trim();
+}
