@@ -324,7 +324,7 @@ describe("the compose page", () => {
     expect(problem.leadsThere).toBe(true);
     expect(
       problem.said.replace(
-        /^For “Schedule at a time”: the time in Europe\/Berlin, the workspace's time zone\. /,
+        /^For “Schedule at a time”: the time in Europe\/Berlin, the workspace's time zone \(it is \w{3} \d{1,2} \w{3} \d\d:\d\d there now\)\. /,
         "",
       ),
     ).toMatch(c.expected);
@@ -764,3 +764,24 @@ describe("the compose pane: counters and problems by the validate endpoint's rul
 function textOfStatus(screen: Screen): string {
   return textOf(screen.getByRole("status")).trim();
 }
+
+describe("the thumbnails of attached images", () => {
+  test("an image of the workspace is served to the signed-in person; others are 404, strangers sign in", async () => {
+    const png = makePng(8, 5);
+    const id = await insertAsset(world.s, ws, { label: "thumb.png", bytes: png });
+    const path = `/dashboard/workspaces/${ws}/assets/${id}/thumbnail`;
+    const r = await owner.get(path);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("image/png");
+    expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(r.headers.get("cache-control")).toBe("private, max-age=300");
+    expect(r.text.length).toBeGreaterThan(0);
+    const video = await insertAsset(world.s, ws, { label: "clip.mp4", contentType: "video/mp4" });
+    expect((await owner.get(`/dashboard/workspaces/${ws}/assets/${video}/thumbnail`)).status).toBe(404);
+    expect((await owner.get(`/dashboard/workspaces/${ws}/assets/ast_nope/thumbnail`)).status).toBe(404);
+    const stranger = new TestBrowser(world.s);
+    const signedOut = await stranger.get(path);
+    expect(signedOut.status).toBe(303);
+    expect(signedOut.location).toStartWith("/login");
+  });
+});

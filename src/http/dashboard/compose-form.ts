@@ -33,6 +33,8 @@ export interface ComposeView {
   counters: { text: string; over: boolean }[];
   /** "Next queue slot: Tue 3 Dec 09:00 Europe/Paris" for the chosen destinations, or why there is none. */
   nextSlot: string;
+  /** The workspace's local time now ("Sun 1 Mar 13:00"), beside the time picker. */
+  nowInZone: string;
 }
 
 /** What the file inputs offer (the API's asset media types). */
@@ -308,7 +310,7 @@ ${input({
   pointer: "/at",
   type: "datetime-local",
   label: `Date and time (${view.timeZone})`,
-  hint: `For “Schedule at a time”: the time in ${view.timeZone}, the workspace's time zone.`,
+  hint: `For “Schedule at a time”: the time in ${view.timeZone}, the workspace's time zone (it is ${view.nowInZone} there now).`,
   value: state.at,
   errors: view.errors,
 })}

@@ -2,6 +2,13 @@ import { DateTime } from "luxon";
 import { findFreeQueueSlot } from "../../modules/posts/queue.ts";
 import type { DashboardRequest } from "./router.ts";
 
+/** The workspace's local time now, as the time picker's hint says it ("Sun 1 Mar 13:00"). */
+export function nowInZone(r: DashboardRequest): string {
+  return DateTime.fromMillis(r.h.clock.now(), { zone: r.workspace!.timeZone })
+    .setLocale("en-GB")
+    .toFormat("ccc d LLL HH:mm");
+}
+
 /**
  * "Next queue slot: Tue 3 Dec 09:00 Europe/Paris": the window `when: queue` would take now for the
  * chosen destinations (a window holds one post per destination), read with the function Create Post

@@ -19,7 +19,7 @@ import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES, storeAsset, tooLargeText, uploadRoutes } from "./uploads.ts";
 import { withNotice } from "./notices.ts";
 import { composePane, itemCounters, type PaneInput } from "./compose-pane.ts";
-import { nextQueueSlotText } from "./compose-slots.ts";
+import { nextQueueSlotText, nowInZone } from "./compose-slots.ts";
 import { thumbnailRoute } from "./compose-thumbnails.ts";
 import type { Markup } from "../pages/html.ts";
 
@@ -147,6 +147,7 @@ async function show(
     pane: composePane(pane),
     counters: itemCounters(pane),
     nextSlot: await nextQueueSlotText(r, state.destinationIds),
+    nowInZone: nowInZone(r),
   };
   return r.render("Compose", composeContent(view), { section: "compose", status });
 }
