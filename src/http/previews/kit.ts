@@ -154,8 +154,10 @@ export function postText(
   if (text.trim() === "" && !lead) return html``;
   const cut = fold ? foldOffset(text, fold, entities) : null;
   if (cut === null) return html`<div class="pv-text">${lead}${richText(text, entities)}</div>`;
-  return html`<div class="pv-text">${lead}${richText(text, entities, 0, cut)}<span class="pv-ellipsis">…</span>
-<details class="pv-more"><summary>${fold!.more}</summary>${richText(text, entities, cut)}</details></div>`;
+  // "…see more" and "...more" bring their own ellipsis.
+  const ellipsis = /^(…|\.\.\.)/.test(fold!.more) ? null : html`<span class="pv-ellipsis">…</span>`;
+  const rest = html`<details class="pv-more"><summary>${fold!.more}</summary>${richText(text, entities, cut)}</details>`;
+  return html`<div class="pv-text">${lead}${richText(text, entities, 0, cut)}${ellipsis} ${rest}</div>`;
 }
 
 /** Initials for an author without an avatar: the first letters of the first two words of the name. */
@@ -233,7 +235,7 @@ function tile(m: PreviewMedia, index: number, total: number, altBadge: boolean, 
   } else {
     const name = described ?? `${m.kind === "gif" ? "GIF" : "Image"}${position}, no alt text`;
     body = m.url
-      ? html`<img src="${m.url}" alt="${name}" loading="lazy" decoding="async"${size}>`
+      ? html`<img src="${m.url}" alt="${name}" decoding="async"${size}>`
       : html`<span class="pv-poster" role="img" aria-label="${name}"></span>`;
   }
   const badges = [
