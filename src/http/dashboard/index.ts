@@ -3,6 +3,7 @@ import type { Herald } from "../../herald.ts";
 import { stylesheetResponse } from "../pages/respond.ts";
 import { DASHBOARD_JS } from "./script.ts";
 import { DASHBOARD_CSS } from "./style.ts";
+import { PREVIEW_CSS } from "../previews/index.ts";
 import { DASHBOARD_CSS_PATH, DASHBOARD_JS_PATH } from "./layout.ts";
 import { html } from "../pages/html.ts";
 import { overviewPages } from "./overview.ts";
@@ -20,7 +21,7 @@ const hidden = { detail: { hide: true } };
  */
 export function dashboardRoutes(h: Herald, handle: (request: Request) => Promise<Response>) {
   return new Elysia()
-    .get(DASHBOARD_CSS_PATH, () => stylesheetResponse(DASHBOARD_CSS), hidden)
+    .get(DASHBOARD_CSS_PATH, () => stylesheetResponse(DASHBOARD_CSS + PREVIEW_CSS), hidden)
     .get(
       DASHBOARD_JS_PATH,
       () =>
