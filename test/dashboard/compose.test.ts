@@ -708,6 +708,11 @@ describe("the compose pane: counters and problems by the validate endpoint's rul
       ]),
     );
     expect(textOfStatus(screen)).toBe("2 problems to fix before sending.");
+    // Each destination's preview, as its network draws the thread (the previews renderer).
+    const xPreview = x.within(x.getByRole("region", { name: "X preview" }));
+    expect(xPreview.namesOf("article")).toEqual(["X post 1 of 2", "X post 2 of 2"]);
+    expect(textOf(xPreview.getAllByRole("article")[0]!)).toContain("héllo 👋🏽");
+    expect(bsky.getByRole("region", { name: "Bluesky preview" })).toBeDefined();
   });
 
   test("a draft's problems are what publishing would refuse; nothing chosen asks for a destination", async () => {

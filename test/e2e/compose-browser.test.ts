@@ -93,6 +93,10 @@ describe("the composer in a browser", () => {
       await page.locator("#f-body-0-text").fill("Launch day! Read https://example.com/launch");
       await waitForText("#f-body-0-text-count", /(?=.*Bluesky 43\/300)(?=.*X 40\/280)/);
       await waitForText("#compose-pane", /X bodies cannot contain URLs/);
+      // The preview of each destination shows the text as its network would.
+      const xPreview = page.getByRole("region", { name: "X preview" });
+      await expect(xPreview.getByRole("article").first().textContent()).resolves.toContain("Launch day!");
+      await expect(page.getByRole("region", { name: "Bluesky preview" }).isVisible()).resolves.toBe(true);
       await expect(page.getByRole("region", { name: "Preview and checks" }).isVisible()).resolves.toBe(true);
 
       // Item 2, added in place, with two dropped images.
@@ -122,6 +126,10 @@ describe("the composer in a browser", () => {
       // Fix the error: no link for X.
       await page.locator("#f-body-0-text").fill("Launch day! The details are on our site.");
       await waitForText("#f-body-0-text-count", /(?=.*Bluesky 40\/300)(?=.*X 40\/280)/);
+      await waitForText("#compose-pane", /The details are on our site/);
+      await expect(
+        page.getByRole("region", { name: "Bluesky preview" }).getByRole("article").count(),
+      ).resolves.toBe(2);
       await waitForText("#compose-pane-summary", /nothing to fix/i);
 
       // Schedule in the workspace's zone, shown with the picker; the queue option names its slot.

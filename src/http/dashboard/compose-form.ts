@@ -321,6 +321,6 @@ ${input({
 <div class="notice ok" role="status" id="compose-notice"${view.status ? "" : html` hidden`}><p>${view.status ?? ""}</p></div>
 ${errorSummary(view.errors, view.problems.length ? view.problems.join(" ") : null, labels)}
 <div class="compose-layout">${form}
-<section class="compose-pane" id="compose-pane" aria-labelledby="compose-pane-title"
+<section class="compose-pane" id="compose-pane" aria-labelledby="compose-pane-title" tabindex="0"
 data-refresh="${base}/posts/new/preview">${view.pane}</section></div>`;
 }

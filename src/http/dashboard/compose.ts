@@ -22,6 +22,7 @@ import { composePane, itemCounters, type PaneInput } from "./compose-pane.ts";
 import { nextQueueSlotText, nowInZone } from "./compose-slots.ts";
 import { thumbnailRoute } from "./compose-thumbnails.ts";
 import type { Markup } from "../pages/html.ts";
+import { renderPreview, type PreviewMedia } from "../previews/index.ts";
 
 /** `/dashboard/workspaces/:workspace_id/posts/new`: compose a thread, attach media, choose when. */
 export function composePages(routes: DashboardRoutes): void {
@@ -67,6 +68,31 @@ export function composePages(routes: DashboardRoutes): void {
     });
   uploadRoutes(routes);
   thumbnailRoute(routes);
+}
+
+/**
+ * The post as the network's preview draws it (src/http/previews): the destination's name, each item's
+ * text and media, images by their dashboard thumbnails with the alt text typed, videos as a poster.
+ */
+function previewOf(r: DashboardRequest, lists: Lists, state: ComposeState, d: ComposeDestination) {
+  const media = (id: string): PreviewMedia => {
+    const asset = lists.library.find((a) => a.id === id);
+    const type = asset?.contentType ?? "";
+    const [width, height] = (asset?.dimensions ?? "").split("x").map(Number);
+    const kind = type.startsWith("video/") ? "video" : type === "image/gif" ? "gif" : "image";
+    return {
+      kind,
+      url: kind === "video" ? null : `/dashboard/workspaces/${r.workspace!.id}/assets/${id}/thumbnail`,
+      alt: state.alt.get(id)?.trim() || null,
+      width: width || null,
+      height: height || null,
+    };
+  };
+  return {
+    provider: d.channel,
+    author: { name: d.name, handle: null, avatarUrl: null },
+    items: state.items.map((item) => ({ body: item.text, media: item.media.map(media) })),
+  };
 }
 
 /** Text for HTML (the fragment's one value outside the `html` tag). */
@@ -173,6 +199,11 @@ async function paneOf(r: DashboardRequest, lists: Lists, state: ComposeState): P
     }
   }
   const body = createBody(checked, chosen, timeZone);
+  const at = checked.when === "at" ? (body.when as string) : null;
+  chosen.forEach((d, i) => {
+    const options = body.posts[i]?.destination_options?.[d.channel] ?? {};
+    previews.set(d.id, renderPreview({ ...previewOf(r, lists, state, d), options, at }));
+  });
   const answer = await r.api.call<PostValidation>("POST", `/workspaces/${r.workspace!.id}/posts/validate`, {
     body,
   });
