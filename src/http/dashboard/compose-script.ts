@@ -290,14 +290,13 @@ export const COMPOSE_JS = `// Compose, enhanced: the preview and checks pane ref
       attach(n, asset);
       row.remove();
       if (input) input.value = "";
-      var said = file.name + " is attached to item " + (Number(n) + 1) + ".";
-      status.textContent = said;
-      announce(said);
+      // Said once, in the page's notice (two live regions would announce it twice).
+      status.textContent = "";
+      announce(file.name + " is attached to item " + (Number(n) + 1) + ".");
       soon();
     }).catch(function (error) {
       row.remove();
       status.textContent = "The upload of " + file.name + " failed: " + error.message;
-      announce(status.textContent);
     }).then(function () { pending--; });
   }
   function uploadAll(n, files, input) {
