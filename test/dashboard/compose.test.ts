@@ -790,3 +790,57 @@ describe("the thumbnails of attached images", () => {
     expect(signedOut.location).toStartWith("/login");
   });
 });
+
+describe("media without the script", () => {
+  test("Move earlier reorders an item's media and says so; detach and add say what they did", async () => {
+    const first = await insertAsset(world.s, ws, { label: "first.png" });
+    const second = await insertAsset(world.s, ws, { label: "second.png" });
+    const opened = await owner.get(page);
+    const attached = await postForm(owner, opened.text, { item_0_text: "two images", op: "attach" }, [
+      ["item_0_media", first],
+      ["item_0_add", second],
+    ]);
+    expect(noticesOf(attached)).toContain("second.png is attached to item 1.");
+    const order = (text: string) => hiddenFieldsAll(text, "item_0_media");
+    expect(order(attached.text)).toEqual([first, second]);
+    const screen = screenOf(attached.text);
+    // Only the second can move earlier; each image has its thumbnail and its alt text field.
+    expect(screen.namesOf("button", { name: /^Move earlier/ })).toEqual([
+      "Move earlier second.png (image/png, 4x3)",
+    ]);
+    expect(screen.getByLabelText("Alt text for first.png (image/png, 4x3)")).toBeDefined();
+    // The form as a browser sends it: every attached id, in the page's order.
+    const media = (text: string): [Record<string, string>, [string, string][]] => {
+      const [head, ...rest] = order(text);
+      return [{ item_0_media: head! }, rest.map((id): [string, string] => ["item_0_media", id])];
+    };
+    const [one, more] = media(attached.text);
+    const moved = await postForm(
+      owner,
+      attached.text,
+      { ...one, item_0_text: "two images", op: `move:0:${second}` },
+      more,
+    );
+    expect(moved.status).toBe(200);
+    expect(noticesOf(moved)).toContain("second.png is now media 1 of item 1.");
+    expect(order(moved.text)).toEqual([second, first]);
+    const [one2, more2] = media(moved.text);
+    const detached = await postForm(
+      owner,
+      moved.text,
+      { ...one2, item_0_text: "two images", op: `detach:0:${first}` },
+      more2,
+    );
+    expect(noticesOf(detached)).toContain("first.png is detached from item 1.");
+    expect(order(detached.text)).toEqual([second]);
+    const added = await postForm(owner, detached.text, { item_0_text: "two images", op: "add" });
+    expect(noticesOf(added)).toContain("Item 2 is added.");
+  });
+});
+
+/** Every value of a hidden field of the page, in order. */
+function hiddenFieldsAll(text: string, name: string): string[] {
+  return [...text.matchAll(new RegExp(`<input type="hidden" name="${name}" value="([^"]+)"`, "g"))].map(
+    (m) => m[1]!,
+  );
+}
