@@ -102,6 +102,9 @@ describe("the composer in a browser", () => {
       // Item 2, added in place, with two dropped images.
       await page.getByRole("button", { name: "Add another item" }).click();
       await waitForText("#compose-notice", /Item 2 is added\./);
+      // The new item's controls are named for it.
+      await expect(page.getByRole("button", { name: "Attach to item 2" }).count()).resolves.toBe(1);
+      await expect(page.getByRole("group", { name: "Item 2 (reply)" }).isVisible()).resolves.toBe(true);
       await page.locator("#f-body-1-text").fill("Two pictures of the rocket");
       await dropImages(1, [
         { name: "rocket.png", bytes: makePng(64, 48) },

@@ -383,6 +383,10 @@ export const COMPOSE_JS = `// Compose, enhanced: the preview and checks pane ref
         if (value !== a.value) e.setAttribute(a.name, value);
       });
     });
+    // Buttons' hidden words name their item ("Attach to item 1"): the copy's name its own.
+    copy.querySelectorAll(".visually-hidden").forEach(function (e) {
+      e.textContent = e.textContent.replace(/item 1\\b/g, "item " + (n + 1));
+    });
     copy.setAttribute("data-item", String(n));
     copy.querySelectorAll("[data-upload-item]").forEach(function (e) { e.setAttribute("data-upload-item", String(n)); });
     copy.querySelectorAll("[data-drop]").forEach(function (e) { e.setAttribute("data-drop", String(n)); });
