@@ -324,7 +324,10 @@ describe("the compose page", () => {
     expect(problem.leadsThere).toBe(true);
     expect(
       problem.said.replace(
-        /^For “Schedule at a time”: the time in Europe\/Berlin, the workspace's time zone \(it is \w{3} \d{1,2} \w{3} \d\d:\d\d there now\)\. /,
+        new RegExp(
+          "^For “Schedule at a time”: the time in Europe/Berlin, the workspace's time zone " +
+            "\\(it is \\w{3} \\d{1,2} \\w{3} \\d\\d:\\d\\d there now\\)\\. ",
+        ),
         "",
       ),
     ).toMatch(c.expected);

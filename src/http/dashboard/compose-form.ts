@@ -195,6 +195,7 @@ function itemFieldset(view: ComposeView, n: number): Markup {
   const filePointer = `/body/${n}/file`;
   const fileId = fieldId(filePointer);
   const counter = view.counters[n];
+  const attachedId = fieldId(`/body/${n}/attached`);
   return html`<fieldset class="compose-item" data-item="${n}"><legend>${itemName(n)}</legend>
 ${textarea({
   name: `item_${n}_text`,
@@ -207,8 +208,8 @@ ${textarea({
 <p class="counter${counter?.over ? " over" : ""}" id="${fieldId(`/body/${n}/text`)}-count" data-counter="${n}">${
     counter?.text ?? ""
   }</p>
-<p class="media-title" id="${fieldId(`/body/${n}/attached`)}-title">Media</p>
-<ul class="attached" id="${fieldId(`/body/${n}/attached`)}" aria-labelledby="${fieldId(`/body/${n}/attached`)}-title">${item.media.map(
+<p class="media-title" id="${attachedId}-title">Media</p>
+<ul class="attached" id="${attachedId}" aria-labelledby="${attachedId}-title">${item.media.map(
     (id, position) => attachedMedia(view, n, id, position),
   )}</ul>
 <p class="dropzone" data-drop="${n}" hidden>Drop images or videos here, or paste them into the text.</p>
@@ -310,7 +311,9 @@ ${input({
   pointer: "/at",
   type: "datetime-local",
   label: `Date and time (${view.timeZone})`,
-  hint: `For “Schedule at a time”: the time in ${view.timeZone}, the workspace's time zone (it is ${view.nowInZone} there now).`,
+  hint:
+    `For “Schedule at a time”: the time in ${view.timeZone}, the workspace's time zone ` +
+    `(it is ${view.nowInZone} there now).`,
   value: state.at,
   errors: view.errors,
 })}

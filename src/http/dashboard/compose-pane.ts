@@ -109,6 +109,8 @@ function summaryOf(input: PaneInput, findings: Finding[], asWarnings: boolean): 
     : `${problems} to fix before sending.`;
 }
 
+const itemOf = (text: string) => html`<li>${text}</li>`;
+
 /** The pane's content (the fragment route answers with exactly this). */
 export function composePane(input: PaneInput): Markup {
   const v = input.validation;
@@ -122,7 +124,7 @@ export function composePane(input: PaneInput): Markup {
   const counters = itemCounters(input);
   return html`<h2 id="compose-pane-title">Preview and checks</h2>
 <p class="pane-summary" id="compose-pane-summary" role="status">${summaryOf(input, findings, asWarnings)}</p>
-${general.length ? html`<ul class="issues" aria-label="Problems with the whole post">${general.map((g) => html`<li>${g}</li>`)}</ul>` : ""}
+${general.length ? html`<ul class="issues" aria-label="Problems with the whole post">${general.map(itemOf)}</ul>` : ""}
 ${input.chosen.map((d, i) => destinationPane(input, d, i, findings))}
 <div hidden data-counters>${counters.map(
     (c, n) => html`<span data-item="${n}" data-over="${c.over ? "1" : "0"}">${c.text}</span>`,

@@ -2,7 +2,8 @@
  * The compose page's script (concatenated to the dashboard's, served by Herald, no build step):
  * progressive enhancement of a form that works without it.
  */
-export const COMPOSE_JS = `// Compose, enhanced: the preview and checks pane refreshed as the person types (a debounced POST of the
+export const COMPOSE_JS = `
+// Compose, enhanced: the preview and checks pane refreshed as the person types (a debounced POST of the
 // form to the fragment route), each network's options shown as destinations are chosen, files dropped,
 // pasted or chosen (several at once) uploaded with progress and attached with a thumbnail and an alt
 // text field, media moved or detached and items added without a reload. Without it the form posts.
