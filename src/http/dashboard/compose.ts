@@ -21,7 +21,7 @@ import { withNotice } from "./notices.ts";
 import { composePane, itemCounters, type PaneInput } from "./compose-pane.ts";
 import { nextQueueSlotText, nowInZone } from "./compose-slots.ts";
 import { thumbnailRoute } from "./compose-thumbnails.ts";
-import type { Markup } from "../pages/html.ts";
+import { html, type Markup } from "../pages/html.ts";
 import { renderPreview, type PreviewMedia } from "../previews/index.ts";
 
 /** `/dashboard/workspaces/:workspace_id/posts/new`: compose a thread, attach media, choose when. */
@@ -36,16 +36,7 @@ export function composePages(routes: DashboardRoutes): void {
       return show(r, lists, state, { errors: new Map(), problems: [], status: null }, 200);
     })
     // The pane again, for the form as typed so far (the script posts it as the person types).
-    .form(`${path}/preview`, async (r, form) => {
-      if (!mayCompose(r)) return cannotCompose(r);
-      const lists = await loadLists(r);
-      const state = readState(form);
-      const pane = await paneOf(r, lists, state);
-      const slot = await nextQueueSlotText(r, state.destinationIds);
-      return new Response(`${composePane(pane)}<span hidden data-next-slot>${escapeText(slot)}</span>`, {
-        headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
-      });
-    })
+    .form(`${path}/preview`, paneFragment)
     .multipart(path, async (r) => {
       if (!mayCompose(r)) return cannotCompose(r);
       let form: ReceivedForm | null;
@@ -95,8 +86,18 @@ function previewOf(r: DashboardRequest, lists: Lists, state: ComposeState, d: Co
   };
 }
 
-/** Text for HTML (the fragment's one value outside the `html` tag). */
-const escapeText = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+/** The pane again for the form as typed so far (the script posts it as the person types): its HTML. */
+async function paneFragment(r: DashboardRequest, form: URLSearchParams): Promise<Response> {
+  if (!mayCompose(r)) return cannotCompose(r);
+  const lists = await loadLists(r);
+  const state = readState(form);
+  const pane = await paneOf(r, lists, state);
+  const slot = await nextQueueSlotText(r, state.destinationIds);
+  const fragment = html`${composePane(pane)}<span hidden data-next-slot>${slot}</span>`;
+  return new Response(fragment.text, {
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+  });
+}
 
 /** The form as multipart (with files streamed to disk) or urlencoded (no files). */
 async function readComposeForm(r: DashboardRequest): Promise<ReceivedForm | null> {
