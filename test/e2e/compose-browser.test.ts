@@ -126,6 +126,21 @@ describe("the composer in a browser", () => {
       await waitForText("#compose-notice", /pad\.png.* is now media 1 of item 2\./);
       await waitForText("#f-body-1-text-count", /(?=.*Bluesky 26\/300)(?=.*X 26\/280)/);
 
+      // A screenshot pasted into item 1's text is attached there; detached again in place.
+      await page.evaluate(
+        `(() => {
+          const transfer = new DataTransfer();
+          const bytes = Uint8Array.from(atob("${Buffer.from(makePng(20, 10)).toString("base64")}"), (c) => c.charCodeAt(0));
+          transfer.items.add(new File([bytes], "pasted.png", { type: "image/png" }));
+          const text = document.querySelector("#f-body-0-text");
+          text.dispatchEvent(new ClipboardEvent("paste", { bubbles: true, cancelable: true, clipboardData: transfer }));
+        })()`,
+      );
+      await waitForText("#compose-notice", /pasted\.png is attached to item 1\./);
+      await page.getByRole("button", { name: /^Detach pasted\.png/ }).click();
+      await waitForText("#compose-notice", /pasted\.png.* is detached from item 1\./);
+      await expect(page.locator("#f-body-0-attached li").count()).resolves.toBe(0);
+
       // Fix the error: no link for X.
       await page.locator("#f-body-0-text").fill("Launch day! The details are on our site.");
       await waitForText("#f-body-0-text-count", /(?=.*Bluesky 40\/300)(?=.*X 40\/280)/);
