@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { ROOT } from "../helpers/process.ts";
 import { startBlueskyFake, type BlueskyFake } from "../fakes/bluesky.ts";
-import { insertXDestination, makePng, X_APP_ENV } from "../posts/fixtures.ts";
+import { daily, insertXDestination, makePng, X_APP_ENV } from "../posts/fixtures.ts";
 import { connectOwnersBluesky, dashboardWorld, PASSWORD, type DashboardWorld } from "../dashboard/support.ts";
 import { launchChromium, lookAt } from "./dashboard-kit.ts";
 
@@ -35,6 +35,11 @@ beforeAll(async () => {
     body: { time_zone: "Europe/Paris" },
   });
   expect(zone.status).toBe(200);
+  const queue = await world.s.request("PUT", `/v1/workspaces/${ws}/queue`, {
+    key: world.owner.apiKey,
+    body: { windows: daily("09:00") },
+  });
+  expect(queue.status).toBe(200);
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
 afterAll(async () => {
@@ -151,6 +156,10 @@ describe("the composer in a browser", () => {
       await waitForText("#compose-pane-summary", /nothing to fix/i);
 
       // Schedule in the workspace's zone, shown with the picker; the queue option names its slot.
+      await waitForText(
+        ".choice:has(input[value=queue]) .hint",
+        /Next queue slot: \w{3} \d{1,2} \w{3} 09:00 Europe\/Paris/,
+      );
       await page.getByRole("radio", { name: "Schedule at a time" }).check();
       await page.getByLabel("Date and time (Europe/Paris)").fill("2026-03-03T09:30");
       await waitForText("#compose-pane-summary", /nothing to fix/i);
