@@ -61,6 +61,7 @@ export async function createWorkspace(args: {
     accountId: actor.accountId,
     name: input.name,
     timeZone,
+    approvalRequired: false,
     createdAt: now,
     updatedAt: now,
   };
