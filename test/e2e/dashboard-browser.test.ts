@@ -142,10 +142,10 @@ describe("the dashboard in a browser", () => {
       await open(`/dashboard/workspaces/${ws}/calendar?week=2026-03-03`);
       const tuesday = page.locator(".week > li").nth(1);
       await expect(tuesday.textContent()).resolves.toContain("Launch day");
-      await check("calendar", true);
+      await check("calendar");
       await open(`/dashboard/workspaces/${ws}/posts?view=scheduled`);
       await expect(page.locator("main").textContent()).resolves.toContain("Launch day");
-      await check("posts", true);
+      await check("posts");
     },
     BROWSER_TEST_MS,
   );

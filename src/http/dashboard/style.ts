@@ -102,7 +102,16 @@ input[type=date] {
 .week ul { list-style: none; padding: 0; margin: 0; }
 .week ul li { margin: 0 0 .5rem; font-size: .9rem; overflow-wrap: anywhere; }
 .week .published a { color: var(--muted); }
-.week .slot { color: var(--muted); border: 1px dashed var(--line); border-radius: .25rem; padding: 0 .35rem; }
+.week .slot { color: var(--fg); background: var(--panel); border: 1px dashed var(--muted); border-radius: .25rem;
+  padding: .15rem .4rem; }
+.week li[draggable=true] { cursor: grab; }
+.week .dragging, .week .moving { opacity: .5; }
+.week .drop-target { outline: 2px dashed var(--accent); outline-offset: 2px; }
+.cal-move summary { cursor: pointer; font-size: .85rem; }
+.cal-move form { margin: .25rem 0 0; }
+.cal-move .field { margin-bottom: .5rem; }
+.destinations { list-style: none; padding: 0; margin: 0; }
+.destinations li { margin: 0 0 .25rem; }
 @media (max-width: 60rem) { .week { grid-template-columns: 1fr; } }
 .charts { display: flex; flex-wrap: wrap; gap: 1rem; }
 .charts figure, figure { margin: 0 0 1rem; max-width: 100%; }
