@@ -59,6 +59,25 @@ function rowsOf(text: string, view = "All") {
 }
 
 describe("groups in the posts listing", () => {
+  test("a group longer than a page is one whole row; the next page says its posts were shown", async () => {
+    for (let i = 0; i < 27; i++)
+      await send("bulk", `2026-03-20T${String(10 + (i % 10)).padStart(2, "0")}:${10 + i}:00Z`, [
+        [w.destinationId, `bulk ${i}`],
+      ]);
+    const browser = await w.signedIn();
+    const first = await browser.get(pathIn(w.ws, "posts?view=all"));
+    const rows = rowsOf(first.text);
+    expect(rows.map((row) => row.Group)).toEqual(["bulk (27 posts)"]);
+    expect(rows[0]!.badges).toHaveLength(27);
+    const older = attributeOf(screenOf(first.text).getByRole("link", { name: "Older" }), "href")!;
+    const second = await browser.get(older);
+    expectDashboardPage(older, second);
+    expect(rowsOf(second.text)).toEqual([]);
+    const screen = screenOf(second.text);
+    expect(screen.text()).toContain("The posts of this page belong to groups shown on earlier pages.");
+    expect(screen.queryByRole("link", { name: "Older" })).toBeNull();
+  });
+
   test("a post sent to two destinations is one row naming both, each with its state and link", async () => {
     const [toAlice, toBob] = await send("launch-both", "2026-03-10T09:00:00Z", [
       [w.destinationId, "launch on two accounts"],
@@ -88,6 +107,12 @@ describe("groups in the posts listing", () => {
     const screen = screenOf(own.text);
     const table = screen.getByRole("table", { name: "All posts (filtered), one row per post, times in UTC" });
     expect(screen.recordsOf(table).map((rec) => rec.Destinations)).toHaveLength(2);
+    // A filter keeps only the group's posts it matches: Bob's account alone.
+    const bobs = rowsOf((await browser.get(pathIn(w.ws, `posts?view=all&destination_id=${bob}`))).text);
+    expect(bobs.find((x) => x.Group!.startsWith("launch-both"))).toMatchObject({
+      Group: "launch-both",
+      badges: ["cancelled"],
+    });
     // A view keeps only the group's posts in it: scheduled shows the row with one destination.
     const scheduled = rowsOf((await browser.get(pathIn(w.ws, "posts?view=scheduled"))).text, "Scheduled");
     expect(scheduled.find((x) => x.Group!.startsWith("launch-both"))).toMatchObject({
