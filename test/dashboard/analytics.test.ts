@@ -250,7 +250,27 @@ describe("a group's page", () => {
       pathIn(w.ws, `posts/${ids[0]}`),
     );
     expect(posts.getAllByRole("cell", { name: "fresh" })).toHaveLength(1);
-    expect(screen.getByRole("img", { name: `Totals of the group ${group}` })).toBeDefined();
+    const totalsChart = screen.getByRole("img", { name: `Totals of the group ${group}` });
+    expect(screen.descriptionOf(totalsChart)).toBe("The most: Reactions (7).");
+    // Every metric named under its bar (short), the axis named, the legend without a meaningless sum.
+    expect(
+      screen
+        .within(totalsChart)
+        .elements("text")
+        .map((t) => textOf(t))
+        .slice(-8),
+    ).toEqual([
+      "views",
+      "impr.",
+      "comm.",
+      "react.",
+      "shares",
+      "saves",
+      "clicks",
+      "Metric (all posts of the group)",
+    ]);
+    const legend = screen.getByRole("list", { name: `Legend of Totals of the group ${group}` });
+    expect(screen.within(legend).namesOf("listitem")).toEqual(["Total of all posts"]);
     expect(screen.getByRole("button", { name: "Refresh now" })).toBeDefined();
   });
 

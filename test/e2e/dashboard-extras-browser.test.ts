@@ -120,6 +120,11 @@ describe("posts, analytics and calendar in a browser", () => {
       await open(`/dashboard/workspaces/${ws}/analytics`);
       await expect(page.getByRole("img", { name: /^Interactions per day/ }).count()).resolves.toBe(1);
       await check("analytics", true);
+      await open(`/dashboard/workspaces/${ws}/analytics/launch-numbers`);
+      await expect(
+        page.getByRole("img", { name: "Totals of the group launch-numbers" }).count(),
+      ).resolves.toBe(1);
+      await check("analytics-group");
     },
     BROWSER_TEST_MS,
   );

@@ -156,7 +156,8 @@ function totalsChart(data: GroupAnalytics): Markup {
     unit: "",
     axis: "Metric (all posts of the group)",
     categories: METRIC_LABELS.map(([m, label]) => ({ label, tick: TICKS[m]! })),
-    series: [{ name: "Total", values }],
+    series: [{ name: "Total of all posts", values }],
+    categorical: true,
     summary:
       largest > 0
         ? `The most: ${METRIC_LABELS[values.indexOf(largest)]![1]} (${largest}).`

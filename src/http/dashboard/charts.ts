@@ -26,6 +26,11 @@ export interface ChartSpec {
   series: ChartSeries[];
   /** The sentence describing the chart, when the default (a range of dates) does not fit. */
   summary?: string;
+  /**
+   * A few named categories (metrics) rather than dates: every tick printed, and the legend without a
+   * sum across them (they count different things).
+   */
+  categorical?: boolean;
 }
 
 /**
@@ -161,7 +166,10 @@ export function barChart(spec: ChartSpec): Markup {
         )}</title></rect>`,
     ),
   );
-  const ticks = tickIndexes(count).map(({ index, narrow }) => {
+  const printed = spec.categorical
+    ? spec.categories.map((_, index) => ({ index, narrow: true }))
+    : tickIndexes(count);
+  const ticks = printed.map(({ index, narrow }) => {
     // The first tick starts at its slot and the last ends at its own, so neither is cut at an edge.
     const anchor = index === 0 ? "start" : index === count - 1 ? "end" : "middle";
     const x =
@@ -172,10 +180,9 @@ export function barChart(spec: ChartSpec): Markup {
   });
   const legend = html`<ul class="legend" aria-label="Legend of ${spec.title}">${spec.series.map(
     (s, k) =>
-      html`<li><span class="swatch s${k}" aria-hidden="true"></span>${s.name} (${s.values.reduce(
-        (a, b) => a + b,
-        0,
-      )} in all)</li>`,
+      html`<li><span class="swatch s${k}" aria-hidden="true"></span>${s.name}${
+        spec.categorical ? "" : ` (${s.values.reduce((a, b) => a + b, 0)} in all)`
+      }</li>`,
   )}</ul>`;
   const stacked = spec.series.length > 1;
   return html`<figure class="chart-figure" id="${id}">
