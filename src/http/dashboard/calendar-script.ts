@@ -13,6 +13,9 @@ export const CALENDAR_JS = `
     item.draggable = true;
     // The whole entry is dragged, not its link's address.
     item.querySelectorAll("a").forEach(function (a) { a.draggable = false; });
+    // While its Move form is open the entry stays put, so the mouse can work in the form's fields.
+    var details = item.querySelector("details");
+    if (details) details.addEventListener("toggle", function () { item.draggable = !details.open; });
   });
   function targetOf(event) {
     var el = event.target.closest ? event.target : event.target.parentElement;
