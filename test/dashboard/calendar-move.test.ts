@@ -84,7 +84,9 @@ describe("the Move form", () => {
     const shown = await browser.get(page);
     const sunday = day(shown.text, "Sun 1 Mar");
     // The form is named for its post; its day starts at the post's own day, its time empty.
-    const button = sunday.getByRole("button", { name: "Move the bluesky post of Sun 1 Mar 18:00" });
+    const button = sunday.getByRole("button", {
+      name: "Move the bluesky · alice.test post of Sun 1 Mar 18:00",
+    });
     expect(button).toBeDefined();
     expect(attributeOf(sunday.getByLabelText("Day"), "value")).toBe("2026-03-01");
     expect(sunday.descriptionOf(sunday.getByLabelText("Time"))).toBe(

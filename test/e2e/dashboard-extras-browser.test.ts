@@ -144,6 +144,13 @@ describe("posts, analytics and calendar in a browser", () => {
       expect((await world.post(queued!.id)).queue_local_date).toBe("2026-03-02");
       await open(`/dashboard/workspaces/${ws}/calendar?week=2026-03-02`);
       await check("calendar", true);
+      // The group's two posts at one time: each Move names its account.
+      for (const account of ["alice.test", "bob.test"]) {
+        const name = `Move the bluesky · ${account} post of Tue 3 Mar 09:30`;
+        await expect(
+          page.getByRole("button", { name, exact: true, includeHidden: true }).count(),
+        ).resolves.toBe(1);
+      }
       // Wednesday 10:15 in Berlin, dragged onto Friday: the same time of day, two days later.
       await page.locator(`li[data-post="${exact!.id}"]`).dragTo(page.locator("#day-2026-03-06 > h2"));
       await page.waitForURL(/notice=moved/);

@@ -4,7 +4,7 @@ import { html, type Markup } from "../pages/html.ts";
 import { type ApiAnswer, fieldErrorsOf } from "./api.ts";
 import type { Post, PostSet } from "./api-resources.ts";
 import { withNotice } from "./notices.ts";
-import { fromLocalInput } from "./post-view.ts";
+import { fromLocalInput, whereTo } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { input, postForm } from "./ui.ts";
 
@@ -39,7 +39,8 @@ export function moveForm(r: DashboardRequest, post: Post): Markup | null {
   const ws = r.workspace!;
   const local = DateTime.fromISO(post.scheduled_at, { zone: "utc" }).setZone(ws.timeZone);
   const queued = post.available_actions.includes("move");
-  const which = html`<span class="visually-hidden"> the ${post.channel} post of ${local.toFormat(
+  // Named by account and time: two accounts of one network may hold the group's posts at one time.
+  const which = html`<span class="visually-hidden"> the ${whereTo(post)} post of ${local.toFormat(
     "ccc d LLL HH:mm",
   )}</span>`;
   return html`<details class="cal-move"><summary>Move${which}</summary>
