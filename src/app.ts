@@ -29,6 +29,7 @@ import { requireWorkspace } from "./modules/workspaces/service.ts";
 import { analyticsRoutes } from "./http/routes/analytics.ts";
 import { destinationRoutes, oauthCallbackRoutes } from "./http/routes/destinations.ts";
 import { postRoutes } from "./http/routes/posts.ts";
+import { approvalRoutes } from "./http/routes/approvals.ts";
 import type { PublishingEngine } from "./modules/publishing/engine.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { signupRoutes } from "./http/routes/signup.ts";
@@ -217,6 +218,7 @@ function mountRoutes(
         .use(auditRoutes(h, rails))
         .use(destinationRoutes(h, rails))
         .use(postRoutes(h, rails))
+        .use(approvalRoutes(h, rails))
         .use(assetRoutes(h, rails))
         .use(webhookRoutes(h, rails))
         .use(analyticsRoutes(h, rails)),
