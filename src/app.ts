@@ -29,11 +29,13 @@ import { requireWorkspace } from "./modules/workspaces/service.ts";
 import { analyticsRoutes } from "./http/routes/analytics.ts";
 import { destinationRoutes, oauthCallbackRoutes } from "./http/routes/destinations.ts";
 import { postRoutes } from "./http/routes/posts.ts";
+import { approvalRoutes } from "./http/routes/approvals.ts";
 import type { PublishingEngine } from "./modules/publishing/engine.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { signupRoutes } from "./http/routes/signup.ts";
 import { pageRoutes } from "./http/routes/pages.ts";
 import { oauthRoutes } from "./http/routes/oauth.ts";
+import { reviewPageRoutes } from "./http/routes/review-page.ts";
 import { passwordResetRoutes } from "./http/routes/password-reset.ts";
 import { dashboardRoutes } from "./http/dashboard/index.ts";
 import { teamRoutes } from "./http/routes/team.ts";
@@ -204,6 +206,7 @@ function mountRoutes(
     .use(pageRoutes(h, clientAddress))
     .use(oauthRoutes(h, clientAddress))
     .use(passwordResetRoutes(h, clientAddress))
+    .use(reviewPageRoutes(h, clientAddress))
     .use(dashboardRoutes(h, (request) => app.handle(request)))
     .use(teamRoutes(h, rails))
     .use(billingRoutes(h, rails))
@@ -217,6 +220,7 @@ function mountRoutes(
         .use(auditRoutes(h, rails))
         .use(destinationRoutes(h, rails))
         .use(postRoutes(h, rails))
+        .use(approvalRoutes(h, rails))
         .use(assetRoutes(h, rails))
         .use(webhookRoutes(h, rails))
         .use(analyticsRoutes(h, rails)),

@@ -10,7 +10,9 @@ import { expectProblem } from "./helpers/problems.ts";
 import { startTestServer, type RequestOptions, type TestResponse } from "./helpers/server.ts";
 import { inline } from "./fuzz/document.ts";
 import { insertPostAnalytics } from "../src/modules/analytics/repo.ts";
-import { findPostById } from "../src/modules/posts/repo.ts";
+import { findPostById, type PostRow } from "../src/modules/posts/repo.ts";
+import { requestApprovals } from "../src/modules/approvals/request.ts";
+import type { Actor } from "../src/core/actor.ts";
 import { insertAsset, insertXDestination, X_APP_ENV } from "./posts/fixtures.ts";
 
 const { destinationConnections, users } = tables;
@@ -139,6 +141,17 @@ const OPERATION_FIXTURES: Record<string, (ws: string) => Promise<Fixture>> = {
     );
     return { ids: { member_id: id }, body: { confirmed: true, confirmation: email } };
   },
+  "POST /workspaces/{workspace_id}/posts/{post_id}/approve": async (ws) => {
+    const post = await awaitingApprovalOf(ws);
+    return { ids: { post_id: post.id }, body: { confirmed: true, version: post.version } };
+  },
+  "POST /workspaces/{workspace_id}/posts/{post_id}/reject": async (ws) => ({
+    ids: { post_id: (await awaitingApprovalOf(ws)).id },
+    body: { confirmed: true, comment: "Not yet" },
+  }),
+  "POST /workspaces/{workspace_id}/review-links": async (ws) => ({
+    body: { group: (await postOf(ws, "draft")).group },
+  }),
   "POST /workspaces/{workspace_id}/posts/{post_id}/retry": async (ws) => {
     // A failed post, as the engine would leave it.
     const post = await postOf(ws, SCHEDULED_AT);
@@ -146,6 +159,29 @@ const OPERATION_FIXTURES: Record<string, (ws: string) => Promise<Fixture>> = {
     return { ids: { post_id: post.id }, body: { confirmed: true } };
   },
 };
+
+/** A draft awaiting approval, as a request from a credential without posts:approve leaves it. */
+async function awaitingApprovalOf(ws: string): Promise<PostRow> {
+  const draft = await postOf(ws, "draft");
+  const row = (await findPostById(s.herald.db, draft.id))!;
+  const actor = {
+    kind: "api_key",
+    name: "member key",
+    credentialId: "key_member",
+    accountId: s.owner.accountId,
+    requestId: newId("req"),
+  } as Actor;
+  const requested = { when: SCHEDULED_AT };
+  const [after] = await inTransaction(s.herald.db, (tx) =>
+    requestApprovals(tx, {
+      posts: [{ post: row, destinationId: row.destinationId }],
+      requested,
+      actor,
+      now: s.clock.now(),
+    }),
+  );
+  return after!;
+}
 
 /** A webhook endpoint of the workspace, created by the owner. */
 async function endpointOf(ws: string): Promise<string> {
@@ -202,6 +238,12 @@ const PATH_FIXTURES: Record<string, (ws: string, ids: Record<string, string>) =>
       }),
     );
     return id;
+  },
+  review_link_id: async (ws) => {
+    const body = { group: (await postOf(ws, "draft")).group };
+    const r = await s.request("POST", `${owner(ws)}/review-links`, { body });
+    expect(r.status).toBe(201);
+    return r.body.id;
   },
   upload_id: async (ws) => {
     const body = MINIMAL_BODIES["POST /workspaces/{workspace_id}/asset-uploads"];

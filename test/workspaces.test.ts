@@ -30,6 +30,7 @@ function expectWorkspace(r: TestResponse, status: number, fields: Record<string,
     object: "workspace",
     name: expect.any(String),
     time_zone: expect.any(String),
+    approval_required: expect.any(Boolean),
     created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
   });
@@ -142,6 +143,7 @@ describe("patch", () => {
     { name: "name", body: { name: "Renamed" } },
     { name: "time_zone", body: { time_zone: "America/New_York" } },
     { name: "both", body: { name: "Both", time_zone: "Australia/Sydney" } },
+    { name: "approval_required", body: { approval_required: true } },
   ];
   for (const e of edits) {
     test(`changing ${e.name}: 200, new ETag, updated_at moves with the clock`, async () => {

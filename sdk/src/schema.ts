@@ -534,13 +534,13 @@ export interface paths {
         };
         /**
          * List posts (views, filters, include=attempts)
-         * @description The workspace's posts, narrowed by `view` (drafts, scheduled, published, attention), channel, group, destination, state and creation or schedule time; `include=attempts` adds each post's publishing attempts. Paged with `limit` and `after`.
+         * @description The workspace's posts, narrowed by `view` (drafts, scheduled, published, attention), channel, group, destination, state, creation or schedule time and `approval` status (`approval=requested`: awaiting approval); `include=attempts` adds each post's publishing attempts. Paged with `limit` and `after`.
          */
         get: operations["listPosts"];
         put?: never;
         /**
          * Create posts: drafts, published now, at a time, or in the queue
-         * @description Idempotency-Key is required to publish or schedule, optional for drafts. 202 with Retry-After while provider work is active.
+         * @description Idempotency-Key is required to publish or schedule, optional for drafts. 202 with Retry-After while provider work is active. In a workspace with `approval_required`, a credential without `posts:approve` that would publish or schedule gets 202 and drafts with `approval.status: requested` (the `when` is applied when a holder approves).
          */
         post: operations["createPost"];
         delete?: never;
@@ -580,7 +580,7 @@ export interface paths {
         put?: never;
         /**
          * Publish or schedule drafts
-         * @description Takes drafts out of `draft`: each is named with the `version` it was last seen at and the destination to publish to, and goes out `now`, in the `queue` or at an exact time. Needs `confirmed: true`, a live key and an Idempotency-Key; a stale version is 409 `public_version_conflict`.
+         * @description Takes drafts out of `draft`: each is named with the `version` it was last seen at and the destination to publish to, and goes out `now`, in the `queue` or at an exact time. Needs `confirmed: true`, a live key and an Idempotency-Key; a stale version is 409 `public_version_conflict`. In a workspace with `approval_required`, a credential without `posts:approve` gets 202: the drafts stay drafts with `approval.status: requested`.
          */
         post: operations["publishDrafts"];
         delete?: never;
@@ -716,6 +716,114 @@ export interface paths {
         put: operations["replaceQueue"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/{workspace_id}/posts/{post_id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a post awaiting approval
+         * @description Approves one draft whose `approval.status` is `requested`: it leaves `draft` for the state its `approval.requested_when` gives, as publish drafts would move it now, and `approval.status` becomes `approved`. Needs `confirmed: true` and the `version` you last saw (409 `public_version_conflict` when it changed); a post not awaiting approval is 409 `public_conflict`; a requested time that has passed is 422.
+         */
+        post: operations["approvePost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/{workspace_id}/posts/{post_id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Request changes to a post awaiting approval
+         * @description Sends a post awaiting approval back to its author: it stays a draft with `approval.status: changes_requested`, and `comment` (required) is added to its comments. Publishing it again asks for approval again.
+         */
+        post: operations["rejectPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/{workspace_id}/posts/{post_id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a post's comments
+         * @description The post's comments, newest first: team notes, reasons given when changes were requested, and reviewers' words from review links. `author.kind` is `user`, `credential` or `reviewer`.
+         */
+        get: operations["listPostComments"];
+        put?: never;
+        /**
+         * Comment on a post
+         * @description Adds a team note to a post, authored by the signed-in person or the credential.
+         */
+        post: operations["createPostComment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/{workspace_id}/review-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List review links
+         * @description The workspace's review links not deleted, newest first, expired ones included (`expires_at` says which); `url` is null, since only the token's hash is kept.
+         */
+        get: operations["listReviewLinks"];
+        put?: never;
+        /**
+         * Create a review link for a group
+         * @description A link a client opens without signing in (`url`, shown only in this answer: the token is stored hashed) to see the group's posts and approve them or request changes. `expires_in_days` 1 to 30, default 30; the group must have posts in the workspace (404).
+         */
+        post: operations["createReviewLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/{workspace_id}/review-links/{review_link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a review link
+         * @description The link's page answers 404 from now on. No If-Match.
+         */
+        delete: operations["deleteReviewLink"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1022,7 +1130,7 @@ export interface components {
             environment: "live" | "test";
             /** @enum {string} */
             workspace_access_mode: "all" | "selected";
-            scopes: ("workspaces:read" | "workspaces:write" | "assets:read" | "assets:write" | "destinations:read" | "destinations:write" | "notifications:read" | "notifications:write" | "posts:read" | "posts:write" | "webhooks:read" | "webhooks:write" | "team:read" | "team:write" | "audit:read" | "feedback:write" | "billing:read" | "billing:write")[];
+            scopes: ("workspaces:read" | "workspaces:write" | "assets:read" | "assets:write" | "destinations:read" | "destinations:write" | "notifications:read" | "notifications:write" | "posts:read" | "posts:write" | "posts:approve" | "webhooks:read" | "webhooks:write" | "team:read" | "team:write" | "audit:read" | "feedback:write" | "billing:read" | "billing:write")[];
             /** Format: date-time */
             expires_at: string | null;
         };
@@ -1090,6 +1198,27 @@ export interface components {
             bucket: "day" | "week";
             time_zone: string;
             series: components["schemas"]["AnalyticsBucket"][];
+        };
+        /** ApprovalStep */
+        ApprovalStep: {
+            /** @enum {string} */
+            status: "requested" | "approved" | "changes_requested";
+            /** Format: date-time */
+            at: string;
+            by: components["schemas"]["Author"];
+        };
+        /**
+         * ApprovePostRequest
+         * @example {
+         *       "confirmed": true,
+         *       "version": 1
+         *     }
+         */
+        ApprovePostRequest: {
+            /** @description must be true */
+            confirmed?: boolean;
+            /** @description The post's version as you last saw it */
+            version: number;
         };
         /** Asset */
         Asset: {
@@ -1175,6 +1304,12 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
+        /** Author */
+        Author: {
+            /** @enum {string} */
+            kind: "user" | "credential" | "reviewer";
+            name: string;
+        };
         /** Billing */
         Billing: {
             /** @constant */
@@ -1249,7 +1384,7 @@ export interface components {
             provider: "slack";
             chat_channel_id: string | null;
             enabled: boolean;
-            event_types: ("post.failed" | "post.needs-attention" | "destination.reauthorization_required" | "webhook_endpoint.disabled")[];
+            event_types: ("post.failed" | "post.needs-attention" | "destination.reauthorization_required" | "webhook_endpoint.disabled" | "post.approval-requested" | "post.approved" | "post.changes-requested")[];
             active: boolean;
             inactive_reason: "slack_not_configured" | "disabled" | "no_channel" | null;
             last_error: {
@@ -1426,6 +1561,15 @@ export interface components {
             handle?: string;
             app_password?: string;
         };
+        /**
+         * CreatePostCommentRequest
+         * @example {
+         *       "body": "Can we add the launch video here?"
+         *     }
+         */
+        CreatePostCommentRequest: {
+            body: string;
+        };
         /** CreatePostItem */
         CreatePostItem: {
             destination_id?: string;
@@ -1466,6 +1610,18 @@ export interface components {
             posts: components["schemas"]["CreatePostItem"][];
         };
         /**
+         * CreateReviewLinkRequest
+         * @example {
+         *       "group": "spring-launch",
+         *       "expires_in_days": 7
+         *     }
+         */
+        CreateReviewLinkRequest: {
+            group: string;
+            /** @description 1 to 30, default 30 */
+            expires_in_days?: number;
+        };
+        /**
          * CreateSignupIntentRequest
          * @example {
          *       "email": "ada@example.com",
@@ -1496,7 +1652,7 @@ export interface components {
             name: string;
             /** @description https:// on port 443, a DNS host name that resolves to public addresses only, no credentials */
             url: string;
-            event_types: ("post.published" | "post.failed" | "post.awaiting-provider" | "post.needs-attention")[];
+            event_types: ("post.published" | "post.failed" | "post.awaiting-provider" | "post.needs-attention" | "post.approval-requested" | "post.approved" | "post.changes-requested")[];
             /** @enum {string} */
             destination_filter_mode?: "all" | "selected";
             /** @description Used with destination_filter_mode `selected`: 1 to 100 destinations of the workspace */
@@ -1539,6 +1695,14 @@ export interface components {
             id: string;
             /** @constant */
             object: "post";
+            /** @constant */
+            deleted: true;
+        };
+        /** DeletedReviewLink */
+        DeletedReviewLink: {
+            id: string;
+            /** @constant */
+            object: "review_link";
             /** @constant */
             deleted: true;
         };
@@ -1773,6 +1937,7 @@ export interface components {
             cancelled_at: string | null;
             /** Format: date-time */
             missed_at: string | null;
+            approval: components["schemas"]["PostApproval"];
             receipts: components["schemas"]["Receipt"][];
             destination: components["schemas"]["PostDestination"];
             assets: components["schemas"]["PostAsset"][];
@@ -1803,6 +1968,19 @@ export interface components {
                 at: string;
             } | null;
         };
+        /** PostApproval */
+        PostApproval: {
+            /** @enum {string} */
+            status: "requested" | "approved" | "changes_requested";
+            /** @description The Create Post `when` the post asked for: approving applies it (now, queue or a time) */
+            requested_when: string;
+            requested_time_zone: string | null;
+            /** Format: date-time */
+            requested_at: string;
+            requested_by: components["schemas"]["Author"];
+            /** @description Every step of the approval, oldest first */
+            history: components["schemas"]["ApprovalStep"][];
+        } | null;
         /** PostAsset */
         PostAsset: {
             id: string;
@@ -1815,6 +1993,23 @@ export interface components {
         PostAssetItem: {
             asset_id: string;
             item_index: number;
+        };
+        /** PostComment */
+        PostComment: {
+            id: string;
+            /** @constant */
+            object: "post_comment";
+            post_id: string;
+            author: components["schemas"]["Author"];
+            body: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** PostCommentList */
+        PostCommentList: {
+            data: components["schemas"]["PostComment"][];
+            has_more: boolean;
+            next_cursor: string | null;
         };
         /** PostDestination */
         PostDestination: {
@@ -1991,6 +2186,18 @@ export interface components {
             published_at: string;
         };
         /**
+         * RejectPostRequest
+         * @example {
+         *       "confirmed": true,
+         *       "comment": "Please use the new product name in the first line."
+         *     }
+         */
+        RejectPostRequest: {
+            /** @description must be true */
+            confirmed?: boolean;
+            comment: string;
+        };
+        /**
          * RemoveAccountMemberRequest
          * @example {
          *       "confirmed": true,
@@ -2056,6 +2263,26 @@ export interface components {
         RetryPostRequest: {
             confirmed?: boolean;
             acknowledge_duplicate_risk?: boolean;
+        };
+        /** ReviewLink */
+        ReviewLink: {
+            id: string;
+            /** @constant */
+            object: "review_link";
+            /** @description <HERALD_BASE_URL>/review/{token}; only in the creation's answer */
+            url: string | null;
+            group: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["Author"];
+        };
+        /** ReviewLinkList */
+        ReviewLinkList: {
+            data: components["schemas"]["ReviewLink"][];
+            has_more: boolean;
+            next_cursor: string | null;
         };
         /** RevokedAccountInvitation */
         RevokedAccountInvitation: {
@@ -2133,7 +2360,7 @@ export interface components {
         UpdateChatNotificationSettingsRequest: {
             chat_channel_id?: string | null;
             enabled?: boolean;
-            event_types?: ("post.failed" | "post.needs-attention" | "destination.reauthorization_required" | "webhook_endpoint.disabled")[];
+            event_types?: ("post.failed" | "post.needs-attention" | "destination.reauthorization_required" | "webhook_endpoint.disabled" | "post.approval-requested" | "post.approved" | "post.changes-requested")[];
         };
         /**
          * UpdateDestinationRequest
@@ -2169,7 +2396,7 @@ export interface components {
             name?: string;
             /** @description https:// on port 443, a DNS host name that resolves to public addresses only, no credentials */
             url?: string;
-            event_types?: ("post.published" | "post.failed" | "post.awaiting-provider" | "post.needs-attention")[];
+            event_types?: ("post.published" | "post.failed" | "post.awaiting-provider" | "post.needs-attention" | "post.approval-requested" | "post.approved" | "post.changes-requested")[];
             /** @enum {string} */
             destination_filter_mode?: "all" | "selected";
             /** @description Used with destination_filter_mode `selected`: 1 to 100 destinations of the workspace */
@@ -2182,12 +2409,17 @@ export interface components {
          * @example {
          *       "time_zone": "America/New_York"
          *     }
+         * @example {
+         *       "approval_required": true
+         *     }
          */
         UpdateWorkspaceRequest: {
             /** @description 1 to 200 characters, not only spaces */
             name?: string;
             /** @description IANA time zone name */
             time_zone?: string;
+            /** @description Changing it also needs the posts:approve scope */
+            approval_required?: boolean;
         };
         /** WebhookDelivery */
         WebhookDelivery: {
@@ -2296,6 +2528,8 @@ export interface components {
             object: "workspace";
             name: string;
             time_zone: string;
+            /** @description Posts that would publish or schedule wait for a holder of posts:approve */
+            approval_required: boolean;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -7031,6 +7265,7 @@ export interface operations {
                 scheduled_before?: string;
                 /** @description Adds the optional part it names to each item. */
                 include?: "attempts";
+                approval?: "requested" | "approved" | "changes_requested";
                 /** @description Items per page. */
                 limit?: number;
                 /** @description The next_cursor of the previous page, unchanged. */
@@ -9287,6 +9522,1197 @@ export interface operations {
             };
             /** @description Body not sent as application/json (public_unsupported_media_type) */
             415: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (public_rate_limited); see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description URL and headers above 16 KiB (public_request_header_too_large) */
+            431: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (public_internal_error) */
+            500: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (public_unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    approvePost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed when valid; generated otherwise. */
+                "Service-Request-Id"?: string;
+                /** @description A key of yours: the same key with the same body replays the first answer. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The workspace's id. */
+                workspace_id: string;
+                /** @description The post's id. */
+                post_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "confirmed": true,
+                 *       "version": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApprovePostRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    /** @description The resource's current entity tag, for If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            /** @description Invalid request (public_invalid_request) */
+            400: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid API key (public_authentication_required) */
+            401: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description A Bearer challenge. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The subscription does not permit it (public_subscription_required) or a usage limit */
+            402: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
+            403: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or a workspace the key cannot use (public_not_found) */
+            404: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with current state or an earlier request */
+            409: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body above 1 MiB (public_payload_too_large) */
+            413: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body not sent as application/json (public_unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid request that cannot be published (public_unpublishable) */
+            422: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (public_rate_limited); see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description URL and headers above 16 KiB (public_request_header_too_large) */
+            431: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (public_internal_error) */
+            500: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (public_unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rejectPost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed when valid; generated otherwise. */
+                "Service-Request-Id"?: string;
+                /** @description A key of yours: the same key with the same body replays the first answer. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The workspace's id. */
+                workspace_id: string;
+                /** @description The post's id. */
+                post_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "confirmed": true,
+                 *       "comment": "Please use the new product name in the first line."
+                 *     }
+                 */
+                "application/json": components["schemas"]["RejectPostRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    /** @description The resource's current entity tag, for If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            /** @description Invalid request (public_invalid_request) */
+            400: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid API key (public_authentication_required) */
+            401: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description A Bearer challenge. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The subscription does not permit it (public_subscription_required) or a usage limit */
+            402: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
+            403: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or a workspace the key cannot use (public_not_found) */
+            404: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with current state or an earlier request */
+            409: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body above 1 MiB (public_payload_too_large) */
+            413: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body not sent as application/json (public_unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (public_rate_limited); see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description URL and headers above 16 KiB (public_request_header_too_large) */
+            431: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (public_internal_error) */
+            500: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (public_unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPostComments: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description The next_cursor of the previous page, unchanged. */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed when valid; generated otherwise. */
+                "Service-Request-Id"?: string;
+            };
+            path: {
+                /** @description The workspace's id. */
+                workspace_id: string;
+                /** @description The post's id. */
+                post_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    /** @description `<…>; rel="next"` when another page exists. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostCommentList"];
+                };
+            };
+            /** @description Invalid request (public_invalid_request) */
+            400: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid API key (public_authentication_required) */
+            401: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description A Bearer challenge. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
+            403: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or a workspace the key cannot use (public_not_found) */
+            404: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body above 1 MiB (public_payload_too_large) */
+            413: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (public_rate_limited); see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description URL and headers above 16 KiB (public_request_header_too_large) */
+            431: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (public_internal_error) */
+            500: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (public_unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPostComment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed when valid; generated otherwise. */
+                "Service-Request-Id"?: string;
+                /** @description A key of yours: the same key with the same body replays the first answer. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The workspace's id. */
+                workspace_id: string;
+                /** @description The post's id. */
+                post_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Can we add the launch video here?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreatePostCommentRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    /** @description The resource's current entity tag, for If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostComment"];
+                };
+            };
+            /** @description Invalid request (public_invalid_request) */
+            400: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid API key (public_authentication_required) */
+            401: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description A Bearer challenge. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The subscription does not permit it (public_subscription_required) or a usage limit */
+            402: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
+            403: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or a workspace the key cannot use (public_not_found) */
+            404: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with current state or an earlier request */
+            409: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body above 1 MiB (public_payload_too_large) */
+            413: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body not sent as application/json (public_unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (public_rate_limited); see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description URL and headers above 16 KiB (public_request_header_too_large) */
+            431: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (public_internal_error) */
+            500: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (public_unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listReviewLinks: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: number;
+                /** @description The next_cursor of the previous page, unchanged. */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed when valid; generated otherwise. */
+                "Service-Request-Id"?: string;
+            };
+            path: {
+                /** @description The workspace's id. */
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    /** @description `<…>; rel="next"` when another page exists. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewLinkList"];
+                };
+            };
+            /** @description Invalid request (public_invalid_request) */
+            400: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid API key (public_authentication_required) */
+            401: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description A Bearer challenge. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
+            403: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or a workspace the key cannot use (public_not_found) */
+            404: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body above 1 MiB (public_payload_too_large) */
+            413: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (public_rate_limited); see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description URL and headers above 16 KiB (public_request_header_too_large) */
+            431: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (public_internal_error) */
+            500: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (public_unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createReviewLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed when valid; generated otherwise. */
+                "Service-Request-Id"?: string;
+                /** @description A key of yours: the same key with the same body replays the first answer. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The workspace's id. */
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "group": "spring-launch",
+                 *       "expires_in_days": 7
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateReviewLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    /** @description The resource's current entity tag, for If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewLink"];
+                };
+            };
+            /** @description Invalid request (public_invalid_request) */
+            400: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid API key (public_authentication_required) */
+            401: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description A Bearer challenge. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The subscription does not permit it (public_subscription_required) or a usage limit */
+            402: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
+            403: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or a workspace the key cannot use (public_not_found) */
+            404: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with current state or an earlier request */
+            409: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body above 1 MiB (public_payload_too_large) */
+            413: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body not sent as application/json (public_unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (public_rate_limited); see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description URL and headers above 16 KiB (public_request_header_too_large) */
+            431: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (public_internal_error) */
+            500: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (public_unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteReviewLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed when valid; generated otherwise. */
+                "Service-Request-Id"?: string;
+                /** @description A key of yours: the same key with the same body replays the first answer. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The workspace's id. */
+                workspace_id: string;
+                /** @description The review link's id. */
+                review_link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedReviewLink"];
+                };
+            };
+            /** @description Invalid request (public_invalid_request) */
+            400: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid API key (public_authentication_required) */
+            401: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description A Bearer challenge. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The subscription does not permit it (public_subscription_required) or a usage limit */
+            402: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
+            403: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or a workspace the key cannot use (public_not_found) */
+            404: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with current state or an earlier request */
+            409: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body above 1 MiB (public_payload_too_large) */
+            413: {
                 headers: {
                     /** @description The request id (echoed or generated); also `request_id` in problems. */
                     "Service-Request-Id": string;

@@ -10,6 +10,7 @@ export const ALL_SCOPES = [
   "notifications:write",
   "posts:read",
   "posts:write",
+  "posts:approve",
   "webhooks:read",
   "webhooks:write",
   "team:read",

@@ -36,7 +36,11 @@ export type IdPrefix =
   | "pwr"
   // OAuth grants (rows of api_keys, so audit records name them) and registered clients (issue 29).
   | "grt"
-  | "hoc";
+  | "hoc"
+  // Comments on posts, review links and approval steps (issue 30).
+  | "cmt"
+  | "rvl"
+  | "apv";
 
 /**
  * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so

@@ -3,6 +3,7 @@
 // carries the result (`tablesOf(db)`). The row types are the SQLite build's on both engines.
 import { ENGINE, type Db } from "./engine.ts";
 import { defineAccountTables } from "./tables/accounts.ts";
+import { defineApprovalTables } from "./tables/approvals.ts";
 import { defineAnalyticsTables } from "./tables/analytics.ts";
 import { defineAssetTables } from "./tables/assets.ts";
 import { defineBillingTables } from "./tables/billing.ts";
@@ -32,6 +33,7 @@ export function defineTables(b: TableBuilders) {
     ...defineBillingTables(b, account),
     ...defineInstallationTables(b),
     ...defineOauthTables(b, account),
+    ...defineApprovalTables(b, { ...account, ...post }),
   };
 }
 

@@ -51,6 +51,10 @@ export const {
   oauthClients,
   oauthAuthorizationCodes,
   oauthRefreshTokens,
+  postApprovals,
+  postApprovalSteps,
+  postComments,
+  reviewLinks,
 } = defineTables(builders);
 
 /** Compiles only while every table of `defineTables` is exported above. */

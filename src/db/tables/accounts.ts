@@ -40,6 +40,8 @@ export function defineAccountTables(b: TableBuilders) {
         .references(() => accounts.id),
       name: b.text("name").notNull(),
       timeZone: b.text("time_zone").notNull(),
+      /** Posts that would publish or schedule wait for a holder of posts:approve (DESIGN.md). */
+      approvalRequired: b.boolean("approval_required").notNull().default(false),
       createdAt: b.integer("created_at").notNull(),
       updatedAt: b.integer("updated_at").notNull(),
     },

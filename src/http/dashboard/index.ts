@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { Herald } from "../../herald.ts";
 import { stylesheetResponse } from "../pages/respond.ts";
 import { DASHBOARD_JS } from "./script.ts";
+import { CALENDAR_JS } from "./calendar-script.ts";
 import { DASHBOARD_CSS } from "./style.ts";
 import { PREVIEW_CSS } from "../previews/index.ts";
 import { DASHBOARD_CSS_PATH, DASHBOARD_JS_PATH } from "./layout.ts";
@@ -25,7 +26,7 @@ export function dashboardRoutes(h: Herald, handle: (request: Request) => Promise
     .get(
       DASHBOARD_JS_PATH,
       () =>
-        new Response(DASHBOARD_JS, {
+        new Response(DASHBOARD_JS + CALENDAR_JS, {
           headers: {
             "content-type": "text/javascript; charset=utf-8",
             "cache-control": "public, max-age=3600",

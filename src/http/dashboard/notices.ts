@@ -15,6 +15,7 @@ export const NOTICES = {
     scheduled: "The post is scheduled.",
   },
   posts: { deleted: "The draft was deleted." },
+  calendar: { moved: "The post was moved; it is shown at its new time." },
   server: {
     open: "Saved: anyone may sign up now.",
     closed: "Saved: only people invited by someone in an account may join now.",

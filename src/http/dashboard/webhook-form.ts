@@ -1,4 +1,4 @@
-import { WEBHOOK_EVENT_TYPES } from "../../modules/webhooks/present.ts";
+import { CONTRACT_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from "../../modules/webhooks/present.ts";
 import { html, type Markup } from "../pages/html.ts";
 import type { FieldErrors } from "./api.ts";
 import { networkName } from "./destination-connect.ts";
@@ -17,7 +17,8 @@ export interface WebhookFormValues {
 export const EMPTY_WEBHOOK_FORM: WebhookFormValues = {
   name: "",
   url: "",
-  eventTypes: [...WEBHOOK_EVENT_TYPES],
+  // The approval events are opt-in: a new endpoint starts without them.
+  eventTypes: [...CONTRACT_EVENT_TYPES],
   filterMode: "all",
   destinationIds: [],
   contentMode: "metadata",
@@ -29,6 +30,9 @@ export const EVENT_TYPE_MEANINGS: Record<string, string> = {
   "post.failed": "a post failed",
   "post.awaiting-provider": "a post is waiting for the social network",
   "post.needs-attention": "a post needs attention",
+  "post.approval-requested": "a post waits for approval (opt-in)",
+  "post.approved": "a post awaiting approval was approved (opt-in)",
+  "post.changes-requested": "changes were requested on a post awaiting approval (opt-in)",
   "webhook.test": "a test event sent from this page",
 };
 

@@ -1,4 +1,5 @@
 import { Type, type TRecord, type TString, type TUnknown } from "@sinclair/typebox";
+import { Approval } from "./approvals-schemas.ts";
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
 import { Closed, Deleted, Nullable } from "./common-schemas.ts";
@@ -129,6 +130,7 @@ export const Post = t.Object(
     published_at: Nullable(Timestamp),
     cancelled_at: Nullable(Timestamp),
     missed_at: Nullable(Timestamp),
+    approval: Nullable(Approval),
     receipts: t.Array(
       t.Object(
         {
@@ -233,6 +235,11 @@ export const ListPostsQuery = t.Object({
   created_after: t.Optional(t.String()),
   scheduled_before: t.Optional(t.String()),
   include: t.Optional(t.Literal("attempts")),
+  approval: t.Optional(
+    t.Union([t.Literal("requested"), t.Literal("approved"), t.Literal("changes_requested")], {
+      description: "Only posts whose approval.status is this (requested: awaiting approval)",
+    }),
+  ),
   limit: t.Optional(t.String()),
   after: t.Optional(t.String()),
 });

@@ -61,16 +61,17 @@ async function postResponse(
 
 /**
  * A post set response: 202 with Retry-After while provider work is still active for an immediate
- * publication (the caller polls the posts), 201 otherwise. `created`: the posts were made in this
- * request's open transaction, so they have no receipts yet and none are read.
+ * publication (the caller polls the posts), 202 without it when the posts await approval, 201
+ * otherwise. `created`: the posts were made in this request's open transaction, so they have no
+ * receipts yet and none are read.
  */
 async function postSetResponse(
   h: Herald,
   group: string,
-  rows: PostRow[],
-  immediate: boolean,
+  result: { rows: PostRow[]; immediate: boolean; awaitingApproval: boolean },
   created = false,
 ): Promise<Response> {
+  const { rows, immediate, awaitingApproval } = result;
   const active =
     immediate &&
     rows.some((r) => !isTerminal(r.state as PostState) && !isActionRequired(r.state as PostState));
@@ -80,7 +81,7 @@ async function postSetResponse(
     posts: await presentPosts(h.db, rows, { includeAttempts: false, receipts: created ? [] : undefined }),
   };
   return new Response(JSON.stringify(body), {
-    status: active ? 202 : 201,
+    status: active || awaitingApproval ? 202 : 201,
     headers: { "content-type": "application/json", ...(active ? { "retry-after": "1" } : {}) },
   });
 }
@@ -100,7 +101,7 @@ function createPostSet(h: Herald, c: RouteContext<Static<typeof CreatePostsBody>
     },
     async () => {
       const result = await createPosts({ h, actor, workspace: workspaceOf(c), input: body });
-      return postSetResponse(h, body.group, result.rows, result.immediate, true);
+      return postSetResponse(h, body.group, result, true);
     },
   );
 }
@@ -137,7 +138,7 @@ function publishDraftSet(h: Herald, c: RouteContext<Static<typeof PublishDraftsB
     { accountId: actor.accountId, request, body, required: true, atomic: true },
     async () => {
       const result = await publishDrafts({ h, actor, workspace: workspaceOf(c), input: body });
-      return postSetResponse(h, result.rows[0]?.groupKey ?? "", result.rows, result.immediate);
+      return postSetResponse(h, result.rows[0]?.groupKey ?? "", result);
     },
   );
 }
@@ -269,7 +270,9 @@ const doc = {
     idempotency: "optional",
     description:
       "Idempotency-Key is required to publish or schedule, optional for drafts. 202 with " +
-      "Retry-After while provider work is active.",
+      "Retry-After while provider work is active. In a workspace with `approval_required`, a " +
+      "credential without `posts:approve` that would publish or schedule gets 202 and drafts " +
+      "with `approval.status: requested` (the `when` is applied when a holder approves).",
   }),
   list: operation({
     scope: "posts:read",
@@ -277,7 +280,8 @@ const doc = {
     summary: "List posts (views, filters, include=attempts)",
     description:
       "The workspace's posts, narrowed by `view` (drafts, scheduled, published, attention), " +
-      "channel, group, destination, state and creation or schedule time; `include=attempts` " +
+      "channel, group, destination, state, creation or schedule time and `approval` status " +
+      "(`approval=requested`: awaiting approval); `include=attempts` " +
       "adds each post's publishing attempts. Paged with `limit` and `after`.",
     tag,
     errors: [404],
@@ -300,7 +304,8 @@ const doc = {
       "Takes drafts out of `draft`: each is named with the `version` it was last seen at and " +
       "the destination to publish to, and goes out `now`, in the `queue` or at an exact time. " +
       "Needs `confirmed: true`, a live key and an Idempotency-Key; a stale version is 409 " +
-      "`public_version_conflict`.",
+      "`public_version_conflict`. In a workspace with `approval_required`, a credential without " +
+      "`posts:approve` gets 202: the drafts stay drafts with `approval.status: requested`.",
     tag,
     errors: [402, 404, 409, 422],
     idempotency: "required",

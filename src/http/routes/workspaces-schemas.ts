@@ -9,6 +9,9 @@ export const Workspace = t.Object(
     object: t.Literal("workspace"),
     name: t.String(),
     time_zone: t.String(),
+    approval_required: t.Boolean({
+      description: "Posts that would publish or schedule wait for a holder of posts:approve",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -35,6 +38,16 @@ export const CreateWorkspaceBody = Closed(
 
 /** Body of PATCH one workspace. */
 export const PatchWorkspaceBody = Closed(
-  { name: t.Optional(Name), time_zone: t.Optional(TimeZone) },
-  { title: "UpdateWorkspaceRequest", minProperties: 1, examples: [{ time_zone: "America/New_York" }] },
+  {
+    name: t.Optional(Name),
+    time_zone: t.Optional(TimeZone),
+    approval_required: t.Optional(
+      t.Boolean({ description: "Changing it also needs the posts:approve scope" }),
+    ),
+  },
+  {
+    title: "UpdateWorkspaceRequest",
+    minProperties: 1,
+    examples: [{ time_zone: "America/New_York" }, { approval_required: true }],
+  },
 );

@@ -41,6 +41,7 @@ export async function insertAccountWithOwner(
     accountId,
     name: input.workspaceName,
     timeZone: "UTC",
+    approvalRequired: false,
     createdAt: now,
     updatedAt: now,
   });

@@ -15,7 +15,13 @@ export const CHAT_EVENT_TYPES = [
   "post.needs-attention",
   DESTINATION_REAUTHORIZATION_EVENT,
   ENDPOINT_DISABLED_EVENT_TYPE,
+  "post.approval-requested",
+  "post.approved",
+  "post.changes-requested",
 ] as const;
+
+/** What settings never saved post: everything but the approval events, which are opt-in as for webhooks. */
+const DEFAULT_CHAT_EVENT_TYPES = CHAT_EVENT_TYPES.slice(0, 4);
 
 /** Slack conversation ids: C… public channels, G… private ones, D… direct messages. */
 const CHANNEL_ID = /^[CDG][A-Z0-9]{6,20}$/;
@@ -41,7 +47,7 @@ function defaults(workspaceId: string, now: number): ChatSettingsRow {
     workspaceId,
     chatChannelId: null,
     enabled: false,
-    eventTypes: [...CHAT_EVENT_TYPES],
+    eventTypes: [...DEFAULT_CHAT_EVENT_TYPES],
     enabledAt: null,
     lastError: null,
     lastErrorAt: null,

@@ -45,6 +45,18 @@ export function chatMessageFor(
         `again before it can publish. ${link(`${dashboard}/destinations`, "Reconnect it")}`
       );
     }
+    case "post.approval-requested":
+    case "post.approved":
+    case "post.changes-requested": {
+      const by = slackEscape(str((p.by as { name?: unknown } | null)?.name) || "someone");
+      const post = `a ${slackEscape(str(p.channel))} post in ${ws}`;
+      const open = link(`${dashboard}/posts/${str(p.id)}`, "Open the post");
+      if (event.type === "post.approval-requested")
+        return `${by} asks for approval of ${post}. ${link(`${dashboard}/approvals`, "Review it")}`;
+      if (event.type === "post.approved") return `${by} approved ${post}. ${open}`;
+      const comment = typeof p.comment === "string" ? `: ${slackEscape(p.comment.slice(0, 300))}` : "";
+      return `${by} requested changes to ${post}${comment}. ${open}`;
+    }
     case "webhook_endpoint.disabled":
       return (
         `The webhook endpoint ${slackEscape(str(p.name) || str(p.id))} in ${ws} was disabled after ` +

@@ -46,6 +46,7 @@ export async function findCredential(
           workspaceAccountId: workspaces.accountId,
           workspaceName: workspaces.name,
           workspaceTimeZone: workspaces.timeZone,
+          workspaceApprovalRequired: workspaces.approvalRequired,
           workspaceCreatedAt: workspaces.createdAt,
           workspaceUpdatedAt: workspaces.updatedAt,
           unconfirmedId: emailConfirmations.id,
@@ -71,6 +72,7 @@ export async function findCredential(
     workspaceAccountId,
     workspaceName,
     workspaceTimeZone,
+    workspaceApprovalRequired,
     workspaceCreatedAt,
     workspaceUpdatedAt,
     unconfirmedId,
@@ -84,6 +86,7 @@ export async function findCredential(
           accountId: workspaceAccountId!,
           name: workspaceName!,
           timeZone: workspaceTimeZone!,
+          approvalRequired: workspaceApprovalRequired!,
           createdAt: workspaceCreatedAt!,
           updatedAt: workspaceUpdatedAt!,
         };

@@ -4,6 +4,8 @@ import type { Db } from "../../db/open.ts";
 import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { auditActorOf, requireLive, type Actor } from "../../core/actor.ts";
+import { needsApproval, requestApprovals, settleApprovals } from "../approvals/request.ts";
+import type { AuditActor } from "../audit/repo.ts";
 import { checkIfMatch } from "../../core/etag.ts";
 import { invalid, notFound, ProblemError, type FieldError } from "../../core/problem.ts";
 import { recordAudit } from "../audit/repo.ts";
@@ -335,52 +337,107 @@ export async function reschedulePost(args: {
   });
 }
 
-/** Publish drafts: each `{id, version, destination_id}` is checked, then all are submitted together. */
+/**
+ * Publish drafts: each `{id, version, destination_id}` is checked, then all are submitted together.
+ * In a workspace that requires approval, a caller without posts:approve sends them for approval
+ * instead: they stay drafts with `approval.status: requested` (`awaitingApproval`, answered 202).
+ */
 export async function publishDrafts(args: {
   h: Herald;
   actor: Actor;
   workspace: WorkspaceRow;
   input: PublishDraftsInput;
-}): Promise<{ rows: PostRow[]; immediate: boolean }> {
+}): Promise<{ rows: PostRow[]; immediate: boolean; awaitingApproval: boolean }> {
   const { h, actor, workspace, input } = args;
   const now = h.clock.now();
-  const when = checkPublishRequest(input, actor, now);
+  const when = checkPublishRequest(input, actor.environment, now);
   return inPostsTransaction(h.db, async (tx) => {
-    const findings = new Findings();
-    let groupKey: string | undefined;
-    const drafts: Draft[] = [];
-    for (const [i, item] of input.posts.entries()) {
-      const post = await requireDraft(tx, workspace.id, item, i);
-      const destination = await draftDestination(
-        { h, tx, workspaceId: workspace.id, post, item, i },
-        findings,
-      );
-      groupKey ??= post.groupKey;
-      requireOneGroup(groupKey, post, i);
-      drafts.push({ post, destination: destination! });
+    if (needsApproval(workspace, actor)) {
+      const { drafts } = await checkDrafts({ h, tx, workspace, input, when, now });
+      const requested = { when: input.when, ...(input.time_zone ? { time_zone: input.time_zone } : {}) };
+      const rows = await requestApprovals(tx, {
+        posts: drafts.map((d) => ({ post: d.post, destinationId: d.destination.id })),
+        requested,
+        actor,
+        now,
+      });
+      return { rows, immediate: false, awaitingApproval: true };
     }
-    findings.throwFirst({});
-    const schedule = await draftsSchedule({ tx, workspace, input, when, drafts, now });
-    const moves: PostMoveRequest[] = [];
-    for (const draft of drafts) moves.push(await draftMove({ tx, workspace, when, schedule, now }, draft));
-    // X posts reserve their month together (the door's rule for drafts leaving `draft`).
-    const rows = (await transitionPosts({ tx, xLimit: xMonthlyLimit(h.config), now, moves })).map(
-      (row) => row!,
-    );
-    for (const row of rows) await audit(tx, actor, "post.submitted", row, now);
-    return { rows, immediate: when.mode === "now" };
+    const rows = await submitDrafts({ h, tx, auditActor: auditActorOf(actor), workspace, input, when, now });
+    // An approver publishing drafts that awaited approval decides it with the same act.
+    await settleApprovals(tx, { posts: rows, actor, now });
+    return { rows, immediate: when.mode === "now", awaitingApproval: false };
   });
 }
 
+/**
+ * The submission of publish drafts inside the caller's transaction (approving a post runs it too, as
+ * if the post were published then): checks every draft, then moves all out of `draft` together.
+ */
+export async function submitDrafts(args: {
+  h: Herald;
+  tx: Db;
+  auditActor: AuditActor;
+  workspace: WorkspaceRow;
+  input: PublishDraftsInput;
+  when: PublishWhen;
+  now: number;
+}): Promise<PostRow[]> {
+  const { h, tx, auditActor, workspace, input, when, now } = args;
+  const { drafts, schedule } = await checkDrafts({ h, tx, workspace, input, when, now });
+  const moves: PostMoveRequest[] = [];
+  for (const draft of drafts) moves.push(await draftMove({ tx, workspace, when, schedule, now }, draft));
+  // X posts reserve their month together (the door's rule for drafts leaving `draft`).
+  const rows = (await transitionPosts({ tx, xLimit: xMonthlyLimit(h.config), now, moves })).map(
+    (row) => row!,
+  );
+  for (const row of rows)
+    await recordAudit(
+      tx,
+      auditActor,
+      { action: "post.submitted", workspaceId: row.workspaceId, targetType: "post", targetId: row.id },
+      now,
+    );
+  return rows;
+}
+
+/**
+ * Every draft a publish request names, checked (404, 409, one group, publishable on its destination),
+ * and when they would go out (a free queue window now, also for a request sent for approval).
+ */
+async function checkDrafts(args: {
+  h: Herald;
+  tx: Db;
+  workspace: WorkspaceRow;
+  input: PublishDraftsInput;
+  when: PublishWhen;
+  now: number;
+}): Promise<{ drafts: Draft[]; schedule: Awaited<ReturnType<typeof draftsSchedule>> }> {
+  const { h, tx, workspace, input } = args;
+  const findings = new Findings();
+  let groupKey: string | undefined;
+  const drafts: Draft[] = [];
+  for (const [i, item] of input.posts.entries()) {
+    const post = await requireDraft(tx, workspace.id, item, i);
+    const destination = await draftDestination({ h, tx, workspaceId: workspace.id, post, item, i }, findings);
+    groupKey ??= post.groupKey;
+    requireOneGroup(groupKey, post, i);
+    drafts.push({ post, destination: destination! });
+  }
+  findings.throwFirst({});
+  return { drafts, schedule: await draftsSchedule({ ...args, drafts }) };
+}
+
 /** The body of publish drafts. */
-interface PublishDraftsInput {
+export interface PublishDraftsInput {
   confirmed?: boolean;
   when: string;
   time_zone?: string;
   posts: { id: string; version: number; destination_id: string }[];
 }
 
-type PublishWhen = { mode: "now" | "queue" } | { mode: "exact"; at: number };
+/** When drafts go out, parsed. */
+export type PublishWhen = { mode: "now" | "queue" } | { mode: "exact"; at: number };
 type DestinationRow = NonNullable<Awaited<ReturnType<typeof findDestination>>>;
 interface Draft {
   post: PostRow;
@@ -388,7 +445,11 @@ interface Draft {
 }
 
 /** The request's own rules, before anything is read: throws the first problem found. */
-function checkPublishRequest(input: PublishDraftsInput, actor: Actor, now: number): PublishWhen {
+export function checkPublishRequest(
+  input: PublishDraftsInput,
+  environment: Actor["environment"],
+  now: number,
+): PublishWhen {
   const findings = new Findings();
   const when = parseWhen(input.when);
   if (!when || when.mode === "draft")
@@ -403,7 +464,7 @@ function checkPublishRequest(input: PublishDraftsInput, actor: Actor, now: numbe
     findings.add("public_invalid_request", [
       { pointer: "/confirmed", code: "custom", detail: "must be true to publish or schedule" },
     ]);
-  if (actor.environment !== "live")
+  if (environment !== "live")
     findings.add("public_live_credential_required", [
       { pointer: "", code: "custom", detail: "publishing needs a live API key" },
     ]);

@@ -23,6 +23,7 @@ import {
   type TextLength,
 } from "./rules.ts";
 import { enterPosts } from "./transition.ts";
+import { asDraftAwaitingApproval, needsApproval, requestApprovals } from "../approvals/request.ts";
 import { isMetered, reserveXUsage, usageMonth, xMonthlyLimit } from "./x-usage.ts";
 
 /** One item of `posts` in Create Post. */
@@ -140,6 +141,8 @@ export async function planCreatePosts(args: {
   now: number;
   /** Whether to work out drafts' warnings: only the dry run shows them, so Create Post skips the work. */
   withWarnings: boolean;
+  /** The posts will be stored as drafts awaiting approval (one draft per channel per group applies). */
+  forApproval?: boolean;
 }): Promise<CreatePlan> {
   const { h, db, actor, workspace, input, now, withWarnings } = args;
   const findings = new Findings();
@@ -153,7 +156,14 @@ export async function planCreatePosts(args: {
         findings,
       ),
     );
-  await checkGroupDrafts(db, workspace.id, input.group, planned, draft, findings);
+  await checkGroupDrafts(
+    db,
+    workspace.id,
+    input.group,
+    planned,
+    draft || args.forApproval === true,
+    findings,
+  );
   const schedule = await scheduleOf({ db, workspace, input, when, planned, now }, findings);
   const rows = planned.map((p) => plannedRow({ workspace, input, when, schedule, now }, p));
   const warnings = planned.flatMap((p) => p.warnings);
@@ -451,15 +461,28 @@ export async function createPosts(args: {
   actor: Actor;
   workspace: WorkspaceRow;
   input: CreatePostsInput;
-}): Promise<{ rows: PostRow[]; immediate: boolean }> {
+}): Promise<{ rows: PostRow[]; immediate: boolean; awaitingApproval: boolean }> {
   const { h, actor, workspace, input } = args;
   const now = h.clock.now();
+  // In a workspace that requires approval, what would publish or schedule is checked as such, then
+  // stored as drafts awaiting a holder of posts:approve.
+  const forApproval = input.when !== "draft" && needsApproval(workspace, actor);
   const plan = await inPostsTransaction(
     h.db,
     async (tx) => {
-      const planned = await planCreatePosts({ h, db: tx, actor, workspace, input, now, withWarnings: false });
+      const planned = await planCreatePosts({
+        h,
+        db: tx,
+        actor,
+        workspace,
+        input,
+        now,
+        withWarnings: false,
+        forApproval,
+      });
       const testKey = "Publishing and scheduling need a live API key; this one is a test key.";
       planned.findings.throwFirst({ public_live_credential_required: testKey });
+      if (forApproval) planned.rows = planned.rows.map(asDraftAwaitingApproval);
       const xErrors = planned.rows.flatMap((r, i) =>
         isMetered(r.channel)
           ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
@@ -471,11 +494,16 @@ export async function createPosts(args: {
         const target = { action, workspaceId: workspace.id, targetType: "post", targetId: row.id };
         await recordAudit(tx, auditActorOf(actor), target, now);
       }
+      if (forApproval) {
+        const requested = { when: input.when, ...(input.time_zone ? { time_zone: input.time_zone } : {}) };
+        const posts = planned.rows.map((post) => ({ post, destinationId: post.destinationId }));
+        planned.rows = await requestApprovals(tx, { posts, requested, actor, now });
+      }
       return planned;
     },
     createHoldsByLocks(input),
   );
-  return { rows: plan.rows, immediate: plan.immediate };
+  return { rows: plan.rows, immediate: plan.immediate && !forApproval, awaitingApproval: forApproval };
 }
 
 /**

@@ -12,6 +12,7 @@ export interface PostListingQuery {
   destination_id?: string;
   created_after?: string;
   scheduled_before?: string;
+  approval?: "requested" | "approved" | "changes_requested";
 }
 
 /**
@@ -26,6 +27,7 @@ export function postListingFilter(query: PostListingQuery): PostFilter {
     destinationId: query.destination_id,
     createdAfter: timeFilter(query.created_after, "created_after"),
     scheduledBefore: timeFilter(query.scheduled_before, "scheduled_before"),
+    approval: query.approval,
   };
   if (
     query.state &&

@@ -10,6 +10,13 @@ import {
   type PostRow,
   type ReceiptRow,
 } from "./repo.ts";
+import { presentApproval } from "../approvals/present.ts";
+import {
+  listApprovals,
+  listApprovalSteps,
+  type ApprovalRow,
+  type ApprovalStepRow,
+} from "../approvals/repo.ts";
 import { availableActions, isActionRequired, isTerminal, type PostState } from "./states.ts";
 
 /** The post's ETag: its version (every change bumps it). */
@@ -50,6 +57,8 @@ export interface PostRelations {
   receipts: ReceiptRow[];
   assets: AssetRow[];
   attempts: AttemptRow[] | null;
+  /** Its approval and the approval's steps (none: `approval` is null). */
+  approval?: { row: ApprovalRow; steps: ApprovalStepRow[] } | null;
 }
 
 /** The post resource of the contract. */
@@ -85,6 +94,7 @@ export function presentPost(row: PostRow, rel: PostRelations) {
     published_at: iso(row.publishedAt),
     cancelled_at: iso(row.cancelledAt),
     missed_at: iso(row.missedAt),
+    approval: presentApproval(rel.approval?.row, rel.approval?.steps ?? []),
     receipts: rel.receipts.map(presentReceipt),
     destination: rel.destination
       ? {
@@ -124,6 +134,11 @@ export async function presentPosts(
   const ids = rows.map((r) => r.id);
   const receipts = groupBy(options.receipts ?? (await listReceipts(db, ids)), (r) => r.postId);
   const attempts = options.includeAttempts ? groupBy(await listAttempts(db, ids), (a) => a.postId) : null;
+  const approvals = new Map((await listApprovals(db, ids)).map((a) => [a.postId, a]));
+  const steps = groupBy(
+    approvals.size ? await listApprovalSteps(db, [...approvals.keys()]) : [],
+    (s) => s.postId,
+  );
   const destinations = new Map<string, DestinationRow | null>();
   const assetIdsByWorkspace = new Map<string, Set<string>>();
   for (const row of rows) {
@@ -142,6 +157,9 @@ export async function presentPosts(
       receipts: receipts.get(row.id) ?? [],
       assets,
       attempts: attempts ? (attempts.get(row.id) ?? []) : null,
+      approval: approvals.has(row.id)
+        ? { row: approvals.get(row.id)!, steps: steps.get(row.id) ?? [] }
+        : null,
     }),
   );
 }

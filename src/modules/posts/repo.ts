@@ -299,6 +299,8 @@ export interface PostFilter {
   destinationId?: string;
   createdAfter?: number;
   scheduledBefore?: number;
+  /** Only posts whose approval has this status. */
+  approval?: "requested" | "approved" | "changes_requested";
 }
 
 /**
@@ -390,6 +392,18 @@ export function postListingQuery(
   if (filter.channel) conditions.push(eq(posts.channel, filter.channel));
   if (filter.group) conditions.push(eq(posts.groupKey, filter.group));
   if (filter.destinationId) conditions.push(eq(posts.destinationId, filter.destinationId));
+  if (filter.approval) {
+    const { postApprovals } = tablesOf(db);
+    conditions.push(
+      inArray(
+        posts.id,
+        db
+          .select({ id: postApprovals.postId })
+          .from(postApprovals)
+          .where(and(eq(postApprovals.workspaceId, workspaceId), eq(postApprovals.status, filter.approval))),
+      ),
+    );
+  }
   if (filter.createdAfter !== undefined) conditions.push(sql`+${posts.createdAt} >= ${filter.createdAfter}`);
   if (filter.scheduledBefore !== undefined)
     conditions.push(sql`+${posts.scheduledAt} < ${filter.scheduledBefore}`);

@@ -2,15 +2,26 @@ import { iso } from "../../lib/clock.ts";
 import type { Db } from "../../db/open.ts";
 import { type DeliveryAttemptRow, type DeliveryRow, type EndpointRow, findDelivery } from "./repo.ts";
 
-/** The contract's four event types, the values `event_types` takes. */
-export const WEBHOOK_EVENT_TYPES = [
+/** The contract's four event types: what a new endpoint in the dashboard starts with checked. */
+export const CONTRACT_EVENT_TYPES = [
   "post.published",
   "post.failed",
   "post.awaiting-provider",
   "post.needs-attention",
 ] as const;
 
-/** One of the four event types. */
+/**
+ * Every value `event_types` takes: the contract's four and the approval events (issue 30), which an
+ * endpoint receives only when it lists them (endpoints that existed before do not).
+ */
+export const WEBHOOK_EVENT_TYPES = [
+  ...CONTRACT_EVENT_TYPES,
+  "post.approval-requested",
+  "post.approved",
+  "post.changes-requested",
+] as const;
+
+/** One of the event types. */
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** The type of the event `POST …/test` sends (DESIGN.md). */

@@ -6,7 +6,7 @@ import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { auditActorOf, canUseWorkspace, type Actor } from "../../core/actor.ts";
 import { checkIfMatch, etagOf } from "../../core/etag.ts";
-import { invalid, notFound } from "../../core/problem.ts";
+import { invalid, notFound, ProblemError } from "../../core/problem.ts";
 import { recordAudit } from "../audit/repo.ts";
 import {
   findWorkspace,
@@ -23,6 +23,7 @@ export function presentWorkspace(row: WorkspaceRow) {
     object: "workspace" as const,
     name: row.name,
     time_zone: row.timeZone,
+    approval_required: row.approvalRequired,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
@@ -61,6 +62,7 @@ export async function createWorkspace(args: {
     accountId: actor.accountId,
     name: input.name,
     timeZone,
+    approvalRequired: false,
     createdAt: now,
     updatedAt: now,
   };
@@ -77,21 +79,39 @@ export async function createWorkspace(args: {
   return row;
 }
 
-/** Renames a workspace or changes its time zone; `ifMatch` (optional) guards against lost updates. */
+/**
+ * Renames a workspace, changes its time zone or whether posts need approval; `ifMatch` (optional)
+ * guards against lost updates. Changing `approval_required` also needs posts:approve (whoever may
+ * skip approval decides whether it is asked for).
+ */
 export function patchWorkspace(args: {
   h: Herald;
   actor: Actor;
   workspaceId: string;
-  input: { name?: string; time_zone?: string };
+  input: { name?: string; time_zone?: string; approval_required?: boolean };
   ifMatch: string | null;
 }): Promise<WorkspaceRow> {
   const { h, actor, workspaceId, input, ifMatch } = args;
   const timeZone = input.time_zone === undefined ? undefined : canonicalTimeZone(input.time_zone);
+  if (input.approval_required !== undefined && !actor.scopes.includes("posts:approve"))
+    throw new ProblemError(
+      "public_scope_missing",
+      "Changing approval_required needs the `posts:approve` scope as well as `workspaces:write`.",
+    );
   return inTransaction(h.db, async (tx) => {
     const current = await requireWorkspace(tx, actor, workspaceId);
     checkIfMatch(ifMatch, etagOf(presentWorkspace(current)), false);
-    const changes = { name: input.name ?? current.name, timeZone: timeZone ?? current.timeZone };
-    if (changes.name === current.name && changes.timeZone === current.timeZone) return current;
+    const changes = {
+      name: input.name ?? current.name,
+      timeZone: timeZone ?? current.timeZone,
+      approvalRequired: input.approval_required ?? current.approvalRequired,
+    };
+    if (
+      changes.name === current.name &&
+      changes.timeZone === current.timeZone &&
+      changes.approvalRequired === current.approvalRequired
+    )
+      return current;
     const now = h.clock.now();
     await updateWorkspace(tx, workspaceId, { ...changes, updatedAt: now });
     await recordAudit(
