@@ -7251,6 +7251,7 @@ export interface operations {
                 scheduled_before?: string;
                 /** @description Adds the optional part it names to each item. */
                 include?: "attempts";
+                /** @description Only posts whose approval has this status (requested: awaiting approval). */
                 approval?: "requested" | "approved" | "changes_requested";
                 /** @description Items per page. */
                 limit?: number;
