@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { idem } from "../posts/helpers.ts";
 import { attributeOf, expectDashboardPage, headingOf, noticesOf, screenOf, textOf } from "./support.ts";
 import { pathIn, postsWorld, type PostsWorld } from "./posts-world.ts";
-import type { TestBrowser } from "../helpers/browser.ts";
+import { csrfTokenOf, type TestBrowser } from "../helpers/browser.ts";
 
 let w: PostsWorld;
 let member: TestBrowser;
@@ -173,6 +173,39 @@ describe("a member's post awaiting approval", () => {
     });
     expect(ok.status).toBe(303);
     expect((await w.post(post.id)).approval.status).toBe("changes_requested");
+  });
+});
+
+describe("refusals", () => {
+  test("every approval form is refused without this browser's CSRF token and changes nothing", async () => {
+    const post = await sentForApproval("csrf");
+    for (const [action, fields] of [
+      [`${detail(post.id)}/approve`, { version: String(post.version) }],
+      [`${detail(post.id)}/reject`, { comment: "no" }],
+      [`${detail(post.id)}/comments`, { body: "no" }],
+      [`${detail(post.id)}/review-links`, { expires_in_days: "7" }],
+      [`${approvals()}/approve`, { group: post.group, post_0: `${post.id}:${post.version}` }],
+      [`${settings()}/approval`, {}],
+    ] as const) {
+      const r = await owner.post(action, fields);
+      expect({ action, status: r.status }).toEqual({ action, status: 403 });
+    }
+    expect(await w.post(post.id)).toMatchObject({ state: "draft", approval: { status: "requested" } });
+    expect((await w.call("GET", `/v1/workspaces/${w.ws}`)).body.approval_required).toBe(true);
+    expect((await w.call("GET", `/v1/workspaces/${w.ws}/posts/${post.id}/comments`)).body.data).toEqual([]);
+  });
+
+  test("a member's forged approve gets the API's 403 and the post still awaits approval", async () => {
+    const post = await sentForApproval("forged");
+    const page = await member.get(detail(post.id));
+    const csrf = csrfTokenOf(page.text);
+    const r = await member.post(`${detail(post.id)}/approve`, {
+      csrf_token: csrf,
+      version: String(post.version),
+    });
+    expect(r.status).toBe(403);
+    expect(headingOf(r)).toBe("Not allowed");
+    expect((await w.post(post.id)).approval.status).toBe("requested");
   });
 });
 
