@@ -2,7 +2,9 @@ import { Elysia } from "elysia";
 import type { Herald } from "../../herald.ts";
 import { stylesheetResponse } from "../pages/respond.ts";
 import { DASHBOARD_JS } from "./script.ts";
+import { CALENDAR_JS } from "./calendar-script.ts";
 import { DASHBOARD_CSS } from "./style.ts";
+import { PREVIEW_CSS } from "../previews/index.ts";
 import { DASHBOARD_CSS_PATH, DASHBOARD_JS_PATH } from "./layout.ts";
 import { html } from "../pages/html.ts";
 import { overviewPages } from "./overview.ts";
@@ -21,11 +23,11 @@ const hidden = { detail: { hide: true } };
  */
 export function dashboardRoutes(h: Herald, handle: (request: Request) => Promise<Response>) {
   return new Elysia()
-    .get(DASHBOARD_CSS_PATH, () => stylesheetResponse(DASHBOARD_CSS), hidden)
+    .get(DASHBOARD_CSS_PATH, () => stylesheetResponse(DASHBOARD_CSS + PREVIEW_CSS), hidden)
     .get(
       DASHBOARD_JS_PATH,
       () =>
-        new Response(DASHBOARD_JS, {
+        new Response(DASHBOARD_JS + CALENDAR_JS, {
           headers: {
             "content-type": "text/javascript; charset=utf-8",
             "cache-control": "public, max-age=3600",

@@ -24,6 +24,7 @@ export const NOTICES = {
     "changes-requested": "Changes are requested: the posts stay drafts, with your comment.",
   },
   posts: { deleted: "The draft was deleted." },
+  calendar: { moved: "The post was moved; it is shown at its new time." },
   server: {
     open: "Saved: anyone may sign up now.",
     closed: "Saved: only people invited by someone in an account may join now.",
