@@ -188,6 +188,8 @@ function groupSection(
   const first = g.posts[0]!.approval!;
   const fields = Object.fromEntries(g.posts.map((p, i) => [`post_${i}`, `${p.id}:${p.version}`]));
   const commentPointer = `/groups/${index}/comment`;
+  const by = authorText(first.requested_by);
+  const asked = html`Asked by ${by}, ${localTime(first.requested_at, zone)}; to go out ${requestedWhenText(first, zone)}.`;
   const errors = new Map<string, string>();
   if (outcome?.form === "reject" && outcome.problems.length && !outcome.comment.trim())
     errors.set(commentPointer, "Say what should change.");
@@ -200,7 +202,7 @@ ${
     : ""
 }
 ${errors.size ? errorSummary(errors, null, { [commentPointer]: "What should change" }) : ""}
-<p class="muted">Asked by ${authorText(first.requested_by)}, ${localTime(first.requested_at, zone)}; to go out ${requestedWhenText(first, zone)}.</p>
+<p class="muted">${asked}</p>
 ${table({
   caption: `Posts of the group ${g.group} awaiting approval`,
   hideCaption: true,
