@@ -176,6 +176,17 @@ describe("a member's post awaiting approval", () => {
   });
 });
 
+describe("webhook endpoints", () => {
+  test("the new endpoint form offers the approval events unchecked (opt-in), the contract's four checked", async () => {
+    const screen = screenOf((await owner.get(pathIn(w.ws, "webhooks"))).text);
+    const checked = (name: string) => screen.getByRole("checkbox", { name }).attribs.checked !== undefined;
+    for (const type of ["post.published", "post.failed", "post.awaiting-provider", "post.needs-attention"])
+      expect({ type, checked: checked(type) }).toEqual({ type, checked: true });
+    for (const type of ["post.approval-requested", "post.approved", "post.changes-requested"])
+      expect({ type, checked: checked(type) }).toEqual({ type, checked: false });
+  });
+});
+
 describe("refusals", () => {
   test("every approval form is refused without this browser's CSRF token and changes nothing", async () => {
     const post = await sentForApproval("csrf");
