@@ -800,7 +800,7 @@ export interface paths {
         put?: never;
         /**
          * Create a review link for a group
-         * @description A link a client opens without signing in (`url`, shown only in this answer: the token is stored hashed) to see the group's posts and approve them or request changes. `expires_in_days` 1 to 30, default 30; the group must have posts in the workspace (404).
+         * @description A link a client opens without signing in (`url`, shown only in this answer: the token is stored hashed) to see the group's posts and approve them or request changes. `expires_in_days` 1 to 30, default 30; the group must have posts in the workspace (404). Idempotency-Key is not honoured: a replayed answer would have to keep the token.
          */
         post: operations["createReviewLink"];
         delete?: never;
@@ -7265,6 +7265,7 @@ export interface operations {
                 scheduled_before?: string;
                 /** @description Adds the optional part it names to each item. */
                 include?: "attempts";
+                /** @description Only posts whose approval has this status (requested: awaiting approval). */
                 approval?: "requested" | "approved" | "changes_requested";
                 /** @description Items per page. */
                 limit?: number;
@@ -10435,8 +10436,6 @@ export interface operations {
             header?: {
                 /** @description Echoed when valid; generated otherwise. */
                 "Service-Request-Id"?: string;
-                /** @description A key of yours: the same key with the same body replays the first answer. */
-                "Idempotency-Key"?: string;
             };
             path: {
                 /** @description The workspace's id. */
@@ -10519,17 +10518,6 @@ export interface operations {
             };
             /** @description Not found, or a workspace the key cannot use (public_not_found) */
             404: {
-                headers: {
-                    /** @description The request id (echoed or generated); also `request_id` in problems. */
-                    "Service-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with current state or an earlier request */
-            409: {
                 headers: {
                     /** @description The request id (echoed or generated); also `request_id` in problems. */
                     "Service-Request-Id": string;

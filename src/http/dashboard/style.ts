@@ -50,6 +50,7 @@ fieldset {
 .choice { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; margin: .25rem 0; }
 .choice label { display: inline; font-weight: 400; }
 .table-wrap { overflow-x: auto; margin: 0 0 1.5rem; position: relative; }
+.decisions { display: grid; gap: 1rem; margin: 0 0 1.5rem; }
 table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; font-weight: 600; padding: 0 0 .5rem; }
 th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
