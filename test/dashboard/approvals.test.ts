@@ -55,6 +55,27 @@ async function sentForApproval(text: string): Promise<any> {
   return w.post(post.id);
 }
 
+describe("composing while approval is required", () => {
+  test("a member's post from Compose is stored awaiting approval, and the page says it was sent for it", async () => {
+    const compose = pathIn(w.ws, "posts/new");
+    const fields = {
+      destination_ids: w.destinationId,
+      item_0_text: "composed by the member",
+      when: "at",
+      at: "2026-03-12T09:00",
+      op: "create",
+    };
+    const r = await member.submit(compose, fields, compose);
+    expect(r.status).toBe(303);
+    const id = /\/posts\/([^/?]+)\?notice=sent-for-approval$/.exec(r.location ?? "")?.[1];
+    expect({ location: r.location, id: typeof id }).toEqual({ location: r.location, id: "string" });
+    expect(noticesOf(await member.get(r.location!))).toContain(
+      "The post is sent for approval: it goes out once an owner or admin approves it.",
+    );
+    expect(await w.post(id!)).toMatchObject({ state: "draft", approval: { status: "requested" } });
+  });
+});
+
 describe("the workspace setting", () => {
   test("an owner turns approval off and on; a member sees it but cannot change it", async () => {
     const page = await owner.get(settings());

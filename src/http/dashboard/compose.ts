@@ -334,14 +334,14 @@ async function submit(
     );
   }
   const answer = await r.api.call<PostSet>("POST", base, { body, idempotencyKey: key || undefined });
-  if (answer.ok)
+  if (answer.ok) {
+    // 202 with the drafts awaiting approval: the workspace requires it and this person cannot approve.
+    const first = answer.body.posts[0]!;
+    const notice = first.approval?.status === "requested" ? "sent-for-approval" : "created";
     return r.redirect(
-      withNotice(
-        `/dashboard/workspaces/${r.workspace!.id}/posts/${answer.body.posts[0]!.id}`,
-        "post",
-        "created",
-      ),
+      withNotice(`/dashboard/workspaces/${r.workspace!.id}/posts/${first.id}`, "post", notice),
     );
+  }
   if (answer.status === 403) return forbidden(r);
   if (answer.status >= 500 || answer.status === 401)
     return r.message(502, "The post could not be saved", [answer.body?.detail ?? "Try again in a moment."]);
