@@ -1,8 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { ALL_SCOPES } from "../../src/core/scopes.ts";
 import { createsWork, WRITE_OPERATIONS } from "../../src/modules/billing/work.ts";
+import { TestBrowser, pathOf } from "../helpers/browser.ts";
 import type { TestResponse } from "../helpers/server.ts";
-import { deliverState, startBillingServer, subscribe, type BillingServer } from "./helpers.ts";
+import { insertXDestination } from "../posts/fixtures.ts";
+import { deliverState, newAccount, startBillingServer, subscribe, type BillingServer } from "./helpers.ts";
 
 // The table test of the rails' billing rule: every authenticated write operation of the server's own
 // OpenAPI document is classified in WRITE_OPERATIONS, and answers as classified for a read-only account
@@ -138,5 +140,64 @@ describe("a 404 for a foreign workspace comes before the billing rule", () => {
       body: {},
     });
     expect(r.status).toBe(404);
+  });
+});
+
+describe("a review link of a read_only account", () => {
+  test("approving through it is refused as the approve operation is (402); the post still awaits", async () => {
+    // A server with an X app configured, so a post to X can be sent for approval.
+    const bx = await startBillingServer({
+      HERALD_X_CLIENT_ID: "x-client",
+      HERALD_X_CLIENT_SECRET: "x-secret",
+    });
+    afterAll(() => bx.stop());
+    const { s, stripe } = bx;
+    const account = await newAccount(bx);
+    const { subscription } = await subscribe(account);
+    const { owner } = account.s;
+    const ws = owner.workspaceId;
+    const destination = await insertXDestination(s, ws);
+    const writeHeaders = () => ({ "idempotency-key": `review-${Math.random()}`, "if-match": "*" });
+    const on = await account.s.request("PATCH", `/v1/workspaces/${ws}`, {
+      headers: writeHeaders(),
+      body: { approval_required: true },
+    });
+    expect(on.status).toBe(200);
+    const memberKey = await s.createKey({
+      accountId: owner.accountId,
+      scopes: ["posts:read", "posts:write"],
+    });
+    const created = await s.request("POST", `/v1/workspaces/${ws}/posts`, {
+      key: memberKey,
+      headers: writeHeaders(),
+      body: {
+        when: "now",
+        confirmed: true,
+        group: "billing-review",
+        posts: [{ destination_id: destination, body: ["Hi"] }],
+      },
+    });
+    expect({
+      status: created.status,
+      approval: created.body?.posts?.[0]?.approval?.status,
+      text: created.status === 202 ? "" : created.text,
+    }).toEqual({ text: "", status: 202, approval: "requested" });
+    const link = await account.s.request("POST", `/v1/workspaces/${ws}/review-links`, {
+      headers: writeHeaders(),
+      body: { group: "billing-review" },
+    });
+    expect(link.status).toBe(201);
+    stripe.setSubscription(subscription.id, { status: "unpaid" });
+    await deliverState(account, subscription.id);
+
+    const path = pathOf(link.body.url);
+    const page = await new TestBrowser(s).submit(path, {}, `${path}/approve`);
+    expect(page.status).toBe(402);
+    expect(page.text).toContain("subscription is unpaid");
+    const post = await account.s.request("GET", `/v1/workspaces/${ws}/posts/${created.body.posts[0].id}`);
+    expect({ state: post.body.state, approval: post.body.approval.status }).toEqual({
+      state: "draft",
+      approval: "requested",
+    });
   });
 });

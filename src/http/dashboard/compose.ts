@@ -337,9 +337,9 @@ async function submit(
   if (answer.ok) {
     // 202 with the drafts awaiting approval: the workspace requires it and this person cannot approve.
     const first = answer.body.posts[0]!;
-    const notice = first.approval?.status === "requested" ? "sent-for-approval" : "created";
+    const path = `/dashboard/workspaces/${r.workspace!.id}/posts/${first.id}`;
     return r.redirect(
-      withNotice(`/dashboard/workspaces/${r.workspace!.id}/posts/${first.id}`, "post", notice),
+      withNotice(path, "post", first.approval?.status === "requested" ? "sent-for-approval" : "created"),
     );
   }
   if (answer.status === 403) return forbidden(r);

@@ -129,7 +129,7 @@ async function submitApprove(p: ReviewPages, page: TokenPage) {
     if (!(error instanceof ProblemError)) throw error;
     return reviewResponse(h, browser, page.params.token, link, {
       notice: null,
-      status: 400,
+      status: error.status === 402 ? 402 : 400,
       changes: null,
       approveError: error.errors[0]?.detail ?? error.detail,
     });

@@ -8,6 +8,7 @@ import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { randomBase62, sha256Hex } from "../../lib/crypto.ts";
 import { recordAudit, type AuditActor } from "../audit/repo.ts";
+import { checkEntitlement } from "../billing/entitlement.ts";
 import { inPostsTransaction } from "../posts/constraints.ts";
 import { findPost, type PostRow } from "../posts/repo.ts";
 import { findWorkspaceById, type WorkspaceRow } from "../workspaces/repo.ts";
@@ -202,6 +203,13 @@ export async function approveGroupAsReviewer(
   const comment = cleanComment(input.comment);
   const auditActor = await reviewerAuditActor(h.db, link);
   const workspace = await workspaceOfLink(h.db, link);
+  // The approve operation's billing rule (402 on a read-only account): a link is no way around it.
+  await checkEntitlement(h, {
+    method: "POST",
+    route: "/v1/workspaces/:workspace_id/posts/:post_id/approve",
+    actor: { accountId: workspace.accountId },
+    workspaceId: workspace.id,
+  });
   const outcome: ReviewOutcome = { decided: [], refused: [], commented: [] };
   for (const { post } of await awaitingPosts(h.db, link)) {
     try {

@@ -76,7 +76,7 @@ const WHAT_TO_DO =
  */
 export async function checkEntitlement(
   h: Herald,
-  input: { method: string; route: string; actor: Actor; workspaceId: string | null },
+  input: { method: string; route: string; actor: Pick<Actor, "accountId">; workspaceId: string | null },
 ): Promise<string | null> {
   if (h.config.billingMode === "disabled") return null;
   const found = await findBillingState(h.db, input.actor.accountId);

@@ -43,6 +43,13 @@ export const WRITE_OPERATIONS: Readonly<Record<string, "creates_work" | "keeps_w
   "POST /workspaces/{workspace_id}/posts/{post_id}/cancel": "keeps_working",
   "POST /workspaces/{workspace_id}/posts/{post_id}/retry": "creates_work",
   "POST /workspaces/{workspace_id}/posts/{post_id}/reschedule": "creates_work",
+  // Approvals: approving sends posts out; rejecting, comments and review links do not (a reviewer's
+  // approval through a link is refused on the review page as the approve operation is)
+  "POST /workspaces/{workspace_id}/posts/{post_id}/approve": "creates_work",
+  "POST /workspaces/{workspace_id}/posts/{post_id}/reject": "keeps_working",
+  "POST /workspaces/{workspace_id}/posts/{post_id}/comments": "keeps_working",
+  "POST /workspaces/{workspace_id}/review-links": "keeps_working",
+  "DELETE /workspaces/{workspace_id}/review-links/{review_link_id}": "keeps_working",
   // Analytics of what was already published is a read
   "POST /workspaces/{workspace_id}/analytics/post-groups/{group}/refresh": "keeps_working",
   // Webhooks: new endpoints and deliveries create work; changing, securing, removing does not
