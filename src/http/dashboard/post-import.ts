@@ -141,6 +141,7 @@ the columns: ${IMPORT_COLUMNS.map((c, i) => html`${i ? ", " : ""}<code>${c}</cod
 <code>body</code>, a line of three dashes (<code>---</code>) starts the next item of a thread. Checking
 stores nothing; importing stores every row, or none when one has a problem.</p>
 ${outcomeBlock(r, outcome, action)}
+<h2>${outcome.result && !outcome.stored ? "Check another file" : "Choose or paste a file"}</h2>
 ${postForm(
   { action, csrf: r.csrf, multipart: true, label: "CSV to check" },
   html`<div class="field">
