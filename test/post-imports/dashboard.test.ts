@@ -31,6 +31,18 @@ async function check(input: { file?: string; pasted?: string }): Promise<PageRes
   return browser.send("POST", page, form);
 }
 
+/** Presses "Import N posts" on a checked page: its form sent as a browser does (multipart). */
+function confirmImport(checkedPage: string): Promise<PageResponse> {
+  const screen = screenOf(checkedPage);
+  const form = screen.getByRole("form", { name: "Import the checked rows" });
+  expect(form.attribs.enctype).toBe("multipart/form-data");
+  const data = new FormData();
+  for (const input of screen.within(form).elements("input"))
+    data.append(input.attribs.name!, input.attribs.value ?? "");
+  data.append("op", "import");
+  return browser.send("POST", form.attribs.action!, data);
+}
+
 const postsOfGroup = async (group: string) =>
   (await w.call("GET", `/v1/workspaces/${w.ws}/posts?group=${group}`)).body.data;
 
@@ -73,15 +85,7 @@ describe("the import page", () => {
     expect(screen.text()).toContain("All 2 rows are valid. Nothing is stored until you import them.");
     expect(await postsOfGroup("dash-ok")).toEqual([]);
     screen.getByRole("button", { name: "Import 2 posts" });
-    const confirmForm = screen.getByRole("form", { name: "Import the checked rows" });
-    const action = confirmForm.attribs.action!;
-    const fields = Object.fromEntries(
-      screen
-        .within(confirmForm)
-        .elements("input")
-        .map((input) => [input.attribs.name!, input.attribs.value ?? ""]),
-    );
-    const imported = await browser.post(action, { ...fields, op: "import" });
+    const imported = await confirmImport(checked.text);
     expect(imported.status).toBe(200);
     const done = screenOf(imported.text);
     done.getByRole("status");
@@ -93,9 +97,23 @@ describe("the import page", () => {
     const links = done.getAllByRole("link", { name: /^send_/ }).map((a) => a.attribs.href);
     expect(links).toEqual([pathIn(w.ws, `posts/${scheduled.id}`), pathIn(w.ws, `posts/${draft.id}`)]);
     // The same form sent again (a reload) replays the import instead of storing it twice.
-    const again = await browser.post(action, { ...fields, op: "import" });
+    const again = await confirmImport(checked.text);
     expect(screenOf(again.text).text()).toContain("Imported 2 posts");
     expect(await postsOfGroup("dash-ok")).toHaveLength(1);
+  });
+
+  test("a file bigger than an urlencoded form (16 KiB) is imported whole", async () => {
+    const lines = Array.from(
+      { length: 300 },
+      (_, i) => `bulk-${i},draft,bluesky,Idea ${i}: ${"x".repeat(60)}`,
+    );
+    const checked = await check({ file: `group,when,channel,body\n${lines.join("\n")}\n` });
+    expect(checked.text.length).toBeGreaterThan(16 * 1024);
+    expect(screenOf(checked.text).text()).toContain("All 300 rows are valid.");
+    const imported = await confirmImport(checked.text);
+    expect(imported.status).toBe(200);
+    expect(screenOf(imported.text).text()).toContain("Imported 300 posts");
+    expect(await postsOfGroup("bulk-299")).toHaveLength(1);
   });
 
   test("a file with an unknown column: the problem names row 1 and the column", async () => {

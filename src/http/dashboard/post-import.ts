@@ -55,7 +55,7 @@ const mayImport = (r: DashboardRequest) => roleAllows(r.session.role, "posts:wri
 const cannotImport = (r: DashboardRequest) =>
   r.message(403, "You cannot import posts", ["Your role in this account does not include writing posts."]);
 
-/** Multipart (a file chosen) or urlencoded (the confirmation form, which carries the CSV as text). */
+/** Both forms are multipart (a file, or the checked CSV as text); an urlencoded one is read too. */
 async function readImportForm(r: DashboardRequest): Promise<ReceivedForm | null> {
   const type = r.request.headers.get("content-type") ?? "";
   if (/^multipart\/form-data/i.test(type))
@@ -212,7 +212,8 @@ ${rowsTable}`;
   return html`<div class="notice ok" role="status"><p>All ${rows.length} row${rows.length === 1 ? " is" : "s are"} valid. Nothing is stored until you import them.</p></div>
 ${rowsTable}
 ${postForm(
-  { action, csrf: r.csrf, label: "Import the checked rows", confirm: `Import ${count}?` },
+  // Multipart: a form's text fields may hold 1 MiB there (urlencoded forms are held to 16 KiB).
+  { action, csrf: r.csrf, multipart: true, label: "Import the checked rows", confirm: `Import ${count}?` },
   html`<input type="hidden" name="csv" value="${outcome.csv}">
 <button type="submit" name="op" value="import">Import ${count}</button>`,
 )}`;
