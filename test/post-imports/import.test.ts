@@ -2,7 +2,7 @@
 // it, all rows stored or none, idempotent, and a dry run that stores nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ROLE_SCOPES } from "../../src/modules/account/roles.ts";
-import { insertAsset, insertXDestination, X_APP_ENV } from "../posts/fixtures.ts";
+import { daily, insertAsset, insertXDestination, X_APP_ENV } from "../posts/fixtures.ts";
 import { startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
 
 let w: PostsWorld;
@@ -10,7 +10,7 @@ let otherWorkspaceAsset: string;
 let asset: string;
 let xDestination: string;
 beforeAll(async () => {
-  w = await startPostsWorld(X_APP_ENV);
+  w = await startPostsWorld({ ...X_APP_ENV, HERALD_X_MONTHLY_POST_LIMIT: "5" });
   xDestination = await insertXDestination(w.s, w.ws);
   asset = await insertAsset(w.s, w.ws);
   const other = await w.s.bootstrap("other@example.com", "Elsewhere");
@@ -60,6 +60,11 @@ describe("POST {ws}/post-imports: the edge cases, each judged in a dry run", () 
       "an unknown channel (a draft naming its network)",
       () => `when,channel,body\ndraft,myspace,hi\ndraft,mastodon,hi\n`,
       { 2: ["channel"], 3: true },
+    ],
+    [
+      "header names in any case, and an unnamed trailing column left empty",
+      () => `When,Destination_ID,BODY,\n${LATER},${w.destinationId},hi,\n`,
+      { 2: true },
     ],
     ["a bad when", () => `when,destination_id,body\ntomorrow,${w.destinationId},hi\n`, { 2: ["when"] }],
     [
@@ -162,6 +167,18 @@ describe("the file itself: header, empty, bad CSV (400 with pointers)", () => {
       { pointer: "/rows/3", code: "custom", detail: expect.stringContaining("never closed") },
     ]);
   });
+  test("a quote followed by other characters names its row", async () => {
+    const r = await dryRun(`when,destination_id,body\n${LATER},x,"closed"then more\n`);
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toEqual([
+      {
+        pointer: "/rows/2",
+        code: "custom",
+        detail: expect.stringContaining('write a " inside a quoted cell as ""'),
+      },
+    ]);
+  });
+
   test("csv is required and a string", async () => {
     const r = await dryRun(undefined as unknown as string);
     expect(r.status).toBe(400);
@@ -285,6 +302,39 @@ describe("storing: all rows or none", () => {
       column: "group",
       code: "public_post_group_channel_conflict",
     });
+  });
+
+  test("groups in the queue take one window each, in file order", async () => {
+    const put = await w.s.request("PUT", `/v1/workspaces/${w.ws}/queue`, {
+      body: { windows: daily("09:00") },
+    });
+    expect(put.status).toBe(200);
+    try {
+      const csv = `group,when,destination_id,body\nqueued-1,queue,${w.destinationId},a\nqueued-2,queue,${w.destinationId},b\n`;
+      const r = await importCsv({ csv, confirmed: true });
+      expect({ status: r.status, text: r.text }).toMatchObject({ status: 201 });
+      const [first] = await postsOfGroup("queued-1");
+      const [second] = await postsOfGroup("queued-2");
+      expect(first.scheduled_at).not.toBe(second.scheduled_at);
+      expect(Date.parse(first.scheduled_at)).toBeLessThan(Date.parse(second.scheduled_at));
+    } finally {
+      await w.s.request("PUT", `/v1/workspaces/${w.ws}/queue`, { body: { windows: [] } });
+    }
+  });
+
+  test("X's monthly limit: the rows past it get public_usage_limit_reached on their channel", async () => {
+    const listed = await w.s.request("GET", `/v1/workspaces/${w.ws}/posts?channel=x&view=scheduled`);
+    const free = 5 - listed.body.data.length;
+    const rows = Array.from(
+      { length: free + 1 },
+      (_, i) => `x-month-${i},${LATER},${xDestination},Post ${i}`,
+    );
+    const r = await dryRun(`group,when,destination_id,body\n${rows.join("\n")}\n`);
+    const last = r.body.rows.at(-1);
+    expect(r.body.rows.slice(0, -1).every((row: any) => row.valid)).toBe(true);
+    expect(last.errors).toEqual([
+      { column: "channel", code: "public_usage_limit_reached", detail: "X post over the monthly limit" },
+    ]);
   });
 
   test("a body above 1 MiB is 413 with a hint to split the file", async () => {
