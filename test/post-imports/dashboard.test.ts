@@ -60,7 +60,9 @@ describe("the import page", () => {
   });
 
   test("an uploaded file with a bad row: the table names the row and its column; nothing stored", async () => {
-    const file = `group,when,destination_id,body\ndash-a,${LATER},${w.destinationId},Fine\ndash-b,tomorrow,${w.destinationId},Bad\n`;
+    const file =
+      `group,when,destination_id,body\ndash-a,${LATER},${w.destinationId},Fine\n` +
+      `dash-b,tomorrow,${w.destinationId},Bad\n`;
     const r = await check({ file });
     expect(r.status).toBe(200);
     const screen = screenOf(r.text);
@@ -78,7 +80,9 @@ describe("the import page", () => {
   });
 
   test("pasted valid rows: a notice, the table, then one button imports them all", async () => {
-    const pasted = `group,when,channel,destination_id,body\ndash-ok,${LATER},,${w.destinationId},"Hello,\n---\nthread"\ndash-note,draft,bluesky,,Later\n`;
+    const pasted =
+      `group,when,channel,destination_id,body\ndash-ok,${LATER},,${w.destinationId},"Hello,\n---\nthread"\n` +
+      "dash-note,draft,bluesky,,Later\n";
     const checked = await check({ pasted });
     const screen = screenOf(checked.text);
     screen.getByRole("status");

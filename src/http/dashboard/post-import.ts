@@ -198,7 +198,8 @@ ${outcome.refusal.problems.length ? html`<ul>${outcome.refusal.problems.map((p) 
     const waiting = outcome.stored.approval
       ? " They are drafts awaiting approval by someone who may approve posts."
       : "";
-    return html`<div class="notice ok" role="status"><p>Imported ${rows.length} post${rows.length === 1 ? "" : "s"}: each row's post is linked below.${waiting}</p></div>
+    const made = `${rows.length} post${rows.length === 1 ? "" : "s"}`;
+    return html`<div class="notice ok" role="status"><p>Imported ${made}: each row's post is linked below.${waiting}</p></div>
 ${rowsTable}
 <p><a href="/dashboard/workspaces/${ws}/posts">See all posts</a></p>`;
   }
@@ -209,7 +210,8 @@ ${rowsTable}
 </div>
 ${rowsTable}`;
   const count = `${rows.length} post${rows.length === 1 ? "" : "s"}`;
-  return html`<div class="notice ok" role="status"><p>All ${rows.length} row${rows.length === 1 ? " is" : "s are"} valid. Nothing is stored until you import them.</p></div>
+  const all = `All ${rows.length} row${rows.length === 1 ? " is" : "s are"} valid.`;
+  return html`<div class="notice ok" role="status"><p>${all} Nothing is stored until you import them.</p></div>
 ${rowsTable}
 ${postForm(
   // Multipart: a form's text fields may hold 1 MiB there (urlencoded forms are held to 16 KiB).

@@ -80,7 +80,9 @@ export function readImportSheet(csv: string): ImportSheet {
   const errors = headerErrors(header);
   if (errors.length > 0)
     throw sheetProblem(
-      `The CSV's header row does not name the columns an import reads: ${errors.map((e) => `${e.pointer} ${e.detail}`).join("; ")}.`,
+      `The CSV's header row does not name the columns an import reads: ${errors
+        .map((e) => `${e.pointer} ${e.detail}`)
+        .join("; ")}.`,
       errors,
     );
   const rows: CsvRow[] = [];
