@@ -5,62 +5,109 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { waitInWords } from "../../src/http/dashboard/analytics-group.ts";
 import {
   barChart,
-  barGeometry,
-  labelIndexes,
-  niceMax,
+  chartSummary,
+  niceScale,
   shortNumber,
+  stackedBars,
+  tickIndexes,
 } from "../../src/http/dashboard/charts.ts";
 import { defaultRange } from "../../src/http/dashboard/analytics.ts";
 import { REFRESHES_PER_HOUR } from "../../src/modules/analytics/service.ts";
 import { idem } from "../posts/helpers.ts";
-import { attributeOf, expectDashboardPage, formOf, headingOf, screenOf } from "./support.ts";
+import { attributeOf, expectDashboardPage, formOf, headingOf, screenOf, textOf } from "./support.ts";
 import { pathIn, postsWorld, type PostsWorld } from "./posts-world.ts";
 
 describe("chart functions", () => {
-  test("the scale tops at a round number", () => {
-    expect([0, 1, 3, 7, 10, 11, 42, 180, 999, 1001].map(niceMax)).toEqual([
-      1, 1, 5, 10, 10, 20, 50, 200, 1000, 2000,
+  test("the scale tops at a round number in about four whole steps", () => {
+    expect([0, 1, 2, 3, 7, 11, 42, 180, 999, 1001].map((n) => niceScale(n))).toEqual([
+      { top: 1, step: 1 },
+      { top: 1, step: 1 },
+      { top: 2, step: 1 },
+      { top: 3, step: 1 },
+      { top: 8, step: 2 },
+      { top: 15, step: 5 },
+      { top: 60, step: 20 },
+      { top: 200, step: 50 },
+      { top: 1000, step: 500 },
+      { top: 1500, step: 500 },
     ]);
   });
   test("numbers on the axis are short", () => {
     expect([5, 1200, 3_000_000, 2_500_000_000].map(shortNumber)).toEqual(["5", "1.2k", "3M", "2.5G"]);
   });
-  test("axis labels are spread to fit", () => {
-    expect(labelIndexes(28, 5)).toEqual([0, 6, 12, 18, 24]);
-    expect(labelIndexes(3, 5)).toEqual([0, 1, 2]);
-    expect(labelIndexes(0, 5)).toEqual([]);
+  test("ticks: about twelve on a laptop, about five of them also on a phone", () => {
+    const ticks = tickIndexes(28);
+    expect(ticks.map((t) => t.index)).toEqual([0, 3, 6, 9, 12, 15, 18, 21, 24, 27]);
+    expect(ticks.filter((t) => t.narrow).map((t) => t.index)).toEqual([0, 6, 12, 18, 24]);
+    expect(tickIndexes(3)).toEqual([
+      { index: 0, narrow: true },
+      { index: 1, narrow: true },
+      { index: 2, narrow: true },
+    ]);
+    expect(tickIndexes(0)).toEqual([]);
   });
-  test("bars are as tall as their share of the scale", () => {
-    const bars = barGeometry(
+  test("bars stack their series, each as tall as its share of the scale", () => {
+    const bars = stackedBars(
       [
-        { label: "a", value: 5 },
-        { label: "b", value: 10 },
-        { label: "c", value: 0 },
+        { name: "a", values: [5, 10, 0] },
+        { name: "b", values: [5, 0, 0] },
       ],
-      300,
+      3,
+      10,
       100,
     );
-    expect(bars.map((b) => [b.y, b.height])).toEqual([
-      [50, 50],
-      [0, 100],
-      [100, 0],
+    expect(bars.map((segments) => segments.map((b) => [b.series, b.y, b.height]))).toEqual([
+      [
+        [0, 50, 50],
+        [1, 0, 50],
+      ],
+      [[0, 0, 100]],
+      [],
     ]);
-    expect(bars[1]!.x).toBeGreaterThan(bars[0]!.x);
+    expect(bars[1]![0]!.x).toBeGreaterThan(bars[0]![0]!.x);
+    expect(bars[0]![0]!.width).toBeCloseTo(23.33, 1);
   });
-  test("the SVG is an image named by its title, with a tooltip per bar and escaped labels", () => {
-    const svg = barChart({
+  test("the chart is a figure: a named image, a legend, its axis, a summary and its numbers", () => {
+    const spec = {
       id: "c1",
       title: "Likes <per> day",
-      points: [{ label: "x&y", tick: "x", value: 2 }],
-    }).text;
-    expect(svg).toStartWith("<svg ");
+      unit: "likes",
+      axis: "Day of publication (UTC)",
+      categories: [
+        { label: "Mon 2 Mar 2026", tick: "2 Mar" },
+        { label: "x&y", tick: "3 Mar" },
+      ],
+      series: [
+        { name: "Likes", values: [1, 2] },
+        { name: "Boosts", values: [0, 3] },
+      ],
+    };
+    const svg = barChart(spec).text;
+    expect(svg).not.toContain("x&y");
+    expect(svg).not.toMatch(/\sstyle=/);
     const screen = screenOf(svg);
     const chart = screen.getByRole("img", { name: "Likes <per> day" });
-    // Each bar's tooltip names it and its value (the label escaped like the title).
-    expect(screen.within(chart).text()).toContain("x&y: 2");
-    expect(svg).not.toContain("x&y");
-    expect(svg.match(/<rect /g)).toHaveLength(1);
-    expect(svg).not.toMatch(/\sstyle=/);
+    expect(screen.descriptionOf(chart)).toBe(
+      "From Mon 2 Mar 2026 to x&y: 6 likes in all, the most (5) on x&y.",
+    );
+    expect(chartSummary({ ...spec, series: [{ name: "Likes", values: [0, 0] }] })).toBe(
+      "From Mon 2 Mar 2026 to x&y: no likes.",
+    );
+    // Each bar's tooltip names its day, its series and its value; the top line says the unit.
+    expect(screen.within(chart).text()).toContain("x&y · Boosts: 3 of 5");
+    expect(svg.match(/<rect /g)).toHaveLength(3);
+    const texts = screen.elements("text").map((t) => textOf(t));
+    expect(texts).toContain("6 likes");
+    expect(texts).toContain("Day of publication (UTC)");
+    expect(texts).toContain("2 Mar");
+    expect(
+      screen.within(screen.getByRole("list", { name: "Legend of Likes <per> day" })).namesOf("listitem"),
+    ).toEqual(["Likes (3 in all)", "Boosts (3 in all)"]);
+    expect(screen.rowsOf(screen.getByRole("table", { name: "Likes <per> day" }))).toEqual([
+      ["Day of publication (UTC)", "Likes", "Boosts", "Total"],
+      ["Mon 2 Mar 2026", "1", "0", "1"],
+      ["x&y", "2", "3", "5"],
+    ]);
   });
   test("waits read as words", () => {
     expect([1, 45, 60, 61, 600, 3600, 3900].map(waitInWords)).toEqual([
@@ -129,9 +176,35 @@ describe("the series page", () => {
     expect([attributeOf(until, "type"), attributeOf(until, "value")]).toEqual(["date", "2026-03-02"]);
     expect(attributeOf(formOf(from)!, "method")).toBe("get");
     const charts = screen.namesOf("img");
-    expect(charts).toContain("Posts published per day");
-    expect(charts).toContain("Reactions per day");
-    expect(charts.filter((name) => name.startsWith("Views"))).toEqual([]); // nothing measured there
+    expect(charts).toEqual(["Posts published per day", "Interactions per day"]); // no views measured
+    const interactions = screen.getByRole("img", { name: "Interactions per day" });
+    expect(screen.descriptionOf(interactions)).toBe(
+      "From Mon 2 Feb 2026 to Sun 1 Mar 2026: 17 interactions in all, the most (17) on Sun 1 Mar 2026.",
+    );
+    const legend = screen.getByRole("list", { name: "Legend of Interactions per day" });
+    expect(screen.within(legend).namesOf("listitem")).toEqual([
+      "Comments (2 in all)",
+      "Reactions (11 in all)",
+      "Shares (3 in all)",
+      "Saves (1 in all)",
+    ]);
+    const axis = screen
+      .within(interactions)
+      .elements("text")
+      .map((t) => textOf(t));
+    expect(axis).toContain("Day of publication (UTC)");
+    expect(axis).toContain("20 interactions");
+    expect(axis).toContain("2 Feb");
+    const numbers = screen.rowsOf(screen.getByRole("table", { name: "Interactions per day" }));
+    expect(numbers[0]).toEqual([
+      "Day of publication (UTC)",
+      "Comments",
+      "Reactions",
+      "Shares",
+      "Saves",
+      "Total",
+    ]);
+    expect(numbers).toContainEqual(["Sun 1 Mar 2026", "2", "11", "3", "1", "17"]);
     // Sunday 1 March: two posts, 2 comments, 11 reactions, 3 shares, 1 save.
     const rows = screen.rowsOf(screen.getByRole("table", { name: "Posts and their numbers per day" }));
     expect(rows).toContainEqual(["Sun 1 Mar 2026", ...[2, 0, 0, 2, 11, 3, 1, 0].map(String)]);
@@ -177,7 +250,27 @@ describe("a group's page", () => {
       pathIn(w.ws, `posts/${ids[0]}`),
     );
     expect(posts.getAllByRole("cell", { name: "fresh" })).toHaveLength(1);
-    expect(screen.getByRole("img", { name: `Totals of the group ${group}` })).toBeDefined();
+    const totalsChart = screen.getByRole("img", { name: `Totals of the group ${group}` });
+    expect(screen.descriptionOf(totalsChart)).toBe("The most: Reactions (7).");
+    // Every metric named under its bar (short), the axis named, the legend without a meaningless sum.
+    expect(
+      screen
+        .within(totalsChart)
+        .elements("text")
+        .map((t) => textOf(t))
+        .slice(-8),
+    ).toEqual([
+      "views",
+      "impr.",
+      "comm.",
+      "react.",
+      "shares",
+      "saves",
+      "clicks",
+      "Metric (all posts of the group)",
+    ]);
+    const legend = screen.getByRole("list", { name: `Legend of Totals of the group ${group}` });
+    expect(screen.within(legend).namesOf("listitem")).toEqual(["Total of all posts"]);
     expect(screen.getByRole("button", { name: "Refresh now" })).toBeDefined();
   });
 

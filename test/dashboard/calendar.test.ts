@@ -110,9 +110,9 @@ describe("the week", () => {
     expect(attributeOf(shown.link.parent as Element, "class")).toBe("cal-post published");
     const current = [...week].filter(([, day]) => attributeOf(day.item, "aria-current") === "date");
     expect(current.map(([name]) => name)).toEqual(["Sun 1 Mar"]);
-    expect(sunday.getAllByRole("listitem", { name: "18:00 queue window" })).toHaveLength(1);
+    expect(sunday.getAllByRole("listitem", { name: "Free · 18:00" })).toHaveLength(1);
     // Past windows are not offered.
-    expect(week.get("Sat 28 Feb")!.getAllByRole("listitem", { name: /queue window/ })).toEqual([]);
+    expect(week.get("Sat 28 Feb")!.getAllByRole("listitem", { name: /^Free/ })).toEqual([]);
     const screen = screenOf(r.text);
     const weeks = screen.within(screen.getByRole("navigation", { name: "Weeks" }));
     expect(attributeOf(weeks.getByRole("link", { name: "← Previous week" }), "href")).toBe(

@@ -107,11 +107,7 @@ ${
     : ""
 }
 <h2>Totals</h2>
-<figure>${barChart({
-    id: "chart-totals",
-    title: `Totals of the group ${data.group}`,
-    points: METRIC_LABELS.map(([m, label]) => ({ label, tick: TICKS[m], value: data.totals[m]?.value ?? 0 })),
-  })}</figure>
+${totalsChart(data)}
 ${table({
   caption: "Totals with coverage (the posts whose network reported each number)",
   head: ["Metric", "Total", "Coverage"],
@@ -147,6 +143,25 @@ ${table({
   return r.render(`Analytics of ${data.group}`, content, {
     section: "analytics",
     status: refused?.status ?? 200,
+  });
+}
+
+/** The group's totals, a bar per metric (the table under it has them with their coverage). */
+function totalsChart(data: GroupAnalytics): Markup {
+  const values = METRIC_LABELS.map(([m]) => data.totals[m]?.value ?? 0);
+  const largest = Math.max(...values);
+  return barChart({
+    id: "chart-totals",
+    title: `Totals of the group ${data.group}`,
+    unit: "",
+    axis: "Metric (all posts of the group)",
+    categories: METRIC_LABELS.map(([m, label]) => ({ label, tick: TICKS[m]! })),
+    series: [{ name: "Total of all posts", values }],
+    categorical: true,
+    summary:
+      largest > 0
+        ? `The most: ${METRIC_LABELS[values.indexOf(largest)]![1]} (${largest}).`
+        : "No numbers reported yet.",
   });
 }
 

@@ -57,7 +57,7 @@ ${select({
 publication ${bucket === "week" ? "week (Monday start)" : "day"} in ${ws.timeZone}.</p>
 ${answer.ok ? "" : errorSummary(errors, answer.body?.detail ?? "The numbers could not be read.", LABELS)}
 ${form}
-${answer.ok ? seriesView(buckets, bucket) : ""}
+${answer.ok ? seriesView(buckets, bucket, ws.timeZone) : ""}
 ${recentGroups(r, published.ok ? published.body.data : [])}`;
   return r.render("Analytics", content, { section: "analytics", status: answer.ok ? 200 : answer.status });
 }
@@ -71,21 +71,56 @@ function bucketNames(start: string, bucket: string): { tick: string; label: stri
   };
 }
 
-/** Small charts (posts, then every metric with a number) and the same numbers as a table. */
-function seriesView(buckets: Bucket[], bucket: string): Markup {
-  const names = buckets.map((b) => bucketNames(b.start, bucket));
-  const chartOf = (id: string, title: string, value: (b: Bucket) => number) =>
-    html`<figure>${barChart({
-      id,
-      title,
-      points: buckets.map((b, i) => ({ label: names[i]!.label, tick: names[i]!.tick, value: value(b) })),
-    })}</figure>`;
+/** The metrics a person does something with (stacked in one chart); views and impressions are reach. */
+const INTERACTIONS = new Set(["comments", "reactions", "shares", "saves", "link_clicks"]);
+
+/**
+ * Charts of the range (posts; interactions stacked by kind; views and impressions each alone, as they
+ * count differently), each with its numbers in a table, then every number in one table.
+ */
+function seriesView(buckets: Bucket[], bucket: string, zone: string): Markup {
+  const categories = buckets.map((b) => bucketNames(b.start, bucket));
+  const per = bucket === "week" ? "week" : "day";
+  const axis =
+    bucket === "week" ? `Week of publication (from Monday, ${zone})` : `Day of publication (${zone})`;
+  const valuesOf = (m: string) => buckets.map((b) => b.metrics[m] ?? 0);
   const measured = METRIC_LABELS.filter(([m]) => buckets.some((b) => (b.metrics[m] ?? 0) > 0));
+  const interactions = measured.filter(([m]) => INTERACTIONS.has(m));
+  const reach = measured.filter(([m]) => !INTERACTIONS.has(m));
   const unmeasured = METRIC_LABELS.filter(([m]) => !measured.some(([n]) => n === m)).map(([, l]) => l);
+  const posts = barChart({
+    id: "chart-posts",
+    title: `Posts published per ${per}`,
+    unit: "posts",
+    axis,
+    categories,
+    series: [{ name: "Posts published", values: buckets.map((b) => b.posts) }],
+  });
+  const interactionChart = interactions.length
+    ? barChart({
+        id: "chart-interactions",
+        title: `Interactions per ${per}`,
+        unit: "interactions",
+        axis,
+        categories,
+        series: interactions.map(([m, label]) => ({ name: label, values: valuesOf(m) })),
+      })
+    : "";
+  const reachCharts = reach.map(([m, label]) =>
+    barChart({
+      id: `chart-${m}`,
+      title: `${label} per ${per}`,
+      unit: label.toLowerCase(),
+      axis,
+      categories,
+      series: [{ name: label, values: valuesOf(m) }],
+    }),
+  );
   return html`<h2>Charts</h2>
 <div class="charts">
-${chartOf("chart-posts", `Posts published per ${bucket}`, (b) => b.posts)}
-${measured.map(([m, label]) => chartOf(`chart-${m}`, `${label} per ${bucket}`, (b) => b.metrics[m] ?? 0))}
+${posts}
+${interactionChart}
+${reachCharts}
 </div>
 ${unmeasured.length ? html`<p class="muted">None in this range: ${unmeasured.join(", ")}.</p>` : ""}
 <h2>Numbers</h2>
@@ -93,7 +128,7 @@ ${table({
   caption: `Posts and their numbers per ${bucket}`,
   head: [bucket === "week" ? "Week" : "Day", "Posts", ...METRIC_LABELS.map(([, l]) => l)],
   rows: buckets.map((b, i) => [
-    names[i]!.label,
+    categories[i]!.label,
     String(b.posts),
     ...METRIC_LABELS.map(([m]) => String(b.metrics[m] ?? 0)),
   ]),

@@ -4,6 +4,8 @@ import { html, type Markup } from "../pages/html.ts";
 import type { Listing, Post, Queue } from "./api-resources.ts";
 import { excerpt, postPath, stateBadge } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
+import { calendarMoveForm, type MoveRefusal, moveForm } from "./calendar-move.ts";
+import { notice } from "./notices.ts";
 
 /** States the calendar shows: all but drafts (no time yet) and cancelled posts (they will not go out). */
 const SHOWN_STATES = new Set<string>(POST_STATES.filter((s) => s !== "draft" && s !== "cancelled"));
@@ -12,7 +14,8 @@ const MAX_PAGES = 20;
 
 /** `/dashboard/workspaces/:ws/calendar`: a week, Monday to Sunday in the workspace's time zone. */
 export function calendarPages(routes: DashboardRoutes): void {
-  routes.page("/dashboard/workspaces/:workspace_id/calendar", calendar);
+  routes.page("/dashboard/workspaces/:workspace_id/calendar", (r) => calendar(r, null));
+  calendarMoveForm(routes, calendar);
 }
 
 /** The Monday (local midnight in `zone`) of the week holding `day` (YYYY-MM-DD), or of `now`. */
@@ -46,11 +49,12 @@ async function postsOfWeek(
   return { posts: found, complete: false, failed: null };
 }
 
-async function calendar(r: DashboardRequest): Promise<Response> {
+/** The week page; after a refused move, the week of the day asked for with what the API said. */
+async function calendar(r: DashboardRequest, refusal: MoveRefusal | null): Promise<Response> {
   const ws = r.workspace!;
   const zone = ws.timeZone;
   const now = r.h.clock.now();
-  const asked = r.query.get("week");
+  const asked = refusal?.week ?? r.query.get("week");
   const start = weekStart(asked, zone, now) ?? weekStart(null, zone, now)!;
   const end = start.plus({ weeks: 1 });
   const askedInvalid = asked !== null && weekStart(asked, zone, now) === null;
@@ -72,7 +76,10 @@ async function calendar(r: DashboardRequest): Promise<Response> {
   }
   const content = html`<h1>Calendar</h1>
 <p class="muted">Week of ${start.setLocale("en-GB").toFormat("d LLLL yyyy")}, times in ${zone}.
-Scheduled posts are listed by their time; published ones are dimmed.</p>
+Scheduled posts are listed by their time; published ones are dimmed. Drag a scheduled post to another
+day or free slot, or use its Move form.</p>
+${notice(r.query, "calendar")}
+${refusal ? html`<div class="notice warn" role="alert"><p>${refusal.text}</p></div>` : ""}
 ${askedInvalid ? warning(`${asked} is not a date (YYYY-MM-DD); this is the current week.`) : ""}
 ${week.failed ? warning(`The posts could not be read: ${week.failed}`) : ""}
 ${week.complete || week.failed ? "" : warning("This week has more posts than the calendar reads at once.")}
@@ -81,13 +88,13 @@ ${week.complete || week.failed ? "" : warning("This week has more posts than the
 <li>${weekLink(DateTime.fromMillis(now, { zone }), "This week")}</li>
 <li>${weekLink(end, "Next week →")}</li>
 </ul></nav>
-<ol class="week">${days.map((day) =>
+<ol class="week" data-calendar>${days.map((day) =>
     dayColumn(r, day, byDay.get(day.toISODate()!) ?? [], windows, now, today),
   )}</ol>`;
-  return r.render("Calendar", content, { section: "calendar" });
+  return r.render("Calendar", content, { section: "calendar", status: refusal?.status ?? 200 });
 }
 
-/** One day: its posts in time order, then the queue's open windows still ahead. */
+/** One day: its posts and the queue's free windows still ahead, in time order. */
 function dayColumn(
   r: DashboardRequest,
   day: DateTime,
@@ -105,7 +112,8 @@ function dayColumn(
     .map((w) => ({ w, at: DateTime.fromISO(`${day.toISODate()}T${w.local_time}`, { zone }) }))
     .filter(({ at }) => at.toMillis() > now)
     .sort((a, b) => a.at.toMillis() - b.at.toMillis());
-  const items = [
+  // Posts and free windows in one time order, so a free slot shows where it falls in the day.
+  const entries = [
     ...sorted.map((p) => {
       const at = timeOf(p);
       const published = p.state === "published";
@@ -114,13 +122,24 @@ function dayColumn(
       const time = html`<time datetime="${at.toISO()}">${at.setZone(zone).toFormat("HH:mm")}</time>`;
       const href = postPath(r.workspace!.id, p.id);
       const link = html`<a href="${href}">${time} ${p.channel}: ${excerpt(p, 60)}</a>`;
-      return html`<li class="cal-post${published ? " published" : ""}">${link}${state}</li>`;
+      const move = moveForm(r, p);
+      const item = html`<li class="cal-post${published ? " published" : ""}"${
+        move ? html` data-post="${p.id}"` : ""
+      }>${link}${state}${move ?? ""}</li>`;
+      return { at: at.toMillis(), item };
     }),
-    ...open.map(({ w }) => html`<li class="slot">${w.local_time} queue window</li>`),
+    // A free window: a drop target of its own (the post takes its exact time).
+    ...open.map(({ w, at }) => ({
+      at: at.toMillis(),
+      item: html`<li class="slot" data-time="${w.local_time}">Free · ${w.local_time}</li>`,
+    })),
   ];
+  const items = entries.sort((a, b) => a.at - b.at).map((e) => e.item);
   const iso = day.toISODate()!;
   const current = iso === today ? html` aria-current="date"` : "";
-  return html`<li id="day-${iso}"${current}><h2>${day.setLocale("en-GB").toFormat("ccc d LLL")}</h2>
+  return html`<li id="day-${iso}" data-date="${iso}"${current}><h2>${day
+    .setLocale("en-GB")
+    .toFormat("ccc d LLL")}</h2>
 ${items.length ? html`<ul>${items}</ul>` : html`<p class="muted">Nothing</p>`}</li>`;
 }
 

@@ -1,21 +1,48 @@
 import { html, type Markup } from "../pages/html.ts";
+import { table } from "./ui.ts";
 
-/** One bar of a chart: its full label (the bar's tooltip), a short one for the axis, its value. */
-export interface ChartPoint {
+/** One place on a chart's horizontal axis: its full name (tooltips, the table) and a short tick. */
+export interface ChartCategory {
   label: string;
-  tick?: string;
-  value: number;
+  tick: string;
+}
+
+/** One series: a legend entry, a value per category. Several series stack, in legend order. */
+export interface ChartSeries {
+  name: string;
+  values: number[];
+}
+
+/** A bar chart: what it shows (its accessible name), the unit of its values and what its axis counts. */
+export interface ChartSpec {
+  /** Unique on the page: the figure's id, and the prefix of its parts' ids. */
+  id: string;
+  title: string;
+  /** The unit of the values, for the vertical axis ("posts", "interactions"). */
+  unit: string;
+  /** What the horizontal axis counts ("Day of publication, Europe/Berlin"). */
+  axis: string;
+  categories: ChartCategory[];
+  series: ChartSeries[];
+  /** The sentence describing the chart, when the default (a range of dates) does not fit. */
+  summary?: string;
+  /**
+   * A few named categories (metrics) rather than dates: every tick printed, and the legend without a
+   * sum across them (they count different things).
+   */
+  categorical?: boolean;
 }
 
 /**
- * The top of a chart's scale: the smallest "nice" number (1, 2 or 5 times a power of ten) at or
- * above the largest value, so the axis reads in round steps. At least 1, so an all-zero chart draws.
+ * The top and step of a chart's scale: round steps (1, 2 or 5 times a power of ten, whole numbers
+ * since the values are counts) about `lines` of them, the top at or above the largest value.
  */
-export function niceMax(largest: number): number {
-  if (!(largest > 0)) return 1;
-  const power = 10 ** Math.floor(Math.log10(largest));
-  for (const step of [1, 2, 5, 10]) if (step * power >= largest) return step * power;
-  return 10 * power;
+export function niceScale(largest: number, lines = 4): { top: number; step: number } {
+  if (!(largest > 0)) return { top: 1, step: 1 };
+  const raw = largest / lines;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = Math.max(1, [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw)!);
+  return { top: Math.ceil(largest / step) * step, step };
 }
 
 /** A short number for an axis: 1200 → 1.2k, 3000000 → 3M. */
@@ -28,77 +55,157 @@ export function shortNumber(value: number): string {
   return String(value);
 }
 
-/** Which of `count` labels to print under the axis: at most `room`, evenly spaced, the first always. */
-export function labelIndexes(count: number, room: number): number[] {
+/**
+ * Which of `count` ticks to print, and which of them stay on a narrow screen: every `wide`-th fits a
+ * laptop (about 12 labels), every `narrow`-th (a multiple of it) a phone (about 5); the first always.
+ */
+export function tickIndexes(count: number): { index: number; narrow: boolean }[] {
   if (count <= 0) return [];
-  const every = Math.max(1, Math.ceil(count / Math.max(1, room)));
-  const picked: number[] = [];
-  for (let i = 0; i < count; i += every) picked.push(i);
-  return picked;
+  const wide = Math.max(1, Math.ceil(count / 12));
+  const narrow = wide * Math.max(1, Math.ceil(Math.ceil(count / 5) / wide));
+  const ticks: { index: number; narrow: boolean }[] = [];
+  for (let i = 0; i < count; i += wide) ticks.push({ index: i, narrow: i % narrow === 0 });
+  return ticks;
 }
 
-/** Where each bar goes inside a plot `width` × `height` wide (y grows downwards, as in SVG). */
-export function barGeometry(
-  points: ChartPoint[],
-  width: number,
-  height: number,
-): { x: number; y: number; width: number; height: number }[] {
-  const top = niceMax(Math.max(0, ...points.map((p) => p.value)));
-  const slot = points.length ? width / points.length : width;
-  const barWidth = Math.max(1, slot * 0.7);
-  return points.map((p, i) => {
-    const h = (Math.max(0, p.value) / top) * height;
-    return {
-      x: round(i * slot + (slot - barWidth) / 2),
-      y: round(height - h),
-      width: round(barWidth),
-      height: round(h),
-    };
+/** A bar's segment: horizontal place and width in percent of the plot, vertical in pixels. */
+export interface Segment {
+  series: number;
+  x: number;
+  width: number;
+  y: number;
+  height: number;
+}
+
+/**
+ * The segments of a stacked bar chart whose plot is 100% wide and `height` pixels tall (y grows
+ * downwards, as in SVG): each category a slot, its bar 70% of it, each series stacked on the previous.
+ */
+export function stackedBars(series: ChartSeries[], count: number, top: number, height: number): Segment[][] {
+  const slot = count ? 100 / count : 100;
+  const width = slot * 0.7;
+  return Array.from({ length: count }, (_, i) => {
+    let base = 0;
+    return series.flatMap((s, k) => {
+      const value = Math.max(0, s.values[i] ?? 0);
+      if (value === 0) return [];
+      const from = (base / top) * height;
+      base += value;
+      const to = (base / top) * height;
+      return [
+        {
+          series: k,
+          x: round(i * slot + (slot - width) / 2),
+          width: round(width),
+          y: round(height - to),
+          height: round(to - from),
+        },
+      ];
+    });
   });
 }
 
-const round = (n: number) => Math.round(n * 10) / 10;
+const round = (n: number) => Math.round(n * 100) / 100;
 
-const WIDTH = 320;
-const HEIGHT = 120;
-const LEFT = 34;
-const BOTTOM = 18;
-const TOP = 8;
+/** Plot geometry in pixels: room above for the top label, below for the ticks and the axis title. */
+const HEIGHT = 260;
+const TOP = 22;
+const PLOT = 180;
+
+/** The totals per category (the sum of the series). */
+function totalsOf(spec: ChartSpec): number[] {
+  return spec.categories.map((_, i) => spec.series.reduce((sum, s) => sum + (s.values[i] ?? 0), 0));
+}
+
+/** One sentence on what a chart over time shows: its range, the total, the highest. */
+export function chartSummary(spec: ChartSpec): string {
+  if (spec.summary) return spec.summary;
+  if (spec.categories.length === 0) return "Nothing to show.";
+  const totals = totalsOf(spec);
+  const sum = totals.reduce((a, b) => a + b, 0);
+  const first = spec.categories[0]!.label;
+  const last = spec.categories.at(-1)!.label;
+  const span = spec.categories.length === 1 ? first : `From ${first} to ${last}`;
+  if (sum === 0) return `${span}: no ${spec.unit}.`;
+  const highest = totals.indexOf(Math.max(...totals));
+  return `${span}: ${sum} ${spec.unit} in all, the most (${totals[highest]}) on ${spec.categories[highest]!.label}.`;
+}
 
 /**
- * A small bar chart as inline SVG, named by its `<title>` (and `aria-labelledby`) for assistive
- * technology; the page shows the same numbers in a table, which is the accessible equivalent.
- * `id` must be unique on the page.
+ * A bar chart as a figure: its title, a legend, an inline SVG that fills the width of the page at any
+ * size (places in percent, so its text stays at the page's size) with a scale in round steps, the
+ * unit on the top line, dated ticks and the axis named, and the same numbers as a table in a
+ * `<details>`. The SVG is an image named by the title and described by the summary sentence.
  */
-export function barChart(spec: { id: string; title: string; points: ChartPoint[] }): Markup {
-  const plotWidth = WIDTH - LEFT - 4;
-  const plotHeight = HEIGHT - BOTTOM - TOP;
-  const top = niceMax(Math.max(0, ...spec.points.map((p) => p.value)));
-  const bars = barGeometry(spec.points, plotWidth, plotHeight);
-  const slot = spec.points.length ? plotWidth / spec.points.length : plotWidth;
-  const labels = labelIndexes(spec.points.length, Math.floor(plotWidth / 48));
-  const axis = html`<line x1="0" y1="${plotHeight}" x2="${plotWidth}" y2="${plotHeight}" stroke="currentColor"
- stroke-opacity="0.4"></line>`;
-  const tooltip = (i: number) => html`<title>${spec.points[i]!.label}: ${spec.points[i]!.value}</title>`;
-  const size = html`viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}"`;
-  return html`<svg class="chart" role="img" aria-labelledby="${spec.id}-title" ${size}>
-<title id="${spec.id}-title">${spec.title}</title>
-<g transform="translate(${LEFT} ${TOP})">
-${axis}
-<text x="-4" y="4" text-anchor="end">${shortNumber(top)}</text>
-<text x="-4" y="${plotHeight}" text-anchor="end">0</text>
-${bars.map(
-  (b, i) =>
-    html`<rect x="${b.x}" y="${b.y}" width="${b.width}" height="${b.height}" fill="currentColor">${tooltip(
-      i,
-    )}</rect>`,
-)}
-${labels.map(
-  (i) =>
-    html`<text x="${round(i * slot + slot / 2)}" y="${plotHeight + 13}" text-anchor="middle">${
-      spec.points[i]!.tick ?? spec.points[i]!.label
-    }</text>`,
-)}
-</g>
-</svg>`;
+export function barChart(spec: ChartSpec): Markup {
+  const { id } = spec;
+  const totals = totalsOf(spec);
+  const { top, step } = niceScale(Math.max(0, ...totals));
+  const bars = stackedBars(spec.series, spec.categories.length, top, PLOT);
+  const count = spec.categories.length;
+  const slot = count ? 100 / count : 100;
+  const y = (value: number) => round(TOP + PLOT - (value / top) * PLOT);
+  const lines: Markup[] = [];
+  for (let v = 0; v <= top; v += step) {
+    const label = v === top && spec.unit ? `${shortNumber(v)} ${spec.unit}` : shortNumber(v);
+    lines.push(html`<line class="grid${v === 0 ? " base" : ""}" x1="0" x2="100%" y1="${y(v)}" y2="${y(v)}"></line>
+<text class="y-tick" x="0" y="${y(v) - 4}">${label}</text>`);
+  }
+  const tip = (i: number, k: number) => {
+    const s = spec.series[k]!;
+    const name =
+      spec.series.length > 1 ? `${s.name}: ${s.values[i] ?? 0} of ${totals[i]}` : `${s.values[i] ?? 0}`;
+    return `${spec.categories[i]!.label} · ${spec.series.length > 1 ? name : `${name} ${spec.unit}`.trim()}`;
+  };
+  const rects = bars.flatMap((segments, i) =>
+    segments.map(
+      (b) =>
+        html`<rect class="s${b.series}" x="${b.x}%" y="${TOP + b.y}" width="${b.width}%" height="${b.height}"><title>${tip(
+          i,
+          b.series,
+        )}</title></rect>`,
+    ),
+  );
+  const printed = spec.categorical
+    ? spec.categories.map((_, index) => ({ index, narrow: true }))
+    : tickIndexes(count);
+  const ticks = printed.map(({ index, narrow }) => {
+    // The first tick starts at its slot and the last ends at its own, so neither is cut at an edge.
+    const anchor = index === 0 ? "start" : index === count - 1 ? "end" : "middle";
+    const x =
+      anchor === "start" ? index * slot : anchor === "end" ? (index + 1) * slot : index * slot + slot / 2;
+    return html`<text class="x-tick${narrow ? "" : " wide-only"}" x="${round(x)}%" y="${TOP + PLOT + 18}" text-anchor="${anchor}">${
+      spec.categories[index]!.tick
+    }</text>`;
+  });
+  const legend = html`<ul class="legend" aria-label="Legend of ${spec.title}">${spec.series.map(
+    (s, k) =>
+      html`<li><span class="swatch s${k}" aria-hidden="true"></span>${s.name}${
+        spec.categorical ? "" : ` (${s.values.reduce((a, b) => a + b, 0)} in all)`
+      }</li>`,
+  )}</ul>`;
+  const stacked = spec.series.length > 1;
+  return html`<figure class="chart-figure" id="${id}">
+<figcaption id="${id}-title">${spec.title}</figcaption>
+${legend}
+<svg class="chart" role="img" aria-labelledby="${id}-title" aria-describedby="${id}-summary" width="100%" height="${HEIGHT}">
+${lines}
+${rects}
+${ticks}
+<text class="axis-title" x="50%" y="${HEIGHT - 6}" text-anchor="middle">${spec.axis}</text>
+</svg>
+<p class="muted chart-summary" id="${id}-summary">${chartSummary(spec)}</p>
+<details class="chart-table"><summary>The numbers of this chart</summary>
+${table({
+  caption: spec.title,
+  head: [spec.axis, ...spec.series.map((s) => s.name), ...(stacked ? ["Total"] : [])],
+  rows: spec.categories.map((c, i) => [
+    c.label,
+    ...spec.series.map((s) => String(s.values[i] ?? 0)),
+    ...(stacked ? [String(totals[i])] : []),
+  ]),
+  empty: "Nothing to show.",
+})}
+</details>
+</figure>`;
 }

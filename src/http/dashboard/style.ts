@@ -50,6 +50,7 @@ fieldset {
 .choice { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; margin: .25rem 0; }
 .choice label { display: inline; font-weight: 400; }
 .table-wrap { overflow-x: auto; margin: 0 0 1.5rem; position: relative; }
+.decisions { display: grid; gap: 1rem; margin: 0 0 1.5rem; }
 table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; font-weight: 600; padding: 0 0 .5rem; }
 th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -71,8 +72,6 @@ button.danger { background: var(--danger); border-color: var(--danger); color: v
 .tabs { display: flex; flex-wrap: wrap; gap: .25rem .75rem; list-style: none; padding: 0; margin: 0 0 1rem; }
 .tabs a[aria-current=page] { font-weight: 700; color: var(--fg); }
 .pager { margin: 1rem 0; }
-.chart { max-width: 100%; height: auto; color: var(--accent); }
-.chart text { fill: var(--muted); font-size: 10px; }
 progress { width: 100%; }
 input[type=date] {
   display: block; margin-top: .35rem; padding: .45rem .6rem; font: inherit; color: var(--fg);
@@ -102,10 +101,40 @@ input[type=date] {
 .week ul { list-style: none; padding: 0; margin: 0; }
 .week ul li { margin: 0 0 .5rem; font-size: .9rem; overflow-wrap: anywhere; }
 .week .published a { color: var(--muted); }
-.week .slot { color: var(--muted); border: 1px dashed var(--line); border-radius: .25rem; padding: 0 .35rem; }
+.week .slot { color: var(--fg); background: var(--panel); border: 1px dashed var(--muted); border-radius: .25rem;
+  padding: .15rem .4rem; }
+.week li[draggable=true] { cursor: grab; }
+.week .dragging, .week .moving { opacity: .5; }
+.week .drop-target { outline: 2px dashed var(--accent); outline-offset: 2px; }
+.cal-move summary { cursor: pointer; font-size: .85rem; }
+.cal-move form { margin: .25rem 0 0; }
+.cal-move .field { margin-bottom: .5rem; }
+.destinations { list-style: none; padding: 0; margin: 0; }
+.destinations li { margin: 0 0 .25rem; }
 @media (max-width: 60rem) { .week { grid-template-columns: 1fr; } }
-.charts { display: flex; flex-wrap: wrap; gap: 1rem; }
+.charts { display: grid; gap: 1.5rem; margin: 0 0 1rem; }
 .charts figure, figure { margin: 0 0 1rem; max-width: 100%; }
+/* Charts: places in percent, so they fill the width and their text stays at the page's size. */
+:root { --s1: #b45309; --s2: #047857; --s3: #7c3aed; --s4: #be123c; }
+@media (prefers-color-scheme: dark) { :root { --s1: #f59e0b; --s2: #34d399; --s3: #a78bfa; --s4: #fb7185; } }
+.chart-figure figcaption { font-weight: 600; }
+.chart { display: block; width: 100%; overflow: visible; }
+.chart text { fill: var(--muted); font-size: .8rem; }
+.chart .y-tick { paint-order: stroke; stroke: var(--bg); stroke-width: 4px; stroke-linejoin: round; }
+.chart .axis-title { fill: var(--fg); font-size: .85rem; }
+.chart .grid { stroke: var(--line); }
+.chart .grid.base { stroke: var(--muted); }
+.chart rect { stroke: var(--bg); stroke-width: 1px; }
+.chart .s0 { fill: var(--accent); } .chart .s1 { fill: var(--s1); } .chart .s2 { fill: var(--s2); }
+.chart .s3 { fill: var(--s3); } .chart .s4 { fill: var(--s4); }
+@media (max-width: 40rem) { .chart .wide-only { display: none; } }
+.legend { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem 1rem; padding: 0; margin: .25rem 0 .5rem;
+  font-size: .9rem; }
+.swatch { display: inline-block; width: .8rem; height: .8rem; border-radius: .15rem; margin-right: .35rem; }
+.swatch.s0 { background: var(--accent); } .swatch.s1 { background: var(--s1); }
+.swatch.s2 { background: var(--s2); } .swatch.s3 { background: var(--s3); } .swatch.s4 { background: var(--s4); }
+.chart-summary { margin: .25rem 0 .5rem; }
+.chart-table summary { cursor: pointer; }
 /* Destinations and webhooks. */
 .connect-grid { display: grid; gap: 1rem;
   grid-template-columns: repeat(auto-fill, minmax(min(17rem, 100%), 1fr)); }
@@ -126,4 +155,34 @@ pre.wire { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--pan
 .compose-item .media-title { font-weight: 600; margin: .75rem 0 0; }
 .compose-item > button { margin: .25rem .5rem .25rem 0; }
 .compose .actions { display: flex; flex-wrap: wrap; gap: .5rem; }
+/* Compose: the form beside its preview and checks (one column on a phone, the pane after the form). */
+.compose-layout { display: grid; grid-template-columns: minmax(0, 1fr) minmax(16rem, 22rem); gap: 1.5rem;
+  align-items: start; }
+.compose-pane { position: sticky; top: .5rem; border: 1px solid var(--line); border-radius: .5rem;
+  padding: .75rem 1rem; max-height: calc(100vh - 1rem); overflow: auto; }
+.compose-pane h2 { margin-top: 0; font-size: 1.15rem; }
+.compose-pane h3 { font-size: 1rem; margin: 1rem 0 .35rem; }
+.compose-pane .network { color: var(--muted); font-weight: 400; }
+.compose-pane ul.counters, .compose-pane ul.issues { margin: .25rem 0 .5rem; padding-left: 1.1rem; }
+.compose-pane ul.issues li, .compose-pane li.over, .counter.over { color: var(--danger); }
+.compose-pane .fine { color: var(--ok); margin: .25rem 0; }
+.compose-pane[aria-busy=true] .pane-summary::after { content: " (checking…)"; color: var(--muted); }
+@media (max-width: 60rem) {
+  .compose-layout { grid-template-columns: minmax(0, 1fr); }
+  .compose-pane { position: static; max-height: none; }
+}
+.counter { color: var(--muted); font-size: .9rem; margin: -.25rem 0 .5rem; min-height: 1.2em; }
+.compose-item .attached li.media-card { border: 1px solid var(--line); border-radius: .375rem; padding: .5rem;
+  align-items: flex-start; }
+.media-card .thumb { width: 4.5rem; height: 4.5rem; object-fit: cover; border-radius: .25rem; background: var(--panel);
+  display: inline-flex; align-items: center; justify-content: center; flex: none; }
+.media-card .media-name { flex: 1 1 10rem; overflow-wrap: anywhere; }
+.media-card .field { flex: 1 1 100%; margin: 0; }
+.media-card .media-actions { display: flex; flex-wrap: wrap; gap: .5rem; }
+.dropzone { border: 2px dashed var(--line); border-radius: .5rem; padding: .75rem; text-align: center;
+  color: var(--muted); margin: .25rem 0 .5rem; }
+.dropzone.over { border-color: var(--accent); color: var(--fg); background: var(--panel); }
+ul.uploads { list-style: none; padding: 0; margin: 0; }
+ul.uploads li { display: flex; gap: .5rem; align-items: center; }
+ul.uploads progress { flex: 1; }
 `;
