@@ -30,6 +30,7 @@ import { analyticsRoutes } from "./http/routes/analytics.ts";
 import { destinationRoutes, oauthCallbackRoutes } from "./http/routes/destinations.ts";
 import { postRoutes } from "./http/routes/posts.ts";
 import { approvalRoutes } from "./http/routes/approvals.ts";
+import { postImportRoutes } from "./http/routes/post-imports.ts";
 import type { PublishingEngine } from "./modules/publishing/engine.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { signupRoutes } from "./http/routes/signup.ts";
@@ -221,6 +222,7 @@ function mountRoutes(
         .use(destinationRoutes(h, rails))
         .use(postRoutes(h, rails))
         .use(approvalRoutes(h, rails))
+        .use(postImportRoutes(h, rails))
         .use(assetRoutes(h, rails))
         .use(webhookRoutes(h, rails))
         .use(analyticsRoutes(h, rails)),

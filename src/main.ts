@@ -56,6 +56,7 @@ Client (talks to a Herald server; herald login first, or set HERALD_API_KEY):
   destinations connect Connect an account (OAuth networks in the browser; Bluesky with an app password).
   posts create         Publish, schedule, queue or draft a post or thread (media uploaded first).
   posts list|get       Follow posts; posts cancel|retry|reschedule|validate (herald posts --help).
+  posts import FILE    Import posts from a CSV file: a table of rows, all stored or none (--dry-run).
   assets upload FILE   Upload a media file (multipart, checksummed, parallel, with a progress bar).
   assets list          The workspace's assets.
   webhooks list|test   Webhook endpoints; send one a test event.

@@ -64,6 +64,10 @@ const MINIMAL_BODIES: Record<string, unknown> = {
   "POST /workspaces": { name: "Auth matrix" },
   "PATCH /workspaces/{workspace_id}": { name: "Auth matrix" },
   "POST /account/invitations": { email: "auth-matrix@example.com" },
+  "POST /workspaces/{workspace_id}/post-imports": {
+    csv: "when,channel,body\ndraft,mastodon,Hi\n",
+    dry_run: true,
+  },
   "POST /workspaces/{workspace_id}/webhook-endpoints": {
     name: "Auth matrix",
     url: "https://hooks.example.com/matrix",

@@ -17,6 +17,7 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   "POST /workspaces/{workspace_id}/asset-uploads",
   "POST /workspaces/{workspace_id}/asset-uploads/{upload_id}/complete",
   "POST /workspaces/{workspace_id}/destination-connections",
+  "POST /workspaces/{workspace_id}/post-imports",
   "POST /workspaces/{workspace_id}/posts",
   "POST /workspaces/{workspace_id}/posts/move",
   "POST /workspaces/{workspace_id}/posts/publish",

@@ -829,6 +829,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspaces/{workspace_id}/post-imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import posts from a CSV file (with a dry run)
+         * @description Each data row of the CSV is one post (row 1 names the columns: group, when, time_zone, channel, destination_id, body, media, first_comment); rows with the same `group` form one post group. Every row is judged by Create Post's own rules and codes. `dry_run: true` answers 200 with every row judged and stores nothing. Otherwise (Idempotency-Key required, `confirmed: true` when a row publishes or schedules) all rows are stored in one transaction (201; 202 when they wait for approval) or none: 422 `public_unpublishable` whose `errors` point at `/rows/<row>/<column>`, with `rows` beside them. Rows are numbered as a spreadsheet shows them (the header is row 1).
+         */
+        post: operations["importPosts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workspaces/{workspace_id}/asset-uploads": {
         parameters: {
             query?: never;
@@ -2032,6 +2052,51 @@ export interface components {
             group: string;
             totals: components["schemas"]["MetricTotals"];
             posts: components["schemas"]["PostAnalytics"][];
+        };
+        /** PostImport */
+        PostImport: {
+            /** @constant */
+            object: "post_import";
+            id: string;
+            dry_run: boolean;
+            rows: components["schemas"]["PostImportRow"][];
+        };
+        /**
+         * PostImportRequest
+         * @example {
+         *       "csv": "group,when,channel,body\nlaunch-2026-12,draft,mastodon,Herald 2.0 is out.\n",
+         *       "dry_run": true
+         *     }
+         */
+        PostImportRequest: {
+            /**
+             * @description The CSV file's text (RFC 4180; a BOM and CRLF are fine). Row 1 names the columns: group, when, time_zone, channel, destination_id, body, media, first_comment; when, body and destination_id (or, for drafts, channel) are required.
+             * @example group,when,channel,body
+             *     launch-2026-12,draft,mastodon,Herald 2.0 is out.
+             */
+            csv: string;
+            /**
+             * @description Judge every row and store nothing (200).
+             * @example true
+             */
+            dry_run?: boolean;
+            /** @description Must be true when a row publishes or schedules (its when is not draft). */
+            confirmed?: boolean;
+        };
+        /** PostImportRow */
+        PostImportRow: {
+            row: string | number;
+            valid: boolean;
+            errors: components["schemas"]["PostImportRowError"][];
+            /** @description The post the row made (empty for a dry run or a refusal). */
+            post_ids: string[];
+        };
+        /** PostImportRowError */
+        PostImportRowError: {
+            /** @enum {string|null} */
+            column: "group" | "when" | "time_zone" | "channel" | "destination_id" | "body" | "media" | "first_comment" | null;
+            code: string;
+            detail: string;
         };
         /** PostList */
         PostList: {
@@ -10701,6 +10766,231 @@ export interface operations {
             };
             /** @description Body above 1 MiB (public_payload_too_large) */
             413: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (public_rate_limited); see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description URL and headers above 16 KiB (public_request_header_too_large) */
+            431: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (public_internal_error) */
+            500: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (public_unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    importPosts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed when valid; generated otherwise. */
+                "Service-Request-Id"?: string;
+                /** @description A key of yours: the same key with the same body replays the first answer. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The workspace's id. */
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "csv": "group,when,channel,body\nlaunch-2026-12,draft,mastodon,Herald 2.0 is out.\n",
+                 *       "dry_run": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PostImportRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    /** @description The resource's current entity tag, for If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostImport"];
+                };
+            };
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    /** @description The resource's current entity tag, for If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostImport"];
+                };
+            };
+            /** @description Response for status 202 */
+            202: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    /** @description The resource's current entity tag, for If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostImport"];
+                };
+            };
+            /** @description Invalid request (public_invalid_request) */
+            400: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid API key (public_authentication_required) */
+            401: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description A Bearer challenge. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The subscription does not permit it (public_subscription_required) or a usage limit */
+            402: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
+            403: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or a workspace the key cannot use (public_not_found) */
+            404: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with current state or an earlier request */
+            409: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body above 1 MiB (public_payload_too_large) */
+            413: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body not sent as application/json (public_unsupported_media_type) */
+            415: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid request that cannot be published (public_unpublishable) */
+            422: {
                 headers: {
                     /** @description The request id (echoed or generated); also `request_id` in problems. */
                     "Service-Request-Id": string;

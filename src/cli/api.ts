@@ -55,6 +55,7 @@ function problemError(status: number, headers: Headers, parsed: any): ApiError {
     parsed?.retryable === true,
     requestId,
     retryAfterMs(headers, parsed),
+    parsed,
   );
 }
 

@@ -14,6 +14,8 @@ export class ApiError extends Error {
     readonly requestId: string | null = null,
     /** The answer's Retry-After (or problem `retry.after`) in milliseconds, when it had one. */
     readonly retryAfterMs: number | null = null,
+    /** The problem document as answered (a command may show more of it, like an import's rows). */
+    readonly problem: unknown = null,
   ) {
     super(message);
   }

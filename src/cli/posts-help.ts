@@ -11,6 +11,7 @@ Commands:
   retry ID     Send a failed, missed or needs-attention post again
   reschedule ID TIME   Move a post to another time
   validate     Check a create request without storing anything
+  import FILE  Import posts from a CSV file (a table of rows; --dry-run stores nothing)
 
 Every command takes --workspace ws_… (default: HERALD_WORKSPACE_ID, else the login's workspace,
 else the key's only one) and --json (the API's objects). herald posts <command> --help for more.`;
@@ -86,6 +87,24 @@ anything. Takes create's options (--media takes asset ids only: nothing is uploa
 or each problem (pointer, channel, code, detail) and exits 1. With --when draft the draft is valid
 as it is; what publishing it would refuse is listed as warnings (exit 0).`;
 
+/** `herald posts import --help`. */
+export const IMPORT_HELP = `Usage: herald posts import FILE [--dry-run] [--yes] [--workspace ws_…] [--json]
+
+Imports the posts of a CSV file (FILE, or - for standard input): one post per row, row 1 naming the
+columns group, when, time_zone, channel, destination_id, body, media, first_comment (see
+docs/posts.md, "Importing from CSV"). Every row is checked first and printed as a table (row number
+as a spreadsheet shows it, valid, errors by column, post ids); nothing is stored unless every row is
+valid. Then herald asks before storing all rows at once (--yes answers for you; without a terminal
+--yes is required). Running the same file again replays the first import instead of importing twice.
+
+Options:
+  --dry-run            check every row and store nothing
+  --yes, -y            store without asking
+  --workspace ws_…     workspace
+  --json               print the API's post_import
+
+Exit code 0 when every row is valid (and stored, without --dry-run), 1 otherwise.`;
+
 /** Each command's help by its name. */
 export const HELPS: Record<string, string> = {
   create: CREATE_HELP,
@@ -95,6 +114,7 @@ export const HELPS: Record<string, string> = {
   retry: RETRY_HELP,
   reschedule: RESCHEDULE_HELP,
   validate: VALIDATE_HELP,
+  import: IMPORT_HELP,
 };
 
 /** The help of one posts command, or the overview. */

@@ -1,5 +1,5 @@
 // `herald posts …`: list, get, cancel, retry and reschedule here; create and validate in
-// posts-create.ts. Every action carries one Idempotency-Key per invocation, so the command's own
+// posts-create.ts, import in posts-import.ts. Every action carries one Idempotency-Key per invocation, so the command's own
 // retries never act twice.
 import { randomUUID } from "node:crypto";
 import { call, list, resolveWorkspace } from "./api.ts";
@@ -9,6 +9,7 @@ import { connect } from "./credentials.ts";
 import { UsageError } from "./errors.ts";
 import { clip, type CommandOutput, fields, json, moreHint, table, time } from "./format.ts";
 import { createPosts, exactTimeOf, validatePosts } from "./posts-create.ts";
+import { importPosts } from "./posts-import.ts";
 import { GET_HELP, HELPS, LIST_HELP, postsHelp } from "./posts-help.ts";
 import { confirm } from "./prompt.ts";
 
@@ -195,6 +196,8 @@ export async function runPosts(
       return createPosts(rest, progress);
     case "validate":
       return validatePosts(rest);
+    case "import":
+      return importPosts(rest);
     case "list":
       return listPosts(rest);
     case "get":

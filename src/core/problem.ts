@@ -207,6 +207,8 @@ export class ProblemError extends Error {
   readonly retryAfter: number | null;
   readonly headers: Record<string, string>;
   readonly userAction: string | null;
+  /** Members of the problem document beside `errors` (a CSV import's `rows`). */
+  readonly extensions: Record<string, unknown>;
 
   constructor(
     readonly code: ProblemCode,
@@ -217,6 +219,7 @@ export class ProblemError extends Error {
       retrySafety?: RetrySafety;
       headers?: Record<string, string>;
       userAction?: string;
+      extensions?: Record<string, unknown>;
     } = {},
   ) {
     super(detail);
@@ -229,6 +232,7 @@ export class ProblemError extends Error {
     this.retryable = this.retrySafety !== "not_retryable";
     this.headers = options.headers ?? {};
     this.userAction = options.userAction ?? entry.userAction;
+    this.extensions = options.extensions ?? {};
   }
 }
 
@@ -265,6 +269,7 @@ export function problemResponse(problem: ProblemError, requestId: string, docsUr
     body.user_action = problem.userAction;
   }
   body.errors = problem.errors;
+  for (const [name, value] of Object.entries(problem.extensions)) if (!(name in body)) body[name] = value;
   const headers: Record<string, string> = {
     "content-type": "application/problem+json",
     "service-request-id": requestId,

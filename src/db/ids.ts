@@ -40,7 +40,9 @@ export type IdPrefix =
   // Comments on posts, review links and approval steps (issue 30).
   | "cmt"
   | "rvl"
-  | "apv";
+  | "apv"
+  // CSV imports of posts (issue 31).
+  | "imp";
 
 /**
  * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so

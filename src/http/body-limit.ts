@@ -3,12 +3,21 @@ import { ProblemError } from "../core/problem.ts";
 /** The contract's request body limit: 1 MiB. */
 export const MAX_JSON_BODY_BYTES = 1_048_576;
 
-/** 413 as the contract shapes it. */
-export function payloadTooLarge(): ProblemError {
-  return new ProblemError(
-    "public_payload_too_large",
-    `The request body exceeds ${MAX_JSON_BODY_BYTES} bytes.`,
-  );
+/** 413 as the contract shapes it; `hint` says what to do instead (see `tooLargeHint`). */
+export function payloadTooLarge(hint?: string): ProblemError {
+  const detail = `The request body exceeds ${MAX_JSON_BODY_BYTES} bytes.`;
+  return new ProblemError("public_payload_too_large", hint ? `${detail} ${hint}` : detail);
+}
+
+// Routes whose big bodies have a way out, by the end of their path.
+const TOO_LARGE_HINTS: [RegExp, string][] = [
+  [/\/post-imports$/, "Split the CSV into several files of fewer rows and import each one."],
+];
+
+/** What a 413 adds for the route of `request`, if anything. */
+function tooLargeHint(request: Request): string | undefined {
+  const path = new URL(request.url).pathname;
+  return TOO_LARGE_HINTS.find(([route]) => route.test(path))?.[1];
 }
 
 /** Malformed JSON is a 400 pointing at the whole body. */
@@ -41,7 +50,8 @@ export function isJsonMediaType(contentType: string | null): boolean {
  */
 export async function readJsonBody(request: Request): Promise<unknown> {
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > MAX_JSON_BODY_BYTES) throw payloadTooLarge();
+  if (declared !== null && Number(declared) > MAX_JSON_BODY_BYTES)
+    throw payloadTooLarge(tooLargeHint(request));
   if (!request.body) return undefined;
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -57,7 +67,7 @@ export async function readJsonBody(request: Request): Promise<unknown> {
     total += value.byteLength;
     if (total > MAX_JSON_BODY_BYTES) {
       await reader.cancel().catch(() => {});
-      throw payloadTooLarge();
+      throw payloadTooLarge(tooLargeHint(request));
     }
     chunks.push(value);
   }

@@ -24,6 +24,7 @@ import type {
   PostValidation as PostValidationSchema,
   Queue as QueueSchema,
 } from "../routes/posts-schemas.ts";
+import type { PostImport as PostImportSchema } from "../routes/post-imports-schemas.ts";
 import type { Invitation as InvitationSchema, Member as MemberSchema } from "../routes/team-schemas.ts";
 import type {
   WebhookDelivery as WebhookDeliverySchema,
@@ -43,6 +44,7 @@ export type Problem = Static<typeof ProblemSchema>;
 export type Post = Static<typeof PostSchema>;
 export type PostSet = Static<typeof PostSetSchema>;
 export type PostValidation = Static<typeof PostValidationSchema>;
+export type PostImport = Static<typeof PostImportSchema>;
 export type Queue = Static<typeof QueueSchema>;
 export type Destination = Static<typeof DestinationSchema>;
 export type DestinationConnection = Static<typeof Connection>;

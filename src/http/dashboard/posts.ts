@@ -10,6 +10,7 @@ import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { errorSummary, input, pager, select, table } from "./ui.ts";
 import { localTime } from "../pages/time.ts";
 import { notice } from "./notices.ts";
+import { postImportPages } from "./post-import.ts";
 
 /** The filters of the listing the page passes on to the API (besides the view and the cursor). */
 const FILTERS = ["channel", "destination_id", "group"] as const;
@@ -21,6 +22,7 @@ const LABELS = { "/channel": "Network", "/destination_id": "Destination", "/grou
  */
 export function postPages(routes: DashboardRoutes): void {
   routes.page("/dashboard/workspaces/:workspace_id/posts", postList);
+  postImportPages(routes);
   postDetailPages(routes);
   postActionForms(routes);
   calendarPages(routes);
@@ -135,7 +137,7 @@ async function postList(r: DashboardRequest): Promise<Response> {
   // A page whose groups were all shown on earlier pages still leads on to the older ones.
   const shownBefore = listed.ok && groups.length === 0 && listed.body.data.length > 0;
   const content = html`<h1>Posts</h1>
-<p><a class="button" href="${base}/new">New post</a></p>
+<p><a class="button" href="${base}/new">New post</a> <a class="button" href="${base}/import">Import from CSV</a></p>
 ${notice(r.query, "posts")}
 ${listed.ok ? "" : errorSummary(errors, listed.body?.detail ?? "The posts could not be listed.", LABELS)}
 ${tabs}

@@ -482,28 +482,57 @@ export async function createPosts(args: {
       });
       const testKey = "Publishing and scheduling need a live API key; this one is a test key.";
       planned.findings.throwFirst({ public_live_credential_required: testKey });
-      if (forApproval) planned.rows = planned.rows.map(asDraftAwaitingApproval);
-      const xErrors = planned.rows.flatMap((r, i) =>
-        isMetered(r.channel)
-          ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
-          : [],
-      );
-      await enterPosts({ tx, xLimit: xMonthlyLimit(h.config), rows: planned.rows, xErrors });
-      for (const row of planned.rows) {
-        const action = row.state === "draft" ? "post.drafted" : "post.submitted";
-        const target = { action, workspaceId: workspace.id, targetType: "post", targetId: row.id };
-        await recordAudit(tx, auditActorOf(actor), target, now);
-      }
-      if (forApproval) {
-        const requested = { when: input.when, ...(input.time_zone ? { time_zone: input.time_zone } : {}) };
-        const posts = planned.rows.map((post) => ({ post, destinationId: post.destinationId }));
-        planned.rows = await requestApprovals(tx, { posts, requested, actor, now });
-      }
+      planned.rows = await storePlannedPosts(tx, {
+        h,
+        actor,
+        workspace,
+        input,
+        rows: planned.rows,
+        forApproval,
+        now,
+      });
       return planned;
     },
     createHoldsByLocks(input),
   );
   return { rows: plan.rows, immediate: plan.immediate && !forApproval, awaitingApproval: forApproval };
+}
+
+/**
+ * Stores the rows of a plan without findings, inside the caller's transaction: the posts with their X
+ * usage reservation (402 over the month's limit), an audit record each, and, when they wait for
+ * approval, as drafts with their approval requested. Returns the posts as stored. Create Post and the
+ * CSV import both store through here.
+ */
+export async function storePlannedPosts(
+  tx: Db,
+  args: {
+    h: Herald;
+    actor: Actor;
+    workspace: WorkspaceRow;
+    input: CreatePostsInput;
+    rows: PostRow[];
+    forApproval: boolean;
+    now: number;
+  },
+): Promise<PostRow[]> {
+  const { h, actor, workspace, input, forApproval, now } = args;
+  const rows = forApproval ? args.rows.map(asDraftAwaitingApproval) : args.rows;
+  const xErrors = rows.flatMap((r, i) =>
+    isMetered(r.channel)
+      ? [{ pointer: `/posts/${i}`, code: "custom", detail: "X post over the monthly limit" }]
+      : [],
+  );
+  await enterPosts({ tx, xLimit: xMonthlyLimit(h.config), rows, xErrors });
+  for (const row of rows) {
+    const action = row.state === "draft" ? "post.drafted" : "post.submitted";
+    const target = { action, workspaceId: workspace.id, targetType: "post", targetId: row.id };
+    await recordAudit(tx, auditActorOf(actor), target, now);
+  }
+  if (!forApproval) return rows;
+  const requested = { when: input.when, ...(input.time_zone ? { time_zone: input.time_zone } : {}) };
+  const posts = rows.map((post) => ({ post, destinationId: post.destinationId }));
+  return await requestApprovals(tx, { posts, requested, actor, now });
 }
 
 /**
