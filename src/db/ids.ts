@@ -40,7 +40,9 @@ export type IdPrefix =
   // Comments on posts, review links and approval steps (issue 30).
   | "cmt"
   | "rvl"
-  | "apv";
+  | "apv"
+  // Tracked short links (issue 31).
+  | "lnk";
 
 /**
  * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so

@@ -416,6 +416,7 @@ function plannedRow(
     deferredUntil: null,
     retrySafety: "safe",
     lastError: null,
+    linkTracking: false,
     providerPending: null,
     attemptCount: 0,
     nextTrigger: "initial",

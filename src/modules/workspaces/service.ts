@@ -63,6 +63,7 @@ export async function createWorkspace(args: {
     name: input.name,
     timeZone,
     approvalRequired: false,
+    linkTracking: null,
     createdAt: now,
     updatedAt: now,
   };
