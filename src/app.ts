@@ -30,6 +30,7 @@ import { analyticsRoutes } from "./http/routes/analytics.ts";
 import { destinationRoutes, oauthCallbackRoutes } from "./http/routes/destinations.ts";
 import { postRoutes } from "./http/routes/posts.ts";
 import { approvalRoutes } from "./http/routes/approvals.ts";
+import { postLinkRoutes, shortLinkRoutes } from "./http/routes/links.ts";
 import type { PublishingEngine } from "./modules/publishing/engine.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { signupRoutes } from "./http/routes/signup.ts";
@@ -203,6 +204,7 @@ function mountRoutes(
     .use(oauthCallbackRoutes(h))
     .use(assetTransferRoutes(h))
     .use(pageRoutes(h, clientAddress))
+    .use(shortLinkRoutes(h, clientAddress))
     .use(oauthRoutes(h, clientAddress))
     .use(passwordResetRoutes(h, clientAddress))
     .use(dashboardRoutes(h, (request) => app.handle(request)))
@@ -219,6 +221,7 @@ function mountRoutes(
         .use(destinationRoutes(h, rails))
         .use(postRoutes(h, rails))
         .use(approvalRoutes(h, rails))
+        .use(postLinkRoutes(h, rails))
         .use(assetRoutes(h, rails))
         .use(webhookRoutes(h, rails))
         .use(analyticsRoutes(h, rails)),

@@ -23,6 +23,7 @@ import {
 import { enterPosts } from "./transition.ts";
 import { asDraftAwaitingApproval, needsApproval, requestApprovals } from "../approvals/request.ts";
 import { isMetered, reserveXUsage, usageMonth, xMonthlyLimit } from "./x-usage.ts";
+import { linkTrackingOf } from "../links/settings.ts";
 
 /** One item of `posts` in Create Post. */
 export interface PostItemInput {
@@ -32,6 +33,8 @@ export interface PostItemInput {
   media?: string[];
   media_items?: { asset_id: string; item_index: number }[];
   destination_options?: Record<string, Record<string, unknown>>;
+  /** false: this post's URLs are published as written even when the workspace tracks links. */
+  link_tracking?: boolean;
 }
 
 /** The Create Post body. */
@@ -146,7 +149,16 @@ export async function planCreatePosts(args: {
   for (const [i, item] of input.posts.entries())
     planned.push(
       await planItem(
-        { h, db, workspaceId: workspace.id, item, base: `/posts/${i}`, draft, withWarnings },
+        {
+          h,
+          db,
+          workspaceId: workspace.id,
+          item,
+          base: `/posts/${i}`,
+          draft,
+          withWarnings,
+          linkTracking: linkTrackingOf(workspace.linkTracking).enabled && item.link_tracking !== false,
+        },
         findings,
       ),
     );
@@ -213,16 +225,19 @@ async function planItem(
     base: string;
     draft: boolean;
     withWarnings: boolean;
+    /** The workspace tracks links and the item does not opt out. */
+    linkTracking: boolean;
   },
   findings: Findings,
 ): Promise<Planned> {
-  const { h, db, workspaceId, item, base, draft, withWarnings } = args;
+  const { h, db, workspaceId, item, base, draft, withWarnings, linkTracking } = args;
   const destination = await itemDestination(db, workspaceId, item, base, draft, findings);
   const content: PostContent = {
     channel: destination?.channel ?? item.channel ?? "",
     body: item.body,
     assetItems: assetItemsOf(item, base),
     destinationOptions: item.destination_options ?? {},
+    linkTracking,
   };
   findings.add("public_invalid_request", contentErrors(content, base));
   const assets = await resolveAssets(db, workspaceId, content.assetItems);
@@ -416,7 +431,7 @@ function plannedRow(
     deferredUntil: null,
     retrySafety: "safe",
     lastError: null,
-    linkTracking: false,
+    linkTracking: p.content.linkTracking ?? false,
     providerPending: null,
     attemptCount: 0,
     nextTrigger: "initial",
