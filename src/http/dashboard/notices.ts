@@ -33,6 +33,7 @@ export const NOTICES = {
     created: "The workspace is created. Set its posting times below, then connect destinations.",
     saved: "The workspace's settings are saved.",
     "queue-saved": "The posting times are saved.",
+    "links-saved": "Link tracking is saved.",
   },
   keys: {
     revoked: "The key is revoked: the API refuses it from now on.",
