@@ -348,7 +348,7 @@ export interface paths {
         head?: never;
         /**
          * Rename a workspace or change its time zone
-         * @description Changes the name, the time zone or both. Send If-Match with the ETag you read to refuse a change made since (412).
+         * @description Changes the name, the time zone, whether posts need approval, or link tracking (`link_tracking`: the fields sent are merged into the stored ones; when enabled, URLs of posts created afterwards are published as short links that count clicks and redirect with the UTM presets). Send If-Match with the ETag you read to refuse a change made since (412).
          */
         patch: operations["updateWorkspace"];
         trace?: never;
