@@ -333,3 +333,22 @@ describe("length rules judge the text as sent", () => {
     expect(r.status).toBe(202);
   });
 });
+
+describe("unknown codes are limited per address, valid ones never", () => {
+  test("past 30 unknown codes a minute: a 429 page; a valid code still redirects", async () => {
+    w.s.clock.advance(60_000); // a window of its own
+    const statuses: number[] = [];
+    for (let i = 0; i < 32; i++) statuses.push((await follow(`Unknown${String(i).padStart(3, "0")}`)).status);
+    expect(statuses).toEqual([...Array(30).fill(404), 429, 429]);
+    const limited = await follow("UnknownXYZ");
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("60");
+    expect(screenOf(await limited.text()).namesOf("heading", { level: 1 })).toEqual([
+      "Too many unknown links",
+    ]);
+    const created = await create(w.blueskyId, ["limited https://example.com/still-works"]);
+    await run();
+    const [link] = await links(created.id);
+    expect((await follow(link.code)).status).toBe(302);
+  });
+});
