@@ -36,6 +36,7 @@ import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { signupRoutes } from "./http/routes/signup.ts";
 import { pageRoutes } from "./http/routes/pages.ts";
 import { oauthRoutes } from "./http/routes/oauth.ts";
+import { reviewPageRoutes } from "./http/routes/review-page.ts";
 import { passwordResetRoutes } from "./http/routes/password-reset.ts";
 import { dashboardRoutes } from "./http/dashboard/index.ts";
 import { teamRoutes } from "./http/routes/team.ts";
@@ -207,6 +208,7 @@ function mountRoutes(
     .use(shortLinkRoutes(h, clientAddress))
     .use(oauthRoutes(h, clientAddress))
     .use(passwordResetRoutes(h, clientAddress))
+    .use(reviewPageRoutes(h, clientAddress))
     .use(dashboardRoutes(h, (request) => app.handle(request)))
     .use(teamRoutes(h, rails))
     .use(billingRoutes(h, rails))

@@ -26,7 +26,6 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   "POST /workspaces/{workspace_id}/posts/{post_id}/reject",
   "POST /workspaces/{workspace_id}/posts/{post_id}/reschedule",
   "POST /workspaces/{workspace_id}/posts/{post_id}/retry",
-  "POST /workspaces/{workspace_id}/review-links",
   "POST /workspaces/{workspace_id}/subscription/cancel",
   "POST /workspaces/{workspace_id}/webhook-endpoints",
   "POST /workspaces/{workspace_id}/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/redeliver",

@@ -800,7 +800,7 @@ export interface paths {
         put?: never;
         /**
          * Create a review link for a group
-         * @description A link a client opens without signing in (`url`, shown only in this answer: the token is stored hashed) to see the group's posts and approve them or request changes. `expires_in_days` 1 to 30, default 30; the group must have posts in the workspace (404).
+         * @description A link a client opens without signing in (`url`, shown only in this answer: the token is stored hashed) to see the group's posts and approve them or request changes. `expires_in_days` 1 to 30, default 30; the group must have posts in the workspace (404). Idempotency-Key is not honoured: a replayed answer would have to keep the token.
          */
         post: operations["createReviewLink"];
         delete?: never;
@@ -2107,6 +2107,8 @@ export interface components {
             errors: components["schemas"]["PostValidationFinding"][];
             /** @description For drafts: what publishing them would refuse (code public_unpublishable); empty otherwise. */
             warnings: components["schemas"]["PostValidationFinding"][];
+            /** @description An addition: each body item's text length by its network's own counts, against the destination's limit (or the network's default for a draft naming only a channel), whatever the request's other findings; one entry per count (Bluesky counts characters and bytes). */
+            lengths: components["schemas"]["PostValidationLength"][];
         };
         /** PostValidationFinding */
         PostValidationFinding: {
@@ -2114,6 +2116,18 @@ export interface components {
             code: string;
             detail: string;
             channel: string | null;
+        };
+        /** PostValidationLength */
+        PostValidationLength: {
+            /** @description The body item: /posts/{i}/body/{n}. */
+            pointer: string;
+            channel: string;
+            /** @description Null for a draft naming only a channel. */
+            destination_id: string | null;
+            used: string | number;
+            limit: string | number;
+            /** @enum {string} */
+            unit: "characters" | "bytes";
         };
         /** Problem */
         Problem: {
@@ -7329,6 +7343,7 @@ export interface operations {
                 scheduled_before?: string;
                 /** @description Adds the optional part it names to each item. */
                 include?: "attempts";
+                /** @description Only posts whose approval has this status (requested: awaiting approval). */
                 approval?: "requested" | "approved" | "changes_requested";
                 /** @description Items per page. */
                 limit?: number;
@@ -10499,8 +10514,6 @@ export interface operations {
             header?: {
                 /** @description Echoed when valid; generated otherwise. */
                 "Service-Request-Id"?: string;
-                /** @description A key of yours: the same key with the same body replays the first answer. */
-                "Idempotency-Key"?: string;
             };
             path: {
                 /** @description The workspace's id. */
@@ -10583,17 +10596,6 @@ export interface operations {
             };
             /** @description Not found, or a workspace the key cannot use (public_not_found) */
             404: {
-                headers: {
-                    /** @description The request id (echoed or generated); also `request_id` in problems. */
-                    "Service-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with current state or an earlier request */
-            409: {
                 headers: {
                     /** @description The request id (echoed or generated); also `request_id` in problems. */
                     "Service-Request-Id": string;

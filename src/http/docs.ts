@@ -269,11 +269,13 @@ const QUERY_DESCRIPTIONS: Record<string, string> = {
   scheduled_before: "Only those scheduled before this time (ISO 8601 with a UTC offset).",
   include: "Adds the optional part it names to each item.",
   status: "Only deliveries with this status.",
+  approval: "Only posts whose approval has this status (requested: awaiting approval).",
 };
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
   Account: "The account, the calling key and its revocation.",
   Analytics: "Published posts' numbers, per group and over time.",
+  Approvals: "Approving posts, requesting changes, comments on posts and review links.",
   Assets: "Images and videos: multipart uploads, listing, deletion.",
   Billing: "The subscription and its checkout, portal and cancellation.",
   "Chat Notifications": "Where a workspace's events are posted in chat.",

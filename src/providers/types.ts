@@ -292,6 +292,16 @@ export type MetricsResult =
   | { providerObjectId: string; kind: "unsupported"; reason: string }
   | { providerObjectId: string; kind: "missing"; reason: string };
 
+/**
+ * One count of a body item's text: `used` of `limit`, in characters as the network counts them (its
+ * own rule: graphemes, code points, URLs as 23, weighted, UTF-16 units) or in UTF-8 bytes.
+ */
+export interface TextMeasure {
+  used: number;
+  limit: number;
+  unit: "characters" | "bytes";
+}
+
 /** A problem with an item found before publishing (becomes a 422 `errors[]` entry). */
 export interface ItemProblem {
   /** Pointer relative to the item, e.g. "" (the text), "/media/2". */
@@ -337,6 +347,11 @@ export interface NetworkRules {
   checkOptions?(input: { options: Record<string, unknown>; assetIds: string[] }): ItemProblem[];
   /** Checks one body item against the destination's limits; no network calls. */
   checkItem?(input: CheckItemInput): ItemProblem[];
+  /**
+   * The item's text length by each count `checkItem` refuses over (Bluesky: graphemes and UTF-8
+   * bytes), with the limit it applies: what a composer's counters show, so they never disagree.
+   */
+  measureText?(input: CheckItemInput): TextMeasure[];
   /** Whether later body items publish as replies (threads). */
   supportsThreads: boolean;
   /** Posts per destination per rolling 24 h the network documents, or null (HERALD_DAILY_CAP_* overrides). */

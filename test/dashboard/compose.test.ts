@@ -21,7 +21,7 @@ import {
   valueOf,
 } from "./support.ts";
 import type { PageResponse } from "../helpers/browser.ts";
-import type { Screen } from "../helpers/screen.ts";
+import { textOf, type Screen } from "../helpers/screen.ts";
 import type { Element } from "domhandler";
 
 let world: DashboardWorld;
@@ -152,12 +152,17 @@ describe("the compose page", () => {
     expect(assetId).toMatch(/^ast_[A-Za-z0-9]+$/);
     const items = itemsOf(uploaded.text);
     expect(items.map((item) => item.text)).toEqual(["First of three", "Second, with a picture", "Third"]);
-    expect(items[1]!.attached).toEqual(["chart.png (image/png, 6x4) Detach chart.png (image/png, 6x4)"]);
-    // Bluesky is chosen: its options (and an alt text field for the image) are shown.
+    expect(items[1]!.attached).toEqual([
+      "chart.png (image/png, 6x4) Alt text for chart.png (image/png, 6x4) Sent to Bluesky; describe the " +
+        "image for people who cannot see it. Detach chart.png (image/png, 6x4)",
+    ]);
+    // The image's one alt text field sits with it in its item, naming the chosen networks that take it;
+    // Bluesky is chosen: its options are shown, X's (not chosen) are on the page but hidden.
     const screen = screenOf(uploaded.text);
-    const bluesky = screen.within(screen.getByRole("group", { name: "Bluesky" }));
-    const alt = bluesky.getByLabelText("Alt text for chart.png (image/png, 6x4)");
-    expect(attributeOf(alt, "name")).toBe(`opt_bluesky_alt_${assetId}`);
+    const alt = screen.getByLabelText("Alt text for chart.png (image/png, 6x4)");
+    expect(attributeOf(alt, "name")).toBe(`alt_${assetId}`);
+    expect(screen.getByRole("group", { name: "Bluesky" })).toBeDefined();
+    expect(screen.queryByRole("group", { name: "X" })).toBeNull();
     expect(screen.queryByRole("group", { name: "LinkedIn" })).toBeNull();
 
     const created = await postForm(
@@ -169,7 +174,7 @@ describe("the compose page", () => {
         item_2_text: "Third",
         when: "at",
         at: "2026-03-05T09:30",
-        [`opt_bluesky_alt_${assetId}`]: "A small chart",
+        [`alt_${assetId}`]: "A small chart",
         opt_bluesky_languages: "en, de",
         op: "create",
       },
@@ -317,9 +322,15 @@ describe("the compose page", () => {
     const screen = screenOf(r.text);
     const problem = problemAt(screen, c.field(screen));
     expect(problem.leadsThere).toBe(true);
-    expect(problem.said.replace(/^For “Schedule at a time”, in the workspace's time zone\. /, "")).toMatch(
-      c.expected,
-    );
+    expect(
+      problem.said.replace(
+        new RegExp(
+          "^For “Schedule at a time”: the time in Europe/Berlin, the workspace's time zone " +
+            "\\(it is \\w{3} \\d{1,2} \\w{3} \\d\\d:\\d\\d there now\\)\\. ",
+        ),
+        "",
+      ),
+    ).toMatch(c.expected);
     // What was typed is kept.
     expect(itemsOf(r.text)[0]!.text).toBe(c.fields.item_0_text!);
     if ("at" in c.fields)
@@ -659,3 +670,180 @@ describe("the multipart reader", () => {
     }
   });
 });
+
+describe("the compose pane: counters and problems by the validate endpoint's rules", () => {
+  /** Posts the form to the pane's fragment route as the script does (urlencoded, with the form's token). */
+  async function pane(browser: TestBrowser, from: string, fields: [string, string][]) {
+    const body = new URLSearchParams(hiddenFields(from, page));
+    for (const [name] of fields) body.delete(name);
+    for (const [name, value] of fields) body.append(name, value);
+    return browser.send("POST", `${page}/preview`, [...body] as [string, string][]);
+  }
+
+  test("the page shows each item's counter per chosen destination, and the fragment follows the typing", async () => {
+    const opened = await owner.get(page);
+    const first = screenOf(opened.text);
+    expect(first.getByRole("region", { name: "Preview and checks" })).toBeDefined();
+    const r = await pane(owner, opened.text, [
+      ["destination_ids", alice],
+      ["destination_ids", xDestination],
+      ["item_count", "2"],
+      ["item_0_text", "héllo 👋🏽"],
+      ["item_1_text", `${"x".repeat(290)} https://example.com`],
+      ["when", "now"],
+    ]);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toStartWith("text/html");
+    const screen = screenOf(`<main>${r.text}</main>`);
+    const x = screen.within(screen.getByRole("region", { name: "Herald on X X" }));
+    expect(x.namesOf("listitem")).toEqual(
+      expect.arrayContaining([
+        "Item 1: 8 of 280 characters",
+        expect.stringMatching(/^Item 2: 314 of 280 characters \(over the limit\)$/),
+        "Item 2: X bodies cannot contain URLs",
+      ]),
+    );
+    const bsky = screen.within(screen.getByRole("region", { name: "alice.test Bluesky" }));
+    expect(bsky.namesOf("listitem")).toEqual(
+      expect.arrayContaining([
+        "Item 1: 7 of 300 characters",
+        "Item 2: 310 of 300 characters (over the limit)",
+      ]),
+    );
+    expect(textOfStatus(screen)).toBe("2 problems to fix before sending.");
+    // Each destination's preview, as its network draws the thread (the previews renderer).
+    const xPreview = x.within(x.getByRole("region", { name: "X preview" }));
+    expect(xPreview.namesOf("article")).toEqual(["X post 1 of 2", "X post 2 of 2"]);
+    expect(textOf(xPreview.getAllByRole("article")[0]!)).toContain("héllo 👋🏽");
+    expect(bsky.getByRole("region", { name: "Bluesky preview" })).toBeDefined();
+  });
+
+  test("a draft's problems are what publishing would refuse; nothing chosen asks for a destination", async () => {
+    const opened = await owner.get(page);
+    const draft = await pane(owner, opened.text, [
+      ["destination_ids", alice],
+      ["item_0_text", "b".repeat(301)],
+      ["when", "draft"],
+    ]);
+    const screen = screenOf(`<main>${draft.text}</main>`);
+    expect(textOfStatus(screen)).toBe("Saved as a draft it is fine; 1 problem to fix before publishing.");
+    const none = await pane(owner, opened.text, [
+      ["item_0_text", "hello"],
+      ["when", "draft"],
+    ]);
+    expect(textOfStatus(screenOf(`<main>${none.text}</main>`))).toBe(
+      "Choose a destination to see the post as it will look.",
+    );
+  });
+
+  test("without this browser's token the fragment route refuses, and stores nothing", async () => {
+    const r = await owner.send("POST", `${page}/preview`, {
+      destination_ids: alice,
+      item_0_text: "hi",
+      csrf_token: "forged",
+    });
+    expect(r.status).toBe(403);
+  });
+
+  test("without the script: every network's options are on the page, shown only for the chosen ones", async () => {
+    const opened = await owner.get(page);
+    const chosen = await postForm(owner, opened.text, { op: "refresh", item_0_text: "x" }, [
+      ["destination_ids", alice],
+    ]);
+    expect(noticesOf(chosen)).toContain("The options of the chosen destinations are shown.");
+    const screen = screenOf(chosen.text);
+    expect(screen.getByRole("group", { name: "Bluesky" })).toBeDefined();
+    expect(screen.queryByRole("group", { name: "X" })).toBeNull();
+    // The counters are there without the script too.
+    expect(chosen.text).toContain("Bluesky 1/300");
+    expect(screen.getByRole("button", { name: "Show options for the chosen destinations" })).toBeDefined();
+  });
+
+  test("the next queue slot names its day, time and zone", async () => {
+    expect((await v1("PUT", "/queue", { windows: daily("09:00") })).status).toBe(200);
+    const opened = await owner.get(page);
+    const screen = screenOf(opened.text);
+    const queue = screen.getByRole("radio", { name: "Add to the queue" });
+    expect(queue).toBeDefined();
+    expect(opened.text).toMatch(/Next queue slot: \w{3} \d{1,2} \w{3} 09:00 Europe\/Berlin/);
+  });
+});
+
+function textOfStatus(screen: Screen): string {
+  return textOf(screen.getByRole("status")).trim();
+}
+
+describe("the thumbnails of attached images", () => {
+  test("an image of the workspace is served to the signed-in person; others are 404, strangers sign in", async () => {
+    const png = makePng(8, 5);
+    const id = await insertAsset(world.s, ws, { label: "thumb.png", bytes: png });
+    const path = `/dashboard/workspaces/${ws}/assets/${id}/thumbnail`;
+    const r = await owner.get(path);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("image/png");
+    expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(r.headers.get("cache-control")).toBe("private, max-age=300");
+    expect(r.text.length).toBeGreaterThan(0);
+    const video = await insertAsset(world.s, ws, { label: "clip.mp4", contentType: "video/mp4" });
+    expect((await owner.get(`/dashboard/workspaces/${ws}/assets/${video}/thumbnail`)).status).toBe(404);
+    expect((await owner.get(`/dashboard/workspaces/${ws}/assets/ast_nope/thumbnail`)).status).toBe(404);
+    const stranger = new TestBrowser(world.s);
+    const signedOut = await stranger.get(path);
+    expect(signedOut.status).toBe(303);
+    expect(signedOut.location).toStartWith("/login");
+  });
+});
+
+describe("media without the script", () => {
+  test("Move earlier reorders an item's media and says so; detach and add say what they did", async () => {
+    const first = await insertAsset(world.s, ws, { label: "first.png" });
+    const second = await insertAsset(world.s, ws, { label: "second.png" });
+    const opened = await owner.get(page);
+    const attached = await postForm(owner, opened.text, { item_0_text: "two images", op: "attach" }, [
+      ["item_0_media", first],
+      ["item_0_add", second],
+    ]);
+    expect(noticesOf(attached)).toContain("second.png is attached to item 1.");
+    const order = (text: string) => hiddenFieldsAll(text, "item_0_media");
+    expect(order(attached.text)).toEqual([first, second]);
+    const screen = screenOf(attached.text);
+    // Only the second can move earlier; each image has its thumbnail and its alt text field.
+    expect(screen.namesOf("button", { name: /^Move earlier/ })).toEqual([
+      "Move earlier second.png (image/png, 4x3)",
+    ]);
+    expect(screen.getByLabelText("Alt text for first.png (image/png, 4x3)")).toBeDefined();
+    // The form as a browser sends it: every attached id, in the page's order.
+    const media = (text: string): [Record<string, string>, [string, string][]] => {
+      const [head, ...rest] = order(text);
+      return [{ item_0_media: head! }, rest.map((id): [string, string] => ["item_0_media", id])];
+    };
+    const [one, more] = media(attached.text);
+    const moved = await postForm(
+      owner,
+      attached.text,
+      { ...one, item_0_text: "two images", op: `move:0:${second}` },
+      more,
+    );
+    expect(moved.status).toBe(200);
+    expect(noticesOf(moved)).toContain("second.png is now media 1 of item 1.");
+    expect(order(moved.text)).toEqual([second, first]);
+    const [one2, more2] = media(moved.text);
+    const detached = await postForm(
+      owner,
+      moved.text,
+      { ...one2, item_0_text: "two images", op: `detach:0:${first}` },
+      more2,
+    );
+    expect(noticesOf(detached)).toContain("first.png is detached from item 1.");
+    expect(order(detached.text)).toEqual([second]);
+    const added = await postForm(owner, detached.text, { item_0_text: "two images", op: "add" });
+    expect(noticesOf(added)).toContain("Item 2 is added.");
+  });
+});
+
+/** Every value of a hidden field of the page, in order. */
+function hiddenFieldsAll(text: string, name: string): string[] {
+  return [...text.matchAll(new RegExp(`<input type="hidden" name="${name}" value="([^"]+)"`, "g"))].map(
+    (m) => m[1]!,
+  );
+}

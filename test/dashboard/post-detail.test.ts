@@ -80,9 +80,13 @@ describe("a post's page", () => {
     const analytics = screen.getByRole("link", { name: `Analytics of the group ${post.group}` });
     expect(attributeOf(analytics, "href")).toBe(pathIn(w.ws, `analytics/${post.group}`));
     expect(screen.definitions()["Times shown in"]).toBe("Europe/Berlin");
-    // A published post has no actions.
+    // A published post has no actions (a comment and a review link can still be added).
     expect(screen.queryByRole("heading", { name: "Actions" })).toBeNull();
-    expect(screen.getAllByRole("button").map((b) => screen.nameOf(b))).toEqual(["Sign out"]);
+    expect(screen.getAllByRole("button").map((b) => screen.nameOf(b))).toEqual([
+      "Sign out",
+      "Add the comment",
+      "Create a review link",
+    ]);
   });
 
   test("an unknown post and a foreign workspace are 404", async () => {

@@ -126,7 +126,7 @@ describe("the dashboard in a browser", () => {
       await page.getByLabel(/^Alt text for/).fill("A rocket on a launch pad");
       await page.getByRole("radio", { name: "Schedule at a time" }).check();
       await page.locator("#f-at").fill("2026-03-03T09:30");
-      await check("compose", true);
+      await check("compose");
       await page.getByRole("button", { name: "Save or send" }).click();
       await page.waitForURL(/\/posts\/(?!new)[^/?]+\?notice=created$/);
       const postId = new URL(page.url()).pathname.split("/").at(-1)!;

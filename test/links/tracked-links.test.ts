@@ -319,6 +319,21 @@ describe("length rules judge the text as sent", () => {
     expect((await check([grows], { link_tracking: false })).status).toBe(202);
   });
 
+  test("the validation's counters count the short URL", async () => {
+    const r = await w.s.request("POST", `${workspacePath()}/posts/validate`, {
+      body: {
+        when: "now",
+        confirmed: true,
+        group: `len-${++groups}`,
+        posts: [{ destination_id: w.blueskyId, body: [`x https://example.com/${"c".repeat(400)}`] }],
+      },
+    });
+    expect(r.status).toBe(200);
+    const short = `${w.s.herald.config.baseUrl}/l/0123456789`;
+    const graphemes = r.body.lengths.find((l: any) => l.unit === "characters");
+    expect(graphemes).toMatchObject({ pointer: "/posts/0/body/0", used: 2 + short.length, limit: 300 });
+  });
+
   test("Mastodon counts every URL as 23 either way", async () => {
     const text = `${"m".repeat(470)} https://example.com/${"q".repeat(200)}`;
     const r = await w.s.request("POST", `${workspacePath()}/posts`, {

@@ -92,6 +92,7 @@ describe("the four cases of the issue: valid as drafts, with what publishing wou
           warnings: [
             { pointer: c.pointer, code: "public_unpublishable", detail: c.detail, channel: c.channel },
           ],
+          lengths: expect.any(Array),
         });
         // The draft is still accepted and stored as it is.
         const created = ok(await a.create(request(target, post))).body.posts[0];
@@ -108,7 +109,13 @@ describe("the four cases of the issue: valid as drafts, with what publishing wou
 
   test("a draft within every limit has no warnings", async () => {
     const dry = ok(await a.validate(request(to.bluesky!, { body: ["fine"] })), 200).body;
-    expect(dry).toEqual({ object: "post_validation", valid: true, errors: [], warnings: [] });
+    expect(dry).toEqual({
+      object: "post_validation",
+      valid: true,
+      errors: [],
+      warnings: [],
+      lengths: expect.any(Array),
+    });
   });
 
   test("errors of the request stay errors; only what publishing would refuse is a warning", async () => {
@@ -166,5 +173,80 @@ describe("herald posts validate --when draft", () => {
       "an Instagram post needs an image or a video; text alone cannot be published",
     ]);
     expect(table).toHaveLength(3);
+  });
+});
+
+describe("lengths: each item's text by its network's own counts (the composer's counters)", () => {
+  const length = (
+    pointer: string,
+    channel: string,
+    destination: string | null,
+    used: number,
+    limit: number,
+  ) => ({
+    pointer,
+    channel,
+    destination_id: destination,
+    used,
+    limit,
+    unit: "characters",
+  });
+
+  test("per destination and item: graphemes and bytes on Bluesky, X's weights, URLs as 23 on Mastodon", async () => {
+    const second = `${"a".repeat(290)} 漢字`;
+    const body = ["hello 👋🏽", second, "see https://example.com/a/very/long/path/that/counts/as/23"];
+    const posts = [to.bluesky!, to.x!, to.mastodon!].map((target) => ({ ...target, body }));
+    const dry = ok(
+      await a.validate({ when: "now", confirmed: true, group: `len-${++groups}`, posts }),
+      200,
+    ).body;
+    const [bsky, x, masto] = [to.bluesky!, to.x!, to.mastodon!].map((t) => t.destination_id);
+    expect(dry.lengths).toEqual([
+      length("/posts/0/body/0", "bluesky", bsky!, 7, 300),
+      { ...length("/posts/0/body/0", "bluesky", bsky!, 14, 3000), unit: "bytes" },
+      length("/posts/0/body/1", "bluesky", bsky!, 293, 300),
+      { ...length("/posts/0/body/1", "bluesky", bsky!, 297, 3000), unit: "bytes" },
+      length("/posts/0/body/2", "bluesky", bsky!, 58, 300),
+      { ...length("/posts/0/body/2", "bluesky", bsky!, 58, 3000), unit: "bytes" },
+      length("/posts/1/body/0", "x", x!, 8, 280),
+      length("/posts/1/body/1", "x", x!, 295, 280),
+      length("/posts/1/body/2", "x", x!, 27, 280),
+      length("/posts/2/body/0", "mastodon", masto!, 7, 500),
+      length("/posts/2/body/1", "mastodon", masto!, 293, 500),
+      length("/posts/2/body/2", "mastodon", masto!, 27, 500),
+    ]);
+    // The counter and the refusal say the same number: one count, not two.
+    const xOver = dry.errors.find(
+      (e: { pointer: string; detail: string }) =>
+        e.pointer === "/posts/1/body/1" && e.detail.includes("as X counts them"),
+    );
+    expect(xOver.detail).toContain("text is 295 characters");
+  });
+
+  test("a draft naming only its channel is counted against the network's default limits", async () => {
+    const dry = ok(await a.validate(request({ channel: "bluesky" }, { body: ["b".repeat(301)] })), 200).body;
+    expect(dry.valid).toBe(true);
+    expect(dry.lengths).toEqual([
+      length("/posts/0/body/0", "bluesky", null, 301, 300),
+      { ...length("/posts/0/body/0", "bluesky", null, 301, 3000), unit: "bytes" },
+    ]);
+    expect(dry.warnings[0].detail).toBe("text is 301 characters; Bluesky allows 300");
+  });
+
+  test("a request refused for other reasons is still counted; an unknown destination is not", async () => {
+    const dry = ok(
+      await a.validate({
+        when: "now",
+        group: `len-${++groups}`,
+        posts: [
+          { ...to.mastodon!, body: ["four"] },
+          { destination_id: "dest_nope", body: ["x"] },
+        ],
+      }),
+      200,
+    ).body;
+    expect(dry.valid).toBe(false);
+    expect(dry.errors.map((e: { pointer: string }) => e.pointer)).toContain("/confirmed");
+    expect(dry.lengths).toEqual([length("/posts/0/body/0", "mastodon", to.mastodon!.destination_id, 4, 500)]);
   });
 });

@@ -576,7 +576,15 @@ describe("states, listing and validation (now = 2026-03-01 12:00Z)", () => {
         }),
         200,
       );
-      expect(r.body).toEqual({ object: "post_validation", valid: true, errors: [], warnings: [] });
+      const lengths = ["one", "two"].map((text, n) => ({
+        pointer: `/posts/0/body/${n}`,
+        channel: "mastodon",
+        destination_id: w.destinationId,
+        used: text.length,
+        limit: 500,
+        unit: "characters",
+      }));
+      expect(r.body).toEqual({ object: "post_validation", valid: true, errors: [], warnings: [], lengths });
     }
     expect(await countPosts(w.s)).toBe(before);
     expect(await listAll("?group=dry-run")).toEqual([]);

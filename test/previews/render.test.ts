@@ -329,6 +329,9 @@ describe("the common preview mistakes", () => {
         .filter((el) => attributeOf(el, "class") === "pv-entity")
         .map(text);
     expect(highlighted("x")).toEqual(["@grace"]);
+    // X usernames are 1–15 ASCII letters, digits or underscores.
+    const x = preview("x", [{ body: "hi @élodie and @a_name_that_is_too_long", media: [] }]);
+    expect(x.elements("span").filter((el) => attributeOf(el, "class") === "pv-entity")).toHaveLength(0);
     expect(highlighted("mastodon")).toEqual(["@grace"]);
     expect(highlighted("instagram")).toEqual(["@grace"]);
     // Herald makes no LinkedIn or Facebook mentions; Bluesky links only handles (name.domain).

@@ -1,7 +1,7 @@
 import { html, type Markup } from "../pages/html.ts";
 import type { FieldErrors } from "./api.ts";
 import type { NetworkOptions, OptionField } from "./compose-networks.ts";
-import { altName, optionName, type ComposeDestination, type ComposeState } from "./compose-read.ts";
+import { optionName, sharedAltName, type ComposeDestination, type ComposeState } from "./compose-read.ts";
 import { choices, errorSummary, fieldId, input, postForm, select, textarea } from "./ui.ts";
 
 /** A ready asset of the workspace's library. */
@@ -28,6 +28,13 @@ export interface ComposeView {
   status: string | null;
   /** Whether the script may send parts straight to the API's part URLs (Herald stores the files). */
   directParts: boolean;
+  /** The preview and checks pane (compose-pane.ts), and each item's counter beside its text. */
+  pane: Markup;
+  counters: { text: string; over: boolean }[];
+  /** "Next queue slot: Tue 3 Dec 09:00 Europe/Paris" for the chosen destinations, or why there is none. */
+  nextSlot: string;
+  /** The workspace's local time now ("Sun 1 Mar 13:00"), beside the time picker. */
+  nowInZone: string;
 }
 
 /** What the file inputs offer (the API's asset media types). */
@@ -41,7 +48,17 @@ function chosenNetworks(view: Pick<ComposeView, "state" | "destinations">): Netw
   return [...new Map(chosen.map((d) => [d.channel, d.network!])).values()];
 }
 
+/** The networks of every destination (those with options), each once: the page carries them all. */
+function allNetworks(view: Pick<ComposeView, "destinations">): NetworkOptions[] {
+  const withOptions = view.destinations.filter((d) => d.network);
+  return [...new Map(withOptions.map((d) => [d.channel, d.network!])).values()];
+}
+
 const attachedIds = (state: ComposeState) => [...new Set(state.items.flatMap((i) => i.media))];
+
+/** Whether an asset is an image (those take alt text). */
+const isImage = (id: string, library: LibraryAsset[]) =>
+  library.find((a) => a.id === id)?.contentType.startsWith("image/") ?? false;
 
 function assetText(id: string, library: LibraryAsset[]): string {
   const a = library.find((x) => x.id === id);
@@ -65,13 +82,9 @@ export function formFields(
     fields.set(`/options/${network.channel}`, `${network.name} options`);
     for (const f of network.fields)
       fields.set(`/options/${network.channel}/${f.key}`, `${network.name}: ${f.label}`);
-    if (network.altText)
-      for (const id of attachedIds(view.state))
-        fields.set(
-          `/options/${network.channel}/alt_text_by_asset_id/${id}`,
-          `${network.name}: alt text for ${assetText(id, view.library)}`,
-        );
   }
+  for (const id of attachedIds(view.state))
+    if (isImage(id, view.library)) fields.set(`/alt/${id}`, `Alt text for ${assetText(id, view.library)}`);
   fields.set("/when", "When");
   fields.set("/at", "Date and time");
   return fields;
@@ -117,27 +130,62 @@ function optionField(view: ComposeView, network: NetworkOptions, field: OptionFi
   });
 }
 
-function networkFieldset(view: ComposeView, network: NetworkOptions): Markup {
+/**
+ * A network's options: on the page for every network of the workspace's destinations, shown while one
+ * of its destinations is chosen (the script follows the checkboxes; without it, the next round trip).
+ */
+function networkFieldset(view: ComposeView, network: NetworkOptions, chosen: boolean): Markup {
   const pointer = `/options/${network.channel}`;
   const error = view.errors.get(pointer);
-  const alt = network.altText
-    ? attachedIds(view.state).map((id) =>
-        textarea({
-          name: altName(network.channel, id),
-          pointer: `${pointer}/alt_text_by_asset_id/${id}`,
-          label: `Alt text for ${assetText(id, view.library)}`,
-          rows: 2,
-          value: view.state.options.get(altName(network.channel, id))?.[0] ?? "",
-          errors: view.errors,
-        }),
-      )
-    : [];
-  if (network.fields.length === 0 && alt.length === 0 && !error) return html``;
-  return html`<fieldset id="${fieldId(pointer)}"><legend>${network.name}</legend>
+  if (network.fields.length === 0 && !error) return html``;
+  const ids = view.destinations.filter((d) => d.channel === network.channel).map((d) => d.id);
+  return html`<fieldset id="${fieldId(pointer)}" class="network-options" data-destinations="${ids.join(" ")}"${
+    chosen ? "" : html` hidden`
+  }><legend>${network.name}</legend>
 ${network.hint ? html`<p class="hint">${network.hint}</p>` : ""}
 ${error ? html`<p class="error" id="${fieldId(pointer)}-error">${error}</p>` : ""}
-${network.fields.map((f) => optionField(view, network, f))}${alt}
+${network.fields.map((f) => optionField(view, network, f))}
 </fieldset>`;
+}
+
+/** The networks that take alt text among the chosen destinations ("Bluesky and X"). */
+function altNetworks(view: ComposeView): string {
+  const names = chosenNetworks(view)
+    .filter((n) => n.altText)
+    .map((n) => n.name);
+  if (names.length === 0) return "Sent to every chosen network that takes alt text.";
+  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+  return `Sent to ${list}; describe the image for people who cannot see it.`;
+}
+
+/** One attached asset: its thumbnail, name, alt text (images), and buttons to move it earlier or detach it. */
+function attachedMedia(view: ComposeView, n: number, id: string, position: number): Markup {
+  const name = assetText(id, view.library);
+  const image = isImage(id, view.library);
+  const thumb = image
+    ? html`<img class="thumb" src="/dashboard/workspaces/${view.workspaceId}/assets/${id}/thumbnail" alt="" loading="lazy">`
+    : html`<span class="thumb video" aria-hidden="true">▶</span>`;
+  const alt = image
+    ? textarea({
+        name: sharedAltName(id),
+        pointer: `/alt/${id}`,
+        label: `Alt text for ${name}`,
+        hint: altNetworks(view),
+        rows: 2,
+        value: view.state.alt.get(id) ?? "",
+        errors: view.errors,
+      })
+    : "";
+  return html`<li class="media-card" data-asset="${id}"><input type="hidden" name="item_${n}_media" value="${id}">
+${thumb}<span class="media-name">${name}</span>
+${alt}
+<span class="media-actions">${
+    position > 0
+      ? html`<button type="submit" name="op" value="move:${n}:${id}" class="secondary" data-move>Move earlier<span
+class="visually-hidden"> ${name}</span></button> `
+      : ""
+  }<button type="submit" name="op" value="detach:${n}:${id}" class="secondary" data-detach>Detach<span
+class="visually-hidden"> ${name}</span></button></span></li>`;
 }
 
 function itemFieldset(view: ComposeView, n: number): Markup {
@@ -146,6 +194,8 @@ function itemFieldset(view: ComposeView, n: number): Markup {
   const free = view.library.filter((a) => !item.media.includes(a.id));
   const filePointer = `/body/${n}/file`;
   const fileId = fieldId(filePointer);
+  const counter = view.counters[n];
+  const attachedId = fieldId(`/body/${n}/attached`);
   return html`<fieldset class="compose-item" data-item="${n}"><legend>${itemName(n)}</legend>
 ${textarea({
   name: `item_${n}_text`,
@@ -155,12 +205,14 @@ ${textarea({
   value: item.text,
   errors: view.errors,
 })}
-<p class="media-title">Media</p>
-<ul class="attached" id="${fieldId(`/body/${n}/attached`)}">${item.media.map(
-    (id) => html`<li><input type="hidden" name="item_${n}_media" value="${id}">${label(id)}
-<button type="submit" name="op" value="detach:${n}:${id}" class="secondary">Detach<span
-class="visually-hidden"> ${label(id)}</span></button></li>`,
+<p class="counter${counter?.over ? " over" : ""}" id="${fieldId(`/body/${n}/text`)}-count" data-counter="${n}">${
+    counter?.text ?? ""
+  }</p>
+<p class="media-title" id="${attachedId}-title">Media</p>
+<ul class="attached" id="${attachedId}" aria-labelledby="${attachedId}-title">${item.media.map(
+    (id, position) => attachedMedia(view, n, id, position),
   )}</ul>
+<p class="dropzone" data-drop="${n}" hidden>Drop images or videos here, or paste them into the text.</p>
 ${select({
   name: `item_${n}_add`,
   pointer: `/body/${n}/media`,
@@ -178,10 +230,9 @@ ${input({
   type: "file",
   hint: "PNG, JPEG, GIF, WebP, MP4 or MOV.",
   errors: view.errors,
-  extra: html` accept="${MEDIA_TYPES}" data-upload-item="${n}"`,
+  extra: html` accept="${MEDIA_TYPES}" data-upload-item="${n}" multiple`,
 })}
-<progress id="${fileId}-progress" max="100" value="0" aria-label="Upload progress, item ${n + 1}"
-hidden></progress>
+<ul class="uploads" id="${fileId}-uploads" aria-label="Uploads, item ${n + 1}"></ul>
 <p class="hint" id="${fileId}-status" role="status"></p>
 <button type="submit" name="op" value="upload" class="secondary">Upload<span
 class="visually-hidden"> to item ${n + 1}</span></button>
@@ -199,7 +250,8 @@ export function composeContent(view: ComposeView): Markup {
   const { state } = view;
   const base = `/dashboard/workspaces/${view.workspaceId}`;
   const labels = Object.fromEntries(formFields(view));
-  const networks = chosenNetworks(view).map((n) => networkFieldset(view, n));
+  const chosen = new Set(chosenNetworks(view).map((n) => n.channel));
+  const networks = allNetworks(view).map((n) => networkFieldset(view, n, chosen.has(n.channel)));
   const destinationChoices = view.destinations.length
     ? html`${choices({
         name: "destination_ids",
@@ -214,8 +266,8 @@ export function composeContent(view: ComposeView): Markup {
         checked: state.destinationIds,
         errors: view.errors,
       })}
-<p><button type="submit" name="op" value="refresh" class="secondary">Show options for the chosen
-destinations</button></p>`
+<p data-without-script><button type="submit" name="op" value="refresh" class="secondary">Show options for
+the chosen destinations</button></p>`
     : html`<p class="notice warn" id="${fieldId("/destination_ids")}">No destinations yet.
 <a href="${base}/destinations">Connect one</a> to post.</p>`;
   const form = postForm(
@@ -249,7 +301,7 @@ ${choices({
     { value: "draft", label: "Save as a draft" },
     { value: "now", label: "Publish now" },
     { value: "at", label: "Schedule at a time" },
-    { value: "queue", label: "Add to the queue", hint: "the workspace's next free posting window" },
+    { value: "queue", label: "Add to the queue", hint: view.nextSlot },
   ],
   checked: [state.when],
   errors: view.errors,
@@ -259,7 +311,9 @@ ${input({
   pointer: "/at",
   type: "datetime-local",
   label: `Date and time (${view.timeZone})`,
-  hint: "For “Schedule at a time”, in the workspace's time zone.",
+  hint:
+    `For “Schedule at a time”: the time in ${view.timeZone}, the workspace's time zone ` +
+    `(it is ${view.nowInZone} there now).`,
   value: state.at,
   errors: view.errors,
 })}
@@ -267,7 +321,9 @@ ${input({
 <button type="submit" name="op" value="check" class="secondary">Check for problems</button></p>`,
   );
   return html`<h1>Compose</h1>
-${view.status ? html`<div class="notice ok" role="status"><p>${view.status}</p></div>` : ""}
+<div class="notice ok" role="status" id="compose-notice"${view.status ? "" : html` hidden`}><p>${view.status ?? ""}</p></div>
 ${errorSummary(view.errors, view.problems.length ? view.problems.join(" ") : null, labels)}
-${form}`;
+<div class="compose-layout">${form}
+<section class="compose-pane" id="compose-pane" aria-labelledby="compose-pane-title" tabindex="0"
+data-refresh="${base}/posts/new/preview">${view.pane}</section></div>`;
 }

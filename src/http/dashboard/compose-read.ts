@@ -26,6 +26,8 @@ export interface ComposeState {
   at: string;
   /** The per-network option fields as typed (`opt_<channel>_<key>` → values). */
   options: Map<string, string[]>;
+  /** Each attached image's alt text (`alt_<asset id>`), sent to every chosen network that takes it. */
+  alt: Map<string, string>;
 }
 
 /** A destination as compose uses it. */
@@ -35,6 +37,8 @@ export interface ComposeDestination {
   name: string;
   status: string;
   isDefault: boolean;
+  /** Its network's name ("Bluesky"). */
+  networkName: string;
   /** Its network's option fields (compose-networks.ts), null when the network takes none. */
   network: NetworkOptions | null;
 }
@@ -42,6 +46,8 @@ export interface ComposeDestination {
 /** The form field of an option and of an asset's alt text. */
 export const optionName = (channel: string, key: string) => `opt_${channel}_${key}`;
 export const altName = (channel: string, assetId: string) => `opt_${channel}_alt_${assetId}`;
+/** The one alt text field of an attached asset (a network's own `altName` field, if sent, wins). */
+export const sharedAltName = (assetId: string) => `alt_${assetId}`;
 
 const WHEN_CHOICES: WhenChoice[] = ["draft", "now", "at", "queue"];
 const MAX_ITEMS = 100;
@@ -55,6 +61,7 @@ export function emptyState(destinations: ComposeDestination[], at = ""): Compose
     when: at ? "at" : "draft",
     at,
     options: new Map(),
+    alt: new Map(),
   };
 }
 
@@ -74,6 +81,11 @@ export function readState(form: URLSearchParams): ComposeState {
   const options = new Map<string, string[]>();
   for (const [name] of form)
     if (name.startsWith("opt_") && !options.has(name)) options.set(name, form.getAll(name));
+  const alt = new Map<string, string>();
+  for (const id of new Set(items.flatMap((i) => i.media))) {
+    const text = form.get(sharedAltName(id));
+    if (text !== null) alt.set(id, text.replace(/\r\n/g, "\n").slice(0, 5000));
+  }
   return {
     group: /^[A-Za-z0-9_-]{1,200}$/.test(group) ? group : `dash-${randomBase62(16)}`,
     destinationIds: [...new Set(form.getAll("destination_ids"))],
@@ -81,6 +93,7 @@ export function readState(form: URLSearchParams): ComposeState {
     when: WHEN_CHOICES.includes(when) ? when : "draft",
     at: (form.get("at") ?? "").slice(0, 32),
     options,
+    alt,
   };
 }
 
@@ -115,7 +128,8 @@ function optionsOf(state: ComposeState, network: NetworkOptions | null): Record<
   if (network.altText) {
     const alt: Record<string, string> = {};
     for (const id of new Set(state.items.flatMap((i) => i.media))) {
-      const text = (state.options.get(altName(channel, id))?.[0] ?? "").trim();
+      const own = state.options.get(altName(channel, id))?.[0];
+      const text = (own ?? state.alt.get(id) ?? "").trim();
       if (text) alt[id] = text;
     }
     if (Object.keys(alt).length) out.alt_text_by_asset_id = alt;
@@ -180,9 +194,13 @@ export function formErrors(
       const rest = post[2] ?? "";
       const body = /^\/body\/(\d+)/.exec(rest);
       const media = /^\/(?:media_items|media)\/(\d+)/.exec(rest);
+      const mediaId = media ? state.items.flatMap((item) => item.media)[Number(media[1])] : undefined;
       const options = /^\/destination_options\/([a-z]+)(\/.*)?$/.exec(rest);
       if (body) target = `/body/${body[1]}/text`;
+      else if (media && /alt text/i.test(detail) && fields.has(`/alt/${mediaId}`)) target = `/alt/${mediaId}`;
       else if (media) target = `/body/${mediaItem[Number(media[1])] ?? 0}/media`;
+      else if (options && /^\/alt_text_by_asset_id\/[^/]+$/.test(options[2] ?? ""))
+        target = `/alt/${options[2]!.split("/")[2]}`;
       else if (options) target = nearest(`/options/${options[1]}${options[2] ?? ""}`, fields);
       else target = "/destination_ids";
     } else if (pointer === "/posts") target = "/destination_ids";

@@ -18,6 +18,11 @@ import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from 
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES, storeAsset, tooLargeText, uploadRoutes } from "./uploads.ts";
 import { withNotice } from "./notices.ts";
+import { composePane, itemCounters, type PaneInput } from "./compose-pane.ts";
+import { nextQueueSlotText, nowInZone } from "./compose-slots.ts";
+import { thumbnailRoute } from "./compose-thumbnails.ts";
+import { html, type Markup } from "../pages/html.ts";
+import { renderPreview, type PreviewMedia } from "../previews/index.ts";
 
 /** `/dashboard/workspaces/:workspace_id/posts/new`: compose a thread, attach media, choose when. */
 export function composePages(routes: DashboardRoutes): void {
@@ -30,6 +35,8 @@ export function composePages(routes: DashboardRoutes): void {
       const state = emptyState(lists.destinations, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(at) ? at : "");
       return show(r, lists, state, { errors: new Map(), problems: [], status: null }, 200);
     })
+    // The pane again, for the form as typed so far (the script posts it as the person types).
+    .form(`${path}/preview`, paneFragment)
     .multipart(path, async (r) => {
       if (!mayCompose(r)) return cannotCompose(r);
       let form: ReceivedForm | null;
@@ -51,6 +58,45 @@ export function composePages(routes: DashboardRoutes): void {
       }
     });
   uploadRoutes(routes);
+  thumbnailRoute(routes);
+}
+
+/**
+ * The post as the network's preview draws it (src/http/previews): the destination's name, each item's
+ * text and media, images by their dashboard thumbnails with the alt text typed, videos as a poster.
+ */
+function previewOf(r: DashboardRequest, lists: Lists, state: ComposeState, d: ComposeDestination) {
+  const media = (id: string): PreviewMedia => {
+    const asset = lists.library.find((a) => a.id === id);
+    const type = asset?.contentType ?? "";
+    const [width, height] = (asset?.dimensions ?? "").split("x").map(Number);
+    const kind = type.startsWith("video/") ? "video" : type === "image/gif" ? "gif" : "image";
+    return {
+      kind,
+      url: kind === "video" ? null : `/dashboard/workspaces/${r.workspace!.id}/assets/${id}/thumbnail`,
+      alt: state.alt.get(id)?.trim() || null,
+      width: width || null,
+      height: height || null,
+    };
+  };
+  return {
+    provider: d.channel,
+    author: { name: d.name, handle: null, avatarUrl: null },
+    items: state.items.map((item) => ({ body: item.text, media: item.media.map(media) })),
+  };
+}
+
+/** The pane again for the form as typed so far (the script posts it as the person types): its HTML. */
+async function paneFragment(r: DashboardRequest, form: URLSearchParams): Promise<Response> {
+  if (!mayCompose(r)) return cannotCompose(r);
+  const lists = await loadLists(r);
+  const state = readState(form);
+  const pane = await paneOf(r, lists, state);
+  const slot = await nextQueueSlotText(r, state.destinationIds);
+  const fragment = html`${composePane(pane)}<span hidden data-next-slot>${slot}</span>`;
+  return new Response(fragment.text, {
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+  });
 }
 
 /** The form as multipart (with files streamed to disk) or urlencoded (no files). */
@@ -92,6 +138,7 @@ async function loadLists(r: DashboardRequest): Promise<Lists> {
       name: d.display_name,
       status: d.status,
       isDefault: defaults.has(d.id),
+      networkName: r.h.providers.adapter(d.channel)?.displayName ?? d.channel,
       network: composeOptions(r.h, d.channel),
     })),
     library: (assets.ok ? assets.body.data : [])
@@ -108,7 +155,14 @@ async function loadLists(r: DashboardRequest): Promise<Lists> {
 
 type Outcome = Pick<ComposeView, "errors" | "problems" | "status">;
 
-function show(r: DashboardRequest, lists: Lists, state: ComposeState, outcome: Outcome, status: number) {
+async function show(
+  r: DashboardRequest,
+  lists: Lists,
+  state: ComposeState,
+  outcome: Outcome,
+  status: number,
+): Promise<Response> {
+  const pane = await paneOf(r, lists, state);
   const view: ComposeView = {
     state,
     ...lists,
@@ -117,8 +171,45 @@ function show(r: DashboardRequest, lists: Lists, state: ComposeState, outcome: O
     workspaceId: r.workspace!.id,
     csrf: r.csrf,
     directParts: r.h.blobs.kind === "local",
+    pane: composePane(pane),
+    counters: itemCounters(pane),
+    nextSlot: await nextQueueSlotText(r, state.destinationIds),
+    nowInZone: nowInZone(r),
   };
   return r.render("Compose", composeContent(view), { section: "compose", status });
+}
+
+/**
+ * The pane's checks: the form as it is, sent to the validate endpoint (the rules publishing applies).
+ * A schedule time not typed yet (or one the zone skips) is checked as "now", and said apart.
+ */
+async function paneOf(r: DashboardRequest, lists: Lists, state: ComposeState): Promise<PaneInput> {
+  const chosen = lists.destinations.filter((d) => state.destinationIds.includes(d.id));
+  const previews = new Map<string, Markup>();
+  if (chosen.length === 0) return { state, chosen, validation: null, own: [], previews };
+  const timeZone = r.workspace!.timeZone;
+  const own: string[] = [];
+  let checked = state;
+  if (state.when === "at") {
+    const zoned = localTimeInZone(state.at, timeZone);
+    if (!zoned.ok) {
+      own.push(
+        LOCAL_DATE_TIME.test(state.at) ? `${zoned.detail}.` : "Enter the date and time to publish at.",
+      );
+      checked = { ...state, when: "now" };
+    }
+  }
+  const body = createBody(checked, chosen, timeZone);
+  const at = checked.when === "at" ? (body.when as string) : null;
+  chosen.forEach((d, i) => {
+    const options = body.posts[i]?.destination_options?.[d.channel] ?? {};
+    previews.set(d.id, renderPreview({ ...previewOf(r, lists, state, d), options, at }));
+  });
+  const answer = await r.api.call<PostValidation>("POST", `/workspaces/${r.workspace!.id}/posts/validate`, {
+    body,
+  });
+  if (!answer.ok) own.push(answer.body?.detail ?? "The post could not be checked just now.");
+  return { state, chosen, validation: answer.ok ? answer.body : null, own, previews };
 }
 
 /**
@@ -160,14 +251,37 @@ async function act(r: DashboardRequest, form: ReceivedForm): Promise<Response> {
   const status = uploaded.length ? uploaded.join(" ") : null;
 
   const [verb, index, assetId] = op.split(":");
-  if (verb === "add" && state.items.length < 100) state.items.push({ text: "", media: [] });
-  if (verb === "remove" && state.items.length > 1) state.items.splice(Number(index), 1);
-  if (verb === "detach") {
-    const item = state.items[Number(index)];
-    if (item) item.media = item.media.filter((id) => id !== assetId);
+  const notices: string[] = status ? [status] : [];
+  const name = (id: string) => lists.library.find((a) => a.id === id)?.label ?? id;
+  const n = Number(index);
+  const item = state.items[n];
+  if (verb === "add" && state.items.length < 100) {
+    state.items.push({ text: "", media: [] });
+    notices.push(`Item ${state.items.length} is added.`);
   }
+  if (verb === "remove" && state.items.length > 1 && item) {
+    state.items.splice(n, 1);
+    notices.push(`Item ${n + 1} is removed.`);
+  }
+  if (verb === "detach" && item && assetId) {
+    item.media = item.media.filter((id) => id !== assetId);
+    notices.push(`${name(assetId)} is detached from item ${n + 1}.`);
+  }
+  if (verb === "move" && item && assetId) {
+    const at = item.media.indexOf(assetId);
+    if (at > 0) {
+      item.media.splice(at - 1, 0, ...item.media.splice(at, 1));
+      notices.push(`${name(assetId)} is now media ${at} of item ${n + 1}.`);
+    }
+  }
+  if (verb === "attach")
+    state.items.forEach((it, i) => {
+      const added = form.fields.get(`item_${i}_add`);
+      if (added && it.media.includes(added)) notices.push(`${name(added)} is attached to item ${i + 1}.`);
+    });
+  if (verb === "refresh") notices.push("The options of the chosen destinations are shown.");
   if (verb !== "check" && verb !== "create")
-    return show(r, lists, state, { errors, problems: [], status }, 200);
+    return show(r, lists, state, { errors, problems: [], status: notices.join(" ") || null }, 200);
   return submit(r, lists, state, verb, key, status);
 }
 
@@ -220,14 +334,14 @@ async function submit(
     );
   }
   const answer = await r.api.call<PostSet>("POST", base, { body, idempotencyKey: key || undefined });
-  if (answer.ok)
+  if (answer.ok) {
+    // 202 with the drafts awaiting approval: the workspace requires it and this person cannot approve.
+    const first = answer.body.posts[0]!;
+    const notice = first.approval?.status === "requested" ? "sent-for-approval" : "created";
     return r.redirect(
-      withNotice(
-        `/dashboard/workspaces/${r.workspace!.id}/posts/${answer.body.posts[0]!.id}`,
-        "post",
-        "created",
-      ),
+      withNotice(`/dashboard/workspaces/${r.workspace!.id}/posts/${first.id}`, "post", notice),
     );
+  }
   if (answer.status === 403) return forbidden(r);
   if (answer.status >= 500 || answer.status === 401)
     return r.message(502, "The post could not be saved", [answer.body?.detail ?? "Try again in a moment."]);

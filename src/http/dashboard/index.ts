@@ -9,6 +9,7 @@ import { DASHBOARD_CSS_PATH, DASHBOARD_JS_PATH } from "./layout.ts";
 import { html } from "../pages/html.ts";
 import { overviewPages } from "./overview.ts";
 import { postPages } from "./posts.ts";
+import { approvalPages } from "./approvals.ts";
 import { accountPages } from "./account-pages.ts";
 import { composePages } from "./compose.ts";
 import { destinationAndWebhookPages } from "./destinations.ts";
@@ -40,6 +41,7 @@ export function dashboardRoutes(h: Herald, handle: (request: Request) => Promise
         overviewPages(routes);
         composePages(routes);
         postPages(routes);
+        approvalPages(routes);
         accountPages(routes);
         destinationAndWebhookPages(routes);
         // Any other dashboard path: an HTML 404 inside the dashboard (after sign-in), not problem+json.

@@ -39,6 +39,7 @@ const WORKSPACE_SECTIONS = [
   ["posts", "Posts", "posts"],
   ["calendar", "Calendar", "calendar"],
   ["compose", "Compose", "posts/new"],
+  ["approvals", "Awaiting approval", "approvals"],
   ["destinations", "Destinations", "destinations"],
   ["webhooks", "Webhooks", "webhooks"],
   ["analytics", "Analytics", "analytics"],

@@ -13,6 +13,15 @@ export const NOTICES = {
     rescheduled: "The post was moved to its new time.",
     published: "The post is on its way to the network.",
     scheduled: "The post is scheduled.",
+    "sent-for-approval": "The post is sent for approval: it goes out once an owner or admin approves it.",
+    approved: "The post is approved: it goes out as requested.",
+    "changes-requested": "Changes are requested: the post stays a draft, with your comment below.",
+    commented: "Your comment is added.",
+    "review-link-deleted": "The review link is deleted: it no longer opens.",
+  },
+  approvals: {
+    approved: "The group is approved: its posts go out as requested.",
+    "changes-requested": "Changes are requested: the posts stay drafts, with your comment.",
   },
   posts: { deleted: "The draft was deleted." },
   calendar: { moved: "The post was moved; it is shown at its new time." },
@@ -33,6 +42,7 @@ export const NOTICES = {
     created: "The workspace is created. Set its posting times below, then connect destinations.",
     saved: "The workspace's settings are saved.",
     "queue-saved": "The posting times are saved.",
+    "approval-saved": "Saved: the approval setting of the workspace.",
     "links-saved": "Link tracking is saved.",
   },
   keys: {

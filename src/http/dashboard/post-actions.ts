@@ -69,7 +69,10 @@ export function postActionForms(routes: DashboardRoutes): void {
         },
       });
       if (!answer.ok) return refused(r, answer, "publish", values);
-      return r.redirect(withNotice(detail(r), "post", when === "now" ? "published" : "scheduled"));
+      // 202 without provider work under way: the workspace requires approval and the draft awaits it.
+      const awaiting = answer.status === 202 && !answer.headers.get("retry-after");
+      const sent = awaiting ? "sent-for-approval" : when === "now" ? "published" : "scheduled";
+      return r.redirect(withNotice(detail(r), "post", sent));
     })
     .form(`${POST}/delete`, async (r, form) => {
       const answer = await r.api.call("DELETE", apiPath(r), {

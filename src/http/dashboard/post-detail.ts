@@ -7,6 +7,7 @@ import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { errorSummary, table } from "./ui.ts";
 import { localTime } from "../pages/time.ts";
 import { notice } from "./notices.ts";
+import { approvalBadge, approvalSections, APPROVAL_LABELS, type ApprovalOutcome } from "./approval-view.ts";
 
 /** What came back from an action form that the API refused: the page is shown again with it. */
 export interface ActionOutcome {
@@ -26,7 +27,11 @@ export function postDetailPages(routes: DashboardRoutes): void {
 }
 
 /** Renders a post's page (after a refused action too, with that form's errors and values). */
-export async function renderPostDetail(r: DashboardRequest, outcome?: ActionOutcome): Promise<Response> {
+export async function renderPostDetail(
+  r: DashboardRequest,
+  outcome?: ActionOutcome,
+  approvalOutcome?: ApprovalOutcome,
+): Promise<Response> {
   const ws = r.workspace!;
   const path = `/workspaces/${ws.id}/posts/${encodeURIComponent(r.params.post_id!)}`;
   const answer = await r.api.get<Post>(`${path}?include=attempts`);
@@ -53,7 +58,8 @@ export async function renderPostDetail(r: DashboardRequest, outcome?: ActionOutc
 <h1>${excerpt(post, 60)}</h1>
 ${notice(r.query, "post")}
 ${outcome ? errorSummary(outcome.errors, outcome.fallback, ACTION_LABELS) : ""}
-<p>${stateBadge(post.state)} ${stateHint(post)}</p>
+${approvalOutcome ? errorSummary(approvalOutcome.errors, approvalOutcome.problem, APPROVAL_LABELS) : ""}
+<p>${stateBadge(post.state)}${post.approval ? html` ${approvalBadge(post.approval.status)}` : ""} ${stateHint(post)}</p>
 ${facts(r, post)}
 <h2>Content</h2>
 ${body(post)}
@@ -78,8 +84,10 @@ ${
     ? html`<p><a href="${analyticsPath}">Analytics of the group ${post.group}</a></p>`
     : ""
 }
+${await approvalSections(r, post, approvalOutcome)}
 ${actionForms(r, post, etag, destinations?.ok ? destinations.body.data : [], outcome)}`;
-  return r.render(`Post ${excerpt(post, 40)}`, content, { section: "posts", status: outcome?.status ?? 200 });
+  const status = outcome?.status ?? approvalOutcome?.status ?? 200;
+  return r.render(`Post ${excerpt(post, 40)}`, content, { section: "posts", status });
 }
 
 /** The post's facts as a description list; times in the workspace's time zone. */

@@ -50,6 +50,7 @@ fieldset {
 .choice { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; margin: .25rem 0; }
 .choice label { display: inline; font-weight: 400; }
 .table-wrap { overflow-x: auto; margin: 0 0 1.5rem; position: relative; }
+.decisions { display: grid; gap: 1rem; margin: 0 0 1.5rem; }
 table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; font-weight: 600; padding: 0 0 .5rem; }
 th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -154,4 +155,34 @@ pre.wire { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--pan
 .compose-item .media-title { font-weight: 600; margin: .75rem 0 0; }
 .compose-item > button { margin: .25rem .5rem .25rem 0; }
 .compose .actions { display: flex; flex-wrap: wrap; gap: .5rem; }
+/* Compose: the form beside its preview and checks (one column on a phone, the pane after the form). */
+.compose-layout { display: grid; grid-template-columns: minmax(0, 1fr) minmax(16rem, 22rem); gap: 1.5rem;
+  align-items: start; }
+.compose-pane { position: sticky; top: .5rem; border: 1px solid var(--line); border-radius: .5rem;
+  padding: .75rem 1rem; max-height: calc(100vh - 1rem); overflow: auto; }
+.compose-pane h2 { margin-top: 0; font-size: 1.15rem; }
+.compose-pane h3 { font-size: 1rem; margin: 1rem 0 .35rem; }
+.compose-pane .network { color: var(--muted); font-weight: 400; }
+.compose-pane ul.counters, .compose-pane ul.issues { margin: .25rem 0 .5rem; padding-left: 1.1rem; }
+.compose-pane ul.issues li, .compose-pane li.over, .counter.over { color: var(--danger); }
+.compose-pane .fine { color: var(--ok); margin: .25rem 0; }
+.compose-pane[aria-busy=true] .pane-summary::after { content: " (checking…)"; color: var(--muted); }
+@media (max-width: 60rem) {
+  .compose-layout { grid-template-columns: minmax(0, 1fr); }
+  .compose-pane { position: static; max-height: none; }
+}
+.counter { color: var(--muted); font-size: .9rem; margin: -.25rem 0 .5rem; min-height: 1.2em; }
+.compose-item .attached li.media-card { border: 1px solid var(--line); border-radius: .375rem; padding: .5rem;
+  align-items: flex-start; }
+.media-card .thumb { width: 4.5rem; height: 4.5rem; object-fit: cover; border-radius: .25rem; background: var(--panel);
+  display: inline-flex; align-items: center; justify-content: center; flex: none; }
+.media-card .media-name { flex: 1 1 10rem; overflow-wrap: anywhere; }
+.media-card .field { flex: 1 1 100%; margin: 0; }
+.media-card .media-actions { display: flex; flex-wrap: wrap; gap: .5rem; }
+.dropzone { border: 2px dashed var(--line); border-radius: .5rem; padding: .75rem; text-align: center;
+  color: var(--muted); margin: .25rem 0 .5rem; }
+.dropzone.over { border-color: var(--accent); color: var(--fg); background: var(--panel); }
+ul.uploads { list-style: none; padding: 0; margin: 0; }
+ul.uploads li { display: flex; gap: .5rem; align-items: center; }
+ul.uploads progress { flex: 1; }
 `;

@@ -182,7 +182,8 @@ export function table(spec: {
   empty: string | Markup;
 }): Markup {
   if (spec.rows.length === 0) return html`<p class="muted">${spec.empty}</p>`;
-  return html`<div class="table-wrap"><table>
+  // A table wider than a phone scrolls sideways in its wrapper: a named region a keyboard can reach.
+  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="${spec.caption}"><table>
 <caption${spec.hideCaption ? html` class="visually-hidden"` : ""}>${spec.caption}</caption>
 <thead><tr>${spec.head.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
 <tbody>${spec.rows.map((row) => html`<tr>${row.map((cell) => html`<td>${cell ?? "—"}</td>`)}</tr>`)}</tbody>

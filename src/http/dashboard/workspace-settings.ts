@@ -69,6 +69,25 @@ export function workspaceSettingsPages(routes: DashboardRoutes): void {
             : (answer.body?.detail ?? "Not saved.");
       return settingsPage(r, { general: { values, errors, problem }, status: answer.status });
     })
+    .form(`${base}/approval`, async (r, form) => {
+      const answer = await r.api.call("PATCH", `/workspaces/${r.workspace!.id}`, {
+        body: { approval_required: form.get("approval_required") === "yes" },
+      });
+      if (answer.ok)
+        return r.redirect(
+          withNotice(
+            `/dashboard/workspaces/${r.workspace!.id}/settings`,
+            "workspace-settings",
+            "approval-saved",
+          ),
+        );
+      const refused = refusal(r, answer.status);
+      if (refused) return refused;
+      return r.message(answer.status, "Not saved", [
+        answer.body?.detail ?? "The setting could not be saved.",
+        html`<a href="/dashboard/workspaces/${r.workspace!.id}/settings">Back to the settings</a>`,
+      ]);
+    })
     .form(`${base}/queue`, async (r, form) => {
       const rows = queueRowsFromForm(form);
       const wanted = windowsOfRows(rows);
@@ -161,6 +180,7 @@ ${
     : html`<p>${workspace.name}, time zone ${workspace.time_zone}.</p>
 <p class="muted">Your role (${role}) cannot change them.</p>`
 }
+${approvalSetting(r, current.ok ? current.body.approval_required : false)}
 <h2>Queue posting times</h2>
 <p>Posts added to the queue take the next free posting time, in the workspace's time zone.</p>
 ${
@@ -188,6 +208,32 @@ ${
 ${await accessSection(r)}`,
     { section: "settings", status: state.status ?? 200 },
   );
+}
+
+/** Whether posts need approval: a checkbox for those who may approve, else what it is. */
+function approvalSetting(r: DashboardRequest, required: boolean): Markup {
+  const role = r.session.role;
+  const mayChange = roleAllows(role, "posts:approve") && roleAllows(role, "workspaces:write");
+  return html`<h2>Approval</h2>
+<p>When approval is required, posts that members (and API keys without the posts:approve scope) publish or
+schedule wait as drafts until an owner or admin approves them on the
+<a href="/dashboard/workspaces/${r.workspace!.id}/approvals">Awaiting approval</a> page.</p>
+${
+  mayChange
+    ? postForm(
+        {
+          action: `/dashboard/workspaces/${r.workspace!.id}/settings/approval`,
+          csrf: r.csrf,
+          label: "Approval",
+        },
+        html`<div class="field"><div class="choice"><input id="f-approval_required" type="checkbox"
+name="approval_required" value="yes"${required ? html` checked` : ""}> <label for="f-approval_required">Require
+approval before posts go out</label></div></div>
+<button type="submit">Save</button>`,
+      )
+    : html`<p>Approval is ${required ? "required" : "not required"} in this workspace.</p>
+<p class="muted">Your role (${role}) cannot change it.</p>`
+}`;
 }
 
 function generalForm(r: DashboardRequest, general: Returned<GeneralValues>): Markup {

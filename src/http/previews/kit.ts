@@ -35,11 +35,18 @@ export function findLinks(text: string): TextEntity[] {
 }
 
 /**
- * `@name` mentions (and with `remote`, Mastodon's `@name@domain`): at the start or after a character
- * that is not a letter, digit or `_`.
+ * `@name` mentions (and with `remote`, Mastodon's `@name@domain`; with `ascii`, X's 1–15 ASCII
+ * characters): at the start or after a character that is not a letter, digit or `_`.
  */
-export function findMentions(text: string, options: { remote?: boolean; dots?: boolean } = {}): TextEntity[] {
-  const name = options.dots ? "[\\p{L}\\p{N}_.]*[\\p{L}\\p{N}_]" : "[\\p{L}\\p{N}_]+";
+export function findMentions(
+  text: string,
+  options: { remote?: boolean; dots?: boolean; ascii?: boolean } = {},
+): TextEntity[] {
+  const name = options.ascii
+    ? "[A-Za-z0-9_]{1,15}(?![A-Za-z0-9_])"
+    : options.dots
+      ? "[\\p{L}\\p{N}_.]*[\\p{L}\\p{N}_]"
+      : "[\\p{L}\\p{N}_]+";
   const remote = options.remote ? "(?:@[a-z0-9.-]+\\.[a-z]{2,})?" : "";
   const pattern = new RegExp(`(^|[^\\p{L}\\p{N}_@/])(@${name}${remote})`, "giu");
   return [...text.matchAll(pattern)].map((m) => {

@@ -93,17 +93,14 @@ function createPostComment(h: Herald, c: PostContext<Static<typeof CreateComment
   );
 }
 
-/** POST …/review-links: 201 with the URL (shown this once). */
-function createLink(h: Herald, c: RouteContext<Static<typeof CreateReviewLinkBody>>) {
-  const { actor, request, body } = c;
-  return runIdempotent(
-    h,
-    { accountId: actor.accountId, request, body, required: false, atomic: true },
-    async () => {
-      const { row, url } = await createReviewLink({ h, actor, workspaceId: workspaceOf(c).id, input: body });
-      return resourceResponse(presentReviewLink(row, url), 201);
-    },
-  );
+/**
+ * POST …/review-links: 201 with the URL (shown this once). Not replayed by Idempotency-Key: a stored
+ * answer would keep the token, which Herald keeps only hashed; a repeated request makes another link.
+ */
+async function createLink(h: Herald, c: RouteContext<Static<typeof CreateReviewLinkBody>>) {
+  const { actor, body } = c;
+  const { row, url } = await createReviewLink({ h, actor, workspaceId: workspaceOf(c).id, input: body });
+  return resourceResponse(presentReviewLink(row, url), 201);
 }
 
 /** GET …/review-links: the live links, newest first (expired ones until deleted). */
@@ -188,10 +185,10 @@ const doc = {
     description:
       "A link a client opens without signing in (`url`, shown only in this answer: the token is " +
       "stored hashed) to see the group's posts and approve them or request changes. " +
-      "`expires_in_days` 1 to 30, default 30; the group must have posts in the workspace (404).",
+      "`expires_in_days` 1 to 30, default 30; the group must have posts in the workspace (404). " +
+      "Idempotency-Key is not honoured: a replayed answer would have to keep the token.",
     tag,
     errors: [404],
-    idempotency: "optional",
   }),
   listReviewLinks: operation({
     scope: "posts:read",

@@ -272,6 +272,25 @@ const ValidationFinding = t.Object(
   { title: "PostValidationFinding" },
 );
 
+/** One count of a body item's text, as `checkItem` counts it before publishing. */
+const TextLength = t.Object(
+  {
+    pointer: t.String({ description: "The body item: /posts/{i}/body/{n}." }),
+    channel: t.String(),
+    destination_id: t.Union([t.String(), t.Null()], {
+      description: "Null for a draft naming only a channel.",
+    }),
+    used: t.Integer({ minimum: 0 }),
+    limit: t.Integer({ minimum: 0 }),
+    unit: t.Union([t.Literal("characters"), t.Literal("bytes")], {
+      description:
+        "characters: as the network counts them (graphemes, code points, URLs as 23, X's weights, " +
+        "UTF-16 units; see networks.md); bytes: UTF-8 bytes.",
+    }),
+  },
+  { title: "PostValidationLength" },
+);
+
 /**
  * The answer of POST /posts/validate: `valid` and `errors` are about this request; `warnings` (an
  * addition) say what publishing drafts would refuse.
@@ -284,6 +303,12 @@ export const PostValidation = t.Object(
     warnings: t.Array(ValidationFinding, {
       description:
         "For drafts: what publishing them would refuse (code public_unpublishable); empty otherwise.",
+    }),
+    lengths: t.Array(TextLength, {
+      description:
+        "An addition: each body item's text length by its network's own counts, against the " +
+        "destination's limit (or the network's default for a draft naming only a channel), whatever " +
+        "the request's other findings; one entry per count (Bluesky counts characters and bytes).",
     }),
   },
   { title: "PostValidation" },

@@ -24,7 +24,8 @@ async function requireAwaitingApproval(tx: Db, post: PostRow): Promise<ApprovalR
       : `has approval status ${approval.status}`;
   throw new ProblemError(
     "public_conflict",
-    `Post ${post.id} is not awaiting approval: it ${what}. Only a draft whose approval.status is requested can be approved or sent back.`,
+    `Post ${post.id} is not awaiting approval: it ${what}. ` +
+      "Only a draft whose approval.status is requested can be approved or sent back.",
   );
 }
 

@@ -17,8 +17,10 @@ import {
   exactTimeDetail,
   parseWhen,
   publicationErrors,
+  textLengths,
   timeZoneErrors,
   type PostContent,
+  type TextLength,
 } from "./rules.ts";
 import { enterPosts } from "./transition.ts";
 import { asDraftAwaitingApproval, needsApproval, requestApprovals } from "../approvals/request.ts";
@@ -103,6 +105,8 @@ interface Planned {
   assets: AssetRow[];
   /** A draft's: what publishing it would refuse. */
   warnings: FieldError[];
+  /** The dry run's: each body item's text length by the network's counts. */
+  lengths: TextLength[];
 }
 
 /** Everything Create Post decides before writing: the rows to store, or the findings that refuse it. */
@@ -112,6 +116,8 @@ export interface CreatePlan {
   immediate: boolean;
   /** For drafts: what publishing them would refuse (a draft is stored all the same). */
   warnings: FieldError[];
+  /** The dry run's text lengths per body item and network count (see `textLengths`). */
+  lengths: TextLength[];
 }
 
 async function resolveAssets(
@@ -173,7 +179,8 @@ export async function planCreatePosts(args: {
   const schedule = await scheduleOf({ db, workspace, input, when, planned, now }, findings);
   const rows = planned.map((p) => plannedRow({ workspace, input, when, schedule, now }, p));
   const warnings = planned.flatMap((p) => p.warnings);
-  return { findings, rows, immediate: when?.mode === "now", warnings };
+  const lengths = planned.flatMap((p) => p.lengths);
+  return { findings, rows, immediate: when?.mode === "now", warnings, lengths };
 }
 
 type ParsedWhen = ReturnType<typeof parseWhen>;
@@ -259,7 +266,8 @@ async function planItem(
   } else if (destination) {
     findings.add("public_unpublishable", publicationErrors(h, content, destination, assets, base));
   }
-  return { content, destination, assets: [...assets.values()], warnings };
+  const lengths = withWarnings ? textLengths(h, content, destination, assets, base) : [];
+  return { content, destination, assets: [...assets.values()], warnings, lengths };
 }
 
 /** The item's destination: required to publish or schedule; a draft may name a channel instead. */
@@ -575,7 +583,13 @@ export async function validatePosts(args: {
       else if (!(error instanceof RollBack)) throw error;
     }
   }
-  return { object: "post_validation" as const, valid: errors.length === 0, errors, warnings };
+  return {
+    object: "post_validation" as const,
+    valid: errors.length === 0,
+    errors,
+    warnings,
+    lengths: plan.lengths,
+  };
 }
 
 /** One entry of a post_validation's `errors` or `warnings`. */

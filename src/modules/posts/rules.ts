@@ -175,18 +175,7 @@ function contentPublicationErrors(
   content.body.forEach((text, index) => {
     const pointer = `${base}/body/${index}`;
     const attached = content.assetItems.filter((a) => a.item_index === index && assets.has(a.asset_id));
-    const media = attached.map((a) => {
-      const asset = assets.get(a.asset_id)!;
-      return {
-        assetId: asset.id,
-        contentType: asset.contentType,
-        byteSize: asset.byteSize,
-        width: asset.width,
-        height: asset.height,
-        durationSec: asset.durationSec,
-        altText: null,
-      };
-    });
+    const media = attached.map((a) => mediaFactsOf(assets.get(a.asset_id)!));
     if (text.trim() === "" && media.length === 0)
       errors.push({ pointer, code: "custom", detail: "is empty and has no media" });
     if (rules?.checkItem) {
@@ -211,6 +200,66 @@ function contentPublicationErrors(
     }
   });
   return errors;
+}
+
+/** One counter of a post_validation's `lengths`: a body item's text by one of its network's counts. */
+export interface TextLength {
+  pointer: string;
+  channel: string;
+  destination_id: string | null;
+  used: number;
+  limit: number;
+  unit: "characters" | "bytes";
+}
+
+/**
+ * Every body item's text length by the network's own counts (`measureText`, the counts `checkItem`
+ * refuses over), against the destination's limits or, for a draft naming only its channel, the
+ * network's defaults: the counters a composer shows beside each item.
+ */
+export function textLengths(
+  h: Herald,
+  content: PostContent,
+  destination: DestinationRow | null,
+  assets: Map<string, AssetRow>,
+  base: string,
+): TextLength[] {
+  const network = h.providers.adapter(content.channel);
+  if (!network?.measureText) return [];
+  const limits = (destination ? destination.limits : network.defaultLimits) as ChannelLimits;
+  return content.body.flatMap((text, index) => {
+    const media = content.assetItems
+      .filter((a) => a.item_index === index && assets.has(a.asset_id))
+      .map((a) => mediaFactsOf(assets.get(a.asset_id)!));
+    const input = {
+      // The counters count what will be sent: a tracked post's URLs as its short links.
+      text: content.linkTracking ? textAsSent(h, text) : text,
+      media,
+      options: content.destinationOptions[content.channel] ?? {},
+      limits,
+      publicMediaUrls: publicMediaUrls(h),
+      externalId: destination?.externalId ?? "",
+    };
+    return network.measureText!(input).map((m) => ({
+      pointer: `${base}/body/${index}`,
+      channel: content.channel,
+      destination_id: destination?.id ?? null,
+      ...m,
+    }));
+  });
+}
+
+/** An asset as the networks' checks see it. */
+function mediaFactsOf(asset: AssetRow) {
+  return {
+    assetId: asset.id,
+    contentType: asset.contentType,
+    byteSize: asset.byteSize,
+    width: asset.width,
+    height: asset.height,
+    durationSec: asset.durationSec,
+    altText: null,
+  };
 }
 
 /** Herald's own check and the adapter's may both refuse the same item: one entry per pointer. */

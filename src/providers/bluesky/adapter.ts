@@ -75,6 +75,10 @@ export const BLUESKY_RULES: NetworkRules = {
     return [...problems, ...unattachedAltTextProblems(options, assetIds)];
   },
   checkItem: (input) => checkBlueskyItem(input),
+  measureText: ({ text, limits }) => [
+    { used: countGraphemes(text), limit: limits.maxCharacters, unit: "characters" },
+    { used: utf8Length(text), limit: BLUESKY_MAX_TEXT_BYTES, unit: "bytes" },
+  ],
   supportsThreads: true,
   // 35,000 write points a day at 3 per record.
   dailyCap: 11_666,

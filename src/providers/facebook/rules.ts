@@ -46,6 +46,9 @@ export const FACEBOOK_RULES: NetworkRules = {
       ? [{ pointer: "/link", detail: "a link post carries no media; remove the media or the link" }]
       : [],
   checkItem: (input) => checkFacebookItem(input),
+  measureText: ({ text, limits }) => [
+    { used: [...text].length, limit: limits.maxCharacters, unit: "characters" },
+  ],
   supportsThreads: false,
   // Meta publishes no per-Page post cap (reels alone: 30 a day, enforced by Meta).
   dailyCap: null,

@@ -49,6 +49,9 @@ export const INSTAGRAM_RULES: NetworkRules = {
   ),
   checkOptions: ({ options, assetIds }) => unattachedAltTextProblems(options, assetIds),
   checkItem: (input) => checkInstagramItem(input),
+  measureText: ({ text, limits }) => [
+    { used: [...text].length, limit: limits.maxCharacters, unit: "characters" },
+  ],
   supportsThreads: false,
   // content_publishing_limit: 100 API-published posts per account in a rolling 24 h (a carousel is one).
   dailyCap: 100,

@@ -46,6 +46,9 @@ export const LINKEDIN_RULES: NetworkRules = {
     { additionalProperties: false },
   ),
   checkItem: (input) => checkLinkedInItem(input),
+  measureText: ({ text, limits }) => [
+    { used: escapeLittleText(text).length, limit: limits.maxCharacters, unit: "characters" },
+  ],
   supportsThreads: false,
   dailyCap: null,
   monthlyPostLimit: null,

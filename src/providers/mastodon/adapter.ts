@@ -53,6 +53,9 @@ export const MASTODON_RULES: NetworkRules = {
   defaultLimits: MASTODON_DEFAULT_LIMITS,
   optionsSchema: null,
   checkItem: (input) => checkMastodonItem(input),
+  measureText: ({ text, limits }) => [
+    { used: mastodonLength(text), limit: limits.maxCharacters, unit: "characters" },
+  ],
   supportsThreads: true,
   dailyCap: null,
   monthlyPostLimit: null,

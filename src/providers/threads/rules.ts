@@ -53,6 +53,9 @@ export const THREADS_RULES: NetworkRules = {
   ),
   checkOptions: ({ options, assetIds }) => unattachedAltTextProblems(options, assetIds),
   checkItem: (input) => checkThreadsItem(input),
+  measureText: ({ text, limits }) => [
+    { used: threadsLength(text), limit: limits.maxCharacters, unit: "characters" },
+  ],
   supportsThreads: true,
   // 250 API-published posts per profile in a rolling 24 h (a carousel counts once).
   dailyCap: 250,

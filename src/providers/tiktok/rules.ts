@@ -104,6 +104,14 @@ export const TIKTOK_RULES: NetworkRules = {
   ),
   checkOptions: ({ options }) => checkTikTokOptions(options),
   checkItem: (input) => checkTikTokItem(input),
+  // A photo post's description is longer than a video's caption (UTF-16 units, as TikTok counts).
+  measureText: ({ text, media }) => [
+    {
+      used: text.length,
+      limit: tiktokPostKind(media) === "photo" ? TIKTOK_PHOTO_DESCRIPTION_MAX : TIKTOK_VIDEO_CAPTION_MAX,
+      unit: "characters",
+    },
+  ],
   supportsThreads: false,
   // TikTok caps API posts per creator per day without publishing the number; its refusal
   // (spam_risk_too_many_posts) is retried a day later instead.

@@ -29,7 +29,11 @@ export function xPreview(input: PreviewInput) {
       display: shortenedLink(l.href!, X_DISPLAY_URL_KEEP),
     }));
     if (links.length > 0) linked = true;
-    const entities = ordered(links, findMentions(item.body), findTags(item.body, { cash: true }));
+    const entities = ordered(
+      links,
+      findMentions(item.body, { ascii: true }),
+      findTags(item.body, { cash: true }),
+    );
     return html`${authorLine({ author: input.author, handle: atHandle(input.author.handle), at: whenText(input.at) })}
 ${postText(item.body, entities, { chars: 280, more: "Show more" })}${mediaGrid(item.media, { kind: "grid", altBadge: true })}`;
   });

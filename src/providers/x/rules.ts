@@ -83,7 +83,7 @@ export function checkXItem(input: {
   limits: Partial<ChannelLimits> | null | undefined;
 }): ItemProblem[] {
   const { text, media, options } = input;
-  const limits = { ...X_LIMITS, ...positiveLimits(input.limits) };
+  const limits = xLimitsOf(input.limits);
   const problems: ItemProblem[] = [];
   problems.push(...xTextProblems(text, limits.maxCharacters));
   const kinds = media.map((m) => xMediaKind(m.contentType));
@@ -141,6 +141,13 @@ export const X_RULES: NetworkRules = {
   ),
   checkOptions: ({ options, assetIds }) => unattachedAltTextProblems(options, assetIds),
   checkItem: (input) => checkXItem(input),
+  measureText: ({ text, limits }) => [
+    {
+      used: xWeightedLength(text, xLimitsOf(limits).maxCharacters),
+      limit: xLimitsOf(limits).maxCharacters,
+      unit: "characters",
+    },
+  ],
   supportsThreads: true,
   // 300 posts per 3 h per user.
   dailyCap: 2_400,
@@ -154,6 +161,17 @@ export const X_RULES: NetworkRules = {
  * a floor of X's count. This bounds the library's work per item to a few times the limit.
  */
 const FAR_OVER = 4;
+
+/** A destination's limits over X's standard ones (rows stored before the adapter have none). */
+function xLimitsOf(limits: Partial<ChannelLimits> | null | undefined): ChannelLimits {
+  return { ...X_LIMITS, ...positiveLimits(limits) };
+}
+
+/** The text's weighted length as X counts it; far over the limit, its grapheme count (a floor of it). */
+function xWeightedLength(text: string, maxCharacters: number): number {
+  const graphemes = countGraphemes(text);
+  return graphemes > FAR_OVER * maxCharacters ? graphemes : xTextFacts(text).weightedLength;
+}
 
 function xTextProblems(text: string, maxCharacters: number): ItemProblem[] {
   const lengthProblem = (count: string) => ({

@@ -71,6 +71,9 @@ export const YOUTUBE_RULES: NetworkRules = {
   ),
   checkOptions: ({ options }) => checkYouTubeOptions(options),
   checkItem: (input) => checkYouTubeItem(input),
+  measureText: ({ text }) => [
+    { used: utf8Length(text), limit: YOUTUBE_MAX_DESCRIPTION_BYTES, unit: "bytes" },
+  ],
   supportsThreads: false,
   // videos.insert has its own bucket of 100 calls a day per Google Cloud project (one unit each):
   // no destination can upload more, whatever YouTube allows its channel.
