@@ -178,7 +178,7 @@ describe("publishing with tracked links", () => {
     expect((await links(created.id)).map((l) => l.code)).toEqual([link.code]);
   });
 
-  test("a publisher that died after the network stored item 1: the recovery finds it (same text), sends item 2 once", async () => {
+  test("a publisher died after item 1 was stored: the recovery finds it (same text), item 2 sent once", async () => {
     const body = ["crash-one https://example.com/c1", "crash-two https://example.com/c2"];
     const created = await create(w.blueskyId, body);
     onNth(w.bluesky, "createRecord", 1, () => (w.bluesky.hangAfterReceive = true));
