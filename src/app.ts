@@ -31,6 +31,7 @@ import { destinationRoutes, oauthCallbackRoutes } from "./http/routes/destinatio
 import { postRoutes } from "./http/routes/posts.ts";
 import { approvalRoutes } from "./http/routes/approvals.ts";
 import { postImportRoutes } from "./http/routes/post-imports.ts";
+import { postLinkRoutes, shortLinkRoutes } from "./http/routes/links.ts";
 import type { PublishingEngine } from "./modules/publishing/engine.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { signupRoutes } from "./http/routes/signup.ts";
@@ -205,6 +206,7 @@ function mountRoutes(
     .use(oauthCallbackRoutes(h))
     .use(assetTransferRoutes(h))
     .use(pageRoutes(h, clientAddress))
+    .use(shortLinkRoutes(h, clientAddress))
     .use(oauthRoutes(h, clientAddress))
     .use(passwordResetRoutes(h, clientAddress))
     .use(reviewPageRoutes(h, clientAddress))
@@ -223,6 +225,7 @@ function mountRoutes(
         .use(postRoutes(h, rails))
         .use(approvalRoutes(h, rails))
         .use(postImportRoutes(h, rails))
+        .use(postLinkRoutes(h, rails))
         .use(assetRoutes(h, rails))
         .use(webhookRoutes(h, rails))
         .use(analyticsRoutes(h, rails)),

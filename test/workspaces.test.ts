@@ -31,6 +31,7 @@ function expectWorkspace(r: TestResponse, status: number, fields: Record<string,
     name: expect.any(String),
     time_zone: expect.any(String),
     approval_required: expect.any(Boolean),
+    link_tracking: expect.objectContaining({ enabled: expect.any(Boolean) }),
     created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
   });

@@ -348,7 +348,7 @@ export interface paths {
         head?: never;
         /**
          * Rename a workspace or change its time zone
-         * @description Changes the name, the time zone or both. Send If-Match with the ETag you read to refuse a change made since (412).
+         * @description Changes the name, the time zone, whether posts need approval, or link tracking (`link_tracking`: the fields sent are merged into the stored ones; when enabled, URLs of posts created afterwards are published as short links that count clicks and redirect with the UTM presets). Send If-Match with the ETag you read to refuse a change made since (412).
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -843,6 +843,26 @@ export interface paths {
          * @description Each data row of the CSV is one post (row 1 names the columns: group, when, time_zone, channel, destination_id, body, media, first_comment); rows with the same `group` form one post group. Every row is judged by Create Post's own rules and codes. `dry_run: true` answers 200 with every row judged and stores nothing. Otherwise (Idempotency-Key required, `confirmed: true` when a row publishes or schedules) all rows are stored in one transaction (201; 202 when they wait for approval) or none: 422 `public_unpublishable` whose `errors` point at `/rows/<row>/<column>`, with `rows` beside them. Rows are numbered as a spreadsheet shows them (the header is row 1).
          */
         post: operations["importPosts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/{workspace_id}/posts/{post_id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a post's tracked links
+         * @description The short links the post published (one per URL of its body, made when it was first sent; none when the workspace's link_tracking was off or the post set link_tracking: false) with the clicks each has had. Every link is on one page.
+         */
+        get: operations["listPostLinks"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1599,6 +1619,8 @@ export interface components {
             media?: string[];
             media_items?: components["schemas"]["PostAssetItem"][];
             destination_options?: components["schemas"]["DestinationOptions"];
+            /** @description false: publish this post's URLs as written, even when the workspace tracks links (default true: tracked when the workspace's link_tracking is enabled) */
+            link_tracking?: boolean;
         };
         /**
          * CreatePostRequest
@@ -1852,6 +1874,27 @@ export interface components {
             /** Format: date-time */
             requested_at: string;
         };
+        /** LinkTracking */
+        LinkTracking: {
+            /** @description URLs in bodies of posts created from now on are published as <base>/l/{code} */
+            enabled: boolean;
+            /** @description utm_source, added to the redirect unless the URL already has this parameter */
+            utm_source: string | null;
+            /** @description utm_medium, added to the redirect unless the URL already has this parameter */
+            utm_medium: string | null;
+            /** @description utm_campaign, added to the redirect unless the URL already has this parameter */
+            utm_campaign: string | null;
+        };
+        /** LinkTrackingUpdate */
+        LinkTrackingUpdate: {
+            enabled?: boolean;
+            /** @description 1 to 100 characters; null removes the preset */
+            utm_source?: string | null;
+            /** @description 1 to 100 characters; null removes the preset */
+            utm_medium?: string | null;
+            /** @description 1 to 100 characters; null removes the preset */
+            utm_campaign?: string | null;
+        };
         /** MetricCoverage */
         MetricCoverage: {
             total_posts: number;
@@ -1933,6 +1976,8 @@ export interface components {
             version: number;
             payload: components["schemas"]["PostPayload"];
             asset_ids: string[];
+            /** @description Its URLs are published as tracked short links (<base>/l/{code}); decided when the post is created: the workspace's link_tracking.enabled and the post's own link_tracking */
+            link_tracking: boolean;
             destination_id: string | null;
             /** Format: date-time */
             scheduled_at: string | null;
@@ -2412,6 +2457,29 @@ export interface components {
             cancel_at: string | null;
             cancel_at_period_end: boolean;
         } | null;
+        /** TrackedLink */
+        TrackedLink: {
+            /** @constant */
+            object: "tracked_link";
+            /** @description The short code (10 base62 characters) */
+            code: string;
+            /** @description What the post published: <HERALD_BASE_URL>/l/{code} */
+            short_url: string;
+            /** @description The URL as the post's body wrote it */
+            url: string;
+            /** @description Where the short link redirects: url with the UTM presets added */
+            target: string;
+            /** @description Clicks counted so far (GET only; HEAD is not counted) */
+            clicks: string | number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** TrackedLinkList */
+        TrackedLinkList: {
+            data: components["schemas"]["TrackedLink"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
         /**
          * UpdateChatNotificationSettingsRequest
          * @example {
@@ -2477,6 +2545,14 @@ export interface components {
          * @example {
          *       "approval_required": true
          *     }
+         * @example {
+         *       "link_tracking": {
+         *         "enabled": true,
+         *         "utm_source": "herald",
+         *         "utm_medium": "social",
+         *         "utm_campaign": "launch"
+         *       }
+         *     }
          */
         UpdateWorkspaceRequest: {
             /** @description 1 to 200 characters, not only spaces */
@@ -2485,6 +2561,7 @@ export interface components {
             time_zone?: string;
             /** @description Changing it also needs the posts:approve scope */
             approval_required?: boolean;
+            link_tracking?: components["schemas"]["LinkTrackingUpdate"];
         };
         /** WebhookDelivery */
         WebhookDelivery: {
@@ -2595,6 +2672,7 @@ export interface components {
             time_zone: string;
             /** @description Posts that would publish or schedule wait for a holder of posts:approve */
             approval_required: boolean;
+            link_tracking: components["schemas"]["LinkTracking"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -9910,17 +9988,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The subscription does not permit it (public_subscription_required) or a usage limit */
-            402: {
-                headers: {
-                    /** @description The request id (echoed or generated); also `request_id` in problems. */
-                    "Service-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
             403: {
                 headers: {
@@ -10231,17 +10298,6 @@ export interface operations {
                     "Service-Request-Id": string;
                     /** @description A Bearer challenge. */
                     "WWW-Authenticate": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The subscription does not permit it (public_subscription_required) or a usage limit */
-            402: {
-                headers: {
-                    /** @description The request id (echoed or generated); also `request_id` in problems. */
-                    "Service-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10559,17 +10615,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The subscription does not permit it (public_subscription_required) or a usage limit */
-            402: {
-                headers: {
-                    /** @description The request id (echoed or generated); also `request_id` in problems. */
-                    "Service-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
             403: {
                 headers: {
@@ -10714,17 +10759,6 @@ export interface operations {
                     "Service-Request-Id": string;
                     /** @description A Bearer challenge. */
                     "WWW-Authenticate": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The subscription does not permit it (public_subscription_required) or a usage limit */
-            402: {
-                headers: {
-                    /** @description The request id (echoed or generated); also `request_id` in problems. */
-                    "Service-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10991,6 +11025,145 @@ export interface operations {
             };
             /** @description Valid request that cannot be published (public_unpublishable) */
             422: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (public_rate_limited); see Retry-After */
+            429: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description URL and headers above 16 KiB (public_request_header_too_large) */
+            431: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (public_internal_error) */
+            500: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (public_unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Seconds to wait before polling or retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPostLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed when valid; generated otherwise. */
+                "Service-Request-Id"?: string;
+            };
+            path: {
+                /** @description The workspace's id. */
+                workspace_id: string;
+                /** @description The post's id. */
+                post_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description Present while the account's subscription is in `grace` (`grace; read_only_at=<timestamp>`) or `read_only` (`read_only`): see docs/billing.md. */
+                    "Herald-Billing-Warning"?: string;
+                    /** @description `<…>; rel="next"` when another page exists. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackedLinkList"];
+                };
+            };
+            /** @description Invalid request (public_invalid_request) */
+            400: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid API key (public_authentication_required) */
+            401: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    /** @description A Bearer challenge. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope (public_scope_missing), is not live, or its account's address is not confirmed yet (public_email_unconfirmed) */
+            403: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or a workspace the key cannot use (public_not_found) */
+            404: {
+                headers: {
+                    /** @description The request id (echoed or generated); also `request_id` in problems. */
+                    "Service-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body above 1 MiB (public_payload_too_large) */
+            413: {
                 headers: {
                     /** @description The request id (echoed or generated); also `request_id` in problems. */
                     "Service-Request-Id": string;

@@ -29,6 +29,7 @@ const CREATE_OPTIONS = {
   "time-zone": { type: "string" },
   file: { type: "string" },
   yes: { type: "boolean", short: "y" },
+  "no-link-tracking": { type: "boolean" },
   workspace: { type: "string" },
 } as const;
 
@@ -199,12 +200,19 @@ async function createBody(p: Parsed, config: Target, workspace: string, help: st
     many(p, "destination"),
     when === "draft",
   );
-  return { items, when, group, timeZone, targets };
+  return { items, when, group, timeZone, targets, untracked: flag(p, "no-link-tracking") };
 }
 
 /** The Create Post body for `targets`, with `media` attached to the first item of each. */
 function requestBody(
-  parts: { items: string[]; when: string; group: string; timeZone?: string; targets: PostTarget[] },
+  parts: {
+    items: string[];
+    when: string;
+    group: string;
+    timeZone?: string;
+    targets: PostTarget[];
+    untracked: boolean;
+  },
   media: string[],
 ) {
   return {
@@ -212,7 +220,12 @@ function requestBody(
     ...(parts.when === "draft" ? {} : { confirmed: true }),
     ...(parts.timeZone ? { time_zone: parts.timeZone } : {}),
     group: parts.group,
-    posts: parts.targets.map((t) => ({ ...t.ref, body: parts.items, ...(media.length ? { media } : {}) })),
+    posts: parts.targets.map((t) => ({
+      ...t.ref,
+      body: parts.items,
+      ...(media.length ? { media } : {}),
+      ...(parts.untracked ? { link_tracking: false } : {}),
+    })),
   };
 }
 

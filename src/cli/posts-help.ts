@@ -37,6 +37,7 @@ Options:
   --time-zone ZONE     IANA zone for now or TIME (default: the workspace's); a local TIME is read in
                        it (a time the clocks skip is refused, one they pass twice is the first)
   --yes, -y            confirm publishing or scheduling without asking (needed without a terminal)
+  --no-link-tracking   publish URLs as written, even when the workspace tracks links
   --workspace ws_…     workspace
   --json               print the API's post_set
 
@@ -57,8 +58,8 @@ Options:
 /** `herald posts get --help`. */
 export const GET_HELP = `Usage: herald posts get ID [--attempts] [--workspace ws_…] [--json]
 
-Shows one post: state, destination, times, text items, published links and the last error.
---attempts adds its publishing attempts.`;
+Shows one post: state, destination, times, text items, published links, its tracked short links
+with their clicks, and the last error. --attempts adds its publishing attempts.`;
 
 /** `herald posts cancel --help`. */
 export const CANCEL_HELP = `Usage: herald posts cancel ID [--yes] [--workspace ws_…] [--json]

@@ -63,7 +63,7 @@ async function listPosts(args: string[]): Promise<string> {
 }
 
 /** One post for people: its fields, then its items, links and attempts. */
-function describePost(post: any): string {
+function describePost(post: any, links: any[] = []): string {
   const error = post.last_error ? `${post.last_error.code}: ${post.last_error.message}` : null;
   const blocks = [
     fields([
@@ -93,6 +93,14 @@ function describePost(post: any): string {
       table(
         ["item", "link"],
         post.receipts.map((r: any) => [r.item_index + 1, r.url]),
+        "",
+      ),
+    );
+  if (links.length)
+    blocks.push(
+      table(
+        ["short link", "clicks", "leads to"],
+        links.map((l: any) => [l.short_url, l.clicks, clip(l.target, 80)]),
         "",
       ),
     );
@@ -129,7 +137,11 @@ async function getPost(args: string[]): Promise<string> {
     "GET",
     `/workspaces/${workspace}/posts/${id}${flag(p, "attempts") ? "?include=attempts" : ""}`,
   );
-  return flag(p, "json") ? json(post) : describePost(post);
+  if (flag(p, "json")) return json(post);
+  const links = post.link_tracking
+    ? (await call(config, "GET", `/workspaces/${workspace}/posts/${id}/links`)).data
+    : [];
+  return describePost(post, links);
 }
 
 /** cancel, retry, reschedule: confirm, then one keyed POST; prints the post's new state. */

@@ -42,7 +42,9 @@ export type IdPrefix =
   | "rvl"
   | "apv"
   // CSV imports of posts (issue 31).
-  | "imp";
+  | "imp"
+  // Tracked short links (issue 31).
+  | "lnk";
 
 /**
  * A new id `<prefix>_<ulid>` in lower case: time-ordered (monotonic within one process), so

@@ -10,6 +10,7 @@ import { defineBillingTables } from "./tables/billing.ts";
 import type { TableBuilders } from "./tables/builders.ts";
 import { defineDestinationTables } from "./tables/destinations.ts";
 import { defineInstallationTables } from "./tables/installation.ts";
+import { defineLinkTables } from "./tables/links.ts";
 import { defineOauthTables } from "./tables/oauth.ts";
 import { definePostTables } from "./tables/posts.ts";
 import { defineSignupTables } from "./tables/signup.ts";
@@ -34,6 +35,7 @@ export function defineTables(b: TableBuilders) {
     ...defineInstallationTables(b),
     ...defineOauthTables(b, account),
     ...defineApprovalTables(b, { ...account, ...post }),
+    ...defineLinkTables(b, { ...account, ...post }),
   };
 }
 

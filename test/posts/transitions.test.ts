@@ -77,6 +77,7 @@ function row(state: PostState, extra: Partial<PostRow> = {}): PostRow {
     deferredUntil: null,
     retrySafety: "safe",
     lastError: null,
+    linkTracking: false,
     providerPending: null,
     attemptCount: 0,
     nextTrigger: "initial",

@@ -55,6 +55,8 @@ export const {
   postApprovalSteps,
   postComments,
   reviewLinks,
+  trackedLinks,
+  trackedLinkClicks,
 } = defineTables(builders);
 
 /** Compiles only while every table of `defineTables` is exported above. */

@@ -1,6 +1,7 @@
 // Tables of accounts and their people, workspaces, API keys, idempotency keys, audit records,
 // invitations and the mail outbox. Timestamps are integer milliseconds since the epoch (UTC);
 // responses format them with `iso()`.
+import type { LinkTrackingSettings } from "./links.ts";
 import type { TableBuilders } from "./builders.ts";
 
 /** The account tables. */
@@ -42,6 +43,8 @@ export function defineAccountTables(b: TableBuilders) {
       timeZone: b.text("time_zone").notNull(),
       /** Posts that would publish or schedule wait for a holder of posts:approve (DESIGN.md). */
       approvalRequired: b.boolean("approval_required").notNull().default(false),
+      /** Short links with UTM presets (null: never set, tracking off). */
+      linkTracking: b.json("link_tracking").$type<LinkTrackingSettings | null>(),
       createdAt: b.integer("created_at").notNull(),
       updatedAt: b.integer("updated_at").notNull(),
     },

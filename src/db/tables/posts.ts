@@ -55,6 +55,8 @@ export function definePostTables(
       deferredUntil: b.integer("deferred_until"),
       retrySafety: b.text("retry_safety").notNull(),
       lastError: b.json("last_error").$type<Record<string, unknown> | null>(),
+      /** Its URLs are published as tracked short links (decided at creation: workspace and post). */
+      linkTracking: b.boolean("link_tracking").notNull().default(false),
       /** A body item the network accepted and is still processing (awaiting-provider). */
       providerPending: b.json("provider_pending").$type<StoredProviderPending | null>(),
       attemptCount: b.integer("attempt_count").notNull().default(0),

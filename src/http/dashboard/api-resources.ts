@@ -32,6 +32,7 @@ import type {
   WebhookEndpointWithSecret as WebhookEndpointWithSecretSchema,
 } from "../routes/webhooks-schemas.ts";
 import type { Workspace as WorkspaceSchema } from "../routes/workspaces-schemas.ts";
+import type { TrackedLink as TrackedLinkSchema } from "../routes/links-schemas.ts";
 
 /** A page of a listing (`listingSchema`). */
 export interface Listing<T> {
@@ -61,3 +62,4 @@ export type WebhookEndpointWithSecret = Static<typeof WebhookEndpointWithSecretS
 export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
 export type GroupAnalytics = Static<typeof GroupAnalyticsSchema>;
 export type AnalyticsSeries = Static<typeof Series>;
+export type TrackedLink = Static<typeof TrackedLinkSchema>;

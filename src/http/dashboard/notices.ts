@@ -43,6 +43,7 @@ export const NOTICES = {
     saved: "The workspace's settings are saved.",
     "queue-saved": "The posting times are saved.",
     "approval-saved": "Saved: the approval setting of the workspace.",
+    "links-saved": "Link tracking is saved.",
   },
   keys: {
     revoked: "The key is revoked: the API refuses it from now on.",

@@ -1,7 +1,7 @@
 import { html, type Markup } from "../pages/html.ts";
 import type { FieldErrors } from "./api.ts";
 import { actionForms, ACTION_LABELS } from "./post-action-forms.ts";
-import type { Destination, Listing, Post } from "./api-resources.ts";
+import type { Destination, Listing, Post, TrackedLink } from "./api-resources.ts";
 import { excerpt, postPath, stateBadge, stateHint, whereTo } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { errorSummary, table } from "./ui.ts";
@@ -44,11 +44,12 @@ export async function renderPostDetail(
     return r.message(answer.status, "This post cannot be shown", [answer.body?.detail ?? "Try again later."]);
   const post = answer.body;
   const etag = answer.headers.get("etag") ?? "";
-  const [siblings, destinations] = await Promise.all([
+  const [siblings, destinations, links] = await Promise.all([
     r.api.get<Listing<Post>>(
       `/workspaces/${ws.id}/posts?${new URLSearchParams({ group: post.group, limit: "100" })}`,
     ),
     post.state === "draft" ? r.api.get<Listing<Destination>>(`/workspaces/${ws.id}/destinations`) : null,
+    post.link_tracking ? r.api.get<Listing<TrackedLink>>(`${path}/links`) : null,
   ]);
   const others = siblings.ok ? siblings.body.data.filter((p) => p.id !== post.id) : [];
   const zone = ws.timeZone;
@@ -63,6 +64,7 @@ ${facts(r, post)}
 <h2>Content</h2>
 ${body(post)}
 ${receipts(post, zone)}
+${links?.ok ? trackedLinks(post, links.body.data) : ""}
 <h2>Attempts</h2>
 ${attempts(post, zone)}
 ${
@@ -150,6 +152,25 @@ ${table({
     localTime(rc.published_at, zone),
   ]),
   empty: "",
+})}`;
+}
+
+/** The short links the post published, where each leads and its clicks (addresses shown, not linked). */
+function trackedLinks(post: Post, links: TrackedLink[]): Markup {
+  return html`<h2>Tracked links</h2>
+${table({
+  caption: "Tracked links and their clicks",
+  hideCaption: true,
+  head: ["Short link", "Leads to", "Clicks"],
+  rows: links.map((l) => [
+    html`<code>${l.short_url}</code>`,
+    html`<code>${l.target}</code>`,
+    String(l.clicks),
+  ]),
+  empty:
+    post.state === "published" || post.receipts.length > 0
+      ? "The post had no URL to track."
+      : "Its URLs become short links when it is published.",
 })}`;
 }
 

@@ -14,7 +14,7 @@ import {
 } from "./queue-editor.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { accountMembers } from "./team.ts";
-import { errorSummary, input, postForm, select, table } from "./ui.ts";
+import { choices, errorSummary, input, postForm, select, table } from "./ui.ts";
 import { notice, withNotice } from "./notices.ts";
 import { refusal, timeZoneOptions } from "./workspaces.ts";
 
@@ -25,11 +25,19 @@ interface Returned<V> {
   problem: string | null;
 }
 type GeneralValues = { name: string; time_zone: string; etag: string };
-type PageState = { general?: Returned<GeneralValues>; queue?: Returned<QueueRow[]>; status?: number };
+type LinkValues = { enabled: boolean; utm_source: string; utm_medium: string; utm_campaign: string };
+type PageState = {
+  general?: Returned<GeneralValues>;
+  queue?: Returned<QueueRow[]>;
+  links?: Returned<LinkValues>;
+  status?: number;
+};
+const UTM_FIELDS = ["utm_source", "utm_medium", "utm_campaign"] as const;
 
 /**
  * `/dashboard/workspaces/:id/settings`: name and time zone (PATCH with If-Match), the queue's posting
- * times (PUT /queue), and who can use the workspace (every person of the account; the keys allowed).
+ * times (PUT /queue), link tracking and its UTM presets (PATCH link_tracking), and who can use the
+ * workspace (every person of the account; the keys allowed).
  */
 export function workspaceSettingsPages(routes: DashboardRoutes): void {
   const base = "/dashboard/workspaces/:workspace_id/settings";
@@ -103,6 +111,32 @@ export function workspaceSettingsPages(routes: DashboardRoutes): void {
       if (refused) return refused;
       const { errors, problem } = rowErrorsOf(answer, wanted.rowOfWindow);
       return settingsPage(r, { queue: { values: rows, errors, problem }, status: answer.status });
+    })
+    .form(`${base}/links`, async (r, form) => {
+      const values: LinkValues = {
+        enabled: form.get("enabled") === "true",
+        utm_source: form.get("utm_source") ?? "",
+        utm_medium: form.get("utm_medium") ?? "",
+        utm_campaign: form.get("utm_campaign") ?? "",
+      };
+      // An empty box removes that preset.
+      const presets = Object.fromEntries(UTM_FIELDS.map((f) => [f, values[f].trim() || null]));
+      const answer = await r.api.call("PATCH", `/workspaces/${r.workspace!.id}`, {
+        body: { link_tracking: { enabled: values.enabled, ...presets } },
+      });
+      if (answer.ok)
+        return r.redirect(
+          withNotice(
+            `/dashboard/workspaces/${r.workspace!.id}/settings`,
+            "workspace-settings",
+            "links-saved",
+          ),
+        );
+      const refused = refusal(r, answer.status);
+      if (refused) return refused;
+      const errors = fieldErrorsOf(answer);
+      const problem = errors.size ? null : (answer.body?.detail ?? "Not saved.");
+      return settingsPage(r, { links: { values, errors, problem }, status: answer.status });
     });
 }
 
@@ -123,6 +157,17 @@ async function settingsPage(r: DashboardRequest, state: PageState): Promise<Resp
     problem: null,
   };
   const queueRows = state.queue?.values ?? queueRowsOf(queue.ok ? queue.body.windows : []);
+  const tracking = current.ok ? current.body.link_tracking : null;
+  const links: Returned<LinkValues> = state.links ?? {
+    values: {
+      enabled: tracking?.enabled ?? false,
+      utm_source: tracking?.utm_source ?? "",
+      utm_medium: tracking?.utm_medium ?? "",
+      utm_campaign: tracking?.utm_campaign ?? "",
+    },
+    errors: new Map(),
+    problem: null,
+  };
   return r.render(
     `Settings of ${ws.name}`,
     html`<h1>Settings of ${ws.name}</h1>
@@ -149,6 +194,16 @@ ${
         problem: state.queue?.problem ?? null,
       })
     : html`<p class="muted">Your role (${role}) cannot change the posting times.</p>`
+}
+<h2>Link tracking</h2>
+<p>When it is on, the URLs of posts created from now on are published as short links of this server
+(<code>${r.h.config.baseUrl}/l/…</code>) that count clicks (per day, nothing about who clicked) and
+redirect with the UTM parameters below. A post can opt out when it is created.</p>
+${
+  roleAllows(role, "workspaces:write")
+    ? linkTrackingForm(r, links)
+    : html`<p>Link tracking is ${links.values.enabled ? "on" : "off"}.</p>
+<p class="muted">Your role (${role}) cannot change it.</p>`
 }
 ${await accessSection(r)}`,
     { section: "settings", status: state.status ?? 200 },
@@ -206,6 +261,41 @@ ${select({
   errors,
 })}
 <button type="submit">Save</button>`,
+)}`;
+}
+
+function linkTrackingForm(r: DashboardRequest, links: Returned<LinkValues>): Markup {
+  const { values, errors } = links;
+  const labels = { utm_source: "UTM source", utm_medium: "UTM medium", utm_campaign: "UTM campaign" };
+  return html`${errorSummary(errors, links.problem, {
+    "/link_tracking/enabled": "Track links",
+    "/link_tracking/utm_source": labels.utm_source,
+    "/link_tracking/utm_medium": labels.utm_medium,
+    "/link_tracking/utm_campaign": labels.utm_campaign,
+  })}
+${postForm(
+  { action: `/dashboard/workspaces/${r.workspace!.id}/settings/links`, csrf: r.csrf, label: "Link tracking" },
+  html`${choices({
+    name: "enabled",
+    pointer: "/link_tracking/enabled",
+    legend: "Short links",
+    type: "checkbox",
+    options: [{ value: "true", label: "Track links: publish URLs as short links that count clicks" }],
+    checked: values.enabled ? ["true"] : [],
+    errors,
+  })}
+${UTM_FIELDS.map((field) =>
+  input({
+    name: field,
+    pointer: `/link_tracking/${field}`,
+    label: labels[field],
+    hint: `Added as ${field} unless the URL has one; leave empty for none.`,
+    value: values[field],
+    maxlength: 100,
+    errors,
+  }),
+)}
+<button type="submit">Save link tracking</button>`,
 )}`;
 }
 

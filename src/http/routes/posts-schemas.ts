@@ -44,6 +44,13 @@ export const PostItemBody = t.Object(
     media: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 200 }), { maxItems: 20 })),
     media_items: t.Optional(t.Array(AssetItem, { maxItems: 100 })),
     destination_options: t.Optional(DestinationOptions),
+    link_tracking: t.Optional(
+      t.Boolean({
+        description:
+          "false: publish this post's URLs as written, even when the workspace tracks links " +
+          "(default true: tracked when the workspace's link_tracking is enabled)",
+      }),
+    ),
   },
   { title: "CreatePostItem", additionalProperties: false },
 );
@@ -116,6 +123,11 @@ export const Post = t.Object(
       { title: "PostPayload" },
     ),
     asset_ids: t.Array(t.String()),
+    link_tracking: t.Boolean({
+      description:
+        "Its URLs are published as tracked short links (<base>/l/{code}); decided when the post is " +
+        "created: the workspace's link_tracking.enabled and the post's own link_tracking",
+    }),
     destination_id: Nullable(t.String()),
     scheduled_at: Nullable(Timestamp),
     time_zone: t.String(),

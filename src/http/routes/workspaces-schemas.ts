@@ -1,6 +1,36 @@
 import { t } from "elysia";
 import { Timestamp } from "../docs.ts";
-import { Closed } from "./common-schemas.ts";
+import { Closed, Nullable } from "./common-schemas.ts";
+
+const UTM_HELP = "added to the redirect unless the URL already has this parameter";
+
+/** A workspace's link tracking: short links and the UTM parameters their redirects add. */
+export const LinkTracking = t.Object(
+  {
+    enabled: t.Boolean({
+      description: "URLs in bodies of posts created from now on are published as <base>/l/{code}",
+    }),
+    utm_source: Nullable(t.String({ description: `utm_source, ${UTM_HELP}` })),
+    utm_medium: Nullable(t.String({ description: `utm_medium, ${UTM_HELP}` })),
+    utm_campaign: Nullable(t.String({ description: `utm_campaign, ${UTM_HELP}` })),
+  },
+  { title: "LinkTracking" },
+);
+
+const UtmValue = Nullable(
+  t.String({ minLength: 1, maxLength: 100, description: "1 to 100 characters; null removes the preset" }),
+);
+
+/** The link_tracking part of PATCH: the fields sent replace the stored ones, the others stay. */
+const LinkTrackingPatch = Closed(
+  {
+    enabled: t.Optional(t.Boolean()),
+    utm_source: t.Optional(UtmValue),
+    utm_medium: t.Optional(UtmValue),
+    utm_campaign: t.Optional(UtmValue),
+  },
+  { title: "LinkTrackingUpdate", minProperties: 1 },
+);
 
 /** A workspace: its name and time zone. */
 export const Workspace = t.Object(
@@ -12,6 +42,7 @@ export const Workspace = t.Object(
     approval_required: t.Boolean({
       description: "Posts that would publish or schedule wait for a holder of posts:approve",
     }),
+    link_tracking: LinkTracking,
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -44,10 +75,17 @@ export const PatchWorkspaceBody = Closed(
     approval_required: t.Optional(
       t.Boolean({ description: "Changing it also needs the posts:approve scope" }),
     ),
+    link_tracking: t.Optional(LinkTrackingPatch),
   },
   {
     title: "UpdateWorkspaceRequest",
     minProperties: 1,
-    examples: [{ time_zone: "America/New_York" }, { approval_required: true }],
+    examples: [
+      { time_zone: "America/New_York" },
+      { approval_required: true },
+      {
+        link_tracking: { enabled: true, utm_source: "herald", utm_medium: "social", utm_campaign: "launch" },
+      },
+    ],
   },
 );

@@ -87,8 +87,10 @@ const doc = {
     operationId: "updateWorkspace",
     summary: "Rename a workspace or change its time zone",
     description:
-      "Changes the name, the time zone or both. Send If-Match with the ETag you read to refuse " +
-      "a change made since (412).",
+      "Changes the name, the time zone, whether posts need approval, or link tracking " +
+      "(`link_tracking`: the fields sent are merged into the stored ones; when enabled, URLs of posts " +
+      "created afterwards are published as short links that count clicks and redirect with the UTM " +
+      "presets). Send If-Match with the ETag you read to refuse a change made since (412).",
     tag,
     errors: [404],
     ifMatch: "optional",

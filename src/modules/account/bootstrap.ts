@@ -42,6 +42,7 @@ export async function insertAccountWithOwner(
     name: input.workspaceName,
     timeZone: "UTC",
     approvalRequired: false,
+    linkTracking: null,
     createdAt: now,
     updatedAt: now,
   });

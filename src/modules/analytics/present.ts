@@ -25,14 +25,16 @@ export function presentPostAnalytics(row: PostAnalyticsRow) {
 
 /**
  * A group's totals: each metric summed over the posts with numbers, with its coverage: the group's
- * published posts, those whose network reported that metric in their last good read, and those
+ * published posts, those whose network reported that metric in their last good read (or, for
+ * link_clicks, whose tracked links Herald counted), and those
  * whose last read failed.
  */
 export function groupTotals(rows: PostAnalyticsRow[]) {
   const failed = rows.filter((r) => r.lastError !== null).length;
   return Object.fromEntries(
     METRICS.map((metric) => {
-      const read = rows.filter((r) => r.fetchedAt !== null);
+      // A post not read yet still has Herald's own link clicks (rows with tracked links offer them).
+      const read = rows.filter((r) => r.fetchedAt !== null || r.offered.includes(metric));
       const value = read.reduce((sum, r) => sum + (r.metrics[metric] ?? 0), 0);
       const fetched = read.filter((r) => r.offered.includes(metric)).length;
       const coverage = { total_posts: rows.length, fetched_posts: fetched, failed_posts: failed };

@@ -4,6 +4,7 @@ import { inTransaction } from "../../db/transaction.ts";
 import type { Herald } from "../../herald.ts";
 import { invalid, notFound, ProblemError } from "../../core/problem.ts";
 import { METRICS } from "../../providers/types.ts";
+import { clicksOfPosts } from "../links/repo.ts";
 import { findWorkspaceById } from "../workspaces/repo.ts";
 import { zeroMetrics } from "./cadence.ts";
 import { presentGroupAnalytics } from "./present.ts";
@@ -13,6 +14,7 @@ import {
   listGroupAnalytics,
   listPublishedBetween,
   makeGroupDue,
+  type PostAnalyticsRow,
 } from "./repo.ts";
 
 /** On-demand refreshes a workspace may ask for per hour (each reads a whole group from the networks). */
@@ -21,9 +23,30 @@ export const REFRESHES_PER_HOUR = 20;
 export const MAX_SERIES_DAYS = 366;
 const HOUR = 60 * 60_000;
 
+/**
+ * The rows with the clicks of Herald's short links as `link_clicks` for each post that has tracked
+ * links and whose network reports no link clicks (a network that reports them keeps its own number).
+ * The clicks are read live, and count as reported for the coverage.
+ */
+async function withTrackedClicks(h: Herald, rows: PostAnalyticsRow[]): Promise<PostAnalyticsRow[]> {
+  const unreported = rows.filter((r) => !r.offered.includes("link_clicks")).map((r) => r.postId);
+  const clicks = await clicksOfPosts(h.db, unreported);
+  if (clicks.size === 0) return rows;
+  return rows.map((r) => {
+    const counted = clicks.get(r.postId);
+    if (counted === undefined || r.offered.includes("link_clicks")) return r;
+    return { ...r, metrics: { ...r.metrics, link_clicks: counted }, offered: [...r.offered, "link_clicks"] };
+  });
+}
+
+/** A group's analytics rows, with tracked clicks (see `withTrackedClicks`). */
+async function groupRows(h: Herald, workspaceId: string, group: string): Promise<PostAnalyticsRow[]> {
+  return withTrackedClicks(h, await listGroupAnalytics(h.db, workspaceId, group));
+}
+
 /** A group's analytics, or 404 when the group has no published post. */
 export async function groupAnalytics(h: Herald, workspaceId: string, group: string) {
-  const rows = await listGroupAnalytics(h.db, workspaceId, group);
+  const rows = await groupRows(h, workspaceId, group);
   if (rows.length === 0) throw notFound("published post group");
   return presentGroupAnalytics(group, rows);
 }
@@ -49,7 +72,7 @@ export async function refreshGroupAnalytics(h: Herald, workspaceId: string, grou
     await makeGroupDue(tx, workspaceId, group, now);
     await insertRefreshRequest(tx, { workspaceId, groupKey: group, requestedAt: now });
   });
-  return presentGroupAnalytics(group, await listGroupAnalytics(h.db, workspaceId, group));
+  return presentGroupAnalytics(group, await groupRows(h, workspaceId, group));
 }
 
 /** Query of the series operation (strings as received). */
@@ -86,13 +109,16 @@ export async function analyticsSeries(h: Herald, workspaceId: string, query: Ser
     throw invalid("/until", `must be at most ${MAX_SERIES_DAYS} days after from`, "until");
   const bucket = query.bucket ?? "day";
   if (bucket !== "day" && bucket !== "week") throw invalid("/bucket", 'must be "day" or "week"', "bucket");
-  const rows = await listPublishedBetween(h.db, {
-    workspaceId,
-    from: from.toMillis(),
-    until: until.toMillis(),
-    channel: query.channel,
-    destinationId: query.destination_id,
-  });
+  const rows = await withTrackedClicks(
+    h,
+    await listPublishedBetween(h.db, {
+      workspaceId,
+      from: from.toMillis(),
+      until: until.toMillis(),
+      channel: query.channel,
+      destinationId: query.destination_id,
+    }),
+  );
   const startOf = (d: DateTime) => (bucket === "week" ? d.startOf("week") : d.startOf("day"));
   const series = new Map<string, { start: string; posts: number; metrics: Record<string, number> }>();
   // Local days, not 24-hour steps: a DST change makes a day 23 or 25 hours long.

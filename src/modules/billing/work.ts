@@ -36,6 +36,8 @@ export const WRITE_OPERATIONS: Readonly<Record<string, "creates_work" | "keeps_w
   // Posts: new content and anything that (re)starts publishing creates work
   "POST /workspaces/{workspace_id}/posts": "creates_work",
   "POST /workspaces/{workspace_id}/posts/validate": "keeps_working",
+  // A CSV import stores posts as Create Post does (a dry run too is refused: it exists to import)
+  "POST /workspaces/{workspace_id}/post-imports": "creates_work",
   "POST /workspaces/{workspace_id}/posts/publish": "creates_work",
   "POST /workspaces/{workspace_id}/posts/move": "creates_work",
   "PATCH /workspaces/{workspace_id}/posts/{post_id}": "keeps_working",

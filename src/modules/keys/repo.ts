@@ -47,6 +47,7 @@ export async function findCredential(
           workspaceName: workspaces.name,
           workspaceTimeZone: workspaces.timeZone,
           workspaceApprovalRequired: workspaces.approvalRequired,
+          workspaceLinkTracking: workspaces.linkTracking,
           workspaceCreatedAt: workspaces.createdAt,
           workspaceUpdatedAt: workspaces.updatedAt,
           unconfirmedId: emailConfirmations.id,
@@ -73,6 +74,7 @@ export async function findCredential(
     workspaceName,
     workspaceTimeZone,
     workspaceApprovalRequired,
+    workspaceLinkTracking,
     workspaceCreatedAt,
     workspaceUpdatedAt,
     unconfirmedId,
@@ -87,6 +89,7 @@ export async function findCredential(
           name: workspaceName!,
           timeZone: workspaceTimeZone!,
           approvalRequired: workspaceApprovalRequired!,
+          linkTracking: workspaceLinkTracking ?? null,
           createdAt: workspaceCreatedAt!,
           updatedAt: workspaceUpdatedAt!,
         };

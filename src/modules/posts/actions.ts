@@ -266,6 +266,7 @@ function contentOf(post: PostRow): PostContent {
     body: post.body,
     assetItems: post.assetItems.map((a, i) => ({ ...a, pointer: `/asset_ids/${i}` })),
     destinationOptions: post.destinationOptions,
+    linkTracking: post.linkTracking,
   };
 }
 

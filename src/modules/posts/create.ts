@@ -25,6 +25,7 @@ import {
 import { enterPosts } from "./transition.ts";
 import { asDraftAwaitingApproval, needsApproval, requestApprovals } from "../approvals/request.ts";
 import { isMetered, reserveXUsage, usageMonth, xMonthlyLimit } from "./x-usage.ts";
+import { linkTrackingOf } from "../links/settings.ts";
 
 /** One item of `posts` in Create Post. */
 export interface PostItemInput {
@@ -34,6 +35,8 @@ export interface PostItemInput {
   media?: string[];
   media_items?: { asset_id: string; item_index: number }[];
   destination_options?: Record<string, Record<string, unknown>>;
+  /** false: this post's URLs are published as written even when the workspace tracks links. */
+  link_tracking?: boolean;
 }
 
 /** The Create Post body. */
@@ -152,7 +155,16 @@ export async function planCreatePosts(args: {
   for (const [i, item] of input.posts.entries())
     planned.push(
       await planItem(
-        { h, db, workspaceId: workspace.id, item, base: `/posts/${i}`, draft, withWarnings },
+        {
+          h,
+          db,
+          workspaceId: workspace.id,
+          item,
+          base: `/posts/${i}`,
+          draft,
+          withWarnings,
+          linkTracking: linkTrackingOf(workspace.linkTracking).enabled && item.link_tracking !== false,
+        },
         findings,
       ),
     );
@@ -220,16 +232,19 @@ async function planItem(
     base: string;
     draft: boolean;
     withWarnings: boolean;
+    /** The workspace tracks links and the item does not opt out. */
+    linkTracking: boolean;
   },
   findings: Findings,
 ): Promise<Planned> {
-  const { h, db, workspaceId, item, base, draft, withWarnings } = args;
+  const { h, db, workspaceId, item, base, draft, withWarnings, linkTracking } = args;
   const destination = await itemDestination(db, workspaceId, item, base, draft, findings);
   const content: PostContent = {
     channel: destination?.channel ?? item.channel ?? "",
     body: item.body,
     assetItems: assetItemsOf(item, base),
     destinationOptions: item.destination_options ?? {},
+    linkTracking,
   };
   findings.add("public_invalid_request", contentErrors(content, base));
   const assets = await resolveAssets(db, workspaceId, content.assetItems);
@@ -424,6 +439,7 @@ function plannedRow(
     deferredUntil: null,
     retrySafety: "safe",
     lastError: null,
+    linkTracking: p.content.linkTracking ?? false,
     providerPending: null,
     attemptCount: 0,
     nextTrigger: "initial",

@@ -80,6 +80,7 @@ export function presentPost(row: PostRow, rel: PostRelations) {
     version: row.version,
     payload: { headline: row.headline, body: row.body, destination_options: row.destinationOptions },
     asset_ids: [...new Set(row.assetItems.map((a) => a.asset_id))],
+    link_tracking: row.linkTracking,
     destination_id: row.destinationId,
     scheduled_at: iso(row.scheduledAt),
     time_zone: row.timeZone,

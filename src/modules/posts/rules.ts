@@ -6,6 +6,7 @@ import { isPrivateAddress } from "../../lib/network-guard.ts";
 import { LOCAL_DATE_TIME } from "../../lib/local-time.ts";
 import { isIanaTimeZone } from "../../lib/time-zone.ts";
 import { networkRules } from "../../providers/registry.ts";
+import { textAsSent } from "../links/short-links.ts";
 import type { ChannelLimits } from "../../providers/types.ts";
 import { destinationStatus, unavailableReason } from "../destinations/present.ts";
 import type { DestinationRow } from "../destinations/repo.ts";
@@ -18,6 +19,8 @@ export interface PostContent {
   /** Attached assets with the body item each belongs to and where the request named it. */
   assetItems: { asset_id: string; item_index: number; pointer: string }[];
   destinationOptions: Record<string, Record<string, unknown>>;
+  /** Its URLs are published as tracked short links: the length rules judge the text as sent. */
+  linkTracking?: boolean;
 }
 
 const OFFSET_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
@@ -177,7 +180,7 @@ function contentPublicationErrors(
       errors.push({ pointer, code: "custom", detail: "is empty and has no media" });
     if (rules?.checkItem) {
       for (const problem of rules.checkItem({
-        text,
+        text: content.linkTracking ? textAsSent(h, text) : text,
         media,
         options: content.destinationOptions[content.channel] ?? {},
         limits: account.limits as ChannelLimits,
@@ -229,7 +232,8 @@ export function textLengths(
       .filter((a) => a.item_index === index && assets.has(a.asset_id))
       .map((a) => mediaFactsOf(assets.get(a.asset_id)!));
     const input = {
-      text,
+      // The counters count what will be sent: a tracked post's URLs as its short links.
+      text: content.linkTracking ? textAsSent(h, text) : text,
       media,
       options: content.destinationOptions[content.channel] ?? {},
       limits,

@@ -32,6 +32,8 @@ import {
   type PostError,
 } from "./failures.ts";
 import { refreshDestination } from "./refresh.ts";
+import { shortLinksForPublishing } from "../links/service.ts";
+import { publishedText } from "../links/short-links.ts";
 import { observeLateness, observePublishAttempt } from "../metrics/metrics.ts";
 import { openPending, sealPending, unconfirmedItem } from "./pending.ts";
 import {
@@ -161,6 +163,8 @@ async function sendItems(
   if (destination.unavailableReason) return reauthorizationNeeded();
 
   const receipts = claimed.receipts ?? (await listReceipts(h.db, [postId]));
+  // Stored before the first call and read again by any later run: every attempt sends the same codes.
+  const shortLinks = receipts.length < post.body.length ? await shortLinksForPublishing(h, post) : null;
   let root: PublishedItem | null = receipts[0] ? receiptAsItem(receipts[0]) : null;
   let parent: PublishedItem | null = receipts.length ? receiptAsItem(receipts[receipts.length - 1]!) : null;
   let current = destination;
@@ -179,7 +183,7 @@ async function sendItems(
   for (let index = receipts.length; index < post.body.length; index++) {
     const item = {
       destination: destinationRef(h, current),
-      text: post.body[index]!,
+      text: shortLinks ? publishedText(h, post.body[index]!, shortLinks) : post.body[index]!,
       headline: post.headline,
       itemIndex: index,
       media: await mediaFor(h, post, index),

@@ -86,7 +86,9 @@ export async function grantKeyWorkspace(db: Db, keyId: string, workspaceId: stri
 export async function updateWorkspace(
   db: Db,
   id: string,
-  changes: Partial<Pick<WorkspaceRow, "name" | "timeZone" | "approvalRequired" | "updatedAt">>,
+  changes: Partial<
+    Pick<WorkspaceRow, "name" | "timeZone" | "approvalRequired" | "linkTracking" | "updatedAt">
+  >,
 ): Promise<void> {
   const { workspaces } = tablesOf(db);
   await db.update(workspaces).set(changes).where(eq(workspaces.id, id));

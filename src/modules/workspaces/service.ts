@@ -8,6 +8,7 @@ import { auditActorOf, canUseWorkspace, type Actor } from "../../core/actor.ts";
 import { checkIfMatch, etagOf } from "../../core/etag.ts";
 import { invalid, notFound, ProblemError } from "../../core/problem.ts";
 import { recordAudit } from "../audit/repo.ts";
+import { linkTrackingOf, mergeLinkTracking, type LinkTrackingPatch } from "../links/settings.ts";
 import {
   findWorkspace,
   grantKeyWorkspace,
@@ -24,6 +25,7 @@ export function presentWorkspace(row: WorkspaceRow) {
     name: row.name,
     time_zone: row.timeZone,
     approval_required: row.approvalRequired,
+    link_tracking: linkTrackingOf(row.linkTracking),
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
@@ -63,6 +65,7 @@ export async function createWorkspace(args: {
     name: input.name,
     timeZone,
     approvalRequired: false,
+    linkTracking: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -80,7 +83,8 @@ export async function createWorkspace(args: {
 }
 
 /**
- * Renames a workspace, changes its time zone or whether posts need approval; `ifMatch` (optional)
+ * Renames a workspace, changes its time zone, whether posts need approval or its link tracking (the
+ * link_tracking fields sent are merged into the stored ones); `ifMatch` (optional)
  * guards against lost updates. Changing `approval_required` also needs posts:approve (whoever may
  * skip approval decides whether it is asked for).
  */
@@ -88,7 +92,12 @@ export function patchWorkspace(args: {
   h: Herald;
   actor: Actor;
   workspaceId: string;
-  input: { name?: string; time_zone?: string; approval_required?: boolean };
+  input: {
+    name?: string;
+    time_zone?: string;
+    approval_required?: boolean;
+    link_tracking?: LinkTrackingPatch;
+  };
   ifMatch: string | null;
 }): Promise<WorkspaceRow> {
   const { h, actor, workspaceId, input, ifMatch } = args;
@@ -105,11 +114,16 @@ export function patchWorkspace(args: {
       name: input.name ?? current.name,
       timeZone: timeZone ?? current.timeZone,
       approvalRequired: input.approval_required ?? current.approvalRequired,
+      linkTracking: input.link_tracking
+        ? mergeLinkTracking(current.linkTracking, input.link_tracking)
+        : current.linkTracking,
     };
     if (
       changes.name === current.name &&
       changes.timeZone === current.timeZone &&
-      changes.approvalRequired === current.approvalRequired
+      changes.approvalRequired === current.approvalRequired &&
+      JSON.stringify(linkTrackingOf(changes.linkTracking)) ===
+        JSON.stringify(linkTrackingOf(current.linkTracking))
     )
       return current;
     const now = h.clock.now();
