@@ -426,6 +426,9 @@ function plannedRow(
     publishedAt: null,
     cancelledAt: null,
     missedAt: null,
+    recycle: null,
+    recycledFrom: null,
+    recycleNumber: null,
     createdAt: now,
     updatedAt: now,
   };
