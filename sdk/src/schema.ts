@@ -1579,6 +1579,7 @@ export interface components {
             media?: string[];
             media_items?: components["schemas"]["PostAssetItem"][];
             destination_options?: components["schemas"]["DestinationOptions"];
+            recycle?: components["schemas"]["RecyclePlanRequest"];
         };
         /**
          * CreatePostRequest
@@ -1938,6 +1939,11 @@ export interface components {
             /** Format: date-time */
             missed_at: string | null;
             approval: components["schemas"]["PostApproval"];
+            recycle: components["schemas"]["PostRecycle"];
+            /** @description A recycled copy's original */
+            recycled_from: string | null;
+            /** @description Which copy of its original this is (1, 2, …) */
+            recycle_number: number | null;
             receipts: components["schemas"]["Receipt"][];
             destination: components["schemas"]["PostDestination"];
             assets: components["schemas"]["PostAsset"][];
@@ -2047,6 +2053,19 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * PostRecycle
+         * @description An original's recycling plan and how far it has come
+         */
+        PostRecycle: {
+            every_days: number;
+            count: number;
+            variations: string[][];
+            copies_published: number;
+            /** Format: date-time */
+            next_copy_at: string | null;
+            next_copy_id: string | null;
+        } | null;
         /** PostSet */
         PostSet: {
             /** @constant */
@@ -2170,6 +2189,30 @@ export interface components {
             state: string;
             /** Format: date-time */
             published_at: string;
+        };
+        /**
+         * RecyclePlanRequest
+         * @description Not on networks that flag repeats (x, tiktok, youtube)
+         * @example {
+         *       "every_days": 30,
+         *       "count": 6,
+         *       "variations": [
+         *         [
+         *           "Still the fastest way to schedule a post: Herald."
+         *         ],
+         *         [
+         *           "Schedule from the command line."
+         *         ]
+         *       ]
+         *     }
+         */
+        RecyclePlanRequest: {
+            /** @description Days between a publication and the next copy */
+            every_days: number;
+            /** @description How many copies follow the original */
+            count: number;
+            /** @description Bodies for the copies in turn (copy n takes variations[(n-1) mod length]); none: the original body */
+            variations?: string[][];
         };
         /**
          * RejectPostRequest

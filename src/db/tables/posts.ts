@@ -2,6 +2,7 @@
 // and the monthly X usage.
 import { sql } from "drizzle-orm";
 import type { StoredProviderPending } from "../pending.ts";
+import type { RecyclePlan } from "../recycle-plan.ts";
 import type { TableBuilders } from "./builders.ts";
 import type { AccountTables } from "./accounts.ts";
 import type { DestinationTables } from "./destinations.ts";
@@ -18,13 +19,6 @@ const LIVE_POST_STATES = [
 ]
   .map((s) => `'${s}'`)
   .join(", ");
-/** A post's recycling plan as stored: `count` copies, `every_days` apart, bodies from `variations`. */
-export interface RecyclePlan {
-  every_days: number;
-  count: number;
-  variations: string[][];
-}
-
 const QUEUED = "queue_window_id IS NOT NULL AND queue_local_date IS NOT NULL";
 
 /** The post tables. */

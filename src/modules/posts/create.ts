@@ -23,6 +23,8 @@ import {
 import { enterPosts } from "./transition.ts";
 import { asDraftAwaitingApproval, needsApproval, requestApprovals } from "../approvals/request.ts";
 import { isMetered, reserveXUsage, usageMonth, xMonthlyLimit } from "./x-usage.ts";
+import { recycleFindings, recyclePlanOf, type RecycleInput } from "../recycling/plan.ts";
+import type { RecyclePlan } from "../../db/recycle-plan.ts";
 
 /** One item of `posts` in Create Post. */
 export interface PostItemInput {
@@ -32,6 +34,8 @@ export interface PostItemInput {
   media?: string[];
   media_items?: { asset_id: string; item_index: number }[];
   destination_options?: Record<string, Record<string, unknown>>;
+  /** Copies after publication (evergreen posts). */
+  recycle?: RecycleInput;
 }
 
 /** The Create Post body. */
@@ -100,6 +104,7 @@ interface Planned {
   assets: AssetRow[];
   /** A draft's: what publishing it would refuse. */
   warnings: FieldError[];
+  recycle: RecyclePlan | null;
 }
 
 /** Everything Create Post decides before writing: the rows to store, or the findings that refuse it. */
@@ -244,7 +249,15 @@ async function planItem(
   } else if (destination) {
     findings.add("public_unpublishable", publicationErrors(h, content, destination, assets, base));
   }
-  return { content, destination, assets: [...assets.values()], warnings };
+  if (item.recycle) {
+    const input = item.recycle;
+    const recycled = recycleFindings({ h, input, content, destination, assets, base, draft, withWarnings });
+    findings.add("public_invalid_request", recycled.invalid);
+    findings.add("public_unpublishable", recycled.unpublishable);
+    warnings = [...warnings, ...recycled.warnings];
+  }
+  const recycle = recyclePlanOf(item.recycle);
+  return { content, destination, assets: [...assets.values()], warnings, recycle };
 }
 
 /** The item's destination: required to publish or schedule; a draft may name a channel instead. */
@@ -426,7 +439,7 @@ function plannedRow(
     publishedAt: null,
     cancelledAt: null,
     missedAt: null,
-    recycle: null,
+    recycle: p.recycle,
     recycledFrom: null,
     recycleNumber: null,
     createdAt: now,

@@ -72,6 +72,8 @@ export const YOUTUBE_RULES: NetworkRules = {
   checkOptions: ({ options }) => checkYouTubeOptions(options),
   checkItem: (input) => checkYouTubeItem(input),
   supportsThreads: false,
+  // YouTube treats re-uploaded videos as repetitive content.
+  refusesRepeats: true,
   // videos.insert has its own bucket of 100 calls a day per Google Cloud project (one unit each):
   // no destination can upload more, whatever YouTube allows its channel.
   dailyCap: 100,
