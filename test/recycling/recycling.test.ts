@@ -134,6 +134,32 @@ describe("recycle at Create Post", () => {
     expect(r.body.valid).toBe(true);
     expect(r.body.warnings.map((x: any) => x.pointer)).toEqual(["/posts/0/recycle/variations/0/0"]);
   });
+
+  test("publishing a draft checks its variations against the destination (422 with their pointers)", async () => {
+    const draft = ok(
+      await a.create({
+        when: "draft",
+        group: "draft-long-variation",
+        posts: [
+          {
+            channel: "mastodon",
+            body: ["ok"],
+            recycle: { every_days: 7, count: 1, variations: [["q".repeat(501)]] },
+          },
+        ],
+      }),
+    ).body.posts[0];
+    const r = await w.s.request("POST", `/v1/workspaces/${w.ws}/posts/publish`, {
+      body: {
+        when: "now",
+        confirmed: true,
+        posts: [{ id: draft.id, version: draft.version, destination_id: w.destinationId }],
+      },
+      headers: idem(),
+    });
+    expectProblem(r, 422, "public_unpublishable", ["/posts/0/recycle/variations/0/0"]);
+    expect(ok(await a.get(draft.id), 200).body.state).toBe("draft");
+  });
 });
 
 describe("the chain through the engine", () => {

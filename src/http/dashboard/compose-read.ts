@@ -26,6 +26,8 @@ export interface ComposeState {
   at: string;
   /** The per-network option fields as typed (`opt_<channel>_<key>` → values). */
   options: Map<string, string[]>;
+  /** Recycling as typed: every how many days, how many copies, variations split by `---` lines. */
+  recycle: { every: string; count: string; variations: string };
 }
 
 /** A destination as compose uses it. */
@@ -55,6 +57,7 @@ export function emptyState(destinations: ComposeDestination[], at = ""): Compose
     when: at ? "at" : "draft",
     at,
     options: new Map(),
+    recycle: { every: "", count: "", variations: "" },
   };
 }
 
@@ -81,6 +84,11 @@ export function readState(form: URLSearchParams): ComposeState {
     when: WHEN_CHOICES.includes(when) ? when : "draft",
     at: (form.get("at") ?? "").slice(0, 32),
     options,
+    recycle: {
+      every: (form.get("recycle_every") ?? "").trim().slice(0, 16),
+      count: (form.get("recycle_count") ?? "").trim().slice(0, 16),
+      variations: (form.get("recycle_variations") ?? "").replace(/\r\n/g, "\n"),
+    },
   };
 }
 
@@ -124,6 +132,25 @@ function optionsOf(state: ComposeState, network: NetworkOptions | null): Record<
 }
 
 /**
+ * `recycle` of the form, or null when neither number is filled in: a number as typed when it is not
+ * one (the API names the field), each variation a one-item body, variations split by `---` lines.
+ */
+function recycleOf(state: ComposeState): Record<string, unknown> | null {
+  const { every, count, variations } = state.recycle;
+  if (every === "" && count === "") return null;
+  const number = (value: string) => (/^\d{1,6}$/.test(value) ? Number(value) : value);
+  const texts = variations
+    .split(/^---$/m)
+    .map((v) => v.trim())
+    .filter(Boolean);
+  return {
+    every_days: number(every),
+    count: number(count),
+    ...(texts.length ? { variations: texts.map((text) => [text]) } : {}),
+  };
+}
+
+/**
  * A `datetime-local` value in a time zone as an instant with its offset, or null (not a date and
  * time, or one the zone skips; a time it has twice is the first: `localTimeInZone`).
  */
@@ -138,6 +165,7 @@ export function createBody(state: ComposeState, chosen: ComposeDestination[], ti
   const mediaItems = state.items.flatMap((item, index) =>
     item.media.map((asset_id) => ({ asset_id, item_index: index })),
   );
+  const recycle = recycleOf(state);
   return {
     when,
     ...(state.when === "draft" ? {} : { confirmed: true }),
@@ -150,6 +178,7 @@ export function createBody(state: ComposeState, chosen: ComposeDestination[], ti
         body: state.items.map((i) => i.text),
         ...(mediaItems.length ? { media_items: mediaItems } : {}),
         ...(options ? { destination_options: { [d.channel]: options } } : {}),
+        ...(recycle ? { recycle } : {}),
       };
     }),
   };
@@ -181,7 +210,9 @@ export function formErrors(
       const body = /^\/body\/(\d+)/.exec(rest);
       const media = /^\/(?:media_items|media)\/(\d+)/.exec(rest);
       const options = /^\/destination_options\/([a-z]+)(\/.*)?$/.exec(rest);
+      const recycle = /^\/recycle(?:\/(every_days|count|variations))?/.exec(rest);
       if (body) target = `/body/${body[1]}/text`;
+      else if (recycle) target = `/recycle${recycle[1] ? `/${recycle[1]}` : ""}`;
       else if (media) target = `/body/${mediaItem[Number(media[1])] ?? 0}/media`;
       else if (options) target = nearest(`/options/${options[1]}${options[2] ?? ""}`, fields);
       else target = "/destination_ids";

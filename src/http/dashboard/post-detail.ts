@@ -7,6 +7,7 @@ import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { errorSummary, table } from "./ui.ts";
 import { localTime } from "../pages/time.ts";
 import { notice } from "./notices.ts";
+import { recyclingSection } from "./post-recycling.ts";
 
 /** What came back from an action form that the API refused: the page is shown again with it. */
 export interface ActionOutcome {
@@ -56,6 +57,7 @@ ${outcome ? errorSummary(outcome.errors, outcome.fallback, ACTION_LABELS) : ""}
 ${facts(r, post)}
 <h2>Content</h2>
 ${body(post)}
+${recyclingSection(r, post)}
 ${receipts(post, zone)}
 <h2>Attempts</h2>
 ${attempts(post, zone)}
