@@ -7,7 +7,9 @@ import { inTransaction } from "../../src/db/transaction.ts";
 import { findPostById } from "../../src/modules/posts/repo.ts";
 import { scheduleNextRecycledCopy } from "../../src/modules/recycling/schedule.ts";
 import { listRecycledCopies } from "../../src/modules/recycling/repo.ts";
+import { PublishingEngine } from "../../src/modules/publishing/engine.ts";
 import { tables } from "../helpers/tables.ts";
+import { waitFor } from "../posts/engine-helpers.ts";
 import { expectProblem } from "../helpers/problems.ts";
 import { api, daily, ok } from "../posts/fixtures.ts";
 import { idem, startPostsWorld, type PostsWorld } from "../posts/helpers.ts";
@@ -18,7 +20,8 @@ let w: PostsWorld;
 let a: ReturnType<typeof api>;
 
 beforeAll(async () => {
-  w = await startPostsWorld();
+  // A hung create times out after 2 s (the dead publisher of the crash test).
+  w = await startPostsWorld({ HERALD_PROVIDER_TIMEOUT_SECONDS: "2" });
   a = api(w.s, w.ws);
 });
 afterAll(async () => {
@@ -316,6 +319,49 @@ describe("exactly one copy per number", () => {
       [null, "published"],
       [1, "scheduled"],
     ]);
+  });
+
+  test("a publisher that died mid-publication: recovered, published once, one copy", async () => {
+    const created = ok(
+      await a.create({
+        when: "now",
+        confirmed: true,
+        group: "crashed",
+        posts: [
+          {
+            destination_id: w.destinationId,
+            body: ["crashed evergreen"],
+            recycle: { every_days: 6, count: 2 },
+          },
+        ],
+      }),
+      202,
+    ).body.posts[0];
+    // Another engine claims it and sends the create; Mastodon stores it and never answers; that engine
+    // then stops (no ticks, no lease renewal), like a process that died.
+    w.mastodon.hangAfterReceive = true;
+    const dead = new PublishingEngine(w.s.herald);
+    await dead.tick();
+    dead.stop();
+    await waitFor("the create to reach Mastodon", () =>
+      statusesWith("crashed evergreen").length ? true : undefined,
+    );
+    w.mastodon.hangAfterReceive = false;
+    expect(ok(await a.get(created.id), 200).body.state).toBe("processing");
+    expect(await listRecycledCopies(w.s.herald.db, [created.id])).toEqual([]);
+    // Past the lease, recovery re-queues it (idempotent network) and it is published with its one copy.
+    w.s.clock.advance(w.s.herald.config.engine.leaseMs + 1000);
+    await w.s.server.engine.runUntilIdle();
+    const original = ok(await a.get(created.id), 200).body;
+    expect(original.state).toBe("published");
+    expect(statusesWith("crashed evergreen")).toHaveLength(1);
+    expect((await listRecycledCopies(w.s.herald.db, [created.id])).map((c) => c.recycleNumber)).toEqual([1]);
+    // The dead run's late answer writes nothing, and schedules nothing.
+    await dead.drain();
+    expect((await listRecycledCopies(w.s.herald.db, [created.id])).map((c) => c.recycleNumber)).toEqual([1]);
+    expect(original.recycle.next_copy_at).toBe(
+      new Date(Date.parse(original.published_at) + 6 * DAY).toISOString(),
+    );
   });
 
   test("a publication recorded twice (a crash replayed) still leaves one copy; the index refuses a second", async () => {
