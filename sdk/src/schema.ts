@@ -540,7 +540,7 @@ export interface paths {
         put?: never;
         /**
          * Create posts: drafts, published now, at a time, or in the queue
-         * @description Idempotency-Key is required to publish or schedule, optional for drafts. 202 with Retry-After while provider work is active. In a workspace with `approval_required`, a credential without `posts:approve` that would publish or schedule gets 202 and drafts with `approval.status: requested` (the `when` is applied when a holder approves).
+         * @description Idempotency-Key is required to publish or schedule, optional for drafts. 202 with Retry-After while provider work is active. In a workspace with `approval_required`, a credential without `posts:approve` that would publish or schedule gets 202 and drafts with `approval.status: requested` (the `when` is applied when a holder approves). An item's `recycle` publishes `count` copies later, each `every_days` after the publication before (not on x, tiktok, youtube: 422 at `/posts/<i>/recycle`).
          */
         post: operations["createPost"];
         delete?: never;
