@@ -4,7 +4,9 @@
 // one copy per number when a publication is retried or recorded twice.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { inTransaction } from "../../src/db/transaction.ts";
+import { newId } from "../../src/db/ids.ts";
 import { findPostById } from "../../src/modules/posts/repo.ts";
+import { enterPosts } from "../../src/modules/posts/transition.ts";
 import { scheduleNextRecycledCopy } from "../../src/modules/recycling/schedule.ts";
 import { listRecycledCopies } from "../../src/modules/recycling/repo.ts";
 import { PublishingEngine } from "../../src/modules/publishing/engine.ts";
@@ -379,6 +381,25 @@ describe("exactly one copy per number", () => {
     );
     await expect(duplicate).rejects.toThrow();
     expect(await listRecycledCopies(w.s.herald.db, [original.id])).toHaveLength(1);
+  });
+
+  test("a copy a unique index refuses (taken meanwhile) is left out, and the transaction goes on", async () => {
+    const original = await publishRecycled("unless-taken", ["taken meanwhile"], { every_days: 9, count: 3 });
+    const [first] = await listRecycledCopies(w.s.herald.db, [original.id]);
+    const copy = (await findPostById(w.s.herald.db, first!.id))!;
+    const stored = await inTransaction(w.s.herald.db, async (tx) => {
+      const enter = (recycleNumber: number) =>
+        enterPosts({
+          tx,
+          rows: [{ ...copy, id: newId("send"), recycleNumber }],
+          xLimit: 50,
+          unlessTaken: true,
+        });
+      return [(await enter(1)).length, (await enter(2)).length];
+    });
+    expect(stored).toEqual([0, 1]);
+    const copies = await listRecycledCopies(w.s.herald.db, [original.id]);
+    expect(copies.map((c) => c.recycleNumber)).toEqual([1, 2]);
   });
 });
 

@@ -24,6 +24,9 @@ export function copyBody(plan: RecyclePlan, original: PostRow, number: number): 
   return variations.length > 0 ? variations[(number - 1) % variations.length]! : original.body;
 }
 
+/** Times a queued copy looks for a free window again after a concurrent writer took the one it chose. */
+const SLOT_TRIES = 3;
+
 /**
  * Called with a post just moved to `published`, inside the transaction that records it: when the
  * post is an original with a recycling plan, or one of its copies, and copies are left, the next
@@ -35,6 +38,10 @@ export function copyBody(plan: RecyclePlan, original: PostRow, number: number): 
  * under its lease, so it runs once per publication, and the unique index on (recycled_from,
  * recycle_number) holds should it ever run twice. A cancelled copy is never published, so the
  * chain stops there.
+ *
+ * The engine's transaction runs at READ COMMITTED on PostgreSQL, where a Create Post may take the
+ * window read free here before this insert: the copy is then left out by its unique index instead
+ * of failing the publication's record, and the next free window is read again.
  */
 export async function scheduleNextRecycledCopy(
   h: Herald,
@@ -47,30 +54,53 @@ export async function scheduleNextRecycledCopy(
   const plan = original?.recycle;
   if (!original || !plan) return null;
   const number = published.recycledFrom ? (published.recycleNumber ?? 0) + 1 : 1;
-  if (number > plan.count || (await recycledCopyExists(tx, original.id, number))) return null;
+  if (number > plan.count) return null;
   const due = (published.publishedAt ?? now) + plan.every_days * DAY_MS;
-  const slot =
-    original.scheduleMode === "queue" && original.destinationId
-      ? await findFreeQueueSlot(tx, {
-          workspaceId: original.workspaceId,
-          destinationIds: [original.destinationId],
-          timeZone: original.timeZone,
-          now: due - 1,
-        })
-      : null;
+  const queued = original.scheduleMode === "queue" && original.destinationId !== null;
+  for (let tries = 0; tries <= SLOT_TRIES; tries++) {
+    if (await recycledCopyExists(tx, original.id, number)) return null;
+    const slot =
+      queued && tries < SLOT_TRIES
+        ? await findFreeQueueSlot(tx, {
+            workspaceId: original.workspaceId,
+            destinationIds: [original.destinationId!],
+            timeZone: original.timeZone,
+            now: due - 1,
+          })
+        : null;
+    const copy = copyOf(original, plan, number, slot ?? { at: due }, now);
+    const [stored] = await enterPosts({
+      tx,
+      rows: [copy],
+      xLimit: xMonthlyLimit(h.config),
+      unlessTaken: true,
+    });
+    if (stored) return stored;
+  }
+  return null;
+}
+
+/** Copy `number` of `original`, scheduled at `at` (in a queue window when `windowId` is given). */
+function copyOf(
+  original: PostRow,
+  plan: RecyclePlan,
+  number: number,
+  at: { at: number; windowId?: string; localDate?: string },
+  now: number,
+): PostRow {
   const body = copyBody(plan, original, number);
-  const scheduledAt = slot?.at ?? due;
-  const copy: PostRow = {
+  const queued = at.windowId !== undefined;
+  return {
     ...original,
     id: newId("send"),
     state: "scheduled",
     version: 1,
     headline: headlineOf(body),
     body,
-    scheduleMode: slot ? "queue" : "exact",
-    scheduledAt,
-    queueLocalDate: slot?.localDate ?? null,
-    queueWindowId: slot?.windowId ?? null,
+    scheduleMode: queued ? "queue" : "exact",
+    scheduledAt: at.at,
+    queueLocalDate: at.localDate ?? null,
+    queueWindowId: at.windowId ?? null,
     deferredReason: null,
     deferredUntil: null,
     retrySafety: "safe",
@@ -79,7 +109,7 @@ export async function scheduleNextRecycledCopy(
     attemptCount: 0,
     nextTrigger: "initial",
     autoRetries: 0,
-    nextActionAt: scheduledAt,
+    nextActionAt: at.at,
     leaseOwner: null,
     leaseExpiresAt: null,
     publishedAt: null,
@@ -91,6 +121,4 @@ export async function scheduleNextRecycledCopy(
     createdAt: now,
     updatedAt: now,
   };
-  await enterPosts({ tx, rows: [copy], xLimit: xMonthlyLimit(h.config) });
-  return copy;
 }
