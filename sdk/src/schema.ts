@@ -540,7 +540,7 @@ export interface paths {
         put?: never;
         /**
          * Create posts: drafts, published now, at a time, or in the queue
-         * @description Idempotency-Key is required to publish or schedule, optional for drafts. 202 with Retry-After while provider work is active. In a workspace with `approval_required`, a credential without `posts:approve` that would publish or schedule gets 202 and drafts with `approval.status: requested` (the `when` is applied when a holder approves).
+         * @description Idempotency-Key is required to publish or schedule, optional for drafts. 202 with Retry-After while provider work is active. In a workspace with `approval_required`, a credential without `posts:approve` that would publish or schedule gets 202 and drafts with `approval.status: requested` (the `when` is applied when a holder approves). An item's `recycle` publishes `count` copies later, each `every_days` after the publication before (not on x, tiktok, youtube: 422 at `/posts/<i>/recycle`).
          */
         post: operations["createPost"];
         delete?: never;
@@ -1621,6 +1621,7 @@ export interface components {
             destination_options?: components["schemas"]["DestinationOptions"];
             /** @description false: publish this post's URLs as written, even when the workspace tracks links (default true: tracked when the workspace's link_tracking is enabled) */
             link_tracking?: boolean;
+            recycle?: components["schemas"]["RecyclePlanRequest"];
         };
         /**
          * CreatePostRequest
@@ -2003,6 +2004,11 @@ export interface components {
             /** Format: date-time */
             missed_at: string | null;
             approval: components["schemas"]["PostApproval"];
+            recycle: components["schemas"]["PostRecycle"];
+            /** @description A recycled copy's original */
+            recycled_from: string | null;
+            /** @description Which copy of its original this is (1, 2, …) */
+            recycle_number: number | null;
             receipts: components["schemas"]["Receipt"][];
             destination: components["schemas"]["PostDestination"];
             assets: components["schemas"]["PostAsset"][];
@@ -2157,6 +2163,19 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * PostRecycle
+         * @description An original's recycling plan and how far it has come
+         */
+        PostRecycle: {
+            every_days: number;
+            count: number;
+            variations: string[][];
+            copies_published: number;
+            /** Format: date-time */
+            next_copy_at: string | null;
+            next_copy_id: string | null;
+        } | null;
         /** PostSet */
         PostSet: {
             /** @constant */
@@ -2294,6 +2313,30 @@ export interface components {
             state: string;
             /** Format: date-time */
             published_at: string;
+        };
+        /**
+         * RecyclePlanRequest
+         * @description Not on networks that flag repeats (x, tiktok, youtube)
+         * @example {
+         *       "every_days": 30,
+         *       "count": 6,
+         *       "variations": [
+         *         [
+         *           "Still the fastest way to schedule a post: Herald."
+         *         ],
+         *         [
+         *           "Schedule from the command line."
+         *         ]
+         *       ]
+         *     }
+         */
+        RecyclePlanRequest: {
+            /** @description Days between a publication and the next copy */
+            every_days: number;
+            /** @description How many copies follow the original */
+            count: number;
+            /** @description Bodies for the copies in turn (copy n takes variations[(n-1) mod length]); none: the original body */
+            variations?: string[][];
         };
         /**
          * RejectPostRequest

@@ -27,6 +27,9 @@ const CREATE_OPTIONS = {
   media: { type: "string", multiple: true },
   group: { type: "string" },
   "time-zone": { type: "string" },
+  "recycle-every": { type: "string" },
+  "recycle-count": { type: "string" },
+  "recycle-variation": { type: "string", multiple: true },
   file: { type: "string" },
   yes: { type: "boolean", short: "y" },
   "no-link-tracking": { type: "boolean" },
@@ -175,6 +178,32 @@ async function mediaOf(p: Parsed, uploads: boolean) {
   return { files, assetIds };
 }
 
+/**
+ * `recycle` from --recycle-every DAYS and --recycle-count N (both or neither) and each
+ * --recycle-variation TEXT (a copy's text, in turn); the API checks the ranges.
+ */
+function recycleOf(p: Parsed): Record<string, unknown> | undefined {
+  const every = str(p, "recycle-every");
+  const count = str(p, "recycle-count");
+  const variations = many(p, "recycle-variation");
+  if (every === undefined && count === undefined) {
+    if (variations.length)
+      throw new UsageError("--recycle-variation needs --recycle-every and --recycle-count");
+    return undefined;
+  }
+  if (every === undefined || count === undefined)
+    throw new UsageError("recycling takes both --recycle-every DAYS and --recycle-count N");
+  const whole = (name: string, value: string) => {
+    if (!/^\d{1,6}$/.test(value)) throw new UsageError(`--${name} must be a whole number, got ${value}`);
+    return Number(value);
+  };
+  return {
+    every_days: whole("recycle-every", every),
+    count: whole("recycle-count", count),
+    ...(variations.length ? { variations: variations.map((text) => [text]) } : {}),
+  };
+}
+
 /** The question asked before publishing or scheduling. */
 function question(when: string, targets: PostTarget[], items: number): string {
   const where = targets.map((t) => t.label).join(", ");
@@ -200,7 +229,15 @@ async function createBody(p: Parsed, config: Target, workspace: string, help: st
     many(p, "destination"),
     when === "draft",
   );
-  return { items, when, group, timeZone, targets, untracked: flag(p, "no-link-tracking") };
+  return {
+    items,
+    when,
+    group,
+    timeZone,
+    targets,
+    untracked: flag(p, "no-link-tracking"),
+    recycle: recycleOf(p),
+  };
 }
 
 /** The Create Post body for `targets`, with `media` attached to the first item of each. */
@@ -212,9 +249,12 @@ function requestBody(
     timeZone?: string;
     targets: PostTarget[];
     untracked: boolean;
+
+    recycle?: Record<string, unknown>;
   },
   media: string[],
 ) {
+  const recycle = parts.recycle ? { recycle: parts.recycle } : {};
   return {
     when: parts.when,
     ...(parts.when === "draft" ? {} : { confirmed: true }),
@@ -225,6 +265,8 @@ function requestBody(
       body: parts.items,
       ...(media.length ? { media } : {}),
       ...(parts.untracked ? { link_tracking: false } : {}),
+
+      ...recycle,
     })),
   };
 }

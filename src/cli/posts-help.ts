@@ -36,6 +36,10 @@ Options:
   --group G            the post group (default: a new cli-… value; printed)
   --time-zone ZONE     IANA zone for now or TIME (default: the workspace's); a local TIME is read in
                        it (a time the clocks skip is refused, one they pass twice is the first)
+  --recycle-every DAYS  with --recycle-count N: publish N copies of the post later, each DAYS
+  --recycle-count N     (1-365) after the publication before (1-52 copies; not on X, TikTok or
+                        YouTube); a draft recycles once published
+  --recycle-variation TEXT  a copy's text (repeat: the copies take them in turn; none: the post's)
   --yes, -y            confirm publishing or scheduling without asking (needed without a terminal)
   --no-link-tracking   publish URLs as written, even when the workspace tracks links
   --workspace ws_…     workspace

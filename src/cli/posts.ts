@@ -80,6 +80,10 @@ function describePost(post: any, links: any[] = []): string {
       ["created", time(post.created_at)],
       ["attempts", post.attempt_count],
       ["last error", error],
+      ...(post.recycle ? [["recycling", recycling(post)] as [string, string]] : []),
+      ...(post.recycled_from
+        ? [["recycled from", `${post.recycled_from} (copy ${post.recycle_number})`] as [string, string]]
+        : []),
       ["actions", post.available_actions?.join(", ")],
     ]),
     table(
@@ -221,4 +225,11 @@ export async function runPosts(
     default:
       throw new UsageError(`unknown posts command "${command}" (see herald posts --help)`);
   }
+}
+
+/** An original's recycling in one line: the plan, copies published, the next copy. */
+function recycling(post: any): string {
+  const r = post.recycle;
+  const next = r.next_copy_id ? `; next ${r.next_copy_id} at ${time(r.next_copy_at)}` : "";
+  return `${r.count} copies every ${r.every_days} days, ${r.copies_published} published${next}`;
 }

@@ -354,6 +354,11 @@ export interface NetworkRules {
   measureText?(input: CheckItemInput): TextMeasure[];
   /** Whether later body items publish as replies (threads). */
   supportsThreads: boolean;
+  /**
+   * The network flags a post repeating an earlier one as a duplicate (or spam), so recycling
+   * evergreen posts is refused there (422 at `/posts/<i>/recycle`). Absent: repeats are allowed.
+   */
+  refusesRepeats?: true;
   /** Posts per destination per rolling 24 h the network documents, or null (HERALD_DAILY_CAP_* overrides). */
   dailyCap: number | null;
   /** Posts per workspace per calendar month the contract allows on this network (`x_usage`), or null. */

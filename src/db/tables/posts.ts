@@ -2,6 +2,7 @@
 // and the monthly X usage.
 import { sql } from "drizzle-orm";
 import type { StoredProviderPending } from "../pending.ts";
+import type { RecyclePlan } from "../recycle-plan.ts";
 import type { TableBuilders } from "./builders.ts";
 import type { AccountTables } from "./accounts.ts";
 import type { DestinationTables } from "./destinations.ts";
@@ -70,6 +71,11 @@ export function definePostTables(
       publishedAt: b.integer("published_at"),
       cancelledAt: b.integer("cancelled_at"),
       missedAt: b.integer("missed_at"),
+      /** The recycling plan of an original (copies follow its publications), or null. */
+      recycle: b.json("recycle").$type<RecyclePlan | null>(),
+      /** A recycled copy's original, and which copy of it this is (1, 2, …); null otherwise. */
+      recycledFrom: b.text("recycled_from"),
+      recycleNumber: b.integer("recycle_number"),
       createdAt: b.integer("created_at").notNull(),
       updatedAt: b.integer("updated_at").notNull(),
     },
@@ -100,6 +106,11 @@ export function definePostTables(
         .uniqueIndex("posts_one_draft_per_group_channel")
         .on(t.workspaceId, t.groupKey, t.channel)
         .where(sql`state = 'draft'`),
+      // One copy per number per original: a publication recorded twice cannot schedule two (NULLs of
+      // posts that are no copies never collide).
+      b
+        .uniqueIndex("posts_one_copy_per_recycle_number")
+        .on(t.recycledFrom, t.recycleNumber),
       // One live post per destination per queue window per local date (a window holds one post per
       // destination); a test keeps the states equal to LIVE_STATES of src/modules/posts/states.ts.
       b

@@ -85,6 +85,11 @@ export function formFields(
   }
   for (const id of attachedIds(view.state))
     if (isImage(id, view.library)) fields.set(`/alt/${id}`, `Alt text for ${assetText(id, view.library)}`);
+
+  fields.set("/recycle", "Recycling");
+  fields.set("/recycle/every_days", "Recycling: every (days)");
+  fields.set("/recycle/count", "Recycling: copies");
+  fields.set("/recycle/variations", "Recycling: variations");
   fields.set("/when", "When");
   fields.set("/at", "Date and time");
   return fields;
@@ -245,6 +250,44 @@ ${itemName(n).toLowerCase()}</button>`
 </fieldset>`;
 }
 
+/** Copies of an evergreen post after it is published (left empty: none). */
+function recycleFieldset(view: ComposeView): Markup {
+  const { recycle } = view.state;
+  const error = view.errors.get("/recycle");
+  const id = fieldId("/recycle");
+  return html`<fieldset id="${id}"><legend>Recycling (optional)</legend>
+<p class="hint">Publish copies of this post again later. Not on X, TikTok or YouTube, which flag repeats.</p>
+${error ? html`<p class="error" id="${id}-error">${error}</p>` : ""}
+${input({
+  name: "recycle_count",
+  pointer: "/recycle/count",
+  label: "Copies",
+  hint: "1 to 52; leave empty for none.",
+  value: recycle.count,
+  errors: view.errors,
+  extra: html` inputmode="numeric"`,
+})}
+${input({
+  name: "recycle_every",
+  pointer: "/recycle/every_days",
+  label: "Every (days)",
+  hint: "1 to 365 days after the publication before.",
+  value: recycle.every,
+  errors: view.errors,
+  extra: html` inputmode="numeric"`,
+})}
+${textarea({
+  name: "recycle_variations",
+  pointer: "/recycle/variations",
+  label: "Variations",
+  hint: "Texts the copies take in turn, separated by a line ---; empty: the copies repeat the post.",
+  rows: 4,
+  value: recycle.variations,
+  errors: view.errors,
+})}
+</fieldset>`;
+}
+
 /** The compose page's content: problems first, then the one form that holds everything. */
 export function composeContent(view: ComposeView): Markup {
   const { state } = view;
@@ -291,6 +334,7 @@ ${destinationChoices}
 ${state.items.map((_, n) => itemFieldset(view, n))}
 <p><button type="submit" name="op" value="add" class="secondary">Add another item</button></p>
 ${networks.some((m) => m.text) ? html`<h2>Network options</h2>${networks}` : ""}
+${recycleFieldset(view)}
 <h2>When</h2>
 ${choices({
   name: "when",

@@ -28,6 +28,9 @@ export interface ComposeState {
   options: Map<string, string[]>;
   /** Each attached image's alt text (`alt_<asset id>`), sent to every chosen network that takes it. */
   alt: Map<string, string>;
+
+  /** Recycling as typed: every how many days, how many copies, variations split by `---` lines. */
+  recycle: { every: string; count: string; variations: string };
 }
 
 /** A destination as compose uses it. */
@@ -62,6 +65,8 @@ export function emptyState(destinations: ComposeDestination[], at = ""): Compose
     at,
     options: new Map(),
     alt: new Map(),
+
+    recycle: { every: "", count: "", variations: "" },
   };
 }
 
@@ -94,6 +99,12 @@ export function readState(form: URLSearchParams): ComposeState {
     at: (form.get("at") ?? "").slice(0, 32),
     options,
     alt,
+
+    recycle: {
+      every: (form.get("recycle_every") ?? "").trim().slice(0, 16),
+      count: (form.get("recycle_count") ?? "").trim().slice(0, 16),
+      variations: (form.get("recycle_variations") ?? "").replace(/\r\n/g, "\n"),
+    },
   };
 }
 
@@ -138,6 +149,25 @@ function optionsOf(state: ComposeState, network: NetworkOptions | null): Record<
 }
 
 /**
+ * `recycle` of the form, or null when neither number is filled in: a number as typed when it is not
+ * one (the API names the field), each variation a one-item body, variations split by `---` lines.
+ */
+function recycleOf(state: ComposeState): Record<string, unknown> | null {
+  const { every, count, variations } = state.recycle;
+  if (every === "" && count === "") return null;
+  const number = (value: string) => (/^\d{1,6}$/.test(value) ? Number(value) : value);
+  const texts = variations
+    .split(/^---$/m)
+    .map((v) => v.trim())
+    .filter(Boolean);
+  return {
+    every_days: number(every),
+    count: number(count),
+    ...(texts.length ? { variations: texts.map((text) => [text]) } : {}),
+  };
+}
+
+/**
  * A `datetime-local` value in a time zone as an instant with its offset, or null (not a date and
  * time, or one the zone skips; a time it has twice is the first: `localTimeInZone`).
  */
@@ -152,6 +182,7 @@ export function createBody(state: ComposeState, chosen: ComposeDestination[], ti
   const mediaItems = state.items.flatMap((item, index) =>
     item.media.map((asset_id) => ({ asset_id, item_index: index })),
   );
+  const recycle = recycleOf(state);
   return {
     when,
     ...(state.when === "draft" ? {} : { confirmed: true }),
@@ -164,6 +195,7 @@ export function createBody(state: ComposeState, chosen: ComposeDestination[], ti
         body: state.items.map((i) => i.text),
         ...(mediaItems.length ? { media_items: mediaItems } : {}),
         ...(options ? { destination_options: { [d.channel]: options } } : {}),
+        ...(recycle ? { recycle } : {}),
       };
     }),
   };
@@ -196,8 +228,10 @@ export function formErrors(
       const media = /^\/(?:media_items|media)\/(\d+)/.exec(rest);
       const mediaId = media ? state.items.flatMap((item) => item.media)[Number(media[1])] : undefined;
       const options = /^\/destination_options\/([a-z]+)(\/.*)?$/.exec(rest);
+      const recycle = /^\/recycle(?:\/(every_days|count|variations))?/.exec(rest);
       if (body) target = `/body/${body[1]}/text`;
       else if (media && /alt text/i.test(detail) && fields.has(`/alt/${mediaId}`)) target = `/alt/${mediaId}`;
+      else if (recycle) target = `/recycle${recycle[1] ? `/${recycle[1]}` : ""}`;
       else if (media) target = `/body/${mediaItem[Number(media[1])] ?? 0}/media`;
       else if (options && /^\/alt_text_by_asset_id\/[^/]+$/.test(options[2] ?? ""))
         target = `/alt/${options[2]!.split("/")[2]}`;

@@ -9,6 +9,8 @@ import { localTime } from "../pages/time.ts";
 import { notice } from "./notices.ts";
 import { approvalBadge, approvalSections, APPROVAL_LABELS, type ApprovalOutcome } from "./approval-view.ts";
 
+import { recyclingSection } from "./post-recycling.ts";
+
 /** What came back from an action form that the API refused: the page is shown again with it. */
 export interface ActionOutcome {
   /** Which form was sent (cancel, retry, reschedule, publish, delete). */
@@ -63,6 +65,7 @@ ${approvalOutcome ? errorSummary(approvalOutcome.errors, approvalOutcome.problem
 ${facts(r, post)}
 <h2>Content</h2>
 ${body(post)}
+${recyclingSection(r, post)}
 ${receipts(post, zone)}
 ${links?.ok ? trackedLinks(post, links.body.data) : ""}
 <h2>Attempts</h2>

@@ -35,6 +35,40 @@ const DestinationOptions = t.Object(
   // Typed as what the domain reads (options by channel); validation and OpenAPI use the object above.
 ) as unknown as TRecord<TString, TRecord<TString, TUnknown>>;
 
+/** `recycle` of a Create Post item: copies of an evergreen post after it is published. */
+export const RecyclePlanBody = t.Object(
+  {
+    every_days: Type.Integer({
+      minimum: 1,
+      maximum: 365,
+      description: "Days between a publication and the next copy",
+    }),
+    count: Type.Integer({ minimum: 1, maximum: 52, description: "How many copies follow the original" }),
+    variations: t.Optional(
+      t.Array(t.Array(t.String({ maxLength: 100_000 }), { minItems: 1, maxItems: 100 }), {
+        maxItems: 52,
+        description:
+          "Bodies for the copies in turn (copy n takes variations[(n-1) mod length]); none: the original body",
+      }),
+    ),
+  },
+  {
+    title: "RecyclePlanRequest",
+    additionalProperties: false,
+    description: "Not on networks that flag repeats (x, tiktok, youtube)",
+    examples: [
+      {
+        every_days: 30,
+        count: 6,
+        variations: [
+          ["Still the fastest way to schedule a post: Herald."],
+          ["Schedule from the command line."],
+        ],
+      },
+    ],
+  },
+);
+
 /** One item of `posts` in Create Post. */
 export const PostItemBody = t.Object(
   {
@@ -51,6 +85,8 @@ export const PostItemBody = t.Object(
           "(default true: tracked when the workspace's link_tracking is enabled)",
       }),
     ),
+
+    recycle: t.Optional(RecyclePlanBody),
   },
   { title: "CreatePostItem", additionalProperties: false },
 );
@@ -143,6 +179,21 @@ export const Post = t.Object(
     cancelled_at: Nullable(Timestamp),
     missed_at: Nullable(Timestamp),
     approval: Nullable(Approval),
+    recycle: Nullable(
+      t.Object(
+        {
+          every_days: Type.Integer(),
+          count: Type.Integer(),
+          variations: t.Array(t.Array(t.String())),
+          copies_published: Type.Integer(),
+          next_copy_at: Nullable(Timestamp),
+          next_copy_id: Nullable(t.String()),
+        },
+        { title: "PostRecycle", description: "An original's recycling plan and how far it has come" },
+      ),
+    ),
+    recycled_from: Nullable(t.String({ description: "A recycled copy's original" })),
+    recycle_number: Nullable(Type.Integer({ description: "Which copy of its original this is (1, 2, …)" })),
     receipts: t.Array(
       t.Object(
         {

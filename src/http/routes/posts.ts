@@ -272,7 +272,9 @@ const doc = {
       "Idempotency-Key is required to publish or schedule, optional for drafts. 202 with " +
       "Retry-After while provider work is active. In a workspace with `approval_required`, a " +
       "credential without `posts:approve` that would publish or schedule gets 202 and drafts " +
-      "with `approval.status: requested` (the `when` is applied when a holder approves).",
+      "with `approval.status: requested` (the `when` is applied when a holder approves). An item's " +
+      "`recycle` publishes `count` copies later, each `every_days` after the publication before " +
+      "(not on x, tiktok, youtube: 422 at `/posts/<i>/recycle`).",
   }),
   list: operation({
     scope: "posts:read",

@@ -1,3 +1,4 @@
+import { recycleFindings } from "../recycling/plan.ts";
 import { DateTime } from "luxon";
 import { xMonthlyLimit } from "./x-usage.ts";
 import type { Db } from "../../db/open.ts";
@@ -570,10 +571,15 @@ async function draftDestination(
       ...contentOf(post),
       assetItems: post.assetItems.map((a, k) => ({ ...a, pointer: `${base}/asset_ids/${k}` })),
     };
-    findings.add(
-      "public_unpublishable",
-      publicationErrors(h, content, destination, new Map(assets.map((a) => [a.id, a])), base),
-    );
+    const byId = new Map(assets.map((a) => [a.id, a]));
+    findings.add("public_unpublishable", publicationErrors(h, content, destination, byId, base));
+    // A draft's variations warned only; publishing checks them as the body is checked.
+    if (post.recycle) {
+      const input = post.recycle;
+      const args = { h, input, content, destination, assets: byId, base, draft: false, withWarnings: false };
+      const recycled = recycleFindings(args);
+      findings.add("public_unpublishable", [...recycled.invalid, ...recycled.unpublishable]);
+    }
   }
   return destination;
 }

@@ -27,6 +27,9 @@ import { asDraftAwaitingApproval, needsApproval, requestApprovals } from "../app
 import { isMetered, reserveXUsage, usageMonth, xMonthlyLimit } from "./x-usage.ts";
 import { linkTrackingOf } from "../links/settings.ts";
 
+import { recycleFindings, recyclePlanOf, type RecycleInput } from "../recycling/plan.ts";
+import type { RecyclePlan } from "../../db/recycle-plan.ts";
+
 /** One item of `posts` in Create Post. */
 export interface PostItemInput {
   destination_id?: string;
@@ -37,6 +40,9 @@ export interface PostItemInput {
   destination_options?: Record<string, Record<string, unknown>>;
   /** false: this post's URLs are published as written even when the workspace tracks links. */
   link_tracking?: boolean;
+
+  /** Copies after publication (evergreen posts). */
+  recycle?: RecycleInput;
 }
 
 /** The Create Post body. */
@@ -107,6 +113,8 @@ interface Planned {
   warnings: FieldError[];
   /** The dry run's: each body item's text length by the network's counts. */
   lengths: TextLength[];
+
+  recycle: RecyclePlan | null;
 }
 
 /** Everything Create Post decides before writing: the rows to store, or the findings that refuse it. */
@@ -266,8 +274,16 @@ async function planItem(
   } else if (destination) {
     findings.add("public_unpublishable", publicationErrors(h, content, destination, assets, base));
   }
+  if (item.recycle) {
+    const input = item.recycle;
+    const recycled = recycleFindings({ h, input, content, destination, assets, base, draft, withWarnings });
+    findings.add("public_invalid_request", recycled.invalid);
+    findings.add("public_unpublishable", recycled.unpublishable);
+    warnings = [...warnings, ...recycled.warnings];
+  }
+  const recycle = recyclePlanOf(item.recycle);
   const lengths = withWarnings ? textLengths(h, content, destination, assets, base) : [];
-  return { content, destination, assets: [...assets.values()], warnings, lengths };
+  return { content, destination, assets: [...assets.values()], warnings, lengths, recycle };
 }
 
 /** The item's destination: required to publish or schedule; a draft may name a channel instead. */
@@ -450,6 +466,9 @@ function plannedRow(
     publishedAt: null,
     cancelledAt: null,
     missedAt: null,
+    recycle: p.recycle,
+    recycledFrom: null,
+    recycleNumber: null,
     createdAt: now,
     updatedAt: now,
   };

@@ -17,6 +17,8 @@ import {
   type ApprovalRow,
   type ApprovalStepRow,
 } from "../approvals/repo.ts";
+import { listRecycledCopies, type RecycledCopy } from "../recycling/repo.ts";
+import { presentRecycle } from "../recycling/present.ts";
 import { availableActions, isActionRequired, isTerminal, type PostState } from "./states.ts";
 
 /** The post's ETag: its version (every change bumps it). */
@@ -59,6 +61,8 @@ export interface PostRelations {
   attempts: AttemptRow[] | null;
   /** Its approval and the approval's steps (none: `approval` is null). */
   approval?: { row: ApprovalRow; steps: ApprovalStepRow[] } | null;
+  /** An original's recycled copies (by number). */
+  copies?: RecycledCopy[];
 }
 
 /** The post resource of the contract. */
@@ -96,6 +100,9 @@ export function presentPost(row: PostRow, rel: PostRelations) {
     cancelled_at: iso(row.cancelledAt),
     missed_at: iso(row.missedAt),
     approval: presentApproval(rel.approval?.row, rel.approval?.steps ?? []),
+    recycle: row.recycle ? presentRecycle(row.recycle, rel.copies ?? []) : null,
+    recycled_from: row.recycledFrom,
+    recycle_number: row.recycleNumber,
     receipts: rel.receipts.map(presentReceipt),
     destination: rel.destination
       ? {
@@ -140,6 +147,13 @@ export async function presentPosts(
     approvals.size ? await listApprovalSteps(db, [...approvals.keys()]) : [],
     (s) => s.postId,
   );
+  const copies = groupBy(
+    await listRecycledCopies(
+      db,
+      rows.filter((r) => r.recycle !== null).map((r) => r.id),
+    ),
+    (c) => c.recycledFrom,
+  );
   const destinations = new Map<string, DestinationRow | null>();
   const assetIdsByWorkspace = new Map<string, Set<string>>();
   for (const row of rows) {
@@ -161,6 +175,7 @@ export async function presentPosts(
       approval: approvals.has(row.id)
         ? { row: approvals.get(row.id)!, steps: steps.get(row.id) ?? [] }
         : null,
+      copies: copies.get(row.id) ?? [],
     }),
   );
 }

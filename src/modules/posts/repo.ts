@@ -141,6 +141,17 @@ export async function insertPost(db: Db, row: PostRow): Promise<void> {
   await insertRow(db, posts, row);
 }
 
+/**
+ * Inserts a post unless a unique index of posts already holds one like it (its queue slot, a
+ * recycled copy's number), which a concurrent writer may have taken after this transaction read
+ * it free: false then, and the transaction goes on (no error aborts it).
+ */
+export async function insertPostUnlessTaken(db: Db, row: PostRow): Promise<boolean> {
+  const { posts } = tablesOf(db);
+  const inserted = await db.insert(posts).values(row).onConflictDoNothing().returning({ id: posts.id });
+  return inserted.length === 1;
+}
+
 /** Applies a non-state edit and bumps the version; false when `expectVersion` no longer matches. */
 export async function updatePost(
   db: Db,

@@ -10,6 +10,7 @@ import {
   claimLockedPosts,
   findPostById,
   insertPost,
+  insertPostUnlessTaken,
   updatePostIfStill,
   type PostEdit,
   type PostExpectation,
@@ -290,13 +291,16 @@ export async function transitionPost(
  * Stores new posts inside the caller's write transaction: each must start in a state the table
  * allows for a new post, without lease or deferral; X posts reserve their scheduled month (taken
  * together per month, 402 with `xErrors` past the limit). New posts' states have no events.
+ * `unlessTaken` (posts that reserve nothing): a post a unique index refuses is left out instead of
+ * failing the transaction; the posts stored are returned.
  */
 export async function enterPosts(args: {
   tx: Db;
   rows: PostRow[];
   xLimit: number;
   xErrors?: FieldError[];
-}): Promise<void> {
+  unlessTaken?: boolean;
+}): Promise<PostRow[]> {
   const { tx, rows } = args;
   const months = new Map<string, { workspaceId: string; month: string; count: number }>();
   for (const row of rows) {
@@ -306,11 +310,18 @@ export async function enterPosts(args: {
     }
     const month = reservedMonth(row);
     if (month === null) continue;
+    if (args.unlessTaken) throw new Error("a post that reserves X usage cannot be entered unless taken");
     const key = `${row.workspaceId}|${month}`;
     const entry = months.get(key) ?? { workspaceId: row.workspaceId, month, count: 0 };
     months.set(key, { ...entry, count: entry.count + 1 });
   }
   const xErrors = args.xErrors ?? [];
   for (const r of months.values()) await reserveXUsage(tx, { ...r, limit: args.xLimit }, xErrors);
-  for (const row of rows) await insertPost(tx, row);
+  if (!args.unlessTaken) {
+    for (const row of rows) await insertPost(tx, row);
+    return rows;
+  }
+  const stored: PostRow[] = [];
+  for (const row of rows) if (await insertPostUnlessTaken(tx, row)) stored.push(row);
+  return stored;
 }

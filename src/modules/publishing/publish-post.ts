@@ -34,6 +34,8 @@ import {
 import { refreshDestination } from "./refresh.ts";
 import { shortLinksForPublishing } from "../links/service.ts";
 import { publishedText } from "../links/short-links.ts";
+
+import { scheduleNextRecycledCopy, takesPartInRecycling } from "../recycling/schedule.ts";
 import { observeLateness, observePublishAttempt } from "../metrics/metrics.ts";
 import { openPending, sealPending, unconfirmedItem } from "./pending.ts";
 import {
@@ -564,10 +566,11 @@ function leaseLost(h: Herald, postId: string, itemIndex: number): void {
 /**
  * Whether a published outcome is written in one statement (`writePublishedOutcome`): on PostgreSQL,
  * where each statement is a round trip, for a post whose channel has no monthly usage to consume.
- * SQLite, whose statements cost microseconds, keeps the transaction of `writeOutcome`.
+ * SQLite, whose statements cost microseconds, keeps the transaction of `writeOutcome`, and so does
+ * a post of a recycling chain (its next copy is scheduled in that transaction).
  */
 function publishedInOneStatement(h: Herald, post: PostRow): boolean {
-  return isPostgres(h.db) && !isMetered(post.channel);
+  return isPostgres(h.db) && !isMetered(post.channel) && !takesPartInRecycling(post);
 }
 
 /**
@@ -625,21 +628,22 @@ async function writeOutcome(
       if (!(await holdLease(tx, post.id, owner, now, now + h.config.engine.leaseMs))) throw new LeaseLost();
       await insertReceiptRow(tx, receipt);
     }
-    if (
-      !(await transitionPost({
-        tx,
-        xLimit: xMonthlyLimit(h.config),
-        now,
-        post,
-        to,
-        changes,
-        leasedBy: owner,
-        quiet,
-      }))
-    ) {
+    const moved = await transitionPost({
+      tx,
+      xLimit: xMonthlyLimit(h.config),
+      now,
+      post,
+      to,
+      changes,
+      leasedBy: owner,
+      quiet,
+    });
+    if (!moved) {
       if (receipt) throw new LeaseLost(); // the receipt goes with the outcome it belongs to
       return;
     }
+    // Publication recorded: an evergreen post's next copy is scheduled with it, or not at all.
+    if (moved.state === "published") await scheduleNextRecycledCopy(h, tx, moved, now);
     // Only a run that still owns the post may mark its destination (a stale run must not).
     if (outcome.kind === "needs-attention" && outcome.reauthorize) {
       await markDestinationForReauthorization(tx, outcome.reauthorize, now);

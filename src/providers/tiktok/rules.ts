@@ -113,6 +113,8 @@ export const TIKTOK_RULES: NetworkRules = {
     },
   ],
   supportsThreads: false,
+  // TikTok treats reposted videos as unoriginal content and limits their reach.
+  refusesRepeats: true,
   // TikTok caps API posts per creator per day without publishing the number; its refusal
   // (spam_risk_too_many_posts) is retried a day later instead.
   dailyCap: null,

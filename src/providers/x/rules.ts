@@ -149,6 +149,8 @@ export const X_RULES: NetworkRules = {
     },
   ],
   supportsThreads: true,
+  // X refuses a post identical to a recent one ("duplicate content").
+  refusesRepeats: true,
   // 300 posts per 3 h per user.
   dailyCap: 2_400,
   // The contract's `x_usage`: posts per workspace per calendar month (the engine counts them).

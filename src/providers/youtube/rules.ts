@@ -75,6 +75,8 @@ export const YOUTUBE_RULES: NetworkRules = {
     { used: utf8Length(text), limit: YOUTUBE_MAX_DESCRIPTION_BYTES, unit: "bytes" },
   ],
   supportsThreads: false,
+  // YouTube treats re-uploaded videos as repetitive content.
+  refusesRepeats: true,
   // videos.insert has its own bucket of 100 calls a day per Google Cloud project (one unit each):
   // no destination can upload more, whatever YouTube allows its channel.
   dailyCap: 100,
