@@ -32,6 +32,8 @@ import {
   type PostError,
 } from "./failures.ts";
 import { refreshDestination } from "./refresh.ts";
+import { enqueueFirstComment, firstCommentOf, sendFirstComment } from "./first-comment.ts";
+import type { CommentReceiptRow } from "../posts/repo-comments.ts";
 import { observeLateness, observePublishAttempt } from "../metrics/metrics.ts";
 import { openPending, sealPending, unconfirmedItem } from "./pending.ts";
 import {
@@ -130,15 +132,18 @@ export async function publishClaimedPost(
   const outcome = "kind" in result ? result : result.outcome;
   const receipt = "kind" in result ? undefined : result.receipt;
   const now = h.clock.now();
+  let comment: CommentReceiptRow | null = null;
   try {
     if (outcome.kind === "published" && !("kind" in result) && publishedInOneStatement(h, post))
       await writePublished(h, owner, claimed, outcome, now, result);
-    else await writeOutcome(h, owner, post, attemptId, outcome, now, receipt);
+    else comment = await writeOutcome(h, owner, post, attemptId, outcome, now, receipt);
     observePublishAttempt(h, post.channel, outcome.kind);
   } catch (error) {
     if (!(error instanceof LeaseLost)) throw error;
     leaseLost(h, post.id, receipt!.itemIndex);
   }
+  // The first comment goes right after the post (a run that dies first leaves it due for any engine).
+  if (comment) await sendFirstComment(h, owner, comment);
 }
 
 /**
@@ -563,7 +568,7 @@ function leaseLost(h: Herald, postId: string, itemIndex: number): void {
  * SQLite, whose statements cost microseconds, keeps the transaction of `writeOutcome`.
  */
 function publishedInOneStatement(h: Herald, post: PostRow): boolean {
-  return isPostgres(h.db) && !isMetered(post.channel);
+  return isPostgres(h.db) && !isMetered(post.channel) && firstCommentOf(h, post) === null;
 }
 
 /**
@@ -609,9 +614,9 @@ async function writeOutcome(
   outcome: Outcome,
   now: number,
   receipt: ReceiptRow | undefined,
-): Promise<void> {
+): Promise<CommentReceiptRow | null> {
   const { changes, attemptStatus } = outcomeChanges(h, outcome, now);
-  await inGuardedTransaction(h.db, async (tx) => {
+  return inGuardedTransaction(h.db, async (tx) => {
     const to =
       outcome.kind === "retry" ? "ready" : outcome.kind === "awaiting" ? "awaiting-provider" : outcome.kind;
     const quiet = outcome.kind === "awaiting" && outcome.quiet;
@@ -634,14 +639,15 @@ async function writeOutcome(
       }))
     ) {
       if (receipt) throw new LeaseLost(); // the receipt goes with the outcome it belongs to
-      return;
+      return null;
     }
     // Only a run that still owns the post may mark its destination (a stale run must not).
     if (outcome.kind === "needs-attention" && outcome.reauthorize) {
       await markDestinationForReauthorization(tx, outcome.reauthorize, now);
     }
-    if (outcome.kind === "awaiting") return;
+    if (outcome.kind === "awaiting") return null;
     await finishAttemptRow(tx, attemptId, finishedAttempt(outcome, attemptStatus, now));
+    return outcome.kind === "published" ? enqueueFirstComment(h, tx, post, now) : null;
   });
 }
 
