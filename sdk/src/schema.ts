@@ -1761,11 +1761,13 @@ export interface components {
             };
             facebook?: {
                 link?: string;
+                first_comment?: string;
             };
             instagram?: {
                 alt_text_by_asset_id?: {
                     [key: string]: string;
                 };
+                first_comment?: string;
             };
             threads?: {
                 alt_text_by_asset_id?: {
@@ -1783,6 +1785,7 @@ export interface components {
                 /** @enum {string} */
                 visibility?: "public" | "connections";
                 allow_resharing?: boolean;
+                first_comment?: string;
             };
             tiktok?: {
                 /** @enum {string} */
@@ -1802,6 +1805,7 @@ export interface components {
                 category_id?: string;
                 tags?: string[];
                 notify_subscribers?: boolean;
+                first_comment?: string;
             };
         };
         /**
@@ -1825,6 +1829,25 @@ export interface components {
             id: string;
             /** Format: date-time */
             created_at: string;
+        };
+        /** FirstCommentReceipt */
+        FirstCommentReceipt: {
+            id: string;
+            /** @constant */
+            object: "receipt";
+            /** @constant */
+            kind: "first_comment";
+            item_index: number;
+            provider_object_id: string | null;
+            url: string | null;
+            /** @enum {string} */
+            state: "pending" | "published" | "failed";
+            /** Format: date-time */
+            published_at: string | null;
+            error: {
+                code: string;
+                message: string;
+            } | null;
         };
         /** InvitationDelivery */
         InvitationDelivery: {
@@ -1938,7 +1961,7 @@ export interface components {
             /** Format: date-time */
             missed_at: string | null;
             approval: components["schemas"]["PostApproval"];
-            receipts: components["schemas"]["Receipt"][];
+            receipts: (components["schemas"]["Receipt"] | components["schemas"]["FirstCommentReceipt"])[];
             destination: components["schemas"]["PostDestination"];
             assets: components["schemas"]["PostAsset"][];
             attempts?: components["schemas"]["PublishingAttempt"][];
@@ -2164,6 +2187,8 @@ export interface components {
             id: string;
             /** @constant */
             object: "receipt";
+            /** @constant */
+            kind: "post";
             item_index: number;
             provider_object_id: string;
             url: string;
