@@ -25,6 +25,7 @@ const CREATE_OPTIONS = {
   channel: { type: "string", multiple: true },
   destination: { type: "string", multiple: true },
   media: { type: "string", multiple: true },
+  "first-comment": { type: "string" },
   group: { type: "string" },
   "time-zone": { type: "string" },
   file: { type: "string" },
@@ -199,20 +200,40 @@ async function createBody(p: Parsed, config: Target, workspace: string, help: st
     many(p, "destination"),
     when === "draft",
   );
-  return { items, when, group, timeZone, targets };
+  const firstComment = str(p, "first-comment");
+  if (firstComment !== undefined && firstComment.trim() === "")
+    throw new UsageError("--first-comment needs the comment's text");
+  return { items, when, group, timeZone, targets, firstComment };
 }
 
 /** The Create Post body for `targets`, with `media` attached to the first item of each. */
 function requestBody(
-  parts: { items: string[]; when: string; group: string; timeZone?: string; targets: PostTarget[] },
+  parts: {
+    items: string[];
+    when: string;
+    group: string;
+    timeZone?: string;
+    targets: PostTarget[];
+    firstComment?: string;
+  },
   media: string[],
 ) {
+  // The first comment goes in each post's own options (a network without first comments answers 400).
+  const options = (channel: string) =>
+    parts.firstComment === undefined
+      ? {}
+      : { destination_options: { [channel]: { first_comment: parts.firstComment } } };
   return {
     when: parts.when,
     ...(parts.when === "draft" ? {} : { confirmed: true }),
     ...(parts.timeZone ? { time_zone: parts.timeZone } : {}),
     group: parts.group,
-    posts: parts.targets.map((t) => ({ ...t.ref, body: parts.items, ...(media.length ? { media } : {}) })),
+    posts: parts.targets.map((t) => ({
+      ...t.ref,
+      body: parts.items,
+      ...(media.length ? { media } : {}),
+      ...options(t.channel),
+    })),
   };
 }
 
