@@ -398,3 +398,43 @@ test("first_comment on a network without first comments (x) is an unknown option
   });
   expectProblem(r, 400, "public_invalid_request", ["/posts/0/destination_options/x/first_comment"]);
 });
+
+test("an unanswered comment the look-up cannot settle fails unsafe; a retry needs acknowledge_duplicate_risk", async () => {
+  const n = networks[0]!;
+  const stamp = `undecided ${Date.now()}`;
+  const created = await createWithComment(n, `post ${stamp}`, `comment ${stamp}`);
+  onNth(facebook, "/comments", 1, () => (facebook.hangAfterReceive = true));
+  const other = new PublishingEngine(s.herald);
+  const objectId = await waitFor("the comment to reach Facebook", async () => {
+    await other.tick();
+    const id = (await api.getPost(created.id)).receipts[0]?.provider_object_id;
+    return id && n.comments(id).length === 1 ? id : undefined;
+  });
+  other.stop();
+  facebook.hangAfterReceive = false;
+  // A second comment with the same text appears meanwhile (made by hand): the look-up cannot tell.
+  const made = facebook.comments.find((c) => c.objectId === objectId)!;
+  facebook.comments.push({ ...made, id: `${made.id}9` });
+  s.clock.advance(Math.max(s.herald.config.engine.leaseMs, 60_000) + 1000);
+  await s.server.engine.runUntilIdle();
+  await other.drain();
+  const failed = await api.getPost(created.id);
+  expect(failed).toMatchObject({ state: "published", retry_safety: "unsafe", available_actions: ["retry"] });
+  expect(failed.last_error).toMatchObject({
+    code: "first_comment_failed",
+    retry_safety: "unsafe",
+    user_action: "inspect_resource",
+  });
+  expect(failed.receipts[1]).toMatchObject({ state: "failed", error: { code: "provider_outcome_unknown" } });
+  const path = `/v1/workspaces/${s.owner.workspaceId}/posts/${created.id}/retry`;
+  const refused = await s.request("POST", path, { body: { confirmed: true } });
+  expectProblem(refused, 409, "public_conflict", ["/acknowledge_duplicate_risk"]);
+  const retried = await s.request("POST", path, {
+    body: { confirmed: true, acknowledge_duplicate_risk: true },
+  });
+  expect(retried.status).toBe(200);
+  await s.server.engine.runUntilIdle();
+  const post = await api.getPost(created.id);
+  expect(post.receipts[1]).toMatchObject({ state: "published" });
+  expect(n.comments(objectId)).toHaveLength(3);
+});

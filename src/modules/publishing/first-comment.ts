@@ -129,37 +129,39 @@ async function runComment(
   for (let refreshed = false; ; refreshed = true) {
     const input: FirstCommentInput = { destination: destinationRef(h, destination), post: target, text };
     try {
-      const item = await runTyped({
-        operation: mark !== null ? "look up first comment" : "publish first comment",
-        work: async () => {
-          if (mark !== null) {
-            const found = await lookUp(adapter, { ...input, since: mark });
-            if (found.state === "published") return found.item;
-            if (found.state === "unknown")
-              throw new UnresolvedOutcome(
-                `The call that creates the first comment went unanswered, and Herald could not tell ` +
-                  `whether ${adapter.displayName} made it: ${found.reason}`,
-                { operation: "look up first comment" },
-              );
-          }
-          // The mark is committed before the call: a run that dies during it leaves a look-up behind.
-          mark = h.clock.now();
-          const marked = await inGuardedTransaction(h.db, (tx) =>
-            updateLeasedComment(tx, comment.id, owner, { callStartedAt: mark }),
+      // A mark of an earlier call: the network's comments are read first (found: that is the receipt).
+      if (mark !== null) {
+        const since = mark;
+        const found = await runTyped({
+          operation: "look up first comment",
+          work: () => lookUp(adapter, { ...input, since }),
+        });
+        if (found.state === "published") return { kind: "published", item: found.item };
+        if (found.state === "unknown")
+          throw new UnresolvedOutcome(
+            `The call that creates the first comment went unanswered, and Herald could not tell ` +
+              `whether ${adapter.displayName} made it: ${found.reason}`,
+            { operation: "look up first comment" },
           );
-          if (!marked) throw new LeaseGone();
-          return adapter.publishFirstComment!(input);
-        },
+      }
+      // The mark is committed before the call: a run that dies during it leaves a look-up behind.
+      const startedAt = h.clock.now();
+      const marked = await inGuardedTransaction(h.db, (tx) =>
+        updateLeasedComment(tx, comment.id, owner, { callStartedAt: startedAt }),
+      );
+      if (!marked) return null; // another process holds the comment now
+      mark = startedAt;
+      const item = await runTyped({
+        operation: "publish first comment",
+        work: () => adapter.publishFirstComment!(input),
       });
       return { kind: "published", item };
     } catch (caught) {
-      if (caught instanceof LeaseGone) return null;
       const error = caught as ProviderError;
       if (error.kind === "auth_expired" && !refreshed) {
         try {
           await refreshDestination(h, owner, destination.id, destination.credentialsSealed);
           destination = (await findDestinationById(h.db, destination.id))!;
-          mark = null;
           continue;
         } catch (failed) {
           return failure(failed as ProviderError);
@@ -169,9 +171,6 @@ async function runComment(
     }
   }
 }
-
-/** Thrown inside the comment's work when another process took the comment over. */
-class LeaseGone extends Error {}
 
 function lookUp(
   adapter: ProviderAdapter,
@@ -204,7 +203,8 @@ function afterFailure(
         kind: "later",
         at: Math.max(now + retryDelayMs(attempts), error.retryAt ?? 0),
         attempts,
-        keepMark: false,
+        // A mark stays while the network can be asked: the failure may have been the look-up's read.
+        keepMark: canLookUp,
       };
     if (error.kind === "outcome_unknown" && canLookUp && !(error instanceof UnresolvedOutcome))
       return {
@@ -259,8 +259,8 @@ async function finish(
             state: "failed",
             nextAttemptAt: null,
             error: { code: outcome.code, message: outcome.message },
-            // An unknown outcome keeps its mark: a person's retry looks the comment up first.
-            ...(outcome.unsafe ? {} : { callStartedAt: null }),
+            // A mark stays: a person's retry looks the comment up before sending it (unless they
+            // accept a second comment), whatever failed after the mark.
           };
     if (!(await updateLeasedComment(tx, comment.id, owner, changes))) return;
     const post =
