@@ -1804,11 +1804,13 @@ export interface components {
             };
             facebook?: {
                 link?: string;
+                first_comment?: string;
             };
             instagram?: {
                 alt_text_by_asset_id?: {
                     [key: string]: string;
                 };
+                first_comment?: string;
             };
             threads?: {
                 alt_text_by_asset_id?: {
@@ -1826,6 +1828,7 @@ export interface components {
                 /** @enum {string} */
                 visibility?: "public" | "connections";
                 allow_resharing?: boolean;
+                first_comment?: string;
             };
             tiktok?: {
                 /** @enum {string} */
@@ -1845,6 +1848,7 @@ export interface components {
                 category_id?: string;
                 tags?: string[];
                 notify_subscribers?: boolean;
+                first_comment?: string;
             };
         };
         /**
@@ -1868,6 +1872,25 @@ export interface components {
             id: string;
             /** Format: date-time */
             created_at: string;
+        };
+        /** FirstCommentReceipt */
+        FirstCommentReceipt: {
+            id: string;
+            /** @constant */
+            object: "receipt";
+            /** @constant */
+            kind: "first_comment";
+            item_index: number;
+            provider_object_id: string | null;
+            url: string | null;
+            /** @enum {string} */
+            state: "pending" | "published" | "failed";
+            /** Format: date-time */
+            published_at: string | null;
+            error: {
+                code: string;
+                message: string;
+            } | null;
         };
         /** InvitationDelivery */
         InvitationDelivery: {
@@ -2009,7 +2032,7 @@ export interface components {
             recycled_from: string | null;
             /** @description Which copy of its original this is (1, 2, …) */
             recycle_number: number | null;
-            receipts: components["schemas"]["Receipt"][];
+            receipts: (components["schemas"]["Receipt"] | components["schemas"]["FirstCommentReceipt"])[];
             destination: components["schemas"]["PostDestination"];
             assets: components["schemas"]["PostAsset"][];
             attempts?: components["schemas"]["PublishingAttempt"][];
@@ -2307,6 +2330,8 @@ export interface components {
             id: string;
             /** @constant */
             object: "receipt";
+            /** @constant */
+            kind: "post";
             item_index: number;
             provider_object_id: string;
             url: string;

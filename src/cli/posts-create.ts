@@ -25,6 +25,7 @@ const CREATE_OPTIONS = {
   channel: { type: "string", multiple: true },
   destination: { type: "string", multiple: true },
   media: { type: "string", multiple: true },
+  "first-comment": { type: "string" },
   group: { type: "string" },
   "time-zone": { type: "string" },
   "recycle-every": { type: "string" },
@@ -229,6 +230,9 @@ async function createBody(p: Parsed, config: Target, workspace: string, help: st
     many(p, "destination"),
     when === "draft",
   );
+  const firstComment = str(p, "first-comment");
+  if (firstComment !== undefined && firstComment.trim() === "")
+    throw new UsageError("--first-comment needs the comment's text");
   return {
     items,
     when,
@@ -237,6 +241,7 @@ async function createBody(p: Parsed, config: Target, workspace: string, help: st
     targets,
     untracked: flag(p, "no-link-tracking"),
     recycle: recycleOf(p),
+    firstComment,
   };
 }
 
@@ -249,12 +254,17 @@ function requestBody(
     timeZone?: string;
     targets: PostTarget[];
     untracked: boolean;
-
     recycle?: Record<string, unknown>;
+    firstComment?: string;
   },
   media: string[],
 ) {
   const recycle = parts.recycle ? { recycle: parts.recycle } : {};
+  // The first comment goes in each post's own options (a network without first comments answers 400).
+  const options = (channel: string) =>
+    parts.firstComment === undefined
+      ? {}
+      : { destination_options: { [channel]: { first_comment: parts.firstComment } } };
   return {
     when: parts.when,
     ...(parts.when === "draft" ? {} : { confirmed: true }),
@@ -265,8 +275,8 @@ function requestBody(
       body: parts.items,
       ...(media.length ? { media } : {}),
       ...(parts.untracked ? { link_tracking: false } : {}),
-
       ...recycle,
+      ...options(t.channel),
     })),
   };
 }

@@ -33,6 +33,8 @@ Options:
                        (neither: the workspace's only destination)
   --media FILE|ast_…   attach a media file (uploaded first, with a progress bar) or an existing asset;
                        repeat for several
+  --first-comment TEXT a comment Herald posts under the post right after it is published
+                       (Facebook, Instagram, LinkedIn and YouTube; see docs/posts.md)
   --group G            the post group (default: a new cli-… value; printed)
   --time-zone ZONE     IANA zone for now or TIME (default: the workspace's); a local TIME is read in
                        it (a time the clocks skip is refused, one they pass twice is the first)

@@ -96,7 +96,11 @@ function describePost(post: any, links: any[] = []): string {
     blocks.push(
       table(
         ["item", "link"],
-        post.receipts.map((r: any) => [r.item_index + 1, r.url]),
+        post.receipts.map((r: any) =>
+          r.kind === "first_comment"
+            ? ["first comment", r.url ?? (r.error ? `${r.state}: ${r.error.message}` : r.state)]
+            : [r.item_index + 1, r.url],
+        ),
         "",
       ),
     );

@@ -1,4 +1,4 @@
-import type { TSchema } from "@sinclair/typebox";
+import { Type, type TSchema } from "@sinclair/typebox";
 
 // A network's `optionsSchema` is also how people see its options: `title` names a field, `description`
 // helps with it (on the whole schema: a note for the network), a literal's `title` names a choice,
@@ -29,4 +29,27 @@ function strip(node: unknown, isMap: boolean): unknown {
     copy[key] = strip(value, !isMap && SCHEMA_MAPS.has(key));
   }
   return copy;
+}
+
+/**
+ * `destination_options.<channel>.first_comment` of the networks that publish one: a comment the
+ * engine posts under the post right after it is published. Its length and the network's other rules
+ * are the network's `checkFirstComment` (a 422 with a pointer), not the schema's (a 400).
+ */
+export function firstCommentOption(rules: string) {
+  return Type.Optional(
+    Type.String({
+      minLength: 1,
+      title: "First comment",
+      description: `Posted as a comment under the post right after it is published. ${rules}`,
+    }),
+  );
+}
+
+/** A first comment's length in code points over `max`: the detail, or nothing. */
+export function commentLengthProblems(text: string, max: number, network: string): string[] {
+  const length = [...text].length;
+  return length > max
+    ? [`first comment is ${length} characters; ${network} takes comments of at most ${max}`]
+    : [];
 }

@@ -246,6 +246,14 @@ export interface PendingItem {
   provider: { operation: string; requestId: string | null; statusCode: number | null };
 }
 
+/** A first comment to publish under a post's first item. */
+export interface FirstCommentInput {
+  destination: DestinationRef;
+  /** The receipt of the post's first item (the object the comment goes under). */
+  post: PublishedItem;
+  text: string;
+}
+
 /** What publishing one item gives: published at once, or accepted and still processing. */
 export type PublishOutcome = PublishedItem | PendingItem;
 
@@ -352,6 +360,12 @@ export interface NetworkRules {
    * bytes), with the limit it applies: what a composer's counters show, so they never disagree.
    */
   measureText?(input: CheckItemInput): TextMeasure[];
+  /**
+   * Checks `destination_options.<channel>.first_comment` against the network's comment rules (length,
+   * hashtags, mentions): the problems' details, empty when the network takes it. Present only on the
+   * networks that publish a first comment (`publishFirstComment`).
+   */
+  checkFirstComment?(text: string): string[];
   /** Whether later body items publish as replies (threads). */
   supportsThreads: boolean;
   /**
@@ -469,6 +483,16 @@ export interface ProviderAdapter extends NetworkRules {
    * needs attention) or whose creates are idempotent (`idempotentCreate`: it is simply sent again).
    */
   reconcileItem?(input: { item: PublishItemInput; since: number }): Promise<ReconcileResult>;
+  /**
+   * Publishes the post's first comment under its first item (`post`, that item's receipt). Throws
+   * ProviderError like `publishItem`; once the comment exists nothing after may throw.
+   */
+  publishFirstComment?(input: FirstCommentInput): Promise<PublishedItem>;
+  /**
+   * What became of a first comment whose create call went out unanswered (`since`: when it started):
+   * the comments under the post read back, the account's own with this text. Only reads.
+   */
+  findFirstComment?(input: FirstCommentInput & { since: number }): Promise<ReconcileResult>;
   /**
    * A setting of this network the network itself refused since the start (LinkedIn: the API version
    * it answered 426 to), as the destinations' `unavailable_reason`; null while none was refused.

@@ -413,6 +413,18 @@ describe("posts list, get, cancel, reschedule, retry, validate", () => {
   });
 });
 
+test("posts validate --first-comment: the comment goes in the post's own options (Mastodon takes no options: refused at its pointer)", async () => {
+  const r = await herald(
+    ["posts", "validate", "Short", "--channel", "mastodon", "--first-comment", "Hi"],
+    env,
+  );
+  expect(r.code).not.toBe(0);
+  expect(r.stdout + r.stderr).toContain("/posts/0/destination_options/mastodon is not a known property");
+  expect(failed(await herald(["posts", "validate", "x", "--first-comment", " "], env), 2)).toContain(
+    "--first-comment needs the comment's text",
+  );
+});
+
 describe("assets list, webhooks list and test", () => {
   test("assets list: the uploaded asset in a table; --json the listing", async () => {
     const listing = JSON.parse(succeeded(await herald(["assets", "list", "--json"], env)));

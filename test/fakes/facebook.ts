@@ -185,6 +185,18 @@ export interface FakeToken {
   revoked: boolean;
 }
 
+/** A comment on a Page post or an Instagram media, as Graph stores it. */
+export interface FakeComment {
+  id: string;
+  /** The Page post or Instagram media commented on. */
+  objectId: string;
+  /** Who commented: the Page (id, name) or the Instagram account (id, username). */
+  fromId: string;
+  fromName: string;
+  message: string;
+  createdAt: number;
+}
+
 /** Settings of the fake; `now` decides token ages, container expiry and the 24 h windows. */
 export interface FacebookFakeOptions {
   /** The Pages the person manages (default: three, two of them with an Instagram account). */
@@ -223,6 +235,10 @@ export interface FacebookFake extends FakeControls {
   reels: FakeReel[];
   containers: FakeContainer[];
   igPosts: FakeInstagramPost[];
+  /** Comments made through `POST /{object-id}/comments` (first comments), oldest first. */
+  comments: FakeComment[];
+  /** Objects whose comments are turned off: a comment on them answers Meta's refusal. */
+  commentsClosed: Set<string>;
   mediaProcessingPolls: number;
   reelProcessingPolls: number;
   quotaTotal: number;
@@ -272,6 +288,8 @@ const ALL_SCOPES = [
   "instagram_content_publish",
   "instagram_manage_insights",
   "business_management",
+  "pages_manage_engagement",
+  "instagram_manage_comments",
 ];
 const PAGE_FIELDS = new Set([
   "id",
@@ -403,6 +421,8 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     reels: [],
     containers: [],
     igPosts: [],
+    comments: [],
+    commentsClosed: new Set(),
     mediaProcessingPolls: options.mediaProcessingPolls ?? 2,
     reelProcessingPolls: options.reelProcessingPolls ?? 2,
     quotaTotal: options.quotaTotal ?? 100,
@@ -1267,6 +1287,54 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
     return null;
   }
 
+  /**
+   * `POST /{object-id}/comments` and `GET /{object-id}/comments` on a Page post (Page token with
+   * pages_manage_engagement to comment; the comment is the Page's) or an Instagram media (the linked
+   * Page's token with instagram_manage_comments; the comment is the account's). A comment needs a
+   * `message`; comments turned off answer (#100) with subcode 1446036 as Graph does. Null when the
+   * object is neither.
+   */
+  function commentsEdge(method: string, objectId: string, params: Record<string, string>, caller: FakeToken) {
+    const post = fake.posts.find((p) => p.id === objectId);
+    const media = fake.igPosts.find((p) => p.id === objectId);
+    if (!post && !media) return null;
+    const pageId = post ? post.pageId : pageOfIg(media!.igId);
+    if (!owns(caller, pageId)) return bad("(#200) A Page access token of the object's Page is required", 200);
+    if (method === "GET") {
+      const listed = fake.comments.filter((c) => c.objectId === objectId).toReversed();
+      return ok({
+        data: listed.map((c) =>
+          post
+            ? {
+                id: c.id,
+                message: c.message,
+                from: { id: c.fromId, name: c.fromName },
+                created_time: graphTime(c.createdAt),
+              }
+            : { id: c.id, text: c.message, username: c.fromName, timestamp: graphTime(c.createdAt) },
+        ),
+      });
+    }
+    if (post && !caller.scopes.includes("pages_manage_engagement")) return denied("pages_manage_engagement");
+    if (media && !caller.scopes.includes("instagram_manage_comments"))
+      return bad("(#10) Application does not have permission for this action", 10);
+    const message = params.message ?? "";
+    if (message.trim() === "") return bad("(#100) The parameter message is required");
+    if (fake.commentsClosed.has(objectId))
+      return bad("(#100) Comments on this object are turned off", 100, 1446036);
+    const page = fake.pages.find((p) => p.id === pageId)!;
+    const comment: FakeComment = {
+      id: post ? `${objectId.split("_")[1] ?? objectId}_${id()}` : id(),
+      objectId,
+      fromId: post ? page.id : page.instagram!.id,
+      fromName: post ? page.name : page.instagram!.username,
+      message,
+      createdAt: now(),
+    };
+    fake.comments.push(comment);
+    return created({ id: comment.id });
+  }
+
   // ---- Routing ----------------------------------------------------------------------------------
 
   async function route(request: Request, url: URL): Promise<Response> {
@@ -1319,6 +1387,10 @@ export async function startFacebookFake(options: FacebookFakeOptions = {}): Prom
       if (!caller.scopes.includes("instagram_content_publish")) return denied("instagram_content_publish");
       if (edge === "media" && method === "POST") return createContainer(ig, params);
       if (edge === "media_publish" && method === "POST") return mediaPublish(ig, params);
+    }
+    if (edge === "comments" && (method === "POST" || method === "GET")) {
+      const answer = commentsEdge(method, nodeId, params, caller);
+      if (answer) return answer;
     }
     if (!edge && method === "GET") {
       const node = nodeObject(nodeId, params, caller);

@@ -112,6 +112,15 @@ export interface FakePartPut {
   fresh: boolean;
 }
 
+/** A comment made through the Comments API (`/rest/socialActions/{urn}/comments`). */
+export interface FakeLinkedInComment {
+  urn: string;
+  object: string;
+  actor: string;
+  text: string;
+  createdAt: number;
+}
+
 /** The running fake: its origin, what it stored, and its switches. */
 export interface LinkedInFake extends FakeControls {
   origin: string;
@@ -121,6 +130,10 @@ export interface LinkedInFake extends FakeControls {
   member: { sub: string; name: string; picture: string };
   organizations: FakeOrganization[];
   posts: FakePost[];
+  /** Comments on posts, oldest first. */
+  comments: FakeLinkedInComment[];
+  /** Posts whose comments are closed: a comment on one answers 403. */
+  commentsClosed: Set<string>;
   media: FakeMedia[];
   /** Statistics requests answered: the page, the list parameter (null: none) and the post URNs in it. */
   statisticsQueries: { organization: string; param: string | null; urns: string[] }[];
@@ -204,6 +217,8 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
       },
     ],
     posts: [],
+    comments: [],
+    commentsClosed: new Set(),
     media: [],
     tokenRequests: [],
     statisticsQueries: [],
@@ -450,6 +465,10 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
         ...(media.status === "AVAILABLE" ? { downloadUrl: `${fake.origin}/dms/${media.urn}` } : {}),
       });
     }
+    const commentsOf = /^\/rest\/socialActions\/([^/]+)\/comments$/.exec(pathname);
+    if (commentsOf && method === "POST")
+      return createComment(request, decodeURIComponent(commentsOf[1]!), scopes);
+    if (commentsOf && method === "GET") return listComments(url, decodeURIComponent(commentsOf[1]!));
     if (method === "POST" && pathname === "/rest/posts") return createPost(request, scopes, version);
     if (method === "GET" && pathname === "/rest/posts" && url.searchParams.get("q") === "author")
       return postsByAuthor(url, scopes);
@@ -667,6 +686,76 @@ export async function startLinkedInFake(options: LinkedInFakeOptions = {}): Prom
     media.status = "PROCESSING";
     media.pollsLeft = fake.videoProcessingPolls;
     return new Response(null, { status: 200 });
+  }
+
+  /** A comment as the Comments API returns it. */
+  function commentJson(c: FakeLinkedInComment) {
+    const commentId = c.urn.replace(/^.*,(\d+)\)$/, "$1");
+    return {
+      id: commentId,
+      commentUrn: c.urn,
+      $URN: c.urn,
+      actor: c.actor,
+      object: c.object,
+      message: { text: c.text },
+      created: { actor: c.actor, time: c.createdAt },
+      lastModified: { actor: c.actor, time: c.createdAt },
+    };
+  }
+
+  /**
+   * `POST /rest/socialActions/{urn}/comments` `{actor, object, message: {text}}`: 201 with the comment
+   * and its URN in `x-restli-id`. An actor the grant may not act as is 403; an unknown post 404; empty
+   * or too long text (1,250) 422 as the Comments API answers; comments closed on the post 403.
+   */
+  async function createComment(request: Request, target: string, scopes: string[]): Promise<Response> {
+    const body = await readBody(request);
+    const actor = String(body.actor ?? "");
+    if (!mayActAs(scopes, actor)) return forbidden("partnerApiSocialActions.CREATE.20260701");
+    const post = fake.posts.find((p) => p.urn === target);
+    if (!post || body.object !== target) return restError(404, `${target} does not exist`);
+    const text = typeof body.message?.text === "string" ? body.message.text : "";
+    if (text.trim() === "") return restError(422, "message.text is required");
+    if (text.length > 1250)
+      return restError(422, `message.text length ${text.length} exceeds 1250`, {
+        errorDetails: {
+          inputErrors: [
+            { code: "FIELD_LENGTH_TOO_LONG", input: { inputPath: { fieldPath: "message/text" } } },
+          ],
+        },
+      });
+    if (fake.commentsClosed.has(target))
+      return json(
+        {
+          status: 403,
+          serviceErrorCode: 100,
+          code: "ACCESS_DENIED",
+          message: "Comments are disabled on this post",
+        },
+        403,
+      );
+    const activity = target.replace(/^urn:li:(share|ugcPost):/, "");
+    const comment: FakeLinkedInComment = {
+      urn: `urn:li:comment:(urn:li:activity:${activity},${id()})`,
+      object: target,
+      actor,
+      text,
+      createdAt: (options.now ?? Date.now)(),
+    };
+    fake.comments.push(comment);
+    if (fake.hangAfterReceive) return never();
+    return json(commentJson(comment), 201, { "x-restli-id": encodeURIComponent(comment.urn) });
+  }
+
+  /** `GET /rest/socialActions/{urn}/comments?start&count`: the post's comments with paging. */
+  function listComments(url: URL, target: string): Response {
+    const start = Number(url.searchParams.get("start") ?? 0);
+    const count = Number(url.searchParams.get("count") ?? 10);
+    const all = fake.comments.filter((c) => c.object === target);
+    return json({
+      elements: all.slice(start, start + count).map(commentJson),
+      paging: { start, count, total: all.length, links: [] },
+    });
   }
 
   async function createPost(request: Request, scopes: string[], version: string): Promise<Response> {

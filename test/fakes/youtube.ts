@@ -12,6 +12,7 @@ import {
   json,
   never,
   newControls,
+  readBody,
   serveFake,
   behindCutProxy,
   cutProxyFor,
@@ -58,6 +59,16 @@ export interface FakeVideo {
   commentsDisabled?: boolean;
   /** When its upload completed (epoch ms): its uploads-playlist item's `snippet.publishedAt`. */
   uploadedAt?: number;
+}
+
+/** A top-level comment (comment thread) on a video. */
+export interface FakeCommentThread {
+  id: string;
+  videoId: string;
+  channelId: string;
+  authorChannelId: string;
+  textOriginal: string;
+  publishedAt: number;
 }
 
 /** A resumable upload session. */
@@ -112,6 +123,8 @@ export interface YouTubeFake extends FakeControls {
   tokenRequests: Record<string, string>[];
   sessions: FakeSession[];
   videos: FakeVideo[];
+  /** Comment threads made through `commentThreads.insert`, oldest first. */
+  commentThreads: FakeCommentThread[];
   /** The ids of every videos.list call that asked for `statistics`. */
   statisticsReads: string[][];
   /** videos.insert calls left today for the project (the 100-a-day bucket). */
@@ -228,6 +241,7 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     tokenRequests: [],
     sessions: [],
     videos: [],
+    commentThreads: [],
     statisticsReads: [],
     quota: { insertsLeft: 100, unitsLeft: 10_000 },
     channelUploadsLeft: Number.POSITIVE_INFINITY,
@@ -301,7 +315,97 @@ export async function startYouTubeFake(options: YouTubeFakeOptions = {}): Promis
     if (method === "GET" && pathname === "/youtube/v3/channels") return channels(request, url);
     if (method === "GET" && pathname === "/youtube/v3/videos") return listVideos(request, url);
     if (method === "GET" && pathname === "/youtube/v3/playlistItems") return playlistItems(request, url);
+    if (pathname === "/youtube/v3/commentThreads") {
+      if (method === "POST") return insertCommentThread(request, url);
+      if (method === "GET") return listCommentThreads(request, url);
+    }
     return googleError(404, "notFound", `Not Found: ${method} ${pathname}`);
+  }
+
+  const FORCE_SSL = [`${GOOGLE_SCOPE}youtube.force-ssl`];
+
+  /** A comment thread as the API returns it. */
+  function threadJson(t: FakeCommentThread) {
+    const snippet = {
+      channelId: t.channelId,
+      videoId: t.videoId,
+      textDisplay: t.textOriginal,
+      textOriginal: t.textOriginal,
+      authorChannelId: { value: t.authorChannelId },
+      publishedAt: new Date(t.publishedAt).toISOString(),
+      updatedAt: new Date(t.publishedAt).toISOString(),
+    };
+    return {
+      kind: "youtube#commentThread",
+      etag: `t${t.id}`,
+      id: t.id,
+      snippet: {
+        channelId: t.channelId,
+        videoId: t.videoId,
+        topLevelComment: { kind: "youtube#comment", id: t.id, snippet },
+        canReply: true,
+        totalReplyCount: 0,
+        isPublic: true,
+      },
+    };
+  }
+
+  /**
+   * `commentThreads.insert?part=snippet` (scope youtube.force-ssl only, 50 units): the errors the
+   * reference lists for a missing channel or video id, empty or too long text (10,000), a video that
+   * does not exist (404 videoNotFound) and comments turned off (403 commentsDisabled).
+   */
+  async function insertCommentThread(request: Request, url: URL): Promise<Response> {
+    const auth = caller(request, FORCE_SSL);
+    if (auth instanceof Response) return auth;
+    if (url.searchParams.get("part") !== "snippet")
+      return googleError(400, "unexpectedPart", "The request specifies an unexpected value for part.");
+    const body = await readBody(request);
+    const snippet = body.snippet ?? {};
+    const text = snippet.topLevelComment?.snippet?.textOriginal;
+    if (typeof snippet.videoId !== "string" || typeof snippet.channelId !== "string")
+      return googleError(400, "channelOrVideoIdMissing", "The comment thread must be linked to a video.");
+    if (typeof text !== "string" || text.trim() === "")
+      return googleError(
+        400,
+        "commentTextRequired",
+        "The comment resource must specify a value for textOriginal.",
+      );
+    if ([...text].length > 10_000)
+      return googleError(400, "commentTextTooLong", "The comment resource contains too many characters.");
+    const video = fake.videos.find((v) => v.id === snippet.videoId);
+    if (!video) return googleError(404, "videoNotFound", "The video could not be found.");
+    if (video.commentsDisabled)
+      return googleError(403, "commentsDisabled", "The video has disabled comments.");
+    const spent = spend(50);
+    if (spent) return spent;
+    const thread: FakeCommentThread = {
+      id: `Ug${token("")}`.slice(0, 26),
+      videoId: video.id,
+      channelId: video.channelId,
+      authorChannelId: fake.channel?.id ?? "",
+      textOriginal: text,
+      publishedAt: now(),
+    };
+    fake.commentThreads.push(thread);
+    if (fake.hangAfterReceive) return never();
+    return json(threadJson(thread));
+  }
+
+  /** `commentThreads.list?part=snippet&videoId=…`, newest first (read scopes, 1 unit). */
+  function listCommentThreads(request: Request, url: URL): Response {
+    const auth = caller(request, READ_SCOPES);
+    if (auth instanceof Response) return auth;
+    const videoId = url.searchParams.get("videoId");
+    if (!videoId) return googleError(400, "missingRequiredParameter", "No filter selected.");
+    const spent = spend(1);
+    if (spent) return spent;
+    const items = fake.commentThreads.filter((t) => t.videoId === videoId).toReversed();
+    return json({
+      kind: "youtube#commentThreadListResponse",
+      pageInfo: { totalResults: items.length, resultsPerPage: 100 },
+      items: items.map(threadJson),
+    });
   }
 
   function authorize(url: URL): Response {

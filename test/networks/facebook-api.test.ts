@@ -70,7 +70,7 @@ describe("connecting Facebook", () => {
     expect(fake.authorizations[0]).toMatchObject({
       client_id: fake.app.clientId,
       redirect_uri: `${s.url}/oauth/callback/facebook`,
-      scope: "pages_show_list,pages_manage_posts,pages_read_engagement,read_insights",
+      scope: "pages_show_list,pages_manage_posts,pages_read_engagement,read_insights,pages_manage_engagement",
       response_type: "code",
     });
     const listed = await facebookDestinations();

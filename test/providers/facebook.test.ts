@@ -141,10 +141,10 @@ describe("connecting with Facebook Login", () => {
       client_id: fake.app.clientId,
       redirect_uri: REDIRECT,
       state: "st_1",
-      scope: "pages_show_list,pages_manage_posts,pages_read_engagement,read_insights",
+      scope: "pages_show_list,pages_manage_posts,pages_read_engagement,read_insights,pages_manage_engagement",
       response_type: "code",
     });
-    expect(FACEBOOK_SCOPES).toHaveLength(4);
+    expect(FACEBOOK_SCOPES).toHaveLength(5);
     const narrowed = adapterFor(fake, { scopes: "pages_show_list,pages_manage_posts" });
     const params = new URL(
       narrowed.authorizationUrl({

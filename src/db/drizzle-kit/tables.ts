@@ -25,6 +25,7 @@ export const {
   assetUploads,
   posts,
   receipts,
+  commentReceipts,
   attempts,
   queueWindows,
   eventsOutbox,

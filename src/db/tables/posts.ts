@@ -138,6 +138,41 @@ export function definePostTables(
     (t) => [b.uniqueIndex("receipts_post_item").on(t.postId, t.itemIndex)],
   );
 
+  /**
+   * The receipt of a post's first comment (`kind: first_comment` in the post's receipts): sent by the
+   * engine once the post is published, so it carries its own work state beside the receipt's fields
+   * (an item's receipt is written only once the item is out; a comment's exists from the moment it is
+   * due). `call_started_at`: a create call went out unanswered, so the comment is looked up before it is
+   * sent again; `lease_*`: the process sending it now.
+   */
+  const commentReceipts = b.table(
+    "comment_receipts",
+    {
+      id: b.text("id").primaryKey(),
+      postId: b
+        .text("post_id")
+        .notNull()
+        .references(() => posts.id, { onDelete: "cascade" }),
+      /** `pending` (due or being sent), `published` or `failed`. */
+      state: b.text("state").notNull(),
+      providerObjectId: b.text("provider_object_id"),
+      url: b.text("url"),
+      /** `{code, message}` of the failure, when `failed`. */
+      error: b.json("error").$type<{ code: string; message: string } | null>(),
+      attempts: b.integer("attempts").notNull().default(0),
+      nextAttemptAt: b.integer("next_attempt_at"),
+      callStartedAt: b.integer("call_started_at"),
+      leaseOwner: b.text("lease_owner"),
+      leaseExpiresAt: b.integer("lease_expires_at"),
+      publishedAt: b.integer("published_at"),
+      createdAt: b.integer("created_at").notNull(),
+    },
+    (t) => [
+      b.uniqueIndex("comment_receipts_post").on(t.postId),
+      b.index("comment_receipts_due").on(t.state, t.nextAttemptAt),
+    ],
+  );
+
   const attempts = b.table(
     "attempts",
     {
@@ -214,7 +249,7 @@ export function definePostTables(
     },
     (t) => [b.primaryKey({ columns: [t.workspaceId, t.month] })],
   );
-  return { posts, receipts, attempts, queueWindows, eventsOutbox, xUsage };
+  return { posts, receipts, commentReceipts, attempts, queueWindows, eventsOutbox, xUsage };
 }
 
 /** The post tables of one dialect. */

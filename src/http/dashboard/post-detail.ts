@@ -149,9 +149,9 @@ ${table({
   hideCaption: true,
   head: ["Item", "Address", "State", "Published"],
   rows: post.receipts.map((rc) => [
-    String(rc.item_index + 1),
-    html`<code>${rc.url}</code>`,
-    rc.state,
+    rc.kind === "first_comment" ? "First comment" : String(rc.item_index + 1),
+    rc.url === null ? null : html`<code>${rc.url}</code>`,
+    rc.kind === "first_comment" && rc.error ? html`${rc.state}: ${rc.error.message}` : rc.state,
     localTime(rc.published_at, zone),
   ]),
   empty: "",

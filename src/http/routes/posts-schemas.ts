@@ -194,19 +194,37 @@ export const Post = t.Object(
     ),
     recycled_from: Nullable(t.String({ description: "A recycled copy's original" })),
     recycle_number: Nullable(Type.Integer({ description: "Which copy of its original this is (1, 2, …)" })),
+    // The items' receipts (`kind: post`), then the first comment's when the post has one.
     receipts: t.Array(
-      t.Object(
-        {
-          id: t.String(),
-          object: t.Literal("receipt"),
-          item_index: Type.Integer(),
-          provider_object_id: t.String(),
-          url: t.String(),
-          state: t.String(),
-          published_at: Timestamp,
-        },
-        { title: "Receipt" },
-      ),
+      t.Union([
+        t.Object(
+          {
+            id: t.String(),
+            object: t.Literal("receipt"),
+            kind: t.Literal("post"),
+            item_index: Type.Integer(),
+            provider_object_id: t.String(),
+            url: t.String(),
+            state: t.String(),
+            published_at: Timestamp,
+          },
+          { title: "Receipt" },
+        ),
+        t.Object(
+          {
+            id: t.String(),
+            object: t.Literal("receipt"),
+            kind: t.Literal("first_comment"),
+            item_index: Type.Integer(),
+            provider_object_id: Nullable(t.String()),
+            url: Nullable(t.String()),
+            state: t.Union([t.Literal("pending"), t.Literal("published"), t.Literal("failed")]),
+            published_at: Nullable(Timestamp),
+            error: Nullable(t.Object({ code: t.String(), message: t.String() })),
+          },
+          { title: "FirstCommentReceipt" },
+        ),
+      ]),
     ),
     destination: Nullable(
       t.Object(

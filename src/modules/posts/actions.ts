@@ -34,7 +34,20 @@ import {
   type PostContent,
 } from "./rules.ts";
 import { availableActions, type PostAction, type PostState } from "./states.ts";
-import { transitionPost, transitionPosts, type PostChanges, type PostMoveRequest } from "./transition.ts";
+import {
+  editPostIfStill,
+  transitionPost,
+  transitionPosts,
+  type PostChanges,
+  type PostMoveRequest,
+} from "./transition.ts";
+import { requeueFailedComment } from "./repo-comments.ts";
+
+/** The code of a post's last error, if any (a published post's says whether its comment failed). */
+function lastErrorCode(post: PostRow): string | null {
+  const code = (post.lastError as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : null;
+}
 
 async function audit(db: Db, actor: Actor, action: string, post: PostRow, now: number): Promise<void> {
   await recordAudit(
@@ -65,10 +78,11 @@ export async function requirePostWithReceipts(
 
 /** 409 unless the post's state allows `action`. */
 function requireAction(post: PostRow, action: PostAction): void {
-  if (!availableActions(post.state as PostState, post.scheduleMode).includes(action)) {
+  const available = availableActions(post.state as PostState, post.scheduleMode, lastErrorCode(post));
+  if (!available.includes(action)) {
     throw new ProblemError(
       "public_conflict",
-      `A ${post.state} post cannot be asked to ${action}; available: ${availableActions(post.state as PostState, post.scheduleMode).join(", ") || "none"}.`,
+      `A ${post.state} post cannot be asked to ${action}; available: ${available.join(", ") || "none"}.`,
     );
   }
 }
@@ -196,6 +210,14 @@ export async function retryPost(args: {
     requireAction(post, "retry");
     await requireSendable(h, tx, post, input.acknowledge_duplicate_risk);
     const now = h.clock.now();
+    // A published post whose first comment failed: the comment alone goes again, never the post.
+    if (post.state === "published") {
+      await requeueFailedComment(tx, post.id, now, input.acknowledge_duplicate_risk === true);
+      const cleared = { lastError: null, retrySafety: "safe", updatedAt: now };
+      await editPostIfStill(tx, post.id, { state: "published" }, cleared);
+      await audit(tx, actor, "post.retried", post, now);
+      return reload(tx, post);
+    }
     // A failed or missed X post reserves again, in the month of its scheduled time (the door's rule).
     const changes = {
       nextActionAt: now,

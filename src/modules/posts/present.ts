@@ -11,6 +11,7 @@ import {
   type ReceiptRow,
 } from "./repo.ts";
 import { presentApproval } from "../approvals/present.ts";
+import { listCommentReceipts, type CommentReceiptRow } from "./repo-comments.ts";
 import {
   listApprovals,
   listApprovalSteps,
@@ -45,6 +46,7 @@ function presentReceipt(r: ReceiptRow) {
   return {
     id: r.id,
     object: "receipt" as const,
+    kind: "post" as const,
     item_index: r.itemIndex,
     provider_object_id: r.providerObjectId,
     url: r.url,
@@ -53,10 +55,30 @@ function presentReceipt(r: ReceiptRow) {
   };
 }
 
+/**
+ * A first comment's receipt, after the items' (`kind: first_comment`, on item 0): `pending` until it
+ * is out, then `published` with the comment's id and link, or `failed` with `error {code, message}`.
+ */
+function presentCommentReceipt(c: CommentReceiptRow) {
+  return {
+    id: c.id,
+    object: "receipt" as const,
+    kind: "first_comment" as const,
+    item_index: 0,
+    provider_object_id: c.providerObjectId,
+    url: c.url,
+    state: c.state,
+    published_at: iso(c.publishedAt),
+    error: c.error,
+  };
+}
+
 /** Everything a post resource shows besides its own row. */
 export interface PostRelations {
   destination: DestinationRow | null;
   receipts: ReceiptRow[];
+  /** Its first comment's receipt, once the post is published with one. */
+  comment?: CommentReceiptRow | null;
   assets: AssetRow[];
   attempts: AttemptRow[] | null;
   /** Its approval and the approval's steps (none: `approval` is null). */
@@ -80,7 +102,11 @@ export function presentPost(row: PostRow, rel: PostRelations) {
     action_required: isActionRequired(state),
     next_action_at: iso(row.nextActionAt),
     retry_safety: row.retrySafety,
-    available_actions: availableActions(state, row.scheduleMode),
+    available_actions: availableActions(
+      state,
+      row.scheduleMode,
+      typeof row.lastError?.code === "string" ? row.lastError.code : null,
+    ),
     version: row.version,
     payload: { headline: row.headline, body: row.body, destination_options: row.destinationOptions },
     asset_ids: [...new Set(row.assetItems.map((a) => a.asset_id))],
@@ -103,7 +129,10 @@ export function presentPost(row: PostRow, rel: PostRelations) {
     recycle: row.recycle ? presentRecycle(row.recycle, rel.copies ?? []) : null,
     recycled_from: row.recycledFrom,
     recycle_number: row.recycleNumber,
-    receipts: rel.receipts.map(presentReceipt),
+    receipts: [
+      ...rel.receipts.map(presentReceipt),
+      ...(rel.comment ? [presentCommentReceipt(rel.comment)] : []),
+    ],
     destination: rel.destination
       ? {
           display_name: rel.destination.displayName,
@@ -142,6 +171,18 @@ export async function presentPosts(
   const ids = rows.map((r) => r.id);
   const receipts = groupBy(options.receipts ?? (await listReceipts(db, ids)), (r) => r.postId);
   const attempts = options.includeAttempts ? groupBy(await listAttempts(db, ids), (a) => a.postId) : null;
+  // Only published posts with a first comment have its receipt: no read for the others.
+  const commented = rows.filter(
+    (r) => r.state === "published" && typeof r.destinationOptions[r.channel]?.first_comment === "string",
+  );
+  const comments = new Map(
+    (
+      await listCommentReceipts(
+        db,
+        commented.map((r) => r.id),
+      )
+    ).map((c) => [c.postId, c]),
+  );
   const approvals = new Map((await listApprovals(db, ids)).map((a) => [a.postId, a]));
   const steps = groupBy(
     approvals.size ? await listApprovalSteps(db, [...approvals.keys()]) : [],
@@ -170,6 +211,7 @@ export async function presentPosts(
     presentPost(row, {
       destination: row.destinationId ? (destinations.get(row.destinationId) ?? null) : null,
       receipts: receipts.get(row.id) ?? [],
+      comment: comments.get(row.id) ?? null,
       assets,
       attempts: attempts ? (attempts.get(row.id) ?? []) : null,
       approval: approvals.has(row.id)

@@ -172,6 +172,12 @@ function contentPublicationErrors(
         detail: `${rules.displayName} does not publish threads; only body item 0 can be sent`,
       });
   }
+  const firstComment = content.destinationOptions[content.channel]?.first_comment;
+  if (typeof firstComment === "string" && rules?.checkFirstComment) {
+    const pointer = `${base}/destination_options/${content.channel}/first_comment`;
+    for (const detail of rules.checkFirstComment(firstComment))
+      errors.push({ pointer, code: "custom", detail });
+  }
   content.body.forEach((text, index) => {
     const pointer = `${base}/body/${index}`;
     const attached = content.assetItems.filter((a) => a.item_index === index && assets.has(a.asset_id));

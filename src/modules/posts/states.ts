@@ -32,9 +32,18 @@ export function isActionRequired(state: PostState): boolean {
   return ACTION_REQUIRED.includes(state);
 }
 
-/** What the caller may do now, derived from the state (and queue placement for `move`). */
-export function availableActions(state: PostState, scheduleMode: string): PostAction[] {
+/**
+ * What the caller may do now, derived from the state (and queue placement for `move`). A published
+ * post whose first comment failed (`last_error.code` first_comment_failed) may retry the comment.
+ */
+export function availableActions(
+  state: PostState,
+  scheduleMode: string,
+  lastErrorCode: string | null = null,
+): PostAction[] {
   switch (state) {
+    case "published":
+      return lastErrorCode === "first_comment_failed" ? ["retry"] : [];
     case "draft":
       return ["update", "publish", "delete"];
     case "preparing":

@@ -28,6 +28,8 @@ import {
 import { dailyCap, velocityDeferral } from "../posts/velocity.ts";
 import { sealPending, unconfirmedItem } from "./pending.ts";
 import { publishClaimedPost, type ClaimedPost } from "./publish-post.ts";
+import { sendFirstComment } from "./first-comment.ts";
+import { listDueComments } from "../posts/repo-comments.ts";
 import {
   findDestinationRow,
   insertAttemptRows,
@@ -87,6 +89,28 @@ export class PublishingEngine {
     await this.recoverExpiredLeases(now);
     await this.renewLeases(now);
     await this.claimReady(now);
+    await this.sendDueComments(now);
+  }
+
+  /**
+   * First comments due and held by no live process (an automatic retry, a person's retry, one whose
+   * process died): each is sent in the background like a publication (`drain` waits for it). The run
+   * that publishes a post sends its comment itself, so this finds only those.
+   */
+  private async sendDueComments(now: number): Promise<void> {
+    for (const comment of await listDueComments(this.h.db, now, BATCH)) {
+      const key = `comment:${comment.id}`;
+      if (this.running.has(key)) continue;
+      const run: Promise<void> = sendFirstComment(this.h, this.owner, comment)
+        .catch((error) =>
+          this.h.logger.error("first comment crashed", {
+            post_id: comment.postId,
+            error: describeError(error),
+          }),
+        )
+        .finally(() => this.running.delete(key));
+      this.running.set(key, run);
+    }
   }
 
   /** Stops claiming new work (publications under way finish; see `drain`). */
@@ -314,7 +338,7 @@ export class PublishingEngine {
 
   /** Keeps the leases of this process's running publications alive (one statement for all). */
   private async renewLeases(now: number): Promise<void> {
-    const ids = [...this.running.keys()];
+    const ids = [...this.running.keys()].filter((id) => !id.startsWith("comment:"));
     if (ids.length === 0) return;
     const until = now + this.h.config.engine.leaseMs;
     await inGuardedTransaction(this.h.db, (tx) => renewLeases(tx, ids, this.owner, until));

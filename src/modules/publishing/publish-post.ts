@@ -34,8 +34,9 @@ import {
 import { refreshDestination } from "./refresh.ts";
 import { shortLinksForPublishing } from "../links/service.ts";
 import { publishedText } from "../links/short-links.ts";
-
 import { scheduleNextRecycledCopy, takesPartInRecycling } from "../recycling/schedule.ts";
+import { enqueueFirstComment, firstCommentOf, sendFirstComment } from "./first-comment.ts";
+import type { CommentReceiptRow } from "../posts/repo-comments.ts";
 import { observeLateness, observePublishAttempt } from "../metrics/metrics.ts";
 import { openPending, sealPending, unconfirmedItem } from "./pending.ts";
 import {
@@ -134,15 +135,18 @@ export async function publishClaimedPost(
   const outcome = "kind" in result ? result : result.outcome;
   const receipt = "kind" in result ? undefined : result.receipt;
   const now = h.clock.now();
+  let comment: CommentReceiptRow | null = null;
   try {
     if (outcome.kind === "published" && !("kind" in result) && publishedInOneStatement(h, post))
       await writePublished(h, owner, claimed, outcome, now, result);
-    else await writeOutcome(h, owner, post, attemptId, outcome, now, receipt);
+    else comment = await writeOutcome(h, owner, post, attemptId, outcome, now, receipt);
     observePublishAttempt(h, post.channel, outcome.kind);
   } catch (error) {
     if (!(error instanceof LeaseLost)) throw error;
     leaseLost(h, post.id, receipt!.itemIndex);
   }
+  // The first comment goes right after the post (a run that dies first leaves it due for any engine).
+  if (comment) await sendFirstComment(h, owner, comment);
 }
 
 /**
@@ -570,7 +574,12 @@ function leaseLost(h: Herald, postId: string, itemIndex: number): void {
  * a post of a recycling chain (its next copy is scheduled in that transaction).
  */
 function publishedInOneStatement(h: Herald, post: PostRow): boolean {
-  return isPostgres(h.db) && !isMetered(post.channel) && !takesPartInRecycling(post);
+  return (
+    isPostgres(h.db) &&
+    !isMetered(post.channel) &&
+    !takesPartInRecycling(post) &&
+    firstCommentOf(h, post) === null
+  );
 }
 
 /**
@@ -616,9 +625,9 @@ async function writeOutcome(
   outcome: Outcome,
   now: number,
   receipt: ReceiptRow | undefined,
-): Promise<void> {
+): Promise<CommentReceiptRow | null> {
   const { changes, attemptStatus } = outcomeChanges(h, outcome, now);
-  await inGuardedTransaction(h.db, async (tx) => {
+  return inGuardedTransaction(h.db, async (tx) => {
     const to =
       outcome.kind === "retry" ? "ready" : outcome.kind === "awaiting" ? "awaiting-provider" : outcome.kind;
     const quiet = outcome.kind === "awaiting" && outcome.quiet;
@@ -640,7 +649,7 @@ async function writeOutcome(
     });
     if (!moved) {
       if (receipt) throw new LeaseLost(); // the receipt goes with the outcome it belongs to
-      return;
+      return null;
     }
     // Publication recorded: an evergreen post's next copy is scheduled with it, or not at all.
     if (moved.state === "published") await scheduleNextRecycledCopy(h, tx, moved, now);
@@ -648,8 +657,9 @@ async function writeOutcome(
     if (outcome.kind === "needs-attention" && outcome.reauthorize) {
       await markDestinationForReauthorization(tx, outcome.reauthorize, now);
     }
-    if (outcome.kind === "awaiting") return;
+    if (outcome.kind === "awaiting") return null;
     await finishAttemptRow(tx, attemptId, finishedAttempt(outcome, attemptStatus, now));
+    return outcome.kind === "published" ? enqueueFirstComment(h, tx, post, now) : null;
   });
 }
 

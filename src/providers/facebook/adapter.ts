@@ -1,6 +1,7 @@
 // The Facebook Pages adapter (providers.md §6): Facebook Login (meta/login.ts) connects every Page the
 // person manages as its own destination, holding the Page's token (which does not expire); posts,
 // photos and reels go out through publish.ts with the rules of rules.ts.
+import { findFacebookComment, publishFacebookComment } from "./comments.ts";
 import type { NetworkDefinition } from "../registry.ts";
 import { FACEBOOK_METRICS_BATCH_SIZE, fetchFacebookMetrics } from "./metrics.ts";
 import { createFacebookPublisher } from "./publish.ts";
@@ -24,6 +25,8 @@ export const FACEBOOK_SCOPES = [
   "pages_manage_posts",
   "pages_read_engagement",
   "read_insights",
+  // First comments (POST /{page-post-id}/comments) since issue 31.
+  "pages_manage_engagement",
 ];
 
 /** What a Facebook destination stores: the Page token (no expiry; it dies with the grant). */
@@ -49,6 +52,8 @@ export function createFacebookAdapter(deps: AdapterDeps): FacebookAdapter {
     checkPending: publisher.checkPending,
     /** The Page's published posts since the unanswered create, by message; reels stay unknown (reconcile.ts). */
     reconcileItem: (input) => reconcileFacebookItem(deps, input),
+    publishFirstComment: (input) => publishFacebookComment(deps, input),
+    findFirstComment: (input) => findFacebookComment(deps, input),
 
     metricsBatchSize: FACEBOOK_METRICS_BATCH_SIZE,
 

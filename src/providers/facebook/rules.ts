@@ -1,6 +1,7 @@
 // What Herald enforces for Facebook Pages before anything is sent: text length, photo types and sizes,
 // a video alone (it becomes a reel, with the reel's length bounds), and the `link` option.
 import { Type } from "@sinclair/typebox";
+import { commentLengthProblems, firstCommentOption } from "../options.ts";
 import type { ChannelLimits, CheckItemInput, ItemProblem, NetworkRules } from "../types.ts";
 
 /**
@@ -23,6 +24,14 @@ export const FACEBOOK_MAX_VIDEO_BYTES = 1_000_000_000;
 /** A reel lasts 3 to 90 seconds (Meta's reels publishing guide); checked when Herald knows the length. */
 export const FACEBOOK_REEL_SECONDS = { min: 3, max: 90 };
 
+/**
+ * The longest first comment Herald sends to a Page post: 8,000 characters. Graph's comment reference
+ * (developers.facebook.com/docs/graph-api/reference/object/comments, `POST /{page-post-id}/comments`
+ * with `message`, a Page token with pages_manage_engagement) documents no length; 8,000 is the figure
+ * Facebook's comment box enforces and tools quote (Herald's bound, counted in code points).
+ */
+export const FACEBOOK_COMMENT_MAX = 8000;
+
 /** Facebook's rules: `destination_options.facebook`, text and media limits; no daily cap documented. */
 export const FACEBOOK_RULES: NetworkRules = {
   channel: "facebook",
@@ -38,6 +47,7 @@ export const FACEBOOK_RULES: NetworkRules = {
           description: "An http(s) address.",
         }),
       ),
+      first_comment: firstCommentOption(`Up to ${FACEBOOK_COMMENT_MAX} characters.`),
     },
     { additionalProperties: false },
   ),
@@ -49,6 +59,7 @@ export const FACEBOOK_RULES: NetworkRules = {
   measureText: ({ text, limits }) => [
     { used: [...text].length, limit: limits.maxCharacters, unit: "characters" },
   ],
+  checkFirstComment: (text) => commentLengthProblems(text, FACEBOOK_COMMENT_MAX, "Facebook"),
   supportsThreads: false,
   // Meta publishes no per-Page post cap (reels alone: 30 a day, enforced by Meta).
   dailyCap: null,

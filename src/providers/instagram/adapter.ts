@@ -2,6 +2,7 @@
 // Facebook, and every Instagram professional account linked to a Page they manage becomes a
 // destination holding that Page's token (which does not expire). Posts go out through containers
 // (publish.ts) with the rules of rules.ts. Instagram Login is not offered.
+import { findInstagramComment, publishInstagramComment } from "./comments.ts";
 import type { NetworkDefinition } from "../registry.ts";
 import { graphCall } from "../facebook/graph.ts";
 import { fetchInstagramMetrics, INSTAGRAM_METRICS_BATCH_SIZE } from "./metrics.ts";
@@ -30,6 +31,8 @@ export const INSTAGRAM_SCOPES = [
   "pages_show_list",
   "pages_read_engagement",
   "business_management",
+  // First comments (POST /{ig-media-id}/comments) since issue 31.
+  "instagram_manage_comments",
 ];
 
 /** What an Instagram destination stores: the linked Page's token and the Page's id. */
@@ -55,6 +58,8 @@ export function createInstagramAdapter(deps: AdapterDeps): InstagramAdapter {
     publishItem: publisher.publishItem,
     checkPending: publisher.checkPending,
     reconcileItem: publisher.reconcileItem,
+    publishFirstComment: (input) => publishInstagramComment(deps, input),
+    findFirstComment: (input) => findInstagramComment(deps, input),
 
     metricsBatchSize: INSTAGRAM_METRICS_BATCH_SIZE,
 

@@ -2,6 +2,7 @@
 // the caption's length and hashtags, JPEG images and MP4/MOV videos with their bounds, carousels of
 // 2–10, media only when Meta can download it from Herald, and the options.
 import { Type } from "@sinclair/typebox";
+import { commentLengthProblems, firstCommentOption } from "../options.ts";
 import { unattachedAltTextProblems } from "../text.ts";
 import type { ChannelLimits, CheckItemInput, ItemProblem, NetworkRules } from "../types.ts";
 
@@ -29,6 +30,17 @@ export const INSTAGRAM_ASPECT = { min: 0.8, max: 1.91 };
 /** Longest alt text Herald sends with an image (Herald's bound; Meta documents none). */
 export const INSTAGRAM_ALT_TEXT_MAX = 1000;
 
+/**
+ * A first comment on Instagram (`POST /{ig-media-id}/comments?message=…`, scope
+ * instagram_manage_comments; developers.facebook.com/docs/instagram-platform/instagram-graph-api/
+ * reference/ig-media/comments): Instagram takes comments of at most 2,200 characters like captions,
+ * with at most 30 hashtags (Instagram's help on hashtags) and 5 @mentions (Instagram blocks comments
+ * mentioning more people; Herald's bound from Instagram's spam rules as tools quote them).
+ */
+export const INSTAGRAM_COMMENT_MAX = 2200;
+export const INSTAGRAM_COMMENT_MAX_HASHTAGS = 30;
+export const INSTAGRAM_COMMENT_MAX_MENTIONS = 5;
+
 /** Image types the Content Publishing API takes (JPEG only). */
 export const INSTAGRAM_IMAGE_TYPES = ["image/jpeg"];
 /** Video types it takes (MP4 and MOV). */
@@ -44,6 +56,10 @@ export const INSTAGRAM_RULES: NetworkRules = {
       alt_text_by_asset_id: Type.Optional(
         Type.Record(Type.String(), Type.String({ maxLength: INSTAGRAM_ALT_TEXT_MAX })),
       ),
+      first_comment: firstCommentOption(
+        `Up to ${INSTAGRAM_COMMENT_MAX} characters, ${INSTAGRAM_COMMENT_MAX_HASHTAGS} hashtags and ` +
+          `${INSTAGRAM_COMMENT_MAX_MENTIONS} @mentions.`,
+      ),
     },
     { additionalProperties: false },
   ),
@@ -52,6 +68,7 @@ export const INSTAGRAM_RULES: NetworkRules = {
   measureText: ({ text, limits }) => [
     { used: [...text].length, limit: limits.maxCharacters, unit: "characters" },
   ],
+  checkFirstComment: (text) => checkInstagramComment(text),
   supportsThreads: false,
   // content_publishing_limit: 100 API-published posts per account in a rolling 24 h (a carousel is one).
   dailyCap: 100,
@@ -59,6 +76,23 @@ export const INSTAGRAM_RULES: NetworkRules = {
 };
 
 const HASHTAG = /(^|[^\p{L}\p{N}_&])#[\p{L}\p{N}_]+/gu;
+const MENTION = /(^|[^\p{L}\p{N}_.])@[\p{L}\p{N}_.]+/gu;
+
+/** Instagram's rules for a first comment: length, hashtags and @mentions. */
+export function checkInstagramComment(text: string): string[] {
+  const problems = commentLengthProblems(text, INSTAGRAM_COMMENT_MAX, "Instagram");
+  const hashtags = text.match(HASHTAG)?.length ?? 0;
+  if (hashtags > INSTAGRAM_COMMENT_MAX_HASHTAGS)
+    problems.push(
+      `first comment has ${hashtags} hashtags; Instagram allows ${INSTAGRAM_COMMENT_MAX_HASHTAGS} in a comment`,
+    );
+  const mentions = text.match(MENTION)?.length ?? 0;
+  if (mentions > INSTAGRAM_COMMENT_MAX_MENTIONS)
+    problems.push(
+      `first comment mentions ${mentions} accounts; Instagram allows ${INSTAGRAM_COMMENT_MAX_MENTIONS} in a comment`,
+    );
+  return problems;
+}
 
 /**
  * Instagram's rules for one item: at least one media item; a caption of ≤ 2,200 characters (code

@@ -1,5 +1,6 @@
 // LinkedIn: a member and the pages they administer, connected through one OAuth grant; posts through
 // the versioned Posts API (publish.ts) with images and videos uploaded first (media.ts).
+import { findLinkedInComment, publishLinkedInComment } from "./comments.ts";
 import type { NetworkDefinition } from "../registry.ts";
 import { expectJson } from "../http.ts";
 import {
@@ -53,6 +54,8 @@ export function createLinkedInAdapter(registryDeps: AdapterDeps): OAuthAdapter {
     ...createLinkedInPublisher(deps),
     /** The author's posts since the unanswered call, by commentary (reconcile.ts). */
     reconcileItem: (input) => reconcileLinkedInItem(deps, input),
+    publishFirstComment: (input) => publishLinkedInComment(deps, input),
+    findFirstComment: (input) => findLinkedInComment(deps, input),
     idempotentCreate: false,
     // The post is created inside the check: one cut short may have created it.
     pendingChecksRepeatable: false,

@@ -1,6 +1,7 @@
 // LinkedIn's rules without the network: options, limits, and what one post may hold.
 import { Type } from "@sinclair/typebox";
 import { escapeLittleText } from "./api.ts";
+import { commentLengthProblems, firstCommentOption } from "../options.ts";
 import { isVideo } from "./media.ts";
 import type { ChannelLimits, ItemProblem, MediaFacts, NetworkRules } from "../types.ts";
 
@@ -19,6 +20,14 @@ export const LINKEDIN_LIMITS: ChannelLimits = {
 export const LINKEDIN_VIDEO_MIN_BYTES = 75 * 1024;
 /** The largest video LinkedIn takes: 500 MB, read as 500,000,000 bytes (the stricter way). */
 export const LINKEDIN_VIDEO_MAX_BYTES = 500_000_000;
+
+/**
+ * A first comment on LinkedIn (`POST /rest/socialActions/{post-urn}/comments` with `{actor, object,
+ * message: {text}}`, learn.microsoft.com/linkedin/marketing/community-management/shares/comments-api;
+ * w_member_social / w_organization_social, which Herald asks for already): 1,250 characters, the
+ * limit LinkedIn's comment box enforces and API tools document (LinkedIn's reference gives none).
+ */
+export const LINKEDIN_COMMENT_MAX = 1250;
 
 /** Image types the Images API takes. */
 const IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif"];
@@ -42,6 +51,7 @@ export const LINKEDIN_RULES: NetworkRules = {
         ),
       ),
       allow_resharing: Type.Optional(Type.Boolean({ title: "Allow resharing" })),
+      first_comment: firstCommentOption(`Up to ${LINKEDIN_COMMENT_MAX} characters.`),
     },
     { additionalProperties: false },
   ),
@@ -49,6 +59,7 @@ export const LINKEDIN_RULES: NetworkRules = {
   measureText: ({ text, limits }) => [
     { used: escapeLittleText(text).length, limit: limits.maxCharacters, unit: "characters" },
   ],
+  checkFirstComment: (text) => commentLengthProblems(text, LINKEDIN_COMMENT_MAX, "LinkedIn"),
   supportsThreads: false,
   dailyCap: null,
   monthlyPostLimit: null,

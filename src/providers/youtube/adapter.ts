@@ -5,6 +5,7 @@
 // status checks, which can run again at any point (the session says what it holds), then the checks
 // wait for YouTube's processing. The post is published when YouTube has processed the video. Its
 // numbers are read through metrics.ts.
+import { findYouTubeComment, publishYouTubeComment } from "./comments.ts";
 import { appForRenewal, storedRefreshToken } from "../refresh-grant.ts";
 import { reconcileYouTubeItem } from "./reconcile.ts";
 import type { NetworkDefinition } from "../registry.ts";
@@ -28,9 +29,13 @@ export {
   YOUTUBE_RECHECK_MS,
 } from "./publish.ts";
 
-/** The scopes Herald asks for unless HERALD_YOUTUBE_SCOPES says otherwise: upload, and read the channel. */
+/**
+ * The scopes Herald asks for unless HERALD_YOUTUBE_SCOPES says otherwise: upload, read the channel,
+ * and (since issue 31) youtube.force-ssl, the only scope `commentThreads.insert` takes (first comments).
+ */
 export const YOUTUBE_SCOPES =
-  "https://www.googleapis.com/auth/youtube.upload https://www.googleapis.com/auth/youtube.readonly";
+  "https://www.googleapis.com/auth/youtube.upload https://www.googleapis.com/auth/youtube.readonly " +
+  "https://www.googleapis.com/auth/youtube.force-ssl";
 
 /** Scopes that allow `videos.insert`; a grant without one of them cannot publish. */
 const UPLOAD_SCOPES = new Set(
@@ -98,6 +103,8 @@ export function createYouTubeAdapter(deps: YouTubeDeps): YouTubeAdapter {
 
     ...publisher,
     reconcileItem: (input) => reconcileYouTubeItem(deps, input),
+    publishFirstComment: (input) => publishYouTubeComment(deps, input),
+    findFirstComment: (input) => findYouTubeComment(deps, input),
   };
 }
 

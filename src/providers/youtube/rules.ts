@@ -2,6 +2,7 @@
 // the rules a post is checked against before anything is sent (one video, a title, a description
 // without < or >), and how the title and description are made from the post.
 import { Type } from "@sinclair/typebox";
+import { commentLengthProblems, firstCommentOption } from "../options.ts";
 import { utf8Length } from "../text.ts";
 import type { ChannelLimits, ItemProblem, MediaFacts, NetworkRules } from "../types.ts";
 
@@ -15,6 +16,14 @@ export const YOUTUBE_MAX_TAGS_LENGTH = 500;
 export const YOUTUBE_MAX_VIDEO_BYTES = 256 * 1024 ** 3;
 /** Longest video YouTube takes from a verified channel: 12 hours (unverified ones: 15 minutes). */
 export const YOUTUBE_MAX_DURATION_SEC = 12 * 60 * 60;
+
+/**
+ * A first comment on YouTube (`commentThreads.insert`, developers.google.com/youtube/v3/docs/
+ * commentThreads/insert: `snippet.topLevelComment.snippet.textOriginal`, scope youtube.force-ssl,
+ * 50 quota units): the API answers `commentTextTooLong` past 10,000 characters (the figure YouTube's
+ * comment box enforces; the reference names the error, not the number).
+ */
+export const YOUTUBE_COMMENT_MAX = 10_000;
 
 /**
  * A YouTube destination's limits: the description's 5,000 bytes and one video, no images. The
@@ -63,6 +72,7 @@ export const YOUTUBE_RULES: NetworkRules = {
         }),
       ),
       notify_subscribers: Type.Optional(Type.Boolean({ title: "Notify subscribers" })),
+      first_comment: firstCommentOption(`Up to ${YOUTUBE_COMMENT_MAX} characters.`),
     },
     {
       additionalProperties: false,
@@ -74,6 +84,7 @@ export const YOUTUBE_RULES: NetworkRules = {
   measureText: ({ text }) => [
     { used: utf8Length(text), limit: YOUTUBE_MAX_DESCRIPTION_BYTES, unit: "bytes" },
   ],
+  checkFirstComment: (text) => commentLengthProblems(text, YOUTUBE_COMMENT_MAX, "YouTube"),
   supportsThreads: false,
   // YouTube treats re-uploaded videos as repetitive content.
   refusesRepeats: true,
