@@ -1,7 +1,8 @@
 // What a network's listing of an account's recent posts says of an item whose create call went out
 // unanswered (X, LinkedIn, Facebook; Meta's container flow and YouTube share the window): the rules
 // every such look-up shares, so each network's reconcile.ts only reads its listing and says which
-// listed post is the item's.
+// listed post is the item's. A first comment's look-up among the comments under its post
+// (`lookUpComment`) follows the same rules.
 import { ProviderError, type PublishedItem, type ReconcileResult } from "./types.ts";
 
 /**
@@ -72,4 +73,38 @@ export function failedListing(error: unknown, listing: string): ReconcileResult 
 /** An instant as ISO 8601 to the second (how the reasons name `since`). */
 export function isoSecond(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/**
+ * What became of a first comment whose create call went out unanswered, from the comments under its
+ * post: the listing is read from `since` minus the slack; a listed comment is the one sent when it
+ * could be (`couldBe`: the account's own, not older than the floor) and its text compares equal to
+ * the text sent; settled by `settleLookup`, or `failedListing` when the read (or a receipt) fails.
+ */
+export async function lookUpComment<T>(input: {
+  since: number;
+  /** The comment's text as sent. */
+  text: string;
+  /** What is read, in reasons, without the instant: "the comments on the Facebook post". */
+  listing: string;
+  /** Reads the listing: the listed comments, and whether it reaches back past `floor`. */
+  read(floor: number): Promise<{ comments: T[]; reachesBack: boolean }>;
+  /** A listed comment's text as the network stores it ("" when it has none). */
+  textOf(comment: T): string;
+  /** Whether a listed comment, whatever its text, could be the one sent (its id, author and time). */
+  couldBe(comment: T, floor: number): boolean;
+  receipt(comment: T): PublishedItem;
+}): Promise<ReconcileResult> {
+  const floor = listingFloor(input.since);
+  const listing = `${input.listing} since ${isoSecond(floor)}`;
+  const sent = comparableText(input.text);
+  try {
+    const { comments, reachesBack } = await input.read(floor);
+    const matches = comments.filter(
+      (comment) => input.couldBe(comment, floor) && comparableText(input.textOf(comment)) === sent,
+    );
+    return settleLookup({ matches, reachesBack, textless: sent === "", listing, receipt: input.receipt });
+  } catch (error) {
+    return failedListing(error, listing);
+  }
 }

@@ -7,13 +7,7 @@
 // up in the post's comments by the actor and the text as sent.
 import { accessTokenOf, linkedinCall, restHeaders } from "./api.ts";
 import { readJson } from "../http.ts";
-import {
-  comparableText,
-  failedListing,
-  isoSecond,
-  listingFloor,
-  settleLookup,
-} from "../reconcile-listing.ts";
+import { lookUpComment } from "../reconcile-listing.ts";
 import type { FirstCommentInput, ProviderDeps, PublishedItem, ReconcileResult } from "../types.ts";
 
 const CREATE = "POST /rest/socialActions/{urn}/comments";
@@ -74,47 +68,40 @@ export async function publishLinkedInComment(
 }
 
 /** Looks the comment up among the post's comments (the destination's, with the text, since the call). */
-export async function findLinkedInComment(
+export function findLinkedInComment(
   deps: ProviderDeps,
   input: FirstCommentInput & { since: number },
 ): Promise<ReconcileResult> {
-  const { destination, post, text } = input;
-  const floor = listingFloor(input.since);
-  const listing = `the comments on the LinkedIn post since ${isoSecond(floor)}`;
-  const sent = comparableText(text);
-  try {
-    const response = await linkedinCall({
-      deps,
-      operation: LIST,
-      url: `${commentsUrl(destination.origin, post.providerObjectId)}?start=0&count=${LIST_COUNT}`,
-      init: { headers: restHeaders(deps, accessTokenOf(destination)) },
-      idempotent: true,
-    });
-    const body = await readJson(response);
-    const elements: Record<string, any>[] = Array.isArray(body?.elements) ? body.elements : [];
-    const total = typeof body?.paging?.total === "number" ? body.paging.total : elements.length;
-    const matches = elements.filter(
-      (c) =>
-        c.actor === destination.externalId &&
-        comparableText(typeof c.message?.text === "string" ? c.message.text : "") === sent &&
-        (typeof c.created?.time !== "number" || c.created.time >= floor),
-    );
-    return settleLookup({
-      matches,
-      reachesBack: total <= elements.length,
-      textless: sent === "",
-      listing,
-      receipt: (c) => {
-        const urn = commentUrnOf(c, null);
-        return {
-          providerObjectId: urn,
-          url: commentUrl(post.providerObjectId, urn),
-          extra: {},
-          provider: { operation: LIST, requestId: null, statusCode: 200 },
-        };
-      },
-    });
-  } catch (error) {
-    return failedListing(error, listing);
-  }
+  const { destination, post } = input;
+  return lookUpComment<Record<string, any>>({
+    since: input.since,
+    text: input.text,
+    listing: "the comments on the LinkedIn post",
+    read: async () => {
+      const response = await linkedinCall({
+        deps,
+        operation: LIST,
+        url: `${commentsUrl(destination.origin, post.providerObjectId)}?start=0&count=${LIST_COUNT}`,
+        init: { headers: restHeaders(deps, accessTokenOf(destination)) },
+        idempotent: true,
+      });
+      const body = await readJson(response);
+      const elements: Record<string, any>[] = Array.isArray(body?.elements) ? body.elements : [];
+      const total = typeof body?.paging?.total === "number" ? body.paging.total : elements.length;
+      return { comments: elements, reachesBack: total <= elements.length };
+    },
+    textOf: (c) => (typeof c.message?.text === "string" ? c.message.text : ""),
+    // An undated comment is not ruled out by its time.
+    couldBe: (c, floor) =>
+      c.actor === destination.externalId && (typeof c.created?.time !== "number" || c.created.time >= floor),
+    receipt: (c) => {
+      const urn = commentUrnOf(c, null);
+      return {
+        providerObjectId: urn,
+        url: commentUrl(post.providerObjectId, urn),
+        extra: {},
+        provider: { operation: LIST, requestId: null, statusCode: 200 },
+      };
+    },
+  });
 }

@@ -7,13 +7,7 @@
 // `commentThreads.list?videoId=…` by the channel's own comments with the text as sent.
 import { bearer, youtubeBase, youtubeJson } from "./api.ts";
 import { watchUrl } from "./publish.ts";
-import {
-  comparableText,
-  failedListing,
-  isoSecond,
-  listingFloor,
-  settleLookup,
-} from "../reconcile-listing.ts";
+import { lookUpComment } from "../reconcile-listing.ts";
 import type { FirstCommentInput, ProviderDeps, PublishedItem, ReconcileResult } from "../types.ts";
 
 const CREATE = "POST /youtube/v3/commentThreads";
@@ -58,56 +52,59 @@ export async function publishYouTubeComment(
   };
 }
 
+/** A listed thread's top-level comment (its snippet). */
+function topLevelOf(thread: Record<string, any>): Record<string, any> {
+  return thread.snippet?.topLevelComment?.snippet ?? {};
+}
+
 /** Looks the comment up among the video's comment threads (the channel's, with the text, since the call). */
-export async function findYouTubeComment(
+export function findYouTubeComment(
   deps: ProviderDeps,
   input: FirstCommentInput & { since: number },
 ): Promise<ReconcileResult> {
-  const { destination, post, text } = input;
+  const { destination, post } = input;
   const videoId = post.providerObjectId;
-  const floor = listingFloor(input.since);
-  const listing = `the comments on the YouTube video since ${isoSecond(floor)}`;
-  const sent = comparableText(text);
-  try {
-    const query = new URLSearchParams({
-      part: "snippet",
-      videoId,
-      order: "time",
-      maxResults: "100",
-      textFormat: "plainText",
-    });
-    const body = await youtubeJson({
-      deps,
-      operation: LIST,
-      url: `${youtubeBase(destination.origin)}/youtube/v3/commentThreads?${query}`,
-      init: { headers: bearer(destination.credentials.accessToken) },
-      idempotent: true,
-    });
-    const items: Record<string, any>[] = Array.isArray(body.items) ? body.items : [];
-    const matches = items.filter((thread) => {
-      const comment = thread.snippet?.topLevelComment?.snippet ?? {};
+  return lookUpComment<Record<string, any>>({
+    since: input.since,
+    text: input.text,
+    listing: "the comments on the YouTube video",
+    read: async (floor) => {
+      const query = new URLSearchParams({
+        part: "snippet",
+        videoId,
+        order: "time",
+        maxResults: "100",
+        textFormat: "plainText",
+      });
+      const body = await youtubeJson({
+        deps,
+        operation: LIST,
+        url: `${youtubeBase(destination.origin)}/youtube/v3/commentThreads?${query}`,
+        init: { headers: bearer(destination.credentials.accessToken) },
+        idempotent: true,
+      });
+      const items: Record<string, any>[] = Array.isArray(body.items) ? body.items : [];
+      const oldest = Date.parse(String(topLevelOf(items.at(-1) ?? {}).publishedAt ?? ""));
+      return { comments: items, reachesBack: typeof body.nextPageToken !== "string" || oldest < floor };
+    },
+    textOf: (thread) => {
+      const comment = topLevelOf(thread);
       const original = typeof comment.textOriginal === "string" ? comment.textOriginal : comment.textDisplay;
+      return typeof original === "string" ? original : "";
+    },
+    couldBe: (thread, floor) => {
+      const comment = topLevelOf(thread);
       return (
         typeof thread.id === "string" &&
         comment.authorChannelId?.value === destination.externalId &&
-        comparableText(typeof original === "string" ? original : "") === sent &&
         Date.parse(String(comment.publishedAt ?? "")) >= floor
       );
-    });
-    const oldest = Date.parse(String(items.at(-1)?.snippet?.topLevelComment?.snippet?.publishedAt ?? ""));
-    return settleLookup({
-      matches,
-      reachesBack: typeof body.nextPageToken !== "string" || oldest < floor,
-      textless: sent === "",
-      listing,
-      receipt: (thread) => ({
-        providerObjectId: String(thread.id),
-        url: commentUrl(videoId, String(thread.id)),
-        extra: {},
-        provider: { operation: LIST, requestId: null, statusCode: 200 },
-      }),
-    });
-  } catch (error) {
-    return failedListing(error, listing);
-  }
+    },
+    receipt: (thread) => ({
+      providerObjectId: String(thread.id),
+      url: commentUrl(videoId, String(thread.id)),
+      extra: {},
+      provider: { operation: LIST, requestId: null, statusCode: 200 },
+    }),
+  });
 }
