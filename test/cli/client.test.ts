@@ -413,7 +413,10 @@ describe("posts list, get, cancel, reschedule, retry, validate", () => {
   });
 });
 
-test("posts validate --first-comment: the comment goes in the post's own options (Mastodon takes no options: refused at its pointer)", async () => {
+const validateFirstComment =
+  "posts validate --first-comment: the comment goes in the post's own options " +
+  "(Mastodon takes no options: refused at its pointer)";
+test(validateFirstComment, async () => {
   const r = await herald(
     ["posts", "validate", "Short", "--channel", "mastodon", "--first-comment", "Hi"],
     env,

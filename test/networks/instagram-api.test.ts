@@ -76,7 +76,8 @@ describe("connecting Instagram", () => {
     expect(fake.authorizations[0]).toMatchObject({
       redirect_uri: `${s.url}/oauth/callback/instagram`,
       scope:
-        "instagram_basic,instagram_content_publish,instagram_manage_insights,pages_show_list,pages_read_engagement,business_management,instagram_manage_comments",
+        "instagram_basic,instagram_content_publish,instagram_manage_insights,pages_show_list," +
+        "pages_read_engagement,business_management,instagram_manage_comments",
     });
     const listed = await instagramDestinations();
     expect(listed.map((d: any) => [d.display_name, d.status]).sort()).toEqual([

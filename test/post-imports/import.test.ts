@@ -130,7 +130,10 @@ describe("POST {ws}/post-imports: the edge cases, each judged in a dry run", () 
     properties?: Record<string, unknown>;
   } | null;
   const facebookTakesFirstComment = Boolean(facebookOptions?.properties?.first_comment);
-  test(`a first_comment on facebook is ${facebookTakesFirstComment ? "stored as its option" : "refused as Create Post refuses it"}`, async () => {
+  const facebookFirstComment = facebookTakesFirstComment
+    ? "stored as its option"
+    : "refused as Create Post refuses it";
+  test(`a first_comment on facebook is ${facebookFirstComment}`, async () => {
     const csv =
       'group,when,channel,body,first_comment\nfb-comment,draft,facebook,Our news,"Read more, below"\n';
     const r = await importCsv({ csv });

@@ -136,7 +136,8 @@ describe("connecting through Facebook Login", () => {
       redirect_uri: REDIRECT,
       state: "st_1",
       scope:
-        "instagram_basic,instagram_content_publish,instagram_manage_insights,pages_show_list,pages_read_engagement,business_management,instagram_manage_comments",
+        "instagram_basic,instagram_content_publish,instagram_manage_insights,pages_show_list," +
+        "pages_read_engagement,business_management,instagram_manage_comments",
       response_type: "code",
     });
     expect(INSTAGRAM_SCOPES).toHaveLength(7);

@@ -174,7 +174,8 @@ export function barChart(spec: ChartSpec): Markup {
     const anchor = index === 0 ? "start" : index === count - 1 ? "end" : "middle";
     const x =
       anchor === "start" ? index * slot : anchor === "end" ? (index + 1) * slot : index * slot + slot / 2;
-    return html`<text class="x-tick${narrow ? "" : " wide-only"}" x="${round(x)}%" y="${TOP + PLOT + 18}" text-anchor="${anchor}">${
+    const tickClass = narrow ? "x-tick" : "x-tick wide-only";
+    return html`<text class="${tickClass}" x="${round(x)}%" y="${TOP + PLOT + 18}" text-anchor="${anchor}">${
       spec.categories[index]!.tick
     }</text>`;
   });
