@@ -23,6 +23,10 @@ export const REFUSED_WHILE_UNCONFIRMED: readonly string[] = [
   "POST /workspaces/{workspace_id}/posts/move",
   "POST /workspaces/{workspace_id}/posts/{post_id}/retry",
   "POST /workspaces/{workspace_id}/posts/{post_id}/reschedule",
+  "POST /workspaces/{workspace_id}/posts/{post_id}/approve",
+  "POST /workspaces/{workspace_id}/post-imports",
+  // A review link is a public page with the account's content on it
+  "POST /workspaces/{workspace_id}/review-links",
   "POST /workspaces/{workspace_id}/asset-uploads",
   "POST /workspaces/{workspace_id}/asset-uploads/{upload_id}/complete",
   "POST /workspaces/{workspace_id}/webhook-endpoints",
