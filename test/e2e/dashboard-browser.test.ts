@@ -192,4 +192,35 @@ describe("the dashboard in a browser", () => {
     },
     BROWSER_TEST_MS,
   );
+
+  test(
+    "a post that recycles shows its plan on its page, accessibly",
+    async () => {
+      const created = await world.call(
+        "POST",
+        `/v1/workspaces/${ws}/posts`,
+        {
+          when: "2026-03-04T10:00:00Z",
+          confirmed: true,
+          group: "e2e-recycling",
+          posts: [
+            {
+              destination_id: world.destinationId,
+              body: ["An evergreen post"],
+              recycle: { every_days: 30, count: 2, variations: [["The evergreen post, said again"]] },
+            },
+          ],
+        },
+        { "idempotency-key": crypto.randomUUID() },
+      );
+      expect({ status: created.status, text: created.status === 201 ? "" : created.text }).toEqual({
+        status: 201,
+        text: "",
+      });
+      await open(`/dashboard/workspaces/${ws}/posts/${created.body.posts[0].id}`);
+      expect(await page.getByRole("heading", { name: "Recycling" }).count()).toBe(1);
+      await check("post-recycling");
+    },
+    BROWSER_TEST_MS,
+  );
 });
