@@ -107,3 +107,38 @@ describe("a post's page", () => {
     ]);
   });
 });
+
+describe("the compose page", () => {
+  const compose = () => `/dashboard/workspaces/${ws()}/posts/new`;
+  const asWritten = /Publish this post's links as written/;
+  const tracking = (enabled: boolean) =>
+    world.s.request("PATCH", `/v1/workspaces/${ws()}`, {
+      key: world.owner.apiKey,
+      body: { link_tracking: { enabled } },
+      headers: { ...idem(), "if-match": "*" },
+    });
+  const composed = async (extra: [string, string][]) => {
+    const r = await submitPairs(world.s, owner, compose(), compose(), [
+      ["destination_ids", alice],
+      ["item_0_text", "Read https://example.com/launch"],
+      ["when", "draft"],
+      ["op", "create"],
+      ...extra,
+    ]);
+    const id = /\/posts\/([^/?]+)\?notice=created$/.exec(r.location ?? "")?.[1];
+    expect({ status: r.status, id: typeof id }).toEqual({ status: 303, id: "string" });
+    return (await api("GET", `/workspaces/${ws()}/posts/${id}`)).body;
+  };
+
+  test("offers links as written only while the workspace tracks links; the choice reaches the post", async () => {
+    expect((await tracking(false)).status).toBe(200);
+    expect(
+      screenOf((await owner.get(compose())).text).queryByRole("checkbox", { name: asWritten }),
+    ).toBeNull();
+    expect((await tracking(true)).status).toBe(200);
+    const screen = screenOf((await owner.get(compose())).text);
+    expect(screen.getByRole("checkbox", { name: asWritten }).attribs.checked).toBeUndefined();
+    expect((await composed([["link_tracking", "off"]])).link_tracking).toBe(false);
+    expect((await composed([])).link_tracking).toBe(true);
+  });
+});

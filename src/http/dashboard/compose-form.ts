@@ -35,6 +35,8 @@ export interface ComposeView {
   nextSlot: string;
   /** The workspace's local time now ("Sun 1 Mar 13:00"), beside the time picker. */
   nowInZone: string;
+  /** Whether the workspace tracks links (then a post may opt out). */
+  tracksLinks: boolean;
 }
 
 /** What the file inputs offer (the API's asset media types). */
@@ -250,6 +252,25 @@ ${itemName(n).toLowerCase()}</button>`
 </fieldset>`;
 }
 
+/** The workspace tracks links: this post may publish its URLs as written instead. */
+function linkTrackingChoice(view: ComposeView): Markup {
+  return choices({
+    name: "link_tracking",
+    pointer: "/link_tracking",
+    legend: "Tracked links",
+    type: "checkbox",
+    options: [
+      {
+        value: "off",
+        label: "Publish this post's links as written (no short links, no click counts)",
+        hint: "The workspace publishes URLs as short links that count clicks.",
+      },
+    ],
+    checked: view.state.untracked ? ["off"] : [],
+    errors: view.errors,
+  });
+}
+
 /** Copies of an evergreen post after it is published (left empty: none). */
 function recycleFieldset(view: ComposeView): Markup {
   const { recycle } = view.state;
@@ -335,6 +356,7 @@ ${state.items.map((_, n) => itemFieldset(view, n))}
 <p><button type="submit" name="op" value="add" class="secondary">Add another item</button></p>
 ${networks.some((m) => m.text) ? html`<h2>Network options</h2>${networks}` : ""}
 ${recycleFieldset(view)}
+${view.tracksLinks ? linkTrackingChoice(view) : ""}
 <h2>When</h2>
 ${choices({
   name: "when",

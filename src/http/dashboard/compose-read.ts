@@ -28,7 +28,8 @@ export interface ComposeState {
   options: Map<string, string[]>;
   /** Each attached image's alt text (`alt_<asset id>`), sent to every chosen network that takes it. */
   alt: Map<string, string>;
-
+  /** "Publish links as written": this post's URLs are not tracked (`link_tracking: false`). */
+  untracked: boolean;
   /** Recycling as typed: every how many days, how many copies, variations split by `---` lines. */
   recycle: { every: string; count: string; variations: string };
 }
@@ -65,7 +66,7 @@ export function emptyState(destinations: ComposeDestination[], at = ""): Compose
     at,
     options: new Map(),
     alt: new Map(),
-
+    untracked: false,
     recycle: { every: "", count: "", variations: "" },
   };
 }
@@ -99,7 +100,7 @@ export function readState(form: URLSearchParams): ComposeState {
     at: (form.get("at") ?? "").slice(0, 32),
     options,
     alt,
-
+    untracked: form.get("link_tracking") === "off",
     recycle: {
       every: (form.get("recycle_every") ?? "").trim().slice(0, 16),
       count: (form.get("recycle_count") ?? "").trim().slice(0, 16),
@@ -196,6 +197,7 @@ export function createBody(state: ComposeState, chosen: ComposeDestination[], ti
         ...(mediaItems.length ? { media_items: mediaItems } : {}),
         ...(options ? { destination_options: { [d.channel]: options } } : {}),
         ...(recycle ? { recycle } : {}),
+        ...(state.untracked ? { link_tracking: false } : {}),
       };
     }),
   };

@@ -12,7 +12,7 @@ import {
   type ComposeState,
 } from "./compose-read.ts";
 import type { FieldErrors } from "./api.ts";
-import type { Asset, Destination, Listing, PostSet, PostValidation } from "./api-resources.ts";
+import type { Asset, Destination, Listing, PostSet, PostValidation, Workspace } from "./api-resources.ts";
 import { composeOptions } from "./compose-networks.ts";
 import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from "./multipart.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
@@ -119,19 +119,23 @@ const cannotCompose = (r: DashboardRequest) =>
 interface Lists {
   destinations: ComposeDestination[];
   library: LibraryAsset[];
+  /** Whether the workspace tracks links (`link_tracking.enabled`). */
+  tracksLinks: boolean;
 }
 
 /** The workspace's destinations (all but disabled ones) and its newest hundred ready assets. */
 async function loadLists(r: DashboardRequest): Promise<Lists> {
   const ws = r.workspace!.id;
-  const [destinations, assets] = await Promise.all([
+  const [destinations, assets, workspace] = await Promise.all([
     r.api.get<Listing<Destination>>(`/workspaces/${ws}/destinations`),
     r.api.get<Listing<Asset>>(`/workspaces/${ws}/assets?limit=100`),
+    r.api.get<Workspace>(`/workspaces/${ws}`),
   ]);
   const usable = (destinations.ok ? destinations.body.data : []).filter((d) => d.status !== "disabled");
   // A network's only destination is its default (preselected) as much as one marked so.
   const defaults = defaultDestinationIds(usable);
   return {
+    tracksLinks: workspace.ok && workspace.body.link_tracking.enabled,
     destinations: usable.map((d) => ({
       id: d.id,
       channel: d.channel,
