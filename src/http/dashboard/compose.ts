@@ -12,9 +12,10 @@ import {
   type ComposeState,
 } from "./compose-read.ts";
 import type { FieldErrors } from "./api.ts";
-import type { Asset, Destination, Listing, PostSet, PostValidation, Workspace } from "./api-resources.ts";
+import type { Asset, Destination, Listing, PostSet, PostValidation } from "./api-resources.ts";
 import { composeOptions } from "./compose-networks.ts";
-import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from "./multipart.ts";
+import { readMultipartForm, type ReceivedForm } from "./multipart.ts";
+import { actOnReceivedForm } from "./received-form.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { DASHBOARD_UPLOAD_MAX_BYTES, storeAsset, tooLargeText, uploadRoutes } from "./uploads.ts";
 import { withNotice } from "./notices.ts";
@@ -39,23 +40,7 @@ export function composePages(routes: DashboardRoutes): void {
     .form(`${path}/preview`, paneFragment)
     .multipart(path, async (r) => {
       if (!mayCompose(r)) return cannotCompose(r);
-      let form: ReceivedForm | null;
-      try {
-        form = await readComposeForm(r);
-      } catch (error) {
-        if (error instanceof FormRefused) return r.refused();
-        if (error instanceof BodyTooLarge) return r.message(413, "The file is too large", [tooLargeText()]);
-        throw error;
-      }
-      if (!form || !r.csrfValid(form.fields.get("csrf_token"))) {
-        await form?.cleanup();
-        return r.refused();
-      }
-      try {
-        return await act(r, form);
-      } finally {
-        await form.cleanup();
-      }
+      return actOnReceivedForm(r, readComposeForm, [tooLargeText()], act);
     });
   uploadRoutes(routes);
   thumbnailRoute(routes);
@@ -126,16 +111,15 @@ interface Lists {
 /** The workspace's destinations (all but disabled ones) and its newest hundred ready assets. */
 async function loadLists(r: DashboardRequest): Promise<Lists> {
   const ws = r.workspace!.id;
-  const [destinations, assets, workspace] = await Promise.all([
+  const [destinations, assets] = await Promise.all([
     r.api.get<Listing<Destination>>(`/workspaces/${ws}/destinations`),
     r.api.get<Listing<Asset>>(`/workspaces/${ws}/assets?limit=100`),
-    r.api.get<Workspace>(`/workspaces/${ws}`),
   ]);
   const usable = (destinations.ok ? destinations.body.data : []).filter((d) => d.status !== "disabled");
   // A network's only destination is its default (preselected) as much as one marked so.
   const defaults = defaultDestinationIds(usable);
   return {
-    tracksLinks: workspace.ok && workspace.body.link_tracking.enabled,
+    tracksLinks: r.workspace!.tracksLinks,
     destinations: usable.map((d) => ({
       id: d.id,
       channel: d.channel,

@@ -10,6 +10,8 @@ export interface WorkspaceRef {
   id: string;
   name: string;
   timeZone: string;
+  /** Whether it publishes URLs as tracked short links (`link_tracking.enabled`). */
+  tracksLinks: boolean;
 }
 
 /** What surrounds every dashboard page. */

@@ -7,7 +7,8 @@ import { html, type Markup } from "../pages/html.ts";
 import { readForm } from "../pages/respond.ts";
 import type { ApiAnswer } from "./api.ts";
 import type { PostImport } from "./api-resources.ts";
-import { BodyTooLarge, FormRefused, readMultipartForm, type ReceivedForm } from "./multipart.ts";
+import { readMultipartForm, type ReceivedForm } from "./multipart.ts";
+import { actOnReceivedForm } from "./received-form.ts";
 import { postPath } from "./post-view.ts";
 import type { DashboardRequest, DashboardRoutes } from "./router.ts";
 import { badge, postForm, table, textarea } from "./ui.ts";
@@ -27,26 +28,14 @@ export function postImportPages(routes: DashboardRoutes): void {
     .page(path, (r) => (mayImport(r) ? show(r, { csv: "" }) : cannotImport(r)))
     .multipart(path, async (r) => {
       if (!mayImport(r)) return cannotImport(r);
-      let form: ReceivedForm | null;
-      try {
-        form = await readImportForm(r);
-      } catch (error) {
-        if (error instanceof FormRefused) return r.refused();
-        if (error instanceof BodyTooLarge)
-          return r.message(413, "The file is too large", [
-            "An import takes at most 1 MiB. Split the CSV into several files of fewer rows and import each one.",
-          ]);
-        throw error;
-      }
-      if (!form || !r.csrfValid(form.fields.get("csrf_token"))) {
-        await form?.cleanup();
-        return r.refused();
-      }
-      try {
-        return await act(r, form);
-      } finally {
-        await form.cleanup();
-      }
+      return actOnReceivedForm(
+        r,
+        readImportForm,
+        [
+          "An import takes at most 1 MiB. Split the CSV into several files of fewer rows and import each one.",
+        ],
+        act,
+      );
     });
 }
 

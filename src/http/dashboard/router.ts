@@ -261,7 +261,11 @@ async function openDashboardRequest(
 /** The first hundred workspaces the person can use, as the navigation lists them. */
 async function navigationWorkspaces(api: DashboardApi): Promise<WorkspaceRef[]> {
   const listed = await api.get<Listing<Workspace>>("/workspaces?limit=100");
-  return (listed.ok ? listed.body.data : []).map((w) => ({ id: w.id, name: w.name, timeZone: w.time_zone }));
+  return (listed.ok ? listed.body.data : []).map(workspaceRefOf);
+}
+
+function workspaceRefOf(w: Workspace): WorkspaceRef {
+  return { id: w.id, name: w.name, timeZone: w.time_zone, tracksLinks: w.link_tracking.enabled };
 }
 
 /** The path's workspace when the person can use it, else null. */
@@ -275,7 +279,7 @@ async function pathWorkspace(
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(workspaceId)) return null;
   // The navigation lists the first hundred; a later one is looked up on its own.
   const one = await api.get<Workspace>(`/workspaces/${workspaceId}`);
-  return one.ok ? { id: one.body.id, name: one.body.name, timeZone: one.body.time_zone } : null;
+  return one.ok ? workspaceRefOf(one.body) : null;
 }
 
 /** A POST whose CSRF token is not this browser's: nothing is done. */

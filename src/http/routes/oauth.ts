@@ -309,6 +309,7 @@ async function consent(
     name: w.name,
     // The consent page's navigation shows names only.
     timeZone: "",
+    tracksLinks: false,
   }));
   const csrf = csrfOf(h, browser);
   const page = consentPage(
